@@ -1,0 +1,42 @@
+"""Dialect registry: lazy factories keyed by dialect name (nothing registers on import)."""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Return xDSL's dialects with `arith` replaced by the tensor-capable one and `tt`, `mtia` added."""
+    from xdsl.universe import Universe
+
+    dialects = dict(Universe.get_multiverse().all_dialects)
+
+    def get_arith() -> Dialect:
+        from mtia_xdsl.dialects.arith import Arith
+
+        return Arith
+
+    def get_tt() -> Dialect:
+        from mtia_xdsl.dialects.tt import TT
+
+        return TT
+
+    def get_mtia() -> Dialect:
+        from mtia_xdsl.dialects.mtia import MTIA
+
+        return MTIA
+
+    dialects["arith"] = get_arith
+    dialects["tt"] = get_tt
+    dialects["mtia"] = get_mtia
+    return dialects
+
+
+def make_context():
+    """Return an xDSL Context with every dialect of `get_all_dialects` registered."""
+    from xdsl.context import Context
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

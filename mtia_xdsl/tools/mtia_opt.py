@@ -1,0 +1,41 @@
+"""mtia-opt: xdsl-opt with the tt and mtia dialects, mtia_xdsl's passes and targets.
+
+Example: mtia-opt kernel.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
+"""
+
+from collections.abc import Sequence
+
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+
+class MtiaOptMain(xDSLOptMain):
+    """Registration hooks only: dialects, passes, targets and the `.py` kernel frontend."""
+
+    def register_all_dialects(self) -> None:
+        from mtia_xdsl.dialects import get_all_dialects
+
+        for name, factory in get_all_dialects().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        from mtia_xdsl.transforms import get_all_passes
+
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+        from mtia_xdsl.backend import get_all_targets
+
+        for name, factory in get_all_targets().items():
+            self.available_targets[name] = factory
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    """Run mtia-opt on the command line."""
+    MtiaOptMain(args=args).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""Pass registry: lazy factories keyed by the pass's command-line name."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Return every mtia_xdsl pass by its MLIR-style name."""
+
+    def convert_tt_to_mtia() -> type[ModulePass]:
+        from mtia_xdsl.transforms.convert_tt_to_mtia import ConvertTtToMtiaPass
+
+        return ConvertTtToMtiaPass
+
+    def cb_bufferize() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_cb_bufferize import MtiaCbBufferizePass
+
+        return MtiaCbBufferizePass
+
+    def test_memory_access() -> type[ModulePass]:
+        from mtia_xdsl.transforms.analysis.memory_access import TestMtiaMemoryAccessPass
+
+        return TestMtiaMemoryAccessPass
+
+    def set_target() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_set_target import MtiaSetTargetPass
+
+        return MtiaSetTargetPass
+
+    return {
+        "convert-tt-to-mtia": convert_tt_to_mtia,
+        "mtia-cb-bufferize": cb_bufferize,
+        "test-mtia-memory-access": test_memory_access,
+        "mtia-set-target": set_target,
+    }
