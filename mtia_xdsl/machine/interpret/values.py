@@ -1,0 +1,426 @@
+"""Runtime values of the machine model: element formats, bf16 rounding, global memory.
+
+Conventions shared by every interpreter of the project (tt reference semantics, mtia machine model):
+
+- A tensor value is a numpy array, a scalar value a numpy scalar (`np.int32(3)`, `np.float32(1.0)`,
+  `np.bool_(True)`). Integers use signed storage of their width; unsigned ops (`arith.divui`, ...)
+  reinterpret the bits, as MLIR does.
+- bf16 has no numpy dtype: bf16 values are float32 arrays holding bf16-representable values. Every op
+  producing bf16 rounds with `to_bf16_f32` (round to nearest even); memory holds the 16 raw bits.
+- A pointer is a byte address, exactly the `data_ptr()` Triton passes: a Python/numpy int64 scalar, or
+  an int64 array for a tensor of pointers. `tt.addptr` adds offset * element size.
+- `GlobalMemory` is a working copy of the storages behind the kernel's torch tensor arguments;
+  `commit()` writes it back, so a failed run leaves the caller's tensors untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import InterpretationError
+
+# ----------------------------------------------------------------------------------------------------
+# bf16 helpers
+# ----------------------------------------------------------------------------------------------------
+
+
+def f32_to_bf16_bits(a: Any) -> np.ndarray:
+    """Round float32 values to bf16 (nearest even) and return their 16-bit patterns (uint16).
+
+    NaNs stay NaN (quiet, sign kept); overflow rounds to +-inf as IEEE requires.
+    """
+    u = np.ascontiguousarray(np.asarray(a, dtype=np.float32)).view(np.uint32)
+    rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
+    is_nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    quiet_nan = (u >> np.uint32(16)) | np.uint32(0x0040)
+    return np.where(is_nan, quiet_nan, rounded).astype(np.uint16)
+
+
+def bf16_bits_to_f32(bits: Any) -> np.ndarray:
+    """Widen 16-bit bf16 patterns (uint16/int16) to the float32 values they encode (exact)."""
+    b = np.asarray(bits).astype(np.uint16).astype(np.uint32) << np.uint32(16)
+    return b.view(np.float32)
+
+
+def _f64_to_f32_round_to_odd(a: np.ndarray) -> np.ndarray:
+    """Narrow float64 to float32 rounding to odd, so a later f32 -> bf16 rounding is not a double one."""
+    f = a.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        too_far = np.abs(f.astype(np.float64)) > np.abs(a)
+    f = np.where(too_far, np.nextafter(f, np.float32(0)), f).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        inexact = (f.astype(np.float64) != a) & ~np.isnan(a)
+    bits = f.view(np.uint32) | inexact.astype(np.uint32)
+    return bits.view(np.float32)
+
+
+def to_bf16_f32(a: Any) -> Any:
+    """Round values to bf16 (nearest even), returned as float32 (array in, array out; scalar in, scalar out).
+
+    float64 input is rounded once (through round-to-odd float32), not twice.
+    """
+    arr = np.asarray(a)
+    if arr.dtype == np.float64:
+        arr = _f64_to_f32_round_to_odd(arr)
+    out = bf16_bits_to_f32(f32_to_bf16_bits(arr))
+    return out[()] if np.ndim(a) == 0 else out
+
+
+# ----------------------------------------------------------------------------------------------------
+# element formats
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElementFormat:
+    """How one element type lives in memory (`storage`) and in the interpreter (`compute`)."""
+
+    name: str
+    """MLIR spelling, e.g. "f32", "bf16", "i1", "ptr"."""
+    storage: np.dtype[Any]
+    """numpy dtype of the bytes in global memory (uint16 for bf16, int8 for i1, int64 for pointers)."""
+    compute: np.dtype[Any]
+    """numpy dtype of runtime values (float32 for bf16, bool for i1)."""
+
+    @property
+    def size_bytes(self) -> int:
+        """Size of one element in global memory."""
+        return self.storage.itemsize
+
+    def from_storage(self, raw: np.ndarray) -> np.ndarray:
+        """Convert raw stored elements (dtype `storage`) to runtime values."""
+        if self.name == "bf16":
+            return bf16_bits_to_f32(raw)
+        if self.name == "i1":
+            return raw != 0
+        return raw.astype(self.compute, copy=False)
+
+    def to_storage(self, values: Any) -> np.ndarray:
+        """Convert runtime values to the stored representation (bf16 rounds to nearest even)."""
+        if self.name == "bf16":
+            return f32_to_bf16_bits(values)
+        return np.asarray(values).astype(self.storage)
+
+
+def _fmt(name: str, storage: Any, compute: Any = None) -> ElementFormat:
+    return ElementFormat(name, np.dtype(storage), np.dtype(compute if compute is not None else storage))
+
+
+_INT_FORMATS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def element_format(t: Attribute | np.dtype[Any] | str) -> ElementFormat:
+    """Return the ElementFormat of an xDSL element type (or a numpy dtype, or a name like "bf16").
+
+    Raises: InterpretationError for element types the machine model does not represent (fp8, i128, ...).
+    """
+    if isinstance(t, str):
+        if t == "bf16":
+            return _fmt("bf16", np.uint16, np.float32)
+        if t == "ptr":
+            return _fmt("ptr", np.int64)
+        t = np.dtype({"f16": "float16", "f32": "float32", "f64": "float64", "i1": "bool"}.get(t, t))
+    if isinstance(t, np.dtype):
+        if t == np.bool_:
+            return _fmt("i1", np.int8, np.bool_)
+        kind = {"f": "f", "i": "i", "u": "ui"}.get(t.kind)
+        if kind is None:
+            raise InterpretationError(f"numpy dtype {t} has no representation in the machine model")
+        return _fmt(f"{kind}{t.itemsize * 8}", t)
+    if isinstance(t, builtin.IntegerType):
+        width = t.width.data
+        if width == 1:
+            return _fmt("i1", np.int8, np.bool_)
+        if width in _INT_FORMATS:
+            return _fmt(f"i{width}", _INT_FORMATS[width])
+    elif isinstance(t, builtin.IndexType):
+        return _fmt("index", np.int64)
+    elif isinstance(t, builtin.BFloat16Type):
+        return _fmt("bf16", np.uint16, np.float32)
+    elif isinstance(t, builtin.Float16Type):
+        return _fmt("f16", np.float16)
+    elif isinstance(t, builtin.Float32Type):
+        return _fmt("f32", np.float32)
+    elif isinstance(t, builtin.Float64Type):
+        return _fmt("f64", np.float64)
+    elif t.name == "tt.ptr":
+        return _fmt("ptr", np.int64)
+    raise InterpretationError(f"element type {t} has no representation in the machine model")
+
+
+def element_type_of(t: Attribute) -> Attribute:
+    """Return the element type of a tensor/vector type, or `t` itself for a scalar type."""
+    if isinstance(t, builtin.TensorType | builtin.VectorType):
+        return t.element_type
+    return t
+
+
+def numpy_dtype(t: Attribute) -> np.dtype[Any]:
+    """Return the numpy dtype of runtime values of xDSL type `t` (scalar or shaped)."""
+    return element_format(element_type_of(t)).compute
+
+
+def is_bf16(t: Attribute) -> bool:
+    """Return whether `t` is bf16 or a shaped type of bf16."""
+    return isinstance(element_type_of(t), builtin.BFloat16Type)
+
+
+def location_str(loc: Any) -> str:
+    """Format an op location as "file:line:col" (best effort for other location kinds)."""
+    if isinstance(loc, builtin.FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    for attr in ("callee", "child", "locations"):
+        inner = getattr(loc, attr, None)
+        if isinstance(inner, Attribute):
+            return location_str(inner)
+        if isinstance(inner, tuple | list) and inner:
+            return location_str(inner[0])
+    return "<unknown location>" if loc is None else str(loc)
+
+
+# ----------------------------------------------------------------------------------------------------
+# global memory
+# ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Region:
+    """One torch storage: its address range and the working copy of its bytes."""
+
+    base: int
+    working: np.ndarray
+    """uint8 working copy, written back by GlobalMemory.commit."""
+    storage: Any
+    """The caller's torch.UntypedStorage."""
+
+    @property
+    def end(self) -> int:
+        return self.base + self.working.size
+
+
+@dataclass(frozen=True)
+class _ArgInfo:
+    """A tensor argument, for error messages: name, address range it views, element size."""
+
+    name: str
+    start: int
+    end: int
+    elem_bytes: int
+    desc: str
+
+
+@dataclass
+class GlobalMemory:
+    """Byte-addressed global memory backed by working copies of torch CPU storages.
+
+    Build it with `from_tensors`; read and write it with `gather`/`scatter` (vectors of addresses) or
+    `read_block`/`write_block` (strided blocks, as the DMA sees them); `commit()` copies the working
+    copies into the caller's storages.
+    """
+
+    regions: list[_Region] = field(default_factory=list)
+    args: list[_ArgInfo] = field(default_factory=list)
+
+    @staticmethod
+    def from_tensors(tensors: Sequence[Any], names: Sequence[str] | None = None) -> GlobalMemory:
+        """Make a memory holding every torch tensor in `tensors` (non-tensors are skipped).
+
+        Views of one storage share a region. `names` (parallel to `tensors`) name arguments in errors.
+        """
+        import torch
+
+        mem = GlobalMemory()
+        by_base: dict[int, _Region] = {}
+        for i, t in enumerate(tensors):
+            if not isinstance(t, torch.Tensor):
+                continue
+            if t.device.type != "cpu":
+                raise InterpretationError(f"tensor argument {i} is on {t.device}; the machine model needs CPU")
+            storage = t.untyped_storage()
+            base = storage.data_ptr()
+            if base not in by_base:
+                raw = torch.empty(0, dtype=torch.uint8).set_(storage).detach()
+                by_base[base] = _Region(base, raw.numpy().copy(), storage)
+            name = names[i] if names is not None and i < len(names) else f"#{i}"
+            mem.args.append(_arg_info(t, name))
+        mem.regions = sorted(by_base.values(), key=lambda r: r.base)
+        return mem
+
+    def commit(self) -> None:
+        """Copy every working copy back into the caller's storage."""
+        import torch
+
+        for r in self.regions:
+            dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
+            dst.copy_(torch.from_numpy(r.working))
+
+    # -- element access -------------------------------------------------------------------------------
+
+    def gather(
+        self, addrs: Any, dtype: Any, mask: Any = None, other: Any = None, where: str = "<unknown location>"
+    ) -> np.ndarray:
+        """Load one element per address; masked-off lanes get `other` (0 if None) and are never read.
+
+        Shapes: addrs, mask, other broadcast together; the result has the shape of addrs.
+        Units: addrs are byte addresses; `dtype` is an xDSL element type, numpy dtype or name.
+        Raises: InterpretationError for an unmasked address outside every region, or misaligned.
+        """
+        fmt = element_format(dtype)
+        addrs = np.asarray(addrs, dtype=np.int64)
+        active = self._active(addrs, mask)
+        out = np.zeros(addrs.shape, dtype=fmt.compute)
+        if other is not None:
+            out[...] = np.broadcast_to(np.asarray(other).astype(fmt.compute), addrs.shape)
+        flat_addrs, flat_active = addrs.reshape(-1), active.reshape(-1)
+        lanes = np.flatnonzero(flat_active)
+        if lanes.size:
+            raw = self._read_raw(flat_addrs[lanes], fmt, where)
+            out.reshape(-1)[lanes] = fmt.from_storage(raw)
+        return out
+
+    def scatter(self, addrs: Any, values: Any, dtype: Any, mask: Any = None, where: str = "<unknown location>") -> None:
+        """Store one element per address; masked-off lanes are not written.
+
+        Duplicate addresses: the lane last in row-major order wins.
+        Raises: InterpretationError for an unmasked address outside every region, or misaligned.
+        """
+        fmt = element_format(dtype)
+        addrs = np.asarray(addrs, dtype=np.int64)
+        active = self._active(addrs, mask)
+        vals = np.broadcast_to(fmt.to_storage(values), addrs.shape).reshape(-1)
+        lanes = np.flatnonzero(active.reshape(-1))
+        if lanes.size:
+            self._write_raw(addrs.reshape(-1)[lanes], vals[lanes], fmt, where)
+
+    def read_block(
+        self,
+        base_addr: int,
+        strides_elems: Sequence[int],
+        shape: Sequence[int],
+        bounds: Sequence[int],
+        dtype: Any,
+        other: Any = 0,
+        where: str = "<unknown location>",
+    ) -> np.ndarray:
+        """Read a strided block; element idx lives at base_addr + sum(idx[d] * strides_elems[d]) * size.
+
+        Shapes: result has `shape`; element idx is valid iff idx[d] < bounds[d] for every d, otherwise it
+        is `other` and never read.
+        """
+        addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
+        return self.gather(addrs, dtype, mask, other, where)
+
+    def write_block(
+        self,
+        base_addr: int,
+        strides_elems: Sequence[int],
+        shape: Sequence[int],
+        bounds: Sequence[int],
+        values: Any,
+        dtype: Any,
+        where: str = "<unknown location>",
+    ) -> None:
+        """Write the valid part (idx[d] < bounds[d]) of a strided block; see `read_block`."""
+        addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
+        self.scatter(addrs, values, dtype, mask, where)
+
+    # -- internals ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _active(addrs: np.ndarray, mask: Any) -> np.ndarray:
+        if mask is None:
+            return np.ones(addrs.shape, dtype=bool)
+        return np.broadcast_to(np.asarray(mask, dtype=bool), addrs.shape)
+
+    @staticmethod
+    def _block_addrs(
+        base_addr: int, strides: Sequence[int], shape: Sequence[int], bounds: Sequence[int], dtype: Any
+    ) -> tuple[np.ndarray, np.ndarray]:
+        size = element_format(dtype).size_bytes
+        idx = np.indices(tuple(shape), dtype=np.int64)
+        offs = sum((idx[d] * int(strides[d]) for d in range(len(shape))), np.zeros(tuple(shape), np.int64))
+        mask = np.ones(tuple(shape), dtype=bool)
+        for d in range(len(shape)):
+            mask &= idx[d] < int(bounds[d])
+        return np.int64(base_addr) + offs * size, mask
+
+    def _locate(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """Return (region index, byte offset in region) per address; raise on a bad access."""
+        size = fmt.size_bytes
+        bases = np.array([r.base for r in self.regions], dtype=np.int64)
+        ends = np.array([r.end for r in self.regions], dtype=np.int64)
+        ridx = np.searchsorted(bases, addrs, side="right") - 1
+        safe = np.clip(ridx, 0, max(len(self.regions) - 1, 0))
+        inside = (ridx >= 0) & (addrs + size <= ends[safe]) if self.regions else np.zeros(addrs.shape, bool)
+        bad = np.flatnonzero(~inside)
+        if bad.size:
+            self._raise_out_of_bounds(int(addrs[bad[0]]), fmt, where, int(bad.size))
+        misaligned = np.flatnonzero(addrs % size != 0)
+        if misaligned.size:
+            a = int(addrs[misaligned[0]])
+            raise InterpretationError(
+                f"{where}: error: misaligned {fmt.name} access at address {a:#x} "
+                f"({a % size} bytes off a {size}-byte boundary{self._nearest_text(a, fmt)})"
+            )
+        return ridx, addrs - bases[ridx]
+
+    def _read_raw(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> np.ndarray:
+        ridx, offs = self._locate(addrs, fmt, where)
+        size = fmt.size_bytes
+        out = np.empty((addrs.size, size), dtype=np.uint8)
+        byte_idx = np.arange(size, dtype=np.int64)
+        for i in np.unique(ridx):
+            sel = ridx == i
+            out[sel] = self.regions[int(i)].working[offs[sel][:, None] + byte_idx]
+        return out.view(fmt.storage).reshape(addrs.size)
+
+    def _write_raw(self, addrs: np.ndarray, raw: np.ndarray, fmt: ElementFormat, where: str) -> None:
+        ridx, offs = self._locate(addrs, fmt, where)
+        size = fmt.size_bytes
+        data = np.ascontiguousarray(raw.astype(fmt.storage)).view(np.uint8).reshape(addrs.size, size)
+        byte_idx = np.arange(size, dtype=np.int64)
+        for i in np.unique(ridx):
+            sel = ridx == i
+            self.regions[int(i)].working[offs[sel][:, None] + byte_idx] = data[sel]
+
+    def _nearest_text(self, addr: int, fmt: ElementFormat) -> str:
+        if not self.args:
+            return ""
+
+        def distance(a: _ArgInfo) -> int:
+            return 0 if a.start <= addr < a.end else min(abs(addr - a.start), abs(addr - (a.end - 1)))
+
+        arg = min(self.args, key=distance)
+        size = fmt.size_bytes
+        if addr < arg.start:
+            pos = f"{(arg.start - addr + size - 1) // size} element(s) before the start of"
+        elif addr >= arg.end:
+            pos = f"{(addr - arg.end) // size + 1} element(s) past the end of"
+        else:
+            pos = f"element {(addr - arg.start) // size} of"
+        return f"; nearest tensor argument: {pos} '{arg.name}' ({arg.desc})"
+
+    def _raise_out_of_bounds(self, addr: int, fmt: ElementFormat, where: str, count: int) -> None:
+        lanes = f" (and {count - 1} more lanes)" if count > 1 else ""
+        raise InterpretationError(
+            f"{where}: error: out-of-bounds {fmt.name} access at address {addr:#x}{lanes}, outside every "
+            f"tensor argument{self._nearest_text(addr, fmt)}; mask the access or fix the offsets"
+        )
+
+
+def _arg_info(t: Any, name: str) -> _ArgInfo:
+    """Describe the byte range a torch tensor view covers inside its storage."""
+    elem = t.element_size()
+    start = t.data_ptr()
+    if t.numel() == 0:
+        extent = 0
+    else:
+        extent = sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride(), strict=True)) + 1
+    dtype = str(t.dtype).removeprefix("torch.")
+    shape = "x".join(str(s) for s in t.shape) or "scalar"
+    return _ArgInfo(name, start, start + extent * elem, elem, f"{dtype}[{shape}]")
