@@ -1,0 +1,568 @@
+"""The `mtia` dialect: MTIA-2i engines, DMA and circular buffers (CBs) in local storage (LS).
+
+Models the per-PE units of MTIA-2i (glossary and sources in `mtia_xdsl/machine/config.py`):
+DMA between global memory and LS, the DPE (matmul), SE (SIMD), RE (reductions), MLU (layout) and the
+RISC-V vector core (VEC), and the command processor's circular buffers.
+
+Two levels share these ops:
+- tensor level (after `convert-tt-to-mtia`): ops take and return tensors (value semantics); the
+  engine that runs each op is decided.
+- buffer level (after `mtia-cb-bufferize`): tensors live in CB slots. Engine ops name their input CBs
+  (they read the front tile, after `mtia.cb_wait`) and their output CBs in `outs` (they write the
+  oldest reserved slot, between `mtia.cb_reserve` and `mtia.cb_push`); they have no results.
+
+An engine op is at buffer level exactly when it has `outs`. Scalar (non-CB) operands of a buffer-level
+command are immediates the scalar core passes with the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    I32,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+# ----------------------------------------------------------------------------------------------
+# Attributes and types
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class CircularBufferType(ParametrizedAttribute, TypeAttribute):
+    """A circular buffer in a PE's local storage: `depth` slots, each holding one `tile`.
+
+    Shapes: `!mtia.cb<depth, tensor<BLOCK x f32>>`; a scalar tile (`f32`) is a 0-d tile.
+    Source: CP presents LS as circular buffers with hardware producer/consumer tracking (S1).
+    """
+
+    name = "mtia.cb"
+
+    depth: IntAttr = param_def(converter=IntAttr.get)
+    tile: Attribute
+
+    def __init__(self, depth: int | IntAttr, tile: Attribute) -> None:
+        super().__init__(IntAttr.get(depth) if isinstance(depth, int) else depth, tile)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_int(self.depth.data)
+            printer.print_string(", ")
+            printer.print_attribute(self.tile)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[IntAttr, Attribute]:
+        with parser.in_angle_brackets():
+            depth = IntAttr(parser.parse_integer())
+            parser.parse_punctuation(",")
+            tile = parser.parse_type()
+        return (depth, tile)
+
+    def verify(self) -> None:
+        if self.depth.data < 1:
+            raise VerifyException(f"a circular buffer needs at least one slot, got depth {self.depth.data}")
+
+
+@irdl_attr_definition
+class TargetAttr(ParametrizedAttribute):
+    """The chip a module is compiled for: `#mtia.target<"mtia2i">` (module attribute `mtia.target`)."""
+
+    name = "mtia.target"
+
+    chip: StringAttr
+
+    def __init__(self, chip: str) -> None:
+        super().__init__(StringAttr(chip))
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.chip.data)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[StringAttr]:
+        with parser.in_angle_brackets():
+            chip = parser.parse_str_literal()
+        return (StringAttr(chip),)
+
+
+def tile_type(value_type: Attribute) -> Attribute:
+    """Return the tile type a value of `value_type` occupies (the CB's tile for CBs)."""
+    return value_type.tile if isinstance(value_type, CircularBufferType) else value_type
+
+
+def is_cb(value: SSAValue) -> bool:
+    """Return whether `value` is a circular buffer."""
+    return isinstance(value.type, CircularBufferType)
+
+
+def _verify_level(op: IRDLOperation, outs: Sequence[SSAValue], results: Sequence[SSAValue]) -> None:
+    if outs and results:
+        raise VerifyException(f"{op.name} has both results (tensor level) and outs (buffer level)")
+
+
+# ----------------------------------------------------------------------------------------------
+# Memory: DMA and scalar-core accesses
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DmaLoadOp(IRDLOperation):
+    """Copy a strided block from global memory into LS.
+
+    Element (i0, .., in) of the block is read from `base + sum(i_d * strides[d])` (in elements) if
+    i_d < bounds[d] for every d, else it is `other` (0 if absent) and is never read: `bounds` is the
+    block's effective shape. Shapes: result/tile `tensor<S0 x .. x Sn x T>`, base `!tt.ptr<T>`,
+    one stride and one bound (integers, any width) per dimension.
+    Buffer level: `out` names the CB whose reserved slot receives the block.
+    """
+
+    name = "mtia.dma_load"
+
+    base = operand_def()
+    strides = var_operand_def()
+    bounds = var_operand_def()
+    other = opt_operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        base: SSAValue,
+        strides: Sequence[SSAValue],
+        bounds: Sequence[SSAValue],
+        other: SSAValue | None,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[base, strides, bounds, [other] if other else [], [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+        )
+
+    @property
+    def block_type(self) -> TensorType[Attribute]:
+        """The block's tensor type (result type, or the tile of `out`)."""
+        t = self.out.type.tile if self.out is not None else self.result[0].type
+        assert isinstance(t, TensorType)
+        return t
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+        if self.out is None and len(self.result) != 1:
+            raise VerifyException("mtia.dma_load needs a result or an `out` CB")
+        rank = len(self.block_type.get_shape())
+        if len(self.strides) != rank or len(self.bounds) != rank:
+            raise VerifyException(
+                f"block of rank {rank} needs {rank} strides and bounds, got {len(self.strides)} "
+                f"strides and {len(self.bounds)} bounds"
+            )
+
+
+@irdl_op_definition
+class DmaStoreOp(IRDLOperation):
+    """Copy a block from LS to global memory; elements outside `bounds` are not written.
+
+    Shapes: value `tensor<S0 x .. x Sn x T>` (tensor level) or a CB holding it (buffer level, the
+    front tile is written), base `!tt.ptr<T>`, one stride and one bound per dimension. A 0-d value
+    (scalar tile) is stored at `base`.
+    """
+
+    name = "mtia.dma_store"
+
+    base = operand_def()
+    strides = var_operand_def()
+    bounds = var_operand_def()
+    value = operand_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self, base: SSAValue, strides: Sequence[SSAValue], bounds: Sequence[SSAValue], value: SSAValue
+    ) -> None:
+        super().__init__(operands=[base, strides, bounds, value])
+
+    def verify_(self) -> None:
+        t = tile_type(self.value.type)
+        rank = len(t.get_shape()) if isinstance(t, TensorType) else 0
+        if len(self.strides) != rank or len(self.bounds) != rank:
+            raise VerifyException(
+                f"block of rank {rank} needs {rank} strides and bounds, got {len(self.strides)} "
+                f"strides and {len(self.bounds)} bounds"
+            )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Load each element through its own pointer: the scalar fallback for unstructured accesses.
+
+    Masked-off elements are `other` (0 if absent) and are not read. Shapes: ptrs
+    `tensor<S x !tt.ptr<T>>`, mask `tensor<S x i1>`, result `tensor<S x T>`; at buffer level ptrs and
+    mask are CBs and `out` receives the result.
+    """
+
+    name = "mtia.gather"
+
+    ptrs = operand_def()
+    mask = opt_operand_def()
+    other = opt_operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        ptrs: SSAValue,
+        mask: SSAValue | None,
+        other: SSAValue | None,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[ptrs, [mask] if mask else [], [other] if other else [], [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+        )
+
+
+@irdl_op_definition
+class ScatterOp(IRDLOperation):
+    """Store each element through its own pointer (scalar fallback); masked-off elements are skipped."""
+
+    name = "mtia.scatter"
+
+    ptrs = operand_def()
+    value = operand_def()
+    mask = opt_operand_def()
+
+    def __init__(self, ptrs: SSAValue, value: SSAValue, mask: SSAValue | None) -> None:
+        super().__init__(operands=[ptrs, value, [mask] if mask else []])
+
+
+@irdl_op_definition
+class ScalarLoadOp(IRDLOperation):
+    """Load one element from global memory on the scalar core (waits for the memory latency)."""
+
+    name = "mtia.scalar_load"
+
+    ptr = operand_def()
+    result = result_def()
+
+    assembly_format = "$ptr attr-dict `:` type($ptr) `->` type($result)"
+
+    def __init__(self, ptr: SSAValue, result_type: Attribute) -> None:
+        super().__init__(operands=[ptr], result_types=[result_type])
+
+
+@irdl_op_definition
+class ScalarStoreOp(IRDLOperation):
+    """Store one element to global memory from the scalar core."""
+
+    name = "mtia.scalar_store"
+
+    ptr = operand_def()
+    value = operand_def()
+
+    assembly_format = "$ptr `,` $value attr-dict `:` type($ptr) `,` type($value)"
+
+    def __init__(self, ptr: SSAValue, value: SSAValue) -> None:
+        super().__init__(operands=[ptr, value])
+
+
+# ----------------------------------------------------------------------------------------------
+# Compute engines
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DpeMatmulOp(IRDLOperation):
+    """d = a @ b + c on the DPE.
+
+    Shapes: a `tensor<M x K x T>`, b `tensor<K x N x T>`, c and d `tensor<M x N x f32>` (or CBs of those
+    at buffer level, `out` receiving d). `input_precision` uses upstream tt.dot's encoding (0 tf32,
+    1 tf32x3, 2 ieee, ...); the DPE takes no fp32 inputs, so fp32 "ieee" costs three BF16 passes.
+    """
+
+    name = "mtia.dpe_matmul"
+
+    a = operand_def()
+    b = operand_def()
+    c = operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+    input_precision = prop_def(IntegerAttr[I32])
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        input_precision: int,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[a, b, c, [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+            properties={"input_precision": IntegerAttr(input_precision, 32)},
+        )
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+        a, b = tile_type(self.a.type), tile_type(self.b.type)
+        if isinstance(a, TensorType) and isinstance(b, TensorType):
+            (m, k), (k2, n) = a.get_shape(), b.get_shape()
+            if k != k2:
+                raise VerifyException(f"inner dimensions differ: {m}x{k} @ {k2}x{n}")
+
+
+REDUCE_KINDS = ("addf", "addi", "maxnumf", "minnumf", "maximumf", "minimumf", "maxsi", "minsi", "maxui", "minui")
+
+
+@irdl_op_definition
+class ReReduceOp(IRDLOperation):
+    """Reduce `input` along `axis` with the combiner `kind` on the RE (within one PE).
+
+    Shapes: input `tensor<S0 x .. x Sn x T>`; result drops dimension `axis` (a scalar `T` for 1-d
+    input). `kind` is the arith op name of the combiner (addf, addi, maxnumf, maximumf, ...).
+    """
+
+    name = "mtia.re_reduce"
+
+    input = operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+    axis = prop_def(IntegerAttr[I32])
+    kind = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(
+        self, input: SSAValue, axis: int, kind: str, result_type: Attribute | None, out: SSAValue | None = None
+    ) -> None:
+        super().__init__(
+            operands=[input, [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+            properties={"axis": IntegerAttr(axis, 32), "kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"unknown reduction kind '{self.kind.data}', expected one of {REDUCE_KINDS}")
+
+
+class EngineComputeOp(IRDLOperation):
+    """Base of the region ops that run one command on an elementwise/layout engine.
+
+    The body's block arguments are the tiles (or scalars) of `inputs`; `mtia.yield` gives the result
+    tiles, which are the op's results (tensor level) or are written to `outs` (buffer level).
+    """
+
+    inputs = var_operand_def()
+    outs = var_operand_def(CircularBufferType)
+    res = var_result_def()
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        body: Region,
+        outs: Sequence[SSAValue] = (),
+    ) -> None:
+        super().__init__(operands=[inputs, outs], result_types=[result_types], regions=[body])
+
+    def verify_(self) -> None:
+        _verify_level(self, self.outs, self.res)
+        args = self.body.block.args
+        if len(args) != len(self.inputs):
+            raise VerifyException(f"body has {len(args)} arguments for {len(self.inputs)} inputs")
+        for arg, operand in zip(args, self.inputs, strict=True):
+            if arg.type != tile_type(operand.type):
+                raise VerifyException(
+                    f"body argument type {arg.type} does not match input tile type {tile_type(operand.type)}"
+                )
+        term = self.body.block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException("body must end with mtia.yield")
+        produced = [tile_type(o.type) for o in self.outs] if self.outs else [r.type for r in self.res]
+        if [v.type for v in term.values] != produced:
+            raise VerifyException("yielded types do not match the results or outs tiles")
+
+
+@irdl_op_definition
+class SeComputeOp(EngineComputeOp):
+    """One SIMD-engine (SE) command: elementwise arithmetic and LUT functions over tiles."""
+
+    name = "mtia.se_compute"
+
+
+@irdl_op_definition
+class VecComputeOp(EngineComputeOp):
+    """One RISC-V vector-core command: integer, pointer and other long-tail elementwise work."""
+
+    name = "mtia.vec_compute"
+
+
+@irdl_op_definition
+class MluComputeOp(EngineComputeOp):
+    """One MLU command: broadcast, transpose, reshape, concatenation (layout changes)."""
+
+    name = "mtia.mlu_compute"
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of an engine body: the tiles the command produces."""
+
+    name = "mtia.yield"
+
+    values = var_operand_def()
+
+    traits = traits_def(IsTerminator())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue) -> None:
+        super().__init__(operands=[values])
+
+
+# ----------------------------------------------------------------------------------------------
+# Circular buffers (buffer level)
+# ----------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class CbAllocOp(IRDLOperation):
+    """Allocate a circular buffer in the PE's LS: depth x tile bytes, for the whole kernel."""
+
+    name = "mtia.cb_alloc"
+
+    result = result_def(CircularBufferType)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, cb_type: CircularBufferType) -> None:
+        super().__init__(result_types=[cb_type])
+
+
+class CbCountOp(IRDLOperation):
+    """Base of reserve/push/wait/pop: an operation on `count` slots of `cb`."""
+
+    cb = operand_def(CircularBufferType)
+    count = prop_def(IntegerAttr[I32])
+
+    assembly_format = "$cb `,` $count attr-dict `:` type($cb)"
+
+    def __init__(self, cb: SSAValue, count: int = 1) -> None:
+        super().__init__(operands=[cb], properties={"count": IntegerAttr(count, 32)})
+
+    def verify_(self) -> None:
+        assert isinstance(self.cb.type, CircularBufferType)
+        depth, want = self.cb.type.depth.data, self.count.value.data
+        if want < 1:
+            raise VerifyException(f"count must be positive, got {want}")
+        if want > depth:
+            raise VerifyException(f"claims {want} slots but the buffer has {depth}")
+
+
+@irdl_op_definition
+class CbReserveOp(CbCountOp):
+    """Producer: wait for `count` free slots and claim them for the next command(s) writing `cb`."""
+
+    name = "mtia.cb_reserve"
+
+
+@irdl_op_definition
+class CbPushOp(CbCountOp):
+    """Producer: publish the `count` oldest reserved slots to consumers."""
+
+    name = "mtia.cb_push"
+
+
+@irdl_op_definition
+class CbWaitOp(CbCountOp):
+    """Consumer: wait until `count` published tiles are available at the front of `cb`."""
+
+    name = "mtia.cb_wait"
+
+
+@irdl_op_definition
+class CbPopOp(CbCountOp):
+    """Consumer: release the `count` front tiles once every command reading them has ended."""
+
+    name = "mtia.cb_pop"
+
+
+@irdl_op_definition
+class CbReadOp(IRDLOperation):
+    """Scalar core: read the front tile of `cb` (a scalar), waiting for its producer to finish."""
+
+    name = "mtia.cb_read"
+
+    cb = operand_def(CircularBufferType)
+    result = result_def()
+
+    assembly_format = "$cb attr-dict `:` type($cb) `->` type($result)"
+
+    def __init__(self, cb: SSAValue) -> None:
+        assert isinstance(cb.type, CircularBufferType)
+        super().__init__(operands=[cb], result_types=[cb.type.tile])
+
+
+ENGINE_OPS = (DmaLoadOp, DmaStoreOp, GatherOp, ScatterOp, DpeMatmulOp, ReReduceOp, SeComputeOp, VecComputeOp, MluComputeOp)
+
+MTIA = Dialect(
+    "mtia",
+    [
+        DmaLoadOp,
+        DmaStoreOp,
+        GatherOp,
+        ScatterOp,
+        ScalarLoadOp,
+        ScalarStoreOp,
+        DpeMatmulOp,
+        ReReduceOp,
+        SeComputeOp,
+        VecComputeOp,
+        MluComputeOp,
+        YieldOp,
+        CbAllocOp,
+        CbReserveOp,
+        CbPushOp,
+        CbWaitOp,
+        CbPopOp,
+        CbReadOp,
+    ],
+    [CircularBufferType, TargetAttr],
+)
