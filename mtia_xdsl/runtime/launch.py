@@ -1,0 +1,143 @@
+"""Kernel arguments and grids: from what a caller passes to what the machine model runs on.
+
+Pointer arguments are raw addresses in Triton: a kernel offsets them by element counts it computes
+itself (often from strides), so a tensor view reaches memory outside its logical shape. The machine
+model therefore receives, for each pointer, a flat 1-D tensor that starts at the view's first element
+(`data_ptr()`, honouring the storage offset) and runs to the end of its storage, sharing memory with
+the caller's tensor so results land in place.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_UINT64_MAX = 2**64 - 1
+
+
+class KernelLaunchError(ValueError):
+    """A kernel was launched with arguments or a grid it cannot run with."""
+
+
+def kernel_location(fn: Any) -> str:
+    """Return `file:line` of a `@triton.jit` function's `def`, or its name when unknown."""
+    file_name = getattr(fn, "file_name", None)
+    line = getattr(fn, "def_file_line_number", None) or getattr(fn, "starting_line_number", None)
+    if file_name is None:
+        return str(getattr(fn, "__name__", fn))
+    return f"{file_name}:{line}"
+
+
+def flat_view(tensor: Any) -> Any:
+    """Return a 1-D view from `tensor.data_ptr()` to the end of its storage (shares memory).
+
+    Shapes: tensor<any x dtype> -> tensor<(storage_elems - storage_offset) x dtype>.
+    """
+    import torch
+
+    storage_elems = tensor.untyped_storage().nbytes() // tensor.element_size()
+    length = max(storage_elems - tensor.storage_offset(), 0)
+    return torch.as_strided(tensor, (length,), (1,), tensor.storage_offset())
+
+
+def runtime_args(
+    fn: Any, signature: dict[Any, Any], args: Sequence[Any]
+) -> list[Any]:
+    """Check `args` against `signature` and return the machine model's arguments.
+
+    `args` holds one value per signature entry, constexprs included (Triton's launcher convention);
+    constexpr entries are dropped, pointers become flat CPU tensor views, scalars stay Python values.
+    Raises: KernelLaunchError naming the kernel's file:line for a wrong count, a tensor not on the
+    CPU, or a value of the wrong kind.
+    """
+    where = kernel_location(fn)
+    if len(args) != len(signature):
+        raise KernelLaunchError(
+            f"{where}: error: kernel {_name(fn)} takes {len(signature)} arguments "
+            f"({', '.join(map(str, signature))}) but {len(args)} were given"
+        )
+    out: list[Any] = []
+    for (name, ty), value in zip(signature.items(), args):
+        if ty == "constexpr":
+            continue
+        if not isinstance(ty, str):
+            raise KernelLaunchError(f"{where}: error: argument '{name}' has type {ty}; tuple arguments "
+                                    "are not supported yet")
+        out.append(_convert(where, str(name), ty, value))
+    return out
+
+
+def _convert(where: str, name: str, ty: str, value: Any) -> Any:
+    if ty.startswith("*"):
+        return _pointer(where, name, ty, value)
+    if hasattr(value, "data_ptr"):
+        raise KernelLaunchError(f"{where}: error: argument '{name}' is a tensor but the kernel "
+                                f"expects a scalar of type {ty}")
+    if ty == "i1":
+        return bool(value)
+    if ty.startswith(("fp", "bf")):
+        if not isinstance(value, int | float):
+            raise KernelLaunchError(f"{where}: error: argument '{name}' must be a number, got "
+                                    f"{type(value).__name__}")
+        return float(value)
+    if not isinstance(value, int):
+        raise KernelLaunchError(f"{where}: error: argument '{name}' must be an integer ({ty}), got "
+                                f"{type(value).__name__}")
+    return int(value)
+
+
+def _pointer(where: str, name: str, ty: str, value: Any) -> Any:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        raise KernelLaunchError(f"{where}: error: argument '{name}' ({ty}) must be a torch tensor, got "
+                                f"{type(value).__name__}")
+    if value.device.type != "cpu":
+        raise KernelLaunchError(f"{where}: error: argument '{name}' is on device {value.device}; the "
+                                "MTIA machine model runs on CPU tensors, move it with .cpu()")
+    return flat_view(value)
+
+
+def _name(fn: Any) -> str:
+    return str(getattr(fn, "__name__", fn))
+
+
+def normalize_grid(
+    fn: Any, grid: int | Sequence[int] | Callable[[dict[str, Any]], Any], meta: dict[str, Any]
+) -> tuple[int, int, int]:
+    """Return the launch grid as three program counts; `grid` may be an int, tuple or callable of meta.
+
+    Raises: KernelLaunchError for more than three dimensions or a negative or non-integer count.
+    """
+    if callable(grid):
+        grid = grid(meta)
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    where = kernel_location(fn)
+    if not 1 <= len(dims) <= 3:
+        raise KernelLaunchError(f"{where}: error: grid {grid!r} must have 1 to 3 dimensions")
+    for d in dims:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
+            raise KernelLaunchError(f"{where}: error: grid {grid!r} must hold non-negative integers")
+    padded = (*dims, 1, 1)[:3]
+    return (int(padded[0]), int(padded[1]), int(padded[2]))
+
+
+def scalar_type(value: Any) -> str:
+    """Return Triton's signature type for a Python scalar or torch tensor argument.
+
+    Example: scalar_type(torch.empty(4)) == "*fp32"; scalar_type(7) == "i32".
+    """
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        from triton.runtime.jit import mangle_type
+
+        return str(mangle_type(value))
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        if _INT32_MIN <= value <= _INT32_MAX:
+            return "i32"
+        if value > 2**63 - 1 and value <= _UINT64_MAX:
+            return "u64"
+        return "i64"
+    if isinstance(value, float):
+        return "fp32"
+    raise TypeError(f"no Triton type for a value of type {type(value).__name__}")

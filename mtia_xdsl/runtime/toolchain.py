@@ -1,0 +1,36 @@
+"""The three compiler entry points the runtime drives: frontend, pipeline, machine.
+
+Each is imported on first use, so the runtime (and the Triton plugin, which Triton imports while
+`import triton` is still running) loads without them; tests replace these functions with doubles.
+"""
+
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+
+def build_tt_module(
+    fn: Any,
+    signature: dict[str, str],
+    constexprs: dict[Any, Any] | None,
+    attrs: dict[Any, Any] | None = None,
+    options: Any = None,
+) -> ModuleOp:
+    """Build the tt module of a `@triton.jit` function; see `mtia_xdsl.frontend.build_tt_module`."""
+    from mtia_xdsl.frontend import build_tt_module as build
+
+    return build(fn, signature, constexprs, attrs, options)
+
+
+def lower(module: ModuleOp, options: Any) -> ModuleOp:
+    """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`."""
+    from mtia_xdsl.pipeline import lower as lower_module
+
+    return lower_module(module, options)
+
+
+def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
+    """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`."""
+    from mtia_xdsl.machine import run_kernel as run
+
+    return run(module, grid, args, options)

@@ -1,0 +1,156 @@
+"""MtiaBackend: Triton's compiler backend for target `cpu`, stages ttir -> mtia -> binary.
+
+Triton always builds the first IR through `ASTSource.make_ir` (libtriton's code generator); the backend
+wraps that method once so that, for MtiaOptions only, it returns the xDSL tt module of our frontend.
+Must not import `triton.compiler` at import time (Triton imports this module while it initialises).
+"""
+
+import functools
+import hashlib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from triton.backends.compiler import BaseBackend, GPUTarget, Language
+from xdsl.dialects.builtin import ModuleOp
+
+from mtia_xdsl.runtime import binary, toolchain
+from mtia_xdsl.runtime.options import MtiaOptions
+
+BINARY_EXT = "binary"
+
+
+class MtiaBackend(BaseBackend):
+    """Compile Triton kernels for MTIA-2i through mtia_xdsl (target backend "cpu")."""
+
+    binary_ext = BINARY_EXT
+
+    @staticmethod
+    def supports_target(target: GPUTarget) -> bool:
+        """Claim every target whose backend is "cpu" (Inductor passes its own arch and warp size)."""
+        return target.backend == "cpu"
+
+    def __init__(self, target: GPUTarget) -> None:
+        super().__init__(target)
+        self.binary_ext = BINARY_EXT
+        install_make_ir_hook()
+
+    def hash(self) -> str:
+        """Return the backend's cache identity: mtia_xdsl version plus a digest of its sources."""
+        return backend_hash()
+
+    def parse_options(self, options: dict[str, Any]) -> MtiaOptions:
+        """Turn Triton's option dict (launch kwargs, autotune config) into MtiaOptions."""
+        return MtiaOptions.from_dict(dict(options))
+
+    def add_stages(self, stages: dict[str, Any], options: object, language: Language) -> None:
+        """Register ttir (our tt module), mtia (buffer-level program) and binary (what the launcher runs).
+
+        Raises: NotImplementedError for Gluon kernels.
+        """
+        if language != Language.TRITON:
+            raise NotImplementedError(f"mtia_xdsl compiles Triton kernels only, not {language.name}")
+        stages["ttir"] = lambda src, metadata: make_ttir(src, metadata)
+        stages["mtia"] = lambda src, metadata: make_mtia(src, metadata, options)
+        stages[BINARY_EXT] = lambda src, metadata: make_binary(src, metadata)
+
+    def load_dialects(self, context: Any) -> None:
+        """Load nothing into libtriton's context: our IR lives in xDSL."""
+
+    def get_module_map(self) -> dict[str, ModuleType]:
+        """Map `tl.extra.libdevice` to the CUDA names, as upstream TTIR spells them."""
+        from triton.language.extra.cuda import libdevice
+
+        return {"triton.language.extra.libdevice": libdevice}
+
+    def get_codegen_implementation(self, options: Any) -> dict[str, Any]:
+        """Return the hooks Triton's semantic layer calls (fp8 conversions, minimum dot size)."""
+        import triton.language.extra.cuda as cuda
+
+        return {
+            "convert_custom_types": cuda.convert_custom_float8_sm80,
+            "min_dot_size": lambda lhs_type, rhs_type: (16, 16, 16),
+        }
+
+    def pack_metadata(self, metadata: Any) -> tuple[Any, ...]:
+        """Return what Triton hands the launcher as packed metadata (unused by our launcher)."""
+        return (metadata.num_warps, metadata.num_ctas, metadata.shared)
+
+
+def make_ttir(module: Any, metadata: dict[str, Any]) -> ModuleOp:
+    """Check the frontend's tt module and record the kernel name in `metadata`.
+
+    Raises: TypeError if `module` is a libtriton module (the make_ir hook was bypassed).
+    """
+    if not isinstance(module, ModuleOp):
+        raise TypeError(
+            "mtia_xdsl expected the xDSL tt module of its frontend but got "
+            f"{type(module).__name__}; TTIR files go through `mtia-opt`, not triton.compile"
+        )
+    metadata["name"] = kernel_name(module)
+    metadata["shared"] = 0
+    return module
+
+
+def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> ModuleOp:
+    """Lower the tt module to the buffer-level mtia program (the default pipeline)."""
+    return toolchain.lower(module, options)
+
+
+def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
+    """Serialise the buffer-level program for `load_binary`."""
+    return binary.encode(metadata["name"], str(module))
+
+
+def kernel_name(module: ModuleOp) -> str:
+    """Return the symbol name of the first public function in `module`.
+
+    Raises: ValueError if the module defines no function.
+    """
+    for op in module.body.ops:
+        sym = op.properties.get("sym_name") or op.attributes.get("sym_name")
+        visibility = op.properties.get("sym_visibility") or op.attributes.get("sym_visibility")
+        if sym is not None and str(visibility) != '"private"':
+            return str(sym.data)  # pyright: ignore[reportAttributeAccessIssue]
+    raise ValueError("the kernel module defines no public function")
+
+
+def backend_hash() -> str:
+    """Return `mtia_xdsl-<version>-<digest of the package's .py files>`.
+
+    The digest makes Triton's disk cache miss after any compiler change, even without a version bump.
+    """
+    import mtia_xdsl
+
+    return f"mtia_xdsl-{mtia_xdsl.__version__}-{_source_digest(Path(mtia_xdsl.__file__).parent)}"
+
+
+@functools.cache
+def _source_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def install_make_ir_hook() -> None:
+    """Wrap `ASTSource.make_ir` once so MtiaOptions build the tt module with mtia_xdsl's frontend.
+
+    Other options (another backend active in the same process) reach the original method unchanged.
+    """
+    from triton.compiler.compiler import ASTSource
+
+    original = ASTSource.make_ir
+    if getattr(original, "__mtia_xdsl_hook__", False):
+        return
+
+    @functools.wraps(original)
+    def make_ir(self: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
+        if not isinstance(options, MtiaOptions):
+            return original(self, target, options, codegen_fns, module_map, context)
+        return toolchain.build_tt_module(self.fn, dict(self.signature), dict(self.constants),
+                                         dict(self.attrs), options)
+
+    make_ir.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    ASTSource.make_ir = make_ir  # pyright: ignore[reportAttributeAccessIssue]

@@ -1,0 +1,158 @@
+"""MtiaDriver: Triton's driver for target `cpu`: loads kernel binaries, launches them on the machine model.
+
+The driver is active only when no other Triton driver (CUDA, HIP, ...) is, so installing mtia_xdsl on a
+GPU host changes nothing there. Its benchmarker returns the modelled kernel time, so `@triton.autotune`
+picks configurations by simulated MTIA time, not host wall-clock time.
+Must not import `triton.compiler` or `triton.runtime` at import time.
+"""
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from triton.backends.compiler import GPUTarget
+from triton.backends.driver import DriverBase
+
+from mtia_xdsl.runtime import binary, toolchain
+from mtia_xdsl.runtime.launch import KernelLaunchError, kernel_location, runtime_args
+from mtia_xdsl.runtime.options import MtiaOptions
+
+TARGET = GPUTarget("cpu", "mtia2i", 1)
+
+_CPP_TYPES = {
+    "i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
+    "u1": "bool", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
+    "fp16": "float", "bf16": "float", "fp32": "float", "f32": "float", "fp64": "double",
+}
+
+
+class MtiaUtils:
+    """Binary loading and device queries, as Triton's CompiledKernel calls them on `driver.active.utils`."""
+
+    def load_binary(self, name: str, kernel: bytes, shared: int, device: Any) -> tuple[Any, Any, int, int, int]:
+        """Parse a kernel binary; return (module, function, n_regs, n_spills, n_max_threads)."""
+        loaded = binary.load(kernel)
+        return loaded, loaded, 0, 0, 2**31 - 1
+
+    def unload_module(self, module: Any) -> None:
+        """Release nothing: a loaded kernel is plain Python data."""
+
+    def get_device_properties(self, device: Any) -> dict[str, Any]:
+        """Return the properties Triton reads; local-storage limits are checked by the compiler instead."""
+        return {"max_shared_mem": 0, "multiprocessor_count": 1, "warpSize": 1, "max_num_regs": 0}
+
+
+class MtiaLauncher:
+    """Run one compiled kernel on the machine model with the arguments Triton's JIT passes."""
+
+    def __init__(self, src: Any, metadata: Any, driver: "MtiaDriver | None" = None) -> None:
+        self.fn = getattr(src, "fn", None) or getattr(src, "name", "kernel")
+        self.signature: dict[Any, Any] = dict(src.signature)
+        self.options = MtiaOptions.from_dict(metadata._asdict())
+        self.driver = driver
+
+    def __call__(
+        self, grid_x: int, grid_y: int, grid_z: int, stream: Any, function: Any, packed_metadata: Any,
+        launch_metadata: Any, enter_hook: Callable[..., Any] | None, exit_hook: Callable[..., Any] | None,
+        *args: Any,
+    ) -> Any:
+        """Launch: `args` are all kernel arguments in order, constexprs included.
+
+        Raises: KernelLaunchError for bad arguments (see `runtime_args`).
+        """
+        run_args = runtime_args(self.fn, self.signature, args)
+        if grid_x * grid_y * grid_z == 0:
+            return None
+        if not isinstance(function, binary.LoadedKernel):
+            raise KernelLaunchError(f"{kernel_location(self.fn)}: error: the kernel was not loaded by "
+                                    "mtia_xdsl's driver (is another Triton driver active?)")
+        if enter_hook is not None:
+            enter_hook(launch_metadata)
+        result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
+        if self.driver is not None:
+            self.driver.last_result = result
+        if exit_hook is not None:
+            exit_hook(launch_metadata)
+        return result
+
+
+class MtiaDriver(DriverBase):
+    """Triton driver for the MTIA machine model on the host CPU (device "cpu", target cpu/mtia2i)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.utils = MtiaUtils()
+        self.launcher_cls = functools.partial(MtiaLauncher, driver=self)
+        self.last_result: Any = None
+        """RunResult of the most recent launch through this driver (read by the benchmarker)."""
+
+    @classmethod
+    def is_active(cls) -> bool:
+        """Be active only when torch sees no CUDA/HIP device and no other Triton driver is active."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            import torch
+        if torch.cuda.is_available():
+            return False
+        from triton.backends import backends
+
+        return not any(b.driver is not cls and b.driver.is_active() for b in backends.values())
+
+    def map_python_to_cpp_type(self, ty: str) -> str:
+        """Return the C++ type of a Triton signature type (pointers are `void*`)."""
+        return "void*" if ty.startswith("*") else _CPP_TYPES.get(ty, ty)
+
+    def get_current_target(self) -> GPUTarget:
+        """Return the MTIA-2i target."""
+        return TARGET
+
+    def get_active_torch_device(self) -> Any:
+        """Return torch's CPU device: kernels read and write host tensors."""
+        import torch
+
+        return torch.device("cpu")
+
+    def get_current_device(self) -> int:
+        """Return device index 0 (one machine model per process)."""
+        return 0
+
+    def set_current_device(self, device: Any) -> None:
+        """Accept any device index: there is one machine model."""
+
+    def get_current_stream(self, device: Any = None) -> int:
+        """Return stream 0: launches run synchronously."""
+        return 0
+
+    def get_device_interface(self) -> Any:
+        """Return torch's CPU device module (has `synchronize`)."""
+        import torch
+
+        return torch.cpu
+
+    def get_empty_cache_for_benchmark(self) -> Any:
+        """Return a small buffer; the machine model has no host cache to flush."""
+        import torch
+
+        return torch.empty(1, dtype=torch.int8)
+
+    def clear_cache(self, cache: Any) -> None:
+        """Do nothing: there is no cache state to clear between modelled runs."""
+
+    def get_benchmarker(self) -> Callable[..., Any]:
+        """Return the benchmarker that reports modelled kernel time in milliseconds."""
+        return self.benchmark
+
+    def benchmark(self, kernel_call: Callable[[], Any], *, quantiles: Sequence[float] | None = None,
+                  **kwargs: Any) -> float | list[float]:
+        """Run `kernel_call` once and return the modelled time (ms), once per quantile if given.
+
+        The model is deterministic, so every quantile is the same number.
+        Raises: RuntimeError if `kernel_call` launched no kernel through this driver.
+        """
+        self.last_result = None
+        kernel_call()
+        if self.last_result is None:
+            raise RuntimeError("the benchmarked call launched no kernel through the mtia_xdsl driver")
+        time_ms = float(self.last_result.report.time_us) / 1000.0
+        return [time_ms] * len(quantiles) if quantiles else time_ms
