@@ -1,0 +1,101 @@
+"""Engine commands: what the functional run of a program records for the timing model.
+
+The interpreter runs the buffer-level `mtia` program of each Triton program id and appends one `Command`
+per engine command it issues; `machine/timing.py` schedules them. A command names the circular-buffer
+(CB) slots it reads (`waits`) and writes (`fills`) so the timing model can rebuild the CP's
+producer/consumer tracking without seeing cb_reserve/push/wait/pop.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Engine(enum.Enum):
+    """The unit of a PE that executes a command (see the glossary in machine/config.py)."""
+
+    SCALAR = "scalar"
+    DMA = "dma"
+    DPE = "dpe"
+    SE = "se"
+    RE = "re"
+    MLU = "mlu"
+    VEC = "vec"
+
+
+@dataclass(frozen=True, slots=True)
+class SlotRef:
+    """The `seq`-th tile ever pushed into circular buffer `cb` of this program (both 0-based)."""
+
+    cb: int
+    seq: int
+
+
+@dataclass(slots=True)
+class Command:
+    """One engine command issued by a PE's scalar core.
+
+    Units: bytes, elements and MACs are per command; `scalar_instrs` counts instructions.
+    """
+
+    engine: Engine
+    kind: str
+    """"dma_load", "dma_store", "gather", "scatter", "dpe_matmul", "se_compute", "re_reduce", ..."""
+    loc: str
+    """"file:line:col" of the kernel source."""
+    waits: tuple[SlotRef, ...]
+    """Tiles read: the command starts after the command that filled each one ended."""
+    fills: tuple[SlotRef, ...]
+    """Tiles written: the command starts after the slot's previous occupant (seq - depth of that cb) was
+    released, i.e. its filler and all commands that read it ended."""
+    scalar_instrs: int = 0
+    """Scalar-core instructions executed before issuing this command."""
+    elems: int = 0
+    """Elements processed (SE / VEC / RE / MLU / scalar gathers and scatters)."""
+    macs: int = 0
+    """Multiply-accumulates (DPE), input dtype in `dtype`."""
+    dtype: str = "f32"
+    """"f16", "bf16", "f32", "i8", ...: DPE input dtype or SE/VEC element dtype."""
+    dpe_passes: int = 1
+    """3 for an fp32 "ieee" dot (three BF16 passes), else 1."""
+    global_read_bytes: int = 0
+    """Bytes read from global memory (DRAM/SRAM) by this command."""
+    global_write_bytes: int = 0
+    """Bytes written to global memory by this command."""
+    global_ranges: tuple[tuple[int, int], ...] = ()
+    """(address, nbytes) contiguous runs touched in global memory, for the LLC model and exact 32-byte
+    granule rounding (one per descriptor when available)."""
+    ls_bytes: int = 0
+    """Bytes read plus written in local storage."""
+    descriptors: int = 1
+    """DMA: number of contiguous runs (rows) in the block."""
+    scalar_blocking: bool = False
+    """The scalar core waits for this command to end before going on."""
+    lut: bool = False
+    """SE: the op is a lookup-table function (exp, rsqrt, recip, sigmoid, tanh): longer latency."""
+    re_hops: int = 0
+    """RE: PE hops the result travels on the reduction network (cross-PE reductions)."""
+
+
+@dataclass
+class ProgramTrace:
+    """Every command one Triton program issued, in program order, plus its CB layout."""
+
+    program_id: tuple[int, int, int]
+    commands: list[Command]
+    cb_depth: dict[int, int]
+    """cb id -> number of slots."""
+    cb_tile_bytes: dict[int, int]
+    """cb id -> bytes of one slot."""
+    tail_scalar_instrs: int = 0
+    """Scalar instructions after the last command."""
+    extra_ls_bytes: int = field(default=0)
+    """LS bytes held outside CBs for the whole program (scratch, spills); counted in the LS high-water mark."""
+
+    def ls_footprint_bytes(self) -> int:
+        """Bytes of LS this program holds: every CB's depth x tile bytes plus `extra_ls_bytes`."""
+        total = self.extra_ls_bytes
+        for cb, depth in self.cb_depth.items():
+            total += depth * self.cb_tile_bytes.get(cb, 0)
+        return total

@@ -1,0 +1,306 @@
+"""MachineConfig: every hardware number of the MTIA-2i machine model, with its source.
+
+Glossary of hardware terms (the MTIA papers' names; use no other word for these units anywhere):
+
+- PE (processing element): one of the 8 x 8 compute tiles of the chip; each has two RISC-V cores, a
+  command processor, local storage and the fixed-function engines below. Source: S1 (PE description).
+- DPE (dot product engine): the GEMM engine of a PE; one operand cached in the engine, the other streamed
+  from LS; two MAC tiles; takes no FP32 inputs. Source: S1.
+- SE (SIMD engine): elementwise arithmetic, quantization and non-linear functions by lookup table (LUT).
+  Source: S1, S6.
+- RE (reduction engine): accumulates DPE results, owns the reduction network to the neighbouring PE, hands
+  results to the SE, computes row min/max for quantization. Source: S1.
+- MLU (memory layout unit): transpose, concatenate, reshape inside LS. Source: S1.
+- CP (command processor): receives commands from the cores, checks their dependencies and presents LS as
+  circular buffers with hardware producer/consumer tracking. Source: S1.
+- CB (circular buffer): a FIFO of equally sized slots ("tiles") in LS, `depth` slots deep; producers fill
+  slots, consumers release them; the CP tracks both. Source: S1.
+- LS (local storage): the per-PE scratchpad (384 KB, 1.0 TB/s read+write). Source: S1, S6.
+- DMA: the engine moving blocks between LS and global memory (SRAM/DRAM) over the NoC, including indexed
+  DMA for embedding rows. Source: S1.
+- FI (fabric interface): the PE's port onto the NoC that the DMA engine uses. Source: S1.
+- NoC (network on chip): non-blocking mesh with crossbars at the die edges and hardware broadcast reads;
+  no absolute bandwidth is public. Source: S1.
+- LLC (last-level cache): the 256 MB on-chip SRAM, partitioned in 32 MB units as cache or scratch.
+  Source: S1.
+- Scalar core: the RISC-V core of a PE running the kernel's control code and issuing commands. Source: S1.
+- VEC (vector core): the RISC-V vector core of a PE, RVV with 512-bit registers. Source: S1.
+
+Sources (see /work/shared/MACHINE.md): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
+Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro.
+Values marked ASSUMPTION have no public source and stay overridable via `MachineConfig.replace`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+GLOBAL_PLACEMENTS = ("dram", "sram", "llc")
+"""Where kernel tensors live: DRAM (no cache), SRAM scratch, or DRAM behind the SRAM used as LLC."""
+
+_DPE_INT8_DTYPES = frozenset({"i8", "u8", "f8e4m3", "f8e5m2", "f8"})
+_DPE_16BIT_DTYPES = frozenset({"bf16", "f16", "f32", "tf32"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MachineConfig:
+    """Hardware description of one accelerator; MTIA-2i by default.
+
+    Units: every field name ends in its unit; per PE unless the name or comment says chip.
+    Example: MachineConfig.preset("mtia2i").replace(global_placement="sram")
+    """
+
+    PRESET_NAMES: ClassVar[tuple[str, ...]] = ("mtia2i", "small_test")
+
+    name: str = "mtia2i"
+
+    # ---- chip ----
+    pe_rows: int = 8  # source: S1 spec table (8 x 8 PE grid)
+    pe_cols: int = 8  # source: S1 spec table
+    clock_hz: float = 1.35e9  # source: S1 spec table (1.35 GHz)
+    kernel_launch_cycles: int = 1350  # source: S1 (< 1 us); ASSUMPTION: the 1 us upper bound, reported
+    # separately and not included in a kernel's simulated cycles
+    gemm_bf16_peak_flops_per_s: float = 177e12  # source: S1 spec table (dense BF16/FP16)
+    gemm_int8_peak_ops_per_s: float = 354e12  # source: S1 spec table (dense INT8)
+
+    # ---- DPE ----
+    dpe_bf16_macs_per_cycle: int = 1024  # source: S1 (M) 177e12 / (2 * 64 PEs * 1.35e9) = 1024
+    dpe_int8_macs_per_cycle: int = 2048  # source: S1 (M) 354e12 / (2 * 64 PEs * 1.35e9) = 2048
+    dpe_tile_cycles: int = 32  # ASSUMPTION: one tile command = [32 x 32 B] x [32 B x 32] on two MAC
+    # tiles in 32 cycles, which matches the peak exactly
+    dpe_fill_cycles: int = 32  # ASSUMPTION: pipeline fill latency of a DPE command (cached operand load)
+    dpe_fp32_ieee_passes: int = 3  # ASSUMPTION: no FP32 inputs (S1); "ieee" fp32 dot = three BF16 passes
+
+    # ---- SE ----
+    se_elems_per_cycle: int = 32  # source: S1, S6 (32 elements/cycle; 5.5 TOP/s counts 2 ops per FMA)
+    se_alu_latency_cycles: int = 4  # ASSUMPTION: ALU pipeline depth
+    se_lut_latency_cycles: int = 10  # ASSUMPTION: LUT functions (exp, rsqrt, ...) at full rate, ~10 cycles
+
+    # ---- VEC (RISC-V vector core) ----
+    vec_register_bits: int = 512  # source: S1 (RVV, 512-bit registers)
+    vec_int8_elems_per_cycle: int = 64  # source: S1 (M) 5.5 TOP/s INT8 / 64 PEs / 1.35 GHz
+    vec_fp16_elems_per_cycle: int = 32  # source: S1 (M) 2.8 TOP/s FP16
+    vec_fp32_elems_per_cycle: int = 16  # source: S1 (M) 1.4 TOP/s BF16/FP32
+    vec_bf16_elems_per_cycle: int = 16  # source: S1 (M) 1.4 TOP/s BF16/FP32
+    vec_latency_cycles: int = 4  # ASSUMPTION: vector pipeline depth
+
+    # ---- RE ----
+    re_elems_per_cycle: int = 32  # ASSUMPTION: not public; matches the SE so the DPE->RE->SE chain is even
+    re_latency_cycles: int = 4  # ASSUMPTION
+    re_accumulator_bytes: int = 16 * 1024  # ASSUMPTION: 16 KB accumulators
+    re_link_bytes_per_cycle: int = 128  # ASSUMPTION: neighbour link width
+    re_hop_cycles: int = 8  # ASSUMPTION: latency per PE hop of the reduction network
+
+    # ---- MLU ----
+    mlu_elems_per_cycle: int = 32  # ASSUMPTION: not public; one 32-element row per cycle
+    mlu_latency_cycles: int = 8  # ASSUMPTION
+
+    # ---- LS, CP, CBs ----
+    ls_bytes: int = 384 * 1024  # source: S1, S6 (384 KB per PE)
+    ls_bytes_per_cycle: int = 740  # source: S1, S6 (M) 1.0 TB/s / 1.35 GHz, read+write
+    cb_count: int = 32  # ASSUMPTION: circular buffers per PE
+    cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
+    cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
+
+    # ---- scalar core ----
+    scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
+    scalar_issue_cycles: int = 4  # ASSUMPTION: cycles to issue one engine command
+    scalar_outstanding_loads: int = 8  # ASSUMPTION: loads in flight for scalar gathers/scatters
+
+    # ---- DMA / FI ----
+    dma_read_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, global -> LS
+    dma_write_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, LS -> global
+    dma_granule_bytes: int = 32  # source: S7 (32-byte alignment); each contiguous run rounds up to it
+    dma_issue_cycles: int = 50  # ASSUMPTION: cycles to issue one DMA command
+    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run
+    dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
+
+    # ---- global memory ----
+    sram_bytes: int = 256 * 1024 * 1024  # source: S1 (256 MB on-chip SRAM)
+    sram_unit_bytes: int = 32 * 1024 * 1024  # source: S1 (partitioned in 32 MB units)
+    llc_bytes: int = 256 * 1024 * 1024  # ASSUMPTION: all units configured as cache when placement="llc"
+    sram_bytes_per_cycle: float = 2.7e12 / 1.35e9  # source: S1 (M) 2.7 TB/s read+write, chip
+    sram_latency_cycles: int = 80  # ASSUMPTION: plus NoC hops
+    dram_bytes: int = 128 * 1024**3  # source: S1 (128 GB LPDDR5)
+    dram_channels: int = 16  # source: S5 (LPDDR5 organisation)
+    dram_peak_bytes_per_cycle: float = 204.8e9 / 1.35e9  # source: S1 (M) 204.8 GB/s read or write, chip
+    dram_ecc_efficiency: float = 0.9  # ASSUMPTION: S1 says ECC costs 10-15 %; sustained = 0.9 x peak
+    dram_latency_cycles: int = 250  # ASSUMPTION: plus NoC hops
+    noc_hop_cycles: int = 2  # ASSUMPTION: per mesh hop; memory ports sit at the west/east die edges (S1)
+    global_placement: str = "llc"  # ASSUMPTION: tensors live in DRAM behind the SRAM LLC; first touch of
+    # a byte comes from DRAM, re-reads hit SRAM, stores write through to DRAM
+
+    def __post_init__(self) -> None:
+        """Reject nonsense values; each error names the field."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name == "name":
+                if not isinstance(value, str) or not value:
+                    raise ValueError("MachineConfig field 'name' must be a non-empty string")
+            elif field.name == "global_placement":
+                if value not in GLOBAL_PLACEMENTS:
+                    raise ValueError(
+                        f"MachineConfig field 'global_placement' must be one of {GLOBAL_PLACEMENTS}, "
+                        f"got {value!r}"
+                    )
+            elif field.name == "dram_ecc_efficiency":
+                if not isinstance(value, int | float) or not 0.0 < value <= 1.0:
+                    raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
+            else:
+                _check_positive_number(field.name, value, field.type)
+        if self.llc_bytes > self.sram_bytes:
+            raise ValueError(
+                f"MachineConfig field 'llc_bytes' ({self.llc_bytes}) exceeds sram_bytes ({self.sram_bytes})"
+            )
+
+    # ---- construction ----
+
+    @classmethod
+    def preset(cls, name: str) -> MachineConfig:
+        """Return the named preset ("mtia2i" or "small_test").
+
+        Raises: ValueError naming the known presets if `name` is not one.
+        """
+        key = name.lower().replace("-", "_")
+        if key == "mtia2i":
+            return MTIA2I
+        if key == "small_test":
+            return SMALL_TEST
+        raise ValueError(f"unknown machine preset {name!r}; known presets: {', '.join(cls.PRESET_NAMES)}")
+
+    def replace(self, **overrides: Any) -> MachineConfig:
+        """Return a copy with `overrides` applied and validated.
+
+        Raises: ValueError naming the field if it does not exist or its value is nonsense.
+        """
+        known = {f.name for f in dataclasses.fields(self)}
+        for key in overrides:
+            if key not in known:
+                raise ValueError(f"MachineConfig has no field {key!r}")
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return every field as a plain dict (JSON-serialisable)."""
+        return dataclasses.asdict(self)
+
+    # ---- derived quantities ----
+
+    @property
+    def n_pes(self) -> int:
+        """PEs on the chip."""
+        return self.pe_rows * self.pe_cols
+
+    @property
+    def cycle_ns(self) -> float:
+        """Duration of one cycle in nanoseconds."""
+        return 1e9 / self.clock_hz
+
+    def cycles_to_us(self, cycles: float) -> float:
+        """Convert cycles to microseconds."""
+        return cycles / self.clock_hz * 1e6
+
+    @property
+    def dram_bytes_per_cycle(self) -> float:
+        """Sustained DRAM bandwidth of the chip (peak x ECC efficiency), bytes/cycle."""
+        return self.dram_peak_bytes_per_cycle * self.dram_ecc_efficiency
+
+    def level_bytes_per_cycle(self, level: str) -> float:
+        """Chip bandwidth of a global memory level ("dram" or "sram"), bytes/cycle."""
+        if level == "dram":
+            return self.dram_bytes_per_cycle
+        if level == "sram":
+            return self.sram_bytes_per_cycle
+        raise ValueError(f"unknown memory level {level!r}; expected 'dram' or 'sram'")
+
+    def level_latency_cycles(self, level: str) -> int:
+        """Access latency of a global memory level before NoC hops, cycles."""
+        return self.dram_latency_cycles if level == "dram" else self.sram_latency_cycles
+
+    def dpe_macs_per_cycle(self, dtype: str) -> int:
+        """Peak DPE MACs per cycle per PE for input `dtype` (one pass).
+
+        Raises: ValueError for a dtype the DPE does not take.
+        """
+        if dtype in _DPE_INT8_DTYPES:
+            return self.dpe_int8_macs_per_cycle
+        if dtype in _DPE_16BIT_DTYPES:
+            return self.dpe_bf16_macs_per_cycle
+        raise ValueError(f"the DPE takes no {dtype!r} inputs; expected one of bf16, f16, f32 (passes), i8, f8")
+
+    def vec_elems_per_cycle(self, dtype: str) -> int:
+        """Vector-core elements per cycle per PE for `dtype` (512-bit RVV)."""
+        bits = _dtype_bits(dtype)
+        if bits <= 8:
+            return self.vec_int8_elems_per_cycle
+        if dtype == "f16" or (bits == 16 and dtype.startswith("i")):
+            return self.vec_fp16_elems_per_cycle
+        if dtype == "bf16":
+            return self.vec_bf16_elems_per_cycle
+        if bits == 64:
+            return max(1, self.vec_fp32_elems_per_cycle // 2)
+        return self.vec_fp32_elems_per_cycle
+
+    @property
+    def peak_dpe_bf16_flops_per_cycle(self) -> float:
+        """Chip BF16 DPE peak, FLOP/cycle (2 per MAC)."""
+        return 2.0 * self.dpe_bf16_macs_per_cycle * self.n_pes
+
+    @property
+    def peak_se_elems_per_cycle(self) -> int:
+        """Chip SE peak, elements/cycle."""
+        return self.se_elems_per_cycle * self.n_pes
+
+    def roofline_balance_flops_per_byte(self, level: str) -> float:
+        """BF16 DPE FLOP per byte of `level` ("dram", "sram", "ls") at which compute and memory balance."""
+        if level == "ls":
+            return 2.0 * self.dpe_bf16_macs_per_cycle / self.ls_bytes_per_cycle
+        return self.peak_dpe_bf16_flops_per_cycle / self.level_bytes_per_cycle(level)
+
+    def roofline_balance_se_elems_per_byte(self, level: str) -> float:
+        """SE elements per byte of `level` at which the SE and memory balance."""
+        if level == "ls":
+            return self.se_elems_per_cycle / self.ls_bytes_per_cycle
+        return self.peak_se_elems_per_cycle / self.level_bytes_per_cycle(level)
+
+    def pe_coords(self, pe: int) -> tuple[int, int]:
+        """(row, col) of PE number `pe` (row-major numbering)."""
+        return divmod(pe, self.pe_cols)
+
+    def noc_hops(self, pe: int) -> int:
+        """Mesh hops from PE `pe` to the nearest memory port (west or east die edge)."""
+        _, col = self.pe_coords(pe)
+        return min(col, self.pe_cols - 1 - col) + 1
+
+
+def _dtype_bits(dtype: str) -> int:
+    digits = "".join(ch for ch in dtype if ch.isdigit())
+    if dtype.startswith("f8") or dtype in ("i1", "u8"):
+        return 8
+    return int(digits) if digits else 32
+
+
+def _check_positive_number(name: str, value: object, annotation: object) -> None:
+    wants_int = annotation in (int, "int")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"MachineConfig field {name!r} must be a number, got {value!r}")
+    if wants_int and not isinstance(value, int):
+        raise ValueError(f"MachineConfig field {name!r} must be an integer, got {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"MachineConfig field {name!r} must be positive, got {value!r}")
+
+
+MTIA2I = MachineConfig()
+"""MTIA-2i as described in MACHINE.md (the default chip)."""
+
+SMALL_TEST = MachineConfig(
+    name="small_test",
+    pe_rows=2,  # ASSUMPTION: a 2 x 2 grid keeps tests small
+    pe_cols=2,
+    ls_bytes=64 * 1024,  # ASSUMPTION: small LS so tests reach the capacity limit quickly
+    sram_bytes=32 * 1024 * 1024,
+    llc_bytes=32 * 1024 * 1024,
+)
+"""A 2 x 2 PE chip with a 64 KiB LS, for fast tests; every other number as MTIA-2i."""
