@@ -424,3 +424,33 @@ def _arg_info(t: Any, name: str) -> _ArgInfo:
     dtype = str(t.dtype).removeprefix("torch.")
     shape = "x".join(str(s) for s in t.shape) or "scalar"
     return _ArgInfo(name, start, start + extent * elem, elem, f"{dtype}[{shape}]")
+
+
+# ----------------------------------------------------------------------------------------------------
+# results of elementwise ops
+# ----------------------------------------------------------------------------------------------------
+
+
+def is_shaped(t: Attribute) -> bool:
+    """Return whether values of type `t` are arrays (tensor or vector) rather than scalars."""
+    return isinstance(t, builtin.TensorType | builtin.VectorType)
+
+
+def as_value(x: Any, t: Attribute) -> Any:
+    """Convert a numpy result to the runtime value of type `t`.
+
+    Casts to the dtype of `t` (integers wrap around), rounds bf16 to nearest even, and returns a numpy
+    scalar for a scalar type or an array of the tensor's shape (broadcasting a scalar) otherwise.
+    """
+    fmt = element_format(element_type_of(t))
+    arr = np.asarray(x)
+    if arr.dtype != fmt.compute:
+        with np.errstate(all="ignore"):
+            arr = arr.astype(fmt.compute)
+    if fmt.name == "bf16":
+        arr = to_bf16_f32(arr)
+    if is_shaped(t):
+        assert isinstance(t, builtin.TensorType | builtin.VectorType)
+        shape = tuple(t.get_shape())
+        return arr if arr.shape == shape else np.broadcast_to(arr, shape).copy()
+    return arr[()] if arr.ndim == 0 else arr.reshape(())[()]

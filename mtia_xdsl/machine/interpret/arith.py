@@ -1,0 +1,420 @@
+"""Reference semantics of `arith` ops (scalar or tensor) on numpy, with MLIR's rules.
+
+Integers wrap around in their width (signed storage; unsigned ops reinterpret the bits); `divsi`/`remsi`
+truncate toward zero; an integer division by zero gives 0 and a shift by >= the width gives 0 (or the
+sign for `shrsi`) instead of poison, since Triton kernels do compute such lanes under a mask and discard
+them. Floats compute in the operand dtype and round to the result type (bf16: nearest even).
+`maxnumf`/`minnumf` return the non-NaN operand, `maximumf`/`minimumf` propagate NaN and order -0 < +0.
+
+Ops are bound by their MLIR name (`arith.addi`) to the classes of the project's tensor-capable `arith`
+dialect, so the table below is the single list of what is implemented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from mtia_xdsl.dialects.arith import Arith
+from mtia_xdsl.machine.interpret.values import (
+    as_value,
+    bf16_bits_to_f32,
+    element_format,
+    element_type_of,
+    f32_to_bf16_bits,
+    is_shaped,
+    location_str,
+)
+
+_OPS: dict[str, type[Operation]] = {op.name: op for op in Arith.operations}
+
+Fn = Callable[..., Any]
+
+
+# ----------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------
+
+
+def _width(t: Attribute) -> int:
+    e = element_type_of(t)
+    if isinstance(e, builtin.IntegerType):
+        return e.width.data
+    return 64  # index
+
+
+def _unsigned(x: np.ndarray, width: int) -> np.ndarray:
+    """Reinterpret signed storage as unsigned integers of `width` bits (as uint64 for arithmetic)."""
+    if width == 1:
+        return x.astype(np.uint64)
+    return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else ~0 & (2**64 - 1))
+
+
+def _int_operands(args: PythonValues) -> list[np.ndarray]:
+    """Operands as int64 arrays (i1 becomes 0/1), so every op has one code path."""
+    return [np.asarray(a).astype(np.int64) for a in args]
+
+
+def _wrap_i1(x: np.ndarray, t: Attribute) -> np.ndarray:
+    return (x & 1) if _width(t) == 1 else x
+
+
+def _float_operands(args: PythonValues) -> list[np.ndarray]:
+    return [np.asarray(a) for a in args]
+
+
+def _result(op: Operation, x: Any) -> PythonValues:
+    return (as_value(x, op.results[0].type),)
+
+
+def _int_binary(fn: Fn) -> Fn:
+    """Bind an int64 -> int64 function of two operands; the result wraps to the result width."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b = _int_operands(args)
+        with np.errstate(all="ignore"):
+            return _result(op, _wrap_i1(fn(a, b), op.results[0].type))
+
+    return run
+
+
+def _uint_binary(fn: Fn) -> Fn:
+    """Bind a function on the unsigned reinterpretation (uint64) of two operands."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.operands[0].type)
+        a, b = (_unsigned(np.asarray(x), w) for x in args)
+        with np.errstate(all="ignore"):
+            r = fn(a, b)
+        return _result(op, _wrap_i1(np.asarray(r).astype(np.int64), op.results[0].type))
+
+    return run
+
+
+def _float_binary(fn: Fn) -> Fn:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b = _float_operands(args)
+        with np.errstate(all="ignore"):
+            return _result(op, fn(a, b))
+
+    return run
+
+
+def _cast(fn: Fn) -> Fn:
+    """Bind a cast: fn(value, source type, result type) -> numpy result before rounding to the result type."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        with np.errstate(all="ignore"):
+            return _result(op, fn(np.asarray(args[0]), op.operands[0].type, op.results[0].type))
+
+    return run
+
+
+def _divsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe)
+    return np.where(b == 0, 0, np.where((a < 0) != (safe < 0), -q, q))
+
+
+def _remsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.fmod(a, safe))
+
+
+def _floordivsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, np.floor_divide(a, safe))
+
+
+def _ceildivsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    safe = np.where(b == 0, 1, b)
+    return np.where(b == 0, 0, -np.floor_divide(-a, safe))
+
+
+def _udiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(b == 0, np.uint64(0), a // np.where(b == 0, np.uint64(1), b))
+
+
+def _urem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.where(b == 0, np.uint64(0), a % np.where(b == 0, np.uint64(1), b))
+
+
+def _uceildiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    q, r = _udiv(a, b), _urem(a, b)
+    return q + (r != 0).astype(np.uint64)
+
+
+def _shift_amount(b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    too_far = (b < 0) | (b >= width)
+    return np.where(too_far, 0, b).astype(np.uint64), too_far
+
+
+def _max_ieee(a: np.ndarray, b: np.ndarray, nan_propagates: bool, is_max: bool) -> np.ndarray:
+    pick = (np.maximum if nan_propagates else np.fmax) if is_max else (np.minimum if nan_propagates else np.fmin)
+    r = pick(a, b)
+    both_zero = (a == 0) & (b == 0)
+    if np.any(both_zero):
+        neg_a = np.signbit(a)
+        zero = np.where(neg_a != is_max, a, b) if is_max else np.where(neg_a, a, b)
+        r = np.where(both_zero, zero, r)
+    return r
+
+
+_CMPI: dict[int, tuple[bool, Fn]] = {
+    0: (False, np.equal),
+    1: (False, np.not_equal),
+    2: (False, np.less),
+    3: (False, np.less_equal),
+    4: (False, np.greater),
+    5: (False, np.greater_equal),
+    6: (True, np.less),
+    7: (True, np.less_equal),
+    8: (True, np.greater),
+    9: (True, np.greater_equal),
+}
+"""arith.cmpi predicate encoding -> (compare unsigned, numpy comparison)."""
+
+_CMPF_ORDERED: dict[int, Fn | None] = {
+    1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal, 6: np.not_equal, 7: None,
+}
+"""arith.cmpf ordered predicates (oeq..ord); 8..14 are their unordered twins (ueq..uno) in the same order."""
+
+
+def _cmpf(pred: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if pred == 0:
+        return np.zeros(np.broadcast(a, b).shape, bool)
+    if pred == 15:
+        return np.ones(np.broadcast(a, b).shape, bool)
+    unordered = np.isnan(a) | np.isnan(b)
+    base = pred if pred <= 7 else pred - 7
+    fn = _CMPF_ORDERED[base]
+    holds = np.ones(unordered.shape, bool) if fn is None else fn(a, b)
+    return (holds & ~unordered) if pred <= 7 else (holds | unordered)
+
+
+def _prop(op: Operation, name: str) -> Attribute | None:
+    """Return property `name` of `op`, or the attribute of that name (generic IR may carry either)."""
+    attr = op.properties.get(name)
+    return attr if attr is not None else op.attributes.get(name)
+
+
+def _predicate(op: Operation) -> int:
+    attr = _prop(op, "predicate")
+    if not isinstance(attr, builtin.IntegerAttr):
+        raise InterpretationError(f"{location_str(op.location)}: error: {op.name} without an integer predicate")
+    return attr.value.data
+
+
+def dense_value(attr: Attribute, t: Attribute, where: str = "<unknown location>") -> Any:
+    """Return the runtime value of a constant attribute (integer, float, bool or dense) of type `t`."""
+    if isinstance(attr, builtin.IntegerAttr | builtin.FloatAttr):
+        return as_value(attr.value.data, t)
+    if isinstance(attr, builtin.DenseIntOrFPElementsAttr):
+        fmt = element_format(attr.get_element_type())
+        if fmt.name == "bf16":
+            vals: Any = bf16_bits_to_f32(np.frombuffer(attr.data.data, dtype=np.uint16))
+        else:
+            vals = np.asarray(attr.get_values())
+        shape = tuple(attr.get_shape())
+        vals = vals.reshape(shape) if vals.size == int(np.prod(shape)) else vals.reshape(())
+        return as_value(vals, t)
+    raise InterpretationError(f"{where}: error: constant attribute {attr} is not supported by the interpreter")
+
+
+# ----------------------------------------------------------------------------------------------------
+# casts
+# ----------------------------------------------------------------------------------------------------
+
+
+def _extui(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    return _unsigned(x, _width(src)).astype(np.int64)
+
+
+def _extsi(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    return -x.astype(np.int64) if _width(src) == 1 else x.astype(np.int64)
+
+
+def _trunci(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    return (x.astype(np.int64) & 1) if _width(dst) == 1 else x.astype(np.int64)
+
+
+def _uitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    return _unsigned(x, _width(src)).astype(np.float64)
+
+
+def _sitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    # i1 true is -1 when read as signed
+    return (-x.astype(np.float64)) if _width(src) == 1 else x.astype(np.float64)
+
+
+def _fptosi(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    t = np.trunc(x.astype(np.float64))
+    return np.where(np.isfinite(t), t, 0).astype(np.int64)
+
+
+def _fptoui(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    t = np.trunc(x.astype(np.float64))
+    return np.where(np.isfinite(t) & (t >= 0), t, 0).astype(np.uint64).astype(np.int64)
+
+
+def _float_convert(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    return x  # as_value rounds to the result type (bf16 included)
+
+
+def _bitcast(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    sfmt, dfmt = element_format(element_type_of(src)), element_format(element_type_of(dst))
+    raw = f32_to_bf16_bits(x) if sfmt.name == "bf16" else x.astype(sfmt.storage)
+    if dfmt.name == "bf16":
+        return bf16_bits_to_f32(raw.view(np.uint16))
+    return raw.view(dfmt.storage).astype(dfmt.compute)
+
+
+def _to_signed(x: np.ndarray, width: int) -> np.ndarray:
+    """Wrap an object array of Python ints to `width` bits, as signed int64 storage."""
+    mask = (1 << width) - 1
+    half = 1 << (width - 1)
+    wrapped = np.vectorize(lambda v: ((int(v) & mask) ^ half) - half, otypes=[object])(x)
+    return np.asarray(wrapped).astype(np.int64)
+
+
+def _low_high(op: Operation, product: np.ndarray) -> PythonValues:
+    """Split an exact (object array) product into the low and high halves of `*_extended` ops."""
+    w = _width(op.operands[0].type)
+    high = np.vectorize(lambda v: int(v) >> w, otypes=[object])(product)
+    return (as_value(_to_signed(product, w), op.results[0].type), as_value(_to_signed(high, w), op.results[1].type))
+
+
+# ----------------------------------------------------------------------------------------------------
+# the functions
+# ----------------------------------------------------------------------------------------------------
+
+
+def _bind(name: str, fn: Fn) -> Fn:
+    return impl(_OPS[name])(fn)
+
+
+@register_impls
+class ArithFunctions(InterpreterFunctions):
+    """Functional semantics of the tensor-capable `arith` dialect."""
+
+    run_addi = _bind("arith.addi", _int_binary(np.add))
+    run_subi = _bind("arith.subi", _int_binary(np.subtract))
+    run_muli = _bind("arith.muli", _int_binary(np.multiply))
+    run_divsi = _bind("arith.divsi", _int_binary(_divsi))
+    run_remsi = _bind("arith.remsi", _int_binary(_remsi))
+    run_floordivsi = _bind("arith.floordivsi", _int_binary(_floordivsi))
+    run_ceildivsi = _bind("arith.ceildivsi", _int_binary(_ceildivsi))
+    run_divui = _bind("arith.divui", _uint_binary(_udiv))
+    run_remui = _bind("arith.remui", _uint_binary(_urem))
+    run_ceildivui = _bind("arith.ceildivui", _uint_binary(_uceildiv))
+    run_maxsi = _bind("arith.maxsi", _int_binary(np.maximum))
+    run_minsi = _bind("arith.minsi", _int_binary(np.minimum))
+    run_maxui = _bind("arith.maxui", _uint_binary(np.maximum))
+    run_minui = _bind("arith.minui", _uint_binary(np.minimum))
+    run_andi = _bind("arith.andi", _int_binary(np.bitwise_and))
+    run_ori = _bind("arith.ori", _int_binary(np.bitwise_or))
+    run_xori = _bind("arith.xori", _int_binary(np.bitwise_xor))
+    run_addf = _bind("arith.addf", _float_binary(np.add))
+    run_subf = _bind("arith.subf", _float_binary(np.subtract))
+    run_mulf = _bind("arith.mulf", _float_binary(np.multiply))
+    run_divf = _bind("arith.divf", _float_binary(np.divide))
+    run_remf = _bind("arith.remf", _float_binary(np.fmod))
+    run_maximumf = _bind("arith.maximumf", _float_binary(lambda a, b: _max_ieee(a, b, True, True)))
+    run_minimumf = _bind("arith.minimumf", _float_binary(lambda a, b: _max_ieee(a, b, True, False)))
+    run_maxnumf = _bind("arith.maxnumf", _float_binary(lambda a, b: _max_ieee(a, b, False, True)))
+    run_minnumf = _bind("arith.minnumf", _float_binary(lambda a, b: _max_ieee(a, b, False, False)))
+    run_extf = _bind("arith.extf", _cast(_float_convert))
+    run_truncf = _bind("arith.truncf", _cast(_float_convert))
+    run_extsi = _bind("arith.extsi", _cast(_extsi))
+    run_extui = _bind("arith.extui", _cast(_extui))
+    run_trunci = _bind("arith.trunci", _cast(_trunci))
+    run_sitofp = _bind("arith.sitofp", _cast(_sitofp))
+    run_uitofp = _bind("arith.uitofp", _cast(_uitofp))
+    run_fptosi = _bind("arith.fptosi", _cast(_fptosi))
+    run_fptoui = _bind("arith.fptoui", _cast(_fptoui))
+    run_bitcast = _bind("arith.bitcast", _cast(_bitcast))
+    run_index_cast = _bind("arith.index_cast", _cast(_extsi))
+
+    @impl(_OPS["arith.mulsi_extended"])
+    def run_mulsi_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b = (np.asarray(x).astype(object) for x in args)
+        return _low_high(op, a * b)
+
+    @impl(_OPS["arith.mului_extended"])
+    def run_mului_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.operands[0].type)
+        a, b = (_unsigned(np.asarray(x), w).astype(object) for x in args)
+        return _low_high(op, a * b)
+
+    @impl(_OPS["arith.addui_extended"])
+    def run_addui_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.operands[0].type)
+        a, b = (_unsigned(np.asarray(x), w).astype(object) for x in args)
+        total = a + b
+        low = _to_signed(total, w)
+        return (as_value(low, op.results[0].type), as_value(total >= (1 << w), op.results[1].type))
+
+    @impl(_OPS["arith.constant"])
+    def run_constant(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        attr = _prop(op, "value")
+        assert attr is not None, "verified arith.constant has a value"
+        return (dense_value(attr, op.results[0].type, location_str(op.location)),)
+
+    @impl(_OPS["arith.negf"])
+    def run_negf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return _result(op, np.negative(np.asarray(args[0])))
+
+    @impl(_OPS["arith.shli"])
+    def run_shli(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.results[0].type)
+        a, b = _int_operands(args)
+        amount, too_far = _shift_amount(b, w)
+        r = (a.astype(np.uint64) << amount).astype(np.int64)
+        return _result(op, _wrap_i1(np.where(too_far, 0, r), op.results[0].type))
+
+    @impl(_OPS["arith.shrui"])
+    def run_shrui(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.results[0].type)
+        amount, too_far = _shift_amount(np.asarray(args[1]).astype(np.int64), w)
+        r = _unsigned(np.asarray(args[0]), w) >> amount
+        return _result(op, np.where(too_far, 0, r.astype(np.int64)))
+
+    @impl(_OPS["arith.shrsi"])
+    def run_shrsi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        w = _width(op.results[0].type)
+        a, b = _int_operands(args)
+        if w == 1:
+            a = -a
+        amount, too_far = _shift_amount(b, w)
+        r = np.where(too_far, np.where(a < 0, -1, 0), a >> amount.astype(np.int64))
+        return _result(op, _wrap_i1(r, op.results[0].type))
+
+    @impl(_OPS["arith.cmpi"])
+    def run_cmpi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        unsigned, fn = _CMPI[_predicate(op)]
+        w = _width(op.operands[0].type)
+        if unsigned:
+            a, b = (_unsigned(np.asarray(x), w) for x in args)
+        else:
+            a, b = _int_operands(args)
+            if w == 1:  # i1 true is -1 when signed
+                a, b = -a, -b
+        return _result(op, fn(a, b))
+
+    @impl(_OPS["arith.cmpf"])
+    def run_cmpf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b = _float_operands(args)
+        return _result(op, _cmpf(_predicate(op), a, b))
+
+    @impl(_OPS["arith.select"])
+    def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        cond, a, b = args
+        if not is_shaped(op.results[0].type):
+            return (a if bool(cond) else b,)
+        return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))
