@@ -1,0 +1,199 @@
+"""`mtia_xdsl.compile`: compile a `@triton.jit` kernel for MTIA-2i and launch it on the machine model.
+
+Independent of Triton's driver selection and disk cache: the kernel is built, lowered and run in
+process. Without a signature the kernel is specialised per launch, as Triton's JIT does.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from mtia_xdsl.runtime import toolchain
+from mtia_xdsl.runtime.launch import KernelLaunchError, kernel_location, normalize_grid, runtime_args, scalar_type
+from mtia_xdsl.runtime.options import MtiaOptions
+
+
+@dataclass
+class Specialization:
+    """One compiled variant of a kernel: its signature, constexpr values, IR texts and program."""
+
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    asm: dict[str, str]
+    """"ttir": tt module text, "mtia": buffer-level program text."""
+    program: ModuleOp
+    """Buffer-level mtia program the machine model runs."""
+
+
+def compile(  # noqa: A001 - mirrors triton.compile
+    fn: Any,
+    signature: dict[str, str] | None = None,
+    constexprs: dict[str, Any] | None = None,
+    options: MtiaOptions | dict[str, Any] | None = None,
+) -> "CompiledKernel":
+    """Compile `fn` (a `@triton.jit` function) for MTIA-2i.
+
+    `signature` maps parameter names to Triton types ("*fp32", "i32", "constexpr"); parameters named in
+    `constexprs` are compile-time constants. Without a signature, each launch specialises on its
+    argument types. Example: `k = mtia_xdsl.compile(add, {"x": "*fp32", "n": "i32"}, {"BLOCK": 128})`
+    then `k[(n // 128,)](x, n)`.
+    Raises: TypeError if `fn` is not a `@triton.jit` function or `signature` names unknown parameters.
+    """
+    from triton.runtime.jit import JITFunction
+
+    if not isinstance(fn, JITFunction):
+        raise TypeError(f"mtia_xdsl.compile expects a @triton.jit function, got {type(fn).__name__}")
+    opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}))
+    kernel = CompiledKernel(fn, dict(constexprs or {}), opts)
+    if signature is not None:
+        kernel.fixed = kernel.specialize(dict(signature))
+    return kernel
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel compiled for MTIA; `kernel[grid](*args)` runs it and returns the RunResult."""
+
+    fn: Any
+    constexprs: dict[str, Any]
+    options: MtiaOptions
+    fixed: Specialization | None = None
+    """The variant of an explicit signature: launches must match it (no per-launch specialisation)."""
+    last_report: Any = None
+    """Report of the most recent launch (`.format()`, `.total_cycles`, `.time_us`)."""
+    _variants: dict[tuple[Any, ...], Specialization] = field(default_factory=dict)
+    _last: Specialization | None = None
+
+    @property
+    def asm(self) -> dict[str, str]:
+        """IR texts of the most recent specialisation: "ttir" and "mtia".
+
+        Raises: RuntimeError before the kernel was compiled (no signature given and never launched).
+        """
+        if self._last is None:
+            raise RuntimeError(f"{kernel_location(self.fn)}: kernel {self.fn.__name__} has no compiled "
+                               "variant yet: pass a signature to mtia_xdsl.compile or launch it once")
+        return self._last.asm
+
+    def specialize(self, signature: dict[str, str], constexprs: dict[str, Any] | None = None) -> Specialization:
+        """Compile (or reuse) the variant for `signature` and constexpr values; return it."""
+        consts = {**self.constexprs, **(constexprs or {})}
+        full = self._full_signature(signature, consts)
+        key = (tuple(full.items()), tuple(sorted((k, repr(v)) for k, v in consts.items())))
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._build(full, consts)
+            self._variants[key] = variant
+        self._last = variant
+        return variant
+
+    def _full_signature(self, signature: dict[str, str], consts: dict[str, Any]) -> dict[str, str]:
+        names = list(self.fn.arg_names)
+        unknown = sorted(set(signature) - set(names))
+        if unknown:
+            raise TypeError(f"{kernel_location(self.fn)}: signature names unknown parameters {unknown}; "
+                            f"kernel {self.fn.__name__} has {names}")
+        missing = [n for n in names if n not in signature and n not in consts]
+        if missing:
+            raise TypeError(f"{kernel_location(self.fn)}: no type for parameters {missing} of kernel "
+                            f"{self.fn.__name__}; give them in the signature or as constexprs")
+        return {n: "constexpr" if n in consts else signature[n] for n in names}
+
+    def _build(self, signature: dict[str, str], consts: dict[str, Any]) -> Specialization:
+        names = list(self.fn.arg_names)
+        paths = {(names.index(n),): v for n, v in consts.items()}
+        module = toolchain.build_tt_module(self.fn, signature, paths, {}, self.options)
+        ttir = str(module)
+        program = toolchain.lower(module, self.options)
+        return Specialization(signature, dict(consts), {"ttir": ttir, "mtia": str(program)}, program)
+
+    def __getitem__(self, grid: Any) -> Callable[..., Any]:
+        """Return a launcher for `grid` (int, tuple, or callable of the bound arguments)."""
+        return lambda *args, **kwargs: self.run(grid, *args, **kwargs)
+
+    def run(self, grid: Any, *args: Any, **kwargs: Any) -> Any:
+        """Bind arguments, specialise if needed, run on the machine model and return the RunResult.
+
+        Raises: KernelLaunchError for missing, extra or wrong arguments and bad grids.
+        """
+        bound = self._bind(args, kwargs)
+        consts = {n: v for n, v in bound.items() if n in self.constexprs or self._is_constexpr_param(n)}
+        if self.fixed is not None:
+            variant = self.fixed
+            self._check_fixed(variant, bound)
+        elif self._last is not None and self._matches(self._last, bound):
+            variant = self._last
+        else:
+            signature = {n: scalar_type(v) for n, v in bound.items() if n not in consts}
+            variant = self.specialize(signature, consts)
+        ordered = [bound[n] for n in self.fn.arg_names]
+        run_args = runtime_args(self.fn, variant.signature, ordered)
+        dims = normalize_grid(self.fn, grid, bound)
+        result = toolchain.run_kernel(variant.program, dims, run_args, self.options)
+        self.last_report = getattr(result, "report", None)
+        return result
+
+    def _check_fixed(self, variant: Specialization, bound: dict[str, Any]) -> None:
+        for name, ty in variant.signature.items():
+            value = bound[name]
+            if ty.startswith("*") and hasattr(value, "dtype") and hasattr(value, "data_ptr"):
+                got = scalar_type(value)
+                if got != ty:
+                    raise KernelLaunchError(f"{kernel_location(self.fn)}: error: argument '{name}' is a "
+                                            f"{got} tensor but the kernel was compiled for {ty}")
+
+    def _is_constexpr_param(self, name: str) -> bool:
+        return self.fn.params[self.fn.arg_names.index(name)].is_constexpr
+
+    def _matches(self, variant: Specialization, bound: dict[str, Any]) -> bool:
+        for name, ty in variant.signature.items():
+            value = bound[name]
+            if ty == "constexpr":
+                if name not in variant.constexprs or variant.constexprs[name] != value:
+                    return False
+            elif scalar_type(value) != ty and not _compatible(ty, value):
+                return False
+        return True
+
+    def _bind(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        names = list(self.fn.arg_names)
+        where = kernel_location(self.fn)
+        bound: dict[str, Any] = {}
+        free = names if len(args) == len(names) else [n for n in names if n not in self.constexprs]
+        if len(args) > len(free):
+            raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} takes {len(free)} "
+                                    f"positional arguments ({', '.join(free)}) but {len(args)} were given")
+        bound.update(zip(free, args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} has no parameter '{name}'")
+            if name in bound:
+                raise KernelLaunchError(f"{where}: error: argument '{name}' given twice")
+            bound[name] = value
+        self._fill_constexprs(bound, where)
+        missing = [n for n in names if n not in bound]
+        if missing:
+            raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} is missing arguments "
+                                    f"{missing}")
+        return {n: bound[n] for n in names}
+
+    def _fill_constexprs(self, bound: dict[str, Any], where: str) -> None:
+        for name, value in self.constexprs.items():
+            if name in bound and bound[name] != value:
+                raise KernelLaunchError(f"{where}: error: constexpr '{name}' was compiled as {value!r} "
+                                        f"but launched with {bound[name]!r}")
+            bound[name] = value
+        for param in self.fn.params:
+            if param.name not in bound and param.has_default:
+                bound[param.name] = param.default
+
+
+def _compatible(ty: str, value: Any) -> bool:
+    """Whether a launch value fits a compiled scalar type wider than the one it would pick itself."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if ty in ("i64", "u64"):
+        return isinstance(value, int)
+    return ty in ("fp16", "bf16", "fp32", "fp64") and isinstance(value, int | float)
