@@ -151,3 +151,12 @@ def test_make_ir_hook_leaves_other_backends_alone() -> None:
     ir.load_dialects(context)
     module = src.make_ir(TARGET, CUDAOptions(), {}, {}, context)
     assert "tt.func" in str(module) and "add_kernel" in str(module)
+
+
+def test_backend_hash_changes_with_sources(tmp_path: Any) -> None:
+    from mtia_xdsl.runtime.triton_backend.compiler import source_digest
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    before = source_digest(tmp_path)
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert source_digest(tmp_path) != before

@@ -33,11 +33,19 @@ class MtiaBackend(BaseBackend):
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
         self.binary_ext = BINARY_EXT
+        self._source_digest: str | None = None
         install_make_ir_hook()
 
     def hash(self) -> str:
-        """Return the backend's cache identity: mtia_xdsl version plus a digest of its sources."""
-        return backend_hash()
+        """Return `mtia_xdsl-<version>-<digest of the package's .py files>`.
+
+        The digest makes Triton's disk cache miss after any compiler change, even without a version bump.
+        """
+        import mtia_xdsl
+
+        if self._source_digest is None:
+            self._source_digest = source_digest(Path(mtia_xdsl.__file__).parent)
+        return f"mtia_xdsl-{mtia_xdsl.__version__}-{self._source_digest}"
 
     def parse_options(self, options: dict[str, Any]) -> MtiaOptions:
         """Turn Triton's option dict (launch kwargs, autotune config) into MtiaOptions."""
@@ -115,18 +123,8 @@ def kernel_name(module: ModuleOp) -> str:
     raise ValueError("the kernel module defines no public function")
 
 
-def backend_hash() -> str:
-    """Return `mtia_xdsl-<version>-<digest of the package's .py files>`.
-
-    The digest makes Triton's disk cache miss after any compiler change, even without a version bump.
-    """
-    import mtia_xdsl
-
-    return f"mtia_xdsl-{mtia_xdsl.__version__}-{_source_digest(Path(mtia_xdsl.__file__).parent)}"
-
-
-@functools.cache
-def _source_digest(root: Path) -> str:
+def source_digest(root: Path) -> str:
+    """Return a short digest of every .py file under `root` (paths and contents, in sorted order)."""
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode())
