@@ -153,3 +153,8 @@ def test_explicit_signature_rejects_other_dtypes(fake: FakeToolchain) -> None:
     with pytest.raises(KernelLaunchError, match=r"'x_ptr' is a \*fp16 tensor but the kernel was compiled for \*fp32"):
         kernel[(1,)](half, torch.ones(4), torch.zeros(4), 4)
     assert len(_stage(fake, "build")) == 1
+
+
+def test_binary_that_does_not_parse_names_kernel() -> None:
+    with pytest.raises(ValueError, match="kernel k: its printed mtia program does not parse back"):
+        binary.load(binary.encode("k", "builtin.module { \"no.such_op\"( }"))

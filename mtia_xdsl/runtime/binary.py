@@ -46,12 +46,18 @@ def decode(binary: bytes) -> tuple[dict[str, Any], str]:
 def load(binary: bytes) -> LoadedKernel:
     """Parse a binary into a LoadedKernel.
 
-    Raises: ValueError if the header is wrong; xDSL's ParseError if the program does not parse.
+    Raises: ValueError if the header is wrong or the program text does not parse back.
     """
     from xdsl.parser import Parser
+    from xdsl.utils.exceptions import ParseError
 
     from mtia_xdsl.dialects import make_context
 
     header, text = decode(binary)
-    module = Parser(make_context(), text).parse_module()
-    return LoadedKernel(str(header["name"]), module)
+    name = str(header["name"])
+    try:
+        module = Parser(make_context(), text).parse_module()
+    except ParseError as e:
+        raise ValueError(f"kernel {name}: its printed mtia program does not parse back (a printer/parser "
+                         f"mismatch in a dialect): {e}") from e
+    return LoadedKernel(name, module)
