@@ -158,3 +158,8 @@ def test_explicit_signature_rejects_other_dtypes(fake: FakeToolchain) -> None:
 def test_binary_that_does_not_parse_names_kernel() -> None:
     with pytest.raises(ValueError, match="kernel k: its printed mtia program does not parse back"):
         binary.load(binary.encode("k", "builtin.module { \"no.such_op\"( }"))
+
+
+def test_constexprs_by_position(fake: FakeToolchain) -> None:
+    kernel = mtia_xdsl.compile(add_kernel, SIG, {4: 8})
+    assert kernel.constexprs == {"BLOCK": 8} and _stage(fake, "build")[0][2] == {(4,): 8}

@@ -36,7 +36,7 @@ def compile(  # noqa: A001 - mirrors triton.compile
     """Compile `fn` (a `@triton.jit` function) for MTIA-2i.
 
     `signature` maps parameter names to Triton types ("*fp32", "i32", "constexpr"); parameters named in
-    `constexprs` are compile-time constants. Without a signature, each launch specialises on its
+    `constexprs` (by name or position) are compile-time constants. Without a signature, each launch specialises on its
     argument types. Example: `k = mtia_xdsl.compile(add, {"x": "*fp32", "n": "i32"}, {"BLOCK": 128})`
     then `k[(n // 128,)](x, n)`.
     Raises: TypeError if `fn` is not a `@triton.jit` function or `signature` names unknown parameters.
@@ -46,7 +46,9 @@ def compile(  # noqa: A001 - mirrors triton.compile
     if not isinstance(fn, JITFunction):
         raise TypeError(f"mtia_xdsl.compile expects a @triton.jit function, got {type(fn).__name__}")
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}))
-    kernel = CompiledKernel(fn, dict(constexprs or {}), opts)
+    names = list(fn.arg_names)
+    consts = {names[k] if isinstance(k, int) else k: v for k, v in (constexprs or {}).items()}
+    kernel = CompiledKernel(fn, consts, opts)
     if signature is not None:
         kernel.fixed = kernel.specialize(dict(signature))
     return kernel
