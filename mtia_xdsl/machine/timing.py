@@ -127,6 +127,9 @@ class Timeline:
     work: WorkTotals
     ls_high_water_bytes: dict[int, int]
     """PE -> largest LS footprint (CB depth x tile bytes + extra) of the programs it ran."""
+    scalar_issue_cycles: dict[int, float]
+    """PE -> cycles its scalar core spent on instructions and command issue (not on Engine.SCALAR
+    commands, which are in `engine_busy_cycles`)."""
     llc_resident_bytes: int = 0
     llc_overflowed: bool = False
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
@@ -362,6 +365,7 @@ class _PE:
         self.engine_free = [0.0] * _N_ENGINES
         self.engine_used = [False] * _N_ENGINES
         self.try_at = [-1.0] * _N_ENGINES
+        self.scalar_busy = 0.0
         self.scalar_wait: tuple[str, object] | None = None
         self.dma_inflight = 0
         self.xfer_fifo: tuple[deque[list], deque[list]] = (deque(), deque())
@@ -443,13 +447,16 @@ class _Simulator:
         assert run is not None
         cfg = self.config
         if i >= len(run.cmds):
-            run.scalar_end = t + run.prog.tail_scalar_instrs * cfg.scalar_cycles_per_instr
+            tail = run.prog.tail_scalar_instrs * cfg.scalar_cycles_per_instr
+            pe.scalar_busy += tail
+            run.scalar_end = t + tail
             self._check_program_done(pe)
             return
         c = run.cmds[i]
         cost = c.scalar_instrs * cfg.scalar_cycles_per_instr
         if c.engine is not Engine.SCALAR:
             cost += cfg.scalar_issue_cycles
+        pe.scalar_busy += cost
         self.push(t + cost, _E_SCALAR, pe, i)
 
     def _on_scalar(self, pe: object, i: object) -> None:
@@ -766,6 +773,7 @@ class _Simulator:
             traffic=self.traffic,
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes.values()},
+            scalar_issue_cycles={pe.pe: pe.scalar_busy for pe in self.pes.values()},
             llc_resident_bytes=self.coverage.total,
             llc_overflowed=self.llc_overflowed,
             programs=self.programs,
