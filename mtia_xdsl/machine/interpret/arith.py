@@ -28,7 +28,6 @@ from mtia_xdsl.machine.interpret.values import (
     element_format,
     element_type_of,
     f32_to_bf16_bits,
-    is_shaped,
     location_str,
 )
 
@@ -42,14 +41,14 @@ Fn = Callable[..., Any]
 # ----------------------------------------------------------------------------------------------------
 
 
-def _width(t: Attribute) -> int:
+def int_width(t: Attribute) -> int:
     e = element_type_of(t)
     if isinstance(e, builtin.IntegerType):
         return e.width.data
     return 64  # index
 
 
-def _unsigned(x: np.ndarray, width: int) -> np.ndarray:
+def unsigned(x: np.ndarray, width: int) -> np.ndarray:
     """Reinterpret signed storage as unsigned integers of `width` bits (as uint64 for arithmetic)."""
     if width == 1:
         return x.astype(np.uint64)
@@ -62,7 +61,7 @@ def _int_operands(args: PythonValues) -> list[np.ndarray]:
 
 
 def _wrap_i1(x: np.ndarray, t: Attribute) -> np.ndarray:
-    return (x & 1) if _width(t) == 1 else x
+    return (x & 1) if int_width(t) == 1 else x
 
 
 def _float_operands(args: PythonValues) -> list[np.ndarray]:
@@ -88,8 +87,8 @@ def _uint_binary(fn: Fn) -> Fn:
     """Bind a function on the unsigned reinterpretation (uint64) of two operands."""
 
     def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.operands[0].type)
-        a, b = (_unsigned(np.asarray(x), w) for x in args)
+        w = int_width(op.operands[0].type)
+        a, b = (unsigned(np.asarray(x), w) for x in args)
         with np.errstate(all="ignore"):
             r = fn(a, b)
         return _result(op, _wrap_i1(np.asarray(r).astype(np.int64), op.results[0].type))
@@ -155,7 +154,8 @@ def _shift_amount(b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(too_far, 0, b).astype(np.uint64), too_far
 
 
-def _max_ieee(a: np.ndarray, b: np.ndarray, nan_propagates: bool, is_max: bool) -> np.ndarray:
+def ieee_max_min(a: np.ndarray, b: np.ndarray, nan_propagates: bool, is_max: bool) -> np.ndarray:
+    """Return IEEE max/min: -0 < +0; NaN propagates (maximumf) or loses to a number (maxnumf)."""
     pick = (np.maximum if nan_propagates else np.fmax) if is_max else (np.minimum if nan_propagates else np.fmin)
     r = pick(a, b)
     both_zero = (a == 0) & (b == 0)
@@ -233,24 +233,24 @@ def dense_value(attr: Attribute, t: Attribute, where: str = "<unknown location>"
 
 
 def _extui(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return _unsigned(x, _width(src)).astype(np.int64)
+    return unsigned(x, int_width(src)).astype(np.int64)
 
 
 def _extsi(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return -x.astype(np.int64) if _width(src) == 1 else x.astype(np.int64)
+    return -x.astype(np.int64) if int_width(src) == 1 else x.astype(np.int64)
 
 
 def _trunci(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return (x.astype(np.int64) & 1) if _width(dst) == 1 else x.astype(np.int64)
+    return (x.astype(np.int64) & 1) if int_width(dst) == 1 else x.astype(np.int64)
 
 
 def _uitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return _unsigned(x, _width(src)).astype(np.float64)
+    return unsigned(x, int_width(src)).astype(np.float64)
 
 
 def _sitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
     # i1 true is -1 when read as signed
-    return (-x.astype(np.float64)) if _width(src) == 1 else x.astype(np.float64)
+    return (-x.astype(np.float64)) if int_width(src) == 1 else x.astype(np.float64)
 
 
 def _fptosi(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
@@ -267,7 +267,7 @@ def _float_convert(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
     return x  # as_value rounds to the result type (bf16 included)
 
 
-def _bitcast(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+def bitcast_value(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
     sfmt, dfmt = element_format(element_type_of(src)), element_format(element_type_of(dst))
     raw = f32_to_bf16_bits(x) if sfmt.name == "bf16" else x.astype(sfmt.storage)
     if dfmt.name == "bf16":
@@ -275,7 +275,7 @@ def _bitcast(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
     return raw.view(dfmt.storage).astype(dfmt.compute)
 
 
-def _to_signed(x: np.ndarray, width: int) -> np.ndarray:
+def to_signed(x: np.ndarray, width: int) -> np.ndarray:
     """Wrap an object array of Python ints to `width` bits, as signed int64 storage."""
     mask = (1 << width) - 1
     half = 1 << (width - 1)
@@ -285,9 +285,9 @@ def _to_signed(x: np.ndarray, width: int) -> np.ndarray:
 
 def _low_high(op: Operation, product: np.ndarray) -> PythonValues:
     """Split an exact (object array) product into the low and high halves of `*_extended` ops."""
-    w = _width(op.operands[0].type)
+    w = int_width(op.operands[0].type)
     high = np.vectorize(lambda v: int(v) >> w, otypes=[object])(product)
-    return (as_value(_to_signed(product, w), op.results[0].type), as_value(_to_signed(high, w), op.results[1].type))
+    return (as_value(to_signed(product, w), op.results[0].type), as_value(to_signed(high, w), op.results[1].type))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -325,10 +325,10 @@ class ArithFunctions(InterpreterFunctions):
     run_mulf = _bind("arith.mulf", _float_binary(np.multiply))
     run_divf = _bind("arith.divf", _float_binary(np.divide))
     run_remf = _bind("arith.remf", _float_binary(np.fmod))
-    run_maximumf = _bind("arith.maximumf", _float_binary(lambda a, b: _max_ieee(a, b, True, True)))
-    run_minimumf = _bind("arith.minimumf", _float_binary(lambda a, b: _max_ieee(a, b, True, False)))
-    run_maxnumf = _bind("arith.maxnumf", _float_binary(lambda a, b: _max_ieee(a, b, False, True)))
-    run_minnumf = _bind("arith.minnumf", _float_binary(lambda a, b: _max_ieee(a, b, False, False)))
+    run_maximumf = _bind("arith.maximumf", _float_binary(lambda a, b: ieee_max_min(a, b, True, True)))
+    run_minimumf = _bind("arith.minimumf", _float_binary(lambda a, b: ieee_max_min(a, b, True, False)))
+    run_maxnumf = _bind("arith.maxnumf", _float_binary(lambda a, b: ieee_max_min(a, b, False, True)))
+    run_minnumf = _bind("arith.minnumf", _float_binary(lambda a, b: ieee_max_min(a, b, False, False)))
     run_extf = _bind("arith.extf", _cast(_float_convert))
     run_truncf = _bind("arith.truncf", _cast(_float_convert))
     run_extsi = _bind("arith.extsi", _cast(_extsi))
@@ -338,7 +338,7 @@ class ArithFunctions(InterpreterFunctions):
     run_uitofp = _bind("arith.uitofp", _cast(_uitofp))
     run_fptosi = _bind("arith.fptosi", _cast(_fptosi))
     run_fptoui = _bind("arith.fptoui", _cast(_fptoui))
-    run_bitcast = _bind("arith.bitcast", _cast(_bitcast))
+    run_bitcast = _bind("arith.bitcast", _cast(bitcast_value))
     run_index_cast = _bind("arith.index_cast", _cast(_extsi))
 
     @impl(_OPS["arith.mulsi_extended"])
@@ -348,16 +348,16 @@ class ArithFunctions(InterpreterFunctions):
 
     @impl(_OPS["arith.mului_extended"])
     def run_mului_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.operands[0].type)
-        a, b = (_unsigned(np.asarray(x), w).astype(object) for x in args)
+        w = int_width(op.operands[0].type)
+        a, b = (unsigned(np.asarray(x), w).astype(object) for x in args)
         return _low_high(op, a * b)
 
     @impl(_OPS["arith.addui_extended"])
     def run_addui_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.operands[0].type)
-        a, b = (_unsigned(np.asarray(x), w).astype(object) for x in args)
+        w = int_width(op.operands[0].type)
+        a, b = (unsigned(np.asarray(x), w).astype(object) for x in args)
         total = a + b
-        low = _to_signed(total, w)
+        low = to_signed(total, w)
         return (as_value(low, op.results[0].type), as_value(total >= (1 << w), op.results[1].type))
 
     @impl(_OPS["arith.constant"])
@@ -372,7 +372,7 @@ class ArithFunctions(InterpreterFunctions):
 
     @impl(_OPS["arith.shli"])
     def run_shli(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.results[0].type)
+        w = int_width(op.results[0].type)
         a, b = _int_operands(args)
         amount, too_far = _shift_amount(b, w)
         r = (a.astype(np.uint64) << amount).astype(np.int64)
@@ -380,14 +380,14 @@ class ArithFunctions(InterpreterFunctions):
 
     @impl(_OPS["arith.shrui"])
     def run_shrui(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.results[0].type)
+        w = int_width(op.results[0].type)
         amount, too_far = _shift_amount(np.asarray(args[1]).astype(np.int64), w)
-        r = _unsigned(np.asarray(args[0]), w) >> amount
+        r = unsigned(np.asarray(args[0]), w) >> amount
         return _result(op, np.where(too_far, 0, r.astype(np.int64)))
 
     @impl(_OPS["arith.shrsi"])
     def run_shrsi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = _width(op.results[0].type)
+        w = int_width(op.results[0].type)
         a, b = _int_operands(args)
         if w == 1:
             a = -a
@@ -398,9 +398,9 @@ class ArithFunctions(InterpreterFunctions):
     @impl(_OPS["arith.cmpi"])
     def run_cmpi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         unsigned, fn = _CMPI[_predicate(op)]
-        w = _width(op.operands[0].type)
+        w = int_width(op.operands[0].type)
         if unsigned:
-            a, b = (_unsigned(np.asarray(x), w) for x in args)
+            a, b = (unsigned(np.asarray(x), w) for x in args)
         else:
             a, b = _int_operands(args)
             if w == 1:  # i1 true is -1 when signed
@@ -415,6 +415,6 @@ class ArithFunctions(InterpreterFunctions):
     @impl(_OPS["arith.select"])
     def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         cond, a, b = args
-        if not is_shaped(op.results[0].type):
+        if np.ndim(cond) == 0:
             return (a if bool(cond) else b,)
         return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))

@@ -19,7 +19,8 @@ from xdsl.ir import Operation
 from mtia_xdsl.machine.interpret.values import as_value
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def erf(x: np.ndarray) -> np.ndarray:
+    """Return erf(x) in float64 (numpy has no erf; torch's is used)."""
     import torch
 
     return torch.special.erf(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))).numpy()
@@ -100,7 +101,7 @@ class MathFunctions(InterpreterFunctions):
     run_asinh = impl(math.AsinhOp)(_unary(np.arcsinh))
     run_acosh = impl(math.AcoshOp)(_unary(np.arccosh))
     run_atanh = impl(math.AtanhOp)(_unary(np.arctanh))
-    run_erf = impl(math.ErfOp)(_unary(_erf))
+    run_erf = impl(math.ErfOp)(_unary(erf))
     run_ctlz = impl(math.CountLeadingZerosOp)(_unary(_ctlz))
     run_cttz = impl(math.CountTrailingZerosOp)(_unary(_cttz))
     run_ctpop = impl(math.CtPopOp)(_unary(_ctpop))

@@ -441,6 +441,8 @@ def as_value(x: Any, t: Attribute) -> Any:
 
     Casts to the dtype of `t` (integers wrap around), rounds bf16 to nearest even, and returns a numpy
     scalar for a scalar type or an array of the tensor's shape (broadcasting a scalar) otherwise.
+    An array for a scalar type stays an array: a batch of lanes, as when a reduction's combine region
+    runs on whole slices.
     """
     fmt = element_format(element_type_of(t))
     arr = np.asarray(x)
@@ -453,4 +455,4 @@ def as_value(x: Any, t: Attribute) -> Any:
         assert isinstance(t, builtin.TensorType | builtin.VectorType)
         shape = tuple(t.get_shape())
         return arr if arr.shape == shape else np.broadcast_to(arr, shape).copy()
-    return arr[()] if arr.ndim == 0 else arr.reshape(())[()]
+    return arr[()] if arr.ndim == 0 else arr

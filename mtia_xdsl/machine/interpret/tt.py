@@ -1,0 +1,599 @@
+"""Reference semantics of the `tt` dialect (Triton 3.9 TTIR) on numpy: the meaning every pass preserves.
+
+One program instance runs at a time; its program id, the grid and the global memory are the interpreter's
+`LaunchState` (see `set_launch_state`). Pointers are byte addresses (int64); loads and stores go through
+`GlobalMemory`, so an unmasked out-of-bounds access raises an error naming the kernel line.
+
+Reductions and scans evaluate the combine region on whole slices at once (the region's scalar-typed
+values then hold arrays of lanes). `tt.reduce` combines adjacent pairs in a binary tree, (x0 op x1),
+(x2 op x3), ... then again on the results, an odd last element carried up unchanged; `tt.scan` is a
+Hillis-Steele inclusive scan (log2 n steps). Common single-op combiners (addf, addi, mulf, maxnumf,
+maximumf, minnumf, minimumf, maxsi, minsi, ...) run as numpy ops in the same tree, so the fast and the
+generic path give bitwise equal results. `tt.dot` multiplies in float64 (exact for f16/bf16 inputs),
+adds the accumulator and rounds once to the result type; inputPrecision tf32 first rounds f32 inputs to
+tf32. Atomics apply lanes in row-major order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin, ub
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    TerminatorValue,
+    impl,
+    impl_callable,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.utils.exceptions import InterpretationError
+
+from mtia_xdsl.dialects.tt import TT
+from mtia_xdsl.machine.interpret import arith as arith_semantics
+from mtia_xdsl.machine.interpret.values import (
+    GlobalMemory,
+    as_value,
+    element_format,
+    element_type_of,
+    f32_to_bf16_bits,
+    bf16_bits_to_f32,
+    is_shaped,
+    location_str,
+)
+
+_OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
+
+Fn = Callable[..., Any]
+
+
+@dataclass
+class LaunchState:
+    """What one program instance of a launch sees: its id, the grid, global memory."""
+
+    memory: GlobalMemory
+    program_id: tuple[int, int, int]
+    num_programs: tuple[int, int, int]
+
+
+def set_launch_state(interpreter: Interpreter, state: LaunchState) -> None:
+    """Make `state` the launch state of the tt ops run by `interpreter`."""
+    interpreter.set_data(TtFunctions, "launch", state)
+
+
+def get_launch_state(interpreter: Interpreter) -> LaunchState:
+    """Return the launch state set by `set_launch_state` (error if the kernel runs outside a launch)."""
+
+    def missing() -> LaunchState:
+        raise InterpretationError("tt ops need a launch state: run the kernel through run_tt")
+
+    return interpreter.get_data(TtFunctions, "launch", missing)
+
+
+# ----------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------
+
+
+def _bind(name: str, fn: Fn, terminator: bool = False) -> Fn:
+    """Mark `fn` as the implementation of tt op `name` (left unbound if the dialect lacks the op)."""
+    op_type = _OPS.get(name)
+    if op_type is None:
+        return fn
+    return (impl_terminator if terminator else impl)(op_type)(fn)
+
+
+def _op(name: str) -> Callable[[Fn], Fn]:
+    """Decorator form of `_bind`."""
+    return lambda fn: _bind(name, fn)
+
+
+def _return(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+    return ReturnedValues(args), ()
+
+
+def _prop(op: Operation, name: str) -> Attribute | None:
+    attr = op.properties.get(name)
+    return attr if attr is not None else op.attributes.get(name)
+
+
+def _int_prop(op: Operation, name: str, default: int | None = None) -> int:
+    attr = _prop(op, name)
+    if attr is None:
+        if default is None:
+            raise InterpretationError(f"{location_str(op.location)}: error: {op.name} lacks property '{name}'")
+        return default
+    if isinstance(attr, builtin.UnitAttr):
+        return 1
+    value = getattr(attr, "value", attr)
+    data = getattr(value, "data", value)
+    if isinstance(data, str):  # enum attribute printed by name
+        raise InterpretationError(f"{location_str(op.location)}: error: {op.name} property '{name}' is {attr}")
+    return int(data)
+
+
+def _operands(op: Operation, args: PythonValues, *names: str) -> list[Any]:
+    """Return the runtime values of the named (possibly optional) operands of `op`; None if absent."""
+    by_value = {id(v): a for v, a in zip(op.operands, args, strict=True)}
+    out: list[Any] = []
+    for n in names:
+        v = getattr(op, n, None)
+        out.append(by_value[id(v)] if isinstance(v, SSAValue) else None)
+    return out
+
+
+def _where(op: Operation) -> str:
+    return location_str(op.location)
+
+
+def pointee_type(t: Attribute) -> Attribute:
+    """Return the pointee type of `!tt.ptr<T>` or of a tensor of such pointers."""
+    ptr = element_type_of(t)
+    for name in ("pointee_type", "pointeeType", "pointee"):
+        inner = getattr(ptr, name, None)
+        if isinstance(inner, Attribute):
+            return inner
+    params = getattr(ptr, "parameters", ())
+    if params and isinstance(params[0], Attribute):
+        return params[0]
+    raise InterpretationError(f"{t} is not a tt pointer type")
+
+
+def _elem_bytes(ptr_type: Attribute) -> int:
+    pointee = pointee_type(ptr_type)
+    if getattr(pointee, "name", "") == "tt.ptr":
+        return 8
+    return element_format(pointee).size_bytes
+
+
+def _round_tf32(x: np.ndarray) -> np.ndarray:
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    r = ((u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(x), r, x)
+
+
+# ----------------------------------------------------------------------------------------------------
+# reductions and scans
+# ----------------------------------------------------------------------------------------------------
+
+_FAST_COMBINERS: dict[str, Fn] = {
+    "arith.addf": np.add,
+    "arith.addi": np.add,
+    "arith.mulf": np.multiply,
+    "arith.muli": np.multiply,
+    "arith.maxsi": np.maximum,
+    "arith.minsi": np.minimum,
+    "arith.andi": np.bitwise_and,
+    "arith.ori": np.bitwise_or,
+    "arith.xori": np.bitwise_xor,
+    "arith.maxnumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=False, is_max=True),
+    "arith.minnumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=False, is_max=False),
+    "arith.maximumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=True, is_max=True),
+    "arith.minimumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=True, is_max=False),
+}
+
+
+def _fast_combiner(region: Region) -> Fn | None:
+    """Return a numpy function equal to a one-op combine region `(a, b) -> a op b`, else None."""
+    block = region.block
+    ops = list(block.ops)
+    if len(block.args) != 2 or len(ops) != 2:
+        return None
+    body, ret = ops
+    fn = _FAST_COMBINERS.get(body.name)
+    if fn is None or len(body.operands) != 2 or set(body.operands) != set(block.args):
+        return None
+    if list(ret.operands) != [body.results[0]] or element_format(block.args[0].type).name in ("i1", "bf16"):
+        return None
+    if body.name in ("arith.addi", "arith.muli"):
+        return lambda a, b: fn(a, b).astype(a.dtype)
+    return fn
+
+
+def _combine(interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]) -> list[Any]:
+    with np.errstate(all="ignore"):
+        if fast is not None:
+            return [fast(lhs[0], rhs[0])]
+        out = interpreter.run_ssacfg_region(op.regions[0], (*lhs, *rhs), op.name)
+    return [np.asarray(v) for v in out]
+
+
+def _tree_reduce(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) -> list[np.ndarray]:
+    """Reduce axis 0 of every array in `xs` together by a pairwise tree."""
+    fast = _fast_combiner(op.regions[0]) if len(xs) == 1 else None
+    while xs[0].shape[0] > 1:
+        n = xs[0].shape[0]
+        half = n // 2
+        combined = _combine(interpreter, op, fast, [x[0 : 2 * half : 2] for x in xs], [x[1 : 2 * half : 2] for x in xs])
+        combined = [np.broadcast_to(c, x[0 : 2 * half : 2].shape) for c, x in zip(combined, xs, strict=True)]
+        xs = [np.concatenate([c, x[2 * half :]]) if n % 2 else c for c, x in zip(combined, xs, strict=True)]
+    return [x[0] for x in xs]
+
+
+def _hillis_steele_scan(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) -> list[np.ndarray]:
+    """Inclusive scan along axis 0 of every array in `xs` together."""
+    fast = _fast_combiner(op.regions[0]) if len(xs) == 1 else None
+    n = xs[0].shape[0]
+    step = 1
+    while step < n:
+        combined = _combine(interpreter, op, fast, [x[:-step] for x in xs], [x[step:] for x in xs])
+        xs = [
+            np.concatenate([x[:step], np.broadcast_to(c, x[step:].shape).astype(x.dtype)])
+            for c, x in zip(combined, xs, strict=True)
+        ]
+        step *= 2
+    return xs
+
+
+# ----------------------------------------------------------------------------------------------------
+# memory ops
+# ----------------------------------------------------------------------------------------------------
+
+
+def _load(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    ptr, mask, other = _operands(op, args, "ptr", "mask", "other")
+    result_type = op.results[0].type
+    memory = get_launch_state(interpreter).memory
+    value = memory.gather(ptr, element_type_of(result_type), mask, other, _where(op))
+    return (as_value(value, result_type),)
+
+
+def _store(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    ptr, value, mask = _operands(op, args, "ptr", "value", "mask")
+    memory = get_launch_state(interpreter).memory
+    memory.scatter(ptr, value, pointee_type(op.operands[0].type), mask, _where(op))
+    return ()
+
+
+_RMW: dict[int, Fn] = {
+    1: np.bitwise_and,
+    2: np.bitwise_or,
+    3: np.bitwise_xor,
+    4: np.add,
+    5: np.add,
+    6: np.maximum,
+    7: np.minimum,
+    10: lambda old, val: val,
+}
+"""tt.atomic_rmw op encoding (RMWOp) -> update; UMAX (8) and UMIN (9) are handled on unsigned views."""
+
+
+def _unsigned_minmax(is_max: bool) -> Fn:
+    def run(old: np.ndarray, val: np.ndarray) -> np.ndarray:
+        bits = old.dtype.itemsize * 8
+        to_u = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
+        u = (np.maximum if is_max else np.minimum)(old.view(to_u), val.astype(old.dtype).view(to_u))
+        return u.view(old.dtype)
+
+    return run
+
+
+def _atomic_update(
+    memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str
+) -> np.ndarray:
+    """Apply `update(old, lane_indices) -> new` lane by lane in row-major order; return the old values.
+
+    Lanes with distinct addresses are applied together; a lane whose address repeats an earlier lane's
+    waits for the next round, so every lane sees the value left by the lanes before it.
+    """
+    addrs = np.asarray(ptr, dtype=np.int64)
+    active = np.broadcast_to(np.ones((), bool) if mask is None else np.asarray(mask, bool), addrs.shape)
+    flat = addrs.reshape(-1)
+    fmt = element_format(dtype)
+    old_all = np.zeros(flat.shape, dtype=fmt.compute)
+    pending = np.flatnonzero(active.reshape(-1))
+    while pending.size:
+        _, first = np.unique(flat[pending], return_index=True)
+        lanes = pending[np.sort(first)]
+        old = memory.gather(flat[lanes], dtype, where=where)
+        old_all[lanes] = old
+        memory.scatter(flat[lanes], update(old, lanes), dtype, where=where)
+        pending = np.setdiff1d(pending, lanes, assume_unique=True)
+    return old_all.reshape(addrs.shape)
+
+
+def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    ptr, val, mask = _operands(op, args, "ptr", "val", "mask")
+    kind = _int_prop(op, "atomic_rmw_op")
+    fn = {8: _unsigned_minmax(True), 9: _unsigned_minmax(False)}.get(kind, _RMW.get(kind))
+    if fn is None:
+        raise InterpretationError(f"{_where(op)}: error: tt.atomic_rmw kind {kind} is not supported")
+    dtype = pointee_type(op.operands[0].type)
+    flat_val = np.broadcast_to(np.asarray(val), np.shape(ptr)).reshape(-1)
+    memory = get_launch_state(interpreter).memory
+
+    def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return fn(old, flat_val[lanes].astype(old.dtype)).astype(old.dtype)
+
+    old = _atomic_update(memory, ptr, mask, dtype, update, _where(op))
+    return (as_value(old, op.results[0].type),)
+
+
+def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    ptr, cmp, val = _operands(op, args, "ptr", "cmp", "val")
+    shape = np.shape(ptr)
+    flat_cmp = np.broadcast_to(np.asarray(cmp), shape).reshape(-1)
+    flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
+
+    def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+        return np.where(old == flat_cmp[lanes], flat_val[lanes], old).astype(old.dtype)
+
+    memory = get_launch_state(interpreter).memory
+    old = _atomic_update(memory, ptr, None, pointee_type(op.operands[0].type), update, _where(op))
+    return (as_value(old, op.results[0].type),)
+
+
+_LIBDEVICE: dict[str, Fn] = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
+    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "cbrt": np.cbrt,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+    "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": np.round,
+    "rint": np.rint, "fabs": np.abs, "abs": np.abs, "erf": lambda x: _erf(x), "pow": np.power,
+    "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin, "fmax": np.fmax, "hypot": np.hypot,
+    "copysign": np.copysign, "isnan": np.isnan, "isinf": np.isinf, "signbit": np.signbit,
+}  # fmt: skip
+"""libdevice function stems (`__nv_expf` -> "exp") the interpreter evaluates with numpy."""
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from mtia_xdsl.machine.interpret.math import erf
+
+    return erf(x)
+
+
+def _libdevice_stem(symbol: str) -> str:
+    for prefix in ("__nv_", "__ocml_", "__mtia_"):
+        symbol = symbol.removeprefix(prefix)
+    for suffix in ("_f64", "_f32", "_f16"):
+        symbol = symbol.removesuffix(suffix)
+    if symbol not in _LIBDEVICE and symbol.endswith("f"):
+        symbol = symbol[:-1]
+    return symbol
+
+
+def _extern_elementwise(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    symbol = _prop(op, "symbol")
+    name = symbol.data if isinstance(symbol, builtin.StringAttr) else "?"
+    fn = _LIBDEVICE.get(_libdevice_stem(name))
+    if fn is None:
+        raise InterpretationError(
+            f"{_where(op)}: error: external function '{name}' has no reference semantics; "
+            f"known stems: {', '.join(sorted(_LIBDEVICE))}"
+        )
+    with np.errstate(all="ignore"):
+        return (as_value(fn(*[np.asarray(a) for a in args]), op.results[0].type),)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the functions
+# ----------------------------------------------------------------------------------------------------
+
+
+def _unary(fn: Fn) -> Fn:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        with np.errstate(all="ignore"):
+            return (as_value(fn(np.asarray(args[0]), op), op.results[0].type),)
+
+    return run
+
+
+def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
+    dst = element_type_of(op.results[0].type)
+    rounding = _int_prop(op, "rounding", 1)
+    if rounding == 1 or element_format(dst).size_bytes >= x.dtype.itemsize:
+        return x  # as_value rounds to nearest even
+    if isinstance(dst, builtin.BFloat16Type):
+        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)
+        return np.where(np.isnan(x), x, bf16_bits_to_f32(bits.astype(np.uint16)))
+    fmt = element_format(dst)
+    r = x.astype(fmt.compute)
+    too_far = np.isfinite(x) & (np.abs(r.astype(np.float64)) > np.abs(x.astype(np.float64)))
+    return np.where(too_far, np.nextafter(r, np.zeros((), fmt.compute)), r)
+
+
+def _bitcast(x: np.ndarray, op: Operation) -> np.ndarray:
+    src, dst = element_type_of(op.operands[0].type), element_type_of(op.results[0].type)
+    if getattr(src, "name", "") == "tt.ptr" or getattr(dst, "name", "") == "tt.ptr":
+        return x
+    return arith_semantics.bitcast_value(x, src, dst)
+
+
+def _mulhiui(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    width = arith_semantics.int_width(op.results[0].type)
+    a, b = (arith_semantics.unsigned(np.asarray(v), width).astype(object) for v in args)
+    high = np.vectorize(lambda v: int(v) >> width, otypes=[object])(a * b)
+    return (as_value(arith_semantics.to_signed(high, width), op.results[0].type),)
+
+
+def _clampf(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    x, lo, hi = (np.asarray(v) for v in args)
+    with np.errstate(all="ignore"):
+        if _int_prop(op, "propagateNan", 0):
+            r = np.minimum(np.maximum(x, lo), hi)
+        else:
+            r = np.fmin(np.fmax(x, lo), hi)
+    return (as_value(r, op.results[0].type),)
+
+
+@register_impls
+class TtFunctions(InterpreterFunctions):
+    """Functional semantics of the tt dialect (the reference every lowering is checked against)."""
+
+    # -- program structure ----------------------------------------------------------------------------
+
+    @impl_callable(_OPS["tt.func"])
+    def call_func(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        name = op.properties.get("sym_name") or op.attributes.get("sym_name")
+        label = name.data if isinstance(name, builtin.StringAttr) else "tt.func"
+        return interpreter.run_ssacfg_region(op.regions[0], args, label)
+
+    run_return = _bind("tt.return", _return, terminator=True)
+    run_reduce_return = _bind("tt.reduce.return", _return, terminator=True)
+    run_scan_return = _bind("tt.scan.return", _return, terminator=True)
+    run_map_return = _bind("tt.map_elementwise.return", _return, terminator=True)
+
+    @_op("tt.call")
+    def run_call(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        callee = _prop(op, "callee")
+        assert isinstance(callee, builtin.SymbolRefAttr), "verified tt.call has a callee"
+        return interpreter.call_op(callee, args)
+
+    @_op("tt.get_program_id")
+    def run_get_program_id(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (np.int32(get_launch_state(interpreter).program_id[_int_prop(op, "axis")]),)
+
+    @_op("tt.get_num_programs")
+    def run_get_num_programs(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (np.int32(get_launch_state(interpreter).num_programs[_int_prop(op, "axis")]),)
+
+    # -- tensor construction and shape ---------------------------------------------------------------
+
+    @_op("tt.make_range")
+    def run_make_range(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (np.arange(_int_prop(op, "start"), _int_prop(op, "end"), dtype=np.int32),)
+
+    run_splat = _bind("tt.splat", _unary(lambda x, op: x))
+    run_broadcast = _bind("tt.broadcast", _unary(lambda x, op: x))
+    run_unsplat = _bind("tt.unsplat", _unary(lambda x, op: x.reshape(-1)[0]))
+    run_expand_dims = _bind("tt.expand_dims", _unary(lambda x, op: np.expand_dims(x, _int_prop(op, "axis"))))
+    run_reshape = _bind("tt.reshape", _unary(lambda x, op: x.reshape(tuple(op.results[0].type.get_shape()))))
+    run_trans = _bind(
+        "tt.trans", _unary(lambda x, op: np.transpose(x, tuple(op.properties["order"].get_values())))  # type: ignore
+    )
+    run_cat = _bind("tt.cat", lambda s, i, op, a: (as_value(np.concatenate([a[0], a[1]]), op.results[0].type),))
+    run_join = _bind("tt.join", lambda s, i, op, a: (as_value(np.stack([a[0], a[1]], -1), op.results[0].type),))
+
+    @_op("tt.split")
+    def run_split(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        x = np.asarray(args[0])
+        return (as_value(x[..., 0], op.results[0].type), as_value(x[..., 1], op.results[1].type))
+
+    # -- pointers and elementwise --------------------------------------------------------------------
+
+    @_op("tt.addptr")
+    def run_addptr(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        ptr, offset = args
+        size = _elem_bytes(op.operands[0].type)
+        with np.errstate(all="ignore"):
+            addr = np.asarray(ptr, dtype=np.int64) + np.asarray(offset).astype(np.int64) * np.int64(size)
+        return (as_value(addr, op.results[0].type),)
+
+    run_int_to_ptr = _bind("tt.int_to_ptr", _unary(lambda x, op: x.astype(np.int64)))
+    run_ptr_to_int = _bind("tt.ptr_to_int", _unary(lambda x, op: x.astype(np.int64)))
+    run_bitcast = _bind("tt.bitcast", _unary(_bitcast))
+    run_fp_to_fp = _bind("tt.fp_to_fp", _unary(_fp_to_fp))
+    run_precise_sqrt = _bind("tt.precise_sqrt", _unary(lambda x, op: np.sqrt(x)))
+    run_precise_divf = _bind("tt.precise_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
+    run_approx_divf = _bind("tt.approx_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
+    run_mulhiui = _bind("tt.mulhiui", _mulhiui)
+    run_clampf = _bind("tt.clampf", _clampf)
+    run_extern_elementwise = _bind("tt.extern_elementwise", _extern_elementwise)
+
+    # -- memory --------------------------------------------------------------------------------------
+
+    run_load = _bind("tt.load", _load)
+    run_store = _bind("tt.store", _store)
+    run_atomic_rmw = _bind("tt.atomic_rmw", _atomic_rmw)
+    run_atomic_cas = _bind("tt.atomic_cas", _atomic_cas)
+
+    # -- compute -------------------------------------------------------------------------------------
+
+    @_op("tt.dot")
+    def run_dot(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b, c = (np.asarray(v) for v in args)
+        if a.dtype.kind in "iub":
+            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+            return (as_value(acc, op.results[0].type),)
+        if _int_prop(op, "inputPrecision", 2) == 0 and a.dtype == np.float32:
+            a, b = _round_tf32(a), _round_tf32(b)
+        acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        return (as_value(acc, op.results[0].type),)
+
+    @_op("tt.reduce")
+    def run_reduce(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        axis = _int_prop(op, "axis")
+        xs = [np.moveaxis(np.asarray(x), axis, 0) for x in args]
+        out = _tree_reduce(interpreter, op, xs)
+        return tuple(as_value(v, r.type) for v, r in zip(out, op.results, strict=True))
+
+    @_op("tt.scan")
+    def run_scan(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        axis, reverse = _int_prop(op, "axis"), _int_prop(op, "reverse", 0)
+        xs = [np.moveaxis(np.asarray(x), axis, 0) for x in args]
+        if reverse:
+            xs = [x[::-1] for x in xs]
+        out = _hillis_steele_scan(interpreter, op, xs)
+        if reverse:
+            out = [x[::-1] for x in out]
+        return tuple(as_value(np.moveaxis(v, 0, axis), r.type) for v, r in zip(out, op.results, strict=True))
+
+    @_op("tt.histogram")
+    def run_histogram(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        src, mask = _operands(op, args, "src", "mask")
+        bins = op.results[0].type.get_shape()[0]  # type: ignore
+        x = np.asarray(src).astype(np.int64).reshape(-1)
+        keep = (x >= 0) & (x < bins)
+        if mask is not None:
+            keep &= np.broadcast_to(np.asarray(mask, bool), np.shape(src)).reshape(-1)
+        return (as_value(np.bincount(x[keep], minlength=bins), op.results[0].type),)
+
+    @_op("tt.gather")
+    def run_gather(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        src, idx = (np.asarray(v) for v in args)
+        axis = _int_prop(op, "axis")
+        bad = (idx < 0) | (idx >= src.shape[axis])
+        if bad.any():
+            raise InterpretationError(
+                f"{_where(op)}: error: tt.gather index {int(idx[bad].reshape(-1)[0])} is outside "
+                f"[0, {src.shape[axis]}) along axis {axis}"
+            )
+        return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis), op.results[0].type),)
+
+    @_op("tt.map_elementwise")
+    def run_map_elementwise(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        if _int_prop(op, "pack", 1) != 1:
+            raise InterpretationError(f"{_where(op)}: error: tt.map_elementwise with pack > 1 is not supported")
+        with np.errstate(all="ignore"):
+            out = interpreter.run_ssacfg_region(op.regions[0], tuple(np.asarray(a) for a in args), op.name)
+        return tuple(as_value(v, r.type) for v, r in zip(out, op.results, strict=True))
+
+    # -- debugging -----------------------------------------------------------------------------------
+
+    @_op("tt.assert")
+    def run_assert(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        cond = np.asarray(args[0], bool)
+        if not cond.all():
+            msg = _prop(op, "message")
+            text = msg.data if isinstance(msg, builtin.StringAttr) else ""
+            pid = get_launch_state(interpreter).program_id
+            raise InterpretationError(f"{_where(op)}: error: device assertion failed in program {pid}: {text}")
+        return ()
+
+    @_op("tt.print")
+    def run_print(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        prefix = _prop(op, "prefix")
+        text = prefix.data if isinstance(prefix, builtin.StringAttr) else ""
+        pid = get_launch_state(interpreter).program_id
+        interpreter.print(f"pid {pid}{text}", *[np.asarray(a) for a in args])
+        return ()
+
+    @impl(ub.PoisonOp)
+    def run_poison(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (as_value(0, op.results[0].type),)
+
+
+def _div(args: Sequence[Any]) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.divide(np.asarray(args[0]), np.asarray(args[1]))
+
+
+__all__ = ["LaunchState", "TtFunctions", "get_launch_state", "is_shaped", "pointee_type", "set_launch_state"]

@@ -1,0 +1,139 @@
+"""Reference semantics of a tt-level kernel: run every program of a grid on the caller's torch tensors.
+
+`run_tt` is the oracle every pass and the machine model are checked against: it interprets the tt IR
+(`machine/interpret/tt.py` and friends) program by program, x fastest, on working copies of the
+argument storages, and writes them back only when every program finished.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.cf import CfFunctions
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from mtia_xdsl.machine.interpret.arith import ArithFunctions
+from mtia_xdsl.machine.interpret.math import MathFunctions
+from mtia_xdsl.machine.interpret.scf import ScfFunctions
+from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
+from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
+
+
+def make_tt_interpreter(module: builtin.ModuleOp) -> Interpreter:
+    """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
+    interpreter = Interpreter(module)
+    for functions in (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(), FuncFunctions()):
+        interpreter.register_implementations(functions)
+    return interpreter
+
+
+def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Operation:
+    """Return the tt.func named `kernel_name`, or the module's only public tt.func.
+
+    Raises: InterpretationError if there is no such function, or several candidates and no name.
+    """
+    funcs = [op for op in module.walk() if op.name == "tt.func"]
+    names = [_sym_name(f) for f in funcs]
+    if kernel_name is not None:
+        for f, n in zip(funcs, names, strict=True):
+            if n == kernel_name:
+                return f
+        raise InterpretationError(f"no tt.func named '{kernel_name}' in the module (it has: {', '.join(names)})")
+    public = [f for f in funcs if _visibility(f) != "private"]
+    if len(public) != 1:
+        raise InterpretationError(
+            f"the module has {len(public)} public tt.func ops ({', '.join(_sym_name(f) for f in public)}); "
+            "pass kernel_name"
+        )
+    return public[0]
+
+
+def run_tt(
+    module: builtin.ModuleOp, grid: tuple[int, int, int], args: list[Any], kernel_name: str | None = None
+) -> None:
+    """Run a tt-level kernel for every program id of `grid`, then write results into the torch tensors.
+
+    `args` are the kernel's non-constexpr arguments in order: torch CPU tensors for pointers (or None for
+    a null pointer), Python numbers for scalars. On any error the caller's tensors are left untouched.
+    Raises: InterpretationError naming the kernel line (out-of-bounds access, bad arguments, ...).
+    """
+    kernel = find_kernel(module, kernel_name)
+    param_types = list(kernel.function_type.inputs.data)  # type: ignore[attr-defined]
+    names = [_arg_name(kernel, i) for i in range(len(param_types))]
+    if len(args) != len(param_types):
+        raise InterpretationError(
+            f"{location_str(kernel.location)}: error: kernel '{_sym_name(kernel)}' takes {len(param_types)} "
+            f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
+        )
+    grid3 = _grid3(grid)
+    memory = GlobalMemory.from_tensors(args, names)
+    values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
+    interpreter = make_tt_interpreter(module)
+    for z, y, x in itertools.product(*(range(n) for n in reversed(grid3))):
+        set_launch_state(interpreter, LaunchState(memory, (x, y, z), grid3))
+        try:
+            interpreter.call_op(kernel, values)
+        except InterpretationError as e:
+            first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise InterpretationError(f"{first_line} (program id {(x, y, z)})") from None
+    memory.commit()
+
+
+# ----------------------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------------------
+
+
+def _grid3(grid: Sequence[int]) -> tuple[int, int, int]:
+    dims = [int(g) for g in grid] + [1] * (3 - len(grid))
+    if len(dims) != 3 or any(d < 0 for d in dims):
+        raise InterpretationError(f"grid {tuple(grid)} must have 1 to 3 non-negative dimensions")
+    return dims[0], dims[1], dims[2]
+
+
+def _sym_name(op: Operation) -> str:
+    attr = op.properties.get("sym_name")
+    return attr.data if isinstance(attr, builtin.StringAttr) else "?"
+
+
+def _visibility(op: Operation) -> str:
+    attr = op.properties.get("sym_visibility")
+    return attr.data if isinstance(attr, builtin.StringAttr) else "public"
+
+
+def _arg_name(kernel: Operation, i: int) -> str:
+    hint = kernel.regions[0].block.args[i].name_hint
+    return hint if hint else f"argument #{i}"
+
+
+def _to_value(arg: Any, t: Attribute, name: str, kernel: Operation) -> Any:
+    """Convert a launch argument to the runtime value of a kernel parameter of type `t`."""
+    import torch
+
+    where = location_str(kernel.location)
+    if getattr(t, "name", "") == "tt.ptr":
+        if arg is None:
+            return np.int64(0)
+        if isinstance(arg, torch.Tensor):
+            return np.int64(arg.data_ptr())
+        if isinstance(arg, int):
+            return np.int64(arg)
+        raise InterpretationError(f"{where}: error: '{name}' is a pointer but got {type(arg).__name__}")
+    if isinstance(arg, torch.Tensor):
+        if arg.numel() != 1:
+            raise InterpretationError(f"{where}: error: '{name}' is a scalar of type {t} but got a tensor")
+        arg = arg.item()
+    if isinstance(t, builtin.IntegerType) and not isinstance(arg, bool | int | np.integer):
+        raise InterpretationError(f"{where}: error: '{name}' is {t} but got {type(arg).__name__} {arg!r}")
+    if isinstance(t, builtin.IntegerType) and t.width.data > 1:
+        lo, hi = -(1 << (t.width.data - 1)), (1 << t.width.data) - 1
+        if not lo <= int(arg) <= hi:
+            raise InterpretationError(f"{where}: error: '{name}' = {arg} does not fit in {t}")
+    return as_value(np.asarray(arg), t)
