@@ -17,6 +17,11 @@ class MtiaOptMain(xDSLOptMain):
         for name, factory in get_all_dialects().items():
             self.ctx.register_dialect(name, factory)
 
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+        # upstream TTIR files (`.ttir`, as Triton's cache and MLIR_ENABLE_DUMP write them) are MLIR text
+        self.available_frontends["ttir"] = self.available_frontends["mlir"]
+
     def register_all_passes(self) -> None:
         super().register_all_passes()
         from mtia_xdsl.transforms import get_all_passes

@@ -1,0 +1,402 @@
+"""convert-tt-to-mtia: map tt ops onto MTIA-2i engines (tensor level).
+
+- Loop-carried tensors of pointers that advance by a uniform step become scalar base pointers.
+- tt.load/tt.store whose pointers form a strided block with a box mask -> mtia.dma_load/dma_store
+  (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
+  scalar accesses -> mtia.scalar_load/scalar_store.
+- tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
+- Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
+  one engine command: MLU for layout ops, SE for floating point, the RISC-V vector core otherwise.
+  Constant operands are cloned into the command's body (immediates).
+
+Requires: a tt module with helper calls inlined (the frontend's `inline_and_clean`).
+Example: mtia-opt k.mlir -p convert-tt-to-mtia
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, scf
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.transforms.analysis.memory_access import (
+    AffineForm,
+    Materializer,
+    analyze_function,
+    leaves,
+)
+from mtia_xdsl.transforms.arith_ops import arith
+
+_LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
+_STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
+
+
+def _is_float(t: Attribute) -> bool:
+    et = t.element_type if isinstance(t, TensorType) else t
+    return isinstance(et, builtin.AnyFloat)
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 1: loop-carried pointer tensors -> scalar base pointers
+# ----------------------------------------------------------------------------------------------
+
+
+def _defined_outside(v: SSAValue, loop: Operation) -> bool:
+    return not loop.is_ancestor(v.owner if isinstance(v.owner, Operation) else v.owner.parent_op() or loop)
+
+
+def _offsets_tensor(mat: Materializer, coeffs: tuple, shape: tuple[int, ...], loc) -> SSAValue | None:
+    """Build `sum_d coeffs[d] * i_d` as a tensor<shape x i64> before mat.anchor (None if all zero)."""
+    total: SSAValue | None = None
+    rank = len(shape)
+    for d, c in enumerate(coeffs):
+        if isinstance(c, int) and c == 0:
+            continue
+        rng = mat._insert(tt.MakeRangeOp(0, shape[d]))
+        r64 = mat._insert(arith.ExtSIOp(rng, TensorType(builtin.i64, [shape[d]])))
+        cur = r64
+        for axis in range(rank):
+            if axis != d:
+                cur = mat._insert(tt.ExpandDimsOp(cur, axis))
+        if tuple(cur.type.get_shape()) != shape:
+            cur = mat._insert(tt.BroadcastOp(cur, shape))
+        coeff = mat._insert(tt.SplatOp(mat.i64(c), shape))
+        term = mat._insert(arith.MuliOp(cur, coeff))
+        total = term if total is None else mat._insert(arith.AddiOp(total, term))
+    return total
+
+
+def scalarize_loop_pointers(func: Operation) -> bool:
+    """Rewrite one scf.for iter_arg of pointer-tensor type into a scalar base pointer; True if done.
+
+    Applies when the init is an affine block `ptr + base + sum c_d i_d` and the yielded value is
+    `tt.addptr(iter_arg, splat(step))`: the loop then carries `ptr + base` and rebuilds the tensor at
+    the top of the body from the (loop-invariant) coefficients.
+    """
+    info = analyze_function(func)
+    for loop in func.walk():
+        if not isinstance(loop, scf.ForOp):
+            continue
+        body = loop.body.block
+        yield_op = body.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        for idx, init in enumerate(loop.iter_args):
+            t = init.type
+            if not (isinstance(t, TensorType) and isinstance(t.element_type, tt.PointerType)):
+                continue
+            form = info.forms.get(init)
+            arg = body.args[idx + 1]
+            step_op = yield_op.operands[idx].owner
+            if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
+                continue
+            step = info.forms.get(step_op.offset)
+            if step is None or not step.uniform or not all(_defined_outside(v, loop) for v in leaves(form.coeffs)):
+                continue
+            _rewrite_pointer_iter_arg(loop, idx, form, step)
+            return True
+    return False
+
+
+def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step: AffineForm) -> None:
+    body = loop.body.block
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp) and form.ptr is not None
+    shape = tuple(loop.iter_args[idx].type.get_shape())
+    # init: the scalar base, computed before the loop
+    before = Materializer(loop)
+    p0 = before.ptr(form.ptr, form.base)
+    coeffs_outside = tuple(before.i64(c) if not isinstance(c, int) else c for c in form.coeffs)
+    # new scalar iter_arg, appended
+    new_arg = body.insert_arg(p0.type, len(body.args))
+    # rebuild the tensor at the top of the body
+    first = body.first_op
+    assert first is not None
+    top = Materializer(first)
+    splat = top._insert(tt.SplatOp(new_arg, shape))
+    offs = _offsets_tensor(top, coeffs_outside, shape, loop.location)
+    rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
+    old_arg = body.args[idx + 1]
+    old_arg.replace_all_uses_with(rebuilt)
+    # yield: advance the scalar base by the step
+    at_yield = Materializer(yield_op)
+    p_next = at_yield.ptr(new_arg, step.base)
+    new_yield = scf.YieldOp(*yield_op.operands, p_next)
+    Rewriter.replace_op(yield_op, new_yield)
+    _rebuild_for(loop, [*loop.iter_args, p0], drop=idx if not loop.results[idx].uses else None)
+
+
+def _rebuild_for(loop: scf.ForOp, inits: list[SSAValue], drop: int | None) -> scf.ForOp:
+    """Recreate `loop` with `inits` (the body already has matching arguments), dropping iter_arg `drop`."""
+    body_region = loop.detach_region(loop.body)
+    block = body_region.block
+    yield_op = block.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    if drop is not None:
+        values = list(yield_op.operands)
+        del values[drop]
+        Rewriter.replace_op(yield_op, scf.YieldOp(*values))
+        arg = block.args[drop + 1]
+        assert not arg.uses, "dropped iter_arg still used"
+        block.erase_arg(arg)
+        inits = inits[:drop] + inits[drop + 1 :]
+    new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, inits, body_region)
+    new_loop.location = loop.location
+    results = list(new_loop.results)
+    if drop is not None:
+        results.insert(drop, None)  # type: ignore[arg-type]
+    old_results = list(loop.results)
+    loop.parent.insert_op_before(new_loop, loop)  # type: ignore[union-attr]
+    for old, new in zip(old_results, results[: len(old_results)], strict=True):
+        if new is not None:
+            old.replace_all_uses_with(new)
+    Rewriter.erase_op(loop)
+    return new_loop
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 2: memory accesses
+# ----------------------------------------------------------------------------------------------
+
+
+def _constant_scalar(anchor: Operation, attr: Attribute) -> SSAValue:
+    op = arith.ConstantOp(attr)
+    op.location = anchor.location
+    anchor.parent.insert_op_before(op, anchor)  # type: ignore[union-attr]
+    return op.result
+
+
+def _splat_other_attr(other: SSAValue | None) -> Attribute | None:
+    from mtia_xdsl.transforms.analysis.memory_access import splat_scalar_attr
+
+    if other is None:
+        return None
+    owner = other.owner
+    if isinstance(owner, arith.ConstantOp):
+        return splat_scalar_attr(owner.value)
+    if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
+        return splat_scalar_attr(owner.src.owner.value)
+    return None
+
+
+def convert_memory_accesses(func: Operation) -> None:
+    """Replace every tt.load/tt.store in `func` by its DMA, gather/scatter or scalar-core form."""
+    info = analyze_function(func)
+    for op in list(func.walk()):
+        if not isinstance(op, tt.LoadOp | tt.StoreOp):
+            continue
+        access = info.accesses.get(op)
+        if access is not None:
+            mat = Materializer(op)
+            base = mat.ptr(access.ptr, access.offset)
+            strides = [mat.i64(s) for s in access.strides]
+            bounds = [mat.i64(b) for b in access.bounds]
+            if isinstance(op, tt.LoadOp):
+                other = _constant_scalar(op, access.other) if access.other is not None else None
+                new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
+            else:
+                new = mtia.DmaStoreOp(base, strides, bounds, op.value)
+        elif not isinstance(op.ptr.type, TensorType):
+            if op.mask is not None:
+                raise PassFailedException(f"{_loc(op)}: masked scalar {op.name} is not supported yet; drop the mask")
+            new = mtia.ScalarLoadOp(op.ptr, op.result.type) if isinstance(op, tt.LoadOp) else mtia.ScalarStoreOp(op.ptr, op.value)
+        elif isinstance(op, tt.LoadOp):
+            new = _gather(op)
+        else:
+            new = mtia.ScatterOp(op.ptr, op.value, op.mask)
+        new.location = op.location
+        Rewriter.replace_op(op, new)
+
+
+def _gather(op: tt.LoadOp) -> Operation:
+    other_attr = _splat_other_attr(op.other)
+    if op.other is not None and other_attr is None:
+        # gather then select the non-constant `other` where masked off
+        gather = mtia.GatherOp(op.ptr, op.mask, None, op.result.type)
+        gather.location = op.location
+        op.parent.insert_op_before(gather, op)  # type: ignore[union-attr]
+        return arith.SelectOp(op.mask, gather.result[0], op.other)
+    other = _constant_scalar(op, other_attr) if other_attr is not None else None
+    return mtia.GatherOp(op.ptr, op.mask, other, op.result.type)
+
+
+def _loc(op: Operation) -> str:
+    loc = op.location
+    if isinstance(loc, builtin.FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return "<unknown location>"
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 3: engines
+# ----------------------------------------------------------------------------------------------
+
+_REDUCE_KINDS = {
+    "arith.addf": "addf",
+    "arith.addi": "addi",
+    "arith.maxnumf": "maxnumf",
+    "arith.minnumf": "minnumf",
+    "arith.maximumf": "maximumf",
+    "arith.minimumf": "minimumf",
+    "arith.maxsi": "maxsi",
+    "arith.minsi": "minsi",
+    "arith.maxui": "maxui",
+    "arith.minui": "minui",
+}
+
+
+def _reduce_kind(op: tt.ReduceOp) -> str | None:
+    """Return the combiner kind if op reduces one operand with a single known binary op."""
+    if len(op.srcs) != 1:
+        return None
+    ops = list(op.combineOp.block.ops)
+    if len(ops) != 2:
+        return None
+    comb, ret = ops
+    block_args = op.combineOp.block.args
+    if comb.name not in _REDUCE_KINDS or set(comb.operands) != set(block_args) or ret.operands[0] != comb.results[0]:
+        return None
+    return _REDUCE_KINDS[comb.name]
+
+
+@dataclass
+class _EngineMapper:
+    """Walks a function in order, mapping each op to its engine; tracks engine-produced values."""
+
+    resident: set[SSAValue]
+
+    def run_block(self, block: Block) -> None:
+        for op in list(block.ops):
+            self.visit(op)
+
+    def visit(self, op: Operation) -> None:
+        if isinstance(op, scf.ForOp):
+            for init, arg in zip(op.iter_args, op.body.block.args[1:], strict=True):
+                if isinstance(arg.type, TensorType) or init in self.resident:
+                    self.resident.add(arg)
+            self.run_block(op.body.block)
+            for init, res in zip(op.iter_args, op.results, strict=True):
+                if isinstance(res.type, TensorType) or init in self.resident:
+                    self.resident.add(res)
+            return
+        if isinstance(op, scf.IfOp | scf.WhileOp):
+            for region in op.regions:
+                for block in region.blocks:
+                    self.run_block(block)
+            for res in op.results:
+                if isinstance(res.type, TensorType):
+                    self.resident.add(res)
+            if isinstance(op, scf.IfOp) and op.results:
+                then_yield = op.true_region.block.last_op
+                for res, val in zip(op.results, then_yield.operands, strict=True):
+                    if val in self.resident:
+                        self.resident.add(res)
+            return
+        if isinstance(op, _STRUCTURAL) or op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS):
+            return
+        new = self.map_op(op)
+        if new is not None:
+            self.resident.update(new.results)
+
+    def map_op(self, op: Operation) -> Operation | None:
+        if isinstance(op, mtia.ENGINE_OPS):
+            return op
+        if isinstance(op, tt.DotOp):
+            new = mtia.DpeMatmulOp(op.a, op.b, op.c, op.inputPrecision.value.data, op.results[0].type)
+            return _replace(op, new)
+        if isinstance(op, tt.ReduceOp):
+            kind = _reduce_kind(op)
+            if kind is not None:
+                new = mtia.ReReduceOp(op.srcs[0], op.axis.value.data, kind, op.results[0].type)
+                return _replace(op, new)
+        if not self._needs_engine(op):
+            return None
+        return wrap_in_engine(op, _engine_for(op))
+
+    def _needs_engine(self, op: Operation) -> bool:
+        if isinstance(op, arith.ConstantOp) or op.name in ("tt.func", "tt.return", "tt.call", "func.return"):
+            return False
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            return True
+        return any(v in self.resident for v in op.operands) and op.name.startswith(("arith.", "math.", "tt."))
+
+
+def _engine_for(op: Operation) -> type[mtia.EngineComputeOp]:
+    if op.name in _LAYOUT_OPS:
+        return mtia.MluComputeOp
+    if any(_is_float(v.type) for v in (*op.results, *op.operands)):
+        return mtia.SeComputeOp
+    return mtia.VecComputeOp
+
+
+def _replace(op: Operation, new: Operation) -> Operation:
+    new.location = op.location
+    Rewriter.replace_op(op, new)
+    return new
+
+
+def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operation:
+    """Replace `op` by an engine command whose body is a clone of `op`; constants become immediates."""
+    inputs: list[SSAValue] = []
+    for v in op.operands:
+        if not isinstance(v.owner, arith.ConstantOp) and v not in inputs:
+            inputs.append(v)
+    block = Block(arg_types=[v.type for v in inputs])
+    value_map: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
+    for v in op.operands:
+        if v not in value_map:
+            const = v.owner.clone()
+            block.add_op(const)
+            value_map[v] = const.results[0]
+    inner = op.clone(value_mapper=value_map)
+    block.add_op(inner)
+    block.add_op(mtia.YieldOp(*inner.results))
+    new = engine(inputs, [r.type for r in op.results], Region(block))
+    return _replace(op, new)
+
+
+def _wrap_leftover_constants(func: Operation) -> None:
+    """Tensor constants still read outside engine bodies become SE fill commands."""
+    for op in list(func.walk()):
+        if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
+            if isinstance(op.parent_op(), mtia.EngineComputeOp):
+                continue
+            if op.result.uses:
+                wrap_in_engine(op, mtia.SeComputeOp)
+
+
+@dataclass(frozen=True)
+class ConvertTtToMtiaPass(ModulePass):
+    """Lower tt ops to mtia engine ops (tensor level); see the module docstring.
+
+    Requires: helper calls inlined. Raises: PassFailedException for accesses it cannot lower, naming
+    the kernel line.
+    Example: mtia-opt k.mlir -p convert-tt-to-mtia
+    """
+
+    name = "convert-tt-to-mtia"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
+            convert_function(func)
+
+
+def convert_function(func: tt.FuncOp) -> None:
+    """Apply the three steps of the pass to one kernel function."""
+    for _ in range(64):
+        if not scalarize_loop_pointers(func):
+            break
+    region_dce(func.body)
+    convert_memory_accesses(func)
+    region_dce(func.body)
+    mapper = _EngineMapper(set())
+    mapper.run_block(func.body.block)
+    _wrap_leftover_constants(func)
+    region_dce(func.body)

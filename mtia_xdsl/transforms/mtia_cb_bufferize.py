@@ -1,0 +1,491 @@
+"""mtia-cb-bufferize: place every engine-produced value in a circular buffer (CB) in local storage.
+
+Tensor-level engine ops become buffer-level commands: a producer is bracketed by
+`mtia.cb_reserve`/`mtia.cb_push` of its output CB; a consumer is preceded by `mtia.cb_wait` of each
+input CB and reads the front tile; the front tile is released by `mtia.cb_pop` after its last
+consumer in the block that defines it. The scalar core reads an engine-produced scalar with the
+blocking `mtia.cb_read`. Values carried around an `scf.for` or out of an `scf.if` share one CB with
+the values that feed them (an identity copy command is inserted where a feeding value is not exclusively
+the carried one), and drop out of the loop's or branch's SSA values.
+
+Every CB starts at depth 1, except a loop-carried CB whose next value is produced while the current one
+is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
+
+Requires: convert-tt-to-mtia.
+Raises: PassFailedException when the CBs exceed local storage (each CB's bytes listed), or for values
+carried by scf.while (not supported yet).
+Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.machine.interpret.values import element_format, element_type_of
+from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+
+
+def is_engine_value(v: SSAValue, resident: set[SSAValue]) -> bool:
+    """Return whether `v` lives in a CB."""
+    return v in resident
+
+
+def tile_bytes(t) -> int:
+    """Bytes of one tile of type `t` (a tensor or a scalar); i1 takes one byte, pointers eight."""
+    elem = element_type_of(t)
+    size = 8 if isinstance(elem, tt.PointerType) else element_format(elem).size_bytes
+    count = 1
+    if isinstance(t, TensorType):
+        for d in t.get_shape():
+            count *= d
+    return size * count
+
+
+# ----------------------------------------------------------------------------------------------
+# Residency: which values engines produce
+# ----------------------------------------------------------------------------------------------
+
+
+def compute_resident(func: Operation) -> set[SSAValue]:
+    """Return the values that live in CBs: engine results and values carried from them."""
+    resident: set[SSAValue] = set()
+    for op in func.walk():
+        if isinstance(op, mtia.ENGINE_OPS):
+            resident.update(op.results)
+    changed = True
+    while changed:
+        changed = False
+        for op in func.walk():
+            for value in _carried_values(op, resident):
+                if value not in resident:
+                    resident.add(value)
+                    changed = True
+    return resident
+
+
+def _carried_values(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
+    out: list[SSAValue] = []
+    if isinstance(op, scf.ForOp):
+        yield_op = op.body.block.last_op
+        for i, (init, arg, res) in enumerate(zip(op.iter_args, op.body.block.args[1:], op.results, strict=True)):
+            fed = init in resident or yield_op.operands[i] in resident
+            if isinstance(arg.type, TensorType) or fed:
+                out += [arg, res]
+    elif isinstance(op, scf.IfOp):
+        for i, res in enumerate(op.results):
+            yields = [r.block.last_op.operands[i] for r in op.regions if r.blocks]
+            if isinstance(res.type, TensorType) or any(y in resident for y in yields):
+                out.append(res)
+    elif isinstance(op, scf.WhileOp):
+        for v in [*op.results, *op.before_region.block.args, *op.after_region.block.args]:
+            if isinstance(v.type, TensorType):
+                raise PassFailedException(f"{_loc(op)}: tensors carried by a while loop are not supported yet")
+    return out
+
+
+def _loc(op: Operation) -> str:
+    from mtia_xdsl.transforms.convert_tt_to_mtia import _loc as loc
+
+    return loc(op)
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 1: make every carried value exclusively owned (insert identity copies)
+# ----------------------------------------------------------------------------------------------
+
+
+def _copy(value: SSAValue, before: Operation) -> SSAValue:
+    """Insert an identity engine command copying `value` (a tile or scalar) before `before`."""
+    block = Block(arg_types=[value.type])
+    block.add_op(mtia.YieldOp(block.args[0]))
+    engine = mtia.SeComputeOp if _is_float(value.type) else mtia.VecComputeOp
+    op = engine([value], [value.type], Region(block))
+    op.location = before.location
+    Rewriter.insert_op(op, InsertPoint.before(before))
+    return op.results[0]
+
+
+def _is_float(t) -> bool:
+    from xdsl.dialects.builtin import AnyFloat
+
+    return isinstance(element_type_of(t), AnyFloat)
+
+
+def _ancestor_in(op: Operation, block: Block) -> Operation | None:
+    """Return the ancestor of `op` (or op) whose parent block is `block`, or None."""
+    cur: Operation | None = op
+    while cur is not None and cur.parent is not block:
+        cur = cur.parent_op()
+    return cur
+
+
+def _owned_producer(value: SSAValue, block: Block) -> bool:
+    """True if `value` is produced by an engine op directly in `block` and used exactly once."""
+    return (
+        isinstance(value, OpResult)
+        and isinstance(value.op, mtia.ENGINE_OPS)
+        and value.op.parent is block
+        and value.has_one_use()
+    )
+
+
+def make_carried_values_exclusive(func: Operation, resident: set[SSAValue]) -> set[SSAValue]:
+    """Insert copies so each carried CB value has one producer; returns the updated resident set."""
+    for op in list(func.walk()):
+        if isinstance(op, scf.ForOp):
+            _exclusive_for(op, resident)
+        elif isinstance(op, scf.IfOp):
+            _exclusive_if(op, resident)
+    return compute_resident(func)
+
+
+def _exclusive_for(loop: scf.ForOp, resident: set[SSAValue]) -> None:
+    body = loop.body.block
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    for i, arg in enumerate(body.args[1:]):
+        if arg not in resident:
+            continue
+        init = loop.iter_args[i]
+        if not _owned_producer(init, loop.parent):  # type: ignore[arg-type]
+            loop.operands[3 + i] = _copy(init, loop)
+        y = yield_op.operands[i]
+        producer_pos = _position(y.op) if _owned_producer(y, body) else None  # type: ignore[union-attr]
+        last_use = max((_position(_ancestor_in(u.operation, body)) for u in arg.uses), default=-1)
+        if producer_pos is None or last_use > producer_pos:
+            yield_op.operands[i] = _copy(y, yield_op)
+
+
+def _exclusive_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
+    for i, res in enumerate(op.results):
+        if res not in resident:
+            continue
+        for region in op.regions:
+            if not region.blocks:
+                continue
+            y_op = region.block.last_op
+            assert y_op is not None
+            y = y_op.operands[i]
+            if not _owned_producer(y, region.block):
+                y_op.operands[i] = _copy(y, y_op)
+
+
+def _position(op: Operation | None) -> int:
+    assert op is not None and op.parent is not None
+    return op.parent.get_operation_index(op)
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 2: classes of values sharing a CB, and the CBs
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CbPlan:
+    """Which CB holds each resident value, and the CB allocation ops."""
+
+    cb_of: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    allocs: list[mtia.CbAllocOp] = field(default_factory=list)
+    transfers: set[tuple[Operation, int]] = field(default_factory=set)
+    """(op, operand index) pairs that hand a tile to a carried value instead of consuming it."""
+
+
+def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
+    """Group resident values into CB classes and create one `mtia.cb_alloc` per class."""
+    parent: dict[SSAValue, SSAValue] = {v: v for v in resident}
+
+    def find(v: SSAValue) -> SSAValue:
+        while parent[v] is not v:
+            parent[v] = parent[parent[v]]
+            v = parent[v]
+        return v
+
+    def union(a: SSAValue, b: SSAValue) -> None:
+        parent[find(a)] = find(b)
+
+    plan = CbPlan()
+    self_chained: set[SSAValue] = set()
+    for op in func.walk():
+        if isinstance(op, scf.ForOp):
+            body = op.body.block
+            for i, arg in enumerate(body.args[1:]):
+                if arg in resident:
+                    y = body.last_op.operands[i]
+                    union(arg, op.iter_args[i])
+                    union(arg, y)
+                    union(arg, op.results[i])
+                    plan.transfers.add((op, 3 + i))
+                    plan.transfers.add((body.last_op, i))
+                    if any(_ancestor_in(u.operation, body) is y.op for u in arg.uses):
+                        self_chained.add(arg)
+        elif isinstance(op, scf.IfOp):
+            for i, res in enumerate(op.results):
+                if res in resident:
+                    for region in op.regions:
+                        if region.blocks:
+                            union(res, region.block.last_op.operands[i])
+                            plan.transfers.add((region.block.last_op, i))
+    roots: dict[SSAValue, SSAValue] = {}
+    deep = {find(v) for v in self_chained}
+    entry = func.body.block
+    for v in sorted(resident, key=lambda x: _value_order(x)):
+        root = find(v)
+        if root not in roots:
+            alloc = mtia.CbAllocOp(mtia.CircularBufferType(2 if root in deep else 1, v.type))
+            alloc.location = func.location
+            plan.allocs.append(alloc)
+            roots[root] = alloc.result
+        plan.cb_of[v] = roots[root]
+    first = entry.first_op
+    for alloc in plan.allocs:
+        if first is None:
+            entry.add_op(alloc)
+        else:
+            entry.insert_op_before(alloc, first)
+    return plan
+
+
+def _value_order(v: SSAValue) -> tuple[int, ...]:
+    """A deterministic program-order key for a value (path of op indices)."""
+    op = v.op if isinstance(v, OpResult) else v.block.parent_op()
+    path: list[int] = []
+    while op is not None and op.parent is not None:
+        path.append(op.parent.get_operation_index(op))
+        op = op.parent_op()
+    idx = v.index if isinstance(v, OpResult) else -1 - v.index
+    return (*reversed(path), 1 if isinstance(v, OpResult) else 0, idx)
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 3: pops, reads, commands
+# ----------------------------------------------------------------------------------------------
+
+
+def _defining_block(v: SSAValue) -> Block:
+    if isinstance(v, BlockArgument):
+        return v.block
+    assert v.op.parent is not None
+    return v.op.parent
+
+
+def insert_pops(resident: set[SSAValue], plan: CbPlan) -> None:
+    """Insert `mtia.cb_pop` after the last consumer of each resident value in its defining block."""
+    for v in sorted(resident, key=_value_order):
+        block = _defining_block(v)
+        consumers = [u for u in v.uses if (u.operation, u.index) not in plan.transfers]
+        if not consumers and any((u.operation, u.index) in plan.transfers for u in v.uses):
+            continue  # handed on whole (loop init, yield): the carried value pops it
+        last: Operation | None = None
+        for u in consumers:
+            anc = _ancestor_in(u.operation, block)
+            if anc is not None and (last is None or _position(anc) > _position(last)):
+                last = anc
+        pop = mtia.CbPopOp(plan.cb_of[v], 1)
+        if last is not None:
+            pop.location = last.location
+            Rewriter.insert_op(pop, InsertPoint.after(last))
+        elif isinstance(v, OpResult):
+            pop.location = v.op.location
+            Rewriter.insert_op(pop, InsertPoint.after(v.op))
+        else:
+            Rewriter.insert_op(pop, InsertPoint.at_start(block))
+
+
+def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> None:
+    """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`."""
+    for op in list(func.walk()):
+        if isinstance(op, mtia.ENGINE_OPS) or isinstance(op, mtia.ScalarStoreOp):
+            continue
+        for i, v in enumerate(op.operands):
+            if v in resident and (op, i) not in plan.transfers:
+                read = mtia.CbReadOp(plan.cb_of[v])
+                read.location = op.location
+                Rewriter.insert_op(read, InsertPoint.before(op))
+                op.operands[i] = read.result
+
+
+def _cb_operand(v: SSAValue, plan: CbPlan) -> SSAValue:
+    return plan.cb_of.get(v, v)
+
+
+def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
+    """Return the buffer-level form of tensor-level engine op `op` (not inserted)."""
+    cb = lambda v: _cb_operand(v, plan)  # noqa: E731
+    outs = [plan.cb_of[r] for r in op.results]
+    if isinstance(op, mtia.DmaLoadOp):
+        return mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), op.other, None, out=outs[0])
+    if isinstance(op, mtia.DmaStoreOp):
+        return mtia.DmaStoreOp(op.base, list(op.strides), list(op.bounds), cb(op.value))
+    if isinstance(op, mtia.GatherOp):
+        mask = cb(op.mask) if op.mask is not None else None
+        return mtia.GatherOp(cb(op.ptrs), mask, op.other, None, out=outs[0])
+    if isinstance(op, mtia.ScatterOp):
+        return mtia.ScatterOp(cb(op.ptrs), cb(op.value), cb(op.mask) if op.mask is not None else None)
+    if isinstance(op, mtia.DpeMatmulOp):
+        return mtia.DpeMatmulOp(cb(op.a), cb(op.b), cb(op.c), op.input_precision.value.data, None, out=outs[0])
+    if isinstance(op, mtia.ReReduceOp):
+        return mtia.ReReduceOp(cb(op.input), op.axis.value.data, op.kind.data, None, out=outs[0])
+    assert isinstance(op, mtia.EngineComputeOp)
+    body = op.detach_region(op.body)
+    return type(op)([cb(v) for v in op.inputs], [], body, outs=outs)
+
+
+def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> list[Operation]:
+    """Replace every engine op by its buffer-level command with waits, reserves and pushes.
+
+    Returns the old ops, detached and still referenced by carried values until those are dropped.
+    """
+    old_ops: list[Operation] = []
+    for op in [o for o in func.walk() if isinstance(o, (*mtia.ENGINE_OPS, mtia.ScalarStoreOp))]:
+        if isinstance(op, mtia.ScalarStoreOp):
+            if op.value not in resident:
+                continue
+            op_new: Operation = mtia.DmaStoreOp(op.ptr, [], [], plan.cb_of[op.value])
+            ins = [op.value]
+        else:
+            op_new = to_buffer_level(op, plan)
+            ins = [v for v in op.operands if v in resident]
+        op_new.location = op.location
+        for v in dict.fromkeys(ins):
+            w = mtia.CbWaitOp(plan.cb_of[v], 1)
+            w.location = op.location
+            Rewriter.insert_op(w, InsertPoint.before(op))
+        for r in op.results:
+            rsv = mtia.CbReserveOp(plan.cb_of[r], 1)
+            rsv.location = op.location
+            Rewriter.insert_op(rsv, InsertPoint.before(op))
+        Rewriter.insert_op(op_new, InsertPoint.before(op))
+        for r in reversed(op.results):
+            push = mtia.CbPushOp(plan.cb_of[r], 1)
+            push.location = op.location
+            Rewriter.insert_op(push, InsertPoint.after(op))
+        old_ops.append(op)
+    return old_ops
+
+
+# ----------------------------------------------------------------------------------------------
+# Step 4: drop carried values from loops and branches
+# ----------------------------------------------------------------------------------------------
+
+
+def drop_carried(func: Operation, resident: set[SSAValue]) -> None:
+    """Rebuild scf.for/scf.if without the values that now live in CBs (innermost first)."""
+    ops = [o for o in func.walk() if isinstance(o, scf.ForOp | scf.IfOp)]
+    for op in reversed(ops):
+        if isinstance(op, scf.ForOp):
+            _drop_for(op, resident)
+        else:
+            _drop_if(op, resident)
+
+
+def _drop_for(loop: scf.ForOp, resident: set[SSAValue]) -> None:
+    body = loop.body.block
+    keep = [i for i, a in enumerate(body.args[1:]) if a not in resident]
+    if len(keep) == len(loop.iter_args):
+        return
+    yield_op = body.last_op
+    Rewriter.replace_op(yield_op, scf.YieldOp(*[yield_op.operands[i] for i in keep]))
+    for i in reversed(range(len(loop.iter_args))):
+        if i not in keep:
+            arg = body.args[i + 1]
+            for use in list(arg.uses):
+                use.operation.operands[use.index] = _poison(arg)
+            body.erase_arg(arg)
+    region = loop.detach_region(loop.body)
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[i] for i in keep], region)
+    new.location = loop.location
+    Rewriter.insert_op(new, InsertPoint.before(loop))
+    for j, i in enumerate(keep):
+        loop.results[i].replace_all_uses_with(new.results[j])
+    _erase_dangling(loop)
+
+
+def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
+    keep = [i for i, r in enumerate(op.results) if r not in resident]
+    if len(keep) == len(op.results):
+        return
+    regions = []
+    for region in op.regions:
+        if region.blocks:
+            y = region.block.last_op
+            Rewriter.replace_op(y, scf.YieldOp(*[y.operands[i] for i in keep]))
+        regions.append(op.detach_region(region))
+    new = scf.IfOp(op.cond, [op.results[i].type for i in keep], regions[0], regions[1] if len(regions) > 1 else None)
+    new.location = op.location
+    Rewriter.insert_op(new, InsertPoint.before(op))
+    for j, i in enumerate(keep):
+        op.results[i].replace_all_uses_with(new.results[j])
+    _erase_dangling(op)
+
+
+_POISON_BLOCK = None
+
+
+def _poison(v: SSAValue) -> SSAValue:
+    """A detached placeholder value standing for a value whose users are about to be erased."""
+    from xdsl.dialects.test import TestOp
+
+    return TestOp(result_types=[v.type]).results[0]
+
+
+def _erase_dangling(op: Operation) -> None:
+    for r in op.results:
+        for use in list(r.uses):
+            use.operation.operands[use.index] = _poison(r)
+    Rewriter.erase_op(op, safe_erase=False)
+
+
+def erase_old(old_ops: list[Operation]) -> None:
+    """Erase the tensor-level engine ops replaced by commands."""
+    for op in reversed(old_ops):
+        _erase_dangling(op)
+
+
+def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
+    """Raise PassFailedException if the CBs of `func` need more than `ls_bytes` of LS."""
+    sizes = [(a, a.result.type.depth.data * tile_bytes(a.result.type.tile)) for a in plan.allocs]
+    total = sum(b for _, b in sizes)
+    if total > ls_bytes:
+        lines = "\n".join(f"  {a.result.type}: {b} bytes" for a, b in sizes)
+        raise PassFailedException(
+            f"{_loc(func)}: the kernel's circular buffers need {total} bytes of local storage but a PE has "
+            f"{ls_bytes}; lower the block sizes (BLOCK_*) or num_stages. CBs:\n{lines}"
+        )
+
+
+@dataclass(frozen=True)
+class MtiaCbBufferizePass(ModulePass):
+    """Bufferize engine values into CBs with explicit reserve/push/wait/pop; see module docstring.
+
+    Requires: convert-tt-to-mtia. Raises: PassFailedException if the CBs exceed LS.
+    Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
+    """
+
+    name = "mtia-cb-bufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = machine_config_for(op, self.name)
+        for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
+            bufferize_function(func, config.ls_bytes)
+
+
+def bufferize_function(func: tt.FuncOp, ls_bytes: int) -> None:
+    """Run the four steps of the pass on one kernel."""
+    resident = compute_resident(func)
+    resident = make_carried_values_exclusive(func, resident)
+    plan = plan_cbs(func, resident)
+    check_ls_budget(func, plan, ls_bytes)
+    insert_pops(resident, plan)
+    insert_scalar_reads(func, resident, plan)
+    old = lower_commands(func, resident, plan)
+    drop_carried(func, resident)
+    erase_old(old)
