@@ -23,7 +23,8 @@ def erf(x: np.ndarray) -> np.ndarray:
     """Return erf(x) in float64 (numpy has no erf; torch's is used)."""
     import torch
 
-    return torch.special.erf(torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64))).numpy()
+    x64 = np.ascontiguousarray(x, dtype=np.float64)
+    return torch.special.erf(torch.from_numpy(x64)).numpy().reshape(np.shape(x))
 
 
 def _rsqrt(x: np.ndarray) -> np.ndarray:

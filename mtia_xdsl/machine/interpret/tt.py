@@ -154,7 +154,7 @@ def _elem_bytes(ptr_type: Attribute) -> int:
 
 
 def _round_tf32(x: np.ndarray) -> np.ndarray:
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(np.shape(x))
     r = ((u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)).view(np.float32)
     return np.where(np.isfinite(x), r, x)
 
@@ -392,7 +392,7 @@ def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
     if rounding == 1 or element_format(dst).size_bytes >= x.dtype.itemsize:
         return x  # as_value rounds to nearest even
     if isinstance(dst, builtin.BFloat16Type):
-        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)
+        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(x.shape) >> np.uint32(16)
         return np.where(np.isnan(x), x, bf16_bits_to_f32(bits.astype(np.uint16)))
     fmt = element_format(dst)
     r = x.astype(fmt.compute)

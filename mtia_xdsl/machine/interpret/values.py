@@ -34,7 +34,8 @@ def f32_to_bf16_bits(a: Any) -> np.ndarray:
 
     NaNs stay NaN (quiet, sign kept); overflow rounds to +-inf as IEEE requires.
     """
-    u = np.ascontiguousarray(np.asarray(a, dtype=np.float32)).view(np.uint32)
+    arr = np.asarray(a, dtype=np.float32)
+    u = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.shape)  # ascontiguousarray makes 0-d 1-d
     rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
     is_nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
     quiet_nan = (u >> np.uint32(16)) | np.uint32(0x0040)
@@ -44,7 +45,7 @@ def f32_to_bf16_bits(a: Any) -> np.ndarray:
 def bf16_bits_to_f32(bits: Any) -> np.ndarray:
     """Widen 16-bit bf16 patterns (uint16/int16) to the float32 values they encode (exact)."""
     b = np.asarray(bits).astype(np.uint16).astype(np.uint32) << np.uint32(16)
-    return b.view(np.float32)
+    return b.view(np.float32).reshape(b.shape)
 
 
 def _f64_to_f32_round_to_odd(a: np.ndarray) -> np.ndarray:
