@@ -1,0 +1,203 @@
+"""Timing model on synthetic command traces: bandwidth bounds, overlap, DPE rate, placement, errors."""
+
+import pytest
+
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.config import MTIA2I, SMALL_TEST
+from mtia_xdsl.machine.timing import TimingError, place_programs, simulate
+
+TILE = 16 * 1024
+SRAM = MTIA2I.replace(global_placement="sram")
+DRAM = MTIA2I.replace(global_placement="dram")
+
+
+def load(seq, nbytes=TILE, cb=0, rows=1, ranges=()):
+    return Command(
+        Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(cb, seq),),
+        global_read_bytes=nbytes, descriptors=rows, global_ranges=ranges,
+    )  # fmt: skip
+
+
+def dpe(waits=(), fills=(), macs=32 * 32 * 32, dtype="bf16", passes=1):
+    return Command(Engine.DPE, "dpe_matmul", "k.py:5:12", waits, fills, macs=macs, dtype=dtype, dpe_passes=passes)
+
+
+def program(cmds, depths, pid=0, tiles=None):
+    tiles = tiles or dict.fromkeys(depths, TILE)
+    return ProgramTrace((pid, 0, 0), cmds, cb_depth=depths, cb_tile_bytes=tiles)
+
+
+def load_only(n, pid=0, depth=4):
+    return program([load(k) for k in range(n)], {0: depth}, pid) if depth else None
+
+
+def load_compute(n, depth, compute_macs, pid=0):
+    """Stream n tiles through a depth-`depth` CB into the DPE, loads issued `depth` ahead."""
+    cmds = [load(k) for k in range(min(depth, n))]
+    for k in range(n):
+        cmds.append(dpe(waits=(SlotRef(0, k),), macs=compute_macs))
+        if k + depth < n:
+            cmds.append(load(k + depth))
+    return program(cmds, {0: depth}, pid)
+
+
+def test_single_pe_stream_approaches_port_bandwidth_and_never_beats_it():
+    n = 64
+    timeline = simulate([load_only(n)], SRAM)
+    port_bound = n * TILE / SRAM.dma_read_bytes_per_cycle
+    assert timeline.total_cycles >= port_bound
+    assert timeline.total_cycles < 1.1 * port_bound
+
+
+def test_sixty_four_pes_share_dram_bandwidth():
+    n = 16
+    timeline = simulate([load_only(n, pid=p) for p in range(64)], DRAM)
+    dram_bound = 64 * n * TILE / DRAM.dram_bytes_per_cycle
+    assert timeline.total_cycles >= dram_bound
+    assert timeline.total_cycles < 1.05 * dram_bound
+    # one PE alone is capped by its port, far below the chip bandwidth
+    alone = simulate([load_only(n)], DRAM).total_cycles
+    assert alone < timeline.total_cycles / 10
+    assert timeline.traffic.dram_read_bytes == 64 * n * TILE
+
+
+def test_sram_is_shared_too_but_wider():
+    n = 16
+    sram = simulate([load_only(n, pid=p) for p in range(64)], SRAM).total_cycles
+    dram = simulate([load_only(n, pid=p) for p in range(64)], DRAM).total_cycles
+    assert sram >= 64 * n * TILE / SRAM.sram_bytes_per_cycle
+    assert sram < dram / 10
+
+
+def test_double_buffering_overlaps_dma_with_compute():
+    n, dpe_cycles = 32, 512  # one tile's load: 256 transfer + issue + latency ~ 390 cycles < 512
+    macs = dpe_cycles * SRAM.dpe_bf16_macs_per_cycle
+    single = simulate([load_compute(n, 1, macs)], SRAM).total_cycles
+    double = simulate([load_compute(n, 2, macs)], SRAM).total_cycles
+    load_cycles = TILE / SRAM.dma_read_bytes_per_cycle + SRAM.dma_issue_cycles + SRAM.sram_latency_cycles
+    # depth 1 serialises load and compute; depth 2 hides the load behind the DPE
+    assert single >= n * (dpe_cycles + load_cycles)
+    assert n * dpe_cycles <= double < n * dpe_cycles + load_cycles + 100
+    assert double < 0.6 * single
+
+
+def test_dpe_tile_commands_run_at_one_per_32_cycles():
+    n = 200
+    independent = simulate([program([dpe() for _ in range(n)], {})], MTIA2I).total_cycles
+    assert n * 32 <= independent <= n * 32 + 100
+    # a chain through an accumulator CB keeps the DPE pipeline full as well
+    chain = [dpe(fills=(SlotRef(0, 0),))] + [dpe(waits=(SlotRef(0, k),), fills=(SlotRef(0, k + 1),)) for k in range(n - 1)]
+    chained = simulate([program(chain, {0: 2})], MTIA2I).total_cycles
+    assert n * 32 <= chained <= n * 32 + 100
+
+
+def test_fp32_ieee_dot_costs_three_passes_and_int8_runs_twice_as_fast():
+    n = 100
+    bf16 = simulate([program([dpe() for _ in range(n)], {})], MTIA2I).total_cycles
+    ieee = simulate([program([dpe(dtype="f32", passes=3) for _ in range(n)], {})], MTIA2I).total_cycles
+    int8 = simulate([program([dpe(dtype="i8") for _ in range(n)], {})], MTIA2I).total_cycles
+    assert 2.9 * bf16 < ieee < 3.1 * bf16
+    assert 0.45 * bf16 < int8 < 0.6 * bf16
+
+
+def test_se_time_follows_elements_and_lut_latency():
+    def se(k, lut=False):
+        return Command(Engine.SE, "se_compute", "k.py:7:4", (), (), elems=32 * 1000, lut=lut)
+
+    one = simulate([program([se(0)], {})], MTIA2I)
+    assert one.total_cycles == MTIA2I.scalar_issue_cycles + 1000 + MTIA2I.se_alu_latency_cycles
+    lut = simulate([program([se(0, lut=True)], {})], MTIA2I)
+    assert lut.total_cycles - one.total_cycles == MTIA2I.se_lut_latency_cycles - MTIA2I.se_alu_latency_cycles
+
+
+def test_same_inputs_same_cycles():
+    progs = [load_compute(20, 2, 100_000, pid=p) for p in range(80)]
+    a = simulate(progs, MTIA2I.replace(global_placement="dram"))
+    b = simulate(progs, MTIA2I.replace(global_placement="dram"))
+    assert a.total_cycles == b.total_cycles
+    assert [(s.pe, s.start_cycle, s.end_cycle) for s in a.spans] == [(s.pe, s.start_cycle, s.end_cycle) for s in b.spans]
+
+
+def test_more_programs_than_pes_run_in_waves():
+    one_wave = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(4)], SMALL_TEST).total_cycles
+    three_waves = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(12)], SMALL_TEST).total_cycles
+    assert 2.8 * one_wave < three_waves < 3.2 * one_wave
+
+
+def test_mappings_place_programs_differently():
+    progs = [program([], {}, pid=p) for p in range(16)]
+    grid = (16, 1, 1)
+    assert place_programs(progs, MTIA2I, "linear", grid)[:10] == list(range(10))
+    assert place_programs(progs, MTIA2I, "round_robin", grid)[:3] == [0, 8, 16]
+    assert place_programs(progs, MTIA2I, "zigzag", grid)[6:10] == [6, 7, 15, 14]
+    with pytest.raises(ValueError, match="unknown program mapping 'random'"):
+        simulate(progs, MTIA2I, mapping="random")
+
+
+def test_scalar_blocking_command_stalls_issue():
+    blocking = Command(Engine.DMA, "dma_load", "k.py:2:1", (), (SlotRef(0, 0),), global_read_bytes=TILE,
+                       scalar_blocking=True)  # fmt: skip
+    follow = dpe()
+    t_block = simulate([program([blocking, follow], {0: 1})], SRAM)
+    spans = {s.index: s for s in t_block.spans}
+    assert spans[1].issue_cycle >= spans[0].end_cycle
+    blocking.scalar_blocking = False
+    t_free = simulate([program([blocking, follow], {0: 1})], SRAM)
+    spans = {s.index: s for s in t_free.spans}
+    assert spans[1].issue_cycle < spans[0].end_cycle
+
+
+def test_granules_round_up_each_contiguous_run():
+    cmd = load(0, nbytes=10 * 33, rows=10)
+    t = simulate([program([cmd], {0: 1})], SRAM)
+    assert t.traffic.sram_transferred_bytes == 10 * 64
+    assert t.traffic.sram_read_bytes == 10 * 33
+    exact = load(0, nbytes=64, rows=1, ranges=((16, 64),))  # misaligned: spans three granules
+    t = simulate([program([exact], {0: 1})], SRAM)
+    assert t.traffic.sram_transferred_bytes == 96
+
+
+def test_llc_first_touch_from_dram_then_sram_hits():
+    rng = ((4096, TILE),)
+    cmds = [load(0, ranges=rng), load(1, ranges=rng), load(2, ranges=((4096 + TILE // 2, TILE),))]
+    t = simulate([program(cmds, {0: 4})], MTIA2I.replace(global_placement="llc"))
+    assert t.traffic.dram_read_bytes == TILE + TILE // 2
+    assert t.traffic.sram_read_bytes == TILE + TILE // 2
+    assert t.llc_resident_bytes == TILE + TILE // 2
+
+
+def test_ls_high_water_is_depth_times_tile_bytes():
+    prog = program([load(0)], {0: 3, 1: 2}, tiles={0: 1000, 1: 24})
+    t = simulate([prog], SMALL_TEST)
+    assert t.ls_high_water_bytes == {0: 3 * 1000 + 2 * 24}
+
+
+def test_reading_an_unfilled_slot_names_the_kernel_line():
+    bad = Command(Engine.SE, "se_compute", "kern.py:9:5", (SlotRef(0, 0),), (), elems=32)
+    with pytest.raises(TimingError, match=r"kern.py:9:5: se_compute reads slot 0 of cb 0, which nothing fills"):
+        simulate([program([bad], {0: 1})], MTIA2I)
+
+
+def test_filling_a_cb_without_depth_is_an_error():
+    with pytest.raises(TimingError, match="k.py:3:8: dma_load fills circular buffer 7"):
+        simulate([program([load(0, cb=7)], {0: 1})], MTIA2I)
+
+
+def test_deadlock_is_reported_at_the_blocked_command():
+    # slot 1 of a depth-1 CB needs slot 0 released, but its reader sits behind it on the same engine
+    cmds = [
+        Command(Engine.SE, "se_fill", "k.py:1:1", (), (SlotRef(0, 0),), elems=32),
+        Command(Engine.SE, "se_fill", "k.py:2:1", (), (SlotRef(0, 1),), elems=32),
+        Command(Engine.SE, "se_read", "k.py:3:1", (SlotRef(0, 0),), (), elems=32),
+    ]
+    with pytest.raises(TimingError, match=r"k.py:2:1: deadlock: se_fill on se never started"):
+        simulate([program(cmds, {0: 1})], MTIA2I)
+
+
+def test_scalar_gathers_are_latency_bound_on_the_scalar_core():
+    gather = Command(Engine.SCALAR, "gather", "k.py:4:9", (), (SlotRef(0, 0),), elems=64, global_read_bytes=256)
+    t = simulate([program([gather, dpe(waits=(SlotRef(0, 0),))], {0: 1})], DRAM)
+    spans = {s.index: s for s in t.spans}
+    assert spans[0].end_cycle - spans[0].start_cycle >= 64 * DRAM.dram_latency_cycles / DRAM.scalar_outstanding_loads
+    assert spans[1].issue_cycle >= spans[0].end_cycle  # the scalar core did the gather itself
+    assert t.traffic.scalar_access_bytes == 256
