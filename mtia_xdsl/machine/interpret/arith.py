@@ -192,6 +192,8 @@ def _cmpf(pred: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if pred == 15:
         return np.ones(np.broadcast(a, b).shape, bool)
     unordered = np.isnan(a) | np.isnan(b)
+    if pred == 14:  # uno
+        return unordered
     base = pred if pred <= 7 else pred - 7
     fn = _CMPF_ORDERED[base]
     holds = np.ones(unordered.shape, bool) if fn is None else fn(a, b)
@@ -397,9 +399,9 @@ class ArithFunctions(InterpreterFunctions):
 
     @impl(_OPS["arith.cmpi"])
     def run_cmpi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        unsigned, fn = _CMPI[_predicate(op)]
+        is_unsigned, fn = _CMPI[_predicate(op)]
         w = int_width(op.operands[0].type)
-        if unsigned:
+        if is_unsigned:
             a, b = (unsigned(np.asarray(x), w) for x in args)
         else:
             a, b = _int_operands(args)
