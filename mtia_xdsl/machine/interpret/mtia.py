@@ -1,0 +1,464 @@
+"""Functional semantics of buffer-level `mtia` ops; every engine command is recorded for timing.
+
+Commands take effect when the scalar core issues them (program order is a valid schedule of the
+dataflow), so results are exact whatever the timing. Circular buffers are checked as the CP would:
+reserving a full CB, waiting on an empty one, reading without a wait, pushing an unwritten slot, or
+ending the program with tiles still in a CB are errors naming the kernel line. Cycle accounting is
+`machine/timing.py`'s job; here each command only records what it moved and computed.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import TensorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    ReturnedValues,
+    impl,
+    impl_terminator,
+    register_impls,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.interpret.tt import get_launch_state
+from mtia_xdsl.machine.interpret.values import as_value, element_format, element_type_of, location_str
+
+_LUT_OPS = ("math.exp", "math.exp2", "math.rsqrt", "math.sqrt", "math.tanh", "math.log", "math.log2", "math.erf", "arith.divf")
+
+
+def _dtype_name(t: Attribute) -> str:
+    return element_format(element_type_of(t)).name
+
+
+def _tile_bytes(t: Attribute) -> int:
+    elem = element_type_of(t)
+    size = 8 if getattr(elem, "name", "") == "tt.ptr" else element_format(elem).size_bytes
+    return size * _elems(t)
+
+
+def _elems(t: Attribute) -> int:
+    n = 1
+    if isinstance(t, TensorType):
+        for d in t.get_shape():
+            n *= d
+    return n
+
+
+@dataclass
+class SimCB:
+    """A circular buffer at run time: published tiles (FIFO), reserved slots, sequence counters."""
+
+    cb_id: int
+    depth: int
+    tile: Attribute
+    where: str
+    visible: deque[Any] = field(default_factory=deque)
+    reserved: list[Any] = field(default_factory=list)
+    pushed: int = 0
+    popped: int = 0
+    waited: int = 0
+
+    def _error(self, msg: str, op: Operation) -> InterpretationError:
+        return InterpretationError(
+            f"{location_str(op.location)}: error: {msg} (CB #{self.cb_id} {mtia.CircularBufferType(self.depth, self.tile)}"
+            f", allocated at {self.where})"
+        )
+
+    def reserve(self, n: int, op: Operation) -> None:
+        if len(self.visible) + len(self.reserved) + n > self.depth:
+            raise self._error(
+                f"cb_reserve of {n} slot(s) would wait forever: {len(self.visible)} published and "
+                f"{len(self.reserved)} reserved of {self.depth}; pop tiles first or deepen the CB",
+                op,
+            )
+        self.reserved.extend([None] * n)
+
+    def write(self, tile: Any, op: Operation) -> SlotRef:
+        for i, slot in enumerate(self.reserved):
+            if slot is None:
+                self.reserved[i] = tile
+                return SlotRef(self.cb_id, self.pushed + i)
+        raise self._error("a command writes a CB slot that was not reserved (missing cb_reserve)", op)
+
+    def push(self, n: int, op: Operation) -> None:
+        if n > len(self.reserved) or any(s is None for s in self.reserved[:n]):
+            raise self._error(f"cb_push of {n} slot(s) that no command wrote", op)
+        self.visible.extend(self.reserved[:n])
+        del self.reserved[:n]
+        self.pushed += n
+
+    def wait(self, n: int, op: Operation) -> None:
+        if len(self.visible) < n:
+            raise self._error(f"cb_wait for {n} tile(s) would wait forever: {len(self.visible)} published", op)
+        self.waited = max(self.waited, n)
+
+    def front(self, op: Operation) -> tuple[Any, SlotRef]:
+        if self.waited < 1 or not self.visible:
+            raise self._error("a command reads a CB without a cb_wait for its tile", op)
+        return self.visible[0], SlotRef(self.cb_id, self.popped)
+
+    def pop(self, n: int, op: Operation) -> None:
+        if self.waited < n or len(self.visible) < n:
+            raise self._error(f"cb_pop of {n} tile(s) but only {self.waited} were waited for", op)
+        for _ in range(n):
+            self.visible.popleft()
+        self.popped += n
+        self.waited -= n
+
+
+@dataclass
+class PeState:
+    """What one program's run accumulates: its CBs and the commands it issued."""
+
+    program_id: tuple[int, int, int]
+    cbs: list[SimCB] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
+    scalar_instrs: int = 0
+    engine_depth: int = 0
+
+    def issue(self, cmd: Command) -> None:
+        cmd.scalar_instrs = self.scalar_instrs
+        self.scalar_instrs = 0
+        self.commands.append(cmd)
+
+    def trace(self, end_op: Operation) -> ProgramTrace:
+        for cb in self.cbs:
+            if cb.visible or cb.reserved:
+                raise cb._error(
+                    f"the program ends with {len(cb.visible)} published and {len(cb.reserved)} reserved tile(s) "
+                    "left in a CB (unbalanced CB protocol)",
+                    end_op,
+                )
+        return ProgramTrace(
+            program_id=self.program_id,
+            commands=self.commands,
+            cb_depth={cb.cb_id: cb.depth for cb in self.cbs},
+            cb_tile_bytes={cb.cb_id: _tile_bytes(cb.tile) for cb in self.cbs},
+            tail_scalar_instrs=self.scalar_instrs,
+        )
+
+
+def set_pe_state(interpreter: Interpreter, state: PeState) -> None:
+    """Make `state` the current program's PE state."""
+    interpreter.set_data(MtiaFunctions, "pe", state)
+
+
+def get_pe_state(interpreter: Interpreter) -> PeState:
+    """Return the current program's PE state (set by the machine's run loop)."""
+
+    def missing() -> PeState:
+        raise InterpretationError("no PE state: mtia programs run through mtia_xdsl.machine.run_kernel")
+
+    return interpreter.get_data(MtiaFunctions, "pe", missing)
+
+
+class ScalarCoreCounter(Interpreter.Listener):
+    """Counts the scalar-core instructions a program executes (ops outside engine bodies).
+
+    The machine's run loop points `state` at the current program's PeState.
+    """
+
+    def __init__(self) -> None:
+        self.state: PeState | None = None
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        state = self.state
+        if state is not None and state.engine_depth == 0 and not isinstance(op, mtia.ENGINE_OPS):
+            state.scalar_instrs += 1
+
+    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
+        return None
+
+
+def _block_runs(base: int, strides: list[int], bounds: list[int], elem_bytes: int) -> tuple[int, int, tuple]:
+    """Return (bytes, contiguous runs, ranges) of the valid part of a strided block."""
+    valid = int(np.prod(bounds)) if bounds else 1
+    if valid == 0:
+        return 0, 0, ()
+    if not bounds:
+        return elem_bytes, 1, ((base, elem_bytes),)
+    inner_contig = strides[-1] == 1
+    run_elems = bounds[-1] if inner_contig else 1
+    runs = valid // run_elems
+    ranges: tuple = ()
+    if runs <= 4096:
+        outer = [range(b) for b in (bounds[:-1] if inner_contig else bounds)]
+        outer_strides = strides[:-1] if inner_contig else strides
+        idx = np.stack(np.meshgrid(*[np.arange(len(r)) for r in outer], indexing="ij"), -1).reshape(-1, len(outer)) if outer else np.zeros((1, 0), dtype=np.int64)
+        starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
+        ranges = tuple((int(s), run_elems * elem_bytes) for s in starts)
+    return valid * elem_bytes, runs, ranges
+
+
+@register_impls
+class MtiaFunctions(InterpreterFunctions):
+    """Semantics of buffer-level mtia ops; see the module docstring."""
+
+    # -- CBs ---------------------------------------------------------------------------------
+    @impl(mtia.CbAllocOp)
+    def run_cb_alloc(self, interpreter: Interpreter, op: mtia.CbAllocOp, args: PythonValues) -> PythonValues:
+        state = get_pe_state(interpreter)
+        t = op.result.type
+        cb = SimCB(len(state.cbs), t.depth.data, t.tile, location_str(op.location))
+        state.cbs.append(cb)
+        return (cb,)
+
+    @impl(mtia.CbReserveOp)
+    def run_cb_reserve(self, interpreter: Interpreter, op: mtia.CbReserveOp, args: PythonValues) -> PythonValues:
+        args[0].reserve(op.count.value.data, op)
+        return ()
+
+    @impl(mtia.CbPushOp)
+    def run_cb_push(self, interpreter: Interpreter, op: mtia.CbPushOp, args: PythonValues) -> PythonValues:
+        args[0].push(op.count.value.data, op)
+        return ()
+
+    @impl(mtia.CbWaitOp)
+    def run_cb_wait(self, interpreter: Interpreter, op: mtia.CbWaitOp, args: PythonValues) -> PythonValues:
+        args[0].wait(op.count.value.data, op)
+        return ()
+
+    @impl(mtia.CbPopOp)
+    def run_cb_pop(self, interpreter: Interpreter, op: mtia.CbPopOp, args: PythonValues) -> PythonValues:
+        args[0].pop(op.count.value.data, op)
+        return ()
+
+    @impl(mtia.CbReadOp)
+    def run_cb_read(self, interpreter: Interpreter, op: mtia.CbReadOp, args: PythonValues) -> PythonValues:
+        value, slot = args[0].front(op)
+        get_pe_state(interpreter).issue(
+            Command(Engine.SCALAR, "cb_read", location_str(op.location), (slot,), (), elems=1, scalar_blocking=True)
+        )
+        return (value,)
+
+    # -- memory ------------------------------------------------------------------------------
+    @impl(mtia.DmaLoadOp)
+    def run_dma_load(self, interpreter: Interpreter, op: mtia.DmaLoadOp, args: PythonValues) -> PythonValues:
+        rank = len(op.strides)
+        base, strides, bounds = int(args[0]), [int(s) for s in args[1 : 1 + rank]], [int(b) for b in args[1 + rank : 1 + 2 * rank]]
+        other = args[1 + 2 * rank] if op.other is not None else 0
+        cb = args[-1] if op.out is not None else None
+        t = op.block_type
+        shape = list(t.get_shape())
+        bounds = [max(0, min(b, s)) for b, s in zip(bounds, shape, strict=True)]
+        where = location_str(op.location)
+        memory = get_launch_state(interpreter).memory
+        tile = memory.read_block(base, strides, shape, bounds, t.element_type, other, where)
+        tile = as_value(tile, t)
+        elem_bytes = element_format(t.element_type).size_bytes
+        nbytes, runs, ranges = _block_runs(base, strides, bounds, elem_bytes)
+        if cb is None:
+            return (tile,)
+        slot = cb.write(tile, op)
+        get_pe_state(interpreter).issue(
+            Command(Engine.DMA, "dma_load", where, (), (slot,), global_read_bytes=nbytes, global_ranges=ranges,
+                    ls_bytes=_tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+        )
+        return ()
+
+    @impl(mtia.DmaStoreOp)
+    def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
+        rank = len(op.strides)
+        base, strides, bounds = int(args[0]), [int(s) for s in args[1 : 1 + rank]], [int(b) for b in args[1 + rank : 1 + 2 * rank]]
+        cb = args[-1]
+        where = location_str(op.location)
+        value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
+        t = mtia.tile_type(op.value.type)
+        elem = element_type_of(t)
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        bounds = [max(0, min(b, s)) for b, s in zip(bounds, shape, strict=True)]
+        memory = get_launch_state(interpreter).memory
+        if rank == 0:
+            memory.scatter(np.asarray([base], dtype=np.int64), np.asarray([value]), elem, None, where)
+        else:
+            memory.write_block(base, strides, shape, bounds, value, elem, where)
+        elem_bytes = element_format(elem).size_bytes
+        nbytes, runs, ranges = _block_runs(base, strides, bounds, elem_bytes)
+        if slot is not None:
+            get_pe_state(interpreter).issue(
+                Command(Engine.DMA, "dma_store", where, (slot,), (), global_write_bytes=nbytes, global_ranges=ranges,
+                        ls_bytes=_tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+            )
+        return ()
+
+    @impl(mtia.GatherOp)
+    def run_gather(self, interpreter: Interpreter, op: mtia.GatherOp, args: PythonValues) -> PythonValues:
+        it = iter(args)
+        waits: list[SlotRef] = []
+        ptrs = self._read(next(it), op, waits)
+        mask = self._read(next(it), op, waits) if op.mask is not None else None
+        other = next(it) if op.other is not None else 0
+        t = op.out.type.tile if op.out is not None else op.result[0].type
+        where = location_str(op.location)
+        memory = get_launch_state(interpreter).memory
+        value = as_value(memory.gather(np.asarray(ptrs, dtype=np.int64), element_type_of(t), mask, other, where), t)
+        if op.out is None:
+            return (value,)
+        slot = next(it).write(value, op)
+        active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
+        get_pe_state(interpreter).issue(
+            Command(Engine.SCALAR, "gather", where, tuple(waits), (slot,), elems=active,
+                    global_read_bytes=active * element_format(element_type_of(t)).size_bytes, descriptors=active,
+                    ls_bytes=_tile_bytes(t), scalar_blocking=True, dtype=_dtype_name(t))
+        )
+        return ()
+
+    @impl(mtia.ScatterOp)
+    def run_scatter(self, interpreter: Interpreter, op: mtia.ScatterOp, args: PythonValues) -> PythonValues:
+        waits: list[SlotRef] = []
+        ptrs = self._read(args[0], op, waits)
+        value = self._read(args[1], op, waits)
+        mask = self._read(args[2], op, waits) if op.mask is not None else None
+        t = mtia.tile_type(op.value.type)
+        elem = element_type_of(t)
+        where = location_str(op.location)
+        get_launch_state(interpreter).memory.scatter(np.asarray(ptrs, dtype=np.int64), value, elem, mask, where)
+        active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
+        get_pe_state(interpreter).issue(
+            Command(Engine.SCALAR, "scatter", where, tuple(waits), (), elems=active,
+                    global_write_bytes=active * element_format(elem).size_bytes, descriptors=active,
+                    scalar_blocking=True, dtype=_dtype_name(t))
+        )
+        return ()
+
+    @impl(mtia.ScalarLoadOp)
+    def run_scalar_load(self, interpreter: Interpreter, op: mtia.ScalarLoadOp, args: PythonValues) -> PythonValues:
+        t = op.result.type
+        where = location_str(op.location)
+        memory = get_launch_state(interpreter).memory
+        value = memory.gather(np.asarray([int(args[0])], dtype=np.int64), t, None, 0, where)[0]
+        nbytes = element_format(t).size_bytes
+        get_pe_state(interpreter).issue(
+            Command(Engine.SCALAR, "scalar_load", where, (), (), elems=1, global_read_bytes=nbytes,
+                    global_ranges=((int(args[0]), nbytes),), scalar_blocking=True, dtype=_dtype_name(t))
+        )
+        return (as_value(np.asarray(value), t),)
+
+    @impl(mtia.ScalarStoreOp)
+    def run_scalar_store(self, interpreter: Interpreter, op: mtia.ScalarStoreOp, args: PythonValues) -> PythonValues:
+        t = op.value.type
+        where = location_str(op.location)
+        memory = get_launch_state(interpreter).memory
+        memory.scatter(np.asarray([int(args[0])], dtype=np.int64), np.asarray([args[1]]), t, None, where)
+        nbytes = element_format(t).size_bytes
+        get_pe_state(interpreter).issue(
+            Command(Engine.SCALAR, "scalar_store", where, (), (), elems=1, global_write_bytes=nbytes,
+                    global_ranges=((int(args[0]), nbytes),), dtype=_dtype_name(t))
+        )
+        return ()
+
+    # -- compute -----------------------------------------------------------------------------
+    @staticmethod
+    def _read(arg: Any, op: Operation, waits: list[SlotRef]) -> Any:
+        if isinstance(arg, SimCB):
+            value, slot = arg.front(op)
+            if slot not in waits:
+                waits.append(slot)
+            return value
+        return arg
+
+    @impl(mtia.DpeMatmulOp)
+    def run_dpe_matmul(self, interpreter: Interpreter, op: mtia.DpeMatmulOp, args: PythonValues) -> PythonValues:
+        waits: list[SlotRef] = []
+        a, b, c = (np.asarray(self._read(x, op, waits)) for x in args[:3])
+        t_a = mtia.tile_type(op.a.type)
+        precision = op.input_precision.value.data
+        if a.dtype == np.float32 and precision == 0:
+            from mtia_xdsl.machine.interpret.tt import _round_tf32
+
+            a, b = _round_tf32(a), _round_tf32(b)
+        if a.dtype.kind in "iub":
+            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+        else:
+            acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        out_t = op.out.type.tile if op.out is not None else op.result[0].type
+        d = as_value(acc, out_t)
+        if op.out is None:
+            return (d,)
+        slot = args[3].write(d, op)
+        (m, k), n = a.shape, b.shape[1]
+        dtype = _dtype_name(t_a)
+        passes = 3 if dtype == "f32" and precision == 2 else 1
+        get_pe_state(interpreter).issue(
+            Command(Engine.DPE, "dpe_matmul", location_str(op.location), tuple(waits), (slot,), macs=m * n * k,
+                    dtype=dtype, dpe_passes=passes, ls_bytes=_tile_bytes(t_a) + _tile_bytes(mtia.tile_type(op.b.type)) + 2 * _tile_bytes(out_t))
+        )
+        return ()
+
+    @impl(mtia.ReReduceOp)
+    def run_re_reduce(self, interpreter: Interpreter, op: mtia.ReReduceOp, args: PythonValues) -> PythonValues:
+        waits: list[SlotRef] = []
+        x = np.asarray(self._read(args[0], op, waits))
+        axis = op.axis.value.data
+        kind = op.kind.data
+        fn = {
+            "addf": np.add, "addi": np.add, "maxnumf": np.fmax, "minnumf": np.fmin, "maximumf": np.maximum,
+            "minimumf": np.minimum, "maxsi": np.maximum, "minsi": np.minimum,
+        }.get(kind)
+        if fn is None:
+            xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
+            r = (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
+        else:
+            r = fn.reduce(x, axis=axis, dtype=x.dtype)
+        out_t = op.out.type.tile if op.out is not None else op.result[0].type
+        r = as_value(np.asarray(r), out_t)
+        if op.out is None:
+            return (r,)
+        slot = args[1].write(r, op)
+        get_pe_state(interpreter).issue(
+            Command(Engine.RE, "re_reduce", location_str(op.location), tuple(waits), (slot,), elems=int(x.size),
+                    dtype=_dtype_name(out_t), ls_bytes=int(x.nbytes) + _tile_bytes(out_t))
+        )
+        return ()
+
+    @impl(mtia.SeComputeOp)
+    def run_se(self, interpreter: Interpreter, op: mtia.SeComputeOp, args: PythonValues) -> PythonValues:
+        return self._compute(interpreter, op, args, Engine.SE, "se_compute")
+
+    @impl(mtia.VecComputeOp)
+    def run_vec(self, interpreter: Interpreter, op: mtia.VecComputeOp, args: PythonValues) -> PythonValues:
+        return self._compute(interpreter, op, args, Engine.VEC, "vec_compute")
+
+    @impl(mtia.MluComputeOp)
+    def run_mlu(self, interpreter: Interpreter, op: mtia.MluComputeOp, args: PythonValues) -> PythonValues:
+        return self._compute(interpreter, op, args, Engine.MLU, "mlu_compute")
+
+    def _compute(
+        self, interpreter: Interpreter, op: mtia.EngineComputeOp, args: PythonValues, engine: Engine, kind: str
+    ) -> PythonValues:
+        n_in = len(op.inputs)
+        waits: list[SlotRef] = []
+        inputs = tuple(self._read(a, op, waits) for a in args[:n_in])
+        state = get_pe_state(interpreter)
+        state.engine_depth += 1
+        try:
+            results = interpreter.run_ssacfg_region(op.body, inputs, op.name)
+        finally:
+            state.engine_depth -= 1
+        if not op.outs:
+            return tuple(results)
+        fills = tuple(cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True))
+        out_types = [mtia.tile_type(o.type) for o in op.outs]
+        body_ops = [o for o in op.body.block.ops if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"]
+        elems = max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1)
+        in_bytes = sum(_tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
+        state.issue(
+            Command(engine, kind, location_str(op.location), tuple(waits), fills, elems=elems,
+                    dtype=_dtype_name(out_types[0]), lut=any(o.name in _LUT_OPS for o in body_ops),
+                    ls_bytes=in_bytes + sum(_tile_bytes(t) for t in out_types))
+        )
+        return ()
+
+    @impl_terminator(mtia.YieldOp)
+    def run_yield(self, interpreter: Interpreter, op: mtia.YieldOp, args: PythonValues):
+        return ReturnedValues(args), ()

@@ -1,0 +1,37 @@
+"""The default pipeline from the tt dialect to the buffer-level mtia program, as one pass-pipeline string.
+
+`mtia-opt -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.default_pipeline())')"` replays what
+the compile driver does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+
+DEFAULT_PIPELINE = "mtia-set-target{{chip={chip}}},convert-tt-to-mtia,canonicalize,cse,mtia-cb-bufferize"
+
+
+def default_pipeline(chip: str = "mtia2i") -> str:
+    """Return the default pass pipeline for `chip` (a MachineConfig preset name)."""
+    return DEFAULT_PIPELINE.format(chip=chip)
+
+
+def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
+    """Lower a tt module in place to the buffer-level mtia program and return it.
+
+    Requires: helper calls inlined (the frontend does this). Raises: PassFailedException naming the
+    kernel line where a construct cannot be lowered.
+    """
+    from mtia_xdsl.dialects import make_context
+    from mtia_xdsl.transforms import get_all_passes
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    chip = getattr(options, "machine", None) or "mtia2i"
+    ctx = make_context()
+    available = {**xdsl_passes(), **get_all_passes()}
+    pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))
+    pipeline.apply(ctx, module)
+    return module
