@@ -1,0 +1,191 @@
+"""build_tt_module: run Triton's own code generator on a `@triton.jit` function with the xDSL builder.
+
+Triton's `ast_to_ttir` looks up `ir.builder` (and `ir.value`, `ir.block_argument`, `ir.make_attr`) on
+the `ir` name of `triton.compiler.code_generator` and `triton.language.semantic`. For the duration of one
+build, that name is rebound to a proxy that serves our handle classes and falls back to libtriton's `ir`
+module for everything else (enums such as `ir.CACHE_MODIFIER`); the original is restored afterwards.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, ModuleOp, i32
+
+from mtia_xdsl.frontend.builder import XdslBuilder
+from mtia_xdsl.frontend.errors import KernelError
+from mtia_xdsl.frontend.handles import Attr, BlockArg, Value
+
+_BUILD_LOCK = threading.Lock()
+"""Serialises builds: the `ir` rebinding is process-wide while a build runs."""
+
+
+@dataclass(frozen=True)
+class FrontendOptions:
+    """What Triton's code generator and semantic layer read from the backend options."""
+
+    num_warps: int = 4
+    num_ctas: int = 1
+    debug: bool = False
+    sanitize_overflow: bool = False
+    default_dot_input_precision: str = "ieee"
+    allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+    max_num_imprecise_acc_default: int | None = None
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
+    arch: str = "mtia2i"
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @staticmethod
+    def from_options(options: object | None) -> FrontendOptions:
+        """Take every field the caller's options object has; default the rest."""
+        if options is None:
+            return FrontendOptions()
+        if isinstance(options, FrontendOptions):
+            return options
+        defaults = FrontendOptions()
+        values = {
+            name: getattr(options, name, getattr(defaults, name))
+            for name in FrontendOptions.__dataclass_fields__
+            if name != "extra"
+        }
+        return FrontendOptions(**values)
+
+
+class _IrProxy:
+    """Stands in for `triton._C.libtriton.ir` during a build (see the module docstring).
+
+    `builder(context)` makes XdslBuilders that share `self.last_loc`: the location most recently set by
+    any of them, i.e. the AST node being visited when an error escapes (visit restores it only on success).
+    """
+
+    value = Value
+    block_argument = BlockArg
+
+    def __init__(self, real: Any):
+        self._real = real
+        self.last_loc: list[Any] = [None]
+
+    def builder(self, context: Any) -> XdslBuilder:
+        """Return a new XdslBuilder reporting its locations to this build."""
+        return XdslBuilder(context, self.last_loc)
+
+    @staticmethod
+    def make_attr(values: list[int], context: Any) -> Attr:
+        """Return the dense i32 array attribute of `values` (used for tt.divisibility hints)."""
+        return Attr(DenseArrayBase.from_list(i32, list(values)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+@contextmanager
+def _patched_ir() -> Iterator[_IrProxy]:
+    import triton.compiler.code_generator as code_generator
+    import triton.language.semantic as semantic
+
+    modules = (code_generator, semantic)
+    saved = [m.ir for m in modules]
+    proxy = _IrProxy(saved[0])
+    with _BUILD_LOCK:
+        for m in modules:
+            m.ir = proxy  # type: ignore[attr-defined]
+        try:
+            yield proxy
+        finally:
+            for m, old in zip(modules, saved):
+                m.ir = old  # type: ignore[attr-defined]
+
+
+def _min_dot_size(lhs_type: Any, rhs_type: Any) -> tuple[int, int, int]:
+    bits = lhs_type.scalar.primitive_bitwidth
+    return {8: (1, 1, 32), 32: (1, 1, 8), 64: (1, 1, 4)}.get(bits, (1, 1, 16))
+
+
+def _codegen_fns() -> dict[str, Any]:
+    from triton.language.extra.cuda import convert_custom_float8_sm80
+
+    return {"convert_custom_types": convert_custom_float8_sm80, "min_dot_size": _min_dot_size}
+
+
+def _module_map() -> dict[str, Any]:
+    from triton.language.extra.cuda import libdevice
+
+    return {"triton.language.extra.libdevice": libdevice}
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    seen: set[int] = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        nxt = exc.__cause__ or exc.__context__
+        if nxt is None or isinstance(exc, KernelError):
+            break
+        exc = nxt
+    return exc
+
+
+def _message(exc: BaseException) -> str:
+    from triton.compiler.errors import CompilationError
+
+    if isinstance(exc, KernelError):
+        return exc.message
+    if isinstance(exc, CompilationError):
+        return str(exc.error_message or exc)
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _kernel_error(exc: BaseException, last_loc: Any, fn: Any) -> KernelError:
+    inner = _innermost(exc)
+    if isinstance(inner, KernelError) and inner.file is not None:
+        return KernelError(inner.message, inner.file, inner.line, inner.col)
+    loc = last_loc.attr if last_loc is not None else None
+    if isinstance(loc, FileLineColLoc):
+        return KernelError(_message(inner), loc.filename.data, loc.line.data, loc.column.data)
+    return KernelError(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
+
+
+def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict[Any, object]:
+    out: dict[Any, object] = {}
+    for key, value in (constexprs or {}).items():
+        out[(fn.arg_names.index(key),) if isinstance(key, str) else key] = value
+    return out
+
+
+def build_tt_module(
+    fn: Any,
+    signature: dict[str, str],
+    constexprs: dict[str, object] | None = None,
+    attrs: dict[Any, Any] | None = None,
+    options: object | None = None,
+) -> ModuleOp:
+    """Build the tt module of `fn` with Triton's own code generator driving the xDSL builder.
+
+    `signature` maps every argument name to a Triton type string ("*fp32", "i32", "constexpr", ...) as
+    `triton.compiler.ASTSource` takes it; `constexprs` gives constexpr values by name (or path tuple).
+    Raises: KernelError naming the kernel file:line for any failure inside the code generator.
+    Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024})
+    """
+    from triton.compiler import code_generator
+    from triton.compiler.compiler import ASTSource
+
+    from mtia_xdsl.dialects import make_context
+
+    src = ASTSource(fn, dict(signature), _normalise_constexprs(fn, constexprs), attrs)
+    opts = FrontendOptions.from_options(options)
+    ctx = make_context()
+    with _patched_ir() as proxy:
+        try:
+            handle = code_generator.ast_to_ttir(
+                fn, src, context=ctx, options=opts, codegen_fns=_codegen_fns(), module_map=_module_map()
+            )
+        except Exception as e:
+            raise _kernel_error(e, proxy.last_loc[0], fn) from e
+    return handle.op
+
+
