@@ -1,0 +1,151 @@
+"""Report and trace: roofline invariant, busy fractions, traffic, text/dict output, Chrome trace, calibration."""
+
+import importlib.util
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.config import MTIA2I, SMALL_TEST
+from mtia_xdsl.machine.report import Report
+from mtia_xdsl.machine.timing import simulate
+from mtia_xdsl.machine.trace import chrome_trace, write_chrome_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def stream_program(pid, n, tile=8192, depth=2, elems=2048, lut=False):
+    """load -> SE -> store per tile, loads issued `depth` ahead."""
+    cmds = [Command(Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, k),), global_read_bytes=tile,
+                    global_ranges=((pid * n * tile + k * tile, tile),)) for k in range(min(depth, n))]  # fmt: skip
+    for k in range(n):
+        cmds.append(Command(Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),),
+                            elems=elems, lut=lut))  # fmt: skip
+        cmds.append(Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile))
+        if k + depth < n:
+            j = k + depth
+            cmds.append(Command(Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, j),), global_read_bytes=tile,
+                                global_ranges=((pid * n * tile + j * tile, tile),)))  # fmt: skip
+    return ProgramTrace((pid, 0, 0), cmds, {0: depth, 1: depth}, {0: tile, 1: tile})
+
+
+def random_program(rng, pid):
+    """A random but well-formed mix of DMA, DPE, SE, VEC, RE, MLU and scalar commands."""
+    cmds, seq = [], 0
+    for _ in range(rng.randint(1, 25)):
+        nbytes = rng.choice([32, 100, 4096, 65536])
+        cmds.append(Command(Engine.DMA, "dma_load", "r.py:1:1", (), (SlotRef(0, seq),), global_read_bytes=nbytes,
+                            descriptors=rng.randint(1, 64), scalar_instrs=rng.randint(0, 50),
+                            global_ranges=((rng.randrange(0, 1 << 20, 32), nbytes),)))  # fmt: skip
+        engine = rng.choice([Engine.DPE, Engine.SE, Engine.VEC, Engine.RE, Engine.MLU, Engine.SCALAR])
+        cmds.append(Command(engine, "op", "r.py:2:1", (SlotRef(0, seq),), (SlotRef(1, seq),),
+                            elems=rng.randint(0, 100_000), macs=rng.randint(0, 10**7), dtype=rng.choice(["bf16", "i8", "f32"]),
+                            dpe_passes=rng.choice([1, 3]), global_read_bytes=4 if engine is Engine.SCALAR else 0,
+                            scalar_blocking=rng.random() < 0.1))  # fmt: skip
+        cmds.append(Command(Engine.DMA, "dma_store", "r.py:3:1", (SlotRef(1, seq),), (), global_write_bytes=nbytes))
+        seq += 1
+    return ProgramTrace((pid, 0, 0), cmds, {0: rng.randint(1, 3), 1: rng.randint(1, 3)}, {0: 4096, 1: 4096})
+
+
+@pytest.mark.parametrize("placement", ["dram", "sram", "llc"])
+def test_random_kernels_never_beat_their_roofline(placement):
+    rng = random.Random(placement)
+    cfg = SMALL_TEST.replace(global_placement=placement)
+    for _ in range(8):
+        programs = [random_program(rng, p) for p in range(rng.randint(1, 9))]
+        report = Report.from_timeline(simulate(programs, cfg))
+        assert 0.0 < report.achieved_fraction <= 1.0
+        assert report.roofline_bound_cycles <= report.total_cycles
+
+
+def test_memory_bound_stream_report():
+    cfg = MTIA2I.replace(global_placement="dram")
+    timeline = simulate([stream_program(p, 16) for p in range(64)], cfg)
+    report = Report.from_timeline(timeline, "stream")
+    assert report.roofline_limiter == "dram"
+    assert report.achieved_fraction > 0.9
+    assert report.dram_read_bytes == report.dram_write_bytes == 64 * 16 * 8192
+    assert report.sram_read_bytes == 0
+    assert report.pes_used == 64 and report.programs == 64
+    assert report.achieved_dram_gb_per_s < 204.8 * cfg.dram_ecc_efficiency
+    assert report.engine_busy_used["dma"] > 0.9
+    assert report.engine_busy_used["se"] < 0.1
+
+
+def test_busy_fractions_over_used_pes_and_chip():
+    report = Report.from_timeline(simulate([stream_program(0, 8)], MTIA2I))
+    for engine, used in report.engine_busy_used.items():
+        assert 0.0 <= used <= 1.0
+        assert report.engine_busy_chip[engine] == pytest.approx(used / 64)
+    assert report.engine_busy_used["dma"] > report.engine_busy_used["se"] > 0
+    assert report.engine_busy_used["dpe"] == 0
+
+
+def test_llc_report_splits_dram_and_sram():
+    cfg = MTIA2I.replace(global_placement="llc")
+    first = stream_program(0, 4)
+    again = stream_program(0, 4)  # the same addresses: every read hits the LLC
+    report = Report.from_timeline(simulate([first, again], cfg))
+    assert report.dram_read_bytes == report.sram_read_bytes == 4 * 8192
+    assert report.dram_write_bytes == 2 * 4 * 8192  # stores write through
+
+
+def test_ls_high_water_and_over_capacity_warning():
+    prog = stream_program(0, 2)
+    prog.cb_tile_bytes = {0: 40 * 1024, 1: 1024}
+    report = Report.from_timeline(simulate([prog], SMALL_TEST))
+    assert report.ls_high_water_bytes == 2 * 40 * 1024 + 2 * 1024
+    assert report.ls_high_water_per_pe == {0: report.ls_high_water_bytes}
+    assert any("exceeds" in w for w in report.warnings)
+
+
+def test_format_and_to_dict():
+    report = Report.from_timeline(simulate([stream_program(p, 4) for p in range(3)], SMALL_TEST), "stream")
+    text = report.format()
+    for needle in ("stream on small_test", "cycles", "roofline", "achieved", "dma", "DRAM", "SRAM", "LS high-water"):
+        assert needle in text
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["total_cycles"] == report.total_cycles
+    assert data["engine_busy_used"]["se"] == report.engine_busy_used["se"]
+    assert report.time_us == pytest.approx(report.total_cycles / 1.35e3, rel=1e-3)
+
+
+def test_chrome_trace_has_one_track_per_engine_and_no_overlaps(tmp_path):
+    timeline = simulate([stream_program(p, 6) for p in range(2)], MTIA2I)
+    path = write_chrome_trace(timeline, tmp_path / "t.json")
+    data = json.loads(path.read_text())
+    events = [e for e in data["traceEvents"] if e["ph"] == "X"]
+    assert len(events) == len(timeline.spans)
+    assert {e["name"] for e in events} == {"dma_load", "dma_store", "se_compute"}
+    assert all(e["args"]["loc"].startswith("k.py:") for e in events)
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"}
+    assert {"dma", "se"} <= set(names.values())
+    by_track = {}
+    for e in events:
+        by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for spans in by_track.values():
+        spans.sort()
+        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+    assert chrome_trace(timeline) == data
+
+
+def _calibrate_module():
+    spec = importlib.util.spec_from_file_location("calibrate", ROOT / "benchmarks" / "calibrate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_calibration_sram_gemm_reaches_the_s1_efficiency():
+    _, report = _calibrate_module().sram_gemm(MTIA2I)
+    assert report.roofline_limiter == "dpe"
+    assert report.achieved_tflops / 177 > 0.92
+    assert report.achieved_fraction <= 1.0
+
+
+def test_calibration_dram_gemm_is_dram_bound_small_n():
+    _, report = _calibrate_module().dram_gemm(MTIA2I, n=4096)
+    assert report.roofline_limiter == "dram"
+    assert report.achieved_fraction > 0.85
