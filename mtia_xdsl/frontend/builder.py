@@ -261,6 +261,7 @@ class XdslBuilder:
     def erase_block(self, block: Block) -> None:
         """Erase `block` and its ops (the code generator's dry runs)."""
         for op in reversed(list(block.ops)):
+            block.detach_op(op)
             op.erase(safe_erase=False)
         if block.parent is not None:
             block.parent.detach_block(block)
