@@ -109,6 +109,7 @@ class MachineConfig:
     scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
     scalar_issue_cycles: int = 4  # ASSUMPTION: cycles to issue one engine command
     scalar_outstanding_loads: int = 8  # ASSUMPTION: loads in flight for scalar gathers/scatters
+    scalar_ls_latency_cycles: int = 4  # ASSUMPTION: scalar-core load of one element from LS (cb_read)
 
     # ---- DMA / FI ----
     dma_read_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, global -> LS

@@ -44,6 +44,7 @@ PE of that order."""
 
 _WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
 _EPS = 1e-9
+_BYTE_TOLERANCE = 1e-4
 _ENGINES = tuple(Engine)
 _ENGINE_INDEX = {e: k for k, e in enumerate(_ENGINES)}
 _DMA = _ENGINE_INDEX[Engine.DMA]
@@ -279,7 +280,9 @@ class _Pool:
     def pop_finished(self) -> list[object]:
         done = []
         for g in self.groups:
-            while g.heap and g.heap[0][0] <= g.served + _EPS * max(1.0, g.served):
+            # tolerance in bytes: large enough that a remainder never rounds to a zero time step
+            tolerance = max(_BYTE_TOLERANCE, _EPS * g.served)
+            while g.heap and g.heap[0][0] <= g.served + tolerance:
                 done.append(heapq.heappop(g.heap)[2])
                 g.n -= 1
         return done
@@ -396,7 +399,7 @@ class _Simulator:
         self.llc_overflowed = False
         self.traffic = MemoryTraffic()
         self.work = WorkTotals()
-        self.spans: list[CommandSpan] = []
+        self.span_rows: list[tuple[int, int, int, Command, float, float, float]] = []
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
         self.handlers: dict[int, Callable[[object, object], None]] = {
@@ -532,7 +535,10 @@ class _Simulator:
         pe.engine_used[e] = True
 
     def _push_try(self, pe: _PE, e: int, t: float) -> None:
-        """Schedule a start attempt of engine e at t unless one is already scheduled then."""
+        """Schedule a start attempt of engine e at t unless one is already scheduled then or none is due."""
+        run = pe.run
+        if run is None or run.head[e] >= len(run.queues[e]):
+            return
         if pe.try_at[e] != t:
             pe.try_at[e] = t
             self.push(t, _E_TRY, pe, e)
@@ -577,18 +583,23 @@ class _Simulator:
         return self._scalar_access_cost(pe, c), 0.0
 
     def _scalar_access_cost(self, pe: _PE, c: Command) -> float:
-        """Cycles the scalar core spends on element-wise global accesses (gathers/scatters)."""
-        nbytes = c.global_read_bytes + c.global_write_bytes
-        if nbytes == 0 and c.elems == 0:
-            return 0.0
+        """Cycles the scalar core spends on element accesses: global (gathers, scalar loads) or LS (cb_read).
+
+        The first access pays the full latency; the rest overlap `scalar_outstanding_loads` at a time.
+        """
         cfg = self.config
+        nbytes = c.global_read_bytes + c.global_write_bytes
+        if nbytes == 0:
+            if c.elems == 0:
+                return 0.0
+            return cfg.scalar_ls_latency_cycles + (c.elems - 1) * cfg.scalar_cycles_per_instr
         dram, sram = self._split_levels(c, c.global_write_bytes > c.global_read_bytes)
         level = "dram" if dram > 0 else "sram"
         self._count_traffic(c, dram, sram)
         self.traffic.scalar_access_bytes += nbytes
         latency = cfg.level_latency_cycles(level) + cfg.noc_hops(pe.pe) * cfg.noc_hop_cycles
         per_elem = max(1.0, latency / cfg.scalar_outstanding_loads)
-        return latency + max(1, c.elems) * per_elem
+        return latency + max(0, c.elems - 1) * per_elem
 
     # ---- DMA ----
 
@@ -729,9 +740,7 @@ class _Simulator:
         now = self.now
         c = run.cmds[i]
         run.ended += 1
-        self.spans.append(
-            CommandSpan(pe.pe, run.index, i, c.engine, c.kind, c.loc, run.issue_t[i], run.start_t[i], now)
-        )
+        self.span_rows.append((pe.pe, run.index, i, c, run.issue_t[i], run.start_t[i], now))
         for d in run.dependents[i]:
             run.deps_left[d] -= 1
             if now > run.dep_ready[d]:
@@ -761,15 +770,19 @@ class _Simulator:
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
         total = max((end for _, end in self.program_cycles), default=0.0)
+        spans = [
+            CommandSpan(pe, prog, i, c.engine, c.kind, c.loc, issue, start, end)
+            for pe, prog, i, c, issue, start, end in self.span_rows
+        ]
         return Timeline(
             config=self.config,
             mapping=mapping,
             grid=grid,
             total_cycles=total,
-            spans=self.spans,
+            spans=spans,
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
-            engine_busy_cycles=_busy_cycles(self.spans),
+            engine_busy_cycles=_busy_cycles(spans),
             traffic=self.traffic,
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes.values()},
