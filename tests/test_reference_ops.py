@@ -252,3 +252,26 @@ def test_scf_for_typed_induction_variable_wraps():
     o = torch.zeros(1, dtype=torch.int32)
     run_tt(kernel("%o: !tt.ptr<i32>", body), (1, 1, 1), [o])
     assert o.item() == -2147483648 + 5
+
+
+def test_every_tt_op_has_reference_semantics():
+    from mtia_xdsl.dialects.tt import TT
+    from mtia_xdsl.machine.interpret.tt import TtFunctions
+
+    implemented = set(getattr(TtFunctions, "__impl_dict")) | set(getattr(TtFunctions, "__callable_impl_dict"))
+    missing = sorted(op.name for op in TT.operations if op not in implemented)
+    assert missing == []
+
+
+def test_views_of_one_storage_as_two_arguments():
+    n = 4
+    body = "\n".join([
+        arange(n), ptrs("xp", "x", "r", n), load("xv", "xp", n),
+        '  %two = "arith.constant"() <{value = dense<2.0> : tensor<4xf32>}> : () -> tensor<4xf32>',
+        '  %y = "arith.mulf"(%xv, %two) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
+        ptrs("op", "o", "r", n), store("op", "y", n),
+    ])
+    k = kernel("%x: !tt.ptr<f32>, %o: !tt.ptr<f32>", body)
+    buf = torch.arange(8.0)
+    run_tt(k, (1, 1, 1), [buf[:4], buf[4:]])
+    assert buf.tolist() == [0, 1, 2, 3, 0, 2, 4, 6]
