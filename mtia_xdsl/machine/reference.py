@@ -29,8 +29,9 @@ from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_
 def make_tt_interpreter(module: builtin.ModuleOp) -> Interpreter:
     """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
     interpreter = Interpreter(module)
-    for functions in (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(), FuncFunctions()):
-        interpreter.register_implementations(functions)
+    functions = (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(), FuncFunctions())
+    for f in functions:
+        interpreter.register_implementations(f)
     return interpreter
 
 
@@ -45,7 +46,7 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
         for f, n in zip(funcs, names, strict=True):
             if n == kernel_name:
                 return f
-        raise InterpretationError(f"no tt.func named '{kernel_name}' in the module (it has: {', '.join(names)})")
+        raise InterpretationError(f"no tt.func named '{kernel_name}' in the module; it has {', '.join(names)}")
     public = [f for f in funcs if _visibility(f) != "private"]
     if len(public) != 1:
         raise InterpretationError(

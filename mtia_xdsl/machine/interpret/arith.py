@@ -52,7 +52,7 @@ def unsigned(x: np.ndarray, width: int) -> np.ndarray:
     """Reinterpret signed storage as unsigned integers of `width` bits (as uint64 for arithmetic)."""
     if width == 1:
         return x.astype(np.uint64)
-    return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else ~0 & (2**64 - 1))
+    return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
 
 
 def _int_operands(args: PythonValues) -> list[np.ndarray]:
@@ -156,7 +156,10 @@ def _shift_amount(b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
 
 def ieee_max_min(a: np.ndarray, b: np.ndarray, nan_propagates: bool, is_max: bool) -> np.ndarray:
     """Return IEEE max/min: -0 < +0; NaN propagates (maximumf) or loses to a number (maxnumf)."""
-    pick = (np.maximum if nan_propagates else np.fmax) if is_max else (np.minimum if nan_propagates else np.fmin)
+    if is_max:
+        pick = np.maximum if nan_propagates else np.fmax
+    else:
+        pick = np.minimum if nan_propagates else np.fmin
     r = pick(a, b)
     both_zero = (a == 0) & (b == 0)
     if np.any(both_zero):
@@ -209,7 +212,7 @@ def _prop(op: Operation, name: str) -> Attribute | None:
 def _predicate(op: Operation) -> int:
     attr = _prop(op, "predicate")
     if not isinstance(attr, builtin.IntegerAttr):
-        raise InterpretationError(f"{location_str(op.location)}: error: {op.name} without an integer predicate")
+        raise InterpretationError(f"{location_str(op.location)}: error: {op.name} lacks an integer predicate")
     return attr.value.data
 
 
@@ -226,7 +229,7 @@ def dense_value(attr: Attribute, t: Attribute, where: str = "<unknown location>"
         shape = tuple(attr.get_shape())
         vals = vals.reshape(shape) if vals.size == int(np.prod(shape)) else vals.reshape(())
         return as_value(vals, t)
-    raise InterpretationError(f"{where}: error: constant attribute {attr} is not supported by the interpreter")
+    raise InterpretationError(f"{where}: error: constant attribute {attr} has no machine-model value")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -289,7 +292,8 @@ def _low_high(op: Operation, product: np.ndarray) -> PythonValues:
     """Split an exact (object array) product into the low and high halves of `*_extended` ops."""
     w = int_width(op.operands[0].type)
     high = np.vectorize(lambda v: int(v) >> w, otypes=[object])(product)
-    return (as_value(to_signed(product, w), op.results[0].type), as_value(to_signed(high, w), op.results[1].type))
+    low = as_value(to_signed(product, w), op.results[0].type)
+    return (low, as_value(to_signed(high, w), op.results[1].type))
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
     return np.reciprocal(np.sqrt(x))
 
 
-def _unary(fn: Callable[[np.ndarray], Any]) -> Callable[[Any, Interpreter, Operation, PythonValues], PythonValues]:
+def _unary(fn: Callable[[np.ndarray], Any]) -> Callable[..., PythonValues]:
     def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         with np.errstate(all="ignore"):
             return (as_value(fn(np.asarray(args[0])), op.results[0].type),)

@@ -11,6 +11,7 @@ import numpy as np
 from xdsl.dialects import scf
 from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
+from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine.interpret.values import as_value, location_str
 
@@ -25,9 +26,11 @@ class ScfFunctions(XdslScfFunctions):
         iv_type = op.body.block.args[0].type
         loop_args = tuple(carried)
         if int(step) <= 0:
-            interpreter.raise_error(f"{location_str(op.location)}: error: scf.for step is {step}, must be positive")
+            where = location_str(op.location)
+            raise InterpretationError(f"{where}: error: scf.for step is {step}; it must be positive")
         for i in range(int(lb), int(ub), int(step)):
-            loop_args = interpreter.run_ssacfg_region(op.body, (as_value(np.int64(i), iv_type), *loop_args), "for")
+            iv = as_value(np.int64(i), iv_type)
+            loop_args = interpreter.run_ssacfg_region(op.body, (iv, *loop_args), "for")
         return loop_args
 
     @impl(scf.IfOp)

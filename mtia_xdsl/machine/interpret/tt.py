@@ -43,9 +43,7 @@ from mtia_xdsl.machine.interpret.values import (
     as_value,
     element_format,
     element_type_of,
-    f32_to_bf16_bits,
     bf16_bits_to_f32,
-    is_shaped,
     location_str,
 )
 
@@ -95,7 +93,9 @@ def _op(name: str) -> Callable[[Fn], Fn]:
     return lambda fn: _bind(name, fn)
 
 
-def _return(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+def _return(
+    self: Any, interpreter: Interpreter, op: Operation, args: PythonValues
+) -> tuple[TerminatorValue, PythonValues]:
     return ReturnedValues(args), ()
 
 
@@ -108,14 +108,14 @@ def _int_prop(op: Operation, name: str, default: int | None = None) -> int:
     attr = _prop(op, name)
     if attr is None:
         if default is None:
-            raise InterpretationError(f"{location_str(op.location)}: error: {op.name} lacks property '{name}'")
+            raise InterpretationError(f"{_where(op)}: error: {op.name} lacks property '{name}'")
         return default
     if isinstance(attr, builtin.UnitAttr):
         return 1
     value = getattr(attr, "value", attr)
     data = getattr(value, "data", value)
     if isinstance(data, str):  # enum attribute printed by name
-        raise InterpretationError(f"{location_str(op.location)}: error: {op.name} property '{name}' is {attr}")
+        raise InterpretationError(f"{_where(op)}: error: {op.name} property '{name}' is {attr}")
     return int(data)
 
 
@@ -155,7 +155,8 @@ def _elem_bytes(ptr_type: Attribute) -> int:
 
 def _round_tf32(x: np.ndarray) -> np.ndarray:
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(np.shape(x))
-    r = ((u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)).view(np.float32)
+    rounded = (u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)
+    r = rounded.view(np.float32)
     return np.where(np.isfinite(x), r, x)
 
 
@@ -197,7 +198,10 @@ def _fast_combiner(region: Region) -> Fn | None:
     return fn
 
 
-def _combine(interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]) -> list[Any]:
+def _combine(
+    interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]
+) -> list[Any]:
+    """Apply the combine region (or its numpy equivalent `fast`) to lanes lhs[i] op rhs[i]."""
     with np.errstate(all="ignore"):
         if fast is not None:
             return [fast(lhs[0], rhs[0])]
@@ -211,7 +215,8 @@ def _tree_reduce(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) 
     while xs[0].shape[0] > 1:
         n = xs[0].shape[0]
         half = n // 2
-        combined = _combine(interpreter, op, fast, [x[0 : 2 * half : 2] for x in xs], [x[1 : 2 * half : 2] for x in xs])
+        evens, odds = [x[0 : 2 * half : 2] for x in xs], [x[1 : 2 * half : 2] for x in xs]
+        combined = _combine(interpreter, op, fast, evens, odds)
         combined = [np.broadcast_to(c, x[0 : 2 * half : 2].shape) for c, x in zip(combined, xs, strict=True)]
         xs = [np.concatenate([c, x[2 * half :]]) if n % 2 else c for c, x in zip(combined, xs, strict=True)]
     return [x[0] for x in xs]
@@ -360,7 +365,9 @@ def _libdevice_stem(symbol: str) -> str:
     return symbol
 
 
-def _extern_elementwise(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+def _extern_elementwise(
+    self: Any, interpreter: Interpreter, op: Operation, args: PythonValues
+) -> PythonValues:
     symbol = _prop(op, "symbol")
     name = symbol.data if isinstance(symbol, builtin.StringAttr) else "?"
     fn = _LIBDEVICE.get(_libdevice_stem(name))
@@ -384,6 +391,20 @@ def _unary(fn: Fn) -> Fn:
             return (as_value(fn(np.asarray(args[0]), op), op.results[0].type),)
 
     return run
+
+
+def _binary(fn: Fn) -> Fn:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return (as_value(fn(np.asarray(args[0]), np.asarray(args[1]), op), op.results[0].type),)
+
+    return run
+
+
+def _dense_ints(op: Operation, name: str) -> tuple[int, ...]:
+    attr = _prop(op, name)
+    if not isinstance(attr, builtin.DenseArrayBase):
+        raise InterpretationError(f"{_where(op)}: error: {op.name} lacks dense array property '{name}'")
+    return tuple(int(v) for v in attr.get_values())
 
 
 def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
@@ -452,7 +473,9 @@ class TtFunctions(InterpreterFunctions):
         return (np.int32(get_launch_state(interpreter).program_id[_int_prop(op, "axis")]),)
 
     @_op("tt.get_num_programs")
-    def run_get_num_programs(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    def run_get_num_programs(
+        self, interpreter: Interpreter, op: Operation, args: PythonValues
+    ) -> PythonValues:
         return (np.int32(get_launch_state(interpreter).num_programs[_int_prop(op, "axis")]),)
 
     # -- tensor construction and shape ---------------------------------------------------------------
@@ -466,11 +489,9 @@ class TtFunctions(InterpreterFunctions):
     run_unsplat = _bind("tt.unsplat", _unary(lambda x, op: x.reshape(-1)[0]))
     run_expand_dims = _bind("tt.expand_dims", _unary(lambda x, op: np.expand_dims(x, _int_prop(op, "axis"))))
     run_reshape = _bind("tt.reshape", _unary(lambda x, op: x.reshape(tuple(op.results[0].type.get_shape()))))
-    run_trans = _bind(
-        "tt.trans", _unary(lambda x, op: np.transpose(x, tuple(op.properties["order"].get_values())))  # type: ignore
-    )
-    run_cat = _bind("tt.cat", lambda s, i, op, a: (as_value(np.concatenate([a[0], a[1]]), op.results[0].type),))
-    run_join = _bind("tt.join", lambda s, i, op, a: (as_value(np.stack([a[0], a[1]], -1), op.results[0].type),))
+    run_trans = _bind("tt.trans", _unary(lambda x, op: np.transpose(x, _dense_ints(op, "order"))))
+    run_cat = _bind("tt.cat", _binary(lambda a, b, op: np.concatenate([a, b])))
+    run_join = _bind("tt.join", _binary(lambda a, b, op: np.stack([a, b], -1)))
 
     @_op("tt.split")
     def run_split(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -559,9 +580,11 @@ class TtFunctions(InterpreterFunctions):
         return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis), op.results[0].type),)
 
     @_op("tt.map_elementwise")
-    def run_map_elementwise(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+    def run_map_elementwise(
+        self, interpreter: Interpreter, op: Operation, args: PythonValues
+    ) -> PythonValues:
         if _int_prop(op, "pack", 1) != 1:
-            raise InterpretationError(f"{_where(op)}: error: tt.map_elementwise with pack > 1 is not supported")
+            raise InterpretationError(f"{_where(op)}: error: tt.map_elementwise with pack > 1 is unsupported")
         with np.errstate(all="ignore"):
             out = interpreter.run_ssacfg_region(op.regions[0], tuple(np.asarray(a) for a in args), op.name)
         return tuple(as_value(v, r.type) for v, r in zip(out, op.results, strict=True))
@@ -575,7 +598,7 @@ class TtFunctions(InterpreterFunctions):
             msg = _prop(op, "message")
             text = msg.data if isinstance(msg, builtin.StringAttr) else ""
             pid = get_launch_state(interpreter).program_id
-            raise InterpretationError(f"{_where(op)}: error: device assertion failed in program {pid}: {text}")
+            raise InterpretationError(f"{_where(op)}: error: assertion failed in program {pid}: {text}")
         return ()
 
     @_op("tt.print")
@@ -596,4 +619,4 @@ def _div(args: Sequence[Any]) -> np.ndarray:
         return np.divide(np.asarray(args[0]), np.asarray(args[1]))
 
 
-__all__ = ["LaunchState", "TtFunctions", "get_launch_state", "is_shaped", "pointee_type", "set_launch_state"]
+__all__ = ["LaunchState", "TtFunctions", "get_launch_state", "pointee_type", "set_launch_state"]
