@@ -4,7 +4,8 @@ Builds synthetic engine-command traces (no compiler involved) for:
 
 1. BF16 GEMM 2048 x 2048 x 2048 with operands and result in SRAM: one 256 x 256 output block per PE
    (8 x 8 PEs), K in steps of 32, A and B tiles double buffered, f32 accumulator in LS, SE converts to
-   BF16 and DMA stores in 32-row chunks (LS: 64 KiB tiles + 256 KiB accumulator + 32 KiB output). Target (S1, hand-tuned): above 92 % of 177 TFLOP/s.
+   BF16 and DMA stores in 32-row chunks (LS: 64 KiB tiles + 256 KiB accumulator + 32 KiB output).
+   Target (S1, hand-tuned): above 92 % of 177 TFLOP/s.
 2. DRAM-bound BF16 GEMM M x N x K = 512 x 26592 x 2048: weights (K x N, pre-packed tile-major so a
    128 x 128 tile is one contiguous run) streamed from DRAM behind the LLC; PE row r owns rows
    [64 r, 64 r + 64) of M and keeps its A slab in LS, PE column c owns an eighth of N, so the eight PEs
@@ -31,11 +32,21 @@ F32_BYTES = 4
 SCALAR_INSTRS_PER_COMMAND = 8  # address arithmetic and loop control per issued command
 
 
-def _load(loc: str, slot: SlotRef, nbytes: int, rows: int, ranges: tuple[tuple[int, int], ...] = ()) -> Command:
+def _load(
+    loc: str, slot: SlotRef, nbytes: int, rows: int, ranges: tuple[tuple[int, int], ...] = ()
+) -> Command:
     return Command(
-        Engine.DMA, "dma_load", loc, (), (slot,), scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
-        global_read_bytes=nbytes, descriptors=rows, global_ranges=ranges, ls_bytes=nbytes,
-    )  # fmt: skip
+        Engine.DMA,
+        "dma_load",
+        loc,
+        (),
+        (slot,),
+        scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
+        global_read_bytes=nbytes,
+        descriptors=rows,
+        global_ranges=ranges,
+        ls_bytes=nbytes,
+    )
 
 
 def sram_gemm_program(
@@ -56,10 +67,16 @@ def sram_gemm_program(
         last = k == steps - 1
         cmds.append(
             Command(
-                Engine.DPE, "dpe_matmul", "gemm.py:22:23", (SlotRef(0, k), SlotRef(1, k)),
-                (SlotRef(2, 0),) if last else (), scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
-                macs=block * block * block_k, dtype="bf16", ls_bytes=a_tile + b_tile,
-            )  # fmt: skip
+                Engine.DPE,
+                "dpe_matmul",
+                "gemm.py:22:23",
+                (SlotRef(0, k), SlotRef(1, k)),
+                (SlotRef(2, 0),) if last else (),
+                scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
+                macs=block * block * block_k,
+                dtype="bf16",
+                ls_bytes=a_tile + b_tile,
+            )
         )
         if k + 2 < steps:
             loads(k + 2)
@@ -68,17 +85,29 @@ def sram_gemm_program(
     for c in range(out_chunks):
         cmds.append(
             Command(
-                Engine.SE, "se_convert", "gemm.py:24:20", (SlotRef(2, 0),), (SlotRef(3, c),),
-                scalar_instrs=SCALAR_INSTRS_PER_COMMAND, elems=chunk_elems, dtype="bf16",
+                Engine.SE,
+                "se_convert",
+                "gemm.py:24:20",
+                (SlotRef(2, 0),),
+                (SlotRef(3, c),),
+                scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
+                elems=chunk_elems,
+                dtype="bf16",
                 ls_bytes=chunk_elems * (F32_BYTES + BF16_BYTES),
-            )  # fmt: skip
+            )
         )
         cmds.append(
             Command(
-                Engine.DMA, "dma_store", "gemm.py:25:4", (SlotRef(3, c),), (),
-                scalar_instrs=SCALAR_INSTRS_PER_COMMAND, global_write_bytes=chunk_elems * BF16_BYTES,
-                descriptors=chunk_rows, ls_bytes=chunk_elems * BF16_BYTES,
-            )  # fmt: skip
+                Engine.DMA,
+                "dma_store",
+                "gemm.py:25:4",
+                (SlotRef(3, c),),
+                (),
+                scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
+                global_write_bytes=chunk_elems * BF16_BYTES,
+                descriptors=chunk_rows,
+                ls_bytes=chunk_elems * BF16_BYTES,
+            )
         )
     return ProgramTrace(
         (pn, pm, 0),
@@ -98,7 +127,14 @@ def sram_gemm(config: MachineConfig) -> tuple[Timeline, Report]:
 
 
 def dram_gemm_program(
-    pm: int, pn: int, m: int = 512, n: int = 26592, k: int = 2048, rows: int = 8, cols: int = 8, tile: int = 128
+    pm: int,
+    pn: int,
+    m: int = 512,
+    n: int = 26592,
+    k: int = 2048,
+    rows: int = 8,
+    cols: int = 8,
+    tile: int = 128,
 ) -> ProgramTrace:
     """Commands of PE (pm, pn) for the DRAM-bound GEMM: A slab in LS, weight tiles streamed."""
     m_rows = m // rows
@@ -125,10 +161,15 @@ def dram_gemm_program(
             last = kk == k_steps - 1
             cmds.append(
                 Command(
-                    Engine.DPE, "dpe_matmul", "gemv.py:34:23", (SlotRef(0, 0), SlotRef(1, w_seq)),
-                    (SlotRef(2, t_index),) if last else (), scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
-                    macs=m_rows * width * tile, dtype="bf16",
-                )  # fmt: skip
+                    Engine.DPE,
+                    "dpe_matmul",
+                    "gemv.py:34:23",
+                    (SlotRef(0, 0), SlotRef(1, w_seq)),
+                    (SlotRef(2, t_index),) if last else (),
+                    scalar_instrs=SCALAR_INSTRS_PER_COMMAND,
+                    macs=m_rows * width * tile,
+                    dtype="bf16",
+                )
             )
             if w_seq + 2 < len(schedule):
                 cmds.append(w_load(*schedule[w_seq + 2], w_seq + 2))
@@ -136,15 +177,25 @@ def dram_gemm_program(
         out_elems = m_rows * width
         cmds.append(
             Command(
-                Engine.SE, "se_convert", "gemv.py:36:20", (SlotRef(2, t_index),), (SlotRef(3, t_index),),
-                elems=out_elems, dtype="bf16",
-            )  # fmt: skip
+                Engine.SE,
+                "se_convert",
+                "gemv.py:36:20",
+                (SlotRef(2, t_index),),
+                (SlotRef(3, t_index),),
+                elems=out_elems,
+                dtype="bf16",
+            )
         )
         cmds.append(
             Command(
-                Engine.DMA, "dma_store", "gemv.py:37:4", (SlotRef(3, t_index),), (),
-                global_write_bytes=out_elems * BF16_BYTES, descriptors=m_rows,
-            )  # fmt: skip
+                Engine.DMA,
+                "dma_store",
+                "gemv.py:37:4",
+                (SlotRef(3, t_index),),
+                (),
+                global_write_bytes=out_elems * BF16_BYTES,
+                descriptors=m_rows,
+            )
         )
     return ProgramTrace(
         (pn, pm, 0),
@@ -186,8 +237,11 @@ def main() -> None:
     wall = time.perf_counter() - start
     print(report.format())
     frac = report.achieved_tflops / peak_tflops
-    print(f"\n==> SRAM GEMM: {report.achieved_tflops:.1f} TFLOP/s = {100 * frac:.1f} % of {peak_tflops:.0f} TFLOP/s "
-          f"(target > 92 %: {'PASS' if frac > 0.92 else 'MISS'}); simulated in {wall:.2f} s\n")  # fmt: skip
+    print(
+        f"\n==> SRAM GEMM: {report.achieved_tflops:.1f} TFLOP/s = {100 * frac:.1f} % "
+        f"of {peak_tflops:.0f} TFLOP/s "
+        f"(target > 92 %: {'PASS' if frac > 0.92 else 'MISS'}); simulated in {wall:.2f} s\n"
+    )
     if args.trace:
         write_chrome_trace(timeline, args.trace)
 
@@ -196,10 +250,13 @@ def main() -> None:
     wall = time.perf_counter() - start
     print(report.format())
     gbs = report.achieved_dram_gb_per_s
-    print(f"\n==> DRAM GEMM: {gbs:.1f} GB/s = {100 * gbs / sustained_dram_gbs:.1f} % of the sustained "
-          f"{sustained_dram_gbs:.1f} GB/s (target > 95 %: {'PASS' if gbs / sustained_dram_gbs > 0.95 else 'MISS'}), "
-          f"{100 * gbs / peak_dram_gbs:.1f} % of the nominal {peak_dram_gbs:.1f} GB/s "
-          f"(at most {100 * cfg.dram_ecc_efficiency:.0f} % by the ECC assumption); simulated in {wall:.2f} s")  # fmt: skip
+    verdict = "PASS" if gbs / sustained_dram_gbs > 0.95 else "MISS"
+    print(
+        f"\n==> DRAM GEMM: {gbs:.1f} GB/s = {100 * gbs / sustained_dram_gbs:.1f} % of the sustained "
+        f"{sustained_dram_gbs:.1f} GB/s (target > 95 %: {verdict}), "
+        f"{100 * gbs / peak_dram_gbs:.1f} % of the nominal {peak_dram_gbs:.1f} GB/s "
+        f"(at most {100 * cfg.dram_ecc_efficiency:.0f} % by the ECC assumption); simulated in {wall:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -91,7 +91,7 @@ class ProgramTrace:
     tail_scalar_instrs: int = 0
     """Scalar instructions after the last command."""
     extra_ls_bytes: int = field(default=0)
-    """LS bytes held outside CBs for the whole program (scratch, spills); counted in the LS high-water mark."""
+    """LS bytes held outside CBs for the whole program (scratch, spills); part of the LS high-water mark."""
 
     def ls_footprint_bytes(self) -> int:
         """Bytes of LS this program holds: every CB's depth x tile bytes plus `extra_ls_bytes`."""

@@ -338,7 +338,9 @@ def _build_dependencies(prog: ProgramTrace) -> tuple[list[list[int]], list[int]]
         for ref in c.waits:
             key = (ref.cb, ref.seq)
             if key not in filler:
-                raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
+                raise TimingError(
+                    f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills"
+                )
             deps[i].add(filler[key])
         for ref in c.fills:
             prev = (ref.cb, ref.seq - prog.cb_depth[ref.cb])
@@ -394,7 +396,10 @@ class _Simulator:
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         caps = (float(config.dma_read_bytes_per_cycle), float(config.dma_write_bytes_per_cycle))
-        self.pools = (_Pool(0, config.dram_bytes_per_cycle, caps), _Pool(1, config.sram_bytes_per_cycle, caps))
+        self.pools = (
+            _Pool(0, config.dram_bytes_per_cycle, caps),
+            _Pool(1, config.sram_bytes_per_cycle, caps),
+        )
         self.coverage = _Coverage()
         self.llc_overflowed = False
         self.traffic = MemoryTraffic()
@@ -763,8 +768,9 @@ class _Simulator:
             if h < len(run.queues[e]):
                 c = run.cmds[run.queues[e][h]]
                 raise TimingError(
-                    f"{c.loc}: deadlock: {c.kind} on {engine.value} never started (program {run.prog.program_id}, "
-                    f"PE {pe.pe}); a slot it reads or fills is never released: check cb depths and pop order"
+                    f"{c.loc}: deadlock: {c.kind} on {engine.value} never started "
+                    f"(program {run.prog.program_id}, PE {pe.pe}); a slot it reads or fills is never "
+                    "released: check cb depths and pop order"
                 )
         raise TimingError(f"deadlock in program {run.prog.program_id} on PE {pe.pe}")
 

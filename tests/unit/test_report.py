@@ -1,6 +1,7 @@
-"""Report and trace: roofline invariant, busy fractions, traffic, text/dict output, Chrome trace, calibration."""
+"""Report and trace: roofline invariant, busy fractions, traffic, text and dict output, calibration."""
 
 import importlib.util
+import itertools
 import json
 import random
 from pathlib import Path
@@ -18,16 +19,40 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def stream_program(pid, n, tile=8192, depth=2, elems=2048, lut=False):
     """load -> SE -> store per tile, loads issued `depth` ahead."""
-    cmds = [Command(Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, k),), global_read_bytes=tile,
-                    global_ranges=((pid * n * tile + k * tile, tile),)) for k in range(min(depth, n))]  # fmt: skip
+    cmds = [
+        Command(
+            Engine.DMA,
+            "dma_load",
+            "k.py:3:8",
+            (),
+            (SlotRef(0, k),),
+            global_read_bytes=tile,
+            global_ranges=((pid * n * tile + k * tile, tile),),
+        )
+        for k in range(min(depth, n))
+    ]
     for k in range(n):
-        cmds.append(Command(Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),),
-                            elems=elems, lut=lut))  # fmt: skip
-        cmds.append(Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile))
+        cmds.append(
+            Command(
+                Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),), elems=elems, lut=lut
+            )
+        )
+        cmds.append(
+            Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile)
+        )
         if k + depth < n:
             j = k + depth
-            cmds.append(Command(Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, j),), global_read_bytes=tile,
-                                global_ranges=((pid * n * tile + j * tile, tile),)))  # fmt: skip
+            cmds.append(
+                Command(
+                    Engine.DMA,
+                    "dma_load",
+                    "k.py:3:8",
+                    (),
+                    (SlotRef(0, j),),
+                    global_read_bytes=tile,
+                    global_ranges=((pid * n * tile + j * tile, tile),),
+                )
+            )
     return ProgramTrace((pid, 0, 0), cmds, {0: depth, 1: depth}, {0: tile, 1: tile})
 
 
@@ -36,15 +61,38 @@ def random_program(rng, pid):
     cmds, seq = [], 0
     for _ in range(rng.randint(1, 25)):
         nbytes = rng.choice([32, 100, 4096, 65536])
-        cmds.append(Command(Engine.DMA, "dma_load", "r.py:1:1", (), (SlotRef(0, seq),), global_read_bytes=nbytes,
-                            descriptors=rng.randint(1, 64), scalar_instrs=rng.randint(0, 50),
-                            global_ranges=((rng.randrange(0, 1 << 20, 32), nbytes),)))  # fmt: skip
+        cmds.append(
+            Command(
+                Engine.DMA,
+                "dma_load",
+                "r.py:1:1",
+                (),
+                (SlotRef(0, seq),),
+                global_read_bytes=nbytes,
+                descriptors=rng.randint(1, 64),
+                scalar_instrs=rng.randint(0, 50),
+                global_ranges=((rng.randrange(0, 1 << 20, 32), nbytes),),
+            )
+        )
         engine = rng.choice([Engine.DPE, Engine.SE, Engine.VEC, Engine.RE, Engine.MLU, Engine.SCALAR])
-        cmds.append(Command(engine, "op", "r.py:2:1", (SlotRef(0, seq),), (SlotRef(1, seq),),
-                            elems=rng.randint(0, 100_000), macs=rng.randint(0, 10**7), dtype=rng.choice(["bf16", "i8", "f32"]),
-                            dpe_passes=rng.choice([1, 3]), global_read_bytes=4 if engine is Engine.SCALAR else 0,
-                            scalar_blocking=rng.random() < 0.1))  # fmt: skip
-        cmds.append(Command(Engine.DMA, "dma_store", "r.py:3:1", (SlotRef(1, seq),), (), global_write_bytes=nbytes))
+        cmds.append(
+            Command(
+                engine,
+                "op",
+                "r.py:2:1",
+                (SlotRef(0, seq),),
+                (SlotRef(1, seq),),
+                elems=rng.randint(0, 100_000),
+                macs=rng.randint(0, 10**7),
+                dtype=rng.choice(["bf16", "i8", "f32"]),
+                dpe_passes=rng.choice([1, 3]),
+                global_read_bytes=4 if engine is Engine.SCALAR else 0,
+                scalar_blocking=rng.random() < 0.1,
+            )
+        )
+        cmds.append(
+            Command(Engine.DMA, "dma_store", "r.py:3:1", (SlotRef(1, seq),), (), global_write_bytes=nbytes)
+        )
         seq += 1
     return ProgramTrace((pid, 0, 0), cmds, {0: rng.randint(1, 3), 1: rng.randint(1, 3)}, {0: 4096, 1: 4096})
 
@@ -104,7 +152,16 @@ def test_ls_high_water_and_over_capacity_warning():
 def test_format_and_to_dict():
     report = Report.from_timeline(simulate([stream_program(p, 4) for p in range(3)], SMALL_TEST), "stream")
     text = report.format()
-    for needle in ("stream on small_test", "cycles", "roofline", "achieved", "dma", "DRAM", "SRAM", "LS high-water"):
+    for needle in (
+        "stream on small_test",
+        "cycles",
+        "roofline",
+        "achieved",
+        "dma",
+        "DRAM",
+        "SRAM",
+        "LS high-water",
+    ):
         assert needle in text
     data = json.loads(json.dumps(report.to_dict()))
     assert data["total_cycles"] == report.total_cycles
@@ -120,14 +177,16 @@ def test_chrome_trace_has_one_track_per_engine_and_no_overlaps(tmp_path):
     assert len(events) == len(timeline.spans)
     assert {e["name"] for e in events} == {"dma_load", "dma_store", "se_compute"}
     assert all(e["args"]["loc"].startswith("k.py:") for e in events)
-    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"}
+    names = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"
+    }
     assert {"dma", "se"} <= set(names.values())
     by_track = {}
     for e in events:
         by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
     for spans in by_track.values():
         spans.sort()
-        assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:], strict=False))
+        assert all(a[1] <= b[0] + 1e-9 for a, b in itertools.pairwise(spans))
     assert chrome_trace(timeline) == data
 
 

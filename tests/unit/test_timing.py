@@ -13,13 +13,21 @@ DRAM = MTIA2I.replace(global_placement="dram")
 
 def load(seq, nbytes=TILE, cb=0, rows=1, ranges=()):
     return Command(
-        Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(cb, seq),),
-        global_read_bytes=nbytes, descriptors=rows, global_ranges=ranges,
-    )  # fmt: skip
+        Engine.DMA,
+        "dma_load",
+        "k.py:3:8",
+        (),
+        (SlotRef(cb, seq),),
+        global_read_bytes=nbytes,
+        descriptors=rows,
+        global_ranges=ranges,
+    )
 
 
 def dpe(waits=(), fills=(), macs=32 * 32 * 32, dtype="bf16", passes=1):
-    return Command(Engine.DPE, "dpe_matmul", "k.py:5:12", waits, fills, macs=macs, dtype=dtype, dpe_passes=passes)
+    return Command(
+        Engine.DPE, "dpe_matmul", "k.py:5:12", waits, fills, macs=macs, dtype=dtype, dpe_passes=passes
+    )
 
 
 def program(cmds, depths, pid=0, tiles=None):
@@ -86,7 +94,9 @@ def test_dpe_tile_commands_run_at_one_per_32_cycles():
     independent = simulate([program([dpe() for _ in range(n)], {})], MTIA2I).total_cycles
     assert n * 32 <= independent <= n * 32 + 100
     # a chain through an accumulator CB keeps the DPE pipeline full as well
-    chain = [dpe(fills=(SlotRef(0, 0),))] + [dpe(waits=(SlotRef(0, k),), fills=(SlotRef(0, k + 1),)) for k in range(n - 1)]
+    chain = [dpe(fills=(SlotRef(0, 0),))] + [
+        dpe(waits=(SlotRef(0, k),), fills=(SlotRef(0, k + 1),)) for k in range(n - 1)
+    ]
     chained = simulate([program(chain, {0: 2})], MTIA2I).total_cycles
     assert n * 32 <= chained <= n * 32 + 100
 
@@ -115,7 +125,9 @@ def test_same_inputs_same_cycles():
     a = simulate(progs, MTIA2I.replace(global_placement="dram"))
     b = simulate(progs, MTIA2I.replace(global_placement="dram"))
     assert a.total_cycles == b.total_cycles
-    assert [(s.pe, s.start_cycle, s.end_cycle) for s in a.spans] == [(s.pe, s.start_cycle, s.end_cycle) for s in b.spans]
+    assert [(s.pe, s.start_cycle, s.end_cycle) for s in a.spans] == [
+        (s.pe, s.start_cycle, s.end_cycle) for s in b.spans
+    ]
 
 
 def test_more_programs_than_pes_run_in_waves():
@@ -135,8 +147,9 @@ def test_mappings_place_programs_differently():
 
 
 def test_scalar_blocking_command_stalls_issue():
-    blocking = Command(Engine.DMA, "dma_load", "k.py:2:1", (), (SlotRef(0, 0),), global_read_bytes=TILE,
-                       scalar_blocking=True)  # fmt: skip
+    blocking = Command(
+        Engine.DMA, "dma_load", "k.py:2:1", (), (SlotRef(0, 0),), global_read_bytes=TILE, scalar_blocking=True
+    )
     follow = dpe()
     t_block = simulate([program([blocking, follow], {0: 1})], SRAM)
     spans = {s.index: s for s in t_block.spans}
@@ -174,12 +187,14 @@ def test_ls_high_water_is_depth_times_tile_bytes():
 
 def test_reading_an_unfilled_slot_names_the_kernel_line():
     bad = Command(Engine.SE, "se_compute", "kern.py:9:5", (SlotRef(0, 0),), (), elems=32)
-    with pytest.raises(TimingError, match=r"kern.py:9:5: se_compute reads slot 0 of cb 0, which nothing fills"):
+    with pytest.raises(
+        TimingError, match=r"kern.py:9:5: se_compute reads slot 0 of cb 0, which nothing fills"
+    ):
         simulate([program([bad], {0: 1})], MTIA2I)
 
 
 def test_filling_a_cb_without_depth_is_an_error():
-    with pytest.raises(TimingError, match="k.py:3:8: dma_load fills circular buffer 7"):
+    with pytest.raises(TimingError, match=r"k\.py:3:8: dma_load fills circular buffer 7"):
         simulate([program([load(0, cb=7)], {0: 1})], MTIA2I)
 
 
@@ -195,10 +210,15 @@ def test_deadlock_is_reported_at_the_blocked_command():
 
 
 def test_scalar_gathers_are_latency_bound_on_the_scalar_core():
-    gather = Command(Engine.SCALAR, "gather", "k.py:4:9", (), (SlotRef(0, 0),), elems=64, global_read_bytes=256)
+    gather = Command(
+        Engine.SCALAR, "gather", "k.py:4:9", (), (SlotRef(0, 0),), elems=64, global_read_bytes=256
+    )
     t = simulate([program([gather, dpe(waits=(SlotRef(0, 0),))], {0: 1})], DRAM)
     spans = {s.index: s for s in t.spans}
-    assert spans[0].end_cycle - spans[0].start_cycle >= 63 * DRAM.dram_latency_cycles / DRAM.scalar_outstanding_loads
+    assert (
+        spans[0].end_cycle - spans[0].start_cycle
+        >= 63 * DRAM.dram_latency_cycles / DRAM.scalar_outstanding_loads
+    )
     assert spans[1].issue_cycle >= spans[0].end_cycle  # the scalar core did the gather itself
     assert t.traffic.scalar_access_bytes == 256
 
