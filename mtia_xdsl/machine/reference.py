@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.interpreter import Interpreter
+from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.interpreters.cf import CfFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
@@ -26,9 +27,21 @@ from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
 
 
-def make_tt_interpreter(module: builtin.ModuleOp) -> Interpreter:
+@dataclass
+class _LastOp(Interpreter.Listener):
+    """Remembers the op most recently started, to locate errors raised without a kernel location."""
+
+    op: Operation | None = None
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self.op = op
+
+
+def make_tt_interpreter(
+    module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()
+) -> Interpreter:
     """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
-    interpreter = Interpreter(module)
+    interpreter = Interpreter(module, listeners=listeners)
     functions = (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(), FuncFunctions())
     for f in functions:
         interpreter.register_implementations(f)
@@ -76,15 +89,23 @@ def run_tt(
     grid3 = _grid3(grid)
     memory = GlobalMemory.from_tensors(args, names)
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
-    interpreter = make_tt_interpreter(module)
+    last = _LastOp()
+    interpreter = make_tt_interpreter(module, (last,))
     for z, y, x in itertools.product(*(range(n) for n in reversed(grid3))):
         set_launch_state(interpreter, LaunchState(memory, (x, y, z), grid3))
         try:
             interpreter.call_op(kernel, values)
         except InterpretationError as e:
-            first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise InterpretationError(f"{first_line} (program id {(x, y, z)})") from None
+            raise InterpretationError(_error_text(e, last.op, (x, y, z))) from None
     memory.commit()
+
+
+def _error_text(e: Exception, op: Operation | None, pid: tuple[int, int, int]) -> str:
+    """Return the first line of an interpretation error, located at `op` if it names no location."""
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if ": error: " not in text and op is not None:
+        text = f"{location_str(op.location)}: error: {op.name}: {text}"
+    return f"{text} (program id {pid})"
 
 
 # ----------------------------------------------------------------------------------------------------
