@@ -8,7 +8,7 @@ argument storages, and writes them back only when every program finished.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +78,41 @@ def run_tt(
     a null pointer), Python numbers for scalars. On any error the caller's tensors are left untouched.
     Raises: InterpretationError naming the kernel line (out-of-bounds access, bad arguments, ...).
     """
+    launch = prepare_launch(module, grid, args, kernel_name)
+    last = _LastOp()
+    interpreter = make_tt_interpreter(module, (last,))
+    for pid in launch.program_ids():
+        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
+        try:
+            interpreter.call_op(launch.kernel, launch.values)
+        except InterpretationError as e:
+            raise InterpretationError(located_error_text(e, last.op, pid)) from None
+    launch.memory.commit()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A checked launch: the kernel, its 3-d grid, the working global memory and the argument values."""
+
+    kernel: Operation
+    grid: tuple[int, int, int]
+    memory: GlobalMemory
+    values: tuple[Any, ...]
+    """Runtime values of the kernel parameters (pointers as int64 byte addresses)."""
+
+    def program_ids(self) -> Iterator[tuple[int, int, int]]:
+        """Yield every program id (x, y, z) of the grid, x fastest."""
+        for z, y, x in itertools.product(*(range(n) for n in reversed(self.grid))):
+            yield (x, y, z)
+
+
+def prepare_launch(
+    module: builtin.ModuleOp, grid: Sequence[int], args: list[Any], kernel_name: str | None = None
+) -> Launch:
+    """Find the kernel, check `args` against its parameters and build the working global memory.
+
+    Raises: InterpretationError naming the kernel for a wrong argument count, type or range.
+    """
     kernel = find_kernel(module, kernel_name)
     param_types = list(kernel.function_type.inputs.data)  # type: ignore[attr-defined]
     names = [_arg_name(kernel, i) for i in range(len(param_types))]
@@ -86,21 +121,12 @@ def run_tt(
             f"{location_str(kernel.location)}: error: kernel '{_sym_name(kernel)}' takes {len(param_types)} "
             f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
         )
-    grid3 = _grid3(grid)
     memory = GlobalMemory.from_tensors(args, names)
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
-    last = _LastOp()
-    interpreter = make_tt_interpreter(module, (last,))
-    for z, y, x in itertools.product(*(range(n) for n in reversed(grid3))):
-        set_launch_state(interpreter, LaunchState(memory, (x, y, z), grid3))
-        try:
-            interpreter.call_op(kernel, values)
-        except InterpretationError as e:
-            raise InterpretationError(_error_text(e, last.op, (x, y, z))) from None
-    memory.commit()
+    return Launch(kernel, _grid3(grid), memory, values)
 
 
-def _error_text(e: Exception, op: Operation | None, pid: tuple[int, int, int]) -> str:
+def located_error_text(e: Exception, op: Operation | None, pid: tuple[int, int, int]) -> str:
     """Return the first line of an interpretation error, located at `op` if it names no location."""
     text = str(e).splitlines()[0] if str(e) else type(e).__name__
     if ": error: " not in text and op is not None:
