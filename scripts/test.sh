@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 PY=${PYTHON:-python3}
 "$PY" -m pytest tests
-"$PY" -m lit -v tests/filecheck
+lit -v tests/filecheck

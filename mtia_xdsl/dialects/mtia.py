@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I32,
+    I64,
     IntAttr,
     IntegerAttr,
     StringAttr,
@@ -144,13 +145,17 @@ class DmaLoadOp(IRDLOperation):
     name = "mtia.dma_load"
 
     base = operand_def()
-    strides = var_operand_def()
-    bounds = var_operand_def()
+    strides = var_operand_def(I64)
+    bounds = var_operand_def(I64)
     other = opt_operand_def()
     out = opt_operand_def(CircularBufferType)
     result = var_result_def()
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$base `[` $strides `]` `bounds` `[` $bounds `]` (`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+        "`:` type($base) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
+    )
 
     def __init__(
         self,
@@ -197,11 +202,14 @@ class DmaStoreOp(IRDLOperation):
     name = "mtia.dma_store"
 
     base = operand_def()
-    strides = var_operand_def()
-    bounds = var_operand_def()
+    strides = var_operand_def(I64)
+    bounds = var_operand_def(I64)
     value = operand_def()
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$value `,` $base `[` $strides `]` `bounds` `[` $bounds `]` attr-dict `:` type($value) `,` type($base)"
+    )
 
     def __init__(
         self, base: SSAValue, strides: Sequence[SSAValue], bounds: Sequence[SSAValue], value: SSAValue
@@ -319,6 +327,10 @@ class DpeMatmulOp(IRDLOperation):
     input_precision = prop_def(IntegerAttr[I32])
 
     irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) (`into` $out^ `:` type($out))? "
+        "(`->` type($result)^)?"
+    )
 
     def __init__(
         self,
@@ -364,6 +376,7 @@ class ReReduceOp(IRDLOperation):
     kind = prop_def(StringAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
 
     def __init__(
         self, input: SSAValue, axis: int, kind: str, result_type: Attribute | None, out: SSAValue | None = None
@@ -393,6 +406,10 @@ class EngineComputeOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "(`ins` `(` $inputs^ `:` type($inputs) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)? "
+        "attr-dict-with-keyword $body (`->` type($res)^)?"
+    )
 
     def __init__(
         self,

@@ -277,16 +277,20 @@ def _defining_block(v: SSAValue) -> Block:
     return v.op.parent
 
 
-def insert_pops(resident: set[SSAValue], plan: CbPlan) -> None:
-    """Insert `mtia.cb_pop` after the last consumer of each resident value in its defining block."""
+def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, list[Operation]]) -> None:
+    """Insert `mtia.cb_pop` after the last consumer of each resident value in its defining block.
+
+    Consumers are the engine ops reading the value and the `mtia.cb_read` ops made for it (`reads`).
+    """
     for v in sorted(resident, key=_value_order):
         block = _defining_block(v)
-        consumers = [u for u in v.uses if (u.operation, u.index) not in plan.transfers]
+        consumers = [u.operation for u in v.uses if (u.operation, u.index) not in plan.transfers]
+        consumers += reads.get(v, [])
         if not consumers and any((u.operation, u.index) in plan.transfers for u in v.uses):
             continue  # handed on whole (loop init, yield): the carried value pops it
         last: Operation | None = None
-        for u in consumers:
-            anc = _ancestor_in(u.operation, block)
+        for user in consumers:
+            anc = _ancestor_in(user, block)
             if anc is not None and (last is None or _position(anc) > _position(last)):
                 last = anc
         pop = mtia.CbPopOp(plan.cb_of[v], 1)
@@ -300,8 +304,9 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan) -> None:
             Rewriter.insert_op(pop, InsertPoint.at_start(block))
 
 
-def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> None:
-    """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`."""
+def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> dict[SSAValue, list[Operation]]:
+    """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`; return the reads."""
+    reads: dict[SSAValue, list[Operation]] = {}
     for op in list(func.walk()):
         if isinstance(op, mtia.ENGINE_OPS) or isinstance(op, mtia.ScalarStoreOp):
             continue
@@ -311,6 +316,8 @@ def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) 
                 read.location = op.location
                 Rewriter.insert_op(read, InsertPoint.before(op))
                 op.operands[i] = read.result
+                reads.setdefault(v, []).append(read)
+    return reads
 
 
 def _cb_operand(v: SSAValue, plan: CbPlan) -> SSAValue:
@@ -484,8 +491,8 @@ def bufferize_function(func: tt.FuncOp, ls_bytes: int) -> None:
     resident = make_carried_values_exclusive(func, resident)
     plan = plan_cbs(func, resident)
     check_ls_budget(func, plan, ls_bytes)
-    insert_pops(resident, plan)
-    insert_scalar_reads(func, resident, plan)
+    reads = insert_scalar_reads(func, resident, plan)
+    insert_pops(resident, plan, reads)
     old = lower_commands(func, resident, plan)
     drop_carried(func, resident)
     erase_old(old)

@@ -414,6 +414,10 @@ class Materializer:
         if key in self.cache:
             return self.cache[key]
         kind, *args = e
+        if kind == "add" and isinstance(args[1], tuple) and args[1][0] == "neg":
+            res = self._insert(arith.SubiOp(self.i64(args[0]), self.i64(args[1][1])))
+            self.cache[key] = res
+            return res
         vals = [self.i64(a) for a in args]
         if kind == "add":
             res = self._insert(arith.AddiOp(vals[0], vals[1]))

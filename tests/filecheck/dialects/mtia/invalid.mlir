@@ -1,0 +1,80 @@
+// RUN: mtia-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+%cb = "test.op"() : () -> !mtia.cb<2, tensor<64xf32>>
+mtia.cb_reserve %cb, 3 : !mtia.cb<2, tensor<64xf32>>
+// CHECK: claims 3 slots but the buffer has 2
+
+// -----
+
+%cb = "test.op"() : () -> !mtia.cb<2, tensor<64xf32>>
+mtia.cb_pop %cb, 0 : !mtia.cb<2, tensor<64xf32>>
+// CHECK: count must be positive, got 0
+
+// -----
+
+%cb = "test.op"() : () -> !mtia.cb<0, tensor<64xf32>>
+// CHECK: a circular buffer needs at least one slot, got depth 0
+
+// -----
+
+%p, %s = "test.op"() : () -> (!tt.ptr<f32>, i64)
+%t = mtia.dma_load %p[%s] bounds[%s] : !tt.ptr<f32> -> tensor<4x4xf32>
+// CHECK: block of rank 2 needs 2 strides and bounds, got 1 strides and 1 bounds
+
+// -----
+
+%p, %s = "test.op"() : () -> (!tt.ptr<f32>, i64)
+mtia.dma_load %p[%s] bounds[%s] : !tt.ptr<f32>
+// CHECK: mtia.dma_load needs a result or an `out` CB
+
+// -----
+
+%p, %s, %v = "test.op"() : () -> (!tt.ptr<f32>, i64, tensor<4x4xf32>)
+mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
+// CHECK: block of rank 2 needs 2 strides and bounds, got 1 strides and 1 bounds
+
+// -----
+
+%a, %b, %c = "test.op"() : () -> (tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf32>)
+%d = mtia.dpe_matmul %a, %b, %c {input_precision = 2 : i32} : tensor<4x8xf16>, tensor<4x8xf16>, tensor<4x8xf32> -> tensor<4x8xf32>
+// CHECK: inner dimensions differ: 4x8 @ 4x8
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%r = mtia.re_reduce %x {axis = 0 : i32, kind = "mulf"} : tensor<4xf32> -> f32
+// CHECK: unknown reduction kind 'mulf'
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%cb = "test.op"() : () -> !mtia.cb<1, f32>
+%r = mtia.re_reduce %x {axis = 0 : i32, kind = "addf"} : tensor<4xf32> into %cb : !mtia.cb<1, f32> -> f32
+// CHECK: mtia.re_reduce has both results (tensor level) and outs (buffer level)
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%r = mtia.se_compute ins(%x : tensor<4xf32>) {
+^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+  mtia.yield %a : tensor<4xf32>
+} -> tensor<4xf32>
+// CHECK: body has 2 arguments for 1 inputs
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%r = mtia.se_compute ins(%x : tensor<4xf32>) {
+^bb0(%a: tensor<4xf16>):
+  mtia.yield %a : tensor<4xf16>
+} -> tensor<4xf16>
+// CHECK: body argument type tensor<4xf16> does not match input tile type tensor<4xf32>
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%r = mtia.se_compute ins(%x : tensor<4xf32>) {
+^bb0(%a: tensor<4xf32>):
+  mtia.yield %a : tensor<4xf32>
+} -> tensor<4xf16>
+// CHECK: yielded types do not match the results or outs tiles

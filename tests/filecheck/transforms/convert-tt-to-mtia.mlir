@@ -1,0 +1,115 @@
+// RUN: mtia-opt %s --split-input-file -p convert-tt-to-mtia,canonicalize,cse | filecheck %s
+
+// A masked 1-d block: one DMA each way with the mask turned into a bound, the add on the SE.
+// CHECK-LABEL: tt.func public @vector_add
+// CHECK-NOT:     tt.load
+// CHECK:         %[[X:.*]] = mtia.dma_load %{{.*}}[%{{.*}}] bounds[%[[BOUND:.*]]] : !tt.ptr<f32> -> tensor<128xf32>
+// CHECK:         %[[Y:.*]] = mtia.dma_load %{{.*}}[%{{.*}}] bounds[%[[BOUND]]] : !tt.ptr<f32> -> tensor<128xf32>
+// CHECK:         %[[S:.*]] = mtia.se_compute ins(%[[X]], %[[Y]] : tensor<128xf32>, tensor<128xf32>) {
+// CHECK:           arith.addf
+// CHECK:         mtia.dma_store %[[S]], %{{.*}}[%{{.*}}] bounds[%[[BOUND]]] : tensor<128xf32>, !tt.ptr<f32>
+// CHECK-NOT:     tt.store
+tt.func public @vector_add(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32) {
+  %c128 = arith.constant 128 : i32
+  %pid = tt.get_program_id x : i32
+  %start = arith.muli %pid, %c128 : i32
+  %range = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %s = tt.splat %start : i32 -> tensor<128xi32>
+  %offs = arith.addi %s, %range : tensor<128xi32>
+  %ns = tt.splat %n : i32 -> tensor<128xi32>
+  %mask = arith.cmpi slt, %offs, %ns : tensor<128xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %offs : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %xv = tt.load %xp, %mask : tensor<128x!tt.ptr<f32>>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %yp = tt.addptr %ys, %offs : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %yv = tt.load %yp, %mask : tensor<128x!tt.ptr<f32>>
+  %sum = arith.addf %xv, %yv : tensor<128xf32>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %op = tt.addptr %os, %offs : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  tt.store %op, %sum, %mask : tensor<128x!tt.ptr<f32>>
+  tt.return
+}
+
+// -----
+
+// Offsets through a modulo are not an affine block: scalar gather, with the mask kept.
+// CHECK-LABEL: tt.func public @wrapped
+// CHECK:         arith.remsi
+// CHECK:         %[[P:.*]] = mtia.vec_compute ins(%{{.*}}, %{{.*}} : tensor<64x!tt.ptr<f32>>, tensor<64xi32>) {
+// CHECK:           tt.addptr
+// CHECK:         "mtia.gather"(%[[P]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     tt.load
+tt.func public @wrapped(%x: !tt.ptr<f32>, %n: i32) -> tensor<64xf32> {
+  %range = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %ns = tt.splat %n : i32 -> tensor<64xi32>
+  %offs = arith.remsi %range, %ns : tensor<64xi32>
+  %mask = arith.cmpi slt, %range, %ns : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %xp = tt.addptr %xs, %offs : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %zero = arith.constant dense<0.0> : tensor<64xf32>
+  %v = tt.load %xp, %mask, %zero : tensor<64x!tt.ptr<f32>>
+  tt.return %v : tensor<64xf32>
+}
+
+// -----
+
+// A tensor of pointers advanced by a uniform step each iteration becomes a scalar base pointer,
+// the 2-d masked tiles become DMAs, tl.dot the DPE.
+// CHECK-LABEL: tt.func public @k_loop
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[BASE:.*]] = %{{.*}}) -> (tensor<16x16xf32>, !tt.ptr<f16>)
+// CHECK:           %[[A:.*]] = mtia.dma_load %[[BASE]][%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16> -> tensor<16x16xf16>
+// CHECK:           %[[D:.*]] = mtia.dpe_matmul %[[A]], %[[A]], %[[ACC]] {input_precision = 2 : i32}
+// CHECK:           %[[NEXT:.*]] = tt.addptr %[[BASE]], %{{.*}} : !tt.ptr<f16>, i64
+// CHECK:           scf.yield %[[D]], %[[NEXT]] : tensor<16x16xf32>, !tt.ptr<f16>
+tt.func public @k_loop(%a: !tt.ptr<f16>, %k: i32, %stride: i32) -> tensor<16x16xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c16 = arith.constant 16 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rows = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %st = tt.splat %stride : i32 -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %st : tensor<16x1xi32>
+  %cols = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f16> -> tensor<16x16x!tt.ptr<f16>>
+  %ptrs = tt.addptr %as, %offs : tensor<16x16x!tt.ptr<f16>>, tensor<16x16xi32>
+  %step = tt.splat %c16 : i32 -> tensor<16x16xi32>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %other = arith.constant dense<0.0> : tensor<16x16xf16>
+  %res:2 = scf.for %i = %c0 to %k step %c1 iter_args(%acc = %zero, %p = %ptrs) -> (tensor<16x16xf32>, tensor<16x16x!tt.ptr<f16>>) : i32 {
+    %left = arith.subi %k, %i : i32
+    %ls = tt.splat %left : i32 -> tensor<1x16xi32>
+    %m1 = arith.cmpi slt, %cols, %ls : tensor<1x16xi32>
+    %mask = tt.broadcast %m1 : tensor<1x16xi1> -> tensor<16x16xi1>
+    %tile = tt.load %p, %mask, %other : tensor<16x16x!tt.ptr<f16>>
+    %d = tt.dot %tile, %tile, %acc : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+    %next = tt.addptr %p, %step : tensor<16x16x!tt.ptr<f16>>, tensor<16x16xi32>
+    scf.yield %d, %next : tensor<16x16xf32>, tensor<16x16x!tt.ptr<f16>>
+  }
+  tt.return %res#0 : tensor<16x16xf32>
+}
+
+// -----
+
+// Reductions with a plain combiner go to the RE; scalar math on their result stays on an engine;
+// scalar accesses are scalar-core loads and stores.
+// CHECK-LABEL: tt.func public @reduce
+// CHECK:         %[[V:.*]] = mtia.scalar_load %{{.*}} : !tt.ptr<f32> -> f32
+// CHECK:         %[[R:.*]] = mtia.re_reduce %{{.*}} {axis = 0 : i32, kind = "maxnumf"} : tensor<32xf32> -> f32
+// CHECK:         %[[M:.*]] = mtia.se_compute ins(%[[R]], %[[V]] : f32, f32) {
+// CHECK:           arith.mulf
+// CHECK:         mtia.scalar_store %{{.*}}, %[[M]] : !tt.ptr<f32>, f32
+tt.func public @reduce(%x: tensor<32xf32>, %p: !tt.ptr<f32>) {
+  %v = tt.load %p : !tt.ptr<f32>
+  %r = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maxnumf %a, %b : f32
+    tt.reduce.return %m : f32
+  }) : (tensor<32xf32>) -> f32
+  %s = arith.mulf %r, %v : f32
+  tt.store %p, %s : !tt.ptr<f32>
+  tt.return
+}

@@ -1,0 +1,41 @@
+// RUN: mtia-opt %s -p test-mtia-memory-access | filecheck %s
+
+// CHECK-LABEL: tt.func public @accesses
+tt.func public @accesses(%x: !tt.ptr<f32>, %stride: i32, %m: i32, %n: i32) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rows = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %st = tt.splat %stride : i32 -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %st : tensor<16x1xi32>
+  %cols = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %cb : tensor<16x16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %ptrs = tt.addptr %xs, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16x1xi32>
+  %mrow = arith.cmpi slt, %rows, %ms : tensor<16x1xi32>
+  %ns = tt.splat %n : i32 -> tensor<1x16xi32>
+  %mcol = arith.cmpi slt, %cols, %ns : tensor<1x16xi32>
+  %mrb = tt.broadcast %mrow : tensor<16x1xi1> -> tensor<16x16xi1>
+  %mcb = tt.broadcast %mcol : tensor<1x16xi1> -> tensor<16x16xi1>
+  %mask = arith.andi %mrb, %mcb : tensor<16x16xi1>
+  // A 2-d tile with a row stride and a box mask: one DMA, bounds = effective shape.
+  // CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+0 strides=[%stride, 1] bounds=[%m, %n] shape=[16, 16]"}
+  %v = tt.load %ptrs, %mask : tensor<16x16x!tt.ptr<f32>>
+  // Unmasked: the bounds are the block shape.
+  // CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+0 strides=[%stride, 1] bounds=[16, 16] shape=[16, 16]"}
+  tt.store %ptrs, %v : tensor<16x16x!tt.ptr<f32>>
+  // The same tile through its transpose-like broadcast of rows only: a mask that is not a prefix.
+  %gt = arith.cmpi sgt, %offs, %offs : tensor<16x16xi32>
+  // CHECK: tt.load {{.*}} {mtia.access = "scalar: mask is not a box"}
+  %w = tt.load %ptrs, %gt : tensor<16x16x!tt.ptr<f32>>
+  // Offsets squared are not affine.
+  %sq = arith.muli %offs, %offs : tensor<16x16xi32>
+  %qp = tt.addptr %xs, %sq : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  // CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+  %q = tt.load %qp : tensor<16x16x!tt.ptr<f32>>
+  // A scalar pointer is a scalar-core access.
+  // CHECK: tt.load {{.*}} {mtia.access = "scalar: scalar pointer"}
+  %s = tt.load %x : !tt.ptr<f32>
+  tt.return
+}
