@@ -16,3 +16,14 @@ def compile(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - mirrors triton.co
     from mtia_xdsl.runtime.api import compile as _compile
 
     return _compile(*args, **kwargs)
+
+
+def last_report() -> Any:
+    """Return the machine-model Report of the most recent launch through the Triton backend, or None.
+
+    Example: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); print(mtia_xdsl.last_report().format())
+    """
+    from triton.runtime import driver
+
+    result = getattr(driver.active, "last_result", None)
+    return None if result is None else result.report

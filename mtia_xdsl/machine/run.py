@@ -8,28 +8,20 @@ program finished without error.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter
-from xdsl.interpreters.cf import CfFunctions
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.interpret.arith import ArithFunctions
-from mtia_xdsl.machine.interpret.math import MathFunctions
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
-from mtia_xdsl.machine.interpret.scf import ScfFunctions
-from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
-from mtia_xdsl.machine.interpret.values import GlobalMemory
-from mtia_xdsl.machine.reference import _arg_name, _grid3, _sym_name, _to_value, find_kernel
+from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
+from mtia_xdsl.machine.reference import _sym_name, located_error_text, make_tt_interpreter, prepare_launch
 from mtia_xdsl.machine.report import Report, build_report
-from mtia_xdsl.machine.timing import Timeline, simulate
+from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
 
 
 @dataclass
@@ -69,37 +61,27 @@ def run_kernel(
     Raises: InterpretationError naming the kernel line and program id (out-of-bounds access, CB
     protocol misuse, deadlock, bad arguments).
     """
-    kernel = find_kernel(module, kernel_name)
-    param_types = list(kernel.function_type.inputs.data)  # type: ignore[attr-defined]
-    names = [_arg_name(kernel, i) for i in range(len(param_types))]
-    if len(args) != len(param_types):
-        raise InterpretationError(
-            f"kernel '{_sym_name(kernel)}' takes {len(param_types)} non-constexpr arguments "
-            f"({', '.join(names)}) but {len(args)} were given"
-        )
-    grid3 = _grid3(grid)
-    memory = GlobalMemory.from_tensors(args, names)
-    values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
+    launch = prepare_launch(module, grid, args, kernel_name)
     counter = ScalarCoreCounter()
-    interpreter = Interpreter(module, listeners=(counter,))
-    for functions in (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(),
-                      FuncFunctions(), MtiaFunctions()):  # fmt: skip
-        interpreter.register_implementations(functions)
+    interpreter = make_tt_interpreter(module, (counter,))
+    interpreter.register_implementations(MtiaFunctions())
     traces: list[ProgramTrace] = []
-    last_op = kernel.regions[0].block.last_op
-    for z, y, x in itertools.product(*(range(n) for n in reversed(grid3))):
-        state = PeState((x, y, z))
+    last_op = launch.kernel.regions[0].block.last_op
+    for pid in launch.program_ids():
+        state = PeState(pid)
         counter.state = state
-        set_launch_state(interpreter, LaunchState(memory, (x, y, z), grid3))
+        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
         set_pe_state(interpreter, state)
         try:
-            interpreter.call_op(kernel, values)
+            interpreter.call_op(launch.kernel, launch.values)
             traces.append(state.trace(last_op))
         except InterpretationError as e:
-            first_line = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise InterpretationError(f"{first_line} (program id {(x, y, z)}); no tensor was written") from None
+            raise InterpretationError(f"{located_error_text(e, counter.op, pid)}; no tensor was written") from None
     config = machine_config(module, options)
     mapping = getattr(options, "pe_mapping", "linear")
-    timeline = simulate(traces, config, mapping, grid3)
-    memory.commit()
-    return RunResult(build_report(timeline, _sym_name(kernel)), timeline, traces)
+    try:
+        timeline = simulate(traces, config, mapping, launch.grid)
+    except TimingError as e:
+        raise InterpretationError(f"{e}; no tensor was written") from None
+    launch.memory.commit()
+    return RunResult(build_report(timeline, _sym_name(launch.kernel)), timeline, traces)

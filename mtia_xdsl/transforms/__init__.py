@@ -28,7 +28,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MtiaSetTargetPass
 
+    def tt_inline() -> type[ModulePass]:
+        from mtia_xdsl.transforms.tt_inline import TtInlinePass
+
+        return TtInlinePass
+
     return {
+        "tt-inline": tt_inline,
         "convert-tt-to-mtia": convert_tt_to_mtia,
         "mtia-cb-bufferize": cb_bufferize,
         "test-mtia-memory-access": test_memory_access,

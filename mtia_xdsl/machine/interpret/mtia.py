@@ -170,8 +170,11 @@ class ScalarCoreCounter(Interpreter.Listener):
 
     def __init__(self) -> None:
         self.state: PeState | None = None
+        self.op: Operation | None = None
+        """The op most recently started, to locate errors raised without a kernel location."""
 
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self.op = op
         state = self.state
         if state is not None and state.engine_depth == 0 and not isinstance(op, mtia.ENGINE_OPS):
             state.scalar_instrs += 1

@@ -106,8 +106,14 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
 
 
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
-    """Serialise the buffer-level program for `load_binary`."""
-    return binary.encode(metadata["name"], str(module))
+    """Serialise the buffer-level program, with kernel source locations, for `load_binary`."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    text = StringIO()
+    Printer(stream=text, print_debuginfo=True).print_op(module)
+    return binary.encode(metadata["name"], text.getvalue())
 
 
 def kernel_name(module: ModuleOp) -> str:
