@@ -23,7 +23,7 @@ from examples.layer_norm import _layer_norm_fwd_fused  # noqa: E402
 from examples.matmul import matmul_kernel  # noqa: E402
 from examples.softmax import softmax_kernel  # noqa: E402
 from examples.vector_add import add_kernel  # noqa: E402
-from mtia_xdsl.frontend import build_tt_module, inline_and_clean  # noqa: E402
+from mtia_xdsl.frontend import FrontendOptions, build_tt_module, inline_and_clean  # noqa: E402
 import test_frontend_kernels as fk  # noqa: E402
 
 CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
@@ -108,7 +108,8 @@ def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, obje
 
 def our_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object]) -> str:
     """Return our module, cleaned, printed generic, parsed by libtriton and run through the same passes."""
-    module = inline_and_clean(build_tt_module(fn, signature, constexprs))
+    options = FrontendOptions(sanitize_overflow=True)  # as upstream's CUDA options, so dead checks match
+    module = inline_and_clean(build_tt_module(fn, signature, constexprs, options=options))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ours.mlir"
         with path.open("w") as f:
