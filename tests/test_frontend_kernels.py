@@ -51,3 +51,11 @@ def unsupported_inline_asm(x_ptr, y_ptr, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs)
     y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
     tl.store(y_ptr + offs, y)
+
+
+@triton.jit
+def shape_mismatch(x_ptr, BLOCK: tl.constexpr):
+    a = tl.load(x_ptr + tl.arange(0, BLOCK))
+    b = a + tl.arange(0, 2 * BLOCK)
+    tl.store(x_ptr + tl.arange(0, BLOCK), a)
+    tl.store(x_ptr + tl.arange(0, 2 * BLOCK), b)

@@ -114,6 +114,19 @@ _CASTS: dict[str, type[Operation]] = {
 }  # fmt: skip
 
 
+_CONSTRUCTS = {
+    "create_inline_asm": "tl.inline_asm_elementwise",
+    "create_dot_scaled": "tl.dot_scaled",
+    "create_map_elementwise": "tl.map_elementwise",
+    "create_make_tensor_descriptor": "tensor descriptors (tl.make_tensor_descriptor)",
+    "create_descriptor_load": "tensor descriptor loads",
+    "create_descriptor_store": "tensor descriptor stores",
+    "create_atomic_load": "tl.atomic_load",
+    "create_atomic_store": "tl.atomic_store",
+    "create_barrier": "tl.debug_barrier",
+}
+
+
 class XdslBuilder:
     """Triton's `ir.builder`, producing xDSL operations (see the module docstring)."""
 
@@ -161,8 +174,10 @@ class XdslBuilder:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith(("create_", "get_")):
 
+            construct = _CONSTRUCTS.get(name, f"the Triton construct behind builder.{name}")
+
             def fail(*args: Any, **kwargs: Any) -> Any:
-                raise self.unsupported(f"builder.{name} (a Triton construct without a tt lowering here)")
+                raise self.unsupported(construct)
 
             return fail
         raise AttributeError(name)

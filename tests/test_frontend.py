@@ -1,0 +1,138 @@
+"""Frontend unit tests: locations, errors, builder invariants, inline_and_clean, dialect round trips."""
+
+from __future__ import annotations
+
+import math
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("triton")
+
+import test_frontend_kernels as fk  # noqa: E402
+from xdsl.dialects import arith as xarith  # noqa: E402
+from xdsl.dialects.builtin import (  # noqa: E402
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    ModuleOp,
+    TensorType,
+    f32,
+)
+from xdsl.parser import Parser  # noqa: E402
+from xdsl.printer import Printer  # noqa: E402
+
+from examples.softmax import softmax_kernel  # noqa: E402
+from examples.vector_add import add_kernel  # noqa: E402
+from mtia_xdsl.dialects import make_context, tt  # noqa: E402
+from mtia_xdsl.frontend import FrontendOptions, KernelError, build_tt_module, inline_and_clean  # noqa: E402
+from mtia_xdsl.frontend.builder import XdslBuilder  # noqa: E402
+
+ADD_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}
+SOFTMAX_SIG = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
+               "output_row_stride": "i32", "n_cols": "i32", "BLOCK_SIZE": "constexpr"}  # fmt: skip
+
+
+def _roundtrip(module: ModuleOp, generic: bool) -> ModuleOp:
+    out = StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    return Parser(make_context(), out.getvalue()).parse_module()
+
+
+def test_every_op_has_the_kernel_line_location() -> None:
+    module = build_tt_module(add_kernel, ADD_SIG, {"BLOCK_SIZE": 128})
+    src = Path(add_kernel.fn.__code__.co_filename)
+    first = add_kernel.fn.__code__.co_firstlineno
+    lines = {op.name: op.location for op in module.walk() if op is not module}
+    assert lines, "no ops built"
+    for name, loc in lines.items():
+        assert isinstance(loc, FileLineColLoc), name
+        assert Path(loc.filename.data) == src
+        assert first <= loc.line.data <= first + 12, (name, loc.line.data)
+    load_line = next(op.location.line.data for op in module.walk() if isinstance(op, tt.LoadOp))
+    assert "tl.load" in src.read_text().splitlines()[load_line - 1]
+
+
+def test_unsupported_construct_names_file_and_line() -> None:
+    with pytest.raises(KernelError) as info:
+        build_tt_module(fk.unsupported_inline_asm, {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK": "constexpr"},
+                        {"BLOCK": 64})  # fmt: skip
+    err = info.value
+    assert err.file is not None and Path(err.file).name == "test_frontend_kernels.py"
+    assert "tl.inline_asm_elementwise" in str(err)
+    line = Path(err.file).read_text().splitlines()[err.line - 1]  # type: ignore[operator]
+    assert "inline_asm_elementwise" in line
+    assert str(err).startswith(f"{err.file}:{err.line}:")
+
+
+def test_triton_semantic_error_names_the_kernel_line() -> None:
+    with pytest.raises(KernelError) as info:
+        build_tt_module(fk.shape_mismatch, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {"BLOCK": 64})
+    err = info.value
+    assert "incompatible dimensions" in err.message
+    line = Path(err.file).read_text().splitlines()[err.line - 1]  # type: ignore[arg-type,operator]
+    assert "tl.arange(0, 2 * BLOCK)" in line
+
+
+def test_module_verifies_and_round_trips_in_both_forms() -> None:
+    module = build_tt_module(softmax_kernel, SOFTMAX_SIG, {"BLOCK_SIZE": 128})
+    module.verify()
+    for generic in (False, True):
+        again = _roundtrip(module, generic)
+        again.verify()
+        assert str(again) == str(module)
+
+
+def test_negative_infinity_constant_survives_print_and_parse() -> None:
+    ty = TensorType(f32, [4])
+    const = xarith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ty, [-math.inf, math.inf, 1.5, -0.0]), ty)
+    module = ModuleOp([const])
+    for generic in (False, True):
+        parsed = _roundtrip(module, generic)
+        value = next(op for op in parsed.walk() if isinstance(op, xarith.ConstantOp)).value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        assert list(value.get_values()) == [-math.inf, math.inf, 1.5, -0.0]
+
+
+def test_builder_insertion_and_identity_invariants() -> None:
+    b = XdslBuilder(None)
+    assert b.get_insertion_block() is None
+    module = b.create_module()
+    fn = b.get_or_insert_function(module, "k", b.get_function_ty([b.get_int32_ty()], []), "public", False)
+    module.push_back(fn)
+    entry = fn.add_entry_block()
+    b.set_insertion_point_to_start(entry)
+    assert b.get_insertion_block() is entry
+    assert fn.args(0) is fn.args(0)
+    c = b.get_fp32(2.0)
+    splat = b.create_splat(b.get_block_ty(b.get_float_ty(), [8]), c)
+    assert isinstance(splat.ssa.owner, xarith.ConstantOp)  # a splat of a constant folds
+    same_width = b.create_int_cast(fn.args(0), b.get_int32_ty(), True)
+    assert same_width.ssa.owner.name == "arith.bitcast"
+    other = b.create_block()
+    assert b.get_insertion_block() is other  # create_block moves the insertion point
+    assert other.get_parent().size() == 2
+
+
+def test_inline_and_clean_inlines_helpers_and_drops_overflow_checks() -> None:
+    module = build_tt_module(fk.helpers_and_casts, {"x_ptr": "*fp16", "y_ptr": "*fp16", "n": "i32",
+                                                    "BLOCK": "constexpr"},
+                             {"BLOCK": 64}, options=FrontendOptions(sanitize_overflow=True))  # fmt: skip
+    raw_ops = [op.name for op in module.walk()]
+    assert "tt.call" in raw_ops and "arith.extsi" in raw_ops
+    inline_and_clean(module)
+    module.verify()
+    names = [op.name for op in module.walk()]
+    assert "tt.call" not in names
+    assert "arith.extsi" not in names  # the overflow checks were dead
+    funcs = [op for op in module.ops if isinstance(op, tt.FuncOp)]
+    assert [f.sym_name.data for f in funcs] == ["helpers_and_casts"]
+
+
+def test_loops_if_while_build_scf() -> None:
+    module = inline_and_clean(
+        build_tt_module(fk.if_and_while, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "flag": "i32",
+                                          "BLOCK": "constexpr"}, {"BLOCK": 32})  # fmt: skip
+    )
+    names = {op.name for op in module.walk()}
+    assert {"scf.if", "scf.while", "scf.condition", "tt.load", "tt.store"} <= names
