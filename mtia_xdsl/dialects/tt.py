@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FlatSymbolRefAttr,
     FunctionType,
-    IntAttr,
     IntegerAttr,
     IntegerType,
     StringAttr,
@@ -133,29 +132,33 @@ def _check_enum(op: Operation, prop: str, table: Mapping[str, int]) -> None:
 
 @irdl_attr_definition
 class PointerType(ParametrizedAttribute, TypeAttribute):
-    """`!tt.ptr<T>` (address space 1, global) or `!tt.ptr<T, N>`: a pointer to T in address space N."""
+    """`!tt.ptr<T>` (address space "global") or `!tt.ptr<T, "constant">`: a pointer to T.
+
+    Triton 3.9 names address spaces by string; "global" is the default and is not printed.
+    """
 
     name = "tt.ptr"
     pointee_type: Attribute = param_def()
-    address_space: IntAttr = param_def()
+    address_space: StringAttr = param_def()
 
-    def __init__(self, pointee_type: Attribute, address_space: int = 1):
-        super().__init__(pointee_type, IntAttr(address_space))
+    def __init__(self, pointee_type: Attribute, address_space: str = "global"):
+        super().__init__(pointee_type, StringAttr(address_space))
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, IntAttr]:
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, StringAttr]:
         with parser.in_angle_brackets():
             pointee = parser.parse_type()
-            space = 1
+            space = "global"
             if parser.parse_optional_punctuation(","):
-                space = parser.parse_integer()
-        return pointee, IntAttr(space)
+                space = parser.parse_str_literal()
+        return pointee, StringAttr(space)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
             printer.print_attribute(self.pointee_type)
-            if self.address_space.data != 1:
-                printer.print_string(f", {self.address_space.data}")
+            if self.address_space.data != "global":
+                printer.print_string(", ")
+                printer.print_string_literal(self.address_space.data)
 
 
 @irdl_attr_definition
@@ -1245,7 +1248,9 @@ def _verify_combine(op: Operation, region: Region, elem_types: Sequence[Attribut
         raise VerifyException(f"'{op.name}' needs a combine block")
     want = [*elem_types, *elem_types]
     if list(block.arg_types) != want:
-        raise VerifyException(f"'{op.name}' combine block arguments must be {want}, got {list(block.arg_types)}")
+        names = ", ".join(str(t) for t in want)
+        got = ", ".join(str(t) for t in block.arg_types)
+        raise VerifyException(f"'{op.name}' combine block arguments must be [{names}], got [{got}]")
 
 
 @irdl_op_definition
@@ -1496,7 +1501,8 @@ class ReturnOp(IRDLOperation):
         if isinstance(func, FuncOp):
             want = func.function_type.outputs.data
             if tuple(s.type for s in self.srcs) != want:
-                raise VerifyException(f"'tt.return' types must match the function results {list(want)}")
+                names = ", ".join(str(t) for t in want)
+                raise VerifyException(f"'tt.return' types must match the function results [{names}]")
 
 
 @irdl_op_definition

@@ -390,12 +390,9 @@ class XdslBuilder:
         """Return f8E4M3B11FNUZ."""
         return Type(f8E4M3B11FNUZ)
 
-    def get_ptr_ty(self, pointee: Type, address_space: int | str) -> Type:
-        """Return `!tt.ptr<pointee>` (address space "global" is 1, as upstream)."""
-        space = {"global": 1}.get(address_space, address_space) if isinstance(address_space, str) else address_space
-        if not isinstance(space, int) and not str(space).isdigit():
-            raise self.unsupported(f"pointers in address space '{address_space}'")
-        return Type(tt.PointerType(pointee.attr, int(space)))
+    def get_ptr_ty(self, pointee: Type, address_space: str) -> Type:
+        """Return `!tt.ptr<pointee>` in the named address space ("global", "constant")."""
+        return Type(tt.PointerType(pointee.attr, str(address_space)))
 
     def get_block_ty(self, elem: Type, shape: Sequence[int]) -> Type:
         """Return `tensor<shape x elem>`."""
