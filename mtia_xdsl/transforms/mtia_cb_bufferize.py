@@ -195,6 +195,8 @@ class CbPlan:
 
     cb_of: dict[SSAValue, SSAValue] = field(default_factory=dict)
     allocs: list[mtia.CbAllocOp] = field(default_factory=list)
+    origin: dict[SSAValue, str] = field(default_factory=dict)
+    """CB -> kernel location of the first value placed in it."""
     transfers: set[tuple[Operation, int]] = field(default_factory=set)
     """(op, operand index) pairs that hand a tile to a carried value instead of consuming it."""
 
@@ -244,6 +246,7 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
             alloc.location = func.location
             plan.allocs.append(alloc)
             roots[root] = alloc.result
+            plan.origin[alloc.result] = _loc(v.op) if isinstance(v, OpResult) else _loc(v.block.parent_op())
         plan.cb_of[v] = roots[root]
     first = entry.first_op
     for alloc in plan.allocs:
@@ -462,9 +465,9 @@ def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
     sizes = [(a, a.result.type.depth.data * tile_bytes(a.result.type.tile)) for a in plan.allocs]
     total = sum(b for _, b in sizes)
     if total > ls_bytes:
-        lines = "\n".join(f"  {a.result.type}: {b} bytes" for a, b in sizes)
+        lines = "\n".join(f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in sizes)
         raise PassFailedException(
-            f"{_loc(func)}: the kernel's circular buffers need {total} bytes of local storage but a PE has "
+            f"{_loc(func)}: error: the kernel's circular buffers need {total} bytes of local storage but a PE has "
             f"{ls_bytes}; lower the block sizes (BLOCK_*) or num_stages. CBs:\n{lines}"
         )
 

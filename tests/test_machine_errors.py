@@ -1,0 +1,44 @@
+"""User-facing errors of the machine model and the lowering, through a plain `kernel[grid](...)` launch."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from examples import vector_add
+
+THIS_FILE = Path(__file__).name
+
+
+@triton.jit
+def unmasked_copy(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x)
+
+
+def _line_of(text: str) -> int:
+    return next(i for i, line in enumerate(Path(__file__).read_text().splitlines(), 1) if text in line)
+
+
+def test_out_of_bounds_load_names_the_line_and_writes_nothing() -> None:
+    x = torch.randn(100)
+    out = torch.full((128,), 7.0)
+    with pytest.raises(Exception, match=r"out-of-bounds") as info:
+        unmasked_copy[(1,)](x, out, BLOCK=128)
+    message = str(info.value)
+    line = _line_of("x = tl.load(x_ptr + offs)")
+    assert re.search(rf"{THIS_FILE}:{line}:\d+: error: out-of-bounds f32 access", message), message
+    assert "past the end of 'x_ptr'" in message or "past the end of" in message
+    assert "no tensor was written" in message
+    assert torch.equal(out, torch.full((128,), 7.0))
+
+
+def test_local_storage_overflow_is_a_compile_error_naming_the_sizes() -> None:
+    x = torch.randn(1 << 17)
+    with pytest.raises(Exception, match=r"local storage but a PE has 393216; lower the block sizes") as info:
+        vector_add.add(x, x, BLOCK_SIZE=1 << 17)
+    assert "tensor<131072xf32>" in str(info.value)
