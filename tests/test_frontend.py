@@ -136,3 +136,65 @@ def test_loops_if_while_build_scf() -> None:
     )
     names = {op.name for op in module.walk()}
     assert {"scf.if", "scf.while", "scf.condition", "tt.load", "tt.store"} <= names
+
+
+ARITH_TENSOR_IR = """
+%t, %b, %f, %s = "test.op"() : () -> (tensor<4xi32>, tensor<4xi1>, tensor<4xf32>, i1)
+%0 = arith.cmpi slt, %t, %t : tensor<4xi32>
+%1 = arith.cmpf olt, %f, %f : tensor<4xf32>
+%2 = arith.select %b, %f, %f : tensor<4xi1>, tensor<4xf32>
+%3 = arith.select %s, %f, %f : tensor<4xf32>
+%4 = arith.sitofp %t : tensor<4xi32> to tensor<4xf32>
+%5 = arith.truncf %f : tensor<4xf32> to tensor<4xbf16>
+%6 = arith.remf %f, %f : tensor<4xf32>
+%7 = arith.bitcast %f : tensor<4xf32> to tensor<4xi32>
+%8 = arith.extsi %t : tensor<4xi32> to tensor<4xi64>
+%9 = arith.andi %b, %b : tensor<4xi1>
+"""
+
+
+def test_tensor_arith_round_trips_with_i1_tensor_results() -> None:
+    module = Parser(make_context(), ARITH_TENSOR_IR).parse_module()
+    module.verify()
+    cmpi = next(op for op in module.walk() if op.name == "arith.cmpi")
+    assert str(cmpi.results[0].type) == "tensor<4xi1>"
+    for generic in (False, True):
+        assert str(_roundtrip(module, generic)) == str(module)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("%0 = arith.extsi %t : tensor<4xi32> to tensor<4xi16>", "needs a wider result"),
+        ("%0 = arith.sitofp %t : tensor<4xi32> to tensor<8xf32>", "operand and result shapes differ"),
+        ("%0 = arith.bitcast %t : tensor<4xi32> to tensor<4xf16>", "needs a same result"),
+        ('%0 = "arith.cmpi"(%t, %t) <{predicate = 2 : i64}> : (tensor<4xi32>, tensor<4xi32>) -> i1',
+         "result must be tensor<4xi1>"),
+        ('%0 = "arith.select"(%t, %f, %f) : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
+         "condition must be i1 or a tensor of i1"),
+    ],
+)
+def test_tensor_arith_verifiers(line: str, message: str) -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    text = '%t, %f = "test.op"() : () -> (tensor<4xi32>, tensor<4xf32>)\n' + line
+    module = Parser(make_context(), text).parse_module()
+    with pytest.raises(VerifyException, match=message):
+        module.verify()
+
+
+def test_tt_ops_generic_form_parses_in_libtriton(tmp_path: Path) -> None:
+    from triton._C.libtriton import ir
+
+    text = (Path(__file__).parent / "filecheck" / "dialects" / "tt" / "ops.mlir").read_text()
+    module = Parser(make_context(), text).parse_module()
+    path = tmp_path / "ops.mlir"
+    with path.open("w") as f:
+        Printer(stream=f, print_generic_format=True).print_op(module)
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    parsed = ir.parse_mlir_module(str(path), ctx)
+    parsed.context = ctx
+    printed = parsed.str_nodebug()
+    assert "tt.atomic_rmw fadd, acq_rel, gpu" in printed
+    assert "#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>" in printed

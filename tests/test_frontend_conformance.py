@@ -62,6 +62,11 @@ CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
         {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "flag": "i32", "BLOCK": "constexpr"},
         {"BLOCK": 64},
     ),
+    "many_ops": (
+        fk.many_ops,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "f": "fp32", "BLOCK": "constexpr"},
+        {"BLOCK": 256},
+    ),
     "reductions_2d": (
         fk.reductions_2d,
         {"x_ptr": "*fp32", "y_ptr": "*fp32", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr"},
