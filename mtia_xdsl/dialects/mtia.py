@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     I32,
     I64,
+    FixedBitwidthType,
+    IntegerType,
     IntAttr,
     IntegerAttr,
     StringAttr,
@@ -114,6 +116,25 @@ class TargetAttr(ParametrizedAttribute):
 def tile_type(value_type: Attribute) -> Attribute:
     """Return the tile type a value of `value_type` occupies (the CB's tile for CBs)."""
     return value_type.tile if isinstance(value_type, CircularBufferType) else value_type
+
+
+def element_bytes(t: Attribute) -> int:
+    """Bytes one element of type `t` takes in LS or global memory: i1 one byte, pointers eight."""
+    if isinstance(t, IntegerType | FixedBitwidthType):
+        return max(1, (t.bitwidth + 7) // 8)
+    if t.name == "tt.ptr":
+        return 8
+    raise VerifyException(f"no storage size known for element type {t}")
+
+
+def tile_bytes(t: Attribute) -> int:
+    """Bytes of one tile of type `t` (a tensor, or a scalar as a 0-d tile)."""
+    if isinstance(t, TensorType):
+        count = 1
+        for d in t.get_shape():
+            count *= d
+        return count * element_bytes(t.element_type)
+    return element_bytes(t)
 
 
 def is_cb(value: SSAValue) -> bool:

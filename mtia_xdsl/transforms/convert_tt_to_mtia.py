@@ -34,6 +34,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     leaves,
 )
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.locations import location_str
 
 _LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
 _STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
@@ -228,10 +229,7 @@ def _gather(op: tt.LoadOp) -> Operation:
 
 
 def _loc(op: Operation) -> str:
-    loc = op.location
-    if isinstance(loc, builtin.FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    return "<unknown location>"
+    return location_str(op.location)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -23,31 +23,15 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.dialects.builtin import AnyFloat, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
-from mtia_xdsl.machine.interpret.values import element_format, element_type_of
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
-
-
-def is_engine_value(v: SSAValue, resident: set[SSAValue]) -> bool:
-    """Return whether `v` lives in a CB."""
-    return v in resident
-
-
-def tile_bytes(t) -> int:
-    """Bytes of one tile of type `t` (a tensor or a scalar); i1 takes one byte, pointers eight."""
-    elem = element_type_of(t)
-    size = 8 if isinstance(elem, tt.PointerType) else element_format(elem).size_bytes
-    count = 1
-    if isinstance(t, TensorType):
-        for d in t.get_shape():
-            count *= d
-    return size * count
+from mtia_xdsl.utils.locations import location_str
 
 
 # ----------------------------------------------------------------------------------------------
@@ -92,10 +76,8 @@ def _carried_values(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def _loc(op: Operation) -> str:
-    from mtia_xdsl.transforms.convert_tt_to_mtia import _loc as loc
-
-    return loc(op)
+def _loc(op: Operation | None) -> str:
+    return location_str(op.location if op is not None else None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -114,10 +96,8 @@ def _copy(value: SSAValue, before: Operation) -> SSAValue:
     return op.results[0]
 
 
-def _is_float(t) -> bool:
-    from xdsl.dialects.builtin import AnyFloat
-
-    return isinstance(element_type_of(t), AnyFloat)
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -352,7 +332,7 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
 def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> list[Operation]:
     """Replace every engine op by its buffer-level command with waits, reserves and pushes.
 
-    Returns the old ops, detached and still referenced by carried values until those are dropped.
+    Returns the old ops, still in place, for `erase_old`.
     """
     old_ops: list[Operation] = []
     for op in [o for o in func.walk() if isinstance(o, (*mtia.ENGINE_OPS, mtia.ScalarStoreOp))]:
@@ -406,17 +386,14 @@ def _drop_for(loop: scf.ForOp, resident: set[SSAValue]) -> None:
     Rewriter.replace_op(yield_op, scf.YieldOp(*[yield_op.operands[i] for i in keep]))
     for i in reversed(range(len(loop.iter_args))):
         if i not in keep:
-            arg = body.args[i + 1]
-            for use in list(arg.uses):
-                use.operation.operands[use.index] = _poison(arg)
-            body.erase_arg(arg)
+            body.erase_arg(body.args[i + 1])
     region = loop.detach_region(loop.body)
     new = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[i] for i in keep], region)
     new.location = loop.location
     Rewriter.insert_op(new, InsertPoint.before(loop))
     for j, i in enumerate(keep):
         loop.results[i].replace_all_uses_with(new.results[j])
-    _erase_dangling(loop)
+    Rewriter.erase_op(loop, safe_erase=False)
 
 
 def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
@@ -434,35 +411,21 @@ def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
     Rewriter.insert_op(new, InsertPoint.before(op))
     for j, i in enumerate(keep):
         op.results[i].replace_all_uses_with(new.results[j])
-    _erase_dangling(op)
-
-
-_POISON_BLOCK = None
-
-
-def _poison(v: SSAValue) -> SSAValue:
-    """A detached placeholder value standing for a value whose users are about to be erased."""
-    from xdsl.dialects.test import TestOp
-
-    return TestOp(result_types=[v.type]).results[0]
-
-
-def _erase_dangling(op: Operation) -> None:
-    for r in op.results:
-        for use in list(r.uses):
-            use.operation.operands[use.index] = _poison(r)
     Rewriter.erase_op(op, safe_erase=False)
 
 
 def erase_old(old_ops: list[Operation]) -> None:
-    """Erase the tensor-level engine ops replaced by commands."""
+    """Erase the tensor-level engine ops replaced by commands (last first).
+
+    Their results may still feed carried values (loop inits, yields); `drop_carried` removes those.
+    """
     for op in reversed(old_ops):
-        _erase_dangling(op)
+        Rewriter.erase_op(op, safe_erase=False)
 
 
 def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
     """Raise PassFailedException if the CBs of `func` need more than `ls_bytes` of LS."""
-    sizes = [(a, a.result.type.depth.data * tile_bytes(a.result.type.tile)) for a in plan.allocs]
+    sizes = [(a, a.result.type.depth.data * mtia.tile_bytes(a.result.type.tile)) for a in plan.allocs]
     total = sum(b for _, b in sizes)
     if total > ls_bytes:
         lines = "\n".join(f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in sizes)
@@ -497,5 +460,5 @@ def bufferize_function(func: tt.FuncOp, ls_bytes: int) -> None:
     reads = insert_scalar_reads(func, resident, plan)
     insert_pops(resident, plan, reads)
     old = lower_commands(func, resident, plan)
-    drop_carried(func, resident)
     erase_old(old)
+    drop_carried(func, resident)

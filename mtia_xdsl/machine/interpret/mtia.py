@@ -40,12 +40,6 @@ def _dtype_name(t: Attribute) -> str:
     return element_format(element_type_of(t)).name
 
 
-def _tile_bytes(t: Attribute) -> int:
-    elem = element_type_of(t)
-    size = 8 if getattr(elem, "name", "") == "tt.ptr" else element_format(elem).size_bytes
-    return size * _elems(t)
-
-
 def _elems(t: Attribute) -> int:
     n = 1
     if isinstance(t, TensorType):
@@ -143,7 +137,7 @@ class PeState:
             program_id=self.program_id,
             commands=self.commands,
             cb_depth={cb.cb_id: cb.depth for cb in self.cbs},
-            cb_tile_bytes={cb.cb_id: _tile_bytes(cb.tile) for cb in self.cbs},
+            cb_tile_bytes={cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs},
             tail_scalar_instrs=self.scalar_instrs,
         )
 
@@ -265,7 +259,7 @@ class MtiaFunctions(InterpreterFunctions):
         slot = cb.write(tile, op)
         get_pe_state(interpreter).issue(
             Command(Engine.DMA, "dma_load", where, (), (slot,), global_read_bytes=nbytes, global_ranges=ranges,
-                    ls_bytes=_tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+                    ls_bytes=mtia.tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
         )
         return ()
 
@@ -290,7 +284,7 @@ class MtiaFunctions(InterpreterFunctions):
         if slot is not None:
             get_pe_state(interpreter).issue(
                 Command(Engine.DMA, "dma_store", where, (slot,), (), global_write_bytes=nbytes, global_ranges=ranges,
-                        ls_bytes=_tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+                        ls_bytes=mtia.tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
             )
         return ()
 
@@ -312,7 +306,7 @@ class MtiaFunctions(InterpreterFunctions):
         get_pe_state(interpreter).issue(
             Command(Engine.SCALAR, "gather", where, tuple(waits), (slot,), elems=active,
                     global_read_bytes=active * element_format(element_type_of(t)).size_bytes, descriptors=active,
-                    ls_bytes=_tile_bytes(t), scalar_blocking=True, dtype=_dtype_name(t))
+                    ls_bytes=mtia.tile_bytes(t), scalar_blocking=True, dtype=_dtype_name(t))
         )
         return ()
 
@@ -394,7 +388,7 @@ class MtiaFunctions(InterpreterFunctions):
         passes = 3 if dtype == "f32" and precision == 2 else 1
         get_pe_state(interpreter).issue(
             Command(Engine.DPE, "dpe_matmul", location_str(op.location), tuple(waits), (slot,), macs=m * n * k,
-                    dtype=dtype, dpe_passes=passes, ls_bytes=_tile_bytes(t_a) + _tile_bytes(mtia.tile_type(op.b.type)) + 2 * _tile_bytes(out_t))
+                    dtype=dtype, dpe_passes=passes, ls_bytes=mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t))
         )
         return ()
 
@@ -420,7 +414,7 @@ class MtiaFunctions(InterpreterFunctions):
         slot = args[1].write(r, op)
         get_pe_state(interpreter).issue(
             Command(Engine.RE, "re_reduce", location_str(op.location), tuple(waits), (slot,), elems=int(x.size),
-                    dtype=_dtype_name(out_t), ls_bytes=int(x.nbytes) + _tile_bytes(out_t))
+                    dtype=_dtype_name(out_t), ls_bytes=int(x.nbytes) + mtia.tile_bytes(out_t))
         )
         return ()
 
@@ -454,11 +448,11 @@ class MtiaFunctions(InterpreterFunctions):
         out_types = [mtia.tile_type(o.type) for o in op.outs]
         body_ops = [o for o in op.body.block.ops if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"]
         elems = max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1)
-        in_bytes = sum(_tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
+        in_bytes = sum(mtia.tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
         state.issue(
             Command(engine, kind, location_str(op.location), tuple(waits), fills, elems=elems,
                     dtype=_dtype_name(out_types[0]), lut=any(o.name in _LUT_OPS for o in body_ops),
-                    ls_bytes=in_bytes + sum(_tile_bytes(t) for t in out_types))
+                    ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types))
         )
         return ()
 

@@ -24,6 +24,8 @@ from xdsl.dialects import builtin
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.utils.locations import location_str  # noqa: F401 - re-exported
+
 # ----------------------------------------------------------------------------------------------------
 # bf16 helpers
 # ----------------------------------------------------------------------------------------------------
@@ -169,19 +171,6 @@ def numpy_dtype(t: Attribute) -> np.dtype[Any]:
 def is_bf16(t: Attribute) -> bool:
     """Return whether `t` is bf16 or a shaped type of bf16."""
     return isinstance(element_type_of(t), builtin.BFloat16Type)
-
-
-def location_str(loc: Any) -> str:
-    """Format an op location as "file:line:col" (best effort for other location kinds)."""
-    if isinstance(loc, builtin.FileLineColLoc):
-        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
-    for attr in ("callee", "child", "locations"):
-        inner = getattr(loc, attr, None)
-        if isinstance(inner, Attribute):
-            return location_str(inner)
-        if isinstance(inner, tuple | list) and inner:
-            return location_str(inner[0])
-    return "<unknown location>" if loc is None else str(loc)
 
 
 # ----------------------------------------------------------------------------------------------------

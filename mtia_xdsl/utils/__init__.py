@@ -1,0 +1,1 @@
+"""Helpers with more than one user across the package's layers."""
