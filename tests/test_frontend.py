@@ -10,25 +10,31 @@ import pytest
 
 pytest.importorskip("triton")
 
-import test_frontend_kernels as fk  # noqa: E402
-from xdsl.dialects import arith as xarith  # noqa: E402
-from xdsl.dialects.builtin import (  # noqa: E402
+import test_frontend_kernels as fk
+from xdsl.dialects import arith as xarith
+from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     ModuleOp,
     TensorType,
     f32,
 )
-from xdsl.parser import Parser  # noqa: E402
-from xdsl.printer import Printer  # noqa: E402
+from xdsl.parser import Parser
+from xdsl.printer import Printer
 
-from examples.softmax import softmax_kernel  # noqa: E402
-from examples.vector_add import add_kernel  # noqa: E402
-from mtia_xdsl.dialects import make_context, tt  # noqa: E402
-from mtia_xdsl.frontend import FrontendOptions, KernelError, build_tt_module, inline_and_clean  # noqa: E402
-from mtia_xdsl.frontend.builder import XdslBuilder  # noqa: E402
+from examples.softmax import softmax_kernel
+from examples.vector_add import add_kernel
+from mtia_xdsl.dialects import make_context, tt
+from mtia_xdsl.frontend import FrontendOptions, KernelError, build_tt_module, inline_and_clean
+from mtia_xdsl.frontend.builder import XdslBuilder
 
-ADD_SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}
+ADD_SIG = {
+    "x_ptr": "*fp32",
+    "y_ptr": "*fp32",
+    "output_ptr": "*fp32",
+    "n_elements": "i32",
+    "BLOCK_SIZE": "constexpr",
+}
 SOFTMAX_SIG = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32",
                "output_row_stride": "i32", "n_cols": "i32", "BLOCK_SIZE": "constexpr"}  # fmt: skip
 
@@ -131,8 +137,11 @@ def test_inline_and_clean_inlines_helpers_and_drops_overflow_checks() -> None:
 
 def test_loops_if_while_build_scf() -> None:
     module = inline_and_clean(
-        build_tt_module(fk.if_and_while, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "flag": "i32",
-                                          "BLOCK": "constexpr"}, {"BLOCK": 32})  # fmt: skip
+        build_tt_module(
+            fk.if_and_while,
+            {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "flag": "i32", "BLOCK": "constexpr"},
+            {"BLOCK": 32},
+        )
     )
     names = {op.name for op in module.walk()}
     assert {"scf.if", "scf.while", "scf.condition", "tt.load", "tt.store"} <= names
@@ -168,10 +177,15 @@ def test_tensor_arith_round_trips_with_i1_tensor_results() -> None:
         ("%0 = arith.extsi %t : tensor<4xi32> to tensor<4xi16>", "needs a wider result"),
         ("%0 = arith.sitofp %t : tensor<4xi32> to tensor<8xf32>", "operand and result shapes differ"),
         ("%0 = arith.bitcast %t : tensor<4xi32> to tensor<4xf16>", "needs a same result"),
-        ('%0 = "arith.cmpi"(%t, %t) <{predicate = 2 : i64}> : (tensor<4xi32>, tensor<4xi32>) -> i1',
-         "result must be tensor<4xi1>"),
-        ('%0 = "arith.select"(%t, %f, %f) : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
-         "condition must be i1 or a tensor of i1"),
+        (
+            '%0 = "arith.cmpi"(%t, %t) <{predicate = 2 : i64}> : (tensor<4xi32>, tensor<4xi32>) -> i1',
+            "result must be tensor<4xi1>",
+        ),
+        (
+            '%0 = "arith.select"(%t, %f, %f) : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>)'
+            " -> tensor<4xf32>",
+            "condition must be i1 or a tensor of i1",
+        ),
     ],
 )
 def test_tensor_arith_verifiers(line: str, message: str) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
+import test_frontend_kernels as fk  # noqa: E402
 from triton._C.libtriton import ir, passes  # noqa: E402
 from xdsl.printer import Printer  # noqa: E402
 
@@ -24,12 +25,12 @@ from examples.matmul import matmul_kernel  # noqa: E402
 from examples.softmax import softmax_kernel  # noqa: E402
 from examples.vector_add import add_kernel  # noqa: E402
 from mtia_xdsl.frontend import FrontendOptions, build_tt_module, inline_and_clean  # noqa: E402
-import test_frontend_kernels as fk  # noqa: E402
 
 CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
     "vector_add": (
         add_kernel,
-        {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"},
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32",
+         "BLOCK_SIZE": "constexpr"},
         {"BLOCK_SIZE": 1024},
     ),
     "softmax": (
@@ -107,7 +108,9 @@ def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, obje
     ctx = _new_context()
     backend.load_dialects(ctx)
     src = ASTSource(fn, signature, constexprs)
-    mod = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
+    mod = src.make_ir(
+        target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx
+    )
     return _run_ttir_passes(mod)
 
 

@@ -1,4 +1,4 @@
-"""Print the tt module of a Triton kernel: `python3 -m mtia_xdsl.frontend path/kernel.py:name --signature ...`.
+"""Print a Triton kernel's tt module: `python3 -m mtia_xdsl.frontend path/kernel.py:name --signature ...`.
 
 Example: python3 -m mtia_xdsl.frontend examples/vector_add.py:add_kernel \
     --signature x_ptr=*fp32,y_ptr=*fp32,output_ptr=*fp32,n_elements=i32,BLOCK_SIZE=constexpr \

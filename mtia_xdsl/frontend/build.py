@@ -147,7 +147,9 @@ def _kernel_error(exc: BaseException, last_loc: Any, fn: Any) -> KernelError:
     loc = last_loc.attr if last_loc is not None else None
     if isinstance(loc, FileLineColLoc):
         return KernelError(_message(inner), loc.filename.data, loc.line.data, loc.column.data)
-    return KernelError(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
+    return KernelError(
+        _message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0
+    )
 
 
 def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict[Any, object]:
@@ -169,7 +171,7 @@ def build_tt_module(
     `signature` maps every argument name to a Triton type string ("*fp32", "i32", "constexpr", ...) as
     `triton.compiler.ASTSource` takes it; `constexprs` gives constexpr values by name (or path tuple).
     Raises: KernelError naming the kernel file:line for any failure inside the code generator.
-    Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 1024})
+    Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     """
     from triton.compiler import code_generator
     from triton.compiler.compiler import ASTSource
@@ -187,5 +189,3 @@ def build_tt_module(
         except Exception as e:
             raise _kernel_error(e, proxy.last_loc[0], fn) from e
     return handle.op
-
-

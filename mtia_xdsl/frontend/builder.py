@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects import cf, math, scf, ub
 from xdsl.dialects import arith as xarith
+from xdsl.dialects import cf, math, scf, ub
 from xdsl.dialects.builtin import (
     BFloat16Type,
     BoolAttr,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
-    FloatAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    FloatAttr,
     FunctionType,
     IntAttr,
     IntegerAttr,
@@ -173,7 +173,6 @@ class XdslBuilder:
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith(("create_", "get_")):
-
             construct = _CONSTRUCTS.get(name, f"the Triton construct behind builder.{name}")
 
             def fail(*args: Any, **kwargs: Any) -> Any:
@@ -305,7 +304,12 @@ class XdslBuilder:
         return ModuleHandle(self, module)
 
     def get_or_insert_function(
-        self, module: ModuleHandle, name: str, fn_ty: FunctionTypeHandle, visibility: str, noinline: bool | None
+        self,
+        module: ModuleHandle,
+        name: str,
+        fn_ty: FunctionTypeHandle,
+        visibility: str,
+        noinline: bool | None,
     ) -> FunctionHandle:
         """Return the tt.func `name`, creating it (bodyless, `noinline` attr) if absent."""
         if module.has_function(name):
@@ -646,7 +650,9 @@ class XdslBuilder:
         """Return tt.load."""
         return self._load(ptr, None, None, cp, volatile)
 
-    def create_masked_load(self, ptr: Value, mask: Value, other: Value | None, cp: Attr, volatile: bool) -> Value:
+    def create_masked_load(
+        self, ptr: Value, mask: Value, other: Value | None, cp: Attr, volatile: bool
+    ) -> Value:
         """Return a masked tt.load."""
         return self._load(ptr, mask, other, cp, volatile)
 
@@ -669,7 +675,9 @@ class XdslBuilder:
         """Create a masked tt.store."""
         self._store(ptr, val, mask, cp)
 
-    def create_atomic_rmw(self, kind: Any, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any) -> Value:
+    def create_atomic_rmw(
+        self, kind: Any, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any
+    ) -> Value:
         """Return tt.atomic_rmw."""
         op = tt.AtomicRMWOp(
             tt._enum_name(tt.ATOMIC_RMW_OP, int(kind.value)),  # pyright: ignore[reportPrivateUsage]
