@@ -212,3 +212,14 @@ def test_tt_ops_generic_form_parses_in_libtriton(tmp_path: Path) -> None:
     printed = parsed.str_nodebug()
     assert "tt.atomic_rmw fadd, acq_rel, gpu" in printed
     assert "#tt.cache_policy<cache_modifier = cg, eviction_policy = evict_last>" in printed
+
+
+def test_debug_option_keeps_device_asserts() -> None:
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    quiet = inline_and_clean(build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}))
+    loud = inline_and_clean(
+        build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True))
+    )
+    assert not any(isinstance(op, tt.AssertOp) for op in quiet.walk())
+    messages = [op.message.data for op in loud.walk() if isinstance(op, tt.AssertOp)]
+    assert messages == ["n must be positive"]

@@ -58,6 +58,11 @@ CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
         {"x_ptr": "*fp16", "y_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr"},
         {"BLOCK": 128},
     ),
+    "hints_and_asserts": (
+        fk.hints_and_asserts,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 128},
+    ),
     "if_and_while": (
         fk.if_and_while,
         {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "flag": "i32", "BLOCK": "constexpr"},
@@ -96,7 +101,9 @@ def _new_context() -> Any:
     return ctx
 
 
-def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object]) -> str:
+def upstream_ttir(
+    fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False
+) -> str:
     """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm80, ieee dot precision)."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
@@ -104,7 +111,7 @@ def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, obje
 
     target = GPUTarget("cuda", 80, 32)
     backend = CUDABackend(target)
-    options = backend.parse_options({"default_dot_input_precision": "ieee"})
+    options = backend.parse_options({"default_dot_input_precision": "ieee", "debug": debug})
     ctx = _new_context()
     backend.load_dialects(ctx)
     src = ASTSource(fn, signature, constexprs)
@@ -114,9 +121,11 @@ def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, obje
     return _run_ttir_passes(mod)
 
 
-def our_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object]) -> str:
+def our_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False) -> str:
     """Return our module, cleaned, printed generic, parsed by libtriton and run through the same passes."""
-    options = FrontendOptions(sanitize_overflow=True)  # as upstream's CUDA options, so dead checks match
+    options = FrontendOptions(
+        sanitize_overflow=True, debug=debug
+    )  # as upstream's CUDA options, so dead checks match
     module = inline_and_clean(build_tt_module(fn, signature, constexprs, options=options))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ours.mlir"

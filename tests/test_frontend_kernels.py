@@ -91,3 +91,15 @@ def many_ops(x_ptr, y_ptr, n, f, BLOCK: tl.constexpr):
     tl.device_print("x", n)
     cc = tl.cat(x, x, can_reorder=True)
     tl.store(y_ptr + tl.arange(0, 2 * BLOCK), cc)
+
+
+@triton.jit
+def hints_and_asserts(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.multiple_of(tl.program_id(0) * BLOCK, 16) + tl.max_contiguous(tl.arange(0, BLOCK), BLOCK)
+    tl.device_assert(n > 0, "n must be positive")
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in tl.static_range(2):
+        acc += tl.load(x_ptr + offs + i * BLOCK)
+    for j in range(n, 0, -1):
+        acc = acc * 0.5 + j
+    tl.store(y_ptr + offs, acc)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import DenseArrayBase, FileLineColLoc, ModuleOp, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp, TensorType, i32
 
 from mtia_xdsl.frontend.builder import XdslBuilder
 from mtia_xdsl.frontend.errors import KernelError
@@ -76,8 +76,8 @@ class _IrProxy:
 
     @staticmethod
     def make_attr(values: list[int], context: Any) -> Attr:
-        """Return the dense i32 array attribute of `values` (used for tt.divisibility hints)."""
-        return Attr(DenseArrayBase.from_list(i32, list(values)))
+        """Return `dense<values> : tensor<N x i32>`, as libtriton does (tt.divisibility/contiguity hints)."""
+        return Attr(DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(values)]), list(values)))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)

@@ -9,7 +9,8 @@ for what Triton kernels contain:
   OperationFolder: a constant already at the front, or right after a hoisted one, stays; others move to
   the front; constants made by folding are inserted at the front);
 - folds: casts of splat constants, integer arithmetic of scalar constants, same-type `arith.bitcast`,
-  `tt.splat` of a scalar constant, `x + 0`, `x * 1`;
+  `tt.splat`/`tt.broadcast`/`tt.expand_dims`/`tt.reshape` of a splat constant, `tt.addptr` of a zero
+  offset, `x + 0`, `x * 1`;
 - trivially dead ops are erased (which drops the code generator's overflow checks and dead constants).
 
 Matching MLIR's order matters: upstream's TTIR passes keep a contiguous block of constants as it is, so
@@ -162,10 +163,12 @@ def _fold(op: Operation, folder: _Folder) -> list[SSAValue] | None:
         if value is not None:  # MLIR folds a constant operand to an attribute, re-materialized
             return [folder.constant(value, op.result.type, op)]
         return [op.input]
-    if isinstance(op, tt.SplatOp):
+    if isinstance(op, tt.SplatOp | tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp):
         v = _splat_scalar(_const_value(op.src))
-        if v is not None:
+        if v is not None:  # upstream's folders: a reshaped splat constant is a splat constant
             return [folder.constant(_make_attr(v, op.result.type), op.result.type, op)]
+    if isinstance(op, tt.AddPtrOp) and _splat_scalar(_const_value(op.offset)) == 0:
+        return [op.ptr]
     if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.ExtSIOp | arith.TruncIOp):
         v = _splat_scalar(_const_value(op.input))
         if v is not None:
