@@ -123,7 +123,6 @@ _CONSTRUCTS = {
     "create_descriptor_store": "tensor descriptor stores",
     "create_atomic_load": "tl.atomic_load",
     "create_atomic_store": "tl.atomic_store",
-    "create_barrier": "tl.debug_barrier",
 }
 
 
@@ -715,7 +714,13 @@ class XdslBuilder:
         """Create tt.scan.return."""
         return OpState(self, self.insert(tt.ScanReturnOp(*unwrap(vals))))
 
-    # ----- debug ---------------------------------------------------------------------------------------
+    # ----- hints and debug -------------------------------------------------------------------------------
+
+    def create_assume(self, cond: Value) -> None:
+        """Drop `tl.assume`: a hint only (upstream emits llvm.intr.assume, which has no tt/mtia meaning)."""
+
+    def create_barrier(self) -> None:
+        """Drop `tl.debug_barrier`: a program runs on one PE in order, so there is nothing to wait for."""
 
     def create_assert(self, cond: Value, msg: str) -> None:
         """Create tt.assert."""
