@@ -36,6 +36,9 @@ def make_context():
     """Return an xDSL Context with every dialect of `get_all_dialects` registered."""
     from xdsl.context import Context
 
+    from mtia_xdsl.dialects.arith import patch_dense_float_hex_parsing
+
+    patch_dense_float_hex_parsing()  # before any parse: dense<0xFF800000> : tensor<..xf32> is -inf
     ctx = Context()
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)

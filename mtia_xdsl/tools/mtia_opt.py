@@ -13,6 +13,9 @@ class MtiaOptMain(xDSLOptMain):
 
     def register_all_dialects(self) -> None:
         from mtia_xdsl.dialects import get_all_dialects
+        from mtia_xdsl.dialects.arith import patch_dense_float_hex_parsing
+
+        patch_dense_float_hex_parsing()
 
         for name, factory in get_all_dialects().items():
             self.ctx.register_dialect(name, factory)

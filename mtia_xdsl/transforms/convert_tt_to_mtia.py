@@ -34,6 +34,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     leaves,
 )
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.locations import location_str
 
 _LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
@@ -131,35 +132,9 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     p_next = at_yield.ptr(new_arg, step.base)
     new_yield = scf.YieldOp(*yield_op.operands, p_next)
     Rewriter.replace_op(yield_op, new_yield)
-    _rebuild_for(loop, [*loop.iter_args, p0], drop=idx if not loop.results[idx].uses else None)
-
-
-def _rebuild_for(loop: scf.ForOp, inits: list[SSAValue], drop: int | None) -> scf.ForOp:
-    """Recreate `loop` with `inits` (the body already has matching arguments), dropping iter_arg `drop`."""
-    body_region = loop.detach_region(loop.body)
-    block = body_region.block
-    yield_op = block.last_op
-    assert isinstance(yield_op, scf.YieldOp)
-    if drop is not None:
-        values = list(yield_op.operands)
-        del values[drop]
-        Rewriter.replace_op(yield_op, scf.YieldOp(*values))
-        arg = block.args[drop + 1]
-        assert not arg.uses, "dropped iter_arg still used"
-        block.erase_arg(arg)
-        inits = inits[:drop] + inits[drop + 1 :]
-    new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, inits, body_region)
-    new_loop.location = loop.location
-    results = list(new_loop.results)
-    if drop is not None:
-        results.insert(drop, None)  # type: ignore[arg-type]
-    old_results = list(loop.results)
-    loop.parent.insert_op_before(new_loop, loop)  # type: ignore[union-attr]
-    for old, new in zip(old_results, results[: len(old_results)], strict=True):
-        if new is not None:
-            old.replace_all_uses_with(new)
-    Rewriter.erase_op(loop)
-    return new_loop
+    inits = [*loop.iter_args, p0]
+    keep = [i for i in range(len(inits)) if i != idx or loop.results[idx].uses]
+    rebuild_for(loop, inits, keep)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.locations import location_str
 
 
@@ -378,22 +379,9 @@ def drop_carried(func: Operation, resident: set[SSAValue]) -> None:
 
 
 def _drop_for(loop: scf.ForOp, resident: set[SSAValue]) -> None:
-    body = loop.body.block
-    keep = [i for i, a in enumerate(body.args[1:]) if a not in resident]
-    if len(keep) == len(loop.iter_args):
-        return
-    yield_op = body.last_op
-    Rewriter.replace_op(yield_op, scf.YieldOp(*[yield_op.operands[i] for i in keep]))
-    for i in reversed(range(len(loop.iter_args))):
-        if i not in keep:
-            body.erase_arg(body.args[i + 1])
-    region = loop.detach_region(loop.body)
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, [loop.iter_args[i] for i in keep], region)
-    new.location = loop.location
-    Rewriter.insert_op(new, InsertPoint.before(loop))
-    for j, i in enumerate(keep):
-        loop.results[i].replace_all_uses_with(new.results[j])
-    Rewriter.erase_op(loop, safe_erase=False)
+    keep = [i for i, a in enumerate(loop.body.block.args[1:]) if a not in resident]
+    if len(keep) < len(loop.iter_args):
+        rebuild_for(loop, list(loop.iter_args), keep)
 
 
 def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
