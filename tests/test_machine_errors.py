@@ -32,7 +32,7 @@ def test_out_of_bounds_load_names_the_line_and_writes_nothing() -> None:
     message = str(info.value)
     line = _line_of("x = tl.load(x_ptr + offs)")
     assert re.search(rf"{THIS_FILE}:{line}:\d+: error: out-of-bounds f32 access", message), message
-    assert "past the end of 'x_ptr'" in message or "past the end of" in message
+    assert "past the end of 'x_ptr'" in message
     assert "no tensor was written" in message
     assert torch.equal(out, torch.full((128,), 7.0))
 

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp, TensorType, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp, StringAttr, TensorType, i32
+from xdsl.ir import SSAValue
 
 from mtia_xdsl.frontend.builder import XdslBuilder
 from mtia_xdsl.frontend.errors import KernelError
@@ -188,4 +189,18 @@ def build_tt_module(
             )
         except Exception as e:
             raise _kernel_error(e, proxy.last_loc[0], fn) from e
+    _name_kernel_arguments(handle.op, fn, signature)
     return handle.op
+
+
+def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str]) -> None:
+    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do."""
+    names = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
+    for op in module.ops:
+        if op.name == "tt.func" and op.properties.get("sym_visibility") != StringAttr("private"):
+            args = op.regions[0].block.args
+            if len(args) == len(names) and all(a.name_hint is None for a in args):
+                for arg, name in zip(args, names, strict=True):
+                    if SSAValue.is_valid_name(name):
+                        arg.name_hint = name
+            return
