@@ -1,3 +1,4 @@
+# mtia-opt: kernel=_layer_norm_fwd_fused signature=X:*fp32,Y:*fp32,W:*fp32,B:*fp32,Mean:*fp32,Rstd:*fp32,stride:i32,N:i32,eps:fp32 constexprs=BLOCK_SIZE:1024
 """Layer normalization forward, as in Triton's layer-norm tutorial (one program per row)."""
 
 import torch

@@ -1,3 +1,4 @@
+# mtia-opt: kernel=matmul_kernel signature=a_ptr:*fp16,b_ptr:*fp16,c_ptr:*fp16,M:i32,N:i32,K:i32,stride_am:i32,stride_ak:i32,stride_bk:i32,stride_bn:i32,stride_cm:i32,stride_cn:i32 constexprs=BLOCK_SIZE_M:64,BLOCK_SIZE_N:64,BLOCK_SIZE_K:32,GROUP_SIZE_M:8
 """Tiled matrix multiplication, fp16 inputs, fp32 accumulator, K loop, masked ragged M, N, K.
 
 Follows Triton's matmul tutorial (grouped program ordering for L2 reuse, pointer increments along K),

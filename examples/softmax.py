@@ -1,3 +1,4 @@
+# mtia-opt: kernel=softmax_kernel signature=output_ptr:*fp32,input_ptr:*fp32,input_row_stride:i32,output_row_stride:i32,n_cols:i32 constexprs=BLOCK_SIZE:1024
 """Fused row softmax, as in Triton's softmax tutorial (one program per row)."""
 
 import torch

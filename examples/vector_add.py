@@ -1,3 +1,4 @@
+# mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,output_ptr:*fp32,n_elements:i32 constexprs=BLOCK_SIZE:1024
 """Vector addition, as in Triton's first tutorial."""
 
 import torch

@@ -3,7 +3,11 @@
 Example: mtia-opt kernel.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 """
 
+import sys
 from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -25,6 +29,16 @@ class MtiaOptMain(xDSLOptMain):
         # upstream TTIR files (`.ttir`, as Triton's cache and MLIR_ENABLE_DUMP write them) are MLIR text
         self.available_frontends["ttir"] = self.available_frontends["mlir"]
 
+        def parse_python(io: IO[bytes]) -> ModuleOp:
+            from mtia_xdsl.frontend.pyfile import module_from_python_file
+
+            io.close()
+            if self.args.input_file is None:
+                raise SystemExit("mtia-opt: a Triton kernel (.py) must be given as a file, not on stdin")
+            return module_from_python_file(self.args.input_file)
+
+        self.available_frontends["py"] = parse_python
+
     def register_all_passes(self) -> None:
         super().register_all_passes()
         from mtia_xdsl.transforms import get_all_passes
@@ -41,8 +55,16 @@ class MtiaOptMain(xDSLOptMain):
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    """Run mtia-opt on the command line."""
-    MtiaOptMain(args=args).run()
+    """Run mtia-opt on the command line; kernel and pass errors print as diagnostics, exit status 1."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from mtia_xdsl.frontend.errors import KernelError
+
+    try:
+        MtiaOptMain(args=args).run()
+    except (KernelError, DiagnosticException) as e:
+        print(e, file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

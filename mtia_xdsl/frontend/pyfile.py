@@ -1,0 +1,99 @@
+"""Read a Triton kernel from a `.py` file for `mtia-opt`, directed by a comment in the file.
+
+The file names the kernel to build and its specialisation in one line:
+
+    # mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,n:i32 constexprs=BLOCK:1024
+
+Arguments not in `signature` must be constexprs. The module is the frontend's raw output (helper calls
+not yet inlined: add `-p tt-inline`).
+Example: mtia-opt examples/vector_add.py -p tt-inline,convert-tt-to-mtia
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from mtia_xdsl.frontend.build import build_tt_module
+from mtia_xdsl.frontend.errors import KernelError
+
+_DIRECTIVE = re.compile(r"^#\s*mtia-opt:\s*(?P<body>.*)$", re.MULTILINE)
+
+
+def parse_directive(text: str, path: str) -> tuple[str, dict[str, str], dict[str, object]]:
+    """Return (kernel name, signature, constexprs) from the file's `# mtia-opt:` comment.
+
+    Raises: KernelError naming the file if the directive is missing or malformed.
+    """
+    match = _DIRECTIVE.search(text)
+    if match is None:
+        raise KernelError(
+            "no '# mtia-opt: kernel=NAME signature=arg:type,...' comment says which kernel to build; add one",
+            path, 1, 1,
+        )
+    line = text[: match.start()].count("\n") + 1
+    fields: dict[str, str] = {}
+    for item in match.group("body").split():
+        key, sep, value = item.partition("=")
+        if not sep or key not in ("kernel", "signature", "constexprs"):
+            raise KernelError(
+                f"'{item}' in the mtia-opt comment; expected kernel=NAME, signature=arg:type,... and "
+                "optionally constexprs=name:value,...",
+                path, line, 1,
+            )
+        fields[key] = value
+    if "kernel" not in fields:
+        raise KernelError("the mtia-opt comment names no kernel=NAME", path, line, 1)
+    signature = _pairs(fields.get("signature", ""))
+    constexprs: dict[str, object] = {k: _number(v) for k, v in _pairs(fields.get("constexprs", "")).items()}
+    return fields["kernel"], signature, constexprs
+
+
+def module_from_python_file(path: str) -> ModuleOp:
+    """Import `path`, build the kernel its `# mtia-opt:` comment names, and return the tt module.
+
+    Raises: KernelError naming the file (and kernel line) for a missing directive, unknown kernel or a
+    kernel the frontend refuses.
+    """
+    file = Path(path)
+    name, signature, constexprs = parse_directive(file.read_text(), path)
+    module = _import(file)
+    fn: Any = getattr(module, name, None)
+    if fn is None or not hasattr(fn, "arg_names"):
+        raise KernelError(f"no @triton.jit function named '{name}' in the file", path, 1, 1)
+    full = {a: signature.get(a, "constexpr") for a in fn.arg_names}
+    missing = [a for a in fn.arg_names if full[a] == "constexpr" and a not in constexprs]
+    if missing:
+        raise KernelError(
+            f"arguments {', '.join(missing)} of '{name}' have no type in signature= and no value in constexprs=",
+            path, 1, 1,
+        )
+    return build_tt_module(fn, full, constexprs)
+
+
+def _import(file: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"_mtia_opt_{file.stem}", file)
+    if spec is None or spec.loader is None:
+        raise KernelError("cannot import the file", str(file), 1, 1)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pairs(text: str) -> dict[str, str]:
+    return dict(item.split(":", 1) for item in text.split(",") if item)
+
+
+def _number(text: str) -> object:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
