@@ -180,15 +180,39 @@ def convert_memory_accesses(func: Operation) -> None:
             else:
                 new = mtia.DmaStoreOp(base, strides, bounds, op.value)
         elif not isinstance(op.ptr.type, TensorType):
-            if op.mask is not None:
-                raise PassFailedException(f"{_loc(op)}: masked scalar {op.name} is not supported yet; drop the mask")
-            new = mtia.ScalarLoadOp(op.ptr, op.result.type) if isinstance(op, tt.LoadOp) else mtia.ScalarStoreOp(op.ptr, op.value)
+            new = _scalar_access(op)
         elif isinstance(op, tt.LoadOp):
             new = _gather(op)
         else:
             new = mtia.ScatterOp(op.ptr, op.value, op.mask)
         new.location = op.location
         Rewriter.replace_op(op, new)
+
+
+def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
+    """A scalar-core load or store; a mask becomes an scf.if around it (masked loads yield `other`)."""
+    if isinstance(op, tt.LoadOp):
+        access: Operation = mtia.ScalarLoadOp(op.ptr, op.result.type)
+    else:
+        access = mtia.ScalarStoreOp(op.ptr, op.value)
+    access.location = op.location
+    if op.mask is None:
+        return access
+    if isinstance(op, tt.StoreOp):
+        return scf.IfOp(op.mask, [], [access, scf.YieldOp()])
+    else_ops = [] if op.other is not None else _zero_ops(op.result.type)
+    other = op.other if op.other is not None else else_ops[-1].results[0]
+    return scf.IfOp(op.mask, [op.result.type], [access, scf.YieldOp(access.results[0])], [*else_ops, scf.YieldOp(other)])
+
+
+def _zero_ops(t: Attribute) -> list[Operation]:
+    """Ops making a zero of scalar type `t` (a null pointer for pointers); the last one's result is it."""
+    if isinstance(t, builtin.AnyFloat):
+        return [arith.ConstantOp(FloatAttr(0.0, t))]
+    if isinstance(t, tt.PointerType):
+        zero = arith.ConstantOp(IntegerAttr(0, 64))
+        return [zero, tt.IntToPtrOp(zero.result, t)]
+    return [arith.ConstantOp(IntegerAttr(0, t))]
 
 
 def _gather(op: tt.LoadOp) -> Operation:

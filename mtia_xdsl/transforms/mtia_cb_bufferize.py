@@ -73,7 +73,10 @@ def _carried_values(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
     elif isinstance(op, scf.WhileOp):
         for v in [*op.results, *op.before_region.block.args, *op.after_region.block.args]:
             if isinstance(v.type, TensorType):
-                raise PassFailedException(f"{_loc(op)}: tensors carried by a while loop are not supported yet")
+                raise PassFailedException(
+                    f"{_loc(op)}: error: tensors carried by a while loop are not supported yet; use a for loop "
+                    "(range) or keep the values in memory"
+                )
     return out
 
 

@@ -113,3 +113,23 @@ tt.func public @reduce(%x: tensor<32xf32>, %p: !tt.ptr<f32>) {
   tt.store %p, %s : !tt.ptr<f32>
   tt.return
 }
+
+// -----
+
+// A masked scalar access runs on the scalar core under an scf.if; the masked-off load yields `other`.
+// CHECK-LABEL: tt.func public @masked_scalar
+// CHECK:         %[[V:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK-NEXT:      %[[L:.*]] = mtia.scalar_load %{{.*}} : !tt.ptr<f32> -> f32
+// CHECK-NEXT:      scf.yield %[[L]] : f32
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      scf.yield %{{.*}} : f32
+// CHECK-NEXT:    }
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:      mtia.scalar_store %{{.*}}, %[[V]] : !tt.ptr<f32>, f32
+// CHECK-NEXT:    }
+tt.func public @masked_scalar(%p: !tt.ptr<f32>, %q: !tt.ptr<f32>, %c: i1) {
+  %other = arith.constant 2.0 : f32
+  %v = tt.load %p, %c, %other : !tt.ptr<f32>
+  tt.store %q, %v, %c : !tt.ptr<f32>
+  tt.return
+}
