@@ -32,9 +32,7 @@ F32_BYTES = 4
 SCALAR_INSTRS_PER_COMMAND = 8  # address arithmetic and loop control per issued command
 
 
-def _load(
-    loc: str, slot: SlotRef, nbytes: int, rows: int, ranges: tuple[tuple[int, int], ...] = ()
-) -> Command:
+def _load(loc: str, slot: SlotRef, nbytes: int, rows: int, ranges: tuple[tuple[int, int], ...] = ()) -> Command:
     return Command(
         Engine.DMA,
         "dma_load",

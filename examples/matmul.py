@@ -1,4 +1,7 @@
-# mtia-opt: kernel=matmul_kernel signature=a_ptr:*fp16,b_ptr:*fp16,c_ptr:*fp16,M:i32,N:i32,K:i32,stride_am:i32,stride_ak:i32,stride_bk:i32,stride_bn:i32,stride_cm:i32,stride_cn:i32 constexprs=BLOCK_SIZE_M:64,BLOCK_SIZE_N:64,BLOCK_SIZE_K:32,GROUP_SIZE_M:8
+# mtia-opt: kernel=matmul_kernel
+# mtia-opt: signature=a_ptr:*fp16,b_ptr:*fp16,c_ptr:*fp16,M:i32,N:i32,K:i32
+# mtia-opt: signature=stride_am:i32,stride_ak:i32,stride_bk:i32,stride_bn:i32,stride_cm:i32,stride_cn:i32
+# mtia-opt: constexprs=BLOCK_SIZE_M:64,BLOCK_SIZE_N:64,BLOCK_SIZE_K:32,GROUP_SIZE_M:8
 """Tiled matrix multiplication, fp16 inputs, fp32 accumulator, K loop, masked ragged M, N, K.
 
 Follows Triton's matmul tutorial (grouped program ordering for L2 reuse, pointer increments along K),
@@ -11,10 +14,24 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
-                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                  GROUP_SIZE_M: tl.constexpr):
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_SIZE_M: tl.constexpr,
+    BLOCK_SIZE_N: tl.constexpr,
+    BLOCK_SIZE_K: tl.constexpr,
+    GROUP_SIZE_M: tl.constexpr,
+):
     pid = tl.program_id(axis=0)
     num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
     num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
@@ -49,8 +66,14 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
     tl.store(c_ptrs, c, mask=c_mask)
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_SIZE_M: int = 64, BLOCK_SIZE_N: int = 64,
-           BLOCK_SIZE_K: int = 32, GROUP_SIZE_M: int = 8) -> torch.Tensor:
+def matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    BLOCK_SIZE_M: int = 64,
+    BLOCK_SIZE_N: int = 64,
+    BLOCK_SIZE_K: int = 32,
+    GROUP_SIZE_M: int = 8,
+) -> torch.Tensor:
     """Return a @ b; a: tensor<M x K x f16>, b: tensor<K x N x f16>, result tensor<M x N x f16>."""
     assert a.shape[1] == b.shape[0], "incompatible dimensions"
     M, K = a.shape
@@ -59,8 +82,22 @@ def matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_SIZE_M: int = 64, BLOCK_SIZE_
     grid = lambda META: (  # noqa: E731
         triton.cdiv(M, META["BLOCK_SIZE_M"]) * triton.cdiv(N, META["BLOCK_SIZE_N"]),
     )
-    matmul_kernel[grid](a, b, c, M, N, K,
-                        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                        BLOCK_SIZE_M=BLOCK_SIZE_M, BLOCK_SIZE_N=BLOCK_SIZE_N, BLOCK_SIZE_K=BLOCK_SIZE_K,
-                        GROUP_SIZE_M=GROUP_SIZE_M)
+    matmul_kernel[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_SIZE_M=BLOCK_SIZE_M,
+        BLOCK_SIZE_N=BLOCK_SIZE_N,
+        BLOCK_SIZE_K=BLOCK_SIZE_K,
+        GROUP_SIZE_M=GROUP_SIZE_M,
+    )
     return c

@@ -20,8 +20,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import mtia_xdsl  # noqa: E402
-from examples import layer_norm, matmul, softmax, vector_add  # noqa: E402
+import mtia_xdsl
+from examples import layer_norm, matmul, softmax, vector_add
 
 
 @dataclass
@@ -80,7 +80,10 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print each kernel's full report")
     parser.add_argument("--small", action="store_true", help="smaller sizes, for a quick look")
     args = parser.parse_args()
-    header = f"{'kernel':<11} {'shape':<28} {'max err':>9} {'cycles':>10} {'time us':>9} {'roofline':>9} {'bound':>6} {'wall s':>7}"
+    header = (
+        f"{'kernel':<11} {'shape':<28} {'max err':>9} {'cycles':>10} {'time us':>9} {'roofline':>9} "
+        f"{'bound':>6} {'wall s':>7}"
+    )
     print(header)
     print("-" * len(header))
     failed = False

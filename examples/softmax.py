@@ -1,4 +1,5 @@
-# mtia-opt: kernel=softmax_kernel signature=output_ptr:*fp32,input_ptr:*fp32,input_row_stride:i32,output_row_stride:i32,n_cols:i32 constexprs=BLOCK_SIZE:1024
+# mtia-opt: kernel=softmax_kernel constexprs=BLOCK_SIZE:1024
+# mtia-opt: signature=output_ptr:*fp32,input_ptr:*fp32,input_row_stride:i32,output_row_stride:i32,n_cols:i32
 """Fused row softmax, as in Triton's softmax tutorial (one program per row)."""
 
 import torch
@@ -7,8 +8,7 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols,
-                   BLOCK_SIZE: tl.constexpr):
+def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row_idx = tl.program_id(0)
     row_start_ptr = input_ptr + row_idx * input_row_stride
     col_offsets = tl.arange(0, BLOCK_SIZE)

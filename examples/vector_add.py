@@ -1,4 +1,5 @@
-# mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,output_ptr:*fp32,n_elements:i32 constexprs=BLOCK_SIZE:1024
+# mtia-opt: kernel=add_kernel constexprs=BLOCK_SIZE:1024
+# mtia-opt: signature=x_ptr:*fp32,y_ptr:*fp32,output_ptr:*fp32,n_elements:i32
 """Vector addition, as in Triton's first tutorial."""
 
 import torch

@@ -11,7 +11,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 
-def compile(*args: Any, **kwargs: Any) -> Any:  # noqa: A001 - mirrors triton.compile
+def compile(*args: Any, **kwargs: Any) -> Any:
     """Compile a `@triton.jit` kernel for MTIA-2i; see `mtia_xdsl.runtime.api.compile`."""
     from mtia_xdsl.runtime.api import compile as _compile
 

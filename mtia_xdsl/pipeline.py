@@ -25,9 +25,10 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     Requires: helper calls inlined (the frontend does this). Raises: PassFailedException naming the
     kernel line where a construct cannot be lowered.
     """
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.transforms import get_all_passes
-    from xdsl.transforms import get_all_passes as xdsl_passes
 
     chip = getattr(options, "machine", None) or "mtia2i"
     ctx = make_context()

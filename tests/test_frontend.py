@@ -182,8 +182,7 @@ def test_tensor_arith_round_trips_with_i1_tensor_results() -> None:
             "result must be tensor<4xi1>",
         ),
         (
-            '%0 = "arith.select"(%t, %f, %f) : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>)'
-            " -> tensor<4xf32>",
+            '%0 = "arith.select"(%t, %f, %f) : (tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>',
             "condition must be i1 or a tensor of i1",
         ),
     ],

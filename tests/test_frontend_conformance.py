@@ -101,9 +101,7 @@ def _new_context() -> Any:
     return ctx
 
 
-def upstream_ttir(
-    fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False
-) -> str:
+def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False) -> str:
     """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm80, ieee dot precision)."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
@@ -115,17 +113,13 @@ def upstream_ttir(
     ctx = _new_context()
     backend.load_dialects(ctx)
     src = ASTSource(fn, signature, constexprs)
-    mod = src.make_ir(
-        target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx
-    )
+    mod = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
     return _run_ttir_passes(mod)
 
 
 def our_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False) -> str:
     """Return our module, cleaned, printed generic, parsed by libtriton and run through the same passes."""
-    options = FrontendOptions(
-        sanitize_overflow=True, debug=debug
-    )  # as upstream's CUDA options, so dead checks match
+    options = FrontendOptions(sanitize_overflow=True, debug=debug)  # as upstream's CUDA options, so dead checks match
     module = inline_and_clean(build_tt_module(fn, signature, constexprs, options=options))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ours.mlir"

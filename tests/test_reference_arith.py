@@ -15,11 +15,11 @@ def run_op(op_text: str, in_types: list[str], out_type: str, *args: object) -> o
     """Run `%r = <op_text>(%a0, %a1, ...)` in a func.func and return %r's runtime value."""
     params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(in_types))
     operands = ", ".join(f"%a{i}" for i in range(len(in_types)))
-    src = f'''
+    src = f"""
 func.func @f({params}) -> {out_type} {{
   %r = {op_text.format(operands=operands)} : ({", ".join(in_types)}) -> {out_type}
   func.return %r : {out_type}
-}}'''
+}}"""
     module = Parser(make_context(), src).parse_module()
     interpreter = Interpreter(module)
     for functions in (ArithFunctions(), MathFunctions(), FuncFunctions()):
@@ -57,7 +57,12 @@ def test_divsi_remsi_truncate_and_unsigned_division():
 
 def test_shifts():
     a = i32(-8, 1, -1, 3)
-    assert run_op('"arith.shrsi"({operands})', [T4I, T4I], T4I, a, i32(1, 1, 31, 0)).tolist() == [-4, 0, -1, 3]
+    assert run_op('"arith.shrsi"({operands})', [T4I, T4I], T4I, a, i32(1, 1, 31, 0)).tolist() == [
+        -4,
+        0,
+        -1,
+        3,
+    ]
     assert run_op('"arith.shrui"({operands})', [T4I, T4I], T4I, a, i32(1, 1, 31, 0)).tolist() == [
         2147483644, 0, 1, 3]  # fmt: skip
     assert run_op('"arith.shli"({operands})', [T4I, T4I], T4I, a, i32(1, 31, 32, 2)).tolist() == [
@@ -79,7 +84,13 @@ def test_cmpi_signed_vs_unsigned():
 )  # fmt: skip
 def test_cmpf_ordered_and_unordered(predicate, expected):
     a, b = f32(np.nan, 1, 2, 3), f32(1, np.nan, 2, 4)
-    r = run_op(f'"arith.cmpf"({{operands}}) <{{{{predicate = {predicate} : i64}}}}>', [T4F, T4F], "tensor<4xi1>", a, b)
+    r = run_op(
+        f'"arith.cmpf"({{operands}}) <{{{{predicate = {predicate} : i64}}}}>',
+        [T4F, T4F],
+        "tensor<4xi1>",
+        a,
+        b,
+    )
     assert r.tolist() == expected
 
 
@@ -97,19 +108,44 @@ def test_select_tensor_and_scalar():
     r = run_op('"arith.select"({operands})', ["tensor<4xi1>", T4F, T4F], T4F,
                np.array([True, False, True, False]), f32(1, 2, 3, 4), f32(5, 6, 7, 8))  # fmt: skip
     assert r.tolist() == [1, 6, 3, 8]
-    assert run_op('"arith.select"({operands})', ["i1", "f32", "f32"], "f32", np.bool_(False), np.float32(1), np.float32(2)) == 2
+    assert (
+        run_op(
+            '"arith.select"({operands})',
+            ["i1", "f32", "f32"],
+            "f32",
+            np.bool_(False),
+            np.float32(1),
+            np.float32(2),
+        )
+        == 2
+    )
 
 
 def test_casts():
     assert run_op('"arith.truncf"({operands})', [T4F], "tensor<4xbf16>", f32(1 + 2**-8, 1 + 3 * 2**-8, 3.4e38, -1)).tolist() == [
         1.0, 1 + 2**-6, float("inf"), -1.0]  # fmt: skip
-    assert run_op('"arith.fptosi"({operands})', [T4F], T4I, f32(-1.7, 1.7, 2.5, -0.2)).tolist() == [-1, 1, 2, 0]
+    assert run_op('"arith.fptosi"({operands})', [T4F], T4I, f32(-1.7, 1.7, 2.5, -0.2)).tolist() == [
+        -1,
+        1,
+        2,
+        0,
+    ]
     assert run_op('"arith.extui"({operands})', ["tensor<4xi8>"], T4I, np.array([-1, 1, -128, 0], np.int8)).tolist() == [
         255, 1, 128, 0]  # fmt: skip
     assert run_op('"arith.extsi"({operands})', ["tensor<4xi1>"], T4I, np.array([True, False, True, False])).tolist() == [
         -1, 0, -1, 0]  # fmt: skip
-    assert run_op('"arith.trunci"({operands})', [T4I], "tensor<4xi8>", i32(255, 256, -129, 7)).tolist() == [-1, 0, 127, 7]
-    assert run_op('"arith.uitofp"({operands})', [T4I], T4F, i32(-1, 0, 1, 2)).tolist() == [4294967296.0, 0, 1, 2]
+    assert run_op('"arith.trunci"({operands})', [T4I], "tensor<4xi8>", i32(255, 256, -129, 7)).tolist() == [
+        -1,
+        0,
+        127,
+        7,
+    ]
+    assert run_op('"arith.uitofp"({operands})', [T4I], T4F, i32(-1, 0, 1, 2)).tolist() == [
+        4294967296.0,
+        0,
+        1,
+        2,
+    ]
     bits = run_op('"arith.bitcast"({operands})', ["tensor<4xbf16>"], "tensor<4xi16>", f32(1.0, -2.0, 0.5, 0.0))
     assert bits.tolist() == [0x3F80, -16384, 0x3F00, 0]
     assert run_op('"arith.bitcast"({operands})', [T4F], T4I, f32(1.0, -0.0, 0, 2)).tolist() == [
@@ -125,19 +161,24 @@ def test_remf_and_math():
     np.testing.assert_allclose(r, [0, 0.8427008, -0.8427008, 1], rtol=1e-6)
     r = run_op('"math.fma"({operands})', [T4F, T4F, T4F], T4F, f32(1, 2, 3, 4), f32(2, 2, 2, 2), f32(1, 1, 1, 1))
     assert r.tolist() == [3, 5, 7, 9]
-    assert run_op('"math.absi"({operands})', [T4I], T4I, i32(-3, 3, 0, -(2**31))).tolist() == [3, 3, 0, -(2**31)]
+    assert run_op('"math.absi"({operands})', [T4I], T4I, i32(-3, 3, 0, -(2**31))).tolist() == [
+        3,
+        3,
+        0,
+        -(2**31),
+    ]
     r = run_op('"math.exp"({operands})', ["tensor<4xf16>"], "tensor<4xf16>", np.array([0, 1, -1, 12], np.float16))
     assert r.dtype == np.float16 and r[0] == 1 and np.isinf(r[3])
 
 
 def test_dense_constants_incl_nonfinite_splat():
-    src = '''
+    src = """
 func.func @f() -> (tensor<4xf32>, tensor<2x2xi32>, bf16) {
   %a = arith.constant dense<0xFF800000> : tensor<4xf32>
   %b = arith.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
   %c = arith.constant 1.5 : bf16
   func.return %a, %b, %c : tensor<4xf32>, tensor<2x2xi32>, bf16
-}'''
+}"""
     module = Parser(make_context(), src).parse_module()
     interpreter = Interpreter(module)
     for functions in (ArithFunctions(), FuncFunctions()):

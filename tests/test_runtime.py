@@ -73,7 +73,12 @@ def test_without_signature_specialises_per_launch(fake: FakeToolchain) -> None:
 
 @pytest.mark.parametrize(
     ("grid", "expected"),
-    [(3, (3, 1, 1)), ((2, 5), (2, 5, 1)), ((1, 2, 3), (1, 2, 3)), (lambda meta: (meta["n"] // 2,), (4, 1, 1))],
+    [
+        (3, (3, 1, 1)),
+        ((2, 5), (2, 5, 1)),
+        ((1, 2, 3), (1, 2, 3)),
+        (lambda meta: (meta["n"] // 2,), (4, 1, 1)),
+    ],
 )
 def test_grid_forms(fake: FakeToolchain, grid: object, expected: tuple[int, int, int]) -> None:
     kernel = mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 4})
@@ -130,7 +135,13 @@ def test_flat_view_spans_storage_from_data_ptr() -> None:
 def test_scalar_types() -> None:
     assert scalar_type(torch.empty(2, dtype=torch.bfloat16)) == "*bf16"
     assert [scalar_type(v) for v in (True, 3, -(2**31), 2**31, 2**63, 1.5)] == [
-        "i1", "i32", "i32", "i64", "u64", "fp32"]
+        "i1",
+        "i32",
+        "i32",
+        "i64",
+        "u64",
+        "fp32",
+    ]
 
 
 def test_binary_round_trip_and_bad_header() -> None:
@@ -157,7 +168,7 @@ def test_explicit_signature_rejects_other_dtypes(fake: FakeToolchain) -> None:
 
 def test_binary_that_does_not_parse_names_kernel() -> None:
     with pytest.raises(ValueError, match="kernel k: its printed mtia program does not parse back"):
-        binary.load(binary.encode("k", "builtin.module { \"no.such_op\"( }"))
+        binary.load(binary.encode("k", 'builtin.module { "no.such_op"( }'))
 
 
 def test_constexprs_by_position(fake: FakeToolchain) -> None:

@@ -17,8 +17,11 @@ import mtia_xdsl
 def _missing() -> str | None:
     import importlib
 
-    for module, name in (("mtia_xdsl.frontend", "build_tt_module"), ("mtia_xdsl.pipeline", "lower"),
-                         ("mtia_xdsl.machine", "run_kernel")):
+    for module, name in (
+        ("mtia_xdsl.frontend", "build_tt_module"),
+        ("mtia_xdsl.pipeline", "lower"),
+        ("mtia_xdsl.machine", "run_kernel"),
+    ):
         try:
             if not hasattr(importlib.import_module(module), name):
                 return f"{module}.{name}"
@@ -44,8 +47,9 @@ def private_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
 
 def test_compile_api_runs_vector_add() -> None:
     n = 1000
-    kernel = mtia_xdsl.compile(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
-                               {"BLOCK": 256})
+    kernel = mtia_xdsl.compile(
+        add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256}
+    )
     assert "tt.func" in kernel.asm["ttir"] and "mtia." in kernel.asm["mtia"]
     x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
     kernel[(triton.cdiv(n, 256),)](x, y, out, n)
@@ -64,8 +68,9 @@ def test_triton_launch_on_views_runs_on_machine() -> None:
 
 
 def test_autotune_runs_real_kernel() -> None:
-    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})],
-                            key=["n"])(add_kernel)
+    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 256})], key=["n"])(
+        add_kernel
+    )
     n = 777
     x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
     tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)

@@ -32,8 +32,9 @@ class FakeToolchain:
 
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
-    def build_tt_module(self, fn: Any, signature: dict[str, str], constexprs: Any, attrs: Any = None,
-                        options: Any = None) -> ModuleOp:
+    def build_tt_module(
+        self, fn: Any, signature: dict[str, str], constexprs: Any, attrs: Any = None, options: Any = None
+    ) -> ModuleOp:
         self.calls.append(("build", (fn.__name__, dict(signature), dict(constexprs or {}), options)))
         block = next((v for k, v in (constexprs or {}).items() if isinstance(v, int)), 1)
         op = func.FuncOp(fn.__name__, ((), ()))

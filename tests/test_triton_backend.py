@@ -49,7 +49,13 @@ def test_launch_runs_through_backend(fake: FakeToolchain) -> None:
     assert {"ttir", "mtia", "binary"} <= set(compiled.asm)
     assert compiled.metadata.name == "add_kernel"
     name, signature, constexprs, options = fake.calls[0][1]
-    assert signature == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    assert signature == {
+        "x_ptr": "*fp32",
+        "y_ptr": "*fp32",
+        "out_ptr": "*fp32",
+        "n": "i32",
+        "BLOCK": "constexpr",
+    }
     assert constexprs == {(4,): 16}
     assert isinstance(options, MtiaOptions) and options.num_stages == 3
     grid, args, run_options = _runs(fake)[0]
@@ -71,9 +77,7 @@ def test_views_with_storage_offset_reach_the_machine(fake: FakeToolchain) -> Non
 
 
 def test_autotune_picks_by_modelled_time(fake: FakeToolchain) -> None:
-    tuned = triton.autotune(
-        configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"]
-    )(add_kernel)
+    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 64})], key=["n"])(add_kernel)
     x, y, out = torch.arange(40.0), torch.ones(40), torch.zeros(40)
     tuned[lambda meta: (triton.cdiv(40, meta["BLOCK"]),)](x, y, out, 40)
     assert tuned.best_config.kwargs == {"BLOCK": 64}
@@ -102,8 +106,11 @@ def test_cache_key_changes_with_version(monkeypatch: pytest.MonkeyPatch) -> None
     from triton.compiler.compiler import ASTSource
     from triton.runtime.cache import get_cache_key
 
-    src = ASTSource(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                 "BLOCK": "constexpr"}, {"BLOCK": 16})
+    src = ASTSource(
+        add_kernel,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 16},
+    )
     backend = MtiaBackend(TARGET)
     options = backend.parse_options({})
     before = get_cache_key(src, backend, options, {})
@@ -134,8 +141,7 @@ def test_launcher_rejects_non_cpu_tensor(fake: FakeToolchain) -> None:
     compiled = add_kernel[(1,)](torch.ones(4), torch.ones(4), torch.zeros(4), 4, BLOCK=4)
     meta = torch.empty(4, device="meta")
     with pytest.raises(KernelLaunchError, match="'out_ptr' is on device meta"):
-        compiled.run(1, 1, 1, 0, compiled.function, None, None, None, None,
-                     torch.ones(4), torch.ones(4), meta, 4, 4)
+        compiled.run(1, 1, 1, 0, compiled.function, None, None, None, None, torch.ones(4), torch.ones(4), meta, 4, 4)
 
 
 def test_make_ir_hook_leaves_other_backends_alone() -> None:
@@ -145,8 +151,11 @@ def test_make_ir_hook_leaves_other_backends_alone() -> None:
 
     MtiaBackend(TARGET)  # installs the hook
     assert getattr(ASTSource.make_ir, "__mtia_xdsl_hook__", False)
-    src = ASTSource(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                 "BLOCK": "constexpr"}, {"BLOCK": 16})
+    src = ASTSource(
+        add_kernel,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+        {"BLOCK": 16},
+    )
     context = ir.context()
     ir.load_dialects(context)
     module = src.make_ir(TARGET, CUDAOptions(), {}, {}, context)

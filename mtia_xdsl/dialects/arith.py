@@ -135,9 +135,7 @@ class _CmpBase(IRDLOperation):
             raise VerifyException(f"'{self.name}' operands differ in type: {self.lhs.type}, {self.rhs.type}")
         _check_kind(self.lhs.type, self.KINDS, _kind_names(self.KINDS), self.name)
         if self.result.type != i1_like(self.lhs.type):
-            raise VerifyException(
-                f"'{self.name}' result must be {i1_like(self.lhs.type)}, got {self.result.type}"
-            )
+            raise VerifyException(f"'{self.name}' result must be {i1_like(self.lhs.type)}, got {self.result.type}")
         if not 0 <= self.predicate.value.data < len(self.PREDICATES):
             raise VerifyException(f"'{self.name}' predicate {self.predicate.value.data} is out of range")
 

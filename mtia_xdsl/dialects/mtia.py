@@ -23,9 +23,9 @@ from xdsl.dialects.builtin import (
     I32,
     I64,
     FixedBitwidthType,
-    IntegerType,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     TensorType,
 )
@@ -377,7 +377,18 @@ class DpeMatmulOp(IRDLOperation):
                 raise VerifyException(f"inner dimensions differ: {m}x{k} @ {k2}x{n}")
 
 
-REDUCE_KINDS = ("addf", "addi", "maxnumf", "minnumf", "maximumf", "minimumf", "maxsi", "minsi", "maxui", "minui")
+REDUCE_KINDS = (
+    "addf",
+    "addi",
+    "maxnumf",
+    "minnumf",
+    "maximumf",
+    "minimumf",
+    "maxsi",
+    "minsi",
+    "maxui",
+    "minui",
+)
 
 
 @irdl_op_definition
@@ -400,7 +411,12 @@ class ReReduceOp(IRDLOperation):
     assembly_format = "$input attr-dict `:` type($input) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
 
     def __init__(
-        self, input: SSAValue, axis: int, kind: str, result_type: Attribute | None, out: SSAValue | None = None
+        self,
+        input: SSAValue,
+        axis: int,
+        kind: str,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
     ) -> None:
         super().__init__(
             operands=[input, [out] if out else []],
@@ -578,7 +594,17 @@ class CbReadOp(IRDLOperation):
         super().__init__(operands=[cb], result_types=[cb.type.tile])
 
 
-ENGINE_OPS = (DmaLoadOp, DmaStoreOp, GatherOp, ScatterOp, DpeMatmulOp, ReReduceOp, SeComputeOp, VecComputeOp, MluComputeOp)
+ENGINE_OPS = (
+    DmaLoadOp,
+    DmaStoreOp,
+    GatherOp,
+    ScatterOp,
+    DpeMatmulOp,
+    ReReduceOp,
+    SeComputeOp,
+    VecComputeOp,
+    MluComputeOp,
+)
 
 MTIA = Dialect(
     "mtia",

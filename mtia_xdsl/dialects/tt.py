@@ -237,9 +237,7 @@ def _tensor(v: SSAValue, op: Operation, what: str) -> TensorType:
 
 def _same_shape(op: Operation, a: Attribute, b: Attribute, what: str) -> None:
     if shape_of(a) != shape_of(b):
-        raise VerifyException(
-            f"'{op.name}' {what}: shapes {list(shape_of(a))} and {list(shape_of(b))} differ"
-        )
+        raise VerifyException(f"'{op.name}' {what}: shapes {list(shape_of(a))} and {list(shape_of(b))} differ")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -579,9 +577,7 @@ class LoadOp(_CachePolicyAccessors, IRDLOperation):
         if self.result.type != want:
             raise VerifyException(f"'tt.load' result must be {want}, got {self.result.type}")
         if self.mask is not None and self.mask.type != like(want, IntegerType(1)):
-            raise VerifyException(
-                f"'tt.load' mask must be {like(want, IntegerType(1))}, got {self.mask.type}"
-            )
+            raise VerifyException(f"'tt.load' mask must be {like(want, IntegerType(1))}, got {self.mask.type}")
         if self.other is not None and self.other.type != want:
             raise VerifyException(f"'tt.load' other must be {want}, got {self.other.type}")
 
@@ -648,9 +644,7 @@ class StoreOp(_CachePolicyAccessors, IRDLOperation):
         if self.value.type != want:
             raise VerifyException(f"'tt.store' value must be {want}, got {self.value.type}")
         if self.mask is not None and self.mask.type != like(want, IntegerType(1)):
-            raise VerifyException(
-                f"'tt.store' mask must be {like(want, IntegerType(1))}, got {self.mask.type}"
-            )
+            raise VerifyException(f"'tt.store' mask must be {like(want, IntegerType(1))}, got {self.mask.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreOp:
@@ -733,9 +727,7 @@ class AtomicRMWOp(IRDLOperation):
         _check_enum(self, "sem", MEM_SEMANTIC)
         _check_enum(self, "scope", MEM_SYNC_SCOPE)
         if pointee_of(self.ptr.type) != self.val.type:
-            raise VerifyException(
-                f"'tt.atomic_rmw' val type {self.val.type} does not match ptr {self.ptr.type}"
-            )
+            raise VerifyException(f"'tt.atomic_rmw' val type {self.val.type} does not match ptr {self.ptr.type}")
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -816,9 +808,7 @@ class AtomicCASOp(IRDLOperation):
         attrs = parser.parse_optional_attr_dict()
         ins, _ = _parse_functional_type(parser)
         p, c, v = parser.resolve_operands(names, ins, parser.pos)
-        op = cls(
-            p, c, v, _enum_name(MEM_SEMANTIC, sem.value.data), _enum_name(MEM_SYNC_SCOPE, scope.value.data)
-        )
+        op = cls(p, c, v, _enum_name(MEM_SEMANTIC, sem.value.data), _enum_name(MEM_SYNC_SCOPE, scope.value.data))
         op.attributes |= attrs
         return op
 
@@ -845,8 +835,7 @@ class _ShapeOp(IRDLOperation):
     def _same_elem(self) -> None:
         if element_type(self.src.type) != element_type(self.result.type):
             raise VerifyException(
-                f"'{self.name}' element types differ: {element_type(self.src.type)} vs "
-                f"{element_type(self.result.type)}"
+                f"'{self.name}' element types differ: {element_type(self.src.type)} vs {element_type(self.result.type)}"
             )
 
 
@@ -943,9 +932,7 @@ class ReshapeOp(_ShapeOp):
     def __init__(self, src: SSAValue | Operation, shape: Sequence[int], allow_reorder: bool = False):
         src = SSAValue.get(src)
         props = {"allow_reorder": UnitAttr()} if allow_reorder else {}
-        super().__init__(
-            operands=[src], result_types=[TensorType(element_type(src.type), shape)], properties=props
-        )
+        super().__init__(operands=[src], result_types=[TensorType(element_type(src.type), shape)], properties=props)
 
     def verify_(self) -> None:
         self._same_elem()
@@ -1216,9 +1203,7 @@ class DotOp(IRDLOperation):
         if parser.parse_optional_punctuation(","):
             parser.parse_keyword("inputPrecision")
             parser.parse_punctuation("=")
-            prec = _enum_name(
-                INPUT_PRECISION, _parse_enum(parser, INPUT_PRECISION, "input precision").value.data
-            )
+            prec = _enum_name(INPUT_PRECISION, _parse_enum(parser, INPUT_PRECISION, "input precision").value.data)
         attrs = dict(parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         at = parser.parse_type()
@@ -1285,9 +1270,7 @@ class ReduceOp(IRDLOperation):
             elem = element_type(v.type)
             res_types.append(TensorType(elem, shape) if shape else elem)
         region = region or _combine_region([element_type(v.type) for v in vals])
-        super().__init__(
-            operands=[vals], result_types=[res_types], properties={"axis": _i32(axis)}, regions=[region]
-        )
+        super().__init__(operands=[vals], result_types=[res_types], properties={"axis": _i32(axis)}, regions=[region])
 
     def verify_(self) -> None:
         rank = len(shape_of(self.srcs[0].type)) if self.srcs else 0
@@ -1374,9 +1357,7 @@ class PrintOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$prefix attr-dict (`:` $args^ `:` type($args))?"
 
-    def __init__(
-        self, prefix: str, hex: bool, args: Sequence[SSAValue | Operation], is_signed: Sequence[int]
-    ):
+    def __init__(self, prefix: str, hex: bool, args: Sequence[SSAValue | Operation], is_signed: Sequence[int]):
         super().__init__(
             operands=[args],
             properties={

@@ -14,7 +14,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FileLineColLoc, ModuleOp, StringAttr, TensorType, i32
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i32,
+)
 from xdsl.ir import SSAValue
 
 from mtia_xdsl.frontend.builder import XdslBuilder
@@ -148,9 +155,7 @@ def _kernel_error(exc: BaseException, last_loc: Any, fn: Any) -> KernelError:
     loc = last_loc.attr if last_loc is not None else None
     if isinstance(loc, FileLineColLoc):
         return KernelError(_message(inner), loc.filename.data, loc.line.data, loc.column.data)
-    return KernelError(
-        _message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0
-    )
+    return KernelError(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
 
 
 def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict[Any, object]:

@@ -649,9 +649,7 @@ class XdslBuilder:
         """Return tt.load."""
         return self._load(ptr, None, None, cp, volatile)
 
-    def create_masked_load(
-        self, ptr: Value, mask: Value, other: Value | None, cp: Attr, volatile: bool
-    ) -> Value:
+    def create_masked_load(self, ptr: Value, mask: Value, other: Value | None, cp: Attr, volatile: bool) -> Value:
         """Return a masked tt.load."""
         return self._load(ptr, mask, other, cp, volatile)
 
@@ -674,9 +672,7 @@ class XdslBuilder:
         """Create a masked tt.store."""
         self._store(ptr, val, mask, cp)
 
-    def create_atomic_rmw(
-        self, kind: Any, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any
-    ) -> Value:
+    def create_atomic_rmw(self, kind: Any, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any) -> Value:
         """Return tt.atomic_rmw."""
         op = tt.AtomicRMWOp(
             tt._enum_name(tt.ATOMIC_RMW_OP, int(kind.value)),  # pyright: ignore[reportPrivateUsage]

@@ -93,9 +93,7 @@ class _Folder:
             return False
         front = self.entry.first_op
         prev = op.prev_op
-        if op.parent_block() is not self.entry or (
-            op is not front and (prev is None or id(prev) not in self.owned)
-        ):
+        if op.parent_block() is not self.entry or (op is not front and (prev is None or id(prev) not in self.owned)):
             op.detach()
             self.entry.insert_op_before(op, self.entry.first_op)  # type: ignore[arg-type]
         self.known[key] = op
@@ -186,13 +184,7 @@ def _fold(op: Operation, folder: _Folder) -> list[SSAValue] | None:
             if r is not None:
                 ty = op.results[0].type
                 return [folder.constant(_make_attr(r, ty), ty, op)]
-        identity = (
-            0
-            if isinstance(op, xarith.AddiOp | xarith.SubiOp)
-            else 1
-            if isinstance(op, xarith.MuliOp)
-            else None
-        )
+        identity = 0 if isinstance(op, xarith.AddiOp | xarith.SubiOp) else 1 if isinstance(op, xarith.MuliOp) else None
         if identity is not None and _splat_scalar(b) == identity and not isinstance(b, FloatAttr):
             return [lhs]
     return None

@@ -10,9 +10,7 @@ class KernelError(Exception):
     failure inside Triton's code generator (the message then names the kernel's file and line).
     """
 
-    def __init__(
-        self, message: str, file: str | None = None, line: int | None = None, col: int | None = None
-    ):
+    def __init__(self, message: str, file: str | None = None, line: int | None = None, col: int | None = None):
         self.message = message
         self.file = file
         self.line = line

@@ -116,9 +116,7 @@ class Value:
         owner = self.ssa.owner
         if isinstance(owner, Operation):
             return Loc(owner.location)
-        return (
-            Loc(self.ssa.location) if isinstance(self.ssa, BlockArgument) else Loc(owner.parent_op().location)
-        )  # type: ignore[union-attr]
+        return Loc(self.ssa.location) if isinstance(self.ssa, BlockArgument) else Loc(owner.parent_op().location)  # type: ignore[union-attr]
 
     def set_loc(self, loc: Loc) -> None:
         """Keep the op's file:line:col location; a name-only location changes nothing."""

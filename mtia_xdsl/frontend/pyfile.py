@@ -1,8 +1,9 @@
 """Read a Triton kernel from a `.py` file for `mtia-opt`, directed by a comment in the file.
 
-The file names the kernel to build and its specialisation in one line:
+The file names the kernel to build and its specialisation in comments (several lines are joined):
 
-    # mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,n:i32 constexprs=BLOCK:1024
+    # mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,n:i32
+    # mtia-opt: constexprs=BLOCK:1024
 
 Arguments not in `signature` must be constexprs. The module is the frontend's raw output (helper calls
 not yet inlined: add `-p tt-inline`).
@@ -30,23 +31,28 @@ def parse_directive(text: str, path: str) -> tuple[str, dict[str, str], dict[str
 
     Raises: KernelError naming the file if the directive is missing or malformed.
     """
-    match = _DIRECTIVE.search(text)
+    matches = list(_DIRECTIVE.finditer(text))
+    match = matches[0] if matches else None
     if match is None:
         raise KernelError(
             "no '# mtia-opt: kernel=NAME signature=arg:type,...' comment says which kernel to build; add one",
-            path, 1, 1,
+            path,
+            1,
+            1,
         )
     line = text[: match.start()].count("\n") + 1
     fields: dict[str, str] = {}
-    for item in match.group("body").split():
+    for item in " ".join(m.group("body") for m in matches).split():
         key, sep, value = item.partition("=")
         if not sep or key not in ("kernel", "signature", "constexprs"):
             raise KernelError(
                 f"'{item}' in the mtia-opt comment; expected kernel=NAME, signature=arg:type,... and "
                 "optionally constexprs=name:value,...",
-                path, line, 1,
+                path,
+                line,
+                1,
             )
-        fields[key] = value
+        fields[key] = f"{fields[key]},{value}" if key in fields and key != "kernel" else value
     if "kernel" not in fields:
         raise KernelError("the mtia-opt comment names no kernel=NAME", path, line, 1)
     signature = _pairs(fields.get("signature", ""))
@@ -71,7 +77,9 @@ def module_from_python_file(path: str) -> ModuleOp:
     if missing:
         raise KernelError(
             f"arguments {', '.join(missing)} of '{name}' have no type in signature= and no value in constexprs=",
-            path, 1, 1,
+            path,
+            1,
+            1,
         )
     return build_tt_module(fn, full, constexprs)
 

@@ -144,14 +144,11 @@ class MachineConfig:
             elif field.name == "global_placement":
                 if value not in GLOBAL_PLACEMENTS:
                     raise ValueError(
-                        f"MachineConfig field 'global_placement' must be one of {GLOBAL_PLACEMENTS}, "
-                        f"got {value!r}"
+                        f"MachineConfig field 'global_placement' must be one of {GLOBAL_PLACEMENTS}, got {value!r}"
                     )
             elif field.name == "dram_ecc_efficiency":
                 if not isinstance(value, int | float) or not 0.0 < value <= 1.0:
-                    raise ValueError(
-                        f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}"
-                    )
+                    raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
                 _check_positive_number(field.name, value, field.type)
         if self.llc_bytes > self.sram_bytes:
@@ -231,9 +228,7 @@ class MachineConfig:
             return self.dpe_int8_macs_per_cycle
         if dtype in _DPE_16BIT_DTYPES:
             return self.dpe_bf16_macs_per_cycle
-        raise ValueError(
-            f"the DPE takes no {dtype!r} inputs; expected one of bf16, f16, f32 (passes), i8, f8"
-        )
+        raise ValueError(f"the DPE takes no {dtype!r} inputs; expected one of bf16, f16, f32 (passes), i8, f8")
 
     def vec_elems_per_cycle(self, dtype: str) -> int:
         """Vector-core elements per cycle per PE for `dtype` (512-bit RVV)."""

@@ -37,12 +37,17 @@ class _LastOp(Interpreter.Listener):
         self.op = op
 
 
-def make_tt_interpreter(
-    module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()
-) -> Interpreter:
+def make_tt_interpreter(module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()) -> Interpreter:
     """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
     interpreter = Interpreter(module, listeners=listeners)
-    functions = (TtFunctions(), ArithFunctions(), MathFunctions(), ScfFunctions(), CfFunctions(), FuncFunctions())
+    functions = (
+        TtFunctions(),
+        ArithFunctions(),
+        MathFunctions(),
+        ScfFunctions(),
+        CfFunctions(),
+        FuncFunctions(),
+    )
     for f in functions:
         interpreter.register_implementations(f)
     return interpreter

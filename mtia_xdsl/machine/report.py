@@ -83,22 +83,16 @@ class Report:
         limiter = max(terms, key=lambda k: terms[k]) if terms else "none"
         bound = terms.get(limiter, 0.0)
         achieved = bound / total if total > 0 else 0.0
-        assert achieved <= 1.0 + _ROOFLINE_SLACK, (
-            f"simulated {total} cycles beat the roofline {bound} ({limiter})"
-        )
+        assert achieved <= 1.0 + _ROOFLINE_SLACK, f"simulated {total} cycles beat the roofline {bound} ({limiter})"
         seconds = total / cfg.clock_hz
         used = timeline.pes_used
         busy_used, busy_chip = _busy_fractions(timeline, used)
         high_water = max(timeline.ls_high_water_bytes.values(), default=0)
         warnings = []
         if high_water > cfg.ls_bytes:
-            warnings.append(
-                f"LS high-water mark {high_water} B exceeds the {cfg.ls_bytes} B of local storage"
-            )
+            warnings.append(f"LS high-water mark {high_water} B exceeds the {cfg.ls_bytes} B of local storage")
         if timeline.llc_overflowed:
-            warnings.append(
-                "tensors exceed the LLC; accesses beyond its capacity were modelled as DRAM misses"
-            )
+            warnings.append("tensors exceed the LLC; accesses beyond its capacity were modelled as DRAM misses")
         return cls(
             kernel=kernel,
             chip=cfg.name,
@@ -152,8 +146,7 @@ class Report:
             f"  programs    {self.programs:>14,} on {self.pes_used} PEs, {self.commands:,} engine commands",
             f"  roofline    {self.roofline_bound_cycles:>14,.0f} cycles ({self.roofline_limiter}-bound)"
             f"  achieved {100 * self.achieved_fraction:5.1f} %",
-            "              terms: "
-            + "  ".join(f"{k} {v:,.0f}" for k, v in self.roofline_terms_cycles.items()),
+            "              terms: " + "  ".join(f"{k} {v:,.0f}" for k, v in self.roofline_terms_cycles.items()),
             f"  throughput  {self.achieved_tflops:10.2f} TFLOP/s (DPE)"
             f"  DRAM {self.achieved_dram_gb_per_s:8.1f} GB/s"
             f"  SRAM {self.achieved_sram_gb_per_s:8.1f} GB/s",

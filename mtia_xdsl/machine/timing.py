@@ -338,9 +338,7 @@ def _build_dependencies(prog: ProgramTrace) -> tuple[list[list[int]], list[int]]
         for ref in c.waits:
             key = (ref.cb, ref.seq)
             if key not in filler:
-                raise TimingError(
-                    f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills"
-                )
+                raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
             deps[i].add(filler[key])
         for ref in c.fills:
             prev = (ref.cb, ref.seq - prog.cb_depth[ref.cb])

@@ -76,15 +76,11 @@ def _metadata(timeline: Timeline, threads: set[tuple[int, int]]) -> list[dict[st
     meta: list[dict[str, Any]] = []
     for pe in sorted({pe for pe, _ in threads}):
         row, col = cfg.pe_coords(pe)
-        meta.append(
-            {"name": "process_name", "ph": "M", "pid": pe, "args": {"name": f"PE {pe} ({row},{col})"}}
-        )
+        meta.append({"name": "process_name", "ph": "M", "pid": pe, "args": {"name": f"PE {pe} ({row},{col})"}})
         meta.append({"name": "process_sort_index", "ph": "M", "pid": pe, "args": {"sort_index": pe}})
     for pe, tid in sorted(threads):
         engine, lane = engines[tid // _LANES_PER_ENGINE], tid % _LANES_PER_ENGINE
         name = engine.value if lane == 0 else f"{engine.value} #{lane + 1}"
         meta.append({"name": "thread_name", "ph": "M", "pid": pe, "tid": tid, "args": {"name": name}})
-        meta.append(
-            {"name": "thread_sort_index", "ph": "M", "pid": pe, "tid": tid, "args": {"sort_index": tid}}
-        )
+        meta.append({"name": "thread_sort_index", "ph": "M", "pid": pe, "tid": tid, "args": {"sort_index": tid}})
     return meta

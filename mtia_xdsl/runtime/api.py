@@ -11,7 +11,13 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from mtia_xdsl.runtime import toolchain
-from mtia_xdsl.runtime.launch import KernelLaunchError, kernel_location, normalize_grid, runtime_args, scalar_type
+from mtia_xdsl.runtime.launch import (
+    KernelLaunchError,
+    kernel_location,
+    normalize_grid,
+    runtime_args,
+    scalar_type,
+)
 from mtia_xdsl.runtime.options import MtiaOptions
 
 
@@ -27,7 +33,7 @@ class Specialization:
     """Buffer-level mtia program the machine model runs."""
 
 
-def compile(  # noqa: A001 - mirrors triton.compile
+def compile(
     fn: Any,
     signature: dict[str, str] | None = None,
     constexprs: dict[str, Any] | None = None,
@@ -75,8 +81,10 @@ class CompiledKernel:
         Raises: RuntimeError before the kernel was compiled (no signature given and never launched).
         """
         if self._last is None:
-            raise RuntimeError(f"{kernel_location(self.fn)}: kernel {self.fn.__name__} has no compiled "
-                               "variant yet: pass a signature to mtia_xdsl.compile or launch it once")
+            raise RuntimeError(
+                f"{kernel_location(self.fn)}: kernel {self.fn.__name__} has no compiled "
+                "variant yet: pass a signature to mtia_xdsl.compile or launch it once"
+            )
         return self._last.asm
 
     def specialize(self, signature: dict[str, str], constexprs: dict[str, Any] | None = None) -> Specialization:
@@ -95,12 +103,16 @@ class CompiledKernel:
         names = list(self.fn.arg_names)
         unknown = sorted(set(signature) - set(names))
         if unknown:
-            raise TypeError(f"{kernel_location(self.fn)}: signature names unknown parameters {unknown}; "
-                            f"kernel {self.fn.__name__} has {names}")
+            raise TypeError(
+                f"{kernel_location(self.fn)}: signature names unknown parameters {unknown}; "
+                f"kernel {self.fn.__name__} has {names}"
+            )
         missing = [n for n in names if n not in signature and n not in consts]
         if missing:
-            raise TypeError(f"{kernel_location(self.fn)}: no type for parameters {missing} of kernel "
-                            f"{self.fn.__name__}; give them in the signature or as constexprs")
+            raise TypeError(
+                f"{kernel_location(self.fn)}: no type for parameters {missing} of kernel "
+                f"{self.fn.__name__}; give them in the signature or as constexprs"
+            )
         return {n: "constexpr" if n in consts else signature[n] for n in names}
 
     def _build(self, signature: dict[str, str], consts: dict[str, Any]) -> Specialization:
@@ -143,8 +155,10 @@ class CompiledKernel:
             if ty.startswith("*") and hasattr(value, "dtype") and hasattr(value, "data_ptr"):
                 got = scalar_type(value)
                 if got != ty:
-                    raise KernelLaunchError(f"{kernel_location(self.fn)}: error: argument '{name}' is a "
-                                            f"{got} tensor but the kernel was compiled for {ty}")
+                    raise KernelLaunchError(
+                        f"{kernel_location(self.fn)}: error: argument '{name}' is a "
+                        f"{got} tensor but the kernel was compiled for {ty}"
+                    )
 
     def _is_constexpr_param(self, name: str) -> bool:
         return self.fn.params[self.fn.arg_names.index(name)].is_constexpr
@@ -165,8 +179,10 @@ class CompiledKernel:
         bound: dict[str, Any] = {}
         free = names if len(args) == len(names) else [n for n in names if n not in self.constexprs]
         if len(args) > len(free):
-            raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} takes {len(free)} "
-                                    f"positional arguments ({', '.join(free)}) but {len(args)} were given")
+            raise KernelLaunchError(
+                f"{where}: error: kernel {self.fn.__name__} takes {len(free)} "
+                f"positional arguments ({', '.join(free)}) but {len(args)} were given"
+            )
         bound.update(zip(free, args))
         for name, value in kwargs.items():
             if name not in names:
@@ -177,15 +193,15 @@ class CompiledKernel:
         self._fill_constexprs(bound, where)
         missing = [n for n in names if n not in bound]
         if missing:
-            raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} is missing arguments "
-                                    f"{missing}")
+            raise KernelLaunchError(f"{where}: error: kernel {self.fn.__name__} is missing arguments {missing}")
         return {n: bound[n] for n in names}
 
     def _fill_constexprs(self, bound: dict[str, Any], where: str) -> None:
         for name, value in self.constexprs.items():
             if name in bound and bound[name] != value:
-                raise KernelLaunchError(f"{where}: error: constexpr '{name}' was compiled as {value!r} "
-                                        f"but launched with {bound[name]!r}")
+                raise KernelLaunchError(
+                    f"{where}: error: constexpr '{name}' was compiled as {value!r} but launched with {bound[name]!r}"
+                )
             bound[name] = value
         for param in self.fn.params:
             if param.name not in bound and param.has_default:

@@ -58,6 +58,7 @@ def load(binary: bytes) -> LoadedKernel:
     try:
         module = Parser(make_context(), text).parse_module()
     except ParseError as e:
-        raise ValueError(f"kernel {name}: its printed mtia program does not parse back (a printer/parser "
-                         f"mismatch in a dialect): {e}") from e
+        raise ValueError(
+            f"kernel {name}: its printed mtia program does not parse back (a printer/parser mismatch in a dialect): {e}"
+        ) from e
     return LoadedKernel(name, module)

@@ -39,9 +39,7 @@ def flat_view(tensor: Any) -> Any:
     return torch.as_strided(tensor, (length,), (1,), tensor.storage_offset())
 
 
-def runtime_args(
-    fn: Any, signature: dict[Any, Any], args: Sequence[Any]
-) -> list[Any]:
+def runtime_args(fn: Any, signature: dict[Any, Any], args: Sequence[Any]) -> list[Any]:
     """Check `args` against `signature` and return the machine model's arguments.
 
     `args` holds one value per signature entry, constexprs included (Triton's launcher convention);
@@ -60,8 +58,9 @@ def runtime_args(
         if ty == "constexpr":
             continue
         if not isinstance(ty, str):
-            raise KernelLaunchError(f"{where}: error: argument '{name}' has type {ty}; tuple arguments "
-                                    "are not supported yet")
+            raise KernelLaunchError(
+                f"{where}: error: argument '{name}' has type {ty}; tuple arguments are not supported yet"
+            )
         out.append(_convert(where, str(name), ty, value))
     return out
 
@@ -70,18 +69,19 @@ def _convert(where: str, name: str, ty: str, value: Any) -> Any:
     if ty.startswith("*"):
         return _pointer(where, name, ty, value)
     if hasattr(value, "data_ptr"):
-        raise KernelLaunchError(f"{where}: error: argument '{name}' is a tensor but the kernel "
-                                f"expects a scalar of type {ty}")
+        raise KernelLaunchError(
+            f"{where}: error: argument '{name}' is a tensor but the kernel expects a scalar of type {ty}"
+        )
     if ty == "i1":
         return bool(value)
     if ty.startswith(("fp", "bf")):
         if not isinstance(value, int | float):
-            raise KernelLaunchError(f"{where}: error: argument '{name}' must be a number, got "
-                                    f"{type(value).__name__}")
+            raise KernelLaunchError(f"{where}: error: argument '{name}' must be a number, got {type(value).__name__}")
         return float(value)
     if not isinstance(value, int):
-        raise KernelLaunchError(f"{where}: error: argument '{name}' must be an integer ({ty}), got "
-                                f"{type(value).__name__}")
+        raise KernelLaunchError(
+            f"{where}: error: argument '{name}' must be an integer ({ty}), got {type(value).__name__}"
+        )
     return int(value)
 
 
@@ -89,11 +89,14 @@ def _pointer(where: str, name: str, ty: str, value: Any) -> Any:
     import torch
 
     if not isinstance(value, torch.Tensor):
-        raise KernelLaunchError(f"{where}: error: argument '{name}' ({ty}) must be a torch tensor, got "
-                                f"{type(value).__name__}")
+        raise KernelLaunchError(
+            f"{where}: error: argument '{name}' ({ty}) must be a torch tensor, got {type(value).__name__}"
+        )
     if value.device.type != "cpu":
-        raise KernelLaunchError(f"{where}: error: argument '{name}' is on device {value.device}; the "
-                                "MTIA machine model runs on CPU tensors, move it with .cpu()")
+        raise KernelLaunchError(
+            f"{where}: error: argument '{name}' is on device {value.device}; the "
+            "MTIA machine model runs on CPU tensors, move it with .cpu()"
+        )
     return flat_view(value)
 
 

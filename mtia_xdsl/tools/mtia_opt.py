@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
-
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 

@@ -24,7 +24,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
-from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.analysis.memory_access import (
@@ -202,7 +201,9 @@ def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
         return scf.IfOp(op.mask, [], [access, scf.YieldOp()])
     else_ops = [] if op.other is not None else _zero_ops(op.result.type)
     other = op.other if op.other is not None else else_ops[-1].results[0]
-    return scf.IfOp(op.mask, [op.result.type], [access, scf.YieldOp(access.results[0])], [*else_ops, scf.YieldOp(other)])
+    return scf.IfOp(
+        op.mask, [op.result.type], [access, scf.YieldOp(access.results[0])], [*else_ops, scf.YieldOp(other)]
+    )
 
 
 def _zero_ops(t: Attribute) -> list[Operation]:
@@ -296,7 +297,7 @@ class _EngineMapper:
                     if val in self.resident:
                         self.resident.add(res)
             return
-        if isinstance(op, _STRUCTURAL) or op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS):
+        if isinstance(op, _STRUCTURAL) or (op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS)):
             return
         new = self.map_op(op)
         if new is not None:

@@ -34,7 +34,6 @@ from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.locations import location_str
 
-
 # ----------------------------------------------------------------------------------------------
 # Residency: which values engines produce
 # ----------------------------------------------------------------------------------------------
@@ -419,7 +418,9 @@ def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
     sizes = [(a, a.result.type.depth.data * mtia.tile_bytes(a.result.type.tile)) for a in plan.allocs]
     total = sum(b for _, b in sizes)
     if total > ls_bytes:
-        lines = "\n".join(f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in sizes)
+        lines = "\n".join(
+            f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in sizes
+        )
         raise PassFailedException(
             f"{_loc(func)}: error: the kernel's circular buffers need {total} bytes of local storage but a PE has "
             f"{ls_bytes}; lower the block sizes (BLOCK_*) or num_stages. CBs:\n{lines}"

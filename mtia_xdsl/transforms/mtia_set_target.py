@@ -26,7 +26,7 @@ def machine_config_for(module: ModuleOp, pass_name: str) -> MachineConfig:
     target = module.attributes.get("mtia.target")
     if not isinstance(target, TargetAttr):
         raise PassFailedException(
-            f"{pass_name} needs the module attribute mtia.target (e.g. #mtia.target<\"mtia2i\">); "
+            f'{pass_name} needs the module attribute mtia.target (e.g. #mtia.target<"mtia2i">); '
             "run mtia-set-target{chip=mtia2i} first"
         )
     try:

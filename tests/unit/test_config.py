@@ -93,9 +93,7 @@ def test_glossary_names_every_hardware_term():
 def test_roofline_balance_matches_machine_md():
     cfg = MTIA2I
     # MACHINE.md: 864 FLOP/B at the nominal 204.8 GB/s; the model uses the sustained 0.9 x that
-    assert math.isclose(
-        cfg.roofline_balance_flops_per_byte("dram") * cfg.dram_ecc_efficiency, 864, rel_tol=0.01
-    )
+    assert math.isclose(cfg.roofline_balance_flops_per_byte("dram") * cfg.dram_ecc_efficiency, 864, rel_tol=0.01)
     assert math.isclose(cfg.roofline_balance_flops_per_byte("sram"), 65.5, rel_tol=0.01)
     assert math.isclose(cfg.roofline_balance_flops_per_byte("ls"), 2.76, rel_tol=0.01)
     assert math.isclose(cfg.dram_bytes_per_cycle * cfg.clock_hz, 0.9 * 204.8e9, rel_tol=1e-6)

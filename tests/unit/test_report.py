@@ -33,13 +33,9 @@ def stream_program(pid, n, tile=8192, depth=2, elems=2048, lut=False):
     ]
     for k in range(n):
         cmds.append(
-            Command(
-                Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),), elems=elems, lut=lut
-            )
+            Command(Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),), elems=elems, lut=lut)
         )
-        cmds.append(
-            Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile)
-        )
+        cmds.append(Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile))
         if k + depth < n:
             j = k + depth
             cmds.append(
@@ -90,9 +86,7 @@ def random_program(rng, pid):
                 scalar_blocking=rng.random() < 0.1,
             )
         )
-        cmds.append(
-            Command(Engine.DMA, "dma_store", "r.py:3:1", (SlotRef(1, seq),), (), global_write_bytes=nbytes)
-        )
+        cmds.append(Command(Engine.DMA, "dma_store", "r.py:3:1", (SlotRef(1, seq),), (), global_write_bytes=nbytes))
         seq += 1
     return ProgramTrace((pid, 0, 0), cmds, {0: rng.randint(1, 3), 1: rng.randint(1, 3)}, {0: 4096, 1: 4096})
 
@@ -177,9 +171,7 @@ def test_chrome_trace_has_one_track_per_engine_and_no_overlaps(tmp_path):
     assert len(events) == len(timeline.spans)
     assert {e["name"] for e in events} == {"dma_load", "dma_store", "se_compute"}
     assert all(e["args"]["loc"].startswith("k.py:") for e in events)
-    names = {
-        (e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"
-    }
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in data["traceEvents"] if e["name"] == "thread_name"}
     assert {"dma", "se"} <= set(names.values())
     by_track = {}
     for e in events:

@@ -25,9 +25,7 @@ def load(seq, nbytes=TILE, cb=0, rows=1, ranges=()):
 
 
 def dpe(waits=(), fills=(), macs=32 * 32 * 32, dtype="bf16", passes=1):
-    return Command(
-        Engine.DPE, "dpe_matmul", "k.py:5:12", waits, fills, macs=macs, dtype=dtype, dpe_passes=passes
-    )
+    return Command(Engine.DPE, "dpe_matmul", "k.py:5:12", waits, fills, macs=macs, dtype=dtype, dpe_passes=passes)
 
 
 def program(cmds, depths, pid=0, tiles=None):
@@ -187,9 +185,7 @@ def test_ls_high_water_is_depth_times_tile_bytes():
 
 def test_reading_an_unfilled_slot_names_the_kernel_line():
     bad = Command(Engine.SE, "se_compute", "kern.py:9:5", (SlotRef(0, 0),), (), elems=32)
-    with pytest.raises(
-        TimingError, match=r"kern.py:9:5: se_compute reads slot 0 of cb 0, which nothing fills"
-    ):
+    with pytest.raises(TimingError, match=r"kern.py:9:5: se_compute reads slot 0 of cb 0, which nothing fills"):
         simulate([program([bad], {0: 1})], MTIA2I)
 
 
@@ -210,15 +206,10 @@ def test_deadlock_is_reported_at_the_blocked_command():
 
 
 def test_scalar_gathers_are_latency_bound_on_the_scalar_core():
-    gather = Command(
-        Engine.SCALAR, "gather", "k.py:4:9", (), (SlotRef(0, 0),), elems=64, global_read_bytes=256
-    )
+    gather = Command(Engine.SCALAR, "gather", "k.py:4:9", (), (SlotRef(0, 0),), elems=64, global_read_bytes=256)
     t = simulate([program([gather, dpe(waits=(SlotRef(0, 0),))], {0: 1})], DRAM)
     spans = {s.index: s for s in t.spans}
-    assert (
-        spans[0].end_cycle - spans[0].start_cycle
-        >= 63 * DRAM.dram_latency_cycles / DRAM.scalar_outstanding_loads
-    )
+    assert spans[0].end_cycle - spans[0].start_cycle >= 63 * DRAM.dram_latency_cycles / DRAM.scalar_outstanding_loads
     assert spans[1].issue_cycle >= spans[0].end_cycle  # the scalar core did the gather itself
     assert t.traffic.scalar_access_bytes == 256
 

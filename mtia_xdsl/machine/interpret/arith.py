@@ -184,7 +184,13 @@ _CMPI: dict[int, tuple[bool, Fn]] = {
 """arith.cmpi predicate encoding -> (compare unsigned, numpy comparison)."""
 
 _CMPF_ORDERED: dict[int, Fn | None] = {
-    1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal, 6: np.not_equal, 7: None,
+    1: np.equal,
+    2: np.greater,
+    3: np.greater_equal,
+    4: np.less,
+    5: np.less_equal,
+    6: np.not_equal,
+    7: None,
 }
 """arith.cmpf ordered predicates (oeq..ord); 8..14 are their unordered twins (ueq..uno) in the same order."""
 

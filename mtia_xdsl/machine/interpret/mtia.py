@@ -33,7 +33,17 @@ from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value, element_format, element_type_of, location_str
 
-_LUT_OPS = ("math.exp", "math.exp2", "math.rsqrt", "math.sqrt", "math.tanh", "math.log", "math.log2", "math.erf", "arith.divf")
+_LUT_OPS = (
+    "math.exp",
+    "math.exp2",
+    "math.rsqrt",
+    "math.sqrt",
+    "math.tanh",
+    "math.log",
+    "math.log2",
+    "math.erf",
+    "arith.divf",
+)
 
 
 def _dtype_name(t: Attribute) -> str:
@@ -64,7 +74,8 @@ class SimCB:
 
     def _error(self, msg: str, op: Operation) -> InterpretationError:
         return InterpretationError(
-            f"{location_str(op.location)}: error: {msg} (CB #{self.cb_id} {mtia.CircularBufferType(self.depth, self.tile)}"
+            f"{location_str(op.location)}: error: {msg} "
+            f"(CB #{self.cb_id} {mtia.CircularBufferType(self.depth, self.tile)}"
             f", allocated at {self.where})"
         )
 
@@ -191,7 +202,11 @@ def _block_runs(base: int, strides: list[int], bounds: list[int], elem_bytes: in
     if runs <= 4096:
         outer = [range(b) for b in (bounds[:-1] if inner_contig else bounds)]
         outer_strides = strides[:-1] if inner_contig else strides
-        idx = np.stack(np.meshgrid(*[np.arange(len(r)) for r in outer], indexing="ij"), -1).reshape(-1, len(outer)) if outer else np.zeros((1, 0), dtype=np.int64)
+        idx = (
+            np.stack(np.meshgrid(*[np.arange(len(r)) for r in outer], indexing="ij"), -1).reshape(-1, len(outer))
+            if outer
+            else np.zeros((1, 0), dtype=np.int64)
+        )
         starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
         ranges = tuple((int(s), run_elems * elem_bytes) for s in starts)
     return valid * elem_bytes, runs, ranges
@@ -234,7 +249,15 @@ class MtiaFunctions(InterpreterFunctions):
     def run_cb_read(self, interpreter: Interpreter, op: mtia.CbReadOp, args: PythonValues) -> PythonValues:
         value, slot = args[0].front(op)
         get_pe_state(interpreter).issue(
-            Command(Engine.SCALAR, "cb_read", location_str(op.location), (slot,), (), elems=1, scalar_blocking=True)
+            Command(
+                Engine.SCALAR,
+                "cb_read",
+                location_str(op.location),
+                (slot,),
+                (),
+                elems=1,
+                scalar_blocking=True,
+            )
         )
         return (value,)
 
@@ -242,7 +265,11 @@ class MtiaFunctions(InterpreterFunctions):
     @impl(mtia.DmaLoadOp)
     def run_dma_load(self, interpreter: Interpreter, op: mtia.DmaLoadOp, args: PythonValues) -> PythonValues:
         rank = len(op.strides)
-        base, strides, bounds = int(args[0]), [int(s) for s in args[1 : 1 + rank]], [int(b) for b in args[1 + rank : 1 + 2 * rank]]
+        base, strides, bounds = (
+            int(args[0]),
+            [int(s) for s in args[1 : 1 + rank]],
+            [int(b) for b in args[1 + rank : 1 + 2 * rank]],
+        )
         other = args[1 + 2 * rank] if op.other is not None else 0
         cb = args[-1] if op.out is not None else None
         t = op.block_type
@@ -258,15 +285,29 @@ class MtiaFunctions(InterpreterFunctions):
             return (tile,)
         slot = cb.write(tile, op)
         get_pe_state(interpreter).issue(
-            Command(Engine.DMA, "dma_load", where, (), (slot,), global_read_bytes=nbytes, global_ranges=ranges,
-                    ls_bytes=mtia.tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+            Command(
+                Engine.DMA,
+                "dma_load",
+                where,
+                (),
+                (slot,),
+                global_read_bytes=nbytes,
+                global_ranges=ranges,
+                ls_bytes=mtia.tile_bytes(t),
+                descriptors=max(runs, 1),
+                dtype=_dtype_name(t),
+            )
         )
         return ()
 
     @impl(mtia.DmaStoreOp)
     def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
         rank = len(op.strides)
-        base, strides, bounds = int(args[0]), [int(s) for s in args[1 : 1 + rank]], [int(b) for b in args[1 + rank : 1 + 2 * rank]]
+        base, strides, bounds = (
+            int(args[0]),
+            [int(s) for s in args[1 : 1 + rank]],
+            [int(b) for b in args[1 + rank : 1 + 2 * rank]],
+        )
         cb = args[-1]
         where = location_str(op.location)
         value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
@@ -283,8 +324,18 @@ class MtiaFunctions(InterpreterFunctions):
         nbytes, runs, ranges = _block_runs(base, strides, bounds, elem_bytes)
         if slot is not None:
             get_pe_state(interpreter).issue(
-                Command(Engine.DMA, "dma_store", where, (slot,), (), global_write_bytes=nbytes, global_ranges=ranges,
-                        ls_bytes=mtia.tile_bytes(t), descriptors=max(runs, 1), dtype=_dtype_name(t))
+                Command(
+                    Engine.DMA,
+                    "dma_store",
+                    where,
+                    (slot,),
+                    (),
+                    global_write_bytes=nbytes,
+                    global_ranges=ranges,
+                    ls_bytes=mtia.tile_bytes(t),
+                    descriptors=max(runs, 1),
+                    dtype=_dtype_name(t),
+                )
             )
         return ()
 
@@ -304,9 +355,19 @@ class MtiaFunctions(InterpreterFunctions):
         slot = next(it).write(value, op)
         active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
         get_pe_state(interpreter).issue(
-            Command(Engine.SCALAR, "gather", where, tuple(waits), (slot,), elems=active,
-                    global_read_bytes=active * element_format(element_type_of(t)).size_bytes, descriptors=active,
-                    ls_bytes=mtia.tile_bytes(t), scalar_blocking=True, dtype=_dtype_name(t))
+            Command(
+                Engine.SCALAR,
+                "gather",
+                where,
+                tuple(waits),
+                (slot,),
+                elems=active,
+                global_read_bytes=active * element_format(element_type_of(t)).size_bytes,
+                descriptors=active,
+                ls_bytes=mtia.tile_bytes(t),
+                scalar_blocking=True,
+                dtype=_dtype_name(t),
+            )
         )
         return ()
 
@@ -322,9 +383,18 @@ class MtiaFunctions(InterpreterFunctions):
         get_launch_state(interpreter).memory.scatter(np.asarray(ptrs, dtype=np.int64), value, elem, mask, where)
         active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
         get_pe_state(interpreter).issue(
-            Command(Engine.SCALAR, "scatter", where, tuple(waits), (), elems=active,
-                    global_write_bytes=active * element_format(elem).size_bytes, descriptors=active,
-                    scalar_blocking=True, dtype=_dtype_name(t))
+            Command(
+                Engine.SCALAR,
+                "scatter",
+                where,
+                tuple(waits),
+                (),
+                elems=active,
+                global_write_bytes=active * element_format(elem).size_bytes,
+                descriptors=active,
+                scalar_blocking=True,
+                dtype=_dtype_name(t),
+            )
         )
         return ()
 
@@ -336,8 +406,18 @@ class MtiaFunctions(InterpreterFunctions):
         value = memory.gather(np.asarray([int(args[0])], dtype=np.int64), t, None, 0, where)[0]
         nbytes = element_format(t).size_bytes
         get_pe_state(interpreter).issue(
-            Command(Engine.SCALAR, "scalar_load", where, (), (), elems=1, global_read_bytes=nbytes,
-                    global_ranges=((int(args[0]), nbytes),), scalar_blocking=True, dtype=_dtype_name(t))
+            Command(
+                Engine.SCALAR,
+                "scalar_load",
+                where,
+                (),
+                (),
+                elems=1,
+                global_read_bytes=nbytes,
+                global_ranges=((int(args[0]), nbytes),),
+                scalar_blocking=True,
+                dtype=_dtype_name(t),
+            )
         )
         return (as_value(np.asarray(value), t),)
 
@@ -349,8 +429,17 @@ class MtiaFunctions(InterpreterFunctions):
         memory.scatter(np.asarray([int(args[0])], dtype=np.int64), np.asarray([args[1]]), t, None, where)
         nbytes = element_format(t).size_bytes
         get_pe_state(interpreter).issue(
-            Command(Engine.SCALAR, "scalar_store", where, (), (), elems=1, global_write_bytes=nbytes,
-                    global_ranges=((int(args[0]), nbytes),), dtype=_dtype_name(t))
+            Command(
+                Engine.SCALAR,
+                "scalar_store",
+                where,
+                (),
+                (),
+                elems=1,
+                global_write_bytes=nbytes,
+                global_ranges=((int(args[0]), nbytes),),
+                dtype=_dtype_name(t),
+            )
         )
         return ()
 
@@ -387,8 +476,17 @@ class MtiaFunctions(InterpreterFunctions):
         dtype = _dtype_name(t_a)
         passes = 3 if dtype == "f32" and precision == 2 else 1
         get_pe_state(interpreter).issue(
-            Command(Engine.DPE, "dpe_matmul", location_str(op.location), tuple(waits), (slot,), macs=m * n * k,
-                    dtype=dtype, dpe_passes=passes, ls_bytes=mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t))
+            Command(
+                Engine.DPE,
+                "dpe_matmul",
+                location_str(op.location),
+                tuple(waits),
+                (slot,),
+                macs=m * n * k,
+                dtype=dtype,
+                dpe_passes=passes,
+                ls_bytes=mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t),
+            )
         )
         return ()
 
@@ -399,8 +497,14 @@ class MtiaFunctions(InterpreterFunctions):
         axis = op.axis.value.data
         kind = op.kind.data
         fn = {
-            "addf": np.add, "addi": np.add, "maxnumf": np.fmax, "minnumf": np.fmin, "maximumf": np.maximum,
-            "minimumf": np.minimum, "maxsi": np.maximum, "minsi": np.minimum,
+            "addf": np.add,
+            "addi": np.add,
+            "maxnumf": np.fmax,
+            "minnumf": np.fmin,
+            "maximumf": np.maximum,
+            "minimumf": np.minimum,
+            "maxsi": np.maximum,
+            "minsi": np.minimum,
         }.get(kind)
         if fn is None:
             xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
@@ -413,8 +517,16 @@ class MtiaFunctions(InterpreterFunctions):
             return (r,)
         slot = args[1].write(r, op)
         get_pe_state(interpreter).issue(
-            Command(Engine.RE, "re_reduce", location_str(op.location), tuple(waits), (slot,), elems=int(x.size),
-                    dtype=_dtype_name(out_t), ls_bytes=int(x.nbytes) + mtia.tile_bytes(out_t))
+            Command(
+                Engine.RE,
+                "re_reduce",
+                location_str(op.location),
+                tuple(waits),
+                (slot,),
+                elems=int(x.size),
+                dtype=_dtype_name(out_t),
+                ls_bytes=int(x.nbytes) + mtia.tile_bytes(out_t),
+            )
         )
         return ()
 
@@ -431,7 +543,12 @@ class MtiaFunctions(InterpreterFunctions):
         return self._compute(interpreter, op, args, Engine.MLU, "mlu_compute")
 
     def _compute(
-        self, interpreter: Interpreter, op: mtia.EngineComputeOp, args: PythonValues, engine: Engine, kind: str
+        self,
+        interpreter: Interpreter,
+        op: mtia.EngineComputeOp,
+        args: PythonValues,
+        engine: Engine,
+        kind: str,
     ) -> PythonValues:
         n_in = len(op.inputs)
         waits: list[SlotRef] = []
@@ -446,13 +563,25 @@ class MtiaFunctions(InterpreterFunctions):
             return tuple(results)
         fills = tuple(cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True))
         out_types = [mtia.tile_type(o.type) for o in op.outs]
-        body_ops = [o for o in op.body.block.ops if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"]
+        body_ops = [
+            o
+            for o in op.body.block.ops
+            if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"
+        ]
         elems = max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1)
         in_bytes = sum(mtia.tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
         state.issue(
-            Command(engine, kind, location_str(op.location), tuple(waits), fills, elems=elems,
-                    dtype=_dtype_name(out_types[0]), lut=any(o.name in _LUT_OPS for o in body_ops),
-                    ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types))
+            Command(
+                engine,
+                kind,
+                location_str(op.location),
+                tuple(waits),
+                fills,
+                elems=elems,
+                dtype=_dtype_name(out_types[0]),
+                lut=any(o.name in _LUT_OPS for o in body_ops),
+                ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types),
+            )
         )
         return ()
 

@@ -41,9 +41,9 @@ from mtia_xdsl.machine.interpret import arith as arith_semantics
 from mtia_xdsl.machine.interpret.values import (
     GlobalMemory,
     as_value,
+    bf16_bits_to_f32,
     element_format,
     element_type_of,
-    bf16_bits_to_f32,
     location_str,
 )
 
@@ -198,9 +198,7 @@ def _fast_combiner(region: Region) -> Fn | None:
     return fn
 
 
-def _combine(
-    interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]
-) -> list[Any]:
+def _combine(interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]) -> list[Any]:
     """Apply the combine region (or its numpy equivalent `fast`) to lanes lhs[i] op rhs[i]."""
     with np.errstate(all="ignore"):
         if fast is not None:
@@ -280,9 +278,7 @@ def _unsigned_minmax(is_max: bool) -> Fn:
     return run
 
 
-def _atomic_update(
-    memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str
-) -> np.ndarray:
+def _atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str) -> np.ndarray:
     """Apply `update(old, lane_indices) -> new` lane by lane in row-major order; return the old values.
 
     Lanes with distinct addresses are applied together; a lane whose address repeats an earlier lane's
@@ -365,9 +361,7 @@ def _libdevice_stem(symbol: str) -> str:
     return symbol
 
 
-def _extern_elementwise(
-    self: Any, interpreter: Interpreter, op: Operation, args: PythonValues
-) -> PythonValues:
+def _extern_elementwise(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     symbol = _prop(op, "symbol")
     name = symbol.data if isinstance(symbol, builtin.StringAttr) else "?"
     fn = _LIBDEVICE.get(_libdevice_stem(name))
@@ -473,9 +467,7 @@ class TtFunctions(InterpreterFunctions):
         return (np.int32(get_launch_state(interpreter).program_id[_int_prop(op, "axis")]),)
 
     @_op("tt.get_num_programs")
-    def run_get_num_programs(
-        self, interpreter: Interpreter, op: Operation, args: PythonValues
-    ) -> PythonValues:
+    def run_get_num_programs(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         return (np.int32(get_launch_state(interpreter).num_programs[_int_prop(op, "axis")]),)
 
     # -- tensor construction and shape ---------------------------------------------------------------
@@ -580,9 +572,7 @@ class TtFunctions(InterpreterFunctions):
         return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis), op.results[0].type),)
 
     @_op("tt.map_elementwise")
-    def run_map_elementwise(
-        self, interpreter: Interpreter, op: Operation, args: PythonValues
-    ) -> PythonValues:
+    def run_map_elementwise(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         if _int_prop(op, "pack", 1) != 1:
             raise InterpretationError(f"{_where(op)}: error: tt.map_elementwise with pack > 1 is unsupported")
         with np.errstate(all="ignore"):

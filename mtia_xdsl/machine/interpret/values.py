@@ -230,9 +230,7 @@ class GlobalMemory:
             if not isinstance(t, torch.Tensor):
                 continue
             if t.device.type != "cpu":
-                raise InterpretationError(
-                    f"tensor argument {i} is on {t.device}; the machine model needs CPU tensors"
-                )
+                raise InterpretationError(f"tensor argument {i} is on {t.device}; the machine model needs CPU tensors")
             storage = t.untyped_storage()
             base = storage.data_ptr()
             if base not in by_base:
@@ -275,9 +273,7 @@ class GlobalMemory:
             out.reshape(-1)[lanes] = fmt.from_storage(raw)
         return out
 
-    def scatter(
-        self, addrs: Any, values: Any, dtype: Any, mask: Any = None, where: str = "<unknown location>"
-    ) -> None:
+    def scatter(self, addrs: Any, values: Any, dtype: Any, mask: Any = None, where: str = "<unknown location>") -> None:
         """Store one element per address; masked-off lanes are not written.
 
         Duplicate addresses: the lane last in row-major order wins.

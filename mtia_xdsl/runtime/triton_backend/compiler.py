@@ -153,8 +153,7 @@ def install_make_ir_hook() -> None:
     def make_ir(self: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
         if not isinstance(options, MtiaOptions):
             return original(self, target, options, codegen_fns, module_map, context)
-        return toolchain.build_tt_module(self.fn, dict(self.signature), dict(self.constants),
-                                         dict(self.attrs), options)
+        return toolchain.build_tt_module(self.fn, dict(self.signature), dict(self.constants), dict(self.attrs), options)
 
     make_ir.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     ASTSource.make_ir = make_ir  # pyright: ignore[reportAttributeAccessIssue]

@@ -21,9 +21,21 @@ from mtia_xdsl.runtime.options import MtiaOptions
 TARGET = GPUTarget("cpu", "mtia2i", 1)
 
 _CPP_TYPES = {
-    "i1": "bool", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t", "i64": "int64_t",
-    "u1": "bool", "u8": "uint8_t", "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t",
-    "fp16": "float", "bf16": "float", "fp32": "float", "f32": "float", "fp64": "double",
+    "i1": "bool",
+    "i8": "int8_t",
+    "i16": "int16_t",
+    "i32": "int32_t",
+    "i64": "int64_t",
+    "u1": "bool",
+    "u8": "uint8_t",
+    "u16": "uint16_t",
+    "u32": "uint32_t",
+    "u64": "uint64_t",
+    "fp16": "float",
+    "bf16": "float",
+    "fp32": "float",
+    "f32": "float",
+    "fp64": "double",
 }
 
 
@@ -53,8 +65,16 @@ class MtiaLauncher:
         self.driver = driver
 
     def __call__(
-        self, grid_x: int, grid_y: int, grid_z: int, stream: Any, function: Any, packed_metadata: Any,
-        launch_metadata: Any, enter_hook: Callable[..., Any] | None, exit_hook: Callable[..., Any] | None,
+        self,
+        grid_x: int,
+        grid_y: int,
+        grid_z: int,
+        stream: Any,
+        function: Any,
+        packed_metadata: Any,
+        launch_metadata: Any,
+        enter_hook: Callable[..., Any] | None,
+        exit_hook: Callable[..., Any] | None,
         *args: Any,
     ) -> Any:
         """Launch: `args` are all kernel arguments in order, constexprs included.
@@ -65,8 +85,10 @@ class MtiaLauncher:
         if grid_x * grid_y * grid_z == 0:
             return None
         if not isinstance(function, binary.LoadedKernel):
-            raise KernelLaunchError(f"{kernel_location(self.fn)}: error: the kernel was not loaded by "
-                                    "mtia_xdsl's driver (is another Triton driver active?)")
+            raise KernelLaunchError(
+                f"{kernel_location(self.fn)}: error: the kernel was not loaded by "
+                "mtia_xdsl's driver (is another Triton driver active?)"
+            )
         if enter_hook is not None:
             enter_hook(launch_metadata)
         result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
@@ -143,8 +165,9 @@ class MtiaDriver(DriverBase):
         """Return the benchmarker that reports modelled kernel time in milliseconds."""
         return self.benchmark
 
-    def benchmark(self, kernel_call: Callable[[], Any], *, quantiles: Sequence[float] | None = None,
-                  **kwargs: Any) -> float | list[float]:
+    def benchmark(
+        self, kernel_call: Callable[[], Any], *, quantiles: Sequence[float] | None = None, **kwargs: Any
+    ) -> float | list[float]:
         """Run `kernel_call` once and return the modelled time (ms), once per quantile if given.
 
         The model is deterministic, so every quantile is the same number.

@@ -207,7 +207,7 @@ class _Analyzer:
         if mask is not None:
             self.info.masks[op.results[0]] = mask
 
-    def _form_for_op(self, op: Operation) -> AffineForm | None:  # noqa: C901 - one case per op kind
+    def _form_for_op(self, op: Operation) -> AffineForm | None:
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             return None
         shape = _shape(op.results[0].type)
@@ -246,7 +246,10 @@ class _Analyzer:
             if a is None or b is None or a.ptr is not None or b.ptr is not None:
                 return None
             if isinstance(op, arith.SubiOp):
-                return AffineForm(add(a.base, neg(b.base)), tuple(add(x, neg(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
+                return AffineForm(
+                    add(a.base, neg(b.base)),
+                    tuple(add(x, neg(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True)),
+                )
             return AffineForm(add(a.base, b.base), tuple(add(x, y) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
         if isinstance(op, arith.MuliOp):
             a, b = self.form_of(op.lhs), self.form_of(op.rhs)
@@ -262,7 +265,11 @@ class _Analyzer:
             p, o = self.form_of(op.ptr), self.form_of(op.offset)
             if p is None or o is None or p.ptr is None or o.ptr is not None:
                 return None
-            return AffineForm(add(p.base, o.base), tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)), ptr=p.ptr)
+            return AffineForm(
+                add(p.base, o.base),
+                tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)),
+                ptr=p.ptr,
+            )
         return None
 
     # -- masks -------------------------------------------------------------------------------
