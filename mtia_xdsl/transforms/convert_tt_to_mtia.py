@@ -323,7 +323,13 @@ class _EngineMapper:
             return False
         if any(isinstance(r.type, TensorType) for r in op.results):
             return True
-        return any(v in self.resident for v in op.operands) and op.name.startswith(("arith.", "math.", "tt."))
+        # scalar floating-point math on engine results stays on the SE; integer and pointer scalars
+        # (addresses, loop bounds, branch conditions) go to the scalar core, which reads them from the CB
+        return (
+            any(v in self.resident for v in op.operands)
+            and op.name.startswith(("arith.", "math.", "tt."))
+            and any(_is_float(v.type) for v in (*op.operands, *op.results))
+        )
 
 
 def _engine_for(op: Operation) -> type[mtia.EngineComputeOp]:

@@ -279,28 +279,35 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
             anc = _ancestor_in(user, block)
             if anc is not None and (last is None or _position(anc) > _position(last)):
                 last = anc
-        pop = mtia.CbPopOp(plan.cb_of[v], 1)
+        cb = plan.cb_of[v]
         if last is not None:
+            pop = mtia.CbPopOp(cb, 1)
             pop.location = last.location
             Rewriter.insert_op(pop, InsertPoint.after(last))
-        elif isinstance(v, OpResult):
-            pop.location = v.op.location
-            Rewriter.insert_op(pop, InsertPoint.after(v.op))
-        else:
-            Rewriter.insert_op(pop, InsertPoint.at_start(block))
+            continue
+        # nobody reads the value: wait for it, then release it (the producer still runs)
+        where = v.op if isinstance(v, OpResult) else block.parent_op()
+        dead = [mtia.CbWaitOp(cb, 1), mtia.CbPopOp(cb, 1)]
+        for op in dead:
+            op.location = where.location if where is not None else op.location
+        point = InsertPoint.after(v.op) if isinstance(v, OpResult) else InsertPoint.at_start(block)
+        Rewriter.insert_op(dead, point)
 
 
 def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> dict[SSAValue, list[Operation]]:
     """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`; return the reads."""
     reads: dict[SSAValue, list[Operation]] = {}
     for op in list(func.walk()):
-        if isinstance(op, mtia.ENGINE_OPS) or isinstance(op, mtia.ScalarStoreOp):
+        if isinstance(op, mtia.ENGINE_OPS):
             continue
         for i, v in enumerate(op.operands):
+            if isinstance(op, mtia.ScalarStoreOp) and i == 1:
+                continue  # an engine-made value is stored by a 0-d DMA instead (lower_commands)
             if v in resident and (op, i) not in plan.transfers:
+                wait = mtia.CbWaitOp(plan.cb_of[v], 1)
                 read = mtia.CbReadOp(plan.cb_of[v])
-                read.location = op.location
-                Rewriter.insert_op(read, InsertPoint.before(op))
+                wait.location = read.location = op.location
+                Rewriter.insert_op([wait, read], InsertPoint.before(op))
                 op.operands[i] = read.result
                 reads.setdefault(v, []).append(read)
     return reads

@@ -82,7 +82,8 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 
 // The scalar core reads an engine-produced scalar with a blocking cb_read, then releases it.
 // CHECK-LABEL: tt.func public @scalar_use
-// CHECK:         %[[R:.*]] = mtia.cb_read %[[CB:.*]] : !mtia.cb<1, f32> -> f32
+// CHECK:         mtia.cb_wait %[[CB:.*]], 1 : !mtia.cb<1, f32>
+// CHECK-NEXT:    %[[R:.*]] = mtia.cb_read %[[CB]] : !mtia.cb<1, f32> -> f32
 // CHECK-NEXT:    mtia.cb_pop %[[CB]], 1
 // CHECK-NEXT:    %{{.*}} = arith.fptosi %[[R]] : f32 to i32
 builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
@@ -134,6 +135,21 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
     }
     mtia.dma_store %r1, %p[%s] bounds[%n] : tensor<64xf32>, !tt.ptr<f32>
     mtia.dma_store %r2, %p[%s] bounds[%n] : tensor<64xf32>, !tt.ptr<f32>
+    tt.return
+  }
+}
+
+// -----
+
+// An engine value nobody reads is still produced, then waited for and released.
+// CHECK-LABEL: tt.func public @unused
+// CHECK:         mtia.dma_load %{{.*}} into %[[CB:.*]] :
+// CHECK-NEXT:    mtia.cb_push %[[CB]], 1
+// CHECK-NEXT:    mtia.cb_wait %[[CB]], 1
+// CHECK-NEXT:    mtia.cb_pop %[[CB]], 1
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @unused(%p: !tt.ptr<f32>, %s: i64, %n: i64) {
+    %x = mtia.dma_load %p[%s] bounds[%n] : !tt.ptr<f32> -> tensor<64xf32>
     tt.return
   }
 }
