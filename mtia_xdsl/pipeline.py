@@ -11,7 +11,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
-DEFAULT_PIPELINE = "tt-inline,mtia-set-target{{chip={chip}}},convert-tt-to-mtia,canonicalize,cse,mtia-cb-bufferize"
+DEFAULT_PIPELINE = "tt-inline,tt-lift-early-returns,mtia-set-target{{chip={chip}}},convert-tt-to-mtia,canonicalize,cse,mtia-cb-bufferize"
 
 
 def default_pipeline(chip: str = "mtia2i") -> str:

@@ -203,7 +203,7 @@ def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str])
     names = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
     for op in module.ops:
         if op.name == "tt.func" and op.properties.get("sym_visibility") != StringAttr("private"):
-            args = op.regions[0].block.args
+            args = op.regions[0].blocks[0].args
             if len(args) == len(names) and all(a.name_hint is None for a in args):
                 for arg, name in zip(args, names, strict=True):
                     if SSAValue.is_valid_name(name):

@@ -33,8 +33,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TtInlinePass
 
+    def tt_lift_early_returns() -> type[ModulePass]:
+        from mtia_xdsl.transforms.tt_lift_early_returns import TtLiftEarlyReturnsPass
+
+        return TtLiftEarlyReturnsPass
+
     return {
         "tt-inline": tt_inline,
+        "tt-lift-early-returns": tt_lift_early_returns,
         "convert-tt-to-mtia": convert_tt_to_mtia,
         "mtia-cb-bufferize": cb_bufferize,
         "test-mtia-memory-access": test_memory_access,

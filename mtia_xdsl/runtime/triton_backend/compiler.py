@@ -112,7 +112,8 @@ def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
     from xdsl.printer import Printer
 
     text = StringIO()
-    Printer(stream=text, print_debuginfo=True).print_op(module)
+    # generic form: xDSL 0.74 misplaces loc(...) in the custom form of ops such as scf.while
+    Printer(stream=text, print_debuginfo=True, print_generic_format=True).print_op(module)
     return binary.encode(metadata["name"], text.getvalue())
 
 
