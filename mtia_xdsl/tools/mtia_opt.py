@@ -25,8 +25,13 @@ class MtiaOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
-        # upstream TTIR files (`.ttir`, as Triton's cache and MLIR_ENABLE_DUMP write them) are MLIR text
-        self.available_frontends["ttir"] = self.available_frontends["mlir"]
+        def parse_ttir(io: IO[bytes]) -> ModuleOp:
+            # upstream TTIR (`.ttir`, as Triton's cache and dumps write it): location aliases may follow
+            from mtia_xdsl.frontend.ttir_import import parse_ttir as parse
+
+            return parse(io.read().decode(), self.ctx, self.get_input_name())
+
+        self.available_frontends["ttir"] = parse_ttir
 
         def parse_python(io: IO[bytes]) -> ModuleOp:
             from mtia_xdsl.frontend.pyfile import module_from_python_file

@@ -71,12 +71,11 @@ def parse_arg(spec: str, index: int, seed: int) -> Any:
 
 def load_module(path: str, options: Any = None) -> Any:
     """Parse `path` and lower it to the buffer level (for `options.machine`) if it is still tt-level."""
-    from xdsl.parser import Parser
-
     from mtia_xdsl.dialects import make_context
+    from mtia_xdsl.frontend.ttir_import import parse_ttir
 
     text = Path(path).read_text() if path != "-" else sys.stdin.read()
-    module = Parser(make_context(), text, path).parse_module()
+    module = parse_ttir(text, make_context(), path)
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
 
