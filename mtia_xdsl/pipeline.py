@@ -10,6 +10,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 DEFAULT_PIPELINE = "tt-inline,tt-lift-early-returns,mtia-set-target{{chip={chip}}},convert-tt-to-mtia,canonicalize,cse,mtia-cb-bufferize"
 
@@ -35,4 +36,10 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     available = {**xdsl_passes(), **get_all_passes()}
     pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))
     pipeline.apply(ctx, module)
+    try:
+        module.verify()
+    except VerifyException as e:  # the passes' contract is valid IR out: this is a compiler bug
+        raise PassFailedException(
+            f"internal compiler error: the lowered program does not verify ({e}); please report this kernel"
+        ) from e
     return module

@@ -42,3 +42,23 @@ def test_local_storage_overflow_is_a_compile_error_naming_the_sizes() -> None:
     with pytest.raises(Exception, match=r"local storage but a PE has 393216; lower the block sizes") as info:
         vector_add.add(x, x, BLOCK_SIZE=1 << 17)
     assert "tensor<131072xf32>" in str(info.value)
+
+
+@pytest.mark.parametrize("grid", [(-1,), (2.5,)])
+def test_bad_grid_is_refused_with_the_kernel_location(grid: tuple[float, ...]) -> None:
+    x = torch.randn(128)
+    out = torch.zeros(128)
+    with pytest.raises(Exception, match=r"must be non-negative integers") as info:
+        unmasked_copy[grid](x, out, BLOCK=128)
+    assert re.search(rf"{THIS_FILE}:\d+:\d+: error: the grid", str(info.value)), str(info.value)
+    assert torch.equal(out, torch.zeros(128))
+
+
+def test_empty_grid_runs_nothing_and_leaves_no_report() -> None:
+    import mtia_xdsl
+
+    out = torch.zeros(128)
+    vector_add.add_kernel[(1,)](torch.ones(128), torch.ones(128), out, 128, BLOCK_SIZE=128)
+    assert mtia_xdsl.last_report() is not None
+    vector_add.add_kernel[(0,)](torch.ones(128), torch.ones(128), out, 128, BLOCK_SIZE=128)
+    assert mtia_xdsl.last_report() is None

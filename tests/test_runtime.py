@@ -96,7 +96,7 @@ def test_bad_grid_is_reported() -> None:
 def test_wrong_argument_count_names_kernel_line(fake: FakeToolchain) -> None:
     kernel = mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 4})
     line = add_kernel.def_file_line_number
-    with pytest.raises(KernelLaunchError, match=rf"test_runtime\.py:{line}: error: .*missing arguments \['n'\]"):
+    with pytest.raises(KernelLaunchError, match=rf"test_runtime\.py:{line}:\d+: error: .*missing arguments \['n'\]"):
         kernel[(1,)](torch.ones(4), torch.ones(4), torch.zeros(4))
     with pytest.raises(KernelLaunchError, match="takes 4 positional arguments"):
         kernel[(1,)](torch.ones(4), torch.ones(4), torch.zeros(4), 4, 4, 4)

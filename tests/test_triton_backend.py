@@ -133,7 +133,7 @@ def test_other_active_driver_deactivates_ours(monkeypatch: pytest.MonkeyPatch) -
 def test_launcher_rejects_wrong_argument_count(fake: FakeToolchain) -> None:
     compiled = add_kernel[(1,)](torch.ones(4), torch.ones(4), torch.zeros(4), 4, BLOCK=4)
     launcher = compiled.run
-    with pytest.raises(KernelLaunchError, match=r"test_triton_backend\.py:\d+: error: .*takes 5 arguments"):
+    with pytest.raises(KernelLaunchError, match=r"test_triton_backend\.py:\d+:\d+: error: .*takes 5 arguments"):
         launcher(1, 1, 1, 0, compiled.function, None, None, None, None, torch.ones(4), 4)
 
 

@@ -128,7 +128,7 @@ def prepare_launch(
         )
     memory = GlobalMemory.from_tensors(args, names)
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
-    return Launch(kernel, _grid3(grid), memory, values)
+    return Launch(kernel, _grid3(grid, location_str(kernel.location)), memory, values)
 
 
 def located_error_text(e: Exception, op: Operation | None, pid: tuple[int, int, int]) -> str:
@@ -144,10 +144,12 @@ def located_error_text(e: Exception, op: Operation | None, pid: tuple[int, int, 
 # ----------------------------------------------------------------------------------------------------
 
 
-def _grid3(grid: Sequence[int]) -> tuple[int, int, int]:
+def _grid3(grid: Sequence[int], where: str = "<unknown location>") -> tuple[int, int, int]:
+    if not 1 <= len(grid) <= 3 or not all(isinstance(g, int | np.integer) and g >= 0 for g in grid):
+        raise InterpretationError(
+            f"{where}: error: grid {tuple(grid)} must have 1 to 3 non-negative integer dimensions"
+        )
     dims = [int(g) for g in grid] + [1] * (3 - len(grid))
-    if len(dims) != 3 or any(d < 0 for d in dims):
-        raise InterpretationError(f"grid {tuple(grid)} must have 1 to 3 non-negative dimensions")
     return dims[0], dims[1], dims[2]
 
 

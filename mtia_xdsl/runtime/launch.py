@@ -19,12 +19,13 @@ class KernelLaunchError(ValueError):
 
 
 def kernel_location(fn: Any) -> str:
-    """Return `file:line` of a `@triton.jit` function's `def`, or its name when unknown."""
+    """Return `file:line:col` of a `@triton.jit` function's `def`, or its name when unknown."""
     file_name = getattr(fn, "file_name", None)
     line = getattr(fn, "def_file_line_number", None) or getattr(fn, "starting_line_number", None)
+    col = getattr(fn, "def_file_col_number", None) or 1
     if file_name is None:
         return str(getattr(fn, "__name__", fn))
-    return f"{file_name}:{line}"
+    return f"{file_name}:{line}:{col}"
 
 
 def flat_view(tensor: Any) -> Any:

@@ -35,6 +35,13 @@ def parse_arg(spec: str, index: int, seed: int) -> Any:
 
     Raises: ValueError with the accepted forms if `spec` is none of them.
     """
+    try:
+        return _parse_arg(spec, index, seed)
+    except ValueError as e:
+        raise ValueError(f"--arg #{index + 1} {spec!r}: {e}") from None
+
+
+def _parse_arg(spec: str, index: int, seed: int) -> Any:
     import torch
 
     parts = spec.split(":")
@@ -46,14 +53,16 @@ def parse_arg(spec: str, index: int, seed: int) -> Any:
         try:
             return float(spec)
         except ValueError:
-            raise ValueError(f"--arg {spec!r}: expected a number or KIND:DTYPE:SHAPE (see mtia-run --help)") from None
+            raise ValueError("expected a number or [KIND:]DTYPE:SHAPE (see mtia-run --help)") from None
     kind, dtype_name, shape_text = ("randn", *parts) if len(parts) == 2 else parts
     if dtype_name not in _DTYPES or kind not in ("randn", "zeros", "ones", "arange"):
         raise ValueError(
-            f"--arg {spec!r}: kind must be zeros, ones or arange (or none, for random) and dtype one of "
-            f"{', '.join(_DTYPES)}"
+            f"kind must be zeros, ones or arange (or none, for random) and dtype one of {', '.join(_DTYPES)}"
         )
-    shape = [int(d) for d in shape_text.split("x")]
+    try:
+        shape = [int(d) for d in shape_text.split("x")]
+    except ValueError:
+        raise ValueError(f"shape {shape_text!r} must be sizes separated by x, e.g. 64x128") from None
     dtype = getattr(torch, _DTYPES[dtype_name])
     n = 1
     for d in shape:
@@ -67,6 +76,34 @@ def parse_arg(spec: str, index: int, seed: int) -> Any:
     gen = torch.Generator().manual_seed(seed + index)
     values = torch.randn(shape, generator=gen)
     return values.to(dtype) if dtype.is_floating_point else (values * 100).to(dtype)
+
+
+def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
+    """Check each argument against the kernel's parameter: a tensor of the pointee type per pointer.
+
+    Raises: ValueError naming the parameter and the --arg that does not fit.
+    """
+    import torch
+
+    from mtia_xdsl.dialects import tt
+    from mtia_xdsl.machine.interpret.values import element_format
+    from mtia_xdsl.machine.reference import find_kernel
+
+    kernel = find_kernel(module, kernel_name)
+    block_args = kernel.regions[0].blocks[0].args
+    if len(args) != len(block_args):
+        raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg were given")
+    for i, (param, arg) in enumerate(zip(block_args, args, strict=True)):
+        name = param.name_hint or f"#{i}"
+        if isinstance(param.type, tt.PointerType):
+            want = element_format(param.type.pointee_type).name
+            if not isinstance(arg, torch.Tensor):
+                raise ValueError(f"--arg #{i + 1}: parameter '{name}' is {param.type}; give a tensor such as {want}:1024")
+            got = {v: k for k, v in _DTYPES.items()}.get(str(arg.dtype).removeprefix("torch."), str(arg.dtype))
+            if got != want:
+                raise ValueError(f"--arg #{i + 1}: parameter '{name}' is {param.type} but the tensor is {got}")
+        elif isinstance(arg, torch.Tensor):
+            raise ValueError(f"--arg #{i + 1}: parameter '{name}' is the scalar {param.type}; give a number")
 
 
 def load_module(path: str, options: Any = None) -> Any:
@@ -105,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 
+        check_args(module, args.kernel, kernel_args)
         result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
     except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
@@ -116,7 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.trace:
         from mtia_xdsl.machine.trace import write_chrome_trace
 
-        write_chrome_trace(result.timeline, args.trace)
+        try:
+            write_chrome_trace(result.timeline, args.trace)
+        except OSError as e:
+            print(f"mtia-run: cannot write the trace: {e}", file=sys.stderr)
+            return 1
         print(f"trace written to {args.trace}")
     return 0
 

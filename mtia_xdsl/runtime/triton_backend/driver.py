@@ -82,7 +82,15 @@ class MtiaLauncher:
         Raises: KernelLaunchError for bad arguments (see `runtime_args`).
         """
         run_args = runtime_args(self.fn, self.signature, args)
+        grid = (grid_x, grid_y, grid_z)
+        if not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0 for g in grid):
+            raise KernelLaunchError(
+                f"{kernel_location(self.fn)}: error: the grid {grid} must be non-negative integers; "
+                "use triton.cdiv to round sizes up"
+            )
         if grid_x * grid_y * grid_z == 0:
+            if self.driver is not None:
+                self.driver.last_result = None  # nothing ran: no report
             return None
         if not isinstance(function, binary.LoadedKernel):
             raise KernelLaunchError(
