@@ -62,3 +62,19 @@ def test_empty_grid_runs_nothing_and_leaves_no_report() -> None:
     assert mtia_xdsl.last_report() is not None
     vector_add.add_kernel[(0,)](torch.ones(128), torch.ones(128), out, 128, BLOCK_SIZE=128)
     assert mtia_xdsl.last_report() is None
+
+
+def test_compile_refuses_unknown_type_strings_naming_the_kernel() -> None:
+    import mtia_xdsl
+    from mtia_xdsl.frontend import KernelError
+
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "int32"}
+    with pytest.raises(KernelError, match=r"vector_add\.py:\d+:\d+: error: unknown type 'int32' for argument"):
+        mtia_xdsl.compile(vector_add.add_kernel, signature, {"BLOCK_SIZE": 64})
+
+
+def test_compile_refuses_unknown_options() -> None:
+    import mtia_xdsl
+
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['nonsense'\]"):
+        mtia_xdsl.compile(vector_add.add_kernel, options={"nonsense": 1})

@@ -184,6 +184,7 @@ def build_tt_module(
 
     from mtia_xdsl.dialects import make_context
 
+    _check_signature(fn, signature)
     src = ASTSource(fn, dict(signature), _normalise_constexprs(fn, constexprs), attrs)
     opts = FrontendOptions.from_options(options)
     ctx = make_context()
@@ -196,6 +197,27 @@ def build_tt_module(
             raise _kernel_error(e, proxy.last_loc[0], fn) from e
     _name_kernel_arguments(handle.op, fn, signature)
     return handle.op
+
+
+def _check_signature(fn: Any, signature: dict[str, str]) -> None:
+    """Raise KernelError at the kernel's def for unknown argument names or type strings."""
+    from triton.language import str_to_ty
+
+    where = (getattr(fn, "file_name", "<kernel>"), getattr(fn, "def_file_line_number", None), 1)
+    unknown = [name for name in signature if name not in fn.arg_names]
+    if unknown:
+        raise KernelError(f"the signature names {unknown}, which are not arguments of '{fn.__name__}'", *where)
+    for name, ty in signature.items():
+        if ty == "constexpr":
+            continue
+        try:
+            str_to_ty(ty, None)
+        except Exception:  # Triton raises KeyError/TypeError/AssertionError for unknown strings
+            raise KernelError(
+                f"unknown type {ty!r} for argument '{name}'; use Triton type strings such as i32, i64, fp32, "
+                "bf16, *fp16 (a pointer) or constexpr",
+                *where,
+            ) from None
 
 
 def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str]) -> None:

@@ -21,7 +21,7 @@ class MtiaOptions:
     """Accepted for source compatibility; a PE runs one program at a time, so it changes nothing."""
     num_ctas: int = 1
     num_stages: int = 2
-    """Circular-buffer depth the software pipeliner aims for."""
+    """Circular-buffer depth the software pipeliner will aim for; no effect until pipelining lands."""
     warp_size: int = 1
     """One 'thread' per program: read by Triton's CompiledKernel resource check."""
     maxnreg: int | None = None
@@ -40,7 +40,9 @@ class MtiaOptions:
     supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
-    """The DPE has no FP32 inputs: "ieee" is emulated exactly (three BF16 passes), see MACHINE.md."""
+    """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
+    `input_precision` is "tf32" (one DPE pass, tf32-rounded inputs) because "tf32" is allowed. Pass
+    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see MACHINE.md)."""
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int = 0
     instrumentation_mode: str = ""
@@ -48,12 +50,17 @@ class MtiaOptions:
     ir_override: str | None = None
 
     @classmethod
-    def from_dict(cls, opts: dict[str, Any]) -> "MtiaOptions":
+    def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":
         """Build options from a dict, keeping only known fields whose value is not None.
 
         Lists become tuples (JSON round trips turn tuples into lists), so the result stays hashable.
+        Raises: TypeError naming the unknown keys when `strict` (user-given options); Triton's own option
+        dicts carry extra keys and are read with `strict=False`.
         """
         known = {f.name for f in fields(cls)}
+        unknown = sorted(set(opts) - known)
+        if strict and unknown:
+            raise TypeError(f"unknown option(s) {unknown}; MtiaOptions has: {', '.join(sorted(known))}")
         kwargs = {
             k: tuple(map(_tuple_if_list, v)) if isinstance(v, list) else v
             for k, v in opts.items()

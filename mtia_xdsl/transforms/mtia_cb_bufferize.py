@@ -430,7 +430,7 @@ def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
         )
         raise PassFailedException(
             f"{_loc(func)}: error: the kernel's circular buffers need {total} bytes of local storage but a PE has "
-            f"{ls_bytes}; lower the block sizes (BLOCK_*) or num_stages. CBs:\n{lines}"
+            f"{ls_bytes}; lower the block sizes (BLOCK_*). CBs:\n{lines}"
         )
 
 
