@@ -25,6 +25,7 @@ class MtiaOptMain(xDSLOptMain):
 
     def register_all_frontends(self) -> None:
         super().register_all_frontends()
+
         def parse_ttir(io: IO[bytes]) -> ModuleOp:
             # upstream TTIR (`.ttir`, as Triton's cache and dumps write it): location aliases may follow
             from mtia_xdsl.frontend.ttir_import import parse_ttir as parse

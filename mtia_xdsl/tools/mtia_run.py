@@ -98,7 +98,9 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
         if isinstance(param.type, tt.PointerType):
             want = element_format(param.type.pointee_type).name
             if not isinstance(arg, torch.Tensor):
-                raise ValueError(f"--arg #{i + 1}: parameter '{name}' is {param.type}; give a tensor such as {want}:1024")
+                raise ValueError(
+                    f"--arg #{i + 1}: parameter '{name}' is {param.type}; give a tensor such as {want}:1024"
+                )
             got = {v: k for k, v in _DTYPES.items()}.get(str(arg.dtype).removeprefix("torch."), str(arg.dtype))
             if got != want:
                 raise ValueError(f"--arg #{i + 1}: parameter '{name}' is {param.type} but the tensor is {got}")

@@ -24,6 +24,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.analysis.memory_access import (
@@ -392,8 +393,36 @@ class ConvertTtToMtiaPass(ModulePass):
             convert_function(func)
 
 
+_FP8 = (
+    builtin.Float8E4M3FNType,
+    builtin.Float8E5M2Type,
+    builtin.Float8E4M3FNUZType,
+    builtin.Float8E5M2FNUZType,
+    builtin.Float8E4M3B11FNUZType,
+    builtin.Float8E4M3Type,
+    builtin.Float8E3M4Type,
+    builtin.Float8E8M0FNUType,
+)
+
+
+def check_element_types(func: tt.FuncOp) -> None:
+    """Refuse fp8 values: MTIA-2i's engines take int8, fp16, bf16 and fp32 (MACHINE.md, per-PE units).
+
+    Raises: PassFailedException at the first op producing an fp8 value, with the fix.
+    """
+    for op in func.walk():
+        for v in op.results:
+            elem = v.type.element_type if isinstance(v.type, TensorType) else v.type
+            if isinstance(elem, _FP8):
+                raise PassFailedException(
+                    f"{_loc(op)}: error: {elem} values are not supported on MTIA-2i (its engines take int8, fp16, "
+                    "bf16 and fp32); cast to tl.float16 or tl.bfloat16 instead"
+                )
+
+
 def convert_function(func: tt.FuncOp) -> None:
-    """Apply the three steps of the pass to one kernel function."""
+    """Apply the steps of the pass to one kernel function."""
+    check_element_types(func)
     for _ in range(64):
         if not scalarize_loop_pointers(func):
             break
