@@ -12,7 +12,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
-DEFAULT_PIPELINE = "tt-inline,tt-lift-early-returns,mtia-set-target{{chip={chip}}},convert-tt-to-mtia,canonicalize,cse,mtia-cb-bufferize"
+DEFAULT_PIPELINE = ",".join(
+    [
+        "tt-inline",
+        "tt-lift-early-returns",
+        "mtia-set-target{{chip={chip}}}",
+        "convert-tt-to-mtia",
+        "canonicalize",
+        "cse",
+        "mtia-cb-bufferize",
+    ]
+)
 
 
 def default_pipeline(chip: str = "mtia2i") -> str:
