@@ -61,14 +61,19 @@ class MtiaOptMain(xDSLOptMain):
 
 def main(args: Sequence[str] | None = None) -> None:
     """Run mtia-opt on the command line; kernel and pass errors print as diagnostics, exit status 1."""
-    from xdsl.utils.exceptions import DiagnosticException
+    from xdsl.utils.exceptions import DiagnosticException, ParseError
 
     from mtia_xdsl.frontend.errors import KernelError
 
     try:
         MtiaOptMain(args=args).run()
-    except (KernelError, DiagnosticException) as e:
+    except (KernelError, DiagnosticException, ParseError) as e:
         print(e, file=sys.stderr)
+        raise SystemExit(1) from None
+    except ValueError as e:
+        if not str(e).startswith("Unrecognized passes"):
+            raise
+        print(f"mtia-opt: {e}; `mtia-opt --help` lists the passes", file=sys.stderr)
         raise SystemExit(1) from None
 
 

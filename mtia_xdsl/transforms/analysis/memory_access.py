@@ -71,17 +71,34 @@ def neg(a: Expr) -> Expr:
     return -a if isinstance(a, int) else ("neg", a)
 
 
-def expr_str(e: Expr) -> str:
-    """Render an expression for the test pass (SSA values by name hint or `%?`)."""
+def expr_str(e: Expr, names: dict[SSAValue, str] | None = None) -> str:
+    """Render an expression; SSA values by their printed names (`names`), else their name hint."""
     if isinstance(e, int):
         return str(e)
     if isinstance(e, SSAValue):
+        if names and e in names:
+            return names[e]
         return f"%{e.name_hint}" if e.name_hint else "%?"
     op, *args = e
     if op == "neg":
-        return f"-({expr_str(args[0])})"
+        return f"-({expr_str(args[0], names)})"
+    if op == "min":
+        return "min(" + ", ".join(expr_str(x, names) for x in args) + ")"
+    if op == "add" and isinstance(args[1], tuple) and args[1][0] == "neg":
+        return f"({expr_str(args[0], names)} - {expr_str(args[1][1], names)})"
     sym = "+" if op == "add" else "*"
-    return f"({expr_str(args[0])} {sym} {expr_str(args[1])})"
+    return f"({expr_str(args[0], names)} {sym} {expr_str(args[1], names)})"
+
+
+def printed_names(module: Operation) -> dict[SSAValue, str]:
+    """Return the names the printer gives every SSA value of `module` (for readable test output)."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    printer = Printer(stream=StringIO())
+    printer.print_op(module)
+    return {v: f"%{n}" for v, n in printer._ssa_values.items()}  # noqa: SLF001 - the printer's naming
 
 
 def leaves(e: Expr) -> list[SSAValue]:
@@ -477,6 +494,7 @@ class TestMtiaMemoryAccessPass(ModulePass):
     name = "test-mtia-memory-access"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = printed_names(op)
         for func in op.walk():
             if not isinstance(func, tt.FuncOp):
                 continue
@@ -485,19 +503,13 @@ class TestMtiaMemoryAccessPass(ModulePass):
                 if access_op in info.accesses:
                     a = info.accesses[access_op]
                     text = (
-                        f"dma base={expr_str(a.ptr)}+{expr_str(a.offset)} "
-                        f"strides=[{', '.join(expr_str(s) for s in a.strides)}] "
-                        f"bounds=[{', '.join(_bound_str(b) for b in a.bounds)}] shape={list(a.shape)}"
+                        f"dma base={expr_str(a.ptr, names)}+{expr_str(a.offset, names)} "
+                        f"strides=[{', '.join(expr_str(s, names) for s in a.strides)}] "
+                        f"bounds=[{', '.join(expr_str(b, names) for b in a.bounds)}] shape={list(a.shape)}"
                     )
                     access_op.attributes["mtia.access"] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes["mtia.access"] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")
-
-
-def _bound_str(b: Expr) -> str:
-    if isinstance(b, tuple) and b[0] == "min":
-        return "min(" + ", ".join(expr_str(x) for x in b[1:]) + ")"
-    return expr_str(b)
 
 
 def block_accesses(ops: Sequence[Operation], info: MemoryAccessInfo) -> list[Operation]:

@@ -39,3 +39,21 @@ tt.func public @accesses(%x: !tt.ptr<f32>, %stride: i32, %m: i32, %n: i32) {
   %s = tt.load %x : !tt.ptr<f32>
   tt.return
 }
+
+// Unnamed values are shown by the names the printer gives them.
+// CHECK-LABEL: tt.func public @unnamed
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%arg0+%[[START:[0-9]+]] strides=[1] bounds=[(%arg1 - %[[START]])] shape=[64]"}
+tt.func public @unnamed(%arg0: !tt.ptr<f32>, %arg1: i32) {
+  %0 = tt.get_program_id x : i32
+  %1 = arith.constant 64 : i32
+  %2 = arith.muli %0, %1 : i32
+  %3 = tt.splat %2 : i32 -> tensor<64xi32>
+  %4 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %5 = arith.addi %3, %4 : tensor<64xi32>
+  %6 = tt.splat %arg1 : i32 -> tensor<64xi32>
+  %7 = arith.cmpi slt, %5, %6 : tensor<64xi32>
+  %8 = tt.splat %arg0 : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %9 = tt.addptr %8, %5 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %10 = tt.load %9, %7 : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
