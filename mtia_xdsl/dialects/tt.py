@@ -1144,6 +1144,8 @@ class MakeRangeOp(IRDLOperation):
 
     def verify_(self) -> None:
         start, end = self.start.value.data, self.end.value.data
+        if end <= start:
+            raise VerifyException(f"'tt.make_range' needs start < end, got start = {start} and end = {end}")
         t = _tensor(self.result, self, "result")
         if t.get_shape() != (end - start,) or t.element_type != i32:
             raise VerifyException(f"'tt.make_range' result must be tensor<{end - start}xi32>, got {t}")

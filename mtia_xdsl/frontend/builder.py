@@ -166,9 +166,9 @@ class XdslBuilder:
         loc = self.loc.attr
         if isinstance(loc, FileLineColLoc):
             return UnsupportedConstruct(
-                f"{what} is not supported by mtia_xdsl", loc.filename.data, loc.line.data, loc.column.data
+                f"{what}: not supported by mtia_xdsl yet", loc.filename.data, loc.line.data, loc.column.data
             )
-        return UnsupportedConstruct(f"{what} is not supported by mtia_xdsl")
+        return UnsupportedConstruct(f"{what}: not supported by mtia_xdsl yet")
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith(("create_", "get_")):

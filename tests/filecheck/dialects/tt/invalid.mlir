@@ -184,6 +184,11 @@
 
 // -----
 
+%0 = tt.make_range {start = 10 : i32, end = 0 : i32} : tensor<10xi32>
+// CHECK: 'tt.make_range' needs start < end, got start = 10 and end = 0
+
+// -----
+
 %a = "test.op"() : () -> tensor<4xf16>
 %c = "test.op"() : () -> tensor<4xf32>
 %0 = tt.dot %a, %a, %c : tensor<4xf16> * tensor<4xf16> -> tensor<4xf32>
