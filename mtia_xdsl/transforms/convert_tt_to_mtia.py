@@ -277,32 +277,35 @@ class _EngineMapper:
 
     def visit(self, op: Operation) -> None:
         if isinstance(op, scf.ForOp):
-            for init, arg in zip(op.iter_args, op.body.block.args[1:], strict=True):
-                if isinstance(arg.type, TensorType) or init in self.resident:
-                    self.resident.add(arg)
-            self.run_block(op.body.block)
-            for init, res in zip(op.iter_args, op.results, strict=True):
-                if isinstance(res.type, TensorType) or init in self.resident:
-                    self.resident.add(res)
-            return
-        if isinstance(op, scf.IfOp | scf.WhileOp):
-            for region in op.regions:
-                for block in region.blocks:
-                    self.run_block(block)
-            for res in op.results:
-                if isinstance(res.type, TensorType):
-                    self.resident.add(res)
-            if isinstance(op, scf.IfOp) and op.results:
-                then_yield = op.true_region.block.last_op
-                for res, val in zip(op.results, then_yield.operands, strict=True):
-                    if val in self.resident:
-                        self.resident.add(res)
-            return
-        if isinstance(op, _STRUCTURAL) or (op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS)):
-            return
-        new = self.map_op(op)
-        if new is not None:
-            self.resident.update(new.results)
+            self._visit_for(op)
+        elif isinstance(op, scf.IfOp | scf.WhileOp):
+            self._visit_branches(op)
+        elif not isinstance(op, _STRUCTURAL) and not (
+            op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS)
+        ):
+            new = self.map_op(op)
+            if new is not None:
+                self.resident.update(new.results)
+
+    def _visit_for(self, op: scf.ForOp) -> None:
+        """Carried tensors, and scalars carried from engine values, are engine values too."""
+        for init, arg in zip(op.iter_args, op.body.block.args[1:], strict=True):
+            if isinstance(arg.type, TensorType) or init in self.resident:
+                self.resident.add(arg)
+        self.run_block(op.body.block)
+        for init, res in zip(op.iter_args, op.results, strict=True):
+            if isinstance(res.type, TensorType) or init in self.resident:
+                self.resident.add(res)
+
+    def _visit_branches(self, op: scf.IfOp | scf.WhileOp) -> None:
+        """Tensor results, and results the then-branch takes from an engine, are engine values."""
+        for region in op.regions:
+            for block in region.blocks:
+                self.run_block(block)
+        then_yield = op.true_region.block.last_op if isinstance(op, scf.IfOp) and op.results else None
+        for i, res in enumerate(op.results):
+            if isinstance(res.type, TensorType) or (then_yield is not None and then_yield.operands[i] in self.resident):
+                self.resident.add(res)
 
     def map_op(self, op: Operation) -> Operation | None:
         if isinstance(op, mtia.ENGINE_OPS):

@@ -184,46 +184,68 @@ class CbPlan:
     """(op, operand index) pairs that hand a tile to a carried value instead of consuming it."""
 
 
-def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
-    """Group resident values into CB classes and create one `mtia.cb_alloc` per class."""
-    parent: dict[SSAValue, SSAValue] = {v: v for v in resident}
+class _Classes:
+    """Union-find over resident values: the members of a class share one CB."""
 
-    def find(v: SSAValue) -> SSAValue:
-        while parent[v] is not v:
-            parent[v] = parent[parent[v]]
-            v = parent[v]
+    def __init__(self, values: set[SSAValue]) -> None:
+        self.parent: dict[SSAValue, SSAValue] = {v: v for v in values}
+
+    def find(self, v: SSAValue) -> SSAValue:
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
         return v
 
-    def union(a: SSAValue, b: SSAValue) -> None:
-        parent[find(a)] = find(b)
+    def union(self, a: SSAValue, b: SSAValue) -> None:
+        self.parent[self.find(a)] = self.find(b)
 
+
+def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> set[SSAValue]:
+    """Put each carried value's init, iter_arg, yield and result in one class; return the iter_args
+    whose next value is produced by an op that reads them (their CB needs two slots)."""
+    body = loop.body.block
+    yield_op = body.last_op
+    assert yield_op is not None
+    self_chained: set[SSAValue] = set()
+    for i, arg in enumerate(body.args[1:]):
+        if arg not in resident:
+            continue
+        y = yield_op.operands[i]
+        for other in (loop.iter_args[i], y, loop.results[i]):
+            classes.union(arg, other)
+        plan.transfers.update({(loop, 3 + i), (yield_op, i)})
+        if any(_ancestor_in(u.operation, body) is y.owner for u in arg.uses):
+            self_chained.add(arg)
+    return self_chained
+
+
+def _join_if(op: scf.IfOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> None:
+    """Put each resident result of an scf.if in one class with the values its branches yield."""
+    for i, res in enumerate(op.results):
+        if res not in resident:
+            continue
+        for region in op.regions:
+            if region.blocks:
+                yield_op = region.block.last_op
+                assert yield_op is not None
+                classes.union(res, yield_op.operands[i])
+                plan.transfers.add((yield_op, i))
+
+
+def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
+    """Group resident values into CB classes and create one `mtia.cb_alloc` per class at the entry."""
+    classes = _Classes(resident)
     plan = CbPlan()
     self_chained: set[SSAValue] = set()
     for op in func.walk():
         if isinstance(op, scf.ForOp):
-            body = op.body.block
-            for i, arg in enumerate(body.args[1:]):
-                if arg in resident:
-                    y = body.last_op.operands[i]
-                    union(arg, op.iter_args[i])
-                    union(arg, y)
-                    union(arg, op.results[i])
-                    plan.transfers.add((op, 3 + i))
-                    plan.transfers.add((body.last_op, i))
-                    if any(_ancestor_in(u.operation, body) is y.op for u in arg.uses):
-                        self_chained.add(arg)
+            self_chained |= _join_loop(op, resident, classes, plan)
         elif isinstance(op, scf.IfOp):
-            for i, res in enumerate(op.results):
-                if res in resident:
-                    for region in op.regions:
-                        if region.blocks:
-                            union(res, region.block.last_op.operands[i])
-                            plan.transfers.add((region.block.last_op, i))
+            _join_if(op, resident, classes, plan)
+    deep = {classes.find(v) for v in self_chained}
     roots: dict[SSAValue, SSAValue] = {}
-    deep = {find(v) for v in self_chained}
-    entry = func.body.block
-    for v in sorted(resident, key=lambda x: _value_order(x)):
-        root = find(v)
+    for v in sorted(resident, key=_value_order):
+        root = classes.find(v)
         if root not in roots:
             alloc = mtia.CbAllocOp(mtia.CircularBufferType(2 if root in deep else 1, v.type))
             alloc.location = func.location
@@ -231,12 +253,7 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
             roots[root] = alloc.result
             plan.origin[alloc.result] = _loc(v.op) if isinstance(v, OpResult) else _loc(v.block.parent_op())
         plan.cb_of[v] = roots[root]
-    first = entry.first_op
-    for alloc in plan.allocs:
-        if first is None:
-            entry.add_op(alloc)
-        else:
-            entry.insert_op_before(alloc, first)
+    Rewriter.insert_op(plan.allocs, InsertPoint.at_start(func.body.blocks[0]))
     return plan
 
 
