@@ -336,7 +336,7 @@ def _cb_operand(v: SSAValue, plan: CbPlan) -> SSAValue:
 
 def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
     """Return the buffer-level form of tensor-level engine op `op` (not inserted)."""
-    cb = lambda v: _cb_operand(v, plan)  # noqa: E731
+    cb = lambda v: _cb_operand(v, plan)
     outs = [plan.cb_of[r] for r in op.results]
     if isinstance(op, mtia.DmaLoadOp):
         return mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), op.other, None, out=outs[0])

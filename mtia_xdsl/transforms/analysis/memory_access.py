@@ -98,7 +98,7 @@ def printed_names(module: Operation) -> dict[SSAValue, str]:
 
     printer = Printer(stream=StringIO())
     printer.print_op(module)
-    return {v: f"%{n}" for v, n in printer._ssa_values.items()}  # noqa: SLF001 - the printer's naming
+    return {v: f"%{n}" for v, n in printer._ssa_values.items()}
 
 
 def leaves(e: Expr) -> list[SSAValue]:
@@ -227,67 +227,71 @@ class _Analyzer:
     def _form_for_op(self, op: Operation) -> AffineForm | None:
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             return None
-        shape = _shape(op.results[0].type)
-        rank = len(shape)
-        zeros = (0,) * rank
-        if isinstance(op, tt.MakeRangeOp):
-            return AffineForm(op.start.value.data, (1,))
-        if isinstance(op, arith.ConstantOp):
-            c = _splat_int(op.value)
-            return AffineForm(c, zeros) if c is not None else None
-        if isinstance(op, tt.SplatOp):
-            src = self.form_of(op.src)
-            if src is None or not src.uniform:
-                return None
-            return AffineForm(src.base, zeros, ptr=src.ptr)
-        if isinstance(op, arith.ExtSIOp | arith.ExtUIOp | arith.TruncIOp | arith.IndexCastOp):
-            src = self.form_of(op.operands[0])
-            return src
-        if isinstance(op, tt.ExpandDimsOp):
-            src = self.form_of(op.src)
-            if src is None:
-                return None
-            axis = op.axis.value.data
-            coeffs = list(src.coeffs)
-            coeffs.insert(axis, 0)
-            return AffineForm(src.base, tuple(coeffs), ptr=src.ptr)
-        if isinstance(op, tt.BroadcastOp):
-            src = self.form_of(op.src)
-            if src is None:
-                return None
-            src_shape = _shape(op.src.type)
-            coeffs = tuple(0 if s == 1 and d != 1 else c for s, d, c in zip(src_shape, shape, src.coeffs, strict=True))
-            return AffineForm(src.base, coeffs, ptr=src.ptr)
-        if isinstance(op, arith.AddiOp | arith.SubiOp):
-            a, b = self.form_of(op.lhs), self.form_of(op.rhs)
-            if a is None or b is None or a.ptr is not None or b.ptr is not None:
-                return None
-            if isinstance(op, arith.SubiOp):
-                return AffineForm(
-                    add(a.base, neg(b.base)),
-                    tuple(add(x, neg(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True)),
-                )
-            return AffineForm(add(a.base, b.base), tuple(add(x, y) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
-        if isinstance(op, arith.MuliOp):
-            a, b = self.form_of(op.lhs), self.form_of(op.rhs)
-            if a is None or b is None or a.ptr is not None or b.ptr is not None:
-                return None
-            if b.uniform:
-                a, b = b, a
-            if not a.uniform:
-                return None
-            s = a.base
-            return AffineForm(mul(b.base, s), tuple(mul(c, s) for c in b.coeffs))
-        if isinstance(op, tt.AddPtrOp):
-            p, o = self.form_of(op.ptr), self.form_of(op.offset)
-            if p is None or o is None or p.ptr is None or o.ptr is not None:
-                return None
-            return AffineForm(
-                add(p.base, o.base),
-                tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)),
-                ptr=p.ptr,
-            )
-        return None
+        rule = _FORM_RULES.get(type(op))
+        return rule(self, op, _shape(op.results[0].type)) if rule is not None else None
+
+    def _ints(self, *values: SSAValue) -> list[AffineForm] | None:
+        """Forms of integer (non-pointer) operands, or None if any has none."""
+        forms = [self.form_of(v) for v in values]
+        return None if any(f is None or f.ptr is not None for f in forms) else forms  # type: ignore[return-value]
+
+    def _range(self, op: tt.MakeRangeOp, shape: tuple[int, ...]) -> AffineForm:
+        return AffineForm(op.start.value.data, (1,))
+
+    def _constant(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
+        c = _splat_int(op.value)  # type: ignore[attr-defined]
+        return AffineForm(c, (0,) * len(shape)) if c is not None else None
+
+    def _splat(self, op: tt.SplatOp, shape: tuple[int, ...]) -> AffineForm | None:
+        src = self.form_of(op.src)
+        return AffineForm(src.base, (0,) * len(shape), ptr=src.ptr) if src is not None and src.uniform else None
+
+    def _sign_extend(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
+        return self.form_of(op.operands[0])  # value-preserving: extsi, index_cast
+
+    def _expand_dims(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> AffineForm | None:
+        src = self.form_of(op.src)
+        if src is None:
+            return None
+        coeffs = list(src.coeffs)
+        coeffs.insert(op.axis.value.data, 0)
+        return AffineForm(src.base, tuple(coeffs), ptr=src.ptr)
+
+    def _broadcast(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> AffineForm | None:
+        src = self.form_of(op.src)
+        if src is None:
+            return None
+        pairs = zip(_shape(op.src.type), shape, src.coeffs, strict=True)
+        return AffineForm(src.base, tuple(0 if s == 1 and d != 1 else c for s, d, c in pairs), ptr=src.ptr)
+
+    def _add(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
+        forms = self._ints(op.operands[0], op.operands[1])
+        if forms is None:
+            return None
+        a, b = forms
+        sign = (lambda x: neg(x)) if isinstance(op, arith.SubiOp) else (lambda x: x)
+        return AffineForm(
+            add(a.base, sign(b.base)), tuple(add(x, sign(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True))
+        )
+
+    def _mul(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
+        forms = self._ints(op.operands[0], op.operands[1])
+        if forms is None:
+            return None
+        a, b = forms
+        if b.uniform:
+            a, b = b, a
+        if not a.uniform:
+            return None  # a product of two index-dependent values is not affine
+        return AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs))
+
+    def _addptr(self, op: tt.AddPtrOp, shape: tuple[int, ...]) -> AffineForm | None:
+        p, o = self.form_of(op.ptr), self.form_of(op.offset)
+        if p is None or o is None or p.ptr is None or o.ptr is not None:
+            return None
+        return AffineForm(
+            add(p.base, o.base), tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)), ptr=p.ptr
+        )
 
     # -- masks -------------------------------------------------------------------------------
     def mask_of(self, v: SSAValue) -> BoxMask | None:
@@ -296,50 +300,51 @@ class _Analyzer:
     def _mask_for_op(self, op: Operation) -> BoxMask | None:
         if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
             return None
-        shape = _shape(op.results[0].type)
-        rank = len(shape)
-        if isinstance(op, arith.ConstantOp):
-            if isinstance(op.value, DenseIntOrFPElementsAttr) and op.value.get_element_type() == builtin.i1:
-                vals = set(op.value.get_values())
-                if vals == {1} or vals == {-1} or vals == {True}:
-                    return BoxMask(((),) * rank)
-            return None
-        if isinstance(op, arith.CmpiOp):
-            return self._cmp_mask(op, rank)
-        if isinstance(op, arith.AndIOp):
-            a, b = self.mask_of(op.lhs), self.mask_of(op.rhs)
-            if a is None or b is None:
-                return None
-            return BoxMask(tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)))
-        if isinstance(op, tt.ExpandDimsOp):
-            src = self.mask_of(op.src)
-            if src is None:
-                return None
-            bounds = list(src.bounds)
-            bounds.insert(op.axis.value.data, ())
-            return BoxMask(tuple(bounds))
-        if isinstance(op, tt.BroadcastOp):
-            src = self.mask_of(op.src)
-            if src is None:
-                return None
-            src_shape = _shape(op.src.type)
-            for s, d, b in zip(src_shape, shape, src.bounds, strict=True):
-                if s == 1 and d != 1 and b:
-                    return None  # a bound on a broadcast dimension is a whole-or-nothing condition
-            return src
-        if isinstance(op, tt.SplatOp) and op.src.type == builtin.i1:
-            return None
+        rule = _MASK_RULES.get(type(op))
+        return rule(self, op, _shape(op.results[0].type)) if rule is not None else None
+
+    def _true_mask(self, op: Operation, shape: tuple[int, ...]) -> BoxMask | None:
+        value = op.value  # type: ignore[attr-defined]
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.get_element_type() == builtin.i1:
+            if set(value.get_values()) <= {1, -1, True}:
+                return BoxMask(((),) * len(shape))
         return None
+
+    def _and_mask(self, op: Operation, shape: tuple[int, ...]) -> BoxMask | None:
+        a, b = self.mask_of(op.operands[0]), self.mask_of(op.operands[1])
+        if a is None or b is None:
+            return None
+        return BoxMask(tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)))
+
+    def _expand_mask(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> BoxMask | None:
+        src = self.mask_of(op.src)
+        if src is None:
+            return None
+        bounds = list(src.bounds)
+        bounds.insert(op.axis.value.data, ())
+        return BoxMask(tuple(bounds))
+
+    def _broadcast_mask(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> BoxMask | None:
+        src = self.mask_of(op.src)
+        if src is None:
+            return None
+        for s, d, b in zip(_shape(op.src.type), shape, src.bounds, strict=True):
+            if s == 1 and d != 1 and b:
+                return None  # a bound on a broadcast dimension is a whole-or-nothing condition
+        return src
+
+    def _cmp_rule(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
+        return self._cmp_mask(op, len(shape))
 
     def _cmp_mask(self, op: arith.CmpiOp, rank: int) -> BoxMask | None:
         pred = op.predicate.value.data
-        # arith.cmpi predicates: 2 slt, 6 ult, 4 sgt, 8 ugt
+        # arith.cmpi predicates: 2 slt, 4 sgt; unsigned compares would also reject negative offsets
         a, b = self.form_of(op.lhs), self.form_of(op.rhs)
         if a is None or b is None or a.ptr is not None or b.ptr is not None:
             return None
-        if pred in (4, 8):  # b > a  ==  a < b with operands swapped
+        if pred == 4:  # b > a  ==  a < b with operands swapped
             a, b, pred = b, a, 2
-        if pred not in (2, 6) or not b.uniform:
+        if pred != 2 or not b.uniform:
             return None
         dims = [d for d, c in enumerate(a.coeffs) if not (isinstance(c, int) and c == 0)]
         if len(dims) != 1 or not (isinstance(a.coeffs[dims[0]], int) and a.coeffs[dims[0]] == 1):
@@ -348,6 +353,32 @@ class _Analyzer:
         bounds: list[tuple[Expr, ...]] = [()] * rank
         bounds[dims[0]] = (bound,)
         return BoxMask(tuple(bounds))
+
+
+_FORM_RULES = {
+    tt.MakeRangeOp: _Analyzer._range,
+    arith.ConstantOp: _Analyzer._constant,
+    tt.SplatOp: _Analyzer._splat,
+    arith.ExtSIOp: _Analyzer._sign_extend,
+    arith.IndexCastOp: _Analyzer._sign_extend,
+    tt.ExpandDimsOp: _Analyzer._expand_dims,
+    tt.BroadcastOp: _Analyzer._broadcast,
+    arith.AddiOp: _Analyzer._add,
+    arith.SubiOp: _Analyzer._add,
+    arith.MuliOp: _Analyzer._mul,
+    tt.AddPtrOp: _Analyzer._addptr,
+}
+"""How each op kind transforms the affine forms of its operands (ops not listed have no form)."""
+
+
+_MASK_RULES = {
+    arith.ConstantOp: _Analyzer._true_mask,
+    arith.CmpiOp: _Analyzer._cmp_rule,
+    arith.AndIOp: _Analyzer._and_mask,
+    tt.ExpandDimsOp: _Analyzer._expand_mask,
+    tt.BroadcastOp: _Analyzer._broadcast_mask,
+}
+"""How each op kind builds a box mask from its operands' (ops not listed give none)."""
 
 
 def analyze_function(func: Operation) -> MemoryAccessInfo:
