@@ -330,13 +330,12 @@ def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) 
     return reads
 
 
-def _cb_operand(v: SSAValue, plan: CbPlan) -> SSAValue:
-    return plan.cb_of.get(v, v)
-
-
 def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
     """Return the buffer-level form of tensor-level engine op `op` (not inserted)."""
-    cb = lambda v: _cb_operand(v, plan)
+
+    def cb(v: SSAValue) -> SSAValue:
+        return plan.cb_of.get(v, v)
+
     outs = [plan.cb_of[r] for r in op.results]
     if isinstance(op, mtia.DmaLoadOp):
         return mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), op.other, None, out=outs[0])

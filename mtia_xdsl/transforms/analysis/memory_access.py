@@ -269,10 +269,9 @@ class _Analyzer:
         if forms is None:
             return None
         a, b = forms
-        sign = (lambda x: neg(x)) if isinstance(op, arith.SubiOp) else (lambda x: x)
-        return AffineForm(
-            add(a.base, sign(b.base)), tuple(add(x, sign(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True))
-        )
+        if isinstance(op, arith.SubiOp):
+            b = AffineForm(neg(b.base), tuple(neg(c) for c in b.coeffs))
+        return AffineForm(add(a.base, b.base), tuple(add(x, y) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
 
     def _mul(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
         forms = self._ints(op.operands[0], op.operands[1])
