@@ -111,3 +111,61 @@ def test_atomic_add_with_ignored_result() -> None:
     counter = torch.zeros(4, dtype=torch.int32)
     atomic_ignored[(3,)](counter, BLOCK=16)
     assert counter.tolist() == [12, 12, 12, 12]
+
+
+@triton.jit
+def batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    bi = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + bi * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + bi * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + bi * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], c)
+
+
+@triton.jit
+def conditional_reads(x_ptr, y_ptr, out_ptr, flag, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if flag > 0:
+        z = x * 2.0
+    else:
+        z = y * 3.0
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for _ in range(n):  # may run zero times: x is then never read in the loop
+        acc += x
+    tl.store(out_ptr + offs, z + acc)
+
+
+@triton.jit
+def masked_by_loaded_bound(x_ptr, bound_ptr, out_ptr, BLOCK: tl.constexpr):
+    start = tl.load(bound_ptr)
+    r = tl.arange(0, BLOCK)
+    tl.store(out_ptr + r, tl.load(x_ptr + start + r, mask=start + r < 50, other=0.0))
+
+
+def test_batched_dot() -> None:
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(2, 16, 16, generator=g).half(), torch.randn(2, 16, 16, generator=g).half()
+    c = torch.zeros(2, 16, 16)
+    batched_dot[(1,)](a, b, c, B=2, M=16, N=16, K=16)
+    torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-5, atol=1e-5)
+
+
+def test_tensors_read_on_some_paths_only() -> None:
+    """Regression: the wait for a tile read only inside a branch or a loop body must cover every path."""
+    x, y = torch.randn(32), torch.randn(32)
+    for flag, n in ((2, 0), (0, 0), (2, 3), (-1, 1)):
+        out = torch.zeros(32)
+        conditional_reads[(1,)](x, y, out, flag, n, BLOCK=32)
+        expected = (2 * x if flag > 0 else 3 * y) + n * x
+        torch.testing.assert_close(out, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_mask_bound_loaded_from_memory() -> None:
+    """Regression: a scalar loaded from memory may bound a block's mask (jagged rows)."""
+    x, out = torch.randn(200), torch.zeros(64)
+    masked_by_loaded_bound[(1,)](x, torch.tensor([7], dtype=torch.int32), out, BLOCK=64)
+    expected = torch.zeros(64)
+    expected[:43] = x[7:50]
+    assert torch.equal(out, expected)

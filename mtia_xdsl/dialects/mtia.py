@@ -333,7 +333,8 @@ class ScalarStoreOp(IRDLOperation):
 class DpeMatmulOp(IRDLOperation):
     """d = a @ b + c on the DPE.
 
-    Shapes: a `tensor<M x K x T>`, b `tensor<K x N x T>`, c and d `tensor<M x N x f32>` (or CBs of those
+    Shapes: a `tensor<[B x] M x K x T>`, b `tensor<[B x] K x N x T>`, c and d `tensor<[B x] M x N x f32>`
+    (a leading batch dimension B runs B matmuls; or CBs of those
     at buffer level, `out` receiving d). `input_precision` uses upstream tt.dot's encoding (0 tf32,
     1 tf32x3, 2 ieee, ...); the DPE takes no fp32 inputs, so fp32 "ieee" costs three BF16 passes.
     """
@@ -372,7 +373,10 @@ class DpeMatmulOp(IRDLOperation):
         _verify_level(self, [self.out] if self.out else [], self.result)
         a, b = tile_type(self.a.type), tile_type(self.b.type)
         if isinstance(a, TensorType) and isinstance(b, TensorType):
-            (m, k), (k2, n) = a.get_shape(), b.get_shape()
+            sa, sb = a.get_shape(), b.get_shape()
+            if len(sa) != len(sb) or len(sa) not in (2, 3) or sa[:-2] != sb[:-2]:
+                raise VerifyException(f"operands must be 2-d, or 3-d with equal batch: {a} @ {b}")
+            (m, k), (k2, n) = sa[-2:], sb[-2:]
             if k != k2:
                 raise VerifyException(f"inner dimensions differ: {m}x{k} @ {k2}x{n}")
 

@@ -316,6 +316,8 @@ class _Run:
         self.ended = 0
         self.scalar_end: float | None = None
         self.start_cycle = 0.0
+        self.done_queued = False
+        """The program-done event is queued (it must be queued once: the next program starts on it)."""
 
 
 def _build_dependencies(prog: ProgramTrace) -> tuple[list[list[int]], list[int]]:
@@ -485,8 +487,9 @@ class _Simulator:
     def _check_program_done(self, pe: _PE) -> None:
         run = pe.run
         assert run is not None
-        if run.ended < len(run.cmds) or run.scalar_end is None:
+        if run.ended < len(run.cmds) or run.scalar_end is None or run.done_queued:
             return
+        run.done_queued = True
         finish = max(self.now, run.scalar_end)
         self.push(finish, _E_DONE, pe, run)
 

@@ -163,7 +163,16 @@ def _splat_other_attr(other: SSAValue | None) -> Attribute | None:
 
 
 def convert_memory_accesses(func: Operation) -> None:
-    """Replace every tt.load/tt.store in `func` by its DMA, gather/scatter or scalar-core form."""
+    """Replace every tt.load/tt.store in `func` by its DMA, gather/scatter or scalar-core form.
+
+    Scalar accesses go first: a scalar they load may be a leaf of a block's bound or offset, which the
+    analysis below must see as the new scalar-core load.
+    """
+    for op in list(func.walk()):
+        if isinstance(op, tt.LoadOp | tt.StoreOp) and not isinstance(op.ptr.type, TensorType):
+            new = _scalar_access(op)
+            new.location = op.location
+            Rewriter.replace_op(op, new)
     info = analyze_function(func)
     for op in list(func.walk()):
         if not isinstance(op, tt.LoadOp | tt.StoreOp):
@@ -179,8 +188,6 @@ def convert_memory_accesses(func: Operation) -> None:
                 new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
             else:
                 new = mtia.DmaStoreOp(base, strides, bounds, op.value)
-        elif not isinstance(op.ptr.type, TensorType):
-            new = _scalar_access(op)
         elif isinstance(op, tt.LoadOp):
             new = _gather(op)
         else:

@@ -284,6 +284,9 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
     """Insert `mtia.cb_pop` after the last consumer of each resident value in its defining block.
 
     Consumers are the engine ops reading the value and the `mtia.cb_read` ops made for it (`reads`).
+    When the first consumer sits inside a region (an scf.if branch, a loop body that may run zero
+    times), a `mtia.cb_wait` also goes before the op holding it, so that every path reaching the pop
+    has waited for the tile.
     """
     for v in sorted(resident, key=_value_order):
         block = _defining_block(v)
@@ -291,13 +294,16 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
         consumers += reads.get(v, [])
         if not consumers and any((u.operation, u.index) in plan.transfers for u in v.uses):
             continue  # handed on whole (loop init, yield): the carried value pops it
-        last: Operation | None = None
-        for user in consumers:
-            anc = _ancestor_in(user, block)
-            if anc is not None and (last is None or _position(anc) > _position(last)):
-                last = anc
+        ancestors = sorted(
+            {a for a in (_ancestor_in(user, block) for user in consumers) if a is not None}, key=_position
+        )
         cb = plan.cb_of[v]
-        if last is not None:
+        if ancestors:
+            first, last = ancestors[0], ancestors[-1]
+            if first not in consumers:  # the first read is nested: wait on every path
+                wait = mtia.CbWaitOp(cb, 1)
+                wait.location = first.location
+                Rewriter.insert_op(wait, InsertPoint.before(first))
             pop = mtia.CbPopOp(cb, 1)
             pop.location = last.location
             Rewriter.insert_op(pop, InsertPoint.after(last))

@@ -221,3 +221,20 @@ def test_scalar_read_of_an_ls_slot_costs_ls_latency_not_memory_latency():
     span = {s.index: s for s in t.spans}[1]
     assert span.end_cycle - span.start_cycle == DRAM.scalar_ls_latency_cycles
     assert t.traffic.dram_read_bytes == 0
+
+
+@pytest.mark.parametrize("n_programs", [SMALL_TEST.n_pes + 1, 2 * SMALL_TEST.n_pes + 1])
+def test_programs_ending_in_a_scalar_command_run_in_waves(n_programs: int) -> None:
+    """Regression: a program whose last command is a blocking scalar load used to queue its
+    program-done event twice, starting the PE's next program while the first still ran."""
+
+    def scalar_program(pid: int) -> ProgramTrace:
+        cmd = Command(Engine.SCALAR, "scalar_load", "k.py:3:8", (), (), elems=1, global_read_bytes=4,
+                      scalar_blocking=True)  # fmt: skip
+        return program([cmd], {}, pid=pid)
+
+    timeline = simulate([scalar_program(p) for p in range(n_programs)], SMALL_TEST)
+    waves = -(-n_programs // SMALL_TEST.n_pes)
+    one = simulate([scalar_program(0)], SMALL_TEST).total_cycles
+    assert timeline.total_cycles >= waves * one
+    assert len(timeline.spans) == n_programs

@@ -472,7 +472,8 @@ class MtiaFunctions(InterpreterFunctions):
         if op.out is None:
             return (d,)
         slot = args[3].write(d, op)
-        (m, k), n = a.shape, b.shape[1]
+        *batch, m, k = a.shape
+        n = b.shape[-1]
         dtype = _dtype_name(t_a)
         passes = 3 if dtype == "f32" and precision == 2 else 1
         get_pe_state(interpreter).issue(
@@ -482,7 +483,7 @@ class MtiaFunctions(InterpreterFunctions):
                 location_str(op.location),
                 tuple(waits),
                 (slot,),
-                macs=m * n * k,
+                macs=int(np.prod(batch, dtype=np.int64)) * m * n * k,
                 dtype=dtype,
                 dpe_passes=passes,
                 ls_bytes=mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t),

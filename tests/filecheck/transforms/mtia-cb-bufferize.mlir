@@ -153,3 +153,30 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
     tt.return
   }
 }
+
+// -----
+
+// A tile read only inside a branch is waited for before the branch too, so the pop after it is
+// preceded by a wait on every path.
+// CHECK-LABEL: tt.func public @read_in_one_branch
+// CHECK:         mtia.cb_push %[[X:.*]], 1
+// CHECK:         mtia.cb_wait %[[X]], 1
+// CHECK-NEXT:    scf.if
+// CHECK:           mtia.cb_wait %[[X]], 1
+// CHECK:           mtia.se_compute ins(%[[X]]
+// CHECK:         }
+// CHECK-NEXT:    mtia.cb_pop %[[X]], 1
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @read_in_one_branch(%p: !tt.ptr<f32>, %s: i64, %n: i64, %c: i1) {
+    %x = mtia.dma_load %p[%s] bounds[%n] : !tt.ptr<f32> -> tensor<64xf32>
+    scf.if %c {
+      %y = mtia.se_compute ins(%x : tensor<64xf32>) {
+      ^bb0(%a: tensor<64xf32>):
+        %d = arith.addf %a, %a : tensor<64xf32>
+        mtia.yield %d : tensor<64xf32>
+      } -> tensor<64xf32>
+      mtia.dma_store %y, %p[%s] bounds[%n] : tensor<64xf32>, !tt.ptr<f32>
+    }
+    tt.return
+  }
+}
