@@ -164,6 +164,7 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 // CHECK-NEXT:    scf.if
 // CHECK:           mtia.cb_wait %[[X]], 1
 // CHECK:           mtia.se_compute ins(%[[X]]
+// CHECK:           mtia.dma_store
 // CHECK:         }
 // CHECK-NEXT:    mtia.cb_pop %[[X]], 1
 builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
