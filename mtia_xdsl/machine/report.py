@@ -50,7 +50,7 @@ class Report:
     sram_write_bytes: float
     ls_bytes: float
     dram_transferred_bytes: float
-    """DRAM bytes moved including 32-byte granule rounding."""
+    """DRAM bytes moved by DMA including 32-byte granule rounding (scalar-core accesses excluded)."""
     sram_transferred_bytes: float
     ls_high_water_bytes: int
     """Largest LS footprint of any PE (sum of depth x tile bytes of its CBs, plus extra)."""
@@ -157,7 +157,7 @@ class Report:
             lines.append(f"  {name:<8}{100 * frac:>16.1f}%{100 * self.engine_busy_chip[name]:>15.1f}%")
         lines += [
             "",
-            f"  {'memory':<8}{'read':>16}{'written':>16}{'moved (32 B granules)':>24}",
+            f"  {'memory':<8}{'read':>16}{'written':>16}{'DMA moved (32 B units)':>24}",
             f"  {'DRAM':<8}{_bytes(self.dram_read_bytes):>16}{_bytes(self.dram_write_bytes):>16}"
             f"{_bytes(self.dram_transferred_bytes):>24}",
             f"  {'SRAM':<8}{_bytes(self.sram_read_bytes):>16}{_bytes(self.sram_write_bytes):>16}"
