@@ -10,7 +10,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
-from xdsl.utils.exceptions import PassFailedException, VerifyException
+from xdsl.utils.exceptions import PassFailedException
 
 DEFAULT_PIPELINE = ",".join(
     [
@@ -45,11 +45,13 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
     pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))
-    pipeline.apply(ctx, module)
     try:
+        pipeline.apply(ctx, module)
         module.verify()
-    except VerifyException as e:  # the passes' contract is valid IR out: this is a compiler bug
+    except PassFailedException:
+        raise  # a located error about the kernel
+    except Exception as e:  # the passes' contract is valid IR out: anything else is a compiler bug
         raise PassFailedException(
-            f"internal compiler error: the lowered program does not verify ({e}); please report this kernel"
+            f"internal compiler error while lowering ({type(e).__name__}: {e}); please report this kernel"
         ) from e
     return module

@@ -169,3 +169,34 @@ def test_mask_bound_loaded_from_memory() -> None:
     expected = torch.zeros(64)
     expected[:43] = x[7:50]
     assert torch.equal(out, expected)
+
+
+@triton.jit
+def bound_from_int64_reduction(n_ptr, x_ptr, out_ptr, BLOCK: tl.constexpr):
+    n = tl.sum(tl.load(n_ptr + tl.arange(0, 4)))
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0))
+
+
+@triton.jit
+def swap_carried(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(x_ptr + offs)
+    b = a + 1
+    for _ in range(3):
+        a, b = b, a
+    tl.store(out_ptr + offs, a - b)
+
+
+def test_dma_bound_is_an_engine_made_int64() -> None:
+    """Regression: an i64 reduction used directly as a DMA bound must be read by the scalar core."""
+    x, out = torch.arange(32.0), torch.full((32,), -1.0)
+    bound_from_int64_reduction[(1,)](torch.tensor([1, 2, 3, 4]), x, out, BLOCK=32)
+    assert torch.equal(out, torch.where(torch.arange(32) < 10, x, 0.0))
+
+
+def test_swapping_loop_carried_tensors() -> None:
+    """Regression: swapping two carried tiles needs a second slot in the CBs (it deadlocked)."""
+    x, out = torch.randn(8), torch.zeros(8)
+    swap_carried[(1,)](x, out, BLOCK=8)
+    torch.testing.assert_close(out, torch.full((8,), 1.0))

@@ -202,7 +202,7 @@ class _Classes:
 
 def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> set[SSAValue]:
     """Put each carried value's init, iter_arg, yield and result in one class; return the iter_args
-    whose next value is produced by an op that reads them (their CB needs two slots)."""
+    still read at or after the op producing their next value (their CB needs two slots)."""
     body = loop.body.block
     yield_op = body.last_op
     assert yield_op is not None
@@ -214,7 +214,9 @@ def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan
         for other in (loop.iter_args[i], y, loop.results[i]):
             classes.union(arg, other)
         plan.transfers.update({(loop, 3 + i), (yield_op, i)})
-        if any(_ancestor_in(u.operation, body) is y.owner for u in arg.uses):
+        # the next value is produced while the current one is still to be read: two slots
+        producer = _position(y.owner) if isinstance(y, OpResult) else -1
+        if any(_position(_ancestor_in(u.operation, body)) >= producer for u in arg.uses):
             self_chained.add(arg)
     return self_chained
 
@@ -317,15 +319,35 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
         Rewriter.insert_op(dead, point)
 
 
+def _scalar_core_operands(op: Operation) -> list[int]:
+    """Indices of the operands of `op` that the scalar core itself needs as values.
+
+    All operands of ordinary ops; the immediates of DMA and gather commands (base, strides, bounds,
+    `other`), which the scalar core puts into the command; none of other engine ops, which read CBs.
+    """
+    if isinstance(op, mtia.DmaLoadOp | mtia.DmaStoreOp):
+        immediates = {
+            op.base,
+            *op.strides,
+            *op.bounds,
+            *([op.other] if isinstance(op, mtia.DmaLoadOp) and op.other else []),
+        }
+        return [i for i, v in enumerate(op.operands) if v in immediates]
+    if isinstance(op, mtia.GatherOp):
+        return [i for i, v in enumerate(op.operands) if v is op.other]
+    if isinstance(op, mtia.ENGINE_OPS):
+        return []
+    if isinstance(op, mtia.ScalarStoreOp):
+        return [0]  # an engine-made stored value goes out by a 0-d DMA instead (lower_commands)
+    return list(range(len(op.operands)))
+
+
 def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> dict[SSAValue, list[Operation]]:
     """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`; return the reads."""
     reads: dict[SSAValue, list[Operation]] = {}
     for op in list(func.walk()):
-        if isinstance(op, mtia.ENGINE_OPS):
-            continue
-        for i, v in enumerate(op.operands):
-            if isinstance(op, mtia.ScalarStoreOp) and i == 1:
-                continue  # an engine-made value is stored by a 0-d DMA instead (lower_commands)
+        for i in _scalar_core_operands(op):
+            v = op.operands[i]
             if v in resident and (op, i) not in plan.transfers:
                 wait = mtia.CbWaitOp(plan.cb_of[v], 1)
                 read = mtia.CbReadOp(plan.cb_of[v])
