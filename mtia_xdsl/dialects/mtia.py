@@ -196,7 +196,8 @@ class DmaLoadOp(IRDLOperation):
     def block_type(self) -> TensorType[Attribute]:
         """The block's tensor type (result type, or the tile of `out`)."""
         t = self.out.type.tile if self.out is not None else self.result[0].type
-        assert isinstance(t, TensorType)
+        if not isinstance(t, TensorType):
+            raise VerifyException(f"mtia.dma_load moves a tensor block, not {t}; use mtia.scalar_load for one element")
         return t
 
     def verify_(self) -> None:
@@ -379,6 +380,14 @@ class DpeMatmulOp(IRDLOperation):
             (m, k), (k2, n) = sa[-2:], sb[-2:]
             if k != k2:
                 raise VerifyException(f"inner dimensions differ: {m}x{k} @ {k2}x{n}")
+            want = (*sa[:-2], m, n)
+            out = [tile_type(self.c.type), *(tile_type(o.type) for o in ([self.out] if self.out else [])),
+                   *(r.type for r in self.result)]  # fmt: skip
+            for t in out:
+                if not isinstance(t, TensorType) or t.get_shape() != want:
+                    raise VerifyException(
+                        f"accumulator and result must be tensor<{'x'.join(map(str, want))}x..>, got {t}"
+                    )
 
 
 REDUCE_KINDS = (
@@ -432,6 +441,15 @@ class ReReduceOp(IRDLOperation):
         _verify_level(self, [self.out] if self.out else [], self.result)
         if self.kind.data not in REDUCE_KINDS:
             raise VerifyException(f"unknown reduction kind '{self.kind.data}', expected one of {REDUCE_KINDS}")
+        t, axis = tile_type(self.input.type), self.axis.value.data
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        if not 0 <= axis < len(shape):
+            raise VerifyException(f"axis {axis} is out of range for an input of rank {len(shape)}")
+        del shape[axis]
+        out = tile_type(self.out.type) if self.out is not None else (self.result[0].type if self.result else None)
+        out_shape = list(out.get_shape()) if isinstance(out, TensorType) else []
+        if out is not None and out_shape != shape:
+            raise VerifyException(f"reducing axis {axis} of {t} gives shape {shape}, not {out}")
 
 
 class EngineComputeOp(IRDLOperation):

@@ -78,3 +78,27 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
   mtia.yield %a : tensor<4xf32>
 } -> tensor<4xf16>
 // CHECK: yielded types do not match the results or outs tiles
+
+// -----
+
+%p, %s = "test.op"() : () -> (!tt.ptr<f32>, i64)
+%t = mtia.dma_load %p[] bounds[] : !tt.ptr<f32> -> f32
+// CHECK: mtia.dma_load moves a tensor block, not f32; use mtia.scalar_load for one element
+
+// -----
+
+%a, %b, %c = "test.op"() : () -> (tensor<4x8xf16>, tensor<8x16xf16>, tensor<2x2xf32>)
+%d = mtia.dpe_matmul %a, %b, %c {input_precision = 2 : i32} : tensor<4x8xf16>, tensor<8x16xf16>, tensor<2x2xf32> -> tensor<4x16xf32>
+// CHECK: accumulator and result must be tensor<4x16x..>, got tensor<2x2xf32>
+
+// -----
+
+%x = "test.op"() : () -> tensor<4xf32>
+%r = mtia.re_reduce %x {axis = 5 : i32, kind = "addf"} : tensor<4xf32> -> f32
+// CHECK: axis 5 is out of range for an input of rank 1
+
+// -----
+
+%x = "test.op"() : () -> tensor<4x8xf32>
+%r = mtia.re_reduce %x {axis = 1 : i32, kind = "addf"} : tensor<4x8xf32> -> tensor<8xf32>
+// CHECK: reducing axis 1 of tensor<4x8xf32> gives shape [4], not tensor<8xf32>

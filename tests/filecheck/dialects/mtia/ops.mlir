@@ -52,7 +52,7 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   // Buffer level.
   // CHECK: %[[CB:.*]] = mtia.cb_alloc : !mtia.cb<2, tensor<64x32xf16>>
   %cb = mtia.cb_alloc : !mtia.cb<2, tensor<64x32xf16>>
-  %cs = mtia.cb_alloc : !mtia.cb<1, f32>
+  %cs = mtia.cb_alloc : !mtia.cb<1, tensor<32xf16>>
   // CHECK: mtia.cb_reserve %[[CB]], 1 : !mtia.cb<2, tensor<64x32xf16>>
   mtia.cb_reserve %cb, 1 : !mtia.cb<2, tensor<64x32xf16>>
   // CHECK: mtia.dma_load %{{.*}} : !tt.ptr<f16> into %[[CB]] : !mtia.cb<2, tensor<64x32xf16>>
@@ -61,13 +61,13 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   mtia.cb_push %cb, 1 : !mtia.cb<2, tensor<64x32xf16>>
   // CHECK: mtia.cb_wait %[[CB]], 1
   mtia.cb_wait %cb, 1 : !mtia.cb<2, tensor<64x32xf16>>
-  mtia.cb_reserve %cs, 1 : !mtia.cb<1, f32>
-  // CHECK: mtia.re_reduce %[[CB]] {axis = 0 : i32, kind = "addf"} : !mtia.cb<2, tensor<64x32xf16>> into %{{.*}} : !mtia.cb<1, f32>
-  mtia.re_reduce %cb {axis = 0 : i32, kind = "addf"} : !mtia.cb<2, tensor<64x32xf16>> into %cs : !mtia.cb<1, f32>
+  mtia.cb_reserve %cs, 1 : !mtia.cb<1, tensor<32xf16>>
+  // CHECK: mtia.re_reduce %[[CB]] {axis = 0 : i32, kind = "addf"} : !mtia.cb<2, tensor<64x32xf16>> into %{{.*}} : !mtia.cb<1, tensor<32xf16>>
+  mtia.re_reduce %cb {axis = 0 : i32, kind = "addf"} : !mtia.cb<2, tensor<64x32xf16>> into %cs : !mtia.cb<1, tensor<32xf16>>
   // CHECK: mtia.cb_pop %[[CB]], 1
   mtia.cb_pop %cb, 1 : !mtia.cb<2, tensor<64x32xf16>>
-  mtia.cb_push %cs, 1 : !mtia.cb<1, f32>
-  // CHECK: mtia.cb_read %{{.*}} : !mtia.cb<1, f32> -> f32
-  %sv = mtia.cb_read %cs : !mtia.cb<1, f32> -> f32
-  mtia.cb_pop %cs, 1 : !mtia.cb<1, f32>
+  mtia.cb_push %cs, 1 : !mtia.cb<1, tensor<32xf16>>
+  // CHECK: mtia.cb_read %{{.*}} : !mtia.cb<1, tensor<32xf16>> -> tensor<32xf16>
+  %sv = mtia.cb_read %cs : !mtia.cb<1, tensor<32xf16>> -> tensor<32xf16>
+  mtia.cb_pop %cs, 1 : !mtia.cb<1, tensor<32xf16>>
 }
