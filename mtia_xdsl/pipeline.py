@@ -12,6 +12,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.utils.locations import fill_unknown_locations
+
 DEFAULT_PIPELINE = ",".join(
     [
         "tt-inline",
@@ -47,6 +49,7 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))
     try:
         pipeline.apply(ctx, module)
+        fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds
         module.verify()
     except PassFailedException:
         raise  # a located error about the kernel

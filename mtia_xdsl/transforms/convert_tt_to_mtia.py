@@ -35,7 +35,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
 )
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.transforms.scf_utils import rebuild_for
-from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.locations import location_str, with_loc
 
 _LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
 _STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
@@ -130,7 +130,7 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     # yield: advance the scalar base by the step
     at_yield = Materializer(yield_op)
     p_next = at_yield.ptr(new_arg, step.base)
-    new_yield = scf.YieldOp(*yield_op.operands, p_next)
+    new_yield = with_loc(scf.YieldOp(*yield_op.operands, p_next), yield_op)
     Rewriter.replace_op(yield_op, new_yield)
     inits = [*loop.iter_args, p0]
     keep = [i for i in range(len(inits)) if i != idx or loop.results[idx].uses]
@@ -206,11 +206,12 @@ def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
     if op.mask is None:
         return access
     if isinstance(op, tt.StoreOp):
-        return scf.IfOp(op.mask, [], [access, scf.YieldOp()])
+        return with_loc(scf.IfOp(op.mask, [], [access, scf.YieldOp()]), op)
     else_ops = [] if op.other is not None else _zero_ops(op.result.type)
     other = op.other if op.other is not None else else_ops[-1].results[0]
-    return scf.IfOp(
-        op.mask, [op.result.type], [access, scf.YieldOp(access.results[0])], [*else_ops, scf.YieldOp(other)]
+    return with_loc(
+        scf.IfOp(op.mask, [op.result.type], [access, scf.YieldOp(access.results[0])], [*else_ops, scf.YieldOp(other)]),
+        op,
     )
 
 
@@ -372,7 +373,7 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
             value_map[v] = const.results[0]
     inner = op.clone(value_mapper=value_map)
     block.add_op(inner)
-    block.add_op(mtia.YieldOp(*inner.results))
+    block.add_op(with_loc(mtia.YieldOp(*inner.results), op))
     new = engine(inputs, [r.type for r in op.results], Region(block))
     return _replace(op, new)
 

@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.scf_utils import rebuild_for
-from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.locations import location_str, with_loc
 
 # ----------------------------------------------------------------------------------------------
 # Residency: which values engines produce
@@ -91,7 +91,7 @@ def _loc(op: Operation | None) -> str:
 def _copy(value: SSAValue, before: Operation) -> SSAValue:
     """Insert an identity engine command copying `value` (a tile or scalar) before `before`."""
     block = Block(arg_types=[value.type])
-    block.add_op(mtia.YieldOp(block.args[0]))
+    block.add_op(with_loc(mtia.YieldOp(block.args[0]), before))
     engine = mtia.SeComputeOp if _is_float(value.type) else mtia.VecComputeOp
     op = engine([value], [value.type], Region(block))
     op.location = before.location
@@ -445,7 +445,7 @@ def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
     for region in op.regions:
         if region.blocks:
             y = region.block.last_op
-            Rewriter.replace_op(y, scf.YieldOp(*[y.operands[i] for i in keep]))
+            Rewriter.replace_op(y, with_loc(scf.YieldOp(*[y.operands[i] for i in keep]), y))
         regions.append(op.detach_region(region))
     new = scf.IfOp(op.cond, [op.results[i].type for i in keep], regions[0], regions[1] if len(regions) > 1 else None)
     new.location = op.location

@@ -6,6 +6,8 @@ from xdsl.dialects import scf
 from xdsl.ir import SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from mtia_xdsl.utils.locations import with_loc
+
 
 def rebuild_for(loop: scf.ForOp, inits: Sequence[SSAValue], keep: Sequence[int]) -> scf.ForOp:
     """Replace `loop` by a loop carrying only the values at indices `keep`, and return it.
@@ -18,7 +20,7 @@ def rebuild_for(loop: scf.ForOp, inits: Sequence[SSAValue], keep: Sequence[int])
     body = loop.body.block
     yield_op = body.last_op
     assert isinstance(yield_op, scf.YieldOp) and len(inits) == len(body.args) - 1 == len(yield_op.operands)
-    Rewriter.replace_op(yield_op, scf.YieldOp(*[yield_op.operands[i] for i in keep]))
+    Rewriter.replace_op(yield_op, with_loc(scf.YieldOp(*[yield_op.operands[i] for i in keep]), yield_op))
     for i in reversed(range(len(inits))):
         if i not in keep:
             body.erase_arg(body.args[i + 1], safe_erase=False)

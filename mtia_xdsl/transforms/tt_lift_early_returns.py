@@ -25,7 +25,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import tt
-from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.locations import location_str, with_loc
 
 
 def _single_predecessor(block: Block) -> bool:
@@ -55,7 +55,7 @@ def _into_region(block: Block) -> Region:
     block.parent.detach_block(block)  # type: ignore[union-attr]
     ret = block.last_op
     assert isinstance(ret, tt.ReturnOp)
-    Rewriter.replace_op(ret, scf.YieldOp())
+    Rewriter.replace_op(ret, with_loc(scf.YieldOp(), ret))
     return Region(block)
 
 

@@ -1,9 +1,9 @@
 """Kernel source locations as the diagnostics print them ("file:line:col")."""
 
-from typing import Any
+from typing import Any, TypeVar
 
 from xdsl.dialects import builtin
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 
 def location_str(loc: Any) -> str:
@@ -19,3 +19,36 @@ def location_str(loc: Any) -> str:
         if isinstance(inner, tuple | list) and inner:
             return location_str(inner[0])
     return "<unknown location>" if loc is None else str(loc)
+
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+def with_loc(new: OpT, source: Operation) -> OpT:
+    """Give `new`, and every op nested in it that has no location yet, the location of `source`.
+
+    Passes call this on each op they create, so a later diagnostic still names the kernel line.
+    """
+    loc = source.location
+    for op in new.walk():
+        if isinstance(op.location, builtin.UnknownLoc):
+            op.location = loc
+    return new
+
+
+def fill_unknown_locations(root: Operation) -> None:
+    """Give ops without a location that of their first user, else of their enclosing op.
+
+    xDSL 0.74's `canonicalize` builds folded ops (e.g. reassociated constant multiplies) without a
+    location; the pipeline runs this after it so every op still names a kernel line.
+    """
+    for op in reversed(list(root.walk())):
+        if not isinstance(op.location, builtin.UnknownLoc):
+            continue
+        users = [use.operation for r in op.results for use in r.uses]
+        known = [u.location for u in users if not isinstance(u.location, builtin.UnknownLoc)]
+        parent = op.parent_op()
+        if known:
+            op.location = known[0]
+        elif parent is not None and not isinstance(parent.location, builtin.UnknownLoc):
+            op.location = parent.location
