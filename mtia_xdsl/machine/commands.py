@@ -66,6 +66,9 @@ class Command:
     global_ranges: tuple[tuple[int, int], ...] = ()
     """(address, nbytes) contiguous runs touched in global memory, for the LLC model and exact 32-byte
     granule rounding (one per descriptor when available)."""
+    global_extent: tuple[int, int] | None = None
+    """[first, last) byte address the command touches in global memory, when `global_ranges` is empty
+    (too many runs to list); the timing model orders overlapping accesses by it."""
     ls_bytes: int = 0
     """Bytes read plus written in local storage."""
     descriptors: int = 1

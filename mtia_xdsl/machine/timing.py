@@ -349,6 +349,8 @@ def _build_dependencies(prog: ProgramTrace) -> tuple[list[list[int]], list[int]]
             if prev in filler:
                 deps[i].add(filler[prev])
             deps[i].update(readers.get(prev, ()))
+    for i, hazards in enumerate(_memory_hazards(cmds)):
+        deps[i].update(hazards)
     dependents: list[list[int]] = [[] for _ in cmds]
     deps_left = []
     for i, d in enumerate(deps):
@@ -357,6 +359,54 @@ def _build_dependencies(prog: ProgramTrace) -> tuple[list[list[int]], list[int]]
         for j in sorted(d):
             dependents[j].append(i)
     return dependents, deps_left
+
+
+def _span(c: Command) -> tuple[int, int] | None:
+    """[first, last) global byte address of a command's accesses, or None if it touches none."""
+    if c.global_read_bytes == 0 and c.global_write_bytes == 0:
+        return None
+    if c.global_ranges:
+        return min(a for a, _ in c.global_ranges), max(a + n for a, n in c.global_ranges)
+    return c.global_extent
+
+
+def _ranges_overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two lists of (address, nbytes) runs share a byte; unknown (empty) lists overlap."""
+    if not a or not b:
+        return True
+    ia, ib = sorted(a), sorted(b)
+    i = j = 0
+    while i < len(ia) and j < len(ib):
+        (sa, na), (sb, nb) = ia[i], ib[j]
+        if sa < sb + nb and sb < sa + na:
+            return True
+        if sa + na <= sb + nb:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def _memory_hazards(cmds: Sequence[Command]) -> list[set[int]]:
+    """For each command, the earlier commands of the program it must follow through global memory.
+
+    A command reading or writing bytes that an earlier command writes (or writing bytes an earlier
+    command reads) starts after that command ended, as the DMA engine's ordering guarantees; loads and
+    stores of one program to the same memory otherwise overlap in time.
+    """
+    hazards: list[set[int]] = [set() for _ in cmds]
+    writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
+    reads_seen: list[tuple[int, int, int]] = []
+    for i, c in enumerate(cmds):
+        span = _span(c)
+        if span is None:
+            continue
+        writes = c.global_write_bytes > 0
+        for j, lo, hi in writes_seen + (reads_seen if writes else []):
+            if lo < span[1] and span[0] < hi and _ranges_overlap(c.global_ranges, cmds[j].global_ranges):
+                hazards[i].add(j)
+        (writes_seen if writes else reads_seen).append((i, span[0], span[1]))
+    return hazards
 
 
 class _PE:

@@ -238,3 +238,17 @@ def test_programs_ending_in_a_scalar_command_run_in_waves(n_programs: int) -> No
     one = simulate([scalar_program(0)], SMALL_TEST).total_cycles
     assert timeline.total_cycles >= waves * one
     assert len(timeline.spans) == n_programs
+
+
+def test_a_load_of_stored_bytes_waits_for_the_store() -> None:
+    """Regression: commands of one program touching the same global bytes keep program order."""
+    store = Command(Engine.DMA, "dma_store", "k.py:9:4", (), (), global_write_bytes=4096,
+                    global_ranges=((0x1000, 4096),), dtype="f32")  # fmt: skip
+    load = Command(Engine.DMA, "dma_load", "k.py:10:8", (), (SlotRef(0, 0),), global_read_bytes=4096,
+                   global_ranges=((0x1000, 4096),), dtype="f32")  # fmt: skip
+    elsewhere = Command(Engine.DMA, "dma_load", "k.py:11:8", (), (SlotRef(1, 0),), global_read_bytes=4096,
+                        global_ranges=((0x9000, 4096),), dtype="f32")  # fmt: skip
+    prog = program([store, load, elsewhere], {0: 1, 1: 1}, tiles={0: 4096, 1: 4096})
+    spans = sorted(simulate([prog], MTIA2I).spans, key=lambda sp: sp.index)
+    assert spans[1].start_cycle >= spans[0].end_cycle  # reads what the store wrote
+    assert spans[2].start_cycle < spans[1].end_cycle  # other memory: in flight with the first load

@@ -188,18 +188,27 @@ class ScalarCoreCounter(Interpreter.Listener):
         return None
 
 
-def _block_runs(base: int, strides: list[int], bounds: list[int], elem_bytes: int) -> tuple[int, int, tuple]:
-    """Return (bytes, contiguous runs, ranges) of the valid part of a strided block."""
+_MAX_LISTED_RUNS = 4096
+"""Blocks with more contiguous runs than this record only their extent (keeps traces small)."""
+
+
+def _block_runs(
+    base: int, strides: list[int], bounds: list[int], elem_bytes: int
+) -> tuple[int, int, tuple, tuple[int, int] | None]:
+    """Return (bytes, contiguous runs, ranges, [first, last) byte extent) of a strided block's valid part."""
     valid = int(np.prod(bounds)) if bounds else 1
     if valid == 0:
-        return 0, 0, ()
+        return 0, 0, (), None
     if not bounds:
-        return elem_bytes, 1, ((base, elem_bytes),)
+        return elem_bytes, 1, ((base, elem_bytes),), (base, base + elem_bytes)
+    lo = sum(min(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
+    hi = sum(max(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
+    extent = (base + lo * elem_bytes, base + (hi + 1) * elem_bytes)
     inner_contig = strides[-1] == 1
     run_elems = bounds[-1] if inner_contig else 1
     runs = valid // run_elems
     ranges: tuple = ()
-    if runs <= 4096:
+    if runs <= _MAX_LISTED_RUNS:
         outer = [range(b) for b in (bounds[:-1] if inner_contig else bounds)]
         outer_strides = strides[:-1] if inner_contig else strides
         idx = (
@@ -209,7 +218,17 @@ def _block_runs(base: int, strides: list[int], bounds: list[int], elem_bytes: in
         )
         starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
         ranges = tuple((int(s), run_elems * elem_bytes) for s in starts)
-    return valid * elem_bytes, runs, ranges
+    return valid * elem_bytes, runs, ranges, extent
+
+
+def _lane_extent(addrs: Any, mask: Any, elem_bytes: int) -> tuple[int, int] | None:
+    """[first, last) byte extent of the active lanes of a gather or scatter, or None if none is active."""
+    flat = np.asarray(addrs, dtype=np.int64)
+    if mask is not None:
+        flat = flat[np.broadcast_to(np.asarray(mask, dtype=bool), flat.shape)]
+    if flat.size == 0:
+        return None
+    return int(flat.min()), int(flat.max()) + elem_bytes
 
 
 @register_impls
@@ -280,7 +299,7 @@ class MtiaFunctions(InterpreterFunctions):
         tile = memory.read_block(base, strides, shape, bounds, t.element_type, other, where)
         tile = as_value(tile, t)
         elem_bytes = element_format(t.element_type).size_bytes
-        nbytes, runs, ranges = _block_runs(base, strides, bounds, elem_bytes)
+        nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
         if cb is None:
             return (tile,)
         slot = cb.write(tile, op)
@@ -293,6 +312,7 @@ class MtiaFunctions(InterpreterFunctions):
                 (slot,),
                 global_read_bytes=nbytes,
                 global_ranges=ranges,
+                global_extent=extent,
                 ls_bytes=mtia.tile_bytes(t),
                 descriptors=max(runs, 1),
                 dtype=_dtype_name(t),
@@ -321,7 +341,7 @@ class MtiaFunctions(InterpreterFunctions):
         else:
             memory.write_block(base, strides, shape, bounds, value, elem, where)
         elem_bytes = element_format(elem).size_bytes
-        nbytes, runs, ranges = _block_runs(base, strides, bounds, elem_bytes)
+        nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
         if slot is not None:
             get_pe_state(interpreter).issue(
                 Command(
@@ -332,6 +352,7 @@ class MtiaFunctions(InterpreterFunctions):
                     (),
                     global_write_bytes=nbytes,
                     global_ranges=ranges,
+                    global_extent=extent,
                     ls_bytes=mtia.tile_bytes(t),
                     descriptors=max(runs, 1),
                     dtype=_dtype_name(t),
@@ -363,6 +384,7 @@ class MtiaFunctions(InterpreterFunctions):
                 (slot,),
                 elems=active,
                 global_read_bytes=active * element_format(element_type_of(t)).size_bytes,
+                global_extent=_lane_extent(ptrs, mask, element_format(element_type_of(t)).size_bytes),
                 descriptors=active,
                 ls_bytes=mtia.tile_bytes(t),
                 scalar_blocking=True,
@@ -391,6 +413,7 @@ class MtiaFunctions(InterpreterFunctions):
                 (),
                 elems=active,
                 global_write_bytes=active * element_format(elem).size_bytes,
+                global_extent=_lane_extent(ptrs, mask, element_format(elem).size_bytes),
                 descriptors=active,
                 scalar_blocking=True,
                 dtype=_dtype_name(t),
