@@ -78,3 +78,26 @@ def test_compile_refuses_unknown_options() -> None:
 
     with pytest.raises(TypeError, match=r"unknown option\(s\) \['nonsense'\]"):
         mtia_xdsl.compile(vector_add.add_kernel, options={"nonsense": 1})
+
+
+@triton.jit
+def index_near_int32_max(x_ptr, out_ptr, start, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    idx = start + offs  # wraps around for start near 2**31 - 1
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=idx < n, other=-1.0))
+
+
+def test_int32_index_overflow_is_reported_in_debug_mode() -> None:
+    """As in upstream Triton, i32 index arithmetic is assumed not to wrap (DMA blocks are computed in
+    i64); debug mode with sanitize_overflow reports a wrap at the kernel line instead."""
+    import mtia_xdsl
+
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "start": "i32", "n": "i32"}
+    kernel = mtia_xdsl.compile(
+        index_near_int32_max, signature, {"BLOCK": 8}, options={"debug": True, "sanitize_overflow": True}
+    )
+    out = torch.zeros(8)
+    line = _line_of("idx = start + offs")
+    with pytest.raises(Exception, match=rf"{THIS_FILE}:{line}:\d+: error: .*int32 overflow detected"):
+        kernel[(1,)](torch.arange(8.0), out, 2**31 - 4, 2**31 - 2)
+    assert torch.equal(out, torch.zeros(8))
