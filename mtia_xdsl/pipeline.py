@@ -41,9 +41,10 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     from xdsl.transforms import get_all_passes as xdsl_passes
 
     from mtia_xdsl.dialects import make_context
+    from mtia_xdsl.runtime.options import MtiaOptions
     from mtia_xdsl.transforms import get_all_passes
 
-    chip = getattr(options, "machine", None) or "mtia2i"
+    chip = (options if options is not None else MtiaOptions()).machine
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
     pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))

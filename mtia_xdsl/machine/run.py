@@ -35,14 +35,20 @@ class RunResult:
 
 def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
     """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
-    module's `mtia.target`, else MTIA-2i."""
+    module's `mtia.target`.
+
+    Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
+    mtia-set-target).
+    """
     config = getattr(options, "machine_config", None)
     if isinstance(config, MachineConfig):
         return config
     name = getattr(options, "machine", None)
+    target = module.attributes.get("mtia.target")
+    if name is None and isinstance(target, TargetAttr):
+        name = target.chip.data
     if name is None:
-        target = module.attributes.get("mtia.target")
-        name = target.chip.data if isinstance(target, TargetAttr) else "mtia2i"
+        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
     return MachineConfig.preset(name)
 
 
@@ -62,13 +68,14 @@ def run_kernel(
     protocol misuse, deadlock, bad arguments).
     """
     launch = prepare_launch(module, grid, args, kernel_name)
+    config = machine_config(module, options)
     counter = ScalarCoreCounter()
     interpreter = make_tt_interpreter(module, (counter,))
     interpreter.register_implementations(MtiaFunctions())
     traces: list[ProgramTrace] = []
     last_op = launch.kernel.regions[0].block.last_op
     for pid in launch.program_ids():
-        state = PeState(pid)
+        state = PeState(pid, config)
         counter.state = state
         set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
         set_pe_state(interpreter, state)
@@ -77,7 +84,6 @@ def run_kernel(
             traces.append(state.trace(last_op))
         except InterpretationError as e:
             raise InterpretationError(f"{located_error_text(e, counter.op, pid)}; no tensor was written") from None
-    config = machine_config(module, options)
     mapping = getattr(options, "pe_mapping", "linear")
     try:
         timeline = simulate(traces, config, mapping, launch.grid)

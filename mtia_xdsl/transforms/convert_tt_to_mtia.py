@@ -31,6 +31,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
     Materializer,
     analyze_function,
+    constant_other,
     leaves,
 )
 from mtia_xdsl.transforms.arith_ops import arith
@@ -149,19 +150,6 @@ def _constant_scalar(anchor: Operation, attr: Attribute) -> SSAValue:
     return op.result
 
 
-def _splat_other_attr(other: SSAValue | None) -> Attribute | None:
-    from mtia_xdsl.transforms.analysis.memory_access import splat_scalar_attr
-
-    if other is None:
-        return None
-    owner = other.owner
-    if isinstance(owner, arith.ConstantOp):
-        return splat_scalar_attr(owner.value)
-    if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
-        return splat_scalar_attr(owner.src.owner.value)
-    return None
-
-
 def convert_memory_accesses(func: Operation) -> None:
     """Replace every tt.load/tt.store in `func` by its DMA, gather/scatter or scalar-core form.
 
@@ -226,7 +214,7 @@ def _zero_ops(t: Attribute) -> list[Operation]:
 
 
 def _gather(op: tt.LoadOp) -> Operation:
-    other_attr = _splat_other_attr(op.other)
+    other_attr = constant_other(op.other) if op.other is not None else None
     if op.other is not None and other_attr is None:
         # gather then select the non-constant `other` where masked off
         gather = mtia.GatherOp(op.ptr, op.mask, None, op.result.type)
@@ -245,18 +233,8 @@ def _loc(op: Operation) -> str:
 # Step 3: engines
 # ----------------------------------------------------------------------------------------------
 
-_REDUCE_KINDS = {
-    "arith.addf": "addf",
-    "arith.addi": "addi",
-    "arith.maxnumf": "maxnumf",
-    "arith.minnumf": "minnumf",
-    "arith.maximumf": "maximumf",
-    "arith.minimumf": "minimumf",
-    "arith.maxsi": "maxsi",
-    "arith.minsi": "minsi",
-    "arith.maxui": "maxui",
-    "arith.minui": "minui",
-}
+_REDUCE_KINDS = {f"arith.{kind}": kind for kind in mtia.REDUCE_KINDS}
+"""Combiner op name -> mtia.re_reduce kind."""
 
 
 def _reduce_kind(op: tt.ReduceOp) -> str | None:
@@ -379,13 +357,13 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
 
 
 def _wrap_leftover_constants(func: Operation) -> None:
-    """Tensor constants still read outside engine bodies become SE fill commands."""
+    """Tensor constants still read outside engine bodies become fill commands (SE, or VEC for ints)."""
     for op in list(func.walk()):
         if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if isinstance(op.parent_op(), mtia.EngineComputeOp):
                 continue
             if op.result.uses:
-                wrap_in_engine(op, mtia.SeComputeOp)
+                wrap_in_engine(op, _engine_for(op))
 
 
 @dataclass(frozen=True)
@@ -431,10 +409,14 @@ def check_element_types(func: tt.FuncOp) -> None:
                 )
 
 
+_MAX_POINTER_ITER_ARGS = 64
+"""Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
+
+
 def convert_function(func: tt.FuncOp) -> None:
     """Apply the steps of the pass to one kernel function."""
     check_element_types(func)
-    for _ in range(64):
+    for _ in range(_MAX_POINTER_ITER_ARGS):
         if not scalarize_loop_pointers(func):
             break
     region_dce(func.body)

@@ -47,5 +47,8 @@ class MtiaSetTargetPass(ModulePass):
     chip: str = "mtia2i"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            MachineConfig.preset(self.chip)  # validate before touching the module
+        except ValueError as e:
+            raise PassFailedException(f"{self.name}: {e}") from e
         op.attributes["mtia.target"] = TargetAttr(self.chip)
-        machine_config_for(op, self.name)

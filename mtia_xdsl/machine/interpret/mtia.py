@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value, element_format, element_type_of, location_str
 
@@ -126,6 +127,8 @@ class PeState:
     """What one program's run accumulates: its CBs and the commands it issued."""
 
     program_id: tuple[int, int, int]
+    config: MachineConfig
+    """The chip the program runs on (for costs the functional run must record, e.g. DPE passes)."""
     cbs: list[SimCB] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
     scalar_instrs: int = 0
@@ -498,7 +501,8 @@ class MtiaFunctions(InterpreterFunctions):
         *batch, m, k = a.shape
         n = b.shape[-1]
         dtype = _dtype_name(t_a)
-        passes = 3 if dtype == "f32" and precision == 2 else 1
+        state = get_pe_state(interpreter)
+        passes = state.config.dpe_fp32_ieee_passes if dtype == "f32" and precision == 2 else 1
         get_pe_state(interpreter).issue(
             Command(
                 Engine.DPE,

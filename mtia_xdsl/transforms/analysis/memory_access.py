@@ -416,14 +416,20 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         bounds = tuple(_min_bound(b, s) for b, s in zip(mask.bounds, shape, strict=True))
     other: Attribute | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
-        owner = op.other.owner
-        if isinstance(owner, arith.ConstantOp):
-            other = splat_scalar_attr(owner.value)
-        elif isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
-            other = splat_scalar_attr(owner.src.owner.value)
+        other = constant_other(op.other)
         if other is None:
             return None, "`other` is not a constant"
     return BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other), ""
+
+
+def constant_other(other: SSAValue) -> Attribute | None:
+    """The scalar attribute of a load's `other` if it is a splat constant (or splat of one), else None."""
+    owner = other.owner
+    if isinstance(owner, arith.ConstantOp):
+        return splat_scalar_attr(owner.value)
+    if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
+        return splat_scalar_attr(owner.src.owner.value)
+    return None
 
 
 def _min_bound(bounds: tuple[Expr, ...], size: int) -> Expr:
@@ -464,7 +470,7 @@ class Materializer:
             return self.const(e)
         if isinstance(e, SSAValue):
             return self._widen(e)
-        key = ("expr", id(e))
+        key = ("expr", e)
         if key in self.cache:
             return self.cache[key]
         kind, *args = e
