@@ -8,7 +8,6 @@ Example: python3 -m mtia_xdsl.frontend examples/vector_add.py:add_kernel \
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,31 +15,12 @@ from typing import Any
 from xdsl.printer import Printer
 
 from mtia_xdsl.frontend import KernelError, build_tt_module, inline_and_clean
+from mtia_xdsl.frontend.pyfile import import_file, parse_number, parse_pairs
 
 
 def _load_kernel(spec: str) -> Any:
     path_text, _, name = spec.rpartition(":")
-    path = Path(path_text)
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
-    if module_spec is None or module_spec.loader is None:
-        raise SystemExit(f"error: cannot import {path}")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[path.stem] = module
-    module_spec.loader.exec_module(module)
-    return getattr(module, name)
-
-
-def _pairs(text: str) -> dict[str, str]:
-    return dict(item.split("=", 1) for item in text.split(",") if item)
-
-
-def _value(text: str) -> object:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
+    return getattr(import_file(Path(path_text)), name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,9 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debuginfo", action="store_true", help="print op locations")
     args = parser.parse_args(argv)
     fn = _load_kernel(args.kernel)
-    constexprs = {k: _value(v) for k, v in _pairs(args.constexpr).items()}
+    constexprs = {k: parse_number(v) for k, v in parse_pairs(args.constexpr, "=").items()}
     try:
-        module = build_tt_module(fn, _pairs(args.signature), constexprs)
+        module = build_tt_module(fn, parse_pairs(args.signature, "="), constexprs)
     except KernelError as e:
         print(e, file=sys.stderr)
         return 1

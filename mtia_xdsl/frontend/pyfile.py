@@ -55,8 +55,8 @@ def parse_directive(text: str, path: str) -> tuple[str, dict[str, str], dict[str
         fields[key] = f"{fields[key]},{value}" if key in fields and key != "kernel" else value
     if "kernel" not in fields:
         raise KernelError("the mtia-opt comment names no kernel=NAME", path, line, 1)
-    signature = _pairs(fields.get("signature", ""))
-    constexprs: dict[str, object] = {k: _number(v) for k, v in _pairs(fields.get("constexprs", "")).items()}
+    signature = parse_pairs(fields.get("signature", ""))
+    constexprs: dict[str, object] = {k: parse_number(v) for k, v in parse_pairs(fields.get("constexprs", "")).items()}
     return fields["kernel"], signature, constexprs
 
 
@@ -68,7 +68,7 @@ def module_from_python_file(path: str) -> ModuleOp:
     """
     file = Path(path)
     name, signature, constexprs = parse_directive(file.read_text(), path)
-    module = _import(file)
+    module = import_file(file)
     fn: Any = getattr(module, name, None)
     if fn is None or not hasattr(fn, "arg_names"):
         raise KernelError(f"no @triton.jit function named '{name}' in the file", path, 1, 1)
@@ -84,7 +84,8 @@ def module_from_python_file(path: str) -> ModuleOp:
     return build_tt_module(fn, full, constexprs)
 
 
-def _import(file: Path) -> Any:
+def import_file(file: Path) -> Any:
+    """Import a Python file as a module (Triton needs kernels to live in a real file)."""
     spec = importlib.util.spec_from_file_location(f"_mtia_opt_{file.stem}", file)
     if spec is None or spec.loader is None:
         raise KernelError("cannot import the file", str(file), 1, 1)
@@ -94,11 +95,13 @@ def _import(file: Path) -> Any:
     return module
 
 
-def _pairs(text: str) -> dict[str, str]:
-    return dict(item.split(":", 1) for item in text.split(",") if item)
+def parse_pairs(text: str, sep: str = ":") -> dict[str, str]:
+    """Parse `a<sep>x,b<sep>y` into {"a": "x", "b": "y"}."""
+    return dict(item.split(sep, 1) for item in text.split(",") if item)
 
 
-def _number(text: str) -> object:
+def parse_number(text: str) -> object:
+    """Return `text` as an int, else a float, else unchanged (a constexpr value from the command line)."""
     for cast in (int, float):
         try:
             return cast(text)

@@ -234,6 +234,37 @@ def _lane_extent(addrs: Any, mask: Any, elem_bytes: int) -> tuple[int, int] | No
     return int(flat.min()), int(flat.max()) + elem_bytes
 
 
+def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> tuple:
+    """(base address, strides in elements, bounds clamped to the block) of a DMA command's operands."""
+    rank = len(op.strides)
+    base = int(args[0])
+    strides = [int(s) for s in args[1 : 1 + rank]]
+    bounds = [max(0, min(int(b), s)) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
+    return base, strides, bounds
+
+
+def _dma_command(
+    op: Operation, kind: str, waits: tuple, fills: tuple, base: int, strides: list[int], bounds: list[int], t: Attribute
+) -> Command:
+    """The DMA command record of a block transfer: bytes, contiguous runs and their addresses."""
+    elem_bytes = element_format(element_type_of(t)).size_bytes
+    nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
+    return Command(
+        Engine.DMA,
+        kind,
+        location_str(op.location),
+        waits,
+        fills,
+        global_read_bytes=nbytes if kind == "dma_load" else 0,
+        global_write_bytes=nbytes if kind == "dma_store" else 0,
+        global_ranges=ranges,
+        global_extent=extent,
+        ls_bytes=mtia.tile_bytes(t),
+        descriptors=max(runs, 1),
+        dtype=_dtype_name(t),
+    )
+
+
 @register_impls
 class MtiaFunctions(InterpreterFunctions):
     """Semantics of buffer-level mtia ops; see the module docstring."""
@@ -286,81 +317,34 @@ class MtiaFunctions(InterpreterFunctions):
     # -- memory ------------------------------------------------------------------------------
     @impl(mtia.DmaLoadOp)
     def run_dma_load(self, interpreter: Interpreter, op: mtia.DmaLoadOp, args: PythonValues) -> PythonValues:
-        rank = len(op.strides)
-        base, strides, bounds = (
-            int(args[0]),
-            [int(s) for s in args[1 : 1 + rank]],
-            [int(b) for b in args[1 + rank : 1 + 2 * rank]],
-        )
-        other = args[1 + 2 * rank] if op.other is not None else 0
-        cb = args[-1] if op.out is not None else None
         t = op.block_type
-        shape = list(t.get_shape())
-        bounds = [max(0, min(b, s)) for b, s in zip(bounds, shape, strict=True)]
+        base, strides, bounds = _dma_block(op, args, list(t.get_shape()))
+        other = args[1 + 2 * len(strides)] if op.other is not None else 0
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
-        tile = memory.read_block(base, strides, shape, bounds, t.element_type, other, where)
-        tile = as_value(tile, t)
-        elem_bytes = element_format(t.element_type).size_bytes
-        nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
-        if cb is None:
+        tile = as_value(memory.read_block(base, strides, t.get_shape(), bounds, t.element_type, other, where), t)
+        if op.out is None:
             return (tile,)
-        slot = cb.write(tile, op)
-        get_pe_state(interpreter).issue(
-            Command(
-                Engine.DMA,
-                "dma_load",
-                where,
-                (),
-                (slot,),
-                global_read_bytes=nbytes,
-                global_ranges=ranges,
-                global_extent=extent,
-                ls_bytes=mtia.tile_bytes(t),
-                descriptors=max(runs, 1),
-                dtype=_dtype_name(t),
-            )
-        )
+        slot = args[-1].write(tile, op)
+        get_pe_state(interpreter).issue(_dma_command(op, "dma_load", (), (slot,), base, strides, bounds, t))
         return ()
 
     @impl(mtia.DmaStoreOp)
     def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
-        rank = len(op.strides)
-        base, strides, bounds = (
-            int(args[0]),
-            [int(s) for s in args[1 : 1 + rank]],
-            [int(b) for b in args[1 + rank : 1 + 2 * rank]],
-        )
-        cb = args[-1]
-        where = location_str(op.location)
-        value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
         t = mtia.tile_type(op.value.type)
-        elem = element_type_of(t)
         shape = list(t.get_shape()) if isinstance(t, TensorType) else []
-        bounds = [max(0, min(b, s)) for b, s in zip(bounds, shape, strict=True)]
+        base, strides, bounds = _dma_block(op, args, shape)
+        cb = args[-1]
+        value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
+        elem = element_type_of(t)
+        where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
-        if rank == 0:
+        if not shape:
             memory.scatter(np.asarray([base], dtype=np.int64), np.asarray([value]), elem, None, where)
         else:
             memory.write_block(base, strides, shape, bounds, value, elem, where)
-        elem_bytes = element_format(elem).size_bytes
-        nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
         if slot is not None:
-            get_pe_state(interpreter).issue(
-                Command(
-                    Engine.DMA,
-                    "dma_store",
-                    where,
-                    (slot,),
-                    (),
-                    global_write_bytes=nbytes,
-                    global_ranges=ranges,
-                    global_extent=extent,
-                    ls_bytes=mtia.tile_bytes(t),
-                    descriptors=max(runs, 1),
-                    dtype=_dtype_name(t),
-                )
-            )
+            get_pe_state(interpreter).issue(_dma_command(op, "dma_store", (slot,), (), base, strides, bounds, t))
         return ()
 
     @impl(mtia.GatherOp)
