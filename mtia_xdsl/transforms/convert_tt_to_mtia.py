@@ -53,10 +53,12 @@ def _is_float(t: Attribute) -> bool:
 
 
 def _defined_outside(v: SSAValue, loop: Operation) -> bool:
-    return not loop.is_ancestor(v.owner if isinstance(v.owner, Operation) else v.owner.parent_op() or loop)
+    """Whether `v` is defined outside `loop` (so it is loop-invariant)."""
+    owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+    return owner is None or not loop.is_ancestor(owner)
 
 
-def _offsets_tensor(mat: Materializer, coeffs: tuple, shape: tuple[int, ...], loc) -> SSAValue | None:
+def _offsets_tensor(mat: Materializer, coeffs: tuple, shape: tuple[int, ...]) -> SSAValue | None:
     """Build `sum_d coeffs[d] * i_d` as a tensor<shape x i64> before mat.anchor (None if all zero)."""
     total: SSAValue | None = None
     rank = len(shape)
@@ -101,7 +103,11 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
             step = info.forms.get(step_op.offset)
-            if step is None or not step.uniform or not all(_defined_outside(v, loop) for v in leaves(form.coeffs)):
+            if (
+                step is None
+                or not step.uniform
+                or not all(_defined_outside(v, loop) for c in form.coeffs for v in leaves(c))
+            ):
                 continue
             _rewrite_pointer_iter_arg(loop, idx, form, step)
             return True
@@ -124,7 +130,7 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     assert first is not None
     top = Materializer(first)
     splat = top._insert(tt.SplatOp(new_arg, shape))
-    offs = _offsets_tensor(top, coeffs_outside, shape, loop.location)
+    offs = _offsets_tensor(top, coeffs_outside, shape)
     rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
     old_arg = body.args[idx + 1]
     old_arg.replace_all_uses_with(rebuilt)
