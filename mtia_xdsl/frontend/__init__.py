@@ -5,7 +5,7 @@ Public API: `build_tt_module(fn, signature, constexprs, attrs, options) -> Modul
 """
 
 from mtia_xdsl.frontend.build import FrontendOptions, build_tt_module
-from mtia_xdsl.frontend.canonicalize import inline_and_clean
 from mtia_xdsl.frontend.errors import KernelError
+from mtia_xdsl.transforms.canonicalization.tt import inline_and_clean
 
 __all__ = ["FrontendOptions", "KernelError", "build_tt_module", "inline_and_clean"]

@@ -1,8 +1,8 @@
 """tt-inline: inline calls of non-noinline helper functions, then fold and clean as upstream's make_ttir does.
 
-The patterns live with the frontend today (`mtia_xdsl.frontend.canonicalize`), which runs them right
-after building a kernel; this pass makes the same cleanup a pipeline step for modules from elsewhere
-(upstream `.ttir` files, hand-written tests).
+The patterns live in `transforms/canonicalization/tt.py`; the frontend runs them right after building a
+kernel, and this pass makes the same cleanup a pipeline step for modules from elsewhere (upstream
+`.ttir` files, hand-written tests).
 Example: mtia-opt k.mlir -p tt-inline
 """
 
@@ -22,6 +22,6 @@ class TtInlinePass(ModulePass):
     name = "tt-inline"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from mtia_xdsl.frontend.canonicalize import inline_and_clean
+        from mtia_xdsl.transforms.canonicalization.tt import inline_and_clean
 
         inline_and_clean(op)

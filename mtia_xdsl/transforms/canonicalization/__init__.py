@@ -1,0 +1,1 @@
+"""Canonicalizations per dialect (folding and cleanup run by passes and by the frontend)."""
