@@ -1252,6 +1252,14 @@ def _verify_combine(op: Operation, region: Region, elem_types: Sequence[Attribut
         raise VerifyException(f"'{op.name}' combine block arguments must be [{names}], got [{got}]")
 
 
+def _verify_axis_and_combine(op: ReduceOp | ScanOp) -> None:
+    """Shared checks of tt.reduce and tt.scan: the axis exists, the combine region fits the operands."""
+    rank = len(shape_of(op.srcs[0].type)) if op.srcs else 0
+    if not 0 <= op.axis.value.data < rank:
+        raise VerifyException(f"'{op.name}' axis {op.axis.value.data} is out of range for rank {rank}")
+    _verify_combine(op, op.combineOp, [element_type(s.type) for s in op.srcs])
+
+
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
     """Reduce `srcs` along `axis` with the combine region (2N scalar args -> N scalars via reduce.return)."""
@@ -1275,10 +1283,7 @@ class ReduceOp(IRDLOperation):
         super().__init__(operands=[vals], result_types=[res_types], properties={"axis": _i32(axis)}, regions=[region])
 
     def verify_(self) -> None:
-        rank = len(shape_of(self.srcs[0].type)) if self.srcs else 0
-        if not 0 <= self.axis.value.data < rank:
-            raise VerifyException(f"'tt.reduce' axis {self.axis.value.data} is out of range for rank {rank}")
-        _verify_combine(self, self.combineOp, [element_type(s.type) for s in self.srcs])
+        _verify_axis_and_combine(self)
 
 
 @irdl_op_definition
@@ -1323,10 +1328,7 @@ class ScanOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        rank = len(shape_of(self.srcs[0].type)) if self.srcs else 0
-        if not 0 <= self.axis.value.data < rank:
-            raise VerifyException(f"'tt.scan' axis {self.axis.value.data} is out of range for rank {rank}")
-        _verify_combine(self, self.combineOp, [element_type(s.type) for s in self.srcs])
+        _verify_axis_and_combine(self)
 
 
 @irdl_op_definition

@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def stream_program(pid, n, tile=8192, depth=2, elems=2048, lut=False):
     """load -> SE -> store per tile, loads issued `depth` ahead."""
-    cmds = [
-        Command(
+
+    def load(k):
+        return Command(
             Engine.DMA,
             "dma_load",
             "k.py:3:8",
@@ -29,26 +30,15 @@ def stream_program(pid, n, tile=8192, depth=2, elems=2048, lut=False):
             global_read_bytes=tile,
             global_ranges=((pid * n * tile + k * tile, tile),),
         )
-        for k in range(min(depth, n))
-    ]
+
+    cmds = [load(k) for k in range(min(depth, n))]
     for k in range(n):
         cmds.append(
             Command(Engine.SE, "se_compute", "k.py:4:12", (SlotRef(0, k),), (SlotRef(1, k),), elems=elems, lut=lut)
         )
         cmds.append(Command(Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, k),), (), global_write_bytes=tile))
         if k + depth < n:
-            j = k + depth
-            cmds.append(
-                Command(
-                    Engine.DMA,
-                    "dma_load",
-                    "k.py:3:8",
-                    (),
-                    (SlotRef(0, j),),
-                    global_read_bytes=tile,
-                    global_ranges=((pid * n * tile + j * tile, tile),),
-                )
-            )
+            cmds.append(load(k + depth))
     return ProgramTrace((pid, 0, 0), cmds, {0: depth, 1: depth}, {0: tile, 1: tile})
 
 
