@@ -3,6 +3,8 @@
 Public entry points:
   - `mtia_xdsl.compile(fn, signature=None, constexprs=None, options=None)`: a compiled kernel with
     `.asm` (ttir, mtia) and `[grid](*args)`.
+  - `mtia_xdsl.last_report()` / `mtia_xdsl.last_run()`: the machine-model report (and timeline, with
+    `.write_trace(path)` for a Chrome/Perfetto trace) of the most recent launch through the Triton backend.
   - the `mtia-opt` and `mtia-run` command-line tools.
 """
 
@@ -23,7 +25,23 @@ def last_report() -> Any:
 
     Example: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); print(mtia_xdsl.last_report().format())
     """
+    result = _last_result()
+    return None if result is None else result.report
+
+
+def last_run() -> Any:
+    """Return the KernelRun (report, timeline, traces) of the most recent launch through the Triton backend.
+
+    None if nothing ran (no launch yet, an empty grid, or another Triton driver is active). Launches of
+    `mtia_xdsl.compile` kernels return their result directly and keep it as `kernel.last_run`.
+    Example: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); mtia_xdsl.last_run().write_trace("add.json")
+    """
+    from mtia_xdsl.runtime.result import KernelRun
+
+    return KernelRun.from_result(_last_result())
+
+
+def _last_result() -> Any:
     from triton.runtime import driver
 
-    result = getattr(driver.active, "last_result", None)
-    return None if result is None else result.report
+    return getattr(driver.active, "last_result", None)

@@ -76,3 +76,49 @@ def test_autotune_runs_real_kernel() -> None:
     tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
     assert tuned.best_config.kwargs["BLOCK"] in (64, 256)
     torch.testing.assert_close(out, x + y)
+
+
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+
+
+def _dram_term(report: Any) -> float:
+    return report.roofline_terms_cycles["dram"]
+
+
+def test_machine_overrides_reach_the_machine_model() -> None:
+    n = 2000
+    x, y = torch.randn(n), torch.randn(n)
+    base = mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 256})
+    slow = mtia_xdsl.compile(
+        add_kernel,
+        SIG,
+        {"BLOCK": 256},
+        options={"machine": "mtia2i", "machine_overrides": {"dram_ecc_efficiency": 0.45}},
+    )
+    for kernel in (base, slow):
+        out = torch.zeros(n)
+        kernel[(triton.cdiv(n, 256),)](x, y, out, n)
+        torch.testing.assert_close(out, x + y)
+    assert base.last_report.config_overrides == {}
+    assert slow.last_report.config_overrides == {"dram_ecc_efficiency": 0.45}
+    assert "dram_ecc_efficiency=0.45" in slow.last_report.format()
+    assert _dram_term(slow.last_report) == pytest.approx(2 * _dram_term(base.last_report))
+    assert slow.last_report.total_cycles > base.last_report.total_cycles
+
+
+def test_machine_overrides_through_a_triton_launch() -> None:
+    n = 700
+    x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
+    add_kernel[(triton.cdiv(n, 128),)](x, y, out, n, BLOCK=128, machine_overrides={"dram_ecc_efficiency": 0.5})
+    torch.testing.assert_close(out, x + y)
+    assert mtia_xdsl.last_report().config_overrides == {"dram_ecc_efficiency": 0.5}
+
+
+def test_unknown_machine_override_is_refused_clearly() -> None:
+    with pytest.raises(ValueError, match=r"machine_overrides: .*dram_ecc_eficiency"):
+        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 256}, options={"machine_overrides": {"dram_ecc_eficiency": 0.8}})
+    with pytest.raises(ValueError, match=r"machine_overrides: .*dram_ecc_efficiency"):
+        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 256}, options={"machine_overrides": {"dram_ecc_efficiency": 2.0}})
+    x = torch.randn(64)
+    with pytest.raises(ValueError, match=r"machine_overrides: .*no_such_field"):
+        add_kernel[(1,)](x, x, torch.zeros(64), 64, BLOCK=64, machine_overrides={"no_such_field": 1})

@@ -4,7 +4,8 @@ Built from a `Timeline` (machine/timing.py). Busy fractions are given over the P
 over the whole chip. The roofline bound is the largest of: DPE work at peak, SE work at peak, vector-core
 work at peak (each spread over all PEs of the chip), and the DMA bytes of each global level over that
 level's chip bandwidth (sustained DRAM bandwidth, i.e. with the ECC cost). The timing model can never beat
-any of these terms, so the achieved fraction is at most 1; `from_timeline` asserts it.
+any of these terms, so the achieved fraction is at most 1; `build_report` refuses a timeline that does
+(`RooflineViolation`, an internal error of the model), so every kernel run checks the invariant.
 """
 
 from __future__ import annotations
@@ -15,9 +16,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mtia_xdsl.machine.commands import Engine
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.timing import Timeline
 
-_ROOFLINE_SLACK = 1e-9
+ROOFLINE_TOLERANCE = 1e-6
+"""Relative slack on the roofline invariant, for float rounding in the fluid bandwidth model."""
+
+_PLACEMENT_TEXT = {
+    "dram": "DRAM, no cache",
+    "sram": "SRAM scratch",
+    "llc": "DRAM behind the SRAM cache",
+}
+_TERM_TEXT = {
+    "dpe": "DPE work at peak",
+    "se": "SE work at peak",
+    "vec": "vector-core work at peak",
+    "dram": "DRAM DMA bytes / sustained bandwidth",
+    "sram": "SRAM DMA bytes / bandwidth",
+}
+
+
+class RooflineViolation(RuntimeError):
+    """Internal machine-model error: a simulated kernel ran faster than its roofline allows."""
 
 
 @dataclass
@@ -29,6 +49,9 @@ class Report:
 
     kernel: str
     chip: str
+    config_overrides: dict[str, Any]
+    """MachineConfig fields that differ from the preset named `chip` (field -> value used)."""
+    clock_hz: float
     mapping: str
     placement: str
     """Where kernel tensors live: "dram", "sram" or "llc" (DRAM behind the SRAM cache)."""
@@ -49,9 +72,15 @@ class Report:
     sram_read_bytes: float
     sram_write_bytes: float
     ls_bytes: float
+    dma_dram_bytes: float
+    """Useful DRAM bytes moved by DMA (read + written, no granule rounding): the roofline's DRAM term."""
+    dma_sram_bytes: float
+    """Useful SRAM bytes moved by DMA: the roofline's SRAM term."""
     dram_transferred_bytes: float
     """DRAM bytes moved by DMA including 32-byte granule rounding (scalar-core accesses excluded)."""
     sram_transferred_bytes: float
+    granule_bytes: int
+    """DMA granule: every contiguous run moves a whole number of these."""
     ls_high_water_bytes: int
     """Largest LS footprint of any PE (sum of depth x tile bytes of its CBs, plus extra)."""
     ls_high_water_per_pe: dict[int, int]
@@ -69,13 +98,18 @@ class Report:
     achieved_tflops: float
     achieved_dram_gb_per_s: float
     achieved_sram_gb_per_s: float
+    peak_dpe_tflops: float
+    """Chip BF16 DPE peak of the config, TFLOP/s."""
+    sustained_dram_gb_per_s: float
+    """Chip DRAM bandwidth with the ECC cost, GB/s."""
+    peak_sram_gb_per_s: float
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
         """Summarise a simulated launch.
 
-        Raises: AssertionError (internal invariant) if the simulation beat its roofline.
+        Raises: RooflineViolation (an internal model error) if the simulation beat its roofline.
         """
         cfg, traffic, work = timeline.config, timeline.traffic, timeline.work
         total = timeline.total_cycles
@@ -83,7 +117,7 @@ class Report:
         limiter = max(terms, key=lambda k: terms[k]) if terms else "none"
         bound = terms.get(limiter, 0.0)
         achieved = bound / total if total > 0 else 0.0
-        assert achieved <= 1.0 + _ROOFLINE_SLACK, f"simulated {total} cycles beat the roofline {bound} ({limiter})"
+        check_roofline(kernel, total, bound, limiter)
         seconds = total / cfg.clock_hz
         used = timeline.pes_used
         busy_used, busy_chip = _busy_fractions(timeline, used)
@@ -96,6 +130,8 @@ class Report:
         return cls(
             kernel=kernel,
             chip=cfg.name,
+            config_overrides=config_overrides(cfg),
+            clock_hz=cfg.clock_hz,
             mapping=timeline.mapping,
             placement=cfg.global_placement,
             total_cycles=math.ceil(total),
@@ -112,8 +148,11 @@ class Report:
             sram_read_bytes=traffic.sram_read_bytes,
             sram_write_bytes=traffic.sram_write_bytes,
             ls_bytes=traffic.ls_bytes,
+            dma_dram_bytes=traffic.dma_dram_bytes,
+            dma_sram_bytes=traffic.dma_sram_bytes,
             dram_transferred_bytes=traffic.dram_transferred_bytes,
             sram_transferred_bytes=traffic.sram_transferred_bytes,
+            granule_bytes=cfg.dma_granule_bytes,
             ls_high_water_bytes=high_water,
             ls_high_water_per_pe=dict(sorted(timeline.ls_high_water_bytes.items())),
             ls_capacity_bytes=cfg.ls_bytes,
@@ -127,8 +166,36 @@ class Report:
             achieved_tflops=work.dpe_flops / seconds / 1e12 if seconds > 0 else 0.0,
             achieved_dram_gb_per_s=traffic.dma_dram_bytes / seconds / 1e9 if seconds > 0 else 0.0,
             achieved_sram_gb_per_s=traffic.dma_sram_bytes / seconds / 1e9 if seconds > 0 else 0.0,
+            peak_dpe_tflops=cfg.peak_dpe_bf16_flops_per_cycle * cfg.clock_hz / 1e12,
+            sustained_dram_gb_per_s=cfg.dram_bytes_per_cycle * cfg.clock_hz / 1e9,
+            peak_sram_gb_per_s=cfg.sram_bytes_per_cycle * cfg.clock_hz / 1e9,
             warnings=warnings,
         )
+
+    # ---- derived figures (the roofline plot's coordinates) ----
+
+    @property
+    def ops(self) -> float:
+        """Operations of the kernel: DPE FLOPs (2 per MAC and pass) plus SE and vector-core elements."""
+        return self.dpe_flops + self.se_elems + self.vec_elems
+
+    @property
+    def memory_level(self) -> str:
+        """The global level ("dram" or "sram") whose DMA traffic takes longest at its bandwidth."""
+        terms = self.roofline_terms_cycles
+        return "sram" if terms.get("sram", 0.0) > terms.get("dram", 0.0) else "dram"
+
+    @property
+    def intensity_ops_per_byte(self) -> float:
+        """Arithmetic intensity: `ops` per DMA byte of `memory_level` (inf when it moved no bytes)."""
+        nbytes = self.dma_sram_bytes if self.memory_level == "sram" else self.dma_dram_bytes
+        return self.ops / nbytes if nbytes > 0 else math.inf
+
+    @property
+    def achieved_ops_per_s(self) -> float:
+        """`ops` per second of simulated time."""
+        seconds = self.total_cycles / self.clock_hz
+        return self.ops / seconds if seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as plain JSON-serialisable data."""
@@ -137,41 +204,98 @@ class Report:
         return data
 
     def format(self) -> str:
-        """Return a readable text table."""
+        """Return a readable text table that explains its own figures."""
+        return "\n".join(self._format_header() + self._format_engines() + self._format_memory() + self._format_legend())
+
+    def _format_header(self) -> list[str]:
         title = f"{self.kernel} on " if self.kernel else ""
+        overrides = ", ".join(f"{k}={v!r}" for k, v in self.config_overrides.items()) or "none"
+        terms = self.roofline_terms_cycles
         lines = [
-            f"{title}{self.chip} ({self.n_pes} PEs), mapping {self.mapping}, tensors in {self.placement}",
-            f"  time        {self.total_cycles:>14,} cycles  {self.time_us:10.3f} us"
-            f"  (launch <= {self.launch_us:.2f} us not included)",
-            f"  programs    {self.programs:>14,} on {self.pes_used} PEs, {self.commands:,} engine commands",
-            f"  roofline    {self.roofline_bound_cycles:>14,.0f} cycles ({self.roofline_limiter}-bound)"
-            f"  achieved {100 * self.achieved_fraction:5.1f} %",
-            "              terms: " + "  ".join(f"{k} {v:,.0f}" for k, v in self.roofline_terms_cycles.items()),
-            f"  throughput  {self.achieved_tflops:10.2f} TFLOP/s (DPE)"
-            f"  DRAM {self.achieved_dram_gb_per_s:8.1f} GB/s"
-            f"  SRAM {self.achieved_sram_gb_per_s:8.1f} GB/s",
-            "",
-            f"  {'engine':<8}{'busy (PEs used)':>17}{f'busy (all {self.n_pes})':>16}",
+            f"{title}{self.chip} ({self.n_pes} PEs at {self.clock_hz / 1e9:.2f} GHz), mapping {self.mapping}, "
+            f"tensors in {self.placement} ({_PLACEMENT_TEXT.get(self.placement, self.placement)})",
+            f"  config      preset {self.chip}, overridden fields: {overrides}",
+            f"  time        {self.total_cycles:>14,} cycles = {self.time_us:.3f} us"
+            f"  (kernel launch <= {self.launch_us:.2f} us not included)",
+            f"  programs    {self.programs:>14,} on {self.pes_used} of {self.n_pes} PEs, "
+            f"{self.commands:,} engine commands",
+            f"  roofline    {self.roofline_bound_cycles:>14,.0f} cycles, {self.roofline_limiter}-bound "
+            f"({_TERM_TEXT.get(self.roofline_limiter, self.roofline_limiter)})",
+            f"              achieved {100 * self.achieved_fraction:.1f} % of the roofline; lower bounds in cycles: "
+            + "  ".join(f"{k}{'*' if k == self.roofline_limiter else ''} {v:,.0f}" for k, v in terms.items()),
+            f"  throughput  DPE {self.achieved_tflops:.2f} of {self.peak_dpe_tflops:.0f} TFLOP/s, "
+            f"DRAM {self.achieved_dram_gb_per_s:.1f} of {self.sustained_dram_gb_per_s:.1f} GB/s, "
+            f"SRAM {self.achieved_sram_gb_per_s:.1f} of {self.peak_sram_gb_per_s:.0f} GB/s (DMA)",
+            f"  intensity   {self.ops:,.0f} ops (DPE FLOPs + SE and vector elements), "
+            f"{_intensity(self.intensity_ops_per_byte)} ops per {self.memory_level.upper()} byte",
         ]
+        return lines
+
+    def _format_engines(self) -> list[str]:
+        lines = ["", f"  {'engine':<8}{f'busy ({self.pes_used} PEs used)':>20}{f'busy (all {self.n_pes})':>16}"]
         for name, frac in self.engine_busy_used.items():
-            lines.append(f"  {name:<8}{100 * frac:>16.1f}%{100 * self.engine_busy_chip[name]:>15.1f}%")
-        lines += [
+            lines.append(f"  {name:<8}{100 * frac:>19.1f}%{100 * self.engine_busy_chip[name]:>15.1f}%")
+        return lines
+
+    def _format_memory(self) -> list[str]:
+        g = self.granule_bytes
+        head = f"DMA moved ({g} B granules)"
+        lines = [
             "",
-            f"  {'memory':<8}{'read':>16}{'written':>16}{'DMA moved (32 B units)':>24}",
-            f"  {'DRAM':<8}{_bytes(self.dram_read_bytes):>16}{_bytes(self.dram_write_bytes):>16}"
-            f"{_bytes(self.dram_transferred_bytes):>24}",
-            f"  {'SRAM':<8}{_bytes(self.sram_read_bytes):>16}{_bytes(self.sram_write_bytes):>16}"
-            f"{_bytes(self.sram_transferred_bytes):>24}",
-            f"  {'LS':<8}{_bytes(self.ls_bytes):>16} (read + written)",
-            f"  LS high-water {_bytes(self.ls_high_water_bytes)} of {_bytes(self.ls_capacity_bytes)} per PE",
+            f"  {'memory':<8}{'read':>14}{'written':>14}   {head}",
+            f"  {'DRAM':<8}{_bytes(self.dram_read_bytes):>14}{_bytes(self.dram_write_bytes):>14}   "
+            f"{_bytes(self.dram_transferred_bytes)} = {self.dram_transferred_bytes / g:,.0f} granules",
+            f"  {'SRAM':<8}{_bytes(self.sram_read_bytes):>14}{_bytes(self.sram_write_bytes):>14}   "
+            f"{_bytes(self.sram_transferred_bytes)} = {self.sram_transferred_bytes / g:,.0f} granules",
+            f"  {'LS':<8}{_bytes(self.ls_bytes):>14} read + written by engines",
+            f"  LS high-water {_bytes(self.ls_high_water_bytes)} of {_bytes(self.ls_capacity_bytes)} per PE "
+            f"({100 * self.ls_high_water_bytes / self.ls_capacity_bytes:.1f} %, largest PE)",
         ]
-        lines += [f"  warning: {w}" for w in self.warnings]
-        return "\n".join(lines)
+        return lines + [f"  warning: {w}" for w in self.warnings]
+
+    def _format_legend(self) -> list[str]:
+        return [
+            "",
+            "  roofline = the largest lower bound: each engine's work at chip peak, each level's DMA bytes at",
+            "  chip bandwidth (DRAM sustained = peak x ECC efficiency); achieved = roofline / simulated cycles.",
+            "  busy = share of the kernel's cycles with a command of that engine in flight.",
+        ]
 
 
 def build_report(timeline: Timeline, kernel: str = "") -> Report:
-    """Summarise a simulated launch; see `Report.from_timeline`."""
+    """Summarise a simulated launch; see `Report.from_timeline`.
+
+    Raises: RooflineViolation if the simulated cycles beat the roofline (a bug of the timing model).
+    """
     return Report.from_timeline(timeline, kernel)
+
+
+def check_roofline(kernel: str, total_cycles: float, bound_cycles: float, limiter: str) -> None:
+    """Refuse a simulated time below the roofline bound (beyond float rounding).
+
+    Raises: RooflineViolation naming the kernel, the limiting level and both cycle counts.
+    """
+    if bound_cycles <= total_cycles * (1.0 + ROOFLINE_TOLERANCE):
+        return
+    name = kernel or "<unnamed kernel>"
+    raise RooflineViolation(
+        f"internal machine-model error: kernel {name} simulated in {total_cycles:,.1f} cycles, faster than its "
+        f"{limiter} roofline of {bound_cycles:,.1f} cycles (achieved {bound_cycles / max(total_cycles, 1e-30):.4f} "
+        "> 1); the timing model broke an invariant, please report this kernel"
+    )
+
+
+def config_overrides(config: MachineConfig) -> dict[str, Any]:
+    """Return the fields of `config` that differ from the preset of its name (all of them if none)."""
+    try:
+        base = MachineConfig.preset(config.name)
+    except ValueError:
+        base = MachineConfig(name=config.name)
+    return {
+        f.name: getattr(config, f.name)
+        for f in dataclasses.fields(config)
+        if getattr(config, f.name) != getattr(base, f.name)
+    }
 
 
 def _roofline_terms(timeline: Timeline) -> dict[str, float]:
@@ -199,6 +323,10 @@ def _busy_fractions(timeline: Timeline, used: list[int]) -> tuple[dict[str, floa
         busy_used[engine.value] = cycles / (total * len(used)) if total > 0 and used else 0.0
         busy_chip[engine.value] = cycles / (total * n_chip) if total > 0 else 0.0
     return busy_used, busy_chip
+
+
+def _intensity(value: float) -> str:
+    return "inf" if math.isinf(value) else f"{value:.3g}"
 
 
 def _bytes(n: float) -> str:

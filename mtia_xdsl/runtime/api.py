@@ -19,6 +19,7 @@ from mtia_xdsl.runtime.launch import (
     scalar_type,
 )
 from mtia_xdsl.runtime.options import MtiaOptions
+from mtia_xdsl.runtime.result import KernelRun
 
 
 @dataclass
@@ -72,6 +73,8 @@ class CompiledKernel:
     """The variant of an explicit signature: launches must match it (no per-launch specialisation)."""
     last_report: Any = None
     """Report of the most recent launch (`.format()`, `.total_cycles`, `.time_us`)."""
+    last_run: Any = None
+    """KernelRun of the most recent launch (report, timeline, `.write_trace(path)`), or None."""
     _variants: dict[tuple[Any, ...], Specialization] = field(default_factory=dict)
     _last: Specialization | None = None
 
@@ -148,6 +151,7 @@ class CompiledKernel:
         dims = normalize_grid(self.fn, grid, bound)
         result = toolchain.run_kernel(variant.program, dims, run_args, self.options)
         self.last_report = getattr(result, "report", None)
+        self.last_run = KernelRun.from_result(result) if hasattr(result, "timeline") else None
         return result
 
     def _check_fixed(self, variant: Specialization, bound: dict[str, Any]) -> None:

@@ -6,15 +6,19 @@ are present here with values that make sense for MTIA, next to our own (`machine
 """
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mtia_xdsl.machine.config import MachineConfig
 
 
 @dataclass(frozen=True)
 class MtiaOptions:
     """Compile options of one MTIA kernel (frozen: they are part of Triton's cache key).
 
-    Example: MtiaOptions(num_stages=3, machine="mtia2i")
+    Example: MtiaOptions(num_stages=3, machine="mtia2i", machine_overrides=(("dram_ecc_efficiency", 0.85),))
     """
 
     num_warps: int = 4
@@ -29,6 +33,10 @@ class MtiaOptions:
     sanitize_overflow: bool = False
     machine: str = "mtia2i"
     """MachineConfig preset the kernel is compiled for and run on."""
+    machine_overrides: tuple[tuple[str, Any], ...] = ()
+    """MachineConfig fields changed for the run, as sorted (field, value) pairs; a dict is accepted by
+    `from_dict`. Values may be numbers or "field=value"-style strings of the field's type. The compiler
+    passes see the preset only; the machine model runs with the overridden config."""
     pe_mapping: str = "linear"
     """Strategy placing program ids on the PE grid."""
     backend_name: str = "cpu"
@@ -49,6 +57,35 @@ class MtiaOptions:
     fpsan_homomorphic_casts: bool = False
     ir_override: str | None = None
 
+    def __post_init__(self) -> None:
+        """Normalise `machine_overrides` to sorted pairs and check them against MachineConfig.
+
+        Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range).
+        """
+        pairs = _override_pairs(self.machine_overrides)
+        object.__setattr__(self, "machine_overrides", pairs)
+        if pairs:
+            try:
+                _ = self.machine_config
+            except ValueError as e:
+                raise ValueError(f"machine_overrides: {e}") from None
+
+    @property
+    def machine_config(self) -> "MachineConfig":
+        """Return the MachineConfig the machine model runs with: the `machine` preset plus the overrides.
+
+        Raises: ValueError for an unknown preset or override field, or a bad override value.
+        """
+        from mtia_xdsl.machine.config import MachineConfig
+
+        config = MachineConfig.preset(self.machine)
+        if not self.machine_overrides:
+            return config
+        with_overrides = getattr(config, "with_overrides", None)
+        if with_overrides is not None:
+            return with_overrides(dict(self.machine_overrides))
+        return config.replace(**dict(self.machine_overrides))
+
     @classmethod
     def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":
         """Build options from a dict, keeping only known fields whose value is not None.
@@ -62,7 +99,7 @@ class MtiaOptions:
         if strict and unknown:
             raise TypeError(f"unknown option(s) {unknown}; MtiaOptions has: {', '.join(sorted(known))}")
         kwargs = {
-            k: tuple(map(_tuple_if_list, v)) if isinstance(v, list) else v
+            k: tuple(map(_tuple_if_list, v)) if isinstance(v, list) and k != "machine_overrides" else v
             for k, v in opts.items()
             if k in known and v is not None
         }
@@ -72,6 +109,21 @@ class MtiaOptions:
         """Return a stable digest of every field (Triton puts it in the kernel cache key)."""
         key = "_".join(f"{f.name}-{getattr(self, f.name)}" for f in fields(self))
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _override_pairs(value: Any) -> tuple[tuple[str, Any], ...]:
+    """Return `value` (a mapping or (field, value) pairs) as pairs sorted by field name.
+
+    Raises: TypeError if it is neither.
+    """
+    if value is None:
+        return ()
+    items = value.items() if isinstance(value, Mapping) else value
+    try:
+        pairs = [(str(k), v) for k, v in items]
+    except (TypeError, ValueError):
+        raise TypeError(f"machine_overrides must be a dict of MachineConfig field -> value, got {value!r}") from None
+    return tuple(sorted(pairs))
 
 
 def _tuple_if_list(value: Any) -> Any:

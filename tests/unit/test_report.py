@@ -10,7 +10,7 @@ import pytest
 
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MTIA2I, SMALL_TEST
-from mtia_xdsl.machine.report import Report
+from mtia_xdsl.machine.report import Report, RooflineViolation, build_report
 from mtia_xdsl.machine.timing import simulate
 from mtia_xdsl.machine.trace import chrome_trace, write_chrome_trace
 
@@ -190,3 +190,47 @@ def test_calibration_dram_gemm_is_dram_bound_small_n():
     _, report = _calibrate_module().dram_gemm(MTIA2I, n=4096)
     assert report.roofline_limiter == "dram"
     assert report.achieved_fraction > 0.85
+
+
+def test_build_report_refuses_a_run_faster_than_its_roofline():
+    """A synthetic timeline claiming fewer cycles than its DRAM traffic needs is an internal model error."""
+    cfg = MTIA2I.replace(global_placement="dram")
+    timeline = simulate([stream_program(p, 4) for p in range(64)], cfg)
+    honest = build_report(timeline, "stream")
+    assert honest.roofline_limiter == "dram" and honest.achieved_fraction <= 1.0
+    timeline.total_cycles = honest.roofline_bound_cycles * 0.9
+    with pytest.raises(RooflineViolation, match=r"kernel stream simulated in .* faster than its dram roofline"):
+        build_report(timeline, "stream")
+    timeline.total_cycles = honest.roofline_bound_cycles * (1 - 1e-9)  # float rounding is tolerated
+    assert build_report(timeline, "stream").achieved_fraction == pytest.approx(1.0)
+
+
+def test_report_names_the_config_and_its_overrides():
+    cfg = MTIA2I.replace(dram_ecc_efficiency=0.85, global_placement="dram")
+    report = Report.from_timeline(simulate([stream_program(0, 4)], cfg), "stream")
+    assert report.chip == "mtia2i"
+    assert report.config_overrides == {"dram_ecc_efficiency": 0.85, "global_placement": "dram"}
+    text = report.format()
+    assert "overridden fields: dram_ecc_efficiency=0.85, global_placement='dram'" in text
+    plain = Report.from_timeline(simulate([stream_program(0, 4)], SMALL_TEST))
+    assert plain.config_overrides == {} and "overridden fields: none" in plain.format()
+
+
+def test_report_explains_itself():
+    report = Report.from_timeline(simulate([stream_program(p, 4) for p in range(8)], MTIA2I), "stream")
+    text = report.format()
+    for needle in (
+        f"{report.total_cycles:,} cycles = {report.time_us:.3f} us",
+        "busy (8 PEs used)",
+        "32 B granules",
+        f"{report.dram_transferred_bytes / 32:,.0f} granules",
+        "LS high-water 32.00 KiB of 384.00 KiB per PE",
+        f"{report.roofline_limiter}-bound",
+        f"achieved {100 * report.achieved_fraction:.1f} % of the roofline",
+        "roofline = the largest lower bound",
+    ):
+        assert needle in text, needle
+    assert report.ops == report.se_elems == 8 * 4 * 2048
+    assert report.memory_level == "dram"
+    assert report.intensity_ops_per_byte == pytest.approx(report.ops / report.dma_dram_bytes)
+    assert report.achieved_ops_per_s == pytest.approx(report.ops / (report.total_cycles / 1.35e9))
