@@ -1,0 +1,56 @@
+"""Roofline plot: a PNG with one point per kernel, roofs and ceilings from MachineConfig."""
+
+import pytest
+
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.config import MTIA2I
+from mtia_xdsl.machine.plot import plot_roofline, roofs
+from mtia_xdsl.machine.report import Report
+from mtia_xdsl.machine.timing import simulate
+
+pytest.importorskip("matplotlib")  # the plot extra; mtia_xdsl.machine.plot imports it only when drawing
+
+
+def _program(pid: int, elems: int, macs: int) -> ProgramTrace:
+    load = Command(
+        Engine.DMA,
+        "dma_load",
+        "k.py:1:1",
+        (),
+        (SlotRef(0, 0),),
+        global_read_bytes=8192,
+        global_ranges=((pid * 8192, 8192),),
+    )
+    engine = Engine.DPE if macs else Engine.SE
+    work = Command(engine, "op", "k.py:2:1", (SlotRef(0, 0),), (SlotRef(1, 0),), elems=elems, macs=macs, dtype="bf16")
+    store = Command(Engine.DMA, "dma_store", "k.py:3:1", (SlotRef(1, 0),), (), global_write_bytes=8192)
+    return ProgramTrace((pid, 0, 0), [load, work, store], {0: 1, 1: 1}, {0: 8192, 1: 8192})
+
+
+def _report(name: str, elems: int, macs: int) -> Report:
+    return Report.from_timeline(simulate([_program(p, elems, macs) for p in range(16)], MTIA2I), name)
+
+
+def test_plot_roofline_writes_a_png_with_one_point_per_kernel(tmp_path):
+    reports = [_report("stream", 2048, 0), _report("gemm", 0, 1 << 22), _report("copy", 0, 0)]
+    out = plot_roofline(reports, MTIA2I, tmp_path / "roofline.png")
+    data = out.path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    assert [p.label for p in out.points] == ["stream", "gemm"]  # "copy" does no ops: nothing to plot
+    stream, gemm = out.points
+    assert gemm.intensity_ops_per_byte > stream.intensity_ops_per_byte
+    assert stream.achieved_ops_per_s == pytest.approx(reports[0].achieved_ops_per_s)
+    for point in out.points:  # every kernel lies under the roofs and ceilings
+        roof = min(point.intensity_ops_per_byte * out.roofs_bytes_per_s["DRAM"], out.ceilings_ops_per_s["DPE bf16"])
+        assert point.achieved_ops_per_s <= roof * (1 + 1e-6)
+    drawn = [line for line in out.figure.axes[0].lines if line.get_marker() == "o"]
+    assert len(drawn) == len(out.points)
+
+
+def test_roofs_come_from_the_config():
+    memory, engines = roofs(MTIA2I)
+    assert engines["DPE bf16"] == pytest.approx(177e12, rel=1e-3)
+    assert engines["SE"] == pytest.approx(32 * 64 * 1.35e9)
+    assert memory["DRAM"] == pytest.approx(0.9 * 204.8e9)
+    assert memory["SRAM"] == pytest.approx(2.7e12)
+    assert memory["LS"] == pytest.approx(740 * 64 * 1.35e9)
