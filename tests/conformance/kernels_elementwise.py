@@ -1,0 +1,188 @@
+"""Elementwise corpus kernels: arithmetic, comparisons, math and libdevice functions, special ops."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from spec import SIGNED, Tol, elementwise
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def ew_add_sub_mul(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, (x + y) * x - y, mask=mask)
+
+
+@triton.jit
+def ew_div_rn_sqrt_rn(x_ptr, y_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(q_ptr + offs, tl.div_rn(x, y), mask=mask)
+    tl.store(s_ptr + offs, tl.sqrt_rn(tl.abs(x)), mask=mask)
+
+
+@triton.jit
+def ew_fma_clamp(x_ptr, y_ptr, z_ptr, f_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    z = tl.load(z_ptr + offs, mask=mask)
+    tl.store(f_ptr + offs, tl.fma(x, y, z), mask=mask)
+    tl.store(c_ptr + offs, tl.clamp(x, -tl.abs(y), tl.abs(y)), mask=mask)
+
+
+@triton.jit
+def ew_umulhi(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.umulhi(x, y), mask=mask)
+
+
+@triton.jit
+def ew_int_div_mod(x_ptr, y_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1)
+    y = tl.load(y_ptr + offs, mask=mask, other=1)
+    y = tl.where(y == 0, 7, y)
+    tl.store(q_ptr + offs, x // y, mask=mask)
+    tl.store(r_ptr + offs, x % y, mask=mask)
+
+
+@triton.jit
+def ew_bitwise_shifts(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    s = y & 7
+    r = ((x & y) | (x ^ ~y)) + (x << s) + (x >> s)
+    tl.store(out_ptr + offs, r, mask=mask)
+
+
+@triton.jit
+def ew_compare_select(x_ptr, y_ptr, out_ptr, b_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    big = (x > y) & (x >= 0) | (x == y) | ~(x != -y)
+    tl.store(out_ptr + offs, tl.where(big, tl.maximum(x, y), tl.minimum(x, y)), mask=mask)
+    tl.store(b_ptr + offs, x <= y, mask=mask)
+
+
+@triton.jit
+def ew_nan_propagation(x_ptr, y_ptr, mx_ptr, mn_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    x = tl.where(x > 2.0, float("nan"), x)
+    tl.store(mx_ptr + offs, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL), mask=mask)
+    tl.store(mn_ptr + offs, tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL), mask=mask)
+
+
+@triton.jit
+def ew_math(x_ptr, a_ptr, b_ptr, c_ptr, d_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    ax = tl.abs(x) + 0.5
+    tl.store(a_ptr + offs, tl.exp(x * 0.25) + tl.exp2(x * 0.25), mask=mask)
+    tl.store(b_ptr + offs, tl.log(ax) + tl.log2(ax), mask=mask)
+    tl.store(c_ptr + offs, tl.sqrt(ax) * tl.rsqrt(ax) + tl.sigmoid(x), mask=mask)
+    tl.store(d_ptr + offs, tl.floor(x) + tl.ceil(x) + tl.sin(x) * tl.cos(x) + tl.erf(x), mask=mask)
+
+
+@triton.jit
+def ew_libdevice(x_ptr, y_ptr, a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(a_ptr + offs, libdevice.tanh(x * 0.25), mask=mask)
+    tl.store(b_ptr + offs, libdevice.atan2(x, y), mask=mask)
+    tl.store(c_ptr + offs, libdevice.pow(tl.abs(x) + 0.5, y * 0.25), mask=mask)
+
+
+@triton.jit
+def ew_scalar_args(x_ptr, out_ptr, alpha, k, flag, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = x * alpha + k
+    if flag:
+        y = -y
+    tl.store(out_ptr + offs, y, mask=mask)
+
+
+@triton.jit
+def ew_float_mod_fdiv(x_ptr, y_ptr, m_ptr, f_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    y = tl.where(y == 0.0, 1.0, y)
+    tl.store(m_ptr + offs, x % y, mask=mask)
+    tl.store(f_ptr + offs, tl.fdiv(x, y) + x / y, mask=mask)
+
+
+def _libdevice_ref(args: list) -> None:
+    x, y = args[0].double(), args[1].double()
+    args[2].copy_(torch.tanh(x * 0.25))
+    args[3].copy_(torch.atan2(x, y))
+    args[4].copy_(torch.pow(x.abs() + 0.5, y * 0.25))
+
+
+def _ew_math_ref(args: list) -> None:
+    x = args[0].double()
+    ax = x.abs() + 0.5
+    args[1].copy_(torch.exp(x * 0.25) + torch.exp2(x * 0.25))
+    args[2].copy_(torch.log(ax) + torch.log2(ax))
+    args[3].copy_(torch.sqrt(ax) * torch.rsqrt(ax) + torch.sigmoid(x))
+    args[4].copy_(torch.floor(x) + torch.ceil(x) + torch.sin(x) * torch.cos(x) + torch.erf(x))
+
+
+F32 = torch.float32
+CASES = [
+    elementwise(ew_add_sub_mul, [(F32, torch.int32, torch.int64, torch.float16)] * 2, [F32]),
+    elementwise(ew_div_rn_sqrt_rn, [F32, F32], [F32, F32]),
+    elementwise(
+        ew_fma_clamp, [F32, F32, F32], [F32, F32], tol=Tol(ulp=1), why="fma: numpy has no fused multiply-add (1 ulp)"
+    ),
+    elementwise(ew_umulhi, [(torch.int32, torch.uint32)] * 2, [torch.int32], lo=-(2**31), hi=2**31 - 1),
+    elementwise(ew_int_div_mod, [SIGNED, SIGNED], [torch.int64, torch.int64]),
+    elementwise(ew_bitwise_shifts, [(torch.int32, torch.int64, torch.uint8), torch.int32], [torch.int64]),
+    elementwise(ew_compare_select, [(F32, torch.int32), (F32, torch.int32)], [F32, torch.bool], lo=-3, hi=3),
+    elementwise(ew_nan_propagation, [F32, F32], [F32, F32]),
+    elementwise(
+        ew_math,
+        [F32],
+        [F32, F32, F32, F32],
+        tol=Tol(ulp=8, atol=1e-6),
+        reference=_ew_math_ref,
+        why="math functions: float64 torch reference rounded to fp32, 8 ulp (atol 1e-6 where sums cancel)",
+    ),
+    elementwise(
+        ew_libdevice,
+        [F32, F32],
+        [F32, F32, F32],
+        tol=Tol(ulp=4),
+        reference=_libdevice_ref,
+        why="Triton's interpreter returns None for libdevice; float64 torch reference, 4 ulp",
+    ),
+    elementwise(
+        ew_scalar_args, [F32], [F32], scalars=lambda d: [d.choice([0.5, -3.0]), d.int(-5, 5), d.choice([False, True])]
+    ),
+    elementwise(ew_float_mod_fdiv, [F32, F32], [F32, F32]),
+]
