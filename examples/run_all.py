@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mtia_xdsl
 from examples import layer_norm, matmul, softmax, vector_add
+from mtia_xdsl.machine.report import Report
 
 
 @dataclass
@@ -82,27 +83,50 @@ def main() -> int:
     args = parser.parse_args()
     header = (
         f"{'kernel':<11} {'shape':<28} {'max err':>9} {'cycles':>10} {'time us':>9} {'roofline':>9} "
-        f"{'bound':>6} {'wall s':>7}"
+        f"{'bound':>6} {'busiest':>10} {'LS':>4} {'wall s':>7}"
     )
-    print(header)
-    print("-" * len(header))
     failed = False
-    for case in cases(args.small):
+    for k, case in enumerate(cases(args.small)):
         start = time.perf_counter()
         ours, ref = case.run()
         wall = time.perf_counter() - start
         report = mtia_xdsl.last_report()
+        if k == 0:
+            print(_machine_line(report))
+            print(header)
+            print("-" * len(header))
         err = (ours.float() - ref.float()).abs().max().item()
         tol = case.tolerance or _fp16_tolerance(ref)
         ok = err <= tol
         failed |= not ok
+        engine, busy = max(report.engine_busy_used.items(), key=lambda kv: kv[1])
+        ls = report.ls_high_water_bytes / report.ls_capacity_bytes
         print(
             f"{case.name:<11} {case.shape:<28} {err:9.2e} {report.total_cycles:10,} {report.time_us:9.2f} "
-            f"{report.achieved_fraction:9.1%} {report.roofline_limiter:>6} {wall:7.1f}{'' if ok else '  MISMATCH'}"
+            f"{report.achieved_fraction:9.1%} {report.roofline_limiter:>6} {engine:>5} {busy:4.0%} {ls:4.0%} "
+            f"{wall:7.1f}{'' if ok else '  MISMATCH'}"
         )
         if args.verbose:
             print(report.format())
+    print(LEGEND)
     return 1 if failed else 0
+
+
+LEGEND = """
+max err: largest |ours - torch|. cycles, time us: simulated on the machine model (kernel launch excluded).
+roofline: the roofline's lower bound on the cycles / the simulated cycles; bound: the term setting it (dram, sram:
+DMA bytes at that level's chip bandwidth; dpe, se, vec: engine work at chip peak). busiest: the engine with the
+highest busy share on the PEs used. LS: high-water mark of local storage as a share of its capacity per PE.
+wall s: host time of compile + simulation. --verbose prints each kernel's full report."""
+
+
+def _machine_line(report: Report) -> str:
+    """Name the chip, its placement and any overridden MachineConfig fields."""
+    overrides = ", ".join(f"{k}={v!r}" for k, v in report.config_overrides.items()) or "none"
+    return (
+        f"machine: {report.chip} ({report.n_pes} PEs at {report.clock_hz / 1e9:.2f} GHz), "
+        f"tensors in {report.placement}, config overrides: {overrides}"
+    )
 
 
 def _fp16_tolerance(ref: torch.Tensor) -> float:
