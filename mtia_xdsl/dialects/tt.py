@@ -14,8 +14,9 @@ Deviations:
   keywords and `tt.func` have hand-written parse/print because the declarative format cannot infer a
   type from a pointer's pointee or map a keyword to an i32 property. `tt.reduce`/`tt.scan` print in
   generic form, as upstream does.
-- Only what Triton 3.9's code generator emits for non-descriptor kernels is modelled (no tensor
-  descriptors, no `tt.dot_scaled`, no `tt.elementwise_inline_asm`).
+- Everything Triton 3.9's code generator emits for CPU-meaningful kernels is modelled, tensor
+  descriptors included; GPU-only ops (`tt.dot_scaled`, `tt.elementwise_inline_asm`, grid-dependency
+  control) are not: the frontend refuses them with an error naming the kernel line.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import AttrParser, Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import (
     CallableOpInterface,
@@ -1528,6 +1529,605 @@ class CallOp(IRDLOperation):
         super().__init__(operands=[args], result_types=[result_types], properties={"callee": callee})
 
 
+# ---------------------------------------------------------------------------------------------
+# Tensor descriptors (tl.make_tensor_descriptor and its load/store/reduce/gather/scatter)
+# ---------------------------------------------------------------------------------------------
+
+DESCRIPTOR_REDUCE_KIND: Mapping[str, int] = {
+    "add": 1, "min": 2, "max": 3, "inc": 4, "dec": 5, "and": 6, "or": 7, "xor": 8,
+}  # fmt: skip
+
+
+@irdl_attr_definition
+class TensorDescType(ParametrizedAttribute, TypeAttribute):
+    """`!tt.tensordesc<16x32xf32>`: a tensor descriptor whose blocks are `block_type`.
+
+    As upstream, an unsigned integer element (`ui32`) records that the descriptor was made from an
+    unsigned pointer; loads through it still yield signless tensors.
+    """
+
+    name = "tt.tensordesc"
+    block_type: TensorType = param_def(TensorType)
+
+    def __init__(self, block_type: TensorType):
+        super().__init__(block_type)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[TensorType]:
+        with parser.in_angle_brackets():
+            shape, elem = parser.parse_ranked_shape()
+        return (TensorType(elem, shape),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string("".join(f"{d}x" for d in self.block_type.get_shape()))
+            printer.print_attribute(self.block_type.element_type)
+
+    def value_type(self) -> TensorType:
+        """Return the signless tensor type that loads of a block produce."""
+        elem = self.block_type.element_type
+        if isinstance(elem, IntegerType):
+            elem = IntegerType(elem.width.data)
+        return TensorType(elem, self.block_type.get_shape())
+
+
+def _desc(op: Operation, v: SSAValue) -> TensorDescType:
+    if not isinstance(v.type, TensorDescType):
+        raise VerifyException(f"'{op.name}' expects a !tt.tensordesc operand, got {v.type}")
+    return v.type
+
+
+def _check_indices(op: Operation, desc: TensorDescType, indices: Sequence[SSAValue]) -> None:
+    rank = len(desc.block_type.get_shape())
+    if len(indices) != rank:
+        raise VerifyException(f"'{op.name}' needs {rank} indices for {desc}, got {len(indices)}")
+    if any(i.type != i32 for i in indices):
+        raise VerifyException(f"'{op.name}' indices must be i32")
+
+
+def _parse_short_ptr(parser: Parser) -> Attribute:
+    """Parse `!tt.ptr<T>` or upstream's short form `<T>`."""
+    if parser.parse_optional_punctuation("<") is None:
+        return parser.parse_type()
+    pointee = parser.parse_type()
+    space = parser.parse_str_literal() if parser.parse_optional_punctuation(",") else "global"
+    parser.parse_punctuation(">")
+    return PointerType(pointee, space)
+
+
+def _parse_short_desc(parser: Parser) -> Attribute:
+    """Parse `!tt.tensordesc<...>` or upstream's short form `<16x32xf32>`."""
+    if parser.parse_optional_punctuation("<") is None:
+        return parser.parse_type()
+    shape, elem = parser.parse_ranked_shape()
+    parser.parse_punctuation(">")
+    return TensorDescType(TensorType(elem, shape))
+
+
+def _parse_indexed(parser: Parser) -> tuple[UnresolvedOperand, list[UnresolvedOperand]]:
+    desc = parser.parse_unresolved_operand()
+    idx = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+    return desc, idx
+
+
+def _print_indexed(printer: Printer, desc: SSAValue, indices: Sequence[SSAValue]) -> None:
+    printer.print_string(" ")
+    printer.print_operand(desc)
+    printer.print_string("[")
+    printer.print_list(indices, printer.print_operand)
+    printer.print_string("]")
+
+
+@irdl_op_definition
+class MakeTensorDescOp(IRDLOperation):
+    """Describe a `shape`-sized, `strides`-strided tensor at `base`, read and written in `block_type` blocks.
+
+    Shapes: shape `i32` per dimension, strides `i64` per dimension (elements; the last is 1);
+    result `!tt.tensordesc<BLOCK_0 x ... x T>`. Out-of-bounds lanes read `padding` (zero or NaN).
+    Custom syntax (upstream's): the types print without their `!tt.ptr`/`!tt.tensordesc` prefixes,
+    which the declarative format cannot do.
+    """
+
+    name = "tt.make_tensor_descriptor"
+    base = operand_def(PointerType)
+    shape = var_operand_def(i32)
+    strides = var_operand_def(IntegerType(64))
+    padding = opt_prop_def(IntegerAttr[I32])
+    result = result_def(TensorDescType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        base: SSAValue | Operation,
+        shape: Sequence[SSAValue | Operation],
+        strides: Sequence[SSAValue | Operation],
+        block_type: TensorType,
+        padding: str = "zero",
+    ):
+        super().__init__(
+            operands=[base, shape, strides],
+            result_types=[TensorDescType(block_type)],
+            properties={"padding": _i32(PADDING_OPTION[padding])},
+        )
+
+    @property
+    def padding_name(self) -> str:
+        """Return "zero" or "nan"."""
+        return _enum_name(PADDING_OPTION, self.padding.value.data) if self.padding else "zero"
+
+    def verify_(self) -> None:
+        _check_enum(self, "padding", PADDING_OPTION)
+        rank = len(self.result.type.block_type.get_shape())
+        if not (len(self.shape) == len(self.strides) == rank):
+            raise VerifyException(
+                f"'tt.make_tensor_descriptor' needs {rank} sizes and strides, got {len(self.shape)} and "
+                f"{len(self.strides)}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MakeTensorDescOp:
+        base = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        sizes = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        parser.parse_punctuation(",")
+        strides = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+        attrs = dict(parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        base_t = _parse_short_ptr(parser)
+        parser.parse_punctuation(",")
+        desc_t = _parse_short_desc(parser)
+        if not isinstance(desc_t, TensorDescType):
+            parser.raise_error(f"expected a !tt.tensordesc type, got {desc_t}")
+        b = parser.resolve_operand(base, base_t)
+        s = [parser.resolve_operand(o, i32) for o in sizes]
+        st = [parser.resolve_operand(o, IntegerType(64)) for o in strides]
+        op = cls(b, s, st, desc_t.block_type)
+        if "padding" in attrs:
+            op.properties["padding"] = attrs.pop("padding")
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.base)
+        printer.print_string(", [")
+        printer.print_list(self.shape, printer.print_operand)
+        printer.print_string("], [")
+        printer.print_list(self.strides, printer.print_operand)
+        printer.print_string("]")
+        extra: dict[str, Attribute] = {}
+        if self.padding is not None and self.padding.value.data != PADDING_OPTION["zero"]:
+            extra["padding"] = self.padding
+        _print_cache_policy_attrs(printer, self, extra)
+        printer.print_string(" : ")
+        self.base.type.print_parameters(printer)  # type: ignore[attr-defined]
+        printer.print_string(", ")
+        self.result.type.print_parameters(printer)
+
+
+@irdl_op_definition
+class DescriptorLoadOp(_CachePolicyAccessors, IRDLOperation):
+    """Load the block of `desc` whose first element is at `indices`; lanes outside the shape read padding."""
+
+    name = "tt.descriptor_load"
+    desc = operand_def(TensorDescType)
+    indices = var_operand_def(i32)
+    cachePolicy = opt_prop_def(CachePolicyAttr)
+    result = result_def(TensorType)
+
+    def __init__(
+        self, desc: SSAValue | Operation, indices: Sequence[SSAValue | Operation], cache: str = "none",
+        evict: str = "evict_normal", result_type: Attribute | None = None,
+    ):  # fmt: skip
+        desc = SSAValue.get(desc)
+        if result_type is None:
+            assert isinstance(desc.type, TensorDescType)
+            result_type = desc.type.value_type()
+        props: dict[str, Attribute] = {}
+        if (cache, evict) != ("none", "evict_normal"):
+            props["cachePolicy"] = CachePolicyAttr(cache, evict)
+        super().__init__(operands=[desc, indices], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        desc = _desc(self, self.desc)
+        _check_indices(self, desc, self.indices)
+        if shape_of(self.result.type) != shape_of(desc.block_type):
+            raise VerifyException(f"'tt.descriptor_load' result {self.result.type} does not match {desc}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DescriptorLoadOp:
+        desc, idx = _parse_indexed(parser)
+        attrs = dict(parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        desc_t = parser.parse_type()
+        parser.parse_punctuation("->")
+        res_t = parser.parse_type()
+        indices = [parser.resolve_operand(i, i32) for i in idx]
+        op = cls(parser.resolve_operand(desc, desc_t), indices, result_type=res_t)
+        if "cachePolicy" in attrs:
+            op.properties["cachePolicy"] = attrs.pop("cachePolicy")
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        _print_indexed(printer, self.desc, self.indices)
+        extra: dict[str, Attribute] = {}
+        if self.cachePolicy is not None and not self.cachePolicy.is_default:
+            extra["cachePolicy"] = self.cachePolicy
+        _print_cache_policy_attrs(printer, self, extra)
+        printer.print_string(" : ")
+        printer.print_attribute(self.desc.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+class _DescriptorWrite(IRDLOperation):
+    """Common syntax of descriptor_store and descriptor_reduce: `desc[indices], src : desc_t, src_t`."""
+
+    desc = operand_def(TensorDescType)
+    src = operand_def(TensorType)
+    indices = var_operand_def(i32)
+
+    def verify_(self) -> None:
+        desc = _desc(self, self.desc)
+        _check_indices(self, desc, self.indices)
+        if shape_of(self.src.type) != shape_of(desc.block_type):
+            raise VerifyException(f"'{self.name}' value {self.src.type} does not match {desc}")
+
+    @classmethod
+    def _parse_rest(cls, parser: Parser) -> tuple[SSAValue, SSAValue, list[SSAValue], dict[str, Attribute]]:
+        desc, idx = _parse_indexed(parser)
+        parser.parse_punctuation(",")
+        src = parser.parse_unresolved_operand()
+        attrs = dict(parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        desc_t = parser.parse_type()
+        parser.parse_punctuation(",")
+        src_t = parser.parse_type()
+        return (
+            parser.resolve_operand(desc, desc_t),
+            parser.resolve_operand(src, src_t),
+            [parser.resolve_operand(i, i32) for i in idx],
+            attrs,
+        )
+
+    def _print_rest(self, printer: Printer) -> None:
+        _print_indexed(printer, self.desc, self.indices)
+        printer.print_string(", ")
+        printer.print_operand(self.src)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.desc.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.src.type)
+
+
+@irdl_op_definition
+class DescriptorStoreOp(_DescriptorWrite):
+    """Store `src` as the block of `desc` at `indices`; lanes outside the shape are not written."""
+
+    name = "tt.descriptor_store"
+
+    def __init__(self, desc: SSAValue | Operation, src: SSAValue | Operation, indices: Sequence[SSAValue | Operation]):
+        super().__init__(operands=[desc, src, indices])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DescriptorStoreOp:
+        desc, src, idx, attrs = cls._parse_rest(parser)
+        op = cls(desc, src, idx)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        self._print_rest(printer)
+
+
+@irdl_op_definition
+class DescriptorReduceOp(_DescriptorWrite):
+    """Atomically combine `src` (`kind`: add, min, max, and, or, xor, ...) into the block of `desc` at `indices`."""
+
+    name = "tt.descriptor_reduce"
+    kind = prop_def(IntegerAttr[I32])
+
+    def __init__(
+        self,
+        kind: str,
+        desc: SSAValue | Operation,
+        src: SSAValue | Operation,
+        indices: Sequence[SSAValue | Operation],
+    ):
+        super().__init__(operands=[desc, src, indices], properties={"kind": _i32(DESCRIPTOR_REDUCE_KIND[kind])})
+
+    @property
+    def kind_name(self) -> str:
+        """Return the reduction's keyword (add, min, max, inc, dec, and, or, xor)."""
+        return _enum_name(DESCRIPTOR_REDUCE_KIND, self.kind.value.data)
+
+    def verify_(self) -> None:
+        _check_enum(self, "kind", DESCRIPTOR_REDUCE_KIND)
+        super().verify_()
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DescriptorReduceOp:
+        kind = _parse_enum(parser, DESCRIPTOR_REDUCE_KIND, "descriptor reduce kind")
+        parser.parse_punctuation(",")
+        desc, src, idx, attrs = cls._parse_rest(parser)
+        op = cls(_enum_name(DESCRIPTOR_REDUCE_KIND, kind.value.data), desc, src, idx)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind_name},")
+        self._print_rest(printer)
+
+
+def _check_gather(op: Operation, desc_v: SSAValue, x_offsets: SSAValue, tile: Attribute) -> None:
+    desc = _desc(op, desc_v)
+    block = desc.block_type.get_shape()
+    if len(block) != 2 or block[0] != 1:
+        raise VerifyException(f"'{op.name}' needs a descriptor with 1-row 2-d blocks, got {desc}")
+    rows = shape_of(x_offsets.type)
+    if len(rows) != 1:
+        raise VerifyException(f"'{op.name}' x_offsets must be a 1-d tensor, got {x_offsets.type}")
+    if shape_of(tile) != (rows[0], block[1]):
+        raise VerifyException(f"'{op.name}' tile must be {rows[0]}x{block[1]}, got {tile}")
+
+
+@irdl_op_definition
+class DescriptorGatherOp(IRDLOperation):
+    """Load rows `x_offsets` of columns [y_offset, y_offset + BLOCK_N) through a 1-row descriptor."""
+
+    name = "tt.descriptor_gather"
+    desc = operand_def(TensorDescType)
+    x_offsets = operand_def(TensorType)
+    y_offset = operand_def(i32)
+    result = result_def(TensorType)
+    assembly_format = "$desc `[` $x_offsets `,` $y_offset `]` attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self, desc: SSAValue | Operation, x_offsets: SSAValue | Operation, y_offset: SSAValue | Operation,
+        result_type: Attribute,
+    ):  # fmt: skip
+        super().__init__(operands=[desc, x_offsets, y_offset], result_types=[result_type])
+
+    def verify_(self) -> None:
+        _check_gather(self, self.desc, self.x_offsets, self.result.type)
+
+
+@irdl_op_definition
+class DescriptorScatterOp(IRDLOperation):
+    """Store `src` to rows `x_offsets`, columns [y_offset, y_offset + BLOCK_N), through a 1-row descriptor."""
+
+    name = "tt.descriptor_scatter"
+    desc = operand_def(TensorDescType)
+    x_offsets = operand_def(TensorType)
+    y_offset = operand_def(i32)
+    src = operand_def(TensorType)
+    assembly_format = (
+        "$desc `[` $x_offsets `,` $y_offset `]` `,` $src attr-dict `:` type($desc) `,` type($x_offsets) `,` "
+        "type($y_offset) `,` type($src)"
+    )
+
+    def __init__(
+        self, desc: SSAValue | Operation, x_offsets: SSAValue | Operation, y_offset: SSAValue | Operation,
+        src: SSAValue | Operation,
+    ):  # fmt: skip
+        super().__init__(operands=[desc, x_offsets, y_offset, src])
+
+    def verify_(self) -> None:
+        _check_gather(self, self.desc, self.x_offsets, self.src.type)
+
+
+# ---------------------------------------------------------------------------------------------
+# Triton 3.9 additions: approximate division, map_elementwise, atomic load/store/poll
+# ---------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ApproxDivFOp(_BinarySameType):
+    """Approximate f32 division (`tl.fdiv(x, y, approx=True)`); the reference computes it exactly."""
+
+    name = "tt.approx_divf"
+
+
+@irdl_op_definition
+class MapElementwiseOp(IRDLOperation):
+    """Apply the scalar region lane by lane to `srcs` (`tl.map_elementwise`), `pack` lanes per call."""
+
+    name = "tt.map_elementwise"
+    srcs = var_operand_def()
+    pack = prop_def(IntegerAttr[I32])
+    result = var_result_def()
+    scalarOp = region_def()
+
+    def __init__(
+        self, srcs: Sequence[SSAValue | Operation], result_types: Sequence[Attribute], pack: int, region: Region
+    ):
+        super().__init__(
+            operands=[srcs], result_types=[result_types], properties={"pack": _i32(pack)}, regions=[region]
+        )
+
+    def verify_(self) -> None:
+        if self.pack.value.data < 1:
+            raise VerifyException(f"'tt.map_elementwise' pack must be >= 1, got {self.pack.value.data}")
+        shapes = {shape_of(v.type) for v in [*self.srcs, *self.result]}
+        if len(shapes) > 1:
+            raise VerifyException("'tt.map_elementwise' operands and results must have one shape")
+
+
+@irdl_op_definition
+class MapElementwiseReturnOp(IRDLOperation):
+    """Terminator of the tt.map_elementwise region."""
+
+    name = "tt.map_elementwise.return"
+    result = var_operand_def()
+    traits = traits_def(Pure(), IsTerminator(), HasParent(MapElementwiseOp))
+    assembly_format = "attr-dict ($result^ `:` type($result))?"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[values])
+
+
+class _AtomicMemOp(IRDLOperation):
+    """Shared syntax of atomic_load/atomic_store: `sem, scope, operands ...`."""
+
+    sem = prop_def(IntegerAttr[I32])
+    scope = prop_def(IntegerAttr[I32])
+
+    def verify_(self) -> None:
+        _check_enum(self, "sem", MEM_SEMANTIC)
+        _check_enum(self, "scope", MEM_SYNC_SCOPE)
+
+    def _print_head(self, printer: Printer) -> None:
+        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        printer.print_string(f" {sem}, {scope}, ")
+        printer.print_list(self.operands, printer.print_operand)
+        printer.print_op_attributes(self.attributes)
+
+    @staticmethod
+    def _parse_head(parser: Parser) -> tuple[str, str, list[UnresolvedOperand], dict[str, Attribute]]:
+        sem = _parse_enum(parser, MEM_SEMANTIC, "memory semantic")
+        parser.parse_punctuation(",")
+        scope = _parse_enum(parser, MEM_SYNC_SCOPE, "memory scope")
+        names: list[UnresolvedOperand] = []
+        while parser.parse_optional_punctuation(","):
+            names.append(parser.parse_unresolved_operand())
+        attrs = dict(parser.parse_optional_attr_dict())
+        return (
+            _enum_name(MEM_SEMANTIC, sem.value.data),
+            _enum_name(MEM_SYNC_SCOPE, scope.value.data),
+            names,
+            attrs,
+        )
+
+
+@irdl_op_definition
+class AtomicLoadOp(_AtomicMemOp):
+    """Atomic load (`tl.atomic_load`, acquire or relaxed) where `mask` holds; masked-off lanes are 0."""
+
+    name = "tt.atomic_load"
+    ptr = operand_def()
+    mask = opt_operand_def()
+    result = result_def()
+
+    def __init__(
+        self, ptr: SSAValue | Operation, mask: SSAValue | Operation | None, sem: str = "acquire",
+        scope: str = "gpu",
+    ):  # fmt: skip
+        ptr = SSAValue.get(ptr)
+        super().__init__(
+            operands=[ptr, [mask] if mask is not None else []],
+            result_types=[pointee_of(ptr.type)],
+            properties={"sem": _i32(MEM_SEMANTIC[sem]), "scope": _i32(MEM_SYNC_SCOPE[scope])},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicLoadOp:
+        sem, scope, names, attrs = cls._parse_head(parser)
+        ins, _ = _parse_functional_type(parser)
+        vals = parser.resolve_operands(names, ins, parser.pos)
+        op = cls(vals[0], vals[1] if len(vals) > 1 else None, sem, scope)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        self._print_head(printer)
+        _print_functional_type(printer, self)
+
+
+@irdl_op_definition
+class AtomicStoreOp(_AtomicMemOp):
+    """Atomic store (`tl.atomic_store`, release or relaxed) of `val` where `mask` holds."""
+
+    name = "tt.atomic_store"
+    ptr = operand_def()
+    val = operand_def()
+    mask = opt_operand_def()
+
+    def __init__(
+        self, ptr: SSAValue | Operation, val: SSAValue | Operation, mask: SSAValue | Operation | None,
+        sem: str = "release", scope: str = "gpu",
+    ):  # fmt: skip
+        super().__init__(
+            operands=[ptr, val, [mask] if mask is not None else []],
+            properties={"sem": _i32(MEM_SEMANTIC[sem]), "scope": _i32(MEM_SYNC_SCOPE[scope])},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicStoreOp:
+        sem, scope, names, attrs = cls._parse_head(parser)
+        parser.parse_punctuation(":")
+        ptr_t = parser.parse_type()
+        val_t = pointee_of(ptr_t)
+        types = [ptr_t, val_t, like(val_t, IntegerType(1))][: len(names)]
+        vals = parser.resolve_operands(names, types, parser.pos)
+        op = cls(vals[0], vals[1], vals[2] if len(vals) > 2 else None, sem, scope)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        self._print_head(printer)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+
+
+@irdl_op_definition
+class AtomicPollOp(_AtomicMemOp):
+    """Spin until *ptr == expected per lane (`tl.atomic_poll`) or `timeout` ns pass; true where it matched."""
+
+    name = "tt.atomic_poll"
+    ptr = operand_def()
+    expected = operand_def()
+    timeout = opt_operand_def(IntegerType(64))
+    result = result_def()
+
+    def __init__(
+        self, ptr: SSAValue | Operation, expected: SSAValue | Operation, timeout: SSAValue | Operation | None,
+        sem: str = "acquire", scope: str = "gpu",
+    ):  # fmt: skip
+        expected = SSAValue.get(expected)
+        super().__init__(
+            operands=[ptr, expected, [timeout] if timeout is not None else []],
+            result_types=[like(expected.type, IntegerType(1))],
+            properties={"sem": _i32(MEM_SEMANTIC[sem]), "scope": _i32(MEM_SYNC_SCOPE[scope])},
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicPollOp:
+        sem, scope, names, _ = cls._parse_head(parser)
+        timeout = None
+        if parser.parse_optional_keyword("timeout") is not None:
+            timeout = parser.parse_unresolved_operand()
+        attrs = dict(parser.parse_optional_attr_dict())
+        parser.parse_punctuation(":")
+        ptr_t = parser.parse_type()
+        parser.parse_punctuation(",")
+        exp_t = parser.parse_type()
+        parser.parse_punctuation("->")
+        parser.parse_type()
+        p, e = parser.resolve_operands(names, [ptr_t, exp_t], parser.pos)
+        t = parser.resolve_operand(timeout, IntegerType(64)) if timeout is not None else None
+        op = cls(p, e, t, sem, scope)
+        op.attributes |= attrs
+        return op
+
+    def print(self, printer: Printer) -> None:
+        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        printer.print_string(f" {sem}, {scope}, ")
+        printer.print_list([self.ptr, self.expected], printer.print_operand)
+        if self.timeout is not None:
+            printer.print_string(" timeout ")
+            printer.print_operand(self.timeout)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list([self.ptr.type, self.expected.type], printer.print_attribute)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
 TT = Dialect(
     "tt",
     [
@@ -1569,6 +2169,18 @@ TT = Dialect(
         FuncOp,
         ReturnOp,
         CallOp,
+        MakeTensorDescOp,
+        DescriptorLoadOp,
+        DescriptorStoreOp,
+        DescriptorReduceOp,
+        DescriptorGatherOp,
+        DescriptorScatterOp,
+        ApproxDivFOp,
+        MapElementwiseOp,
+        MapElementwiseReturnOp,
+        AtomicLoadOp,
+        AtomicStoreOp,
+        AtomicPollOp,
     ],
-    [PointerType, CachePolicyAttr],
+    [PointerType, CachePolicyAttr, TensorDescType],
 )

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     NoneType,
+    Signedness,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -96,7 +97,8 @@ _BINARY: dict[str, type[Operation]] = {
     "create_fsub": xarith.SubfOp, "create_fmul": xarith.MulfOp, "create_fdiv": xarith.DivfOp,
     "create_frem": arith.RemFOp, "create_minimumf": xarith.MinimumfOp, "create_maximumf": xarith.MaximumfOp,
     "create_minnumf": xarith.MinnumfOp, "create_maxnumf": xarith.MaxnumfOp,
-    "create_precise_divf": tt.PreciseDivFOp, "create_umulhi": tt.MulhiUIOp,
+    "create_precise_divf": tt.PreciseDivFOp,
+    "create_approx_divf": tt.ApproxDivFOp, "create_umulhi": tt.MulhiUIOp,
 }  # fmt: skip
 
 _UNARY: dict[str, type[Operation]] = {
@@ -114,16 +116,27 @@ _CASTS: dict[str, type[Operation]] = {
 }  # fmt: skip
 
 
-_CONSTRUCTS = {
-    "create_inline_asm": "tl.inline_asm_elementwise",
-    "create_dot_scaled": "tl.dot_scaled",
-    "create_map_elementwise": "tl.map_elementwise",
-    "create_make_tensor_descriptor": "tensor descriptors (tl.make_tensor_descriptor)",
-    "create_descriptor_load": "tensor descriptor loads",
-    "create_descriptor_store": "tensor descriptor stores",
-    "create_atomic_load": "tl.atomic_load",
-    "create_atomic_store": "tl.atomic_store",
+_GPU_ONLY = {
+    "create_inline_asm": (
+        "tl.inline_asm_elementwise",
+        "inline assembly targets one GPU's instruction set and cannot run on MTIA; write the computation with "
+        "tl operations (tl.map_elementwise for scalar code)",
+    ),
+    "create_dot_scaled": (
+        "tl.dot_scaled",
+        "MTIA's DPE has no microscaling (mxfp) formats; dequantize the operands with their scales "
+        "(x.to(tl.float16) * scale) and use tl.dot",
+    ),
+    "create_grid_dependency_wait": (
+        "tl.extra.cuda.gdc_wait",
+        "programmatic dependent launch is CUDA-only; remove the call (launches on MTIA run in stream order)",
+    ),
+    "create_grid_dependency_launch_dependents": (
+        "tl.extra.cuda.gdc_launch_dependents",
+        "programmatic dependent launch is CUDA-only; remove the call (launches on MTIA run in stream order)",
+    ),
 }
+"""Builder methods reached only by GPU-specific constructs: (construct, what to do instead)."""
 
 
 class XdslBuilder:
@@ -170,12 +183,26 @@ class XdslBuilder:
             )
         return UnsupportedConstruct(f"{what}: not supported by mtia_xdsl yet")
 
+    def gpu_only(self, construct: str, instead: str) -> UnsupportedConstruct:
+        """Return the error for a GPU-only construct, at the current kernel location."""
+        loc = self.loc.attr
+        message = f"{construct} is GPU-only and not supported on MTIA: {instead}"
+        if isinstance(loc, FileLineColLoc):
+            return UnsupportedConstruct(message, loc.filename.data, loc.line.data, loc.column.data)
+        return UnsupportedConstruct(message)
+
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name in _GPU_ONLY:
+            construct, instead = _GPU_ONLY[name]
+
+            def refuse(*args: Any, **kwargs: Any) -> Any:
+                raise self.gpu_only(construct, instead)
+
+            return refuse
         if name.startswith(("create_", "get_")):
-            construct = _CONSTRUCTS.get(name, f"the Triton construct behind builder.{name}")
 
             def fail(*args: Any, **kwargs: Any) -> Any:
-                raise self.unsupported(construct)
+                raise self.unsupported(f"the Triton construct behind builder.{name}")
 
             return fail
         raise AttributeError(name)
@@ -356,6 +383,26 @@ class XdslBuilder:
     def get_int128_ty(self) -> Type:
         """Return i128."""
         return Type(IntegerType(128))
+
+    def get_uint8_ty(self) -> Type:
+        """Return i8 (MLIR integers are signless; Triton tracks signedness in its own types)."""
+        return Type(IntegerType(8))
+
+    def get_uint16_ty(self) -> Type:
+        """Return i16 (signless, as get_uint8_ty)."""
+        return Type(IntegerType(16))
+
+    def get_uint32_ty(self) -> Type:
+        """Return i32 (signless, as get_uint8_ty)."""
+        return Type(IntegerType(32))
+
+    def get_uint64_ty(self) -> Type:
+        """Return i64 (signless, as get_uint8_ty)."""
+        return Type(IntegerType(64))
+
+    def create_tensor_descriptor_type(self, block_ty: Type, is_signed: bool) -> Type:
+        """Return `!tt.tensordesc<block>`; an unsigned integer block records its element as `ui<N>`."""
+        return Type(tt.TensorDescType(_desc_block(block_ty.attr, is_signed)))
 
     def get_half_ty(self) -> Type:
         """Return f16."""
@@ -692,6 +739,89 @@ class XdslBuilder:
         )
         return self.result(op)
 
+    def create_atomic_load(self, ptr: Value, mask: Value | None, sem: Any, scope: Any) -> Value:
+        """Return tt.atomic_load."""
+        op = tt.AtomicLoadOp(
+            unwrap([ptr])[0],
+            mask.ssa if mask is not None else None,
+            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
+            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+        )
+        return self.result(op)
+
+    def create_atomic_store(self, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any) -> None:
+        """Create tt.atomic_store."""
+        op = tt.AtomicStoreOp(
+            *unwrap([ptr, val]),
+            mask.ssa if mask is not None else None,
+            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
+            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+        )
+        self.insert(op)
+
+    def create_atomic_poll(self, ptr: Value, expected: Value, timeout: Value, sem: Any, scope: Any) -> Value:
+        """Return tt.atomic_poll (`timeout` is an empty `ir.value()` when absent)."""
+        op = tt.AtomicPollOp(
+            *unwrap([ptr, expected]),
+            timeout.ssa,
+            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
+            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+        )
+        return self.result(op)
+
+    # ----- tensor descriptors ------------------------------------------------------------------------
+
+    def create_make_tensor_descriptor(
+        self,
+        base: Value,
+        shape: Sequence[Value],
+        strides: Sequence[Value],
+        block_shape: Sequence[int],
+        is_signed: bool,
+        padding: Any,
+    ) -> Value:
+        """Return tt.make_tensor_descriptor with blocks `block_shape` of the base's pointee type."""
+        assert base.ssa is not None
+        block = _desc_block(TensorType(tt.pointee_of(base.ssa.type), list(block_shape)), is_signed)
+        name = tt._enum_name(tt.PADDING_OPTION, int(padding.value))  # pyright: ignore[reportPrivateUsage]
+        return self.result(tt.MakeTensorDescOp(base.ssa, unwrap(shape), unwrap(strides), block, name))
+
+    def create_descriptor_load(self, desc: Value, offsets: Sequence[Value], cp: Attr) -> Value:
+        """Return tt.descriptor_load."""
+        policy = cp.attr if isinstance(cp.attr, tt.CachePolicyAttr) else tt.CachePolicyAttr()
+        op = tt.DescriptorLoadOp(
+            unwrap([desc])[0], unwrap(offsets), policy.cache_modifier.data, policy.eviction_policy.data
+        )
+        return self.result(op)
+
+    def create_descriptor_store(self, desc: Value, value: Value, offsets: Sequence[Value]) -> None:
+        """Create tt.descriptor_store."""
+        self.insert(tt.DescriptorStoreOp(*unwrap([desc, value]), unwrap(offsets)))
+
+    def create_descriptor_reduce(self, kind: Any, desc: Value, value: Value, offsets: Sequence[Value]) -> None:
+        """Create tt.descriptor_reduce (`kind` is an ir.DESCRIPTOR_REDUCE_KIND)."""
+        name = tt._enum_name(tt.DESCRIPTOR_REDUCE_KIND, int(kind.value))  # pyright: ignore[reportPrivateUsage]
+        self.insert(tt.DescriptorReduceOp(name, *unwrap([desc, value]), unwrap(offsets)))
+
+    def create_descriptor_gather(self, desc: Value, x_offsets: Value, y_offset: Value, ty: Type) -> Value:
+        """Return tt.descriptor_gather."""
+        return self.result(tt.DescriptorGatherOp(*unwrap([desc, x_offsets, y_offset]), ty.attr))
+
+    def create_descriptor_scatter(self, desc: Value, value: Value, x_offsets: Value, y_offset: Value) -> None:
+        """Create tt.descriptor_scatter."""
+        self.insert(tt.DescriptorScatterOp(*unwrap([desc, x_offsets, y_offset, value])))
+
+    # ----- map_elementwise ---------------------------------------------------------------------------
+
+    def create_map_elementwise(self, inputs: Sequence[Value], result_types: Sequence[Type], pack: int) -> OpState:
+        """Return tt.map_elementwise with an empty region (tl.map_elementwise pushes the scalar block)."""
+        op = tt.MapElementwiseOp(unwrap(inputs), [t.attr for t in result_types], int(pack), Region())
+        return OpState(self, self.insert(op))
+
+    def create_map_elementwise_ret(self, vals: Sequence[Value]) -> OpState:
+        """Create tt.map_elementwise.return."""
+        return OpState(self, self.insert(tt.MapElementwiseReturnOp(*unwrap(vals))))
+
     # ----- reductions --------------------------------------------------------------------------------
 
     def create_reduce(self, vals: Sequence[Value], axis: int) -> OpState:
@@ -778,6 +908,15 @@ class XdslBuilder:
         """Create cf.cond_br."""
         op = cf.ConditionalBranchOp(unwrap([cond])[0], then.block, [], other.block, [])
         return OpState(self, self.insert(op))
+
+
+def _desc_block(block: Attribute, is_signed: bool) -> TensorType:
+    """Return the block type a tensor descriptor records: unsigned integers as `ui<N>`, as upstream."""
+    assert isinstance(block, TensorType)
+    elem = block.element_type
+    if isinstance(elem, IntegerType) and not is_signed and elem.width.data > 1:
+        elem = IntegerType(elem.width.data, Signedness.UNSIGNED)
+    return TensorType(elem, block.get_shape())
 
 
 def _install_tables() -> None:

@@ -91,7 +91,7 @@ class Attr:
 class Value:
     """An SSA value (`ir.value`); compared by identity."""
 
-    def __init__(self, builder: XdslBuilder | None, ssa: SSAValue | None):
+    def __init__(self, builder: XdslBuilder | None = None, ssa: SSAValue | None = None):
         self.builder = builder
         self.ssa = ssa
 
@@ -155,6 +155,12 @@ class BlockHandle:
     def arg(self, i: int) -> Value:
         """Return argument i."""
         return self.builder.value(self.block.args[i])
+
+    def add_argument_at(self, ty: Type, loc: Loc) -> Value:
+        """Append an argument of type `ty` located at `loc`."""
+        arg = self.block.insert_arg(ty.attr, len(self.block.args))
+        arg.location = loc.attr
+        return self.builder.value(arg)
 
     def get_argument(self, i: int) -> Value:
         """Return argument i."""

@@ -255,3 +255,48 @@ tt.func @g(%a: i32) -> f32 {
   tt.return %a : i32
 }
 // CHECK: 'tt.return' types must match the function results [f32]
+
+// -----
+
+%p, %n, %s = "test.op"() : () -> (!tt.ptr<f32>, i32, i64)
+%d = tt.make_tensor_descriptor %p, [%n], [%s, %s] : <f32>, <16x32xf32>
+// CHECK: 'tt.make_tensor_descriptor' needs 2 sizes and strides, got 1 and 2
+
+// -----
+
+%d, %n = "test.op"() : () -> (!tt.tensordesc<16x32xf32>, i32)
+%t = tt.descriptor_load %d[%n] : !tt.tensordesc<16x32xf32> -> tensor<16x32xf32>
+// CHECK: 'tt.descriptor_load' needs 2 indices for !tt.tensordesc<16x32xf32>, got 1
+
+// -----
+
+%d, %n, %v = "test.op"() : () -> (!tt.tensordesc<16x32xf32>, i32, tensor<16x16xf32>)
+tt.descriptor_store %d[%n, %n], %v : !tt.tensordesc<16x32xf32>, tensor<16x16xf32>
+// CHECK: 'tt.descriptor_store' value tensor<16x16xf32> does not match !tt.tensordesc<16x32xf32>
+
+// -----
+
+%d, %n, %v = "test.op"() : () -> (!tt.tensordesc<16x32xf32>, i32, tensor<16x32xf32>)
+"tt.descriptor_reduce"(%d, %v, %n, %n) <{kind = 12 : i32}> : (!tt.tensordesc<16x32xf32>, tensor<16x32xf32>, i32, i32) -> ()
+// CHECK: 'tt.descriptor_reduce' kind = 12 is not one of
+
+// -----
+
+%d, %x, %n = "test.op"() : () -> (!tt.tensordesc<2x32xf32>, tensor<8xi32>, i32)
+%g = tt.descriptor_gather %d[%x, %n] : (!tt.tensordesc<2x32xf32>, tensor<8xi32>, i32) -> tensor<8x32xf32>
+// CHECK: 'tt.descriptor_gather' needs a descriptor with 1-row 2-d blocks, got !tt.tensordesc<2x32xf32>
+
+// -----
+
+%d, %x, %n = "test.op"() : () -> (!tt.tensordesc<1x32xf32>, tensor<8xi32>, i32)
+%g = tt.descriptor_gather %d[%x, %n] : (!tt.tensordesc<1x32xf32>, tensor<8xi32>, i32) -> tensor<4x32xf32>
+// CHECK: 'tt.descriptor_gather' tile must be 8x32, got tensor<4x32xf32>
+
+// -----
+
+%f = "test.op"() : () -> tensor<8xf32>
+%me = "tt.map_elementwise"(%f) <{pack = 0 : i32}> ({
+^bb0(%x: f32):
+  tt.map_elementwise.return %x : f32
+}) : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK: 'tt.map_elementwise' pack must be >= 1, got 0
