@@ -6,14 +6,17 @@ input CB and reads the front tile; the front tile is released by `mtia.cb_pop` a
 consumer in the block that defines it. The scalar core reads an engine-produced scalar with the
 blocking `mtia.cb_read`. Values carried around an `scf.for` or out of an `scf.if` share one CB with
 the values that feed them (an identity copy command is inserted where a feeding value is not exclusively
-the carried one), and drop out of the loop's or branch's SSA values.
+the carried one), and drop out of the loop's or branch's SSA values. An `scf.while` carries a tile the
+same way: its init, before-region argument and after-region yield share one CB, and so do the value
+its `scf.condition` forwards, the after-region argument and the result; a before-region argument the
+condition forwards whole is read there without being popped (its tile moves on to the after region or
+the result).
 
 Every CB starts at depth 1, except a loop-carried CB whose next value is produced while the current one
 is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
 
 Requires: convert-tt-to-mtia.
-Raises: PassFailedException when the CBs exceed local storage (each CB's bytes listed), or for values
-carried by scf.while (not supported yet).
+Raises: PassFailedException when the CBs exceed local storage (each CB's bytes listed).
 Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 """
 
@@ -70,12 +73,14 @@ def _carried_values(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
             if isinstance(res.type, TensorType) or any(y in resident for y in yields):
                 out.append(res)
     elif isinstance(op, scf.WhileOp):
-        for v in [*op.results, *op.before_region.block.args, *op.after_region.block.args]:
-            if isinstance(v.type, TensorType):
-                raise PassFailedException(
-                    f"{_loc(op)}: error: tensors carried by a while loop are not supported yet; use a for loop "
-                    "(range) or keep the values in memory"
-                )
+        before, after = op.before_region.block, op.after_region.block
+        cond, yield_op = before.last_op, after.last_op
+        for i, (init, arg) in enumerate(zip(op.arguments, before.args, strict=True)):
+            if isinstance(arg.type, TensorType) or init in resident or yield_op.operands[i] in resident:
+                out.append(arg)
+        for j, (arg, res) in enumerate(zip(after.args, op.res, strict=True)):
+            if isinstance(arg.type, TensorType) or cond.operands[1 + j] in resident:
+                out += [arg, res]
     return out
 
 
@@ -128,6 +133,8 @@ def make_carried_values_exclusive(func: Operation, resident: set[SSAValue]) -> s
             _exclusive_for(op, resident)
         elif isinstance(op, scf.IfOp):
             _exclusive_if(op, resident)
+        elif isinstance(op, scf.WhileOp):
+            _exclusive_while(op, resident)
     return compute_resident(func)
 
 
@@ -162,6 +169,43 @@ def _exclusive_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
                 y_op.operands[i] = _copy(y, y_op)
 
 
+def forwarded_args(op: scf.WhileOp) -> dict[int, int]:
+    """Map after-region position j -> before-region position i where `scf.condition` forwards the
+    before-region argument i whole, and only there (what Triton's code generator always builds)."""
+    before = op.before_region.block
+    cond_args = list(before.last_op.operands[1:])  # type: ignore[union-attr]
+    out: dict[int, int] = {}
+    for j, v in enumerate(cond_args):
+        if isinstance(v, BlockArgument) and v.block is before and cond_args.count(v) == 1:
+            out[j] = v.index
+    return out
+
+
+def _exclusive_while(op: scf.WhileOp, resident: set[SSAValue]) -> None:
+    before, after = op.before_region.block, op.after_region.block
+    cond, yield_op = before.last_op, after.last_op
+    assert isinstance(cond, scf.ConditionOp) and isinstance(yield_op, scf.YieldOp)
+    forwarded = forwarded_args(op)
+    to_after = {i: j for j, i in forwarded.items()}
+    for i, arg in enumerate(before.args):
+        if arg not in resident:
+            continue
+        init = op.arguments[i]
+        if not _owned_producer(init, op.parent):  # type: ignore[arg-type]
+            op.operands[i] = _copy(init, op)
+        y = yield_op.operands[i]
+        producer_pos = _position(y.op) if _owned_producer(y, after) else None  # type: ignore[union-attr]
+        last_use = -1
+        if i in to_after:  # the current tile is still read in the after region as argument j
+            uses = after.args[to_after[i]].uses
+            last_use = max((_position(_ancestor_in(u.operation, after)) for u in uses), default=-1)
+        if producer_pos is None or last_use > producer_pos:
+            yield_op.operands[i] = _copy(y, yield_op)
+    for j, arg in enumerate(after.args):
+        if arg in resident and j not in forwarded and not _owned_producer(cond.operands[1 + j], before):
+            cond.operands[1 + j] = _copy(cond.operands[1 + j], cond)
+
+
 def _position(op: Operation | None) -> int:
     assert op is not None and op.parent is not None
     return op.parent.get_operation_index(op)
@@ -182,6 +226,8 @@ class CbPlan:
     """CB -> kernel location of the first value placed in it."""
     transfers: set[tuple[Operation, int]] = field(default_factory=set)
     """(op, operand index) pairs that hand a tile to a carried value instead of consuming it."""
+    forwarded: set[SSAValue] = field(default_factory=set)
+    """scf.while before-region arguments whose tile the condition hands on: read there, never popped."""
 
 
 class _Classes:
@@ -234,6 +280,36 @@ def _join_if(op: scf.IfOp, resident: set[SSAValue], classes: _Classes, plan: CbP
                 plan.transfers.add((yield_op, i))
 
 
+def _join_while(op: scf.WhileOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> set[SSAValue]:
+    """Join the values an scf.while carries into CB classes (see the module docstring); return the
+    after-region arguments still read at or after the op producing the next tile of their CB."""
+    before, after = op.before_region.block, op.after_region.block
+    cond, yield_op = before.last_op, after.last_op
+    assert cond is not None and yield_op is not None
+    forwarded = forwarded_args(op)
+    self_chained: set[SSAValue] = set()
+    for i, arg in enumerate(before.args):
+        if arg not in resident:
+            continue
+        classes.union(arg, op.arguments[i])
+        classes.union(arg, yield_op.operands[i])
+        plan.transfers.update({(op, i), (yield_op, i)})
+    for j, arg in enumerate(after.args):
+        if arg not in resident:
+            continue
+        classes.union(arg, cond.operands[1 + j])
+        classes.union(arg, op.res[j])
+        plan.transfers.add((cond, 1 + j))
+        if j in forwarded:
+            i = forwarded[j]
+            plan.forwarded.add(before.args[i])
+            y = yield_op.operands[i]
+            producer = _position(y.owner) if isinstance(y, OpResult) and y.owner.parent is after else -1
+            if any(_position(_ancestor_in(u.operation, after)) >= producer for u in arg.uses):
+                self_chained.add(arg)
+    return self_chained
+
+
 def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
     """Group resident values into CB classes and create one `mtia.cb_alloc` per class at the entry."""
     classes = _Classes(resident)
@@ -244,6 +320,8 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
             self_chained |= _join_loop(op, resident, classes, plan)
         elif isinstance(op, scf.IfOp):
             _join_if(op, resident, classes, plan)
+        elif isinstance(op, scf.WhileOp):
+            self_chained |= _join_while(op, resident, classes, plan)
     deep = {classes.find(v) for v in self_chained}
     roots: dict[SSAValue, SSAValue] = {}
     for v in sorted(resident, key=_value_order):
@@ -291,6 +369,8 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
     has waited for the tile.
     """
     for v in sorted(resident, key=_value_order):
+        if v in plan.forwarded:
+            continue  # its tile moves on whole to the after region or the result, which pop it
         block = _defining_block(v)
         consumers = [u.operation for u in v.uses if (u.operation, u.index) not in plan.transfers]
         consumers += reads.get(v, [])
@@ -423,10 +503,12 @@ def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> li
 
 def drop_carried(func: Operation, resident: set[SSAValue]) -> None:
     """Rebuild scf.for/scf.if without the values that now live in CBs (innermost first)."""
-    ops = [o for o in func.walk() if isinstance(o, scf.ForOp | scf.IfOp)]
+    ops = [o for o in func.walk() if isinstance(o, scf.ForOp | scf.IfOp | scf.WhileOp)]
     for op in reversed(ops):
         if isinstance(op, scf.ForOp):
             _drop_for(op, resident)
+        elif isinstance(op, scf.WhileOp):
+            _drop_while(op, resident)
         else:
             _drop_if(op, resident)
 
@@ -452,6 +534,31 @@ def _drop_if(op: scf.IfOp, resident: set[SSAValue]) -> None:
     Rewriter.insert_op(new, InsertPoint.before(op))
     for j, i in enumerate(keep):
         op.results[i].replace_all_uses_with(new.results[j])
+    Rewriter.erase_op(op, safe_erase=False)
+
+
+def _drop_while(op: scf.WhileOp, resident: set[SSAValue]) -> None:
+    before, after = op.before_region.block, op.after_region.block
+    keep_before = [i for i, a in enumerate(before.args) if a not in resident]
+    keep_after = [j for j, a in enumerate(after.args) if a not in resident]
+    if len(keep_before) == len(before.args) and len(keep_after) == len(after.args):
+        return
+    cond, yield_op = before.last_op, after.last_op
+    assert isinstance(cond, scf.ConditionOp) and isinstance(yield_op, scf.YieldOp)
+    new_cond = scf.ConditionOp(cond.condition, *[cond.args[j] for j in keep_after])
+    Rewriter.replace_op(cond, with_loc(new_cond, cond))
+    Rewriter.replace_op(yield_op, with_loc(scf.YieldOp(*[yield_op.operands[i] for i in keep_before]), yield_op))
+    for block, keep in ((before, keep_before), (after, keep_after)):
+        for i in reversed(range(len(block.args))):
+            if i not in keep:
+                block.erase_arg(block.args[i], safe_erase=False)
+    before_region, after_region = op.before_region, op.after_region
+    regions = [op.detach_region(before_region), op.detach_region(after_region)]
+    new = scf.WhileOp([op.arguments[i] for i in keep_before], [op.res[j].type for j in keep_after], *regions)
+    new.location = op.location
+    Rewriter.insert_op(new, InsertPoint.before(op))
+    for k, j in enumerate(keep_after):
+        op.res[j].replace_all_uses_with(new.res[k])
     Rewriter.erase_op(op, safe_erase=False)
 
 
