@@ -13,13 +13,21 @@ Builds synthetic engine-command traces (no compiler involved) for:
    stands in for the NoC's broadcast read. Output written through to DRAM. Target (S1): above 95 % of
    DRAM bandwidth.
 
-Example: python3 benchmarks/calibrate.py [--trace gemm.json]
+3. The roofline invariant on real kernels: every example kernel (examples/run_all.py launches, --small
+   sizes unless --full) with its achieved fraction of the roofline; none may exceed 100 %
+   (`build_report` refuses such a run as an internal model error, so every test run checks it too).
+
+Example: python3 benchmarks/calibrate.py [--trace gemm.json] [--full] [--no-examples]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's package and examples/
 
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MTIA2I, MachineConfig
@@ -220,10 +228,34 @@ def dram_gemm(config: MachineConfig, n: int = 26592) -> tuple[Timeline, Report]:
     return timeline, Report.from_timeline(timeline, f"bf16 gemm 512x{n}x2048 (DRAM)")
 
 
+def example_fractions(full: bool = False) -> list[tuple[str, Report]]:
+    """Run the example kernels (run_all's launches) and return (label, report) for each."""
+    import mtia_xdsl
+    from examples.run_all import cases
+
+    out = []
+    for case in cases(small=not full):
+        case.run()
+        out.append((f"{case.name} {case.shape}", mtia_xdsl.last_report()))
+    return out
+
+
+def print_example_fractions(full: bool) -> None:
+    """Print each example kernel's roofline fraction and check that none exceeds 100 %."""
+    rows = example_fractions(full)
+    print(f"\n{'example kernel':<40} {'cycles':>10} {'bound':>6} {'roofline':>9}")
+    for label, report in rows:
+        print(f"{label:<40} {report.total_cycles:10,} {report.roofline_limiter:>6} {report.achieved_fraction:9.1%}")
+    worst = max(report.achieved_fraction for _, report in rows)
+    print(f"\n==> Roofline invariant: max {100 * worst:.1f} % (must be <= 100 %: {'PASS' if worst <= 1.0 else 'FAIL'})")
+
+
 def main() -> None:
     """Run both calibration GEMMs and print achieved fractions against the S1 targets."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", help="write the Chrome trace of the SRAM GEMM here")
+    parser.add_argument("--full", action="store_true", help="example kernels at the main job's sizes")
+    parser.add_argument("--no-examples", action="store_true", help="skip the example kernels' roofline check")
     args = parser.parse_args()
     cfg = MTIA2I
     peak_tflops = cfg.gemm_bf16_peak_flops_per_s / 1e12
@@ -255,6 +287,9 @@ def main() -> None:
         f"{100 * gbs / peak_dram_gbs:.1f} % of the nominal {peak_dram_gbs:.1f} GB/s "
         f"(at most {100 * cfg.dram_ecc_efficiency:.0f} % by the ECC assumption); simulated in {wall:.2f} s"
     )
+
+    if not args.no_examples:
+        print_example_fractions(args.full)
 
 
 if __name__ == "__main__":
