@@ -18,6 +18,7 @@ DEFAULT_PIPELINE = ",".join(
     [
         "tt-inline",
         "tt-lift-early-returns",
+        "tt-rewrite-tensor-descriptor-to-pointer",
         "mtia-set-target{{chip={chip}}}",
         "convert-tt-to-mtia",
         "canonicalize",

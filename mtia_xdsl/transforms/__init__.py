@@ -38,8 +38,14 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TtLiftEarlyReturnsPass
 
+    def tt_rewrite_tensor_descriptor() -> type[ModulePass]:
+        from mtia_xdsl.transforms.tt_rewrite_tensor_descriptor import TtRewriteTensorDescriptorPass
+
+        return TtRewriteTensorDescriptorPass
+
     return {
         "tt-inline": tt_inline,
+        "tt-rewrite-tensor-descriptor-to-pointer": tt_rewrite_tensor_descriptor,
         "tt-lift-early-returns": tt_lift_early_returns,
         "convert-tt-to-mtia": convert_tt_to_mtia,
         "mtia-cb-bufferize": cb_bufferize,

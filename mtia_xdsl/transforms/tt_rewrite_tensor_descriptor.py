@@ -1,0 +1,294 @@
+"""tt-rewrite-tensor-descriptor-to-pointer: tensor descriptor ops become pointer-tensor loads and stores.
+
+Like upstream's RewriteTensorDescriptorToPointer, every use of a `tt.make_tensor_descriptor` result is
+rewritten in terms of the descriptor's base, shape and strides:
+- `tt.descriptor_load %d[i_0, ...]` -> `tt.load` of `base + sum_d (i_d + range_d) * stride_d` with the mask
+  `0 <= i_d + range_d < shape_d` for every d and `other` = the padding (0 or NaN);
+- `tt.descriptor_store` -> masked `tt.store`; `tt.descriptor_reduce` -> masked `tt.atomic_rmw`;
+- `tt.descriptor_gather` / `tt.descriptor_scatter` -> the same with rows taken from `x_offsets`.
+Block loads and stores are emitted twice under `scf.if (all i_d >= 0)`: the common branch carries only
+the upper bounds `i_d + range_d < shape_d`, a box mask that convert-tt-to-mtia turns into a DMA with
+effective-shape bounds; the other branch (a block starting before the tensor) carries the full mask.
+
+Requires: helpers inlined (each descriptor is made in the function that uses it).
+Raises: PassFailedException at the op's kernel line for a descriptor that does not come from a
+`tt.make_tensor_descriptor` in the same function (a kernel argument, or carried through a loop or
+branch), and for `inc`/`dec` reductions.
+Example: mtia-opt k.mlir -p tt-rewrite-tensor-descriptor-to-pointer
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.dialects import tt
+from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.locations import location_str, with_loc
+
+_SLT, _SGE = 2, 5  # arith.cmpi predicates
+
+
+@dataclass(frozen=True)
+class _Descriptor:
+    """What a tensor descriptor stands for: the operands of its tt.make_tensor_descriptor."""
+
+    base: SSAValue
+    shape: Sequence[SSAValue]
+    strides: Sequence[SSAValue]
+    block: TensorType
+    """The block type with a signless element (what loads produce)."""
+    padding_nan: bool
+    unsigned: bool
+
+
+def _descriptor(desc: SSAValue, user: Operation) -> _Descriptor:
+    make = desc.owner
+    if not isinstance(make, tt.MakeTensorDescOp):
+        raise PassFailedException(
+            f"{location_str(user.location)}: error: {user.name} uses a tensor descriptor that is not made by "
+            "tl.make_tensor_descriptor in this kernel (a kernel argument, or carried through a loop or branch); "
+            "create the descriptor with tl.make_tensor_descriptor where it is used"
+        )
+    desc_type = make.result.type
+    elem = desc_type.block_type.element_type
+    unsigned = isinstance(elem, IntegerType) and elem.signedness.data == Signedness.UNSIGNED
+    return _Descriptor(
+        make.base, list(make.shape), list(make.strides), desc_type.value_type(), make.padding_name == "nan", unsigned
+    )
+
+
+class _Emit:
+    """Creates ops before `anchor` with its location."""
+
+    def __init__(self, rewriter: PatternRewriter, anchor: Operation):
+        self.rewriter = rewriter
+        self.anchor = anchor
+        self.ip = InsertPoint.before(anchor)
+
+    def op(self, new: Operation) -> SSAValue:
+        self.rewriter.insert_op(with_loc(new, self.anchor), self.ip)
+        return new.results[0] if new.results else None  # type: ignore[return-value]
+
+    def const(self, value: int | float, ty: Attribute) -> SSAValue:
+        attr = FloatAttr(value, ty) if not isinstance(ty, IntegerType) else IntegerAttr(int(value), ty)  # type: ignore[arg-type]
+        return self.op(arith.ConstantOp(attr, ty))
+
+    def splat(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        return self.op(tt.SplatOp(v, list(shape)))
+
+    def to_block(self, v: SSAValue, axis: int, shape: Sequence[int]) -> SSAValue:
+        """Expand a 1-d tensor along every axis but `axis` and broadcast it to `shape`."""
+        for d in range(len(shape)):
+            if d != axis:
+                v = self.op(tt.ExpandDimsOp(v, d))
+        if list(tt.shape_of(v.type)) != list(shape):
+            v = self.op(tt.BroadcastOp(v, list(shape)))
+        return v
+
+    def coords(self, start: SSAValue, size: int) -> SSAValue:
+        """Return `start + [0, size)` as tensor<size x i32>."""
+        return self.op(arith.AddiOp(self.splat(start, [size]), self.op(tt.MakeRangeOp(0, size))))
+
+    def and_all(self, conds: Sequence[SSAValue]) -> SSAValue:
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.op(arith.AndIOp(out, c))
+        return out
+
+
+@dataclass(frozen=True)
+class _Access:
+    """Pointer tensor and masks of one descriptor access."""
+
+    ptr: SSAValue
+    upper: SSAValue
+    """Mask of the upper bounds only (a box mask)."""
+    full: SSAValue
+    """Mask of both bounds."""
+
+
+def _access(e: _Emit, d: _Descriptor, coords: Sequence[SSAValue], shape: Sequence[int]) -> _Access:
+    """Build the pointers and masks for coordinates `coords[k]` (i32 tensors already of `shape`)."""
+    offset: SSAValue | None = None
+    upper: list[SSAValue] = []
+    lower: list[SSAValue] = []
+    zero = e.splat(e.const(0, i32), shape)
+    for c, size, stride in zip(coords, d.shape, d.strides, strict=True):
+        term = e.op(arith.MuliOp(e.op(arith.ExtSIOp(c, TensorType(i64, shape))), e.splat(stride, shape)))
+        offset = term if offset is None else e.op(arith.AddiOp(offset, term))
+        upper.append(e.op(arith.CmpiOp(c, e.splat(size, shape), _SLT)))
+        lower.append(e.op(arith.CmpiOp(c, zero, _SGE)))
+    assert offset is not None
+    ptr = e.op(tt.AddPtrOp(e.splat(d.base, shape), offset))
+    up = e.and_all(upper)
+    return _Access(ptr, up, e.and_all([up, *lower]))
+
+
+def _block_access(e: _Emit, d: _Descriptor, indices: Sequence[SSAValue]) -> tuple[_Access, SSAValue]:
+    """Return the block access at `indices` and the scalar condition `all indices >= 0`."""
+    shape = d.block.get_shape()
+    coords = [e.to_block(e.coords(i, n), k, shape) for k, (i, n) in enumerate(zip(indices, shape, strict=True))]
+    zero = e.const(0, i32)
+    nonneg = e.and_all([e.op(arith.CmpiOp(i, zero, _SGE)) for i in indices])
+    return _access(e, d, coords, shape), nonneg
+
+
+def _gather_access(e: _Emit, d: _Descriptor, x_offsets: SSAValue, y_offset: SSAValue) -> _Access:
+    rows = tt.shape_of(x_offsets.type)[0]
+    cols = d.block.get_shape()[1]
+    shape = [rows, cols]
+    x = x_offsets
+    if tt.element_type(x.type) != i32:
+        x = e.op(arith.ExtSIOp(x, TensorType(i32, [rows])))
+    return _access(e, d, [e.to_block(x, 0, shape), e.to_block(e.coords(y_offset, cols), 1, shape)], shape)
+
+
+def _padding(e: _Emit, d: _Descriptor, shape: Sequence[int]) -> SSAValue:
+    """Return the `other` of loads through `d`: its padding (0 or NaN) splat to `shape`."""
+    value = float("nan") if d.padding_nan else 0
+    return e.splat(e.const(value, d.block.element_type), shape)
+
+
+def _branch(ops: Sequence[Operation], results: Sequence[SSAValue], anchor: Operation) -> Region:
+    block = Block()
+    for op in ops:
+        block.add_op(op)
+    block.add_op(with_loc(scf.YieldOp(*results), anchor))
+    return Region(block)
+
+
+def _split(
+    e: _Emit, cond: SSAValue, fast: list[Operation], slow: list[Operation], results: list[Attribute]
+) -> scf.IfOp:
+    """scf.if cond { fast } else { slow }; the last op of each list yields its result if `results`."""
+    yields_f = [fast[-1].results[0]] if results else []
+    yields_s = [slow[-1].results[0]] if results else []
+    if_op = scf.IfOp(cond, results, _branch(fast, yields_f, e.anchor), _branch(slow, yields_s, e.anchor))
+    e.op(if_op)
+    return if_op
+
+
+class _RewriteLoad(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DescriptorLoadOp, rewriter: PatternRewriter) -> None:
+        d = _descriptor(op.desc, op)
+        e = _Emit(rewriter, op)
+        acc, nonneg = _block_access(e, d, list(op.indices))
+        other = _padding(e, d, d.block.get_shape())
+        cache, evict = op.cache, op.evict
+        fast = [tt.LoadOp(acc.ptr, acc.upper, other, cache, evict)]
+        slow = [tt.LoadOp(acc.ptr, acc.full, other, cache, evict)]
+        if_op = _split(e, nonneg, fast, slow, [op.result.type])
+        rewriter.replace_matched_op([], [if_op.results[0]])
+
+
+class _RewriteStore(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DescriptorStoreOp, rewriter: PatternRewriter) -> None:
+        d = _descriptor(op.desc, op)
+        e = _Emit(rewriter, op)
+        acc, nonneg = _block_access(e, d, list(op.indices))
+        fast = [tt.StoreOp(acc.ptr, op.src, acc.upper)]
+        slow = [tt.StoreOp(acc.ptr, op.src, acc.full)]
+        _split(e, nonneg, fast, slow, [])
+        rewriter.erase_op(op)
+
+
+def _rmw_kind(op: tt.DescriptorReduceOp, d: _Descriptor) -> str:
+    kind = op.kind_name
+    is_float = not isinstance(d.block.element_type, IntegerType)
+    if kind == "add":
+        return "fadd" if is_float else "add"
+    if kind in ("min", "max"):
+        return f"u{kind}" if d.unsigned else kind
+    if kind in ("and", "or", "xor"):
+        return kind
+    raise PassFailedException(
+        f"{location_str(op.location)}: error: tt.descriptor_reduce {kind} has no tt.atomic_rmw equivalent; "
+        "use add, min, max, and, or or xor"
+    )
+
+
+class _RewriteReduce(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DescriptorReduceOp, rewriter: PatternRewriter) -> None:
+        d = _descriptor(op.desc, op)
+        kind = _rmw_kind(op, d)
+        e = _Emit(rewriter, op)
+        acc, _ = _block_access(e, d, list(op.indices))
+        e.op(tt.AtomicRMWOp(kind, acc.ptr, op.src, acc.full, "relaxed", "gpu"))
+        rewriter.erase_op(op)
+
+
+class _RewriteGather(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DescriptorGatherOp, rewriter: PatternRewriter) -> None:
+        d = _descriptor(op.desc, op)
+        e = _Emit(rewriter, op)
+        acc = _gather_access(e, d, op.x_offsets, op.y_offset)
+        other = e.splat(
+            e.const(float("nan") if d.padding_nan else 0, d.block.element_type), tt.shape_of(op.result.type)
+        )
+        load = e.op(tt.LoadOp(acc.ptr, acc.full, other))
+        rewriter.replace_matched_op([], [load])
+
+
+class _RewriteScatter(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DescriptorScatterOp, rewriter: PatternRewriter) -> None:
+        d = _descriptor(op.desc, op)
+        e = _Emit(rewriter, op)
+        acc = _gather_access(e, d, op.x_offsets, op.y_offset)
+        e.op(tt.StoreOp(acc.ptr, op.src, acc.full))
+        rewriter.erase_op(op)
+
+
+class _EraseUnusedMake(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.MakeTensorDescOp, rewriter: PatternRewriter) -> None:
+        if not op.result.uses:
+            rewriter.erase_op(op)
+
+
+@dataclass(frozen=True)
+class TtRewriteTensorDescriptorPass(ModulePass):
+    """Rewrite tensor descriptor ops into tt.load/tt.store/tt.atomic_rmw on pointer tensors (module docstring)."""
+
+    name = "tt-rewrite-tensor-descriptor-to-pointer"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns = [_RewriteLoad(), _RewriteStore(), _RewriteReduce(), _RewriteGather(), _RewriteScatter()]
+        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(_EraseUnusedMake()).rewrite_module(op)
+        for inner in op.walk():
+            if isinstance(inner.results[0].type if inner.results else None, tt.TensorDescType):
+                raise PassFailedException(
+                    f"{location_str(inner.location)}: error: a tensor descriptor is still used after "
+                    "tt-rewrite-tensor-descriptor-to-pointer (passed to a helper, loop or branch); "
+                    "use it only in tt.descriptor_* ops of the kernel that makes it"
+                )
