@@ -51,11 +51,16 @@ def _jit_calls_interpreted() -> Iterator[None]:
     such as `tl.sum` or `tl.sigmoid` are callable. In process, they are `JITFunction`s, whose `__call__`
     refuses; for the duration of an oracle run it forwards to Triton's interpreter instead.
     """
-    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.interpreter import InterpretedFunction, _patch_lang
     from triton.runtime.jit import JITFunction
 
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return InterpretedFunction(self.fn)(*args, **kwargs)
+        # As InterpretedFunction.__call__, but undo the patching of triton.language afterwards
+        scope = _patch_lang(self.fn)
+        try:
+            return InterpretedFunction(self.fn).rewrite()(*args, **kwargs)
+        finally:
+            scope.restore()
 
     saved = JITFunction.__call__
     JITFunction.__call__ = call  # type: ignore[method-assign]

@@ -304,3 +304,58 @@ def elementwise(
         constexprs={"BLOCK": block, **kw.pop("constexprs", {})},
         **kw,
     )
+
+
+def rows(
+    kernel: Any,
+    ins: Sequence[DtypeSpec],
+    outs: Sequence[tuple[DtypeSpec, str]],
+    *,
+    block: int = 32,
+    max_rows: int = 5,
+    exact_n: bool = False,
+    lo: int = -100,
+    hi: int = 100,
+    fill: Callable[[Draw, tuple[int, int], torch.dtype], torch.Tensor] | None = None,
+    **kw: Any,
+) -> Case:
+    """Return a case for a row kernel `kernel(*in_ptrs, *out_ptrs, stride, n_cols, BLOCK)`, one program per row.
+
+    Inputs are M x N (N <= BLOCK, ragged unless `exact_n`), possibly views with a padded row stride (all
+    inputs share it). Outputs are given as (dtype, "row") for one value per row or (dtype, "full") for M x N
+    (contiguous? no: same row stride as the inputs).
+    """
+
+    def build(d: Draw) -> Launch:
+        m = d.int(1, max_rows)
+        n = block if exact_n else d.int(1, block)
+        pad = d.choice([0, 3])
+        stride = n + pad
+
+        def matrix(t: torch.Tensor) -> torch.Tensor:
+            big = torch.zeros(m, stride, dtype=t.dtype)
+            big[:, :n] = t
+            return big[:, :n]
+
+        tensors = [matrix(fill(d, (m, n), _pick(d, t)) if fill else rand(d, (m, n), _pick(d, t), lo, hi)) for t in ins]
+        outputs = [
+            torch.zeros(m, dtype=_pick(d, t)) if kind == "row" else matrix(torch.zeros(m, n, dtype=_pick(d, t)))
+            for t, kind in outs
+        ]
+        return Launch([*tensors, *outputs, stride, n], (m,))
+
+    first_out = len(ins)
+    return Case(
+        kernel,
+        build,
+        tuple(range(first_out, first_out + len(outs))),
+        constexprs={"BLOCK": block, **kw.pop("constexprs", {})},
+        **kw,
+    )
+
+
+def int_valued(d: Draw, shape: Any, dtype: torch.dtype, lo: int = -8, hi: int = 8) -> torch.Tensor:
+    """Return small integers in `dtype` (float sums of them are exact in any order)."""
+    return torch.randint(lo, hi, tuple(shape) if not isinstance(shape, int) else (shape,), generator=generator(d)).to(
+        dtype
+    )
