@@ -85,3 +85,41 @@ def test_while_two_tensors_nested_in_for() -> None:
             a, b = a * 0.5 + b, b + a
     torch.testing.assert_close(out, a + b, rtol=0, atol=0)
     assert mtia_xdsl.last_report() is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers with early returns (multi-block tt.func, inlined once lifted to scf.if)
+# ---------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def _pick(x, flag):
+    if flag > 0:
+        return x + 1
+    if flag < -5:
+        return x - x
+    return x * 2
+
+
+@triton.jit
+def _pair(x, flag):
+    if flag == 0:
+        return x, x + 1.0
+    return x * 3, x
+
+
+@triton.jit
+def helper_early_returns(x_ptr, out_ptr, flag, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    a, b = _pair(x, flag)
+    tl.store(out_ptr + offs, _pick(x, flag) + a * b)
+
+
+def test_helper_with_early_returns_runs() -> None:
+    x = torch.randn(16)
+    cases = [(1, x + 1, (x * 3, x)), (-9, x - x, (x * 3, x)), (0, x * 2, (x, x + 1)), (-2, x * 2, (x * 3, x))]
+    for flag, pick, (a, b) in cases:
+        out = torch.zeros(16)
+        helper_early_returns[(1,)](x, out, flag, BLOCK=16)
+        assert torch.equal(out, pick + a * b), flag
