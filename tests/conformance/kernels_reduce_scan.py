@@ -176,7 +176,7 @@ def _argmax_nan_ref(args: list) -> None:
 
 
 def _ties_ref(args: list) -> None:
-    x, n = args[0], args[-1]
+    x = args[0]
     args[1].copy_(x.argmax(1).to(torch.int32))
     args[2].copy_(_last(x == x.min(1, keepdim=True).values).to(torch.int32))
     args[3].copy_(x.max(1).values.float() + x.argmax(1).float())

@@ -120,9 +120,21 @@ def first_line(e: BaseException) -> str:
 
 def stage_of(e: BaseException) -> str:
     """Return the compiler stage an error of a machine run was raised in, from the deepest mtia_xdsl frame."""
+    from xdsl.interpreter import InterpretationError
+    from xdsl.utils.exceptions import PassFailedException
+
+    from mtia_xdsl.frontend import KernelError
+
+    by_type = ((KernelError, "frontend"), (PassFailedException, "lowering"), (InterpretationError, "machine"))
+    err: BaseException | None = e
+    while err is not None:
+        for cls, stage in by_type:
+            if isinstance(err, cls):
+                return stage
+        err = err.__cause__
     stage = "machine"
     seen: set[int] = set()
-    err: BaseException | None = e
+    err = e
     while err is not None and id(err) not in seen:
         seen.add(id(err))
         for frame in traceback.extract_tb(err.__traceback__):
