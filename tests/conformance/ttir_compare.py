@@ -2,7 +2,7 @@
 
 Both sides go through the passes of Triton's `make_ttir` (inliner, canonicalizer, combine, reorder-broadcast,
 cse, licm, symbol-dce, loop-unroll) and are printed without debug locations. Upstream's side is
-`ASTSource.make_ir` with libtriton's own builder for a CUDA sm80 target (ieee dot precision, which
+`ASTSource.make_ir` with libtriton's own builder for a CUDA sm90 target (ieee dot precision, which
 `FrontendOptions` defaults to as well).
 """
 
@@ -40,12 +40,12 @@ def _new_context() -> Any:
 
 
 def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], debug: bool = False) -> str:
-    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm80, ieee dot precision)."""
+    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm90, ieee dot precision)."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
     from triton.compiler.compiler import ASTSource
 
-    target = GPUTarget("cuda", 80, 32)
+    target = GPUTarget("cuda", 90, 32)  # sm90: fp8e4nv is supported
     backend = CUDABackend(target)
     options = backend.parse_options({"default_dot_input_precision": "ieee", "debug": debug})
     ctx = _new_context()
