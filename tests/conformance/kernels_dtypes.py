@@ -227,7 +227,8 @@ CASES = [
         reference=_bf16_arith_ref,
         tol=Tol(ulp=1),
         why="Triton's interpreter computes bf16 arithmetic on the raw bits; torch rounds each bf16 op to nearest "
-        "even, through fp32 (1 ulp: a division rounded to fp32 first, as on a GPU, may differ from a correctly rounded one)",
+        "even, through fp32 (1 ulp: a division rounded to fp32 first, as on a GPU, may differ from a correctly "
+        "rounded one)",
     ),
     elementwise(
         dt_int_wraparound, [(torch.int8, torch.int16, torch.uint8)] * 2, [torch.int64], block=32, lo=-128, hi=255
