@@ -4,7 +4,7 @@ Independent of Triton's driver selection and disk cache: the kernel is built, lo
 process. Without a signature the kernel is specialised per launch, as Triton's JIT does.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,14 +22,41 @@ from mtia_xdsl.runtime.options import MtiaOptions
 from mtia_xdsl.runtime.result import KernelRun
 
 
+class LazyAsm(Mapping[str, str]):
+    """IR texts of a compiled kernel, printed on first access (printing costs as much as a pass).
+
+    Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program).
+    """
+
+    def __init__(self, modules: dict[str, ModuleOp]) -> None:
+        self._modules = modules
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, key: str) -> str:
+        """Return the text of IR `key`, printing it once.
+
+        Raises: KeyError for a key other than "ttir" and "mtia".
+        """
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = str(self._modules[key])
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
 @dataclass
 class Specialization:
     """One compiled variant of a kernel: its signature, constexpr values, IR texts and program."""
 
     signature: dict[str, str]
     constexprs: dict[str, Any]
-    asm: dict[str, str]
-    """"ttir": tt module text, "mtia": buffer-level program text."""
+    asm: Mapping[str, str]
+    """"ttir": tt module text, "mtia": buffer-level program text (printed when first read)."""
     program: ModuleOp
     """Buffer-level mtia program the machine model runs."""
 
@@ -79,7 +106,7 @@ class CompiledKernel:
     _last: Specialization | None = None
 
     @property
-    def asm(self) -> dict[str, str]:
+    def asm(self) -> Mapping[str, str]:
         """IR texts of the most recent specialisation: "ttir" and "mtia".
 
         Raises: RuntimeError before the kernel was compiled (no signature given and never launched).
@@ -123,9 +150,9 @@ class CompiledKernel:
         names = list(self.fn.arg_names)
         paths = {(names.index(n),): v for n, v in consts.items()}
         module = toolchain.build_tt_module(self.fn, signature, paths, {}, self.options)
-        ttir = str(module)
+        ttir = module.clone()  # lowering rewrites `module` in place; a clone is cheaper than printing it now
         program = toolchain.lower(module, self.options)
-        return Specialization(signature, dict(consts), {"ttir": ttir, "mtia": str(program)}, program)
+        return Specialization(signature, dict(consts), LazyAsm({"ttir": ttir, "mtia": program}), program)
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:
         """Return a launcher for `grid` (int, tuple, or callable of the bound arguments)."""
