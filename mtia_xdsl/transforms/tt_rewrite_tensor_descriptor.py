@@ -91,7 +91,7 @@ class _Emit:
         self.ip = InsertPoint.before(anchor)
 
     def op(self, new: Operation) -> SSAValue:
-        self.rewriter.insert_op(with_loc(new, self.anchor), self.ip)
+        self.rewriter.insert(with_loc(new, self.anchor), self.ip)
         return new.results[0] if new.results else None  # type: ignore[return-value]
 
     def const(self, value: int | float, ty: Attribute) -> SSAValue:
@@ -204,7 +204,7 @@ class _RewriteLoad(RewritePattern):
         fast = [tt.LoadOp(acc.ptr, acc.upper, other, cache, evict)]
         slow = [tt.LoadOp(acc.ptr, acc.full, other, cache, evict)]
         if_op = _split(e, nonneg, fast, slow, [op.result.type])
-        rewriter.replace_matched_op([], [if_op.results[0]])
+        rewriter.replace(op, [], [if_op.results[0]])
 
 
 class _RewriteStore(RewritePattern):
@@ -216,7 +216,7 @@ class _RewriteStore(RewritePattern):
         fast = [tt.StoreOp(acc.ptr, op.src, acc.upper)]
         slow = [tt.StoreOp(acc.ptr, op.src, acc.full)]
         _split(e, nonneg, fast, slow, [])
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 def _rmw_kind(op: tt.DescriptorReduceOp, d: _Descriptor) -> str:
@@ -242,7 +242,7 @@ class _RewriteReduce(RewritePattern):
         e = _Emit(rewriter, op)
         acc, _ = _block_access(e, d, list(op.indices))
         e.op(tt.AtomicRMWOp(kind, acc.ptr, op.src, acc.full, "relaxed", "gpu"))
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class _RewriteGather(RewritePattern):
@@ -255,7 +255,7 @@ class _RewriteGather(RewritePattern):
             e.const(float("nan") if d.padding_nan else 0, d.block.element_type), tt.shape_of(op.result.type)
         )
         load = e.op(tt.LoadOp(acc.ptr, acc.full, other))
-        rewriter.replace_matched_op([], [load])
+        rewriter.replace(op, [], [load])
 
 
 class _RewriteScatter(RewritePattern):
@@ -265,14 +265,14 @@ class _RewriteScatter(RewritePattern):
         e = _Emit(rewriter, op)
         acc = _gather_access(e, d, op.x_offsets, op.y_offset)
         e.op(tt.StoreOp(acc.ptr, op.src, acc.full))
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class _EraseUnusedMake(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.MakeTensorDescOp, rewriter: PatternRewriter) -> None:
         if not op.result.uses:
-            rewriter.erase_op(op)
+            rewriter.erase(op)
 
 
 @dataclass(frozen=True)

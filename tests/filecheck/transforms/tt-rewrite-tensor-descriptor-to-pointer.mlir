@@ -1,0 +1,74 @@
+// RUN: mtia-opt %s --split-input-file -p tt-rewrite-tensor-descriptor-to-pointer | filecheck %s
+// RUN: mtia-opt %s --split-input-file -p tt-rewrite-tensor-descriptor-to-pointer,test-mtia-memory-access | filecheck %s --check-prefix=ACCESS
+
+// A block load: pointers base + sum (i_d + range_d) * stride_d, an scf.if on "every index >= 0" whose
+// then-branch carries only the upper bounds (a DMA box with effective shape) and whose else-branch carries
+// both bounds; masked-off lanes read the padding (NaN here).
+// CHECK-LABEL: tt.func public @load
+// CHECK-NOT:     tt.make_tensor_descriptor
+// CHECK:         %[[NONNEG:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK:         %[[PTR:.*]] = tt.addptr %{{.*}}, %{{.*}} : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
+// CHECK:         %[[UPPER:.*]] = arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
+// CHECK:         %[[NAN:.*]] = arith.constant 0x7fc00000 : f32
+// CHECK:         %[[OTHER:.*]] = tt.splat %[[NAN]]
+// CHECK:         %[[T:.*]] = scf.if %[[NONNEG]] -> (tensor<16x32xf32>) {
+// CHECK-NEXT:      %[[A:.*]] = tt.load %[[PTR]], %[[UPPER]], %[[OTHER]] : tensor<16x32x!tt.ptr<f32>>
+// CHECK-NEXT:      scf.yield %[[A]]
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[B:.*]] = tt.load %[[PTR]], %{{.*}}, %[[OTHER]] : tensor<16x32x!tt.ptr<f32>>
+// CHECK:         tt.return %[[T]]
+// ACCESS-LABEL: tt.func public @load
+// ACCESS:       tt.load {{.*}}mtia.access = "dma base=%x+((%i * %s) + (%j * %one)) strides=[%s, %one] bounds=[(%m - %i), (%n - %j)] shape=[16, 32]"
+// ACCESS:       tt.load {{.*}}mtia.access = "scalar: mask is not a box"
+tt.func public @load(%x: !tt.ptr<f32>, %m: i32, %n: i32, %s: i64, %i: i32, %j: i32) -> tensor<16x32xf32> {
+  %one = arith.constant 1 : i64
+  %d = tt.make_tensor_descriptor %x, [%m, %n], [%s, %one] {padding = 2 : i32} : <f32>, <16x32xf32>
+  %t = tt.descriptor_load %d[%i, %j] : !tt.tensordesc<16x32xf32> -> tensor<16x32xf32>
+  tt.return %t : tensor<16x32xf32>
+}
+
+// -----
+
+// A store: the same split, with tt.store in both branches.
+// CHECK-LABEL: tt.func public @store
+// CHECK:         scf.if %{{.*}} {
+// CHECK-NEXT:      tt.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x!tt.ptr<i32>>
+// CHECK:         } else {
+// CHECK-NEXT:      tt.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x!tt.ptr<i32>>
+// CHECK-NOT:     tt.descriptor_store
+tt.func public @store(%x: !tt.ptr<i32>, %n: i32, %i: i32, %v: tensor<8xi32>) {
+  %one = arith.constant 1 : i64
+  %d = tt.make_tensor_descriptor %x, [%n], [%one] : <i32>, <8xi32>
+  tt.descriptor_store %d[%i], %v : !tt.tensordesc<8xi32>, tensor<8xi32>
+  tt.return
+}
+
+// -----
+
+// Reductions become masked atomics: add on floats is fadd; max through an unsigned descriptor is umax.
+// CHECK-LABEL: tt.func public @reduce
+// CHECK:         tt.atomic_rmw fadd, relaxed, gpu, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x!tt.ptr<f32>>, tensor<8xf32>, tensor<8xi1>) -> tensor<8xf32>
+// CHECK:         tt.atomic_rmw umax, relaxed, gpu, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<8x!tt.ptr<i32>>, tensor<8xi32>, tensor<8xi1>) -> tensor<8xi32>
+tt.func public @reduce(%x: !tt.ptr<f32>, %u: !tt.ptr<i32>, %n: i32, %i: i32, %v: tensor<8xf32>, %w: tensor<8xi32>) {
+  %one = arith.constant 1 : i64
+  %d = tt.make_tensor_descriptor %x, [%n], [%one] : <f32>, <8xf32>
+  tt.descriptor_reduce add, %d[%i], %v : !tt.tensordesc<8xf32>, tensor<8xf32>
+  %e = tt.make_tensor_descriptor %u, [%n], [%one] : <i32>, <8xui32>
+  tt.descriptor_reduce max, %e[%i], %w : !tt.tensordesc<8xui32>, tensor<8xi32>
+  tt.return
+}
+
+// -----
+
+// Gather and scatter: rows from x_offsets, columns y_offset + range, both bounds in the mask.
+// CHECK-LABEL: tt.func public @gather_scatter
+// CHECK:         %[[G:.*]] = tt.load %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x16x!tt.ptr<f32>>
+// CHECK:         tt.store %{{.*}}, %[[G]], %{{.*}} : tensor<8x16x!tt.ptr<f32>>
+// CHECK-NOT:     tt.descriptor_
+tt.func public @gather_scatter(%x: !tt.ptr<f32>, %m: i32, %n: i32, %s: i64, %r: tensor<8xi32>, %c: i32) {
+  %one = arith.constant 1 : i64
+  %d = tt.make_tensor_descriptor %x, [%m, %n], [%s, %one] : <f32>, <1x16xf32>
+  %g = tt.descriptor_gather %d[%r, %c] : (!tt.tensordesc<1x16xf32>, tensor<8xi32>, i32) -> tensor<8x16xf32>
+  tt.descriptor_scatter %d[%r, %c], %g : !tt.tensordesc<1x16xf32>, tensor<8xi32>, i32, tensor<8x16xf32>
+  tt.return
+}
