@@ -124,13 +124,15 @@ def test_llc_report_splits_dram_and_sram():
     assert report.dram_write_bytes == 2 * 4 * 8192  # stores write through
 
 
-def test_ls_high_water_and_over_capacity_warning():
+def test_ls_high_water_against_capacity():
+    """The report shows the largest LS footprint of any PE next to the capacity (timing refuses overflow)."""
     prog = stream_program(0, 2)
     prog.cb_tile_bytes = {0: 40 * 1024, 1: 1024}
-    report = Report.from_timeline(simulate([prog], SMALL_TEST))
+    report = Report.from_timeline(simulate([prog], MTIA2I))
     assert report.ls_high_water_bytes == 2 * 40 * 1024 + 2 * 1024
     assert report.ls_high_water_per_pe == {0: report.ls_high_water_bytes}
-    assert any("exceeds" in w for w in report.warnings)
+    assert report.ls_capacity_bytes == MTIA2I.ls_bytes and not report.warnings
+    assert "LS high-water 82.00 KiB of 384.00 KiB per PE (21.4 %, largest PE)" in report.format()
 
 
 def test_format_and_to_dict():
