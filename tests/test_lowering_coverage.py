@@ -123,3 +123,133 @@ def test_helper_with_early_returns_runs() -> None:
         out = torch.zeros(16)
         helper_early_returns[(1,)](x, out, flag, BLOCK=16)
         assert torch.equal(out, pick + a * b), flag
+
+
+# ---------------------------------------------------------------------------------------------
+# fp8: emulated on the vector core, bit-exact with torch's conversions
+# ---------------------------------------------------------------------------------------------
+
+FP8 = [(tl.float8e5, torch.float8_e5m2), (tl.float8e4nv, torch.float8_e4m3fn)]
+"""The fp8 types the frontend accepts (its supported_fp8_dtypes); the FNUZ formats are checked below
+through the encoder's numpy twin."""
+
+
+def _wide_floats(n: int) -> torch.Tensor:
+    """Values across every fp8 range (subnormals, ties, overflow) plus the specials."""
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(n, generator=g) * 10.0 ** torch.randint(-7, 6, (n,), generator=g)
+    ties = torch.tensor([1.125, 1.375, 2.5, 0.09375, 464.0, 480.0, 61440.0, 2.0**-17, 3 * 2.0**-18, 2.0**-10])
+    special = torch.tensor([float("inf"), -float("inf"), float("nan"), 0.0, -0.0, 1e30, -1e30])
+    return torch.cat([x, ties, -ties, special])
+
+
+@triton.jit
+def fp8_roundtrip(x_ptr, bits_ptr, back_ptr, n, DT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    y = tl.load(x_ptr + offs, mask=m).to(DT)
+    tl.store(bits_ptr + offs, y.to(tl.uint8, bitcast=True), mask=m)
+    tl.store(back_ptr + offs, y.to(tl.float32), mask=m)
+
+
+def test_fp8_conversions_match_torch_bit_for_bit() -> None:
+    x = _wide_floats(1000)
+    for tl_type, torch_type in FP8:
+        bits = torch.zeros(x.numel(), dtype=torch.uint8)
+        back = torch.zeros(x.numel())
+        fp8_roundtrip[(triton.cdiv(x.numel(), 256),)](x, bits, back, x.numel(), DT=tl_type, BLOCK=256)
+        ref = x.to(torch_type)
+        assert torch.equal(bits, ref.view(torch.uint8)), torch_type
+        torch.testing.assert_close(back, ref.float(), rtol=0, atol=0, equal_nan=True)
+
+
+@triton.jit
+def fp8_rtz(x_ptr, bits_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    y = tl.load(x_ptr + offs).to(tl.float8e5, fp_downcast_rounding="rtz")
+    tl.store(bits_ptr + offs, y.to(tl.uint8, bitcast=True))
+
+
+def test_fp8_round_toward_zero() -> None:
+    x = torch.tensor([1.0, 1.2, 1.249, -1.249, 1.25, 1.49, 57344.0, 60000.0, 2.0**-16 * 1.9, -3.0, 0.0, 7.9])
+    xs = torch.cat([x, torch.zeros(4)])
+    bits = torch.zeros(16, dtype=torch.uint8)
+    fp8_rtz[(1,)](xs, bits, BLOCK=16)
+    # toward zero: the largest-magnitude fp8 value not above |x| (finite inputs stay finite)
+    grid = torch.arange(256, dtype=torch.uint8).view(torch.float8_e5m2).float()
+    finite = grid[torch.isfinite(grid)]
+    want = []
+    for v in xs.tolist():
+        cands = finite[(finite.abs() <= abs(v)) & ((finite >= 0) if v >= 0 else (finite <= 0))]
+        best = cands[cands.abs().argmax()] if cands.numel() else torch.tensor(0.0)
+        want.append(best.item())
+    got = bits.view(torch.float8_e5m2).float()
+    assert got.tolist() == want
+
+
+@triton.jit
+def fp8_compute(a_ptr, b_ptr, out_ptr, max_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    c = a * b + a  # fp8 arithmetic: each op in f32, rounded to fp8
+    c = tl.where(c > b, c, b)
+    tl.store(out_ptr + offs, c)
+    tl.store(max_ptr, tl.max(c, 0))
+
+
+def test_fp8_arithmetic_rounds_each_op() -> None:
+    g = torch.Generator().manual_seed(3)
+    for _, torch_type in FP8:
+        a = (torch.randn(64, generator=g) * 4).to(torch_type)
+        b = (torch.randn(64, generator=g) * 4).to(torch_type)
+        out = torch.zeros(64, dtype=torch_type)
+        mx = torch.zeros(1, dtype=torch_type)
+        fp8_compute[(1,)](a, b, out, mx, BLOCK=64)
+        c = (a.float() * b.float()).to(torch_type).float()
+        c = (c + a.float()).to(torch_type)
+        c = torch.where(c.float() > b.float(), c, b)
+        assert torch.equal(out.view(torch.uint8), c.view(torch.uint8)), torch_type
+        assert mx.float().item() == c.float().max().item()
+
+
+@triton.jit
+def fp8_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+def test_fp8_dot_runs_on_the_dpe_as_fp16() -> None:
+    g = torch.Generator().manual_seed(5)
+    a = torch.randn(16, 32, generator=g).to(torch.float8_e5m2)
+    b = torch.randn(32, 16, generator=g).to(torch.float8_e4m3fn)
+    c = torch.zeros(16, 16)
+    fp8_dot[(1,)](a, b, c, M=16, N=16, K=32)
+    torch.testing.assert_close(c, a.double().matmul(b.double()).float(), rtol=1e-6, atol=1e-6)
+    report = mtia_xdsl.last_report()
+    assert report is not None and "dpe" in report.format()
+
+
+def test_fp8_numpy_codec_matches_torch_for_every_format() -> None:
+    """The numpy twin of the IR sequence (used for fp8 constants) against torch, FNUZ formats included."""
+    import numpy as np
+    from xdsl.dialects import builtin
+
+    from mtia_xdsl.transforms.fp8_emulation import FP8_FORMATS, decode_fp8_np, encode_fp8_np
+
+    x = _wide_floats(4000)
+    every = torch.arange(256, dtype=torch.uint8)
+    for mlir_type, torch_type in [
+        (builtin.Float8E5M2Type, torch.float8_e5m2),
+        (builtin.Float8E4M3FNType, torch.float8_e4m3fn),
+        (builtin.Float8E5M2FNUZType, torch.float8_e5m2fnuz),
+        (builtin.Float8E4M3FNUZType, torch.float8_e4m3fnuz),
+    ]:
+        fmt = FP8_FORMATS[mlir_type]
+        assert np.array_equal(encode_fp8_np(x.numpy(), fmt), x.to(torch_type).view(torch.uint8).numpy()), torch_type
+        want = every.view(torch_type).float().numpy()
+        np.testing.assert_array_equal(decode_fp8_np(every.numpy(), fmt), want)

@@ -1,5 +1,7 @@
 """convert-tt-to-mtia: map tt ops onto MTIA-2i engines (tensor level).
 
+- fp8 values become their bit patterns (i8); computing on them decodes to f32 and encodes back, on the
+  RISC-V vector core (`fp8_emulation.py`).
 - Loop-carried tensors of pointers that advance by a uniform step become scalar base pointers.
 - tt.load/tt.store whose pointers form a strided block with a box mask -> mtia.dma_load/dma_store
   (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
@@ -24,7 +26,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
-from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.analysis.memory_access import (
@@ -35,6 +36,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     leaves,
 )
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.locations import location_str, with_loc
 
@@ -388,40 +390,13 @@ class ConvertTtToMtiaPass(ModulePass):
             convert_function(func)
 
 
-_FP8 = (
-    builtin.Float8E4M3FNType,
-    builtin.Float8E5M2Type,
-    builtin.Float8E4M3FNUZType,
-    builtin.Float8E5M2FNUZType,
-    builtin.Float8E4M3B11FNUZType,
-    builtin.Float8E4M3Type,
-    builtin.Float8E3M4Type,
-    builtin.Float8E8M0FNUType,
-)
-
-
-def check_element_types(func: tt.FuncOp) -> None:
-    """Refuse fp8 values: MTIA-2i's engines take int8, fp16, bf16 and fp32 (MACHINE.md, per-PE units).
-
-    Raises: PassFailedException at the first op producing an fp8 value, with the fix.
-    """
-    for op in func.walk():
-        for v in op.results:
-            elem = v.type.element_type if isinstance(v.type, TensorType) else v.type
-            if isinstance(elem, _FP8):
-                raise PassFailedException(
-                    f"{_loc(op)}: error: {elem} values are not supported on MTIA-2i (its engines take int8, fp16, "
-                    "bf16 and fp32); cast to tl.float16 or tl.bfloat16 instead"
-                )
-
-
 _MAX_POINTER_ITER_ARGS = 64
 """Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
 
 
 def convert_function(func: tt.FuncOp) -> None:
     """Apply the steps of the pass to one kernel function."""
-    check_element_types(func)
+    emulate_fp8(func)
     for _ in range(_MAX_POINTER_ITER_ARGS):
         if not scalarize_loop_pointers(func):
             break
