@@ -275,6 +275,11 @@ class MachineConfig:
         return min(col, self.pe_cols - 1 - col) + 1
 
 
+def dtype_bytes(dtype: str) -> int:
+    """Bytes of one element of `dtype` ("f32", "bf16", "i8", ...); at least 1."""
+    return max(1, _dtype_bits(dtype) // 8)
+
+
 def _dtype_bits(dtype: str) -> int:
     digits = "".join(ch for ch in dtype if ch.isdigit())
     if dtype.startswith("f8") or dtype in ("i1", "u8"):

@@ -1,0 +1,354 @@
+"""Global memory of the timing model: placement, LLC coverage, shared bandwidth pools, traffic, hazards.
+
+Model (numbers from `MachineConfig`; see MACHINE.md):
+
+- Placement (`global_placement`): "dram" sends every access to LPDDR5 (no cache); "sram" places the
+  kernel's tensors in SRAM scratch (no DRAM traffic); "llc" keeps them in DRAM behind the SRAM used as a
+  last-level cache: the first touch of a byte comes from DRAM, later reads hit SRAM, stores write through
+  to DRAM (no eviction; no allocation once `llc_bytes` are resident).
+- Bandwidth: each level (DRAM at `dram_bytes_per_cycle`, SRAM at `sram_bytes_per_cycle`) is a chip-wide
+  pool shared max-min fairly by every DMA transfer in flight on the grid, each capped by its PE's read or
+  write port (`dma_read_bytes_per_cycle`, `dma_write_bytes_per_cycle`). All flows of one direction have
+  the same cap, so they always get the same rate: a pool keeps one virtual clock per direction (bytes
+  served to each flow so far) and a flow ends when that clock passes its start value plus its bytes, so
+  an arrival or departure costs O(log n) instead of touching every flow (a processor-sharing queue).
+- Latency: `level_latency_cycles` of the level plus `noc_hop_cycles` per mesh hop to the nearest memory
+  edge; each contiguous run rounds out to whole `dma_granule_bytes` granules.
+- Ordering: commands of one program touching the same global bytes keep program order (`memory_hazards`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mtia_xdsl.machine.commands import Command
+from mtia_xdsl.machine.config import MachineConfig
+
+DRAM, SRAM = 0, 1
+"""Pool indices."""
+
+_EPS = 1e-9
+_BYTE_TOLERANCE = 1e-4
+
+
+@dataclass
+class MemoryTraffic:
+    """Bytes moved per memory level over the whole kernel (chip). Units: bytes."""
+
+    dram_read_bytes: float = 0.0
+    dram_write_bytes: float = 0.0
+    sram_read_bytes: float = 0.0
+    sram_write_bytes: float = 0.0
+    dram_transferred_bytes: float = 0.0
+    """DRAM bytes moved by DMA including 32-byte granule rounding."""
+    sram_transferred_bytes: float = 0.0
+    """SRAM bytes moved by DMA including 32-byte granule rounding."""
+    dma_dram_bytes: float = 0.0
+    """Useful (unrounded) DRAM bytes moved by DMA; the roofline's bandwidth term uses these."""
+    dma_sram_bytes: float = 0.0
+    """Useful (unrounded) SRAM bytes moved by DMA."""
+    scalar_access_bytes: float = 0.0
+    """Bytes of scalar-core gathers/scatters (latency bound, not in the roofline's bandwidth term)."""
+    ls_bytes: float = 0.0
+
+
+class LlcCoverage:
+    """Set of byte addresses as sorted disjoint intervals [start, end)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.total = 0
+
+    def contains(self, lo: int, hi: int) -> bool:
+        """Whether every byte of [lo, hi) is in the set."""
+        i = bisect_right(self.ends, lo)
+        return i < len(self.starts) and self.starts[i] <= lo and hi <= self.ends[i]
+
+    def covered(self, lo: int, hi: int) -> int:
+        """Bytes of [lo, hi) already in the set."""
+        ends, starts = self.ends, self.starts
+        i = bisect_right(ends, lo)
+        j = bisect_left(starts, hi, i)
+        if i == j:
+            return 0
+        if j == i + 1:
+            return max(0, min(ends[i], hi) - max(starts[i], lo))
+        return sum(max(0, min(ends[k], hi) - max(starts[k], lo)) for k in range(i, j))
+
+    def add(self, lo: int, hi: int) -> None:
+        """Insert [lo, hi), merging overlapping and adjacent intervals."""
+        starts, ends = self.starts, self.ends
+        i = bisect_left(ends, lo)
+        j = bisect_right(starts, hi, i)
+        if i == j:
+            starts.insert(i, lo)
+            ends.insert(i, hi)
+            self.total += hi - lo
+            return
+        new_lo, new_hi = min(lo, starts[i]), max(hi, ends[j - 1])
+        removed = sum(ends[k] - starts[k] for k in range(i, j))
+        starts[i:j] = [new_lo]
+        ends[i:j] = [new_hi]
+        self.total += (new_hi - new_lo) - removed
+
+
+class FlowGroup:
+    """Flows of one direction in one pool: equal rates, tracked by virtual service time (bytes)."""
+
+    __slots__ = ("cap", "heap", "n", "rate", "served")
+
+    def __init__(self, cap: float) -> None:
+        self.cap = cap
+        self.served = 0.0
+        self.heap: list[tuple[float, int, object]] = []
+        self.n = 0
+        self.rate = 0.0
+
+
+class BandwidthPool:
+    """A chip-wide memory level whose bandwidth all flows in flight share max-min fairly."""
+
+    def __init__(self, index: int, bytes_per_cycle: float, caps: tuple[float, float]) -> None:
+        self.index = index
+        self.bytes_per_cycle = bytes_per_cycle
+        self.groups = (FlowGroup(caps[0]), FlowGroup(caps[1]))
+        self.now = 0.0
+        self.version = 0
+
+    def advance(self, now: float) -> None:
+        """Move the virtual clocks to cycle `now` at the current rates."""
+        dt = now - self.now
+        if dt > 0:
+            for g in self.groups:
+                if g.n:
+                    g.served += g.rate * dt
+        self.now = now
+
+    def add_flow(self, direction: int, nbytes: float, seq: int, token: object) -> None:
+        """Start a flow of `nbytes` in `direction` (0 read, 1 write) at the pool's current time."""
+        g = self.groups[direction]
+        heapq.heappush(g.heap, (g.served + nbytes, seq, token))
+        g.n += 1
+
+    def recompute_rates(self) -> None:
+        """Max-min fair rates: the group with the smaller cap is served first."""
+        active = [g for g in self.groups if g.n]
+        if not active:
+            return
+        remaining, flows = self.bytes_per_cycle, sum(g.n for g in active)
+        for g in sorted(active, key=lambda g: g.cap):
+            share = remaining / flows
+            g.rate = min(g.cap, share)
+            remaining -= g.rate * g.n
+            flows -= g.n
+
+    def next_event_time(self) -> float | None:
+        """Cycle at which the next flow ends at the current rates, or None when idle."""
+        best = None
+        for g in self.groups:
+            if g.heap:
+                t = self.now + max(0.0, g.heap[0][0] - g.served) / g.rate
+                best = t if best is None or t < best else best
+        return best
+
+    def pop_finished(self) -> list[object]:
+        """Remove and return the tokens of every flow that has been fully served."""
+        done = []
+        for g in self.groups:
+            # tolerance in bytes: large enough that a remainder never rounds to a zero time step
+            tolerance = max(_BYTE_TOLERANCE, _EPS * g.served)
+            while g.heap and g.heap[0][0] <= g.served + tolerance:
+                done.append(heapq.heappop(g.heap)[2])
+                g.n -= 1
+        return done
+
+
+class MemorySystem:
+    """Global memory state of one simulation: placement, LLC coverage, pools and traffic counters."""
+
+    def __init__(self, config: MachineConfig) -> None:
+        self.config = config
+        caps = (float(config.dma_read_bytes_per_cycle), float(config.dma_write_bytes_per_cycle))
+        self.pools = (
+            BandwidthPool(DRAM, config.dram_bytes_per_cycle, caps),
+            BandwidthPool(SRAM, config.sram_bytes_per_cycle, caps),
+        )
+        self.coverage = LlcCoverage()
+        self.llc_overflowed = False
+        self.traffic = MemoryTraffic()
+
+    def access_latency_cycles(self, level: str, pe: int) -> float:
+        """Cycles from a request to the first byte: level latency plus NoC hops to the memory edge."""
+        cfg = self.config
+        return cfg.level_latency_cycles(level) + cfg.noc_hops(pe) * cfg.noc_hop_cycles
+
+    def dma_parts(self, c: Command, write: bool) -> tuple[list[tuple[int, float, float]], str]:
+        """Split a DMA command into (pool, granule-rounded bytes, useful bytes) parts; also its level.
+
+        Counts the command's read/write traffic and updates the LLC.
+        """
+        dram, sram = self.split_levels(c, write)
+        self.count_traffic(c, dram, sram)
+        raw = dram + sram
+        rounded = self.granule_bytes(c, raw)
+        scale = rounded / raw if raw > 0 else 0.0
+        parts = [(pool, b * scale, b) for pool, b in ((DRAM, dram), (SRAM, sram)) if b > 0]
+        level = "dram" if dram > 0 or (raw == 0 and self.config.global_placement != "sram") else "sram"
+        return parts, level
+
+    def count_transfer(self, pool: int, nbytes: float, useful: float) -> None:
+        """Count bytes a DMA part moves through `pool` (rounded and useful)."""
+        t = self.traffic
+        if pool == DRAM:
+            t.dram_transferred_bytes += nbytes
+            t.dma_dram_bytes += useful
+        else:
+            t.sram_transferred_bytes += nbytes
+            t.dma_sram_bytes += useful
+
+    def scalar_access_cycles(self, c: Command, pe: int) -> float:
+        """Cycles the scalar core spends on element accesses: global (gathers, scalar loads) or LS (cb_read).
+
+        The first access pays the full latency; the rest overlap `scalar_outstanding_loads` at a time.
+        """
+        cfg = self.config
+        nbytes = c.global_read_bytes + c.global_write_bytes
+        if nbytes == 0:
+            if c.elems == 0:
+                return 0.0
+            return cfg.scalar_ls_latency_cycles + (c.elems - 1) * cfg.scalar_cycles_per_instr
+        dram, sram = self.split_levels(c, c.global_write_bytes > c.global_read_bytes)
+        self.count_traffic(c, dram, sram)
+        self.traffic.scalar_access_bytes += nbytes
+        latency = self.access_latency_cycles("dram" if dram > 0 else "sram", pe)
+        per_elem = max(1.0, latency / cfg.scalar_outstanding_loads)
+        return latency + max(0, c.elems - 1) * per_elem
+
+    def granule_bytes(self, c: Command, raw: float) -> float:
+        """Bytes moved once every contiguous run is rounded out to whole granules."""
+        g = self.config.dma_granule_bytes
+        total = c.global_read_bytes + c.global_write_bytes
+        ranges = c.global_ranges
+        if ranges and sum(n for _, n in ranges) == total:
+            spans = sum(-(-(a + n) // g) * g - (a // g) * g for a, n in ranges if n > 0)
+            return raw * spans / total if total else 0.0
+        runs = max(1, c.descriptors)
+        per_run = total / runs
+        return raw * (runs * math.ceil(per_run / g) * g) / total if total else 0.0
+
+    def split_levels(self, c: Command, write: bool) -> tuple[float, float]:
+        """Return (DRAM bytes, SRAM bytes) of a command under the config's placement."""
+        placement = self.config.global_placement
+        nbytes = float(c.global_read_bytes + c.global_write_bytes)
+        if placement == "dram":
+            return nbytes, 0.0
+        if placement == "sram":
+            return 0.0, nbytes
+        ranges = c.global_ranges
+        if write:
+            self._llc_allocate(ranges, ())
+            return nbytes, 0.0  # write-through
+        if not ranges:
+            return nbytes, 0.0  # no addresses: assume a miss
+        touched = sum(n for _, n in ranges)
+        if touched <= 0:
+            return nbytes, 0.0
+        cov = self.coverage
+        cached = 0
+        resident = []
+        for a, n in ranges:
+            if cov.contains(a, a + n):
+                cached += n
+                resident.append(True)
+            else:
+                cached += cov.covered(a, a + n)
+                resident.append(False)
+        self._llc_allocate(ranges, resident)
+        hit_fraction = min(1.0, cached / touched)
+        return nbytes * (1.0 - hit_fraction), nbytes * hit_fraction
+
+    def _llc_allocate(self, ranges: tuple[tuple[int, int], ...], resident: Sequence[bool]) -> None:
+        """Add `ranges` to the LLC in order until it is full; `resident[k]`: range k is already in it."""
+        cov, capacity = self.coverage, self.config.llc_bytes
+        for k, (a, n) in enumerate(ranges):
+            if n <= 0:
+                continue
+            if cov.total + n > capacity:
+                self.llc_overflowed = True
+                return
+            if not (resident and resident[k]):
+                cov.add(a, a + n)
+
+    def count_traffic(self, c: Command, dram: float, sram: float) -> None:
+        """Count a command's bytes as reads/writes of each level."""
+        t = self.traffic
+        total = dram + sram
+        if total <= 0:
+            return
+        write_fraction = c.global_write_bytes / total
+        t.dram_write_bytes += dram * write_fraction
+        t.dram_read_bytes += dram * (1.0 - write_fraction)
+        t.sram_write_bytes += sram * write_fraction
+        t.sram_read_bytes += sram * (1.0 - write_fraction)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Program order through global memory
+# ---------------------------------------------------------------------------------------------------
+
+
+def _span(c: Command) -> tuple[int, int] | None:
+    """[first, last) global byte address of a command's accesses, or None if it touches none."""
+    if c.global_read_bytes == 0 and c.global_write_bytes == 0:
+        return None
+    if c.global_ranges:
+        return min(a for a, _ in c.global_ranges), max(a + n for a, n in c.global_ranges)
+    return c.global_extent
+
+
+def _ranges_overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+    """Whether two lists of (address, nbytes) runs share a byte; unknown (empty) lists overlap."""
+    if not a or not b:
+        return True
+    ia, ib = sorted(a), sorted(b)
+    i = j = 0
+    while i < len(ia) and j < len(ib):
+        (sa, na), (sb, nb) = ia[i], ib[j]
+        if sa < sb + nb and sb < sa + na:
+            return True
+        if sa + na <= sb + nb:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+def memory_hazards(cmds: Sequence[Command]) -> list[list[int]]:
+    """For each command, the earlier commands of the program it must follow through global memory.
+
+    A command reading or writing bytes that an earlier command writes (or writing bytes an earlier
+    command reads) starts after that command ended, as the DMA engine's ordering guarantees; loads and
+    stores of one program to the same memory otherwise overlap in time.
+    """
+    hazards: list[list[int]] = [[] for _ in cmds]
+    if not any(c.global_write_bytes for c in cmds):
+        return hazards  # reads never order against reads
+    writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
+    reads_seen: list[tuple[int, int, int]] = []
+    for i, c in enumerate(cmds):
+        span = _span(c)
+        if span is None:
+            continue
+        writes = c.global_write_bytes > 0
+        lo_i, hi_i = span
+        for seen in (writes_seen, reads_seen) if writes else (writes_seen,):
+            for j, lo, hi in seen:
+                if lo < hi_i and lo_i < hi and _ranges_overlap(c.global_ranges, cmds[j].global_ranges):
+                    hazards[i].append(j)
+        (writes_seen if writes else reads_seen).append((i, lo_i, hi_i))
+    return hazards
