@@ -53,32 +53,7 @@ GAPS: dict[str, dict[str, tuple[str, str]]] = {
         )
     },
     "rnd_randn": {"ttir": ("frontend", "TTIR differs from upstream: -    %c32_i64 = arith.constant 32 : i64")},
-    "rs_associative_scan": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_cumsum_cumprod": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_reduce_custom": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_scan_axis0_2d": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_sort": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_sum_axis0_keepdims": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
-    "rs_sum_promotion": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
-    },
     "rs_topk": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']"),
-        "ttir": ("frontend", "TTIR differs from upstream: -    %cst = arith.constant dense<0> : tensor<1x1x1x2x2xi32>"),
-    },
-    "rs_xor_or_sum": {
-        "machine": ("lowering", "ValueError: Unrecognized passes: ['tt-rewrite-tensor-descriptor-to-pointer']")
+        "ttir": ("frontend", "TTIR differs from upstream: -    %cst = arith.constant dense<0> : tensor<1x1x1x2x2xi32>")
     },
 }

@@ -13,11 +13,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[2]))
 
-from checks import CheckFailed, check_machine, check_tt, check_ttir, example_launch
+from checks import SEEDS, CheckFailed, check_machine, check_tt, check_ttir, example_launch
 from corpus import all_cases
 from known_gaps import GAPS
-
-SEEDS = (0, 1, 2)
 
 
 def gaps_of(case) -> dict[str, tuple[str, str]]:

@@ -1,19 +1,23 @@
-"""Conformance corpus: each kernel op for op against libtriton's TTIR, and run on hypothesis-drawn inputs
-through the tt reference interpreter and the machine model, both compared with Triton's interpreter (or
-the case's torch reference where Triton's interpreter is wrong; the case says why).
+"""Conformance corpus: each kernel op for op against libtriton's TTIR, and run through the tt reference
+interpreter and the machine model, both compared with Triton's interpreter (or the case's torch reference
+where Triton's interpreter is wrong; the case says why).
 
-Known gaps (tests/conformance/known_gaps.py) are xfail(strict=True): a fix shows up as XPASS.
+Each run check takes the seeded launches `refresh_gaps.py` uses (so a recorded gap fails reliably) and then
+hypothesis-drawn ones (derandomized, so a run is reproducible; no shrinking, so a known gap stays cheap).
+Known gaps (known_gaps.py) are xfail(strict=True): a fix shows up as XPASS.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
-from checks import check_machine, check_tt, check_ttir
+from checks import SEEDS, check_machine, check_tt, check_ttir, example_launch
 from corpus import all_cases
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from known_gaps import GAPS
-from spec import HypothesisDraw
+from spec import Case, HypothesisDraw, Launch
 
 CASES = all_cases()
 
@@ -22,7 +26,8 @@ settings.register_profile(
     max_examples=2,
     deadline=None,
     database=None,
-    phases=[Phase.explicit, Phase.generate],  # no shrinking: a known gap would re-run many times
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 CONFORMANCE = settings.get_profile("conformance")
@@ -37,22 +42,32 @@ def _params(check: str) -> list[object]:
     return params
 
 
+def _seeded_then_drawn(case: Case, check: Callable[[Case, Launch], None]) -> None:
+    for seed in SEEDS:
+        check(case, example_launch(case, seed))
+
+    @CONFORMANCE
+    @given(data=st.data())
+    def drawn(data: st.DataObject) -> None:
+        check(case, case.build(HypothesisDraw(data)))
+
+    drawn()
+
+
+def test_corpus_size() -> None:
+    assert len(CASES) >= 60
+
+
 @pytest.mark.parametrize("name", _params("ttir"))
 def test_ttir_matches_upstream(name: str) -> None:
     check_ttir(CASES[name])
 
 
 @pytest.mark.parametrize("name", _params("tt"))
-@CONFORMANCE
-@given(data=st.data())
-def test_tt_interpreter(name: str, data: st.DataObject) -> None:
-    case = CASES[name]
-    check_tt(case, case.build(HypothesisDraw(data)))
+def test_tt_interpreter(name: str) -> None:
+    _seeded_then_drawn(CASES[name], check_tt)
 
 
 @pytest.mark.parametrize("name", _params("machine"))
-@CONFORMANCE
-@given(data=st.data())
-def test_machine_model(name: str, data: st.DataObject) -> None:
-    case = CASES[name]
-    check_machine(case, case.build(HypothesisDraw(data)))
+def test_machine_model(name: str) -> None:
+    _seeded_then_drawn(CASES[name], check_machine)
