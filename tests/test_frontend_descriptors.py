@@ -22,6 +22,7 @@ from xdsl.context import Context
 
 from mtia_xdsl.frontend import build_tt_module, inline_and_clean
 from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
+from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.reference import make_tt_interpreter, prepare_launch, run_tt
 from mtia_xdsl.transforms.tt_rewrite_tensor_descriptor import TtRewriteTensorDescriptorPass
@@ -144,10 +145,11 @@ def _module(case: Case) -> Any:
 
 
 def run_tt_with_descriptors(module: Any, grid: tuple[int, ...], args: list[Any]) -> None:
-    """`run_tt` with the descriptor semantics registered (until the lead adds them to the interpreter)."""
+    """`run_tt` with the descriptor and map_elementwise semantics registered (until the interpreter has them)."""
     launch = prepare_launch(module, grid, args)
     interpreter = make_tt_interpreter(module)
     interpreter.register_implementations(DescriptorFunctions())
+    interpreter.register_implementations(MapElementwiseFunctions(), override=True)
     for pid in launch.program_ids():
         set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
         interpreter.call_op(launch.kernel, launch.values)
