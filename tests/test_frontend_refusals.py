@@ -1,0 +1,86 @@
+"""GPU-only constructs are refused by the frontend with the kernel line, the construct and what to do instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import triton
+import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+
+from mtia_xdsl.frontend import KernelError, build_tt_module
+
+
+@triton.jit
+def inline_asm_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(y_ptr + offs, y)
+
+
+@triton.jit
+def dot_scaled_kernel(a_ptr, s_ptr, c_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    k = tl.arange(0, BLOCK // 2)
+    a = tl.load(a_ptr + r[:, None] * (BLOCK // 2) + k[None, :])
+    b = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
+    s = tl.load(s_ptr + r[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
+    c = tl.dot_scaled(a, s, "e2m1", b, None, "e4m3")
+    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], c)
+
+
+@triton.jit
+def gdc_wait_kernel(x_ptr):
+    gdc_wait()
+    tl.store(x_ptr, 1)
+
+
+@triton.jit
+def gdc_launch_kernel(x_ptr):
+    tl.store(x_ptr, 1)
+    gdc_launch_dependents()
+
+
+CASES: dict[str, tuple[Any, dict[str, str], dict[str, object], str, str]] = {
+    "inline_asm": (
+        inline_asm_kernel, {"x_ptr": "*i32", "y_ptr": "*i32"}, {"BLOCK": 32},
+        "tl.inline_asm_elementwise is GPU-only", "tl.map_elementwise",
+    ),
+    "dot_scaled": (
+        dot_scaled_kernel, {"a_ptr": "*u8", "s_ptr": "*u8", "c_ptr": "*fp32"}, {"BLOCK": 64},
+        "tl.dot_scaled is GPU-only", "use tl.dot",
+    ),
+    "gdc_wait": (
+        gdc_wait_kernel, {"x_ptr": "*i32"}, {},
+        "tl.extra.cuda.gdc_wait is GPU-only", "remove the call",
+    ),
+    "gdc_launch_dependents": (
+        gdc_launch_kernel, {"x_ptr": "*i32"}, {},
+        "tl.extra.cuda.gdc_launch_dependents is GPU-only", "remove the call",
+    ),
+}  # fmt: skip
+
+
+def _line_of(fn: Any, needle: str) -> int:
+    """Return the file line of the first line of `fn`'s source containing `needle`."""
+    import inspect
+
+    src, first = inspect.getsourcelines(fn.fn)
+    return first + next(i for i, text in enumerate(src) if needle in text)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gpu_only_construct_is_refused_at_its_line(name: str) -> None:
+    fn, signature, constexprs, what, instead = CASES[name]
+    with pytest.raises(KernelError) as info:
+        build_tt_module(fn, signature, constexprs)
+    err = info.value
+    needle = {"inline_asm": "tl.inline_asm", "dot_scaled": "tl.dot_scaled(", "gdc_wait": "gdc_wait()"}.get(
+        name, "gdc_launch_dependents()"
+    )
+    assert err.file is not None and err.file.endswith("test_frontend_refusals.py")
+    assert err.line == _line_of(fn, needle)
+    assert what in err.message and instead in err.message
+    assert f"test_frontend_refusals.py:{err.line}:" in str(err)
