@@ -5,6 +5,7 @@ Regression tests for gaps found by probe kernels: tensors carried by `while` loo
 early return, fp8 values (emulated on the vector core), atomics as scalar-core commands.
 """
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -253,3 +254,99 @@ def test_fp8_numpy_codec_matches_torch_for_every_format() -> None:
         assert np.array_equal(encode_fp8_np(x.numpy(), fmt), x.to(torch_type).view(torch.uint8).numpy()), torch_type
         want = every.view(torch_type).float().numpy()
         np.testing.assert_array_equal(decode_fp8_np(every.numpy(), fmt), want)
+
+
+# ---------------------------------------------------------------------------------------------
+# atomics: scalar-core commands that read and write global memory
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def machine_with_atomics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lower atomics with scalar-core-atomics and run them with MtiaAtomicFunctions registered next to
+    MtiaFunctions (until the default pipeline and machine/run.py do)."""
+    from xdsl.interpreter import register_impls
+
+    from mtia_xdsl import pipeline
+    from mtia_xdsl.machine import run
+
+    if "scalar-core-atomics" not in pipeline.DEFAULT_PIPELINE:
+        with_atomics = pipeline.DEFAULT_PIPELINE.replace(
+            "convert-tt-to-mtia", "convert-tt-to-mtia{{scalar-core-atomics=true}}"
+        )
+        monkeypatch.setattr(pipeline, "DEFAULT_PIPELINE", with_atomics)
+    from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
+    from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+
+    if not hasattr(run, "MtiaAtomicFunctions"):
+
+        @register_impls
+        class WithAtomics(MtiaFunctions, MtiaAtomicFunctions):
+            pass
+
+        monkeypatch.setattr(run, "MtiaFunctions", WithAtomics)
+
+
+@triton.jit
+def atomics_all_kinds(x_ptr, out_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tgt = out_ptr + offs % 4
+    if KIND == 0:
+        old = tl.atomic_add(tgt, x, mask=m)
+    elif KIND == 1:
+        old = tl.atomic_max(tgt, x, mask=m)
+    elif KIND == 2:
+        old = tl.atomic_min(tgt, x, mask=m)
+    elif KIND == 3:
+        old = tl.atomic_and(tgt, x, mask=m)
+    elif KIND == 4:
+        old = tl.atomic_or(tgt, x, mask=m)
+    elif KIND == 5:
+        old = tl.atomic_xor(tgt, x, mask=m)
+    else:
+        old = tl.atomic_xchg(out_ptr + offs, x, mask=m)
+    tl.store(old_ptr + offs, old, mask=m)
+
+
+def test_atomics_of_every_kind_with_masks(machine_with_atomics: None) -> None:
+    sig = {"x_ptr": "*i32", "out_ptr": "*i32", "old_ptr": "*i32", "n": "i32", "KIND": "constexpr", "BLOCK": "constexpr"}
+    program = mtia_xdsl.compile(atomics_all_kinds, sig, {"KIND": 1, "BLOCK": 16}).asm["mtia"]
+    assert '"mtia.atomic_rmw"' in program and "tt.atomic" not in program
+    x = (torch.arange(40, dtype=torch.int32) * 7) % 13 - 4
+    n = 37
+    for kind, fold in enumerate(["add", "max", "min", "and", "or", "xor", "xchg"]):
+        out = torch.full((40,), 3, dtype=torch.int32)
+        old = torch.zeros(40, dtype=torch.int32)
+        atomics_all_kinds[(3,)](x, out, old, n, KIND=kind, BLOCK=16)
+        want = torch.full((40,), 3, dtype=torch.int32)
+        olds = torch.zeros(40, dtype=torch.int32)
+        for i in range(n):  # programs in order, lanes in order: one valid serialization
+            j = i if fold == "xchg" else i % 4
+            olds[i] = want[j]
+            v, w = int(x[i]), int(want[j])
+            want[j] = {"add": w + v, "max": max(w, v), "min": min(w, v), "and": w & v, "or": w | v,
+                       "xor": w ^ v, "xchg": v}[fold]  # fmt: skip
+        assert torch.equal(out, want), fold
+        assert torch.equal(old[:n], olds[:n]), fold
+    report = mtia_xdsl.last_report()
+    assert report is not None and report.dram_write_bytes + report.sram_write_bytes > 0  # atomics write memory
+
+
+@triton.jit
+def cas_ticket(lock_ptr, out_ptr, sum_ptr):
+    pid = tl.program_id(0)
+    two = tl.arange(0, 2)
+    old = tl.atomic_cas(lock_ptr + two, two * 0, two + 10 * pid + 1)
+    tl.store(out_ptr + 2 * pid + two, old)
+    tl.atomic_add(sum_ptr, 1.5)
+
+
+def test_atomic_cas_and_scalar_atomics(machine_with_atomics: None) -> None:
+    lock = torch.zeros(2, dtype=torch.int32)
+    out = torch.full((8,), -1, dtype=torch.int32)
+    total = torch.zeros(1)
+    cas_ticket[(4,)](lock, out, total)
+    assert lock.tolist() == [1, 2] and out.tolist() == [0, 0, 1, 2, 1, 2, 1, 2]
+    assert total.item() == 6.0

@@ -296,6 +296,94 @@ class ScatterOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AtomicRmwOp(IRDLOperation):
+    """Atomic read-modify-write of each element through its own pointer, on the scalar core.
+
+    `atomic_rmw_op`, `sem` and `scope` use tt.atomic_rmw's encodings; masked-off elements are neither
+    read nor written (their result is 0). The result holds the values found in memory. Shapes: ptr
+    `tensor<S x !tt.ptr<T>>` (or one `!tt.ptr<T>`), val `tensor<S x T>` (or `T`), mask of i1, result
+    like val; at buffer level ptr, val and mask may be CBs and `out` receives the old values.
+    """
+
+    name = "mtia.atomic_rmw"
+
+    ptr = operand_def()
+    val = operand_def()
+    mask = opt_operand_def()
+    out = opt_operand_def(CircularBufferType)
+    atomic_rmw_op = prop_def(IntegerAttr[I32])
+    sem = prop_def(IntegerAttr[I32])
+    scope = prop_def(IntegerAttr[I32])
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        ptr: SSAValue,
+        val: SSAValue,
+        mask: SSAValue | None,
+        kind: int,
+        sem: int,
+        scope: int,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[ptr, val, [mask] if mask else [], [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+            properties={
+                "atomic_rmw_op": IntegerAttr(kind, 32),
+                "sem": IntegerAttr(sem, 32),
+                "scope": IntegerAttr(scope, 32),
+            },
+        )
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+
+
+@irdl_op_definition
+class AtomicCasOp(IRDLOperation):
+    """Atomic compare-and-swap of each element through its own pointer, on the scalar core.
+
+    Where memory holds `cmp`, it becomes `val`; the result holds the values found. `sem` and `scope` use
+    tt.atomic_cas's encodings. Shapes as mtia.atomic_rmw (no mask).
+    """
+
+    name = "mtia.atomic_cas"
+
+    ptr = operand_def()
+    cmp = operand_def()
+    val = operand_def()
+    out = opt_operand_def(CircularBufferType)
+    sem = prop_def(IntegerAttr[I32])
+    scope = prop_def(IntegerAttr[I32])
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        ptr: SSAValue,
+        cmp: SSAValue,
+        val: SSAValue,
+        sem: int,
+        scope: int,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[ptr, cmp, val, [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+            properties={"sem": IntegerAttr(sem, 32), "scope": IntegerAttr(scope, 32)},
+        )
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+
+
+@irdl_op_definition
 class ScalarLoadOp(IRDLOperation):
     """Load one element from global memory on the scalar core (waits for the memory latency)."""
 
@@ -621,6 +709,8 @@ ENGINE_OPS = (
     DmaStoreOp,
     GatherOp,
     ScatterOp,
+    AtomicRmwOp,
+    AtomicCasOp,
     DpeMatmulOp,
     ReReduceOp,
     SeComputeOp,
@@ -635,6 +725,8 @@ MTIA = Dialect(
         DmaStoreOp,
         GatherOp,
         ScatterOp,
+        AtomicRmwOp,
+        AtomicCasOp,
         ScalarLoadOp,
         ScalarStoreOp,
         DpeMatmulOp,

@@ -7,6 +7,10 @@
   (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
   scalar accesses -> mtia.scalar_load/scalar_store.
 - tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
+- with `scalar-core-atomics`: tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar
+  core, element by element, charged as global reads and writes); without it they stay inside a vector
+  command (right results, but their memory traffic is not charged). The option needs a machine with
+  MtiaAtomicFunctions (machine/interpret/mtia_atomics.py) registered.
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
   one engine command: MLU for layout ops, SE for floating point, the RISC-V vector core otherwise.
   Constant operands are cloned into the command's body (immediates).
@@ -264,6 +268,7 @@ class _EngineMapper:
     """Walks a function in order, mapping each op to its engine; tracks engine-produced values."""
 
     resident: set[SSAValue]
+    scalar_core_atomics: bool = False
 
     def run_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -307,6 +312,12 @@ class _EngineMapper:
         if isinstance(op, tt.DotOp):
             new = mtia.DpeMatmulOp(op.a, op.b, op.c, op.inputPrecision.value.data, op.results[0].type)
             return _replace(op, new)
+        if isinstance(op, tt.AtomicRMWOp) and self.scalar_core_atomics:
+            props = (op.atomic_rmw_op.value.data, op.sem.value.data, op.scope.value.data)
+            return _replace(op, mtia.AtomicRmwOp(op.ptr, op.val, op.mask, *props, op.result.type))
+        if isinstance(op, tt.AtomicCASOp) and self.scalar_core_atomics:
+            props = (op.sem.value.data, op.scope.value.data)
+            return _replace(op, mtia.AtomicCasOp(op.ptr, op.cmp, op.val, *props, op.result.type))
         if isinstance(op, tt.ReduceOp):
             kind = _reduce_kind(op)
             if kind is not None:
@@ -384,17 +395,19 @@ class ConvertTtToMtiaPass(ModulePass):
     """
 
     name = "convert-tt-to-mtia"
+    scalar_core_atomics: bool = False
+    """Lower atomics to mtia.atomic_rmw/atomic_cas scalar-core commands (see the module docstring)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
-            convert_function(func)
+            convert_function(func, self.scalar_core_atomics)
 
 
 _MAX_POINTER_ITER_ARGS = 64
 """Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
 
 
-def convert_function(func: tt.FuncOp) -> None:
+def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = False) -> None:
     """Apply the steps of the pass to one kernel function."""
     emulate_fp8(func)
     for _ in range(_MAX_POINTER_ITER_ARGS):
@@ -403,7 +416,7 @@ def convert_function(func: tt.FuncOp) -> None:
     region_dce(func.body)
     convert_memory_accesses(func)
     region_dce(func.body)
-    mapper = _EngineMapper(set())
+    mapper = _EngineMapper(set(), scalar_core_atomics)
     mapper.run_block(func.body.block)
     _wrap_leftover_constants(func)
     region_dce(func.body)

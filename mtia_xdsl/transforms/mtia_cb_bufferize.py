@@ -452,6 +452,13 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
     if isinstance(op, mtia.GatherOp):
         mask = cb(op.mask) if op.mask is not None else None
         return mtia.GatherOp(cb(op.ptrs), mask, op.other, None, out=outs[0])
+    if isinstance(op, mtia.AtomicRmwOp):
+        kind, sem, scope = (p.value.data for p in (op.atomic_rmw_op, op.sem, op.scope))
+        mask = cb(op.mask) if op.mask is not None else None
+        return mtia.AtomicRmwOp(cb(op.ptr), cb(op.val), mask, kind, sem, scope, None, out=outs[0])
+    if isinstance(op, mtia.AtomicCasOp):
+        sem, scope = op.sem.value.data, op.scope.value.data
+        return mtia.AtomicCasOp(cb(op.ptr), cb(op.cmp), cb(op.val), sem, scope, None, out=outs[0])
     if isinstance(op, mtia.ScatterOp):
         return mtia.ScatterOp(cb(op.ptrs), cb(op.value), cb(op.mask) if op.mask is not None else None)
     if isinstance(op, mtia.DpeMatmulOp):
