@@ -34,7 +34,9 @@ Values marked ASSUMPTION have no public source and stay overridable via `Machine
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -182,6 +184,25 @@ class MachineConfig:
                 raise ValueError(f"MachineConfig has no field {key!r}")
         return dataclasses.replace(self, **overrides)
 
+    def with_overrides(self, pairs: Mapping[str, str | int | float]) -> MachineConfig:
+        """Return a copy with `pairs` applied, parsing string values to each field's type.
+
+        Strings accept Python number syntax with `_` separators ("393_216", "1.35e9", "0x100") for
+        numeric fields; an int field also takes a float string with an integral value ("1e3").
+        Example: MTIA2I.with_overrides({"global_placement": "sram", "dram_latency_cycles": "300"})
+        Raises: ValueError for an unknown field (listing close matches) or a value that does not parse
+        (naming the expected type and unit) or is nonsense for the field.
+        """
+        fields = {f.name: f for f in dataclasses.fields(self)}
+        parsed: dict[str, Any] = {}
+        for key, value in pairs.items():
+            if key not in fields:
+                close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
+                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                raise ValueError(f"MachineConfig has no field {key!r}{hint}")
+            parsed[key] = _parse_field_value(key, fields[key].type, value)
+        return self.replace(**parsed)
+
     def to_dict(self) -> dict[str, Any]:
         """Return every field as a plain dict (JSON-serialisable)."""
         return dataclasses.asdict(self)
@@ -273,6 +294,39 @@ class MachineConfig:
         """Mesh hops from PE `pe` to the nearest memory port (west or east die edge)."""
         _, col = self.pe_coords(pe)
         return min(col, self.pe_cols - 1 - col) + 1
+
+
+def _field_unit(name: str) -> str:
+    """The unit a field's name ends in ("bytes", "cycles", "bytes per cycle", ...), or ''."""
+    for suffix in ("_bytes_per_cycle", "_macs_per_cycle", "_elems_per_cycle", "_flops_per_s", "_ops_per_s",
+                   "_bytes", "_cycles", "_hz", "_commands", "_passes", "_bits", "_instr"):  # fmt: skip
+        if name.endswith(suffix):
+            return suffix[1:].replace("_", " ")
+    return ""
+
+
+def _parse_field_value(name: str, annotation: object, value: str | int | float) -> Any:
+    """Parse an override value for field `name` of type `annotation` ("int", "float" or "str")."""
+    kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    if not isinstance(value, str) or kind == "str":
+        return value
+    text = value.strip()
+    unit = _field_unit(name)
+    expected = {"int": "an integer", "float": "a number"}.get(kind, kind) + (f" (unit: {unit})" if unit else "")
+    try:
+        if kind == "int":
+            try:
+                return int(text, 0)
+            except ValueError:
+                number = float(text)
+                if not number.is_integer():
+                    raise ValueError from None
+                return int(number)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        raise ValueError(f"MachineConfig field {name!r} expects {expected}, got {value!r}") from None
+    return value
 
 
 def dtype_bytes(dtype: str) -> int:

@@ -137,6 +137,13 @@ class BandwidthPool:
 
     def recompute_rates(self) -> None:
         """Max-min fair rates: the group with the smaller cap is served first."""
+        read, write = self.groups
+        if not (read.n and write.n):
+            g = read if read.n else write
+            if g.n:
+                share = self.bytes_per_cycle / g.n
+                g.rate = g.cap if g.cap < share else share
+            return
         active = [g for g in self.groups if g.n]
         if not active:
             return
@@ -234,7 +241,11 @@ class MemorySystem:
         g = self.config.dma_granule_bytes
         total = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
-        if ranges and sum(n for _, n in ranges) == total:
+        if len(ranges) == 1:
+            a, n = ranges[0]
+            if n == total:
+                return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
+        elif ranges and sum(n for _, n in ranges) == total:
             spans = sum(-(-(a + n) // g) * g - (a // g) * g for a, n in ranges if n > 0)
             return raw * spans / total if total else 0.0
         runs = max(1, c.descriptors)
@@ -255,7 +266,7 @@ class MemorySystem:
             return nbytes, 0.0  # write-through
         if not ranges:
             return nbytes, 0.0  # no addresses: assume a miss
-        touched = sum(n for _, n in ranges)
+        touched = ranges[0][1] if len(ranges) == 1 else sum(n for _, n in ranges)
         if touched <= 0:
             return nbytes, 0.0
         cov = self.coverage
@@ -341,11 +352,18 @@ def memory_hazards(cmds: Sequence[Command]) -> list[list[int]]:
     writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
     reads_seen: list[tuple[int, int, int]] = []
     for i, c in enumerate(cmds):
-        span = _span(c)
-        if span is None:
-            continue
         writes = c.global_write_bytes > 0
-        lo_i, hi_i = span
+        if not writes and c.global_read_bytes == 0:
+            continue
+        ranges = c.global_ranges
+        if len(ranges) == 1:
+            lo_i, n = ranges[0]
+            hi_i = lo_i + n
+        else:
+            span = _span(c)
+            if span is None:
+                continue
+            lo_i, hi_i = span
         for seen in (writes_seen, reads_seen) if writes else (writes_seen,):
             for j, lo, hi in seen:
                 if lo < hi_i and lo_i < hi and _ranges_overlap(c.global_ranges, cmds[j].global_ranges):

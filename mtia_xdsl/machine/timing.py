@@ -237,7 +237,7 @@ def _program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple,
     if any(hazards):
         return _Shape(prog, config, hazards)  # address-dependent: not shared
     key = (
-        tuple((c.engine, c.scalar_instrs, c.scalar_blocking, c.waits, c.fills) for c in prog.commands),
+        tuple([(c.engine, c.scalar_instrs, c.scalar_blocking, c.waits, c.fills) for c in prog.commands]),
         tuple(prog.cb_depth.items()),
     )
     shape = cache.get(key)
@@ -355,12 +355,14 @@ class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
     __slots__ = (
-        "block_index", "dma_inflight", "engine_free", "engine_used", "ls_high_water", "next_program", "pe",
+        "block_index", "dma_inflight", "engine_free", "engine_used", "latency", "ls_high_water", "next_program", "pe",
         "port_busy", "queue", "run", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
     )  # fmt: skip
 
-    def __init__(self, pe: int, program_indices: list[int]) -> None:
+    def __init__(self, pe: int, program_indices: list[int], memory: MemorySystem) -> None:
         self.pe = pe
+        self.latency = {level: memory.access_latency_cycles(level, pe) for level in ("dram", "sram")}
+        """Memory level -> cycles from a DMA request to its first byte (level latency plus NoC hops)."""
         self.queue = program_indices
         self.next_program = 0
         self.run: _Run | None = None
@@ -400,16 +402,19 @@ class _Simulator:
         per_pe: dict[int, list[int]] = {}
         for i, pe in enumerate(pe_of_program):
             per_pe.setdefault(pe, []).append(i)
-        self.pes = [_PE(pe, idxs) for pe, idxs in sorted(per_pe.items())]
+        self.memory = MemorySystem(config)
+        self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
-        self.memory = MemorySystem(config)
         self.work = WorkTotals()
         self.span_rows: list[_SpanRow] = []
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
         self.queue_depth = config.cp_queue_depth_commands
+        self.dma_outstanding = config.dma_outstanding_commands
+        self.dma_issue_cycles = config.dma_issue_cycles
+        self.dma_descriptor_cycles = config.dma_descriptor_cycles
         self.shapes: dict[tuple, _Shape] = {}
 
     # ---- event plumbing ----
@@ -584,7 +589,10 @@ class _Simulator:
             self.push(end, _E_ADVANCE, pe, i + 1)
 
     def _try_start_now(self, pe: _PE, e: int) -> None:
-        """Start the head command of engine e (DMA or scalar core) now if it can; else retry when it can."""
+        """Start the head command of engine e (DMA or scalar core) now if it can; else retry when it can.
+
+        These starts stay in time order because they touch the chip-wide LLC and bandwidth pools.
+        """
         run = pe.run
         assert run is not None
         queue = run.queues[e]
@@ -595,28 +603,42 @@ class _Simulator:
         issued = run.issue_t[i]
         if issued < 0 or run.deps_left[i] > 0:
             return  # retried at issue / at the last dependency's end
-        if e == _DMA and pe.dma_inflight >= self.config.dma_outstanding_commands:
+        if e == _DMA and pe.dma_inflight >= self.dma_outstanding:
             return  # retried when a DMA command ends
-        release = max(issued + run.release_extra[i], run.dep_ready[i])
-        start = max(release, pe.engine_free[e])
+        release = issued + run.release_extra[i]
+        if run.dep_ready[i] > release:
+            release = run.dep_ready[i]
+        start = pe.engine_free[e]
+        if release > start:
+            start = release
         now = self.now
         if start > now:
-            self._push_try(pe, e, start)
+            if pe.try_at[e] != start:
+                pe.try_at[e] = start
+                self.push(start, _E_TRY, pe, e)
             return
         run.head[e] = h + 1
         run.start_t[i] = now
+        pe.engine_used[e] = True
         if pe.wait_engine == e:
             self._wake_scalar(pe, e, now)
         c = run.cmds[i]
+        memory = self.memory
+        memory.traffic.ls_bytes += c.ls_bytes
         if e == _DMA:
-            self._start_dma(pe, run, i, c)
+            pe.engine_free[e] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+            pe.dma_inflight += 1
+            write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
+            parts, level = memory.dma_parts(c, write)
+            ready = pe.engine_free[e] + pe.latency[level]
+            direction = 1 if write else 0
+            pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
+            self.push(ready, _E_XFER, pe, direction)
         else:
-            occupancy = self.memory.scalar_access_cycles(c, pe.pe)
+            occupancy = memory.scalar_access_cycles(c, pe.pe)
             pe.engine_free[e] = now + occupancy
-            self.memory.traffic.ls_bytes += c.ls_bytes
             self.push(now + occupancy, _E_END, pe, i)
-            self._push_try(pe, e, now + occupancy)
-        pe.engine_used[e] = True
+        self._try_start_now(pe, e)  # the next command, once the engine is free
 
     def _push_try(self, pe: _PE, e: int, t: float) -> None:
         """Schedule a start attempt of engine e at t unless one is already scheduled then or none is due."""
@@ -660,21 +682,6 @@ class _Simulator:
 
     # ---- DMA ----
 
-    def _start_dma(self, pe: _PE, run: _Run, i: int, c: Command) -> None:
-        cfg = self.config
-        issue = cfg.dma_issue_cycles + c.descriptors * cfg.dma_descriptor_cycles
-        now = self.now
-        pe.engine_free[_DMA] = now + issue
-        pe.dma_inflight += 1
-        self.memory.traffic.ls_bytes += c.ls_bytes
-        write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
-        parts, level = self.memory.dma_parts(c, write)
-        ready = now + issue + self.memory.access_latency_cycles(level, pe.pe)
-        direction = 1 if write else 0
-        pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
-        self.push(ready, _E_XFER, pe, direction)
-        self._push_try(pe, _DMA, now + issue)
-
     def _on_xfer(self, pe: _PE, direction: int) -> None:
         if pe.port_busy[direction]:
             return
@@ -693,7 +700,7 @@ class _Simulator:
             pe.dma_inflight -= 1
             self._finish(pe, i)
             self._try_start_now(pe, _DMA)
-            self.push(self.now, _E_XFER, pe, direction)
+            self._on_xfer(pe, direction)
             return
         pool_index, nbytes, useful = parts.pop(0)
         self.memory.count_transfer(pool_index, nbytes, useful)

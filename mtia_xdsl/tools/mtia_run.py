@@ -6,6 +6,9 @@ A tt-level module is lowered with the default pipeline first. Kernel arguments a
   1000  /  1e-5       an integer / a float scalar
 After the run, each tensor argument's sum is printed (so a test can check results).
 
+Machine numbers: `--machine` picks the MachineConfig preset, each `--set FIELD=VALUE` overrides one of its
+fields (e.g. --set global_placement=sram --set dram_latency_cycles=300).
+
 Example: mtia-run add.mlir --grid 4 --arg arange:f32:4096 --arg ones:f32:4096 --arg zeros:f32:4096 --arg 4000
 """
 
@@ -28,6 +31,22 @@ class RunOptions:
 
     machine: str
     pe_mapping: str
+    machine_config: Any = None
+    """The MachineConfig to run on (the preset `machine` with the --set overrides applied)."""
+
+
+def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
+    """Turn `--set FIELD=VALUE` specs into a dict (a later spec of the same field wins).
+
+    Raises: ValueError naming the spec if it has no `=` or no field name.
+    """
+    pairs: dict[str, str] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set {spec!r}: expected FIELD=VALUE, e.g. --set dram_latency_cycles=300")
+        pairs[key.strip()] = value.strip()
+    return pairs
 
 
 def parse_arg(spec: str, index: int, seed: int) -> Any:
@@ -131,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--arg", action="append", default=[], help="a kernel argument spec (repeat, in order)")
     parser.add_argument("--kernel", help="name of the tt.func to run when the module has several")
     parser.add_argument("--machine", default="mtia2i", help="MachineConfig preset (mtia2i, small_test)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
     parser.add_argument("--mapping", default="linear", help="program-id to PE mapping (linear, round_robin, zigzag)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
@@ -140,7 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = tuple(int(g) for g in args.grid.split("x"))
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
-        options = RunOptions(args.machine, args.mapping)
+        from mtia_xdsl.machine.config import MachineConfig
+
+        config = MachineConfig.preset(args.machine).with_overrides(parse_overrides(args.set))
+        options = RunOptions(args.machine, args.mapping, config)
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 

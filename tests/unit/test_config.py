@@ -117,3 +117,39 @@ def test_noc_hops_grow_towards_the_middle_of_the_die():
     assert cfg.noc_hops(0) == 1 and cfg.noc_hops(7) == 1
     assert cfg.noc_hops(3) == 4 and cfg.noc_hops(8 + 4) == 4
     assert cfg.pe_coords(13) == (1, 5)
+
+
+def test_with_overrides_parses_strings_to_each_fields_type():
+    cfg = MTIA2I.with_overrides(
+        {"global_placement": "sram", "dram_latency_cycles": "300", "clock_hz": "1e9", "ls_bytes": "393_216"}
+    )
+    assert cfg.global_placement == "sram"
+    assert cfg.dram_latency_cycles == 300 and isinstance(cfg.dram_latency_cycles, int)
+    assert cfg.clock_hz == 1e9 and isinstance(cfg.clock_hz, float)
+    assert cfg.ls_bytes == 384 * 1024
+    assert MTIA2I.with_overrides({"dma_issue_cycles": 7, "dram_ecc_efficiency": 0.85}).dma_issue_cycles == 7
+    assert MTIA2I.with_overrides({"pe_rows": "2e0"}).pe_rows == 2
+    assert MTIA2I.with_overrides({}) == MTIA2I
+
+
+def test_with_overrides_unknown_field_lists_close_matches():
+    with pytest.raises(ValueError, match=r"no field 'dram_latncy_cycles'; did you mean 'dram_latency_cycles'"):
+        MTIA2I.with_overrides({"dram_latncy_cycles": "3"})
+    with pytest.raises(ValueError, match=r"no field 'zzz'$"):
+        MTIA2I.with_overrides({"zzz": "3"})
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("ls_bytes", "lots", "'ls_bytes' expects an integer (unit: bytes), got 'lots'"),
+        ("ls_bytes", "1.5", "'ls_bytes' expects an integer (unit: bytes)"),
+        ("clock_hz", "fast", "'clock_hz' expects a number (unit: hz)"),
+        ("sram_bytes_per_cycle", "", "'sram_bytes_per_cycle' expects a number (unit: bytes per cycle)"),
+        ("pe_rows", "0", "'pe_rows' must be positive"),
+        ("global_placement", "hbm", "'global_placement' must be one of"),
+    ],
+)
+def test_with_overrides_bad_value_names_the_expected_type(field, value, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        MTIA2I.with_overrides({field: value})

@@ -252,3 +252,93 @@ def test_a_load_of_stored_bytes_waits_for_the_store() -> None:
     spans = sorted(simulate([prog], MTIA2I).spans, key=lambda sp: sp.index)
     assert spans[1].start_cycle >= spans[0].end_cycle  # reads what the store wrote
     assert spans[2].start_cycle < spans[1].end_cycle  # other memory: in flight with the first load
+
+
+def test_ls_overflow_is_an_error_listing_each_cb():
+    prog = program([load(0)], {0: 3, 1: 2}, tiles={0: 20 * 1024, 1: 4096})
+    prog.extra_ls_bytes = 100
+    with pytest.raises(TimingError) as info:
+        simulate([prog], SMALL_TEST)
+    message = str(info.value)
+    assert message.startswith("k.py:3:8: local storage overflow")
+    assert f"holds {3 * 20 * 1024 + 2 * 4096 + 100} bytes of LS but a PE has {SMALL_TEST.ls_bytes}" in message
+    assert "cb 0: 3 x 20480 B = 61440 B; cb 1: 2 x 4096 B = 8192 B; other LS: 100 B" in message
+    # the same program fits the 384 KiB of MTIA-2i
+    assert simulate([prog], MTIA2I).ls_high_water_bytes == {0: 3 * 20 * 1024 + 2 * 4096 + 100}
+
+
+def re_link(elems, hops, dtype="f32"):
+    return Command(Engine.RE, "re_link", "k.py:8:2", (), (), elems=elems, dtype=dtype, re_hops=hops)
+
+
+def test_re_link_costs_hops_plus_bytes_over_the_link():
+    cfg = MTIA2I
+    issue = cfg.scalar_issue_cycles
+    for elems, hops, dtype in ((1024, 1, "f32"), (1024, 3, "f32"), (64, 7, "bf16"), (1, 2, "f32")):
+        nbytes = elems * (4 if dtype == "f32" else 2)
+        expected = max(1, -(-nbytes // cfg.re_link_bytes_per_cycle)) + hops * cfg.re_hop_cycles
+        assert simulate([program([re_link(elems, hops, dtype)], {})], cfg).total_cycles == issue + expected
+    # the link is one resource: two transfers back to back serialise their bytes, not their hop latency
+    two = simulate([program([re_link(4096, 2), re_link(4096, 2)], {})], cfg).total_cycles
+    one_link = 4096 * 4 // cfg.re_link_bytes_per_cycle
+    assert two == issue + 2 * one_link + 2 * cfg.re_hop_cycles
+    slow = cfg.replace(re_link_bytes_per_cycle=32, re_hop_cycles=20)
+    assert simulate([program([re_link(1024, 2)], {})], slow).total_cycles == issue + 128 + 40
+
+
+def test_progress_reports_every_command_once():
+    progs = [load_compute(30, 2, 100_000, pid=p) for p in range(300)]
+    calls: list[int] = []
+    timeline = simulate(progs, DRAM, progress=calls.append)
+    assert sum(calls) == len(timeline.span_rows) == sum(len(p.commands) for p in progs)
+    assert len(calls) > 1 and all(c > 0 for c in calls)
+
+
+def _mixed_programs():
+    """Programs on every engine, sharing addresses (LLC hits), more programs than PEs, ragged sizes."""
+    progs = []
+    for p in range(150):
+        rng = (((p % 9) * TILE, TILE),)
+        cmds = [load(0, ranges=rng), load(0, nbytes=TILE // 2 + 32 * (p % 5), cb=1, rows=3)]
+        cmds.append(dpe(waits=(SlotRef(0, 0),), fills=(SlotRef(2, 0),), macs=32 * 32 * 32 * (1 + p % 4)))
+        cmds.append(Command(Engine.SE, "se_compute", "k.py:6:1", (SlotRef(2, 0), SlotRef(1, 0)), (SlotRef(3, 0),),
+                            elems=1024 + p, lut=p % 2 == 0))  # fmt: skip
+        cmds.append(Command(Engine.DMA, "dma_store", "k.py:7:1", (SlotRef(3, 0),), (), global_write_bytes=TILE,
+                            global_ranges=((10**8 + p * TILE, TILE),)))  # fmt: skip
+        progs.append(program(cmds, {0: 1, 1: 1, 2: 1, 3: 1}, pid=p))
+    return progs
+
+
+def _fingerprint(timeline):
+    return (
+        timeline.total_cycles,
+        timeline.program_cycles,
+        sorted((s.pe, s.program, s.index, s.start_cycle, s.end_cycle) for s in timeline.spans),
+        timeline.traffic,
+    )
+
+
+def test_same_run_twice_gives_the_same_cycles():
+    progs = _mixed_programs()
+    for placement in ("llc", "dram", "sram"):
+        cfg = MTIA2I.replace(global_placement=placement)
+        assert _fingerprint(simulate(progs, cfg)) == _fingerprint(simulate(progs, cfg))
+
+
+def test_same_run_in_a_fresh_process_gives_the_same_cycles():
+    """No ordering by id(), hash seeds or set iteration: another interpreter process agrees exactly."""
+    import subprocess
+    import sys
+
+    script = (
+        "import tests.unit.test_timing as t; from mtia_xdsl.machine.config import MTIA2I; "
+        "tl = t.simulate(t._mixed_programs(), MTIA2I); print(repr((tl.total_cycles, tl.program_cycles)))"
+    )
+    here = simulate(_mixed_programs(), MTIA2I)
+    outputs = set()
+    for seed in ("1", "2"):
+        env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True,
+                              cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # fmt: skip
+        outputs.add(done.stdout.strip())
+    assert outputs == {repr((here.total_cycles, here.program_cycles))}
