@@ -101,13 +101,15 @@ def _new_context() -> Any:
     return ctx
 
 
-def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False) -> str:
-    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm80, ieee dot precision)."""
+def upstream_ttir(
+    fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False, capability: int = 80
+) -> str:
+    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm`capability`, ieee dot precision)."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
     from triton.compiler.compiler import ASTSource
 
-    target = GPUTarget("cuda", 80, 32)
+    target = GPUTarget("cuda", capability, 32)
     backend = CUDABackend(target)
     options = backend.parse_options({"default_dot_input_precision": "ieee", "debug": debug})
     ctx = _new_context()

@@ -114,10 +114,48 @@ def _min_dot_size(lhs_type: Any, rhs_type: Any) -> tuple[int, int, int]:
     return {8: (1, 1, 32), 32: (1, 1, 8), 64: (1, 1, 4)}.get(bits, (1, 1, 16))
 
 
-def _codegen_fns() -> dict[str, Any]:
-    from triton.language.extra.cuda import convert_custom_float8_sm80
+def _convert_custom_types() -> Any:
+    """Return Triton's `convert_custom_types` hook: fp8e4b15 <-> fp16/fp32 in integer ops, not inline PTX.
 
-    return {"convert_custom_types": convert_custom_float8_sm80, "min_dot_size": _min_dot_size}
+    fp8e4b15 values are i8 in the IR, as upstream. Its exponent bias is fp16's, so the conversions are
+    bit moves; these compute exactly what CUDA's PTX (`triton.language.extra.cuda.utils`) computes:
+    decode h = (b & 0x80) << 8 | (b & 0x7f) << 7; encode b = (h >> 8 & 0x80) | ((min(h & 0x7fff, 0x3f00) * 2 +
+    0x80) >> 8) (magnitudes clamp to the largest finite value, NaN and inf included). fp32 goes through
+    fp16 rounded towards zero, as upstream.
+    """
+    from triton.language import core
+
+    def i16(sem: Any, value: int) -> Any:
+        return sem.make_scalar(value, core.int16)
+
+    def decode(sem: Any, arg: Any) -> Any:
+        b = sem.cast(sem.bitcast(arg, core.uint8), core.int16)
+        sign = sem.shl(sem.and_(b, i16(sem, 0x80)), i16(sem, 8))
+        rest = sem.shl(sem.and_(b, i16(sem, 0x7F)), i16(sem, 7))
+        return sem.bitcast(sem.or_(sign, rest), core.float16)
+
+    def encode(sem: Any, half: Any) -> Any:
+        h = sem.bitcast(half, core.int16)
+        sign = sem.and_(sem.lshr(h, i16(sem, 8)), i16(sem, 0x80))
+        mag = sem.minimum(sem.and_(h, i16(sem, 0x7FFF)), i16(sem, 0x3F00), core.PropagateNan.NONE)
+        rounded = sem.lshr(sem.add(sem.mul(mag, i16(sem, 2), False), i16(sem, 0x80), False), i16(sem, 8))
+        return sem.bitcast(sem.cast(sem.or_(sign, rounded), core.int8), core.float8e4b15)
+
+    @core.builtin
+    def convert_fp8e4b15(arg: Any, dst_ty: Any, fp_downcast_rounding: Any = None, _semantic: Any = None) -> Any:
+        if arg.type.scalar.is_fp8e4b15():
+            half = decode(_semantic, arg)
+            return half if dst_ty.scalar.is_fp16() else _semantic.cast(half, dst_ty.scalar)
+        if not (arg.type.scalar.is_fp16() or arg.type.scalar.is_fp32()):
+            raise TypeError(f"cannot cast {arg.type.scalar} to fp8e4b15; cast to fp16 or fp32 first")
+        half = arg if arg.type.scalar.is_fp16() else _semantic.cast(arg, core.float16, "rtz")
+        return encode(_semantic, half)
+
+    return convert_fp8e4b15
+
+
+def _codegen_fns() -> dict[str, Any]:
+    return {"convert_custom_types": _convert_custom_types(), "min_dot_size": _min_dot_size}
 
 
 def _module_map() -> dict[str, Any]:

@@ -36,7 +36,6 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnknownLoc,
-    f8E4M3B11FNUZ,
     f8E4M3FN,
     f8E4M3FNUZ,
     f8E5M2,
@@ -437,8 +436,8 @@ class XdslBuilder:
         return Type(f8E4M3FNUZ)
 
     def get_fp8e4b15_ty(self) -> Type:
-        """Return f8E4M3B11FNUZ."""
-        return Type(f8E4M3B11FNUZ)
+        """Return i8: fp8e4b15 is stored as bytes and converted in integer ops, as in libtriton."""
+        return Type(IntegerType(8))
 
     def get_ptr_ty(self, pointee: Type, address_space: str) -> Type:
         """Return `!tt.ptr<pointee>` in the named address space ("global", "constant")."""
