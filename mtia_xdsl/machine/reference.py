@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 from xdsl.interpreter import Interpreter, PythonValues
-from xdsl.interpreters.cf import CfFunctions
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine.interpret.arith import ArithFunctions
+from mtia_xdsl.machine.interpret.cf import CfFunctions
 from mtia_xdsl.machine.interpret.math import MathFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state

@@ -1,27 +1,53 @@
 """Run a buffer-level mtia program on the MTIA-2i machine model: results into torch tensors, plus cycles.
 
-Each Triton program id runs functionally on numpy (`machine/interpret/`), recording the engine
-commands it issues; `machine/timing.py` then schedules all programs on the PE grid and
-`machine/report.py` summarises. Results are written into the caller's tensors only when every
-program finished without error.
+The Triton programs of a grid run functionally on numpy (`machine/interpret/`) in batches: one pass of
+the interpreter runs many program ids at once, every value carrying a leading batch dimension (see
+`machine/interpret/values.py`), and records the engine commands each program issues. `machine/timing.py`
+then schedules all programs on the PE grid and `machine/report.py` summarises. Results are written into
+the caller's tensors only when every program finished without error.
+
+Batches are exact, not an approximation of the per-program run:
+- Divergence (a loop bound or branch condition that differs within a batch): the batch's writes to the
+  working global memory are undone (undo log) and the batch is rerun split into groups of programs that
+  agree on that value, each from the start (recursively; a group of one is the plain per-program run).
+- Errors (out-of-bounds access, CB protocol, failed assertion): the batch is undone and rerun in halves,
+  first half first, down to single programs, so the error reported is the per-program run's: the first
+  failing program in launch order, with its kernel line and program id.
+- Atomics apply program by program in batch order (lanes in row-major order of (program, lane)), and
+  kernels that print run one program at a time.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.dialects import mtia
 from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
-from mtia_xdsl.machine.reference import _sym_name, located_error_text, make_tt_interpreter, prepare_launch
+from mtia_xdsl.machine.interpret.values import Divergence
+from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, make_tt_interpreter, prepare_launch
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
+
+BATCH_ELEMS = 1 << 21
+"""Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
+
+PROGRESS_DELAY_S = 3.0
+"""A launch shows a progress bar (stderr) only after running this long."""
 
 
 @dataclass
@@ -58,36 +84,168 @@ def run_kernel(
     args: list[Any],
     options: Any = None,
     kernel_name: str | None = None,
+    max_batch: int | None = None,
 ) -> RunResult:
     """Run the buffer-level kernel of `module` for every program id of `grid` and time it.
 
     `args` are the non-constexpr kernel arguments in order: torch CPU tensors for pointers, Python
     numbers for scalars. Results are written into the tensors when the whole launch succeeded; on any
-    error the tensors are left as they were.
+    error the tensors are left as they were. `max_batch` caps the programs run in one batch (1: one at a
+    time; default: as many as fit `BATCH_ELEMS`).
     Raises: InterpretationError naming the kernel line and program id (out-of-bounds access, CB
     protocol misuse, deadlock, bad arguments).
     """
     launch = prepare_launch(module, grid, args, kernel_name)
     config = machine_config(module, options)
-    counter = ScalarCoreCounter()
-    interpreter = make_tt_interpreter(module, (counter,))
-    interpreter.register_implementations(MtiaFunctions())
-    traces: list[ProgramTrace] = []
-    last_op = launch.kernel.regions[0].block.last_op
-    for pid in launch.program_ids():
-        state = PeState(pid, config)
-        counter.state = state
-        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
-        set_pe_state(interpreter, state)
-        try:
-            interpreter.call_op(launch.kernel, launch.values)
-            traces.append(state.trace(last_op))
-        except InterpretationError as e:
-            raise InterpretationError(f"{located_error_text(e, counter.op, pid)}; no tensor was written") from None
+    with _ProgressBar("programs") as bar:
+        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update)
+        traces = runner.run_all()
     mapping = getattr(options, "pe_mapping", "linear")
     try:
-        timeline = simulate(traces, config, mapping, launch.grid)
+        with _ProgressBar("commands") as bar:
+            extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
+            timeline = simulate(traces, config, mapping, launch.grid, **extra)
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
     return RunResult(build_report(timeline, _sym_name(launch.kernel)), timeline, traces)
+
+
+class _BatchRunner:
+    """Runs the programs of a launch in batches; see the module docstring."""
+
+    def __init__(
+        self, module: ModuleOp, launch: Launch, config: MachineConfig, max_batch: int, done: Callable[[int], Any]
+    ) -> None:
+        self.launch = launch
+        self.config = config
+        self.max_batch = max_batch
+        self.done = done
+        self.counter = ScalarCoreCounter()
+        self.interpreter = make_tt_interpreter(module, (self.counter,))
+        self.interpreter.register_implementations(MtiaFunctions())
+        _skip_error_notes(self.interpreter)
+        self.last_op = launch.kernel.regions[0].block.last_op
+        self.pids = list(launch.program_ids())
+        self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
+
+    def run_all(self) -> list[ProgramTrace]:
+        """Run every program; return the traces in launch order (x fastest)."""
+        memory = self.launch.memory
+        memory.begin_undo()
+        try:
+            start = 0
+            while start < len(self.pids):
+                stop = min(start + self.max_batch, len(self.pids))
+                self._run_group(np.arange(start, stop))
+                start = stop
+        finally:
+            memory.end_undo()
+        return [t for t in self.traces if t is not None]
+
+    def _run_group(self, group: np.ndarray) -> None:
+        """Run the programs `group` (indices into the launch, ascending), splitting as needed."""
+        memory = self.launch.memory
+        memory.undo_log = []
+        try:
+            traces = self._run_batch(group)
+        except Divergence as d:
+            memory.undo()
+            _, first, which = np.unique(d.values, return_index=True, return_inverse=True)
+            for k in np.argsort(first):
+                self._run_group(group[which.reshape(-1) == k])
+            return
+        except Exception as e:
+            if len(group) == 1:
+                if isinstance(e, InterpretationError):
+                    pid = self.pids[int(group[0])]
+                    text = located_error_text(e, self.counter.op, pid)
+                    raise InterpretationError(f"{text}; no tensor was written") from None
+                raise
+            memory.undo()
+            if not isinstance(e, InterpretationError):
+                self.max_batch = 1  # an op without batch support: run one program at a time from now on
+                for j in range(len(group)):
+                    self._run_group(group[j : j + 1])
+                return
+            half = len(group) // 2
+            self._run_group(group[:half])
+            self._run_group(group[half:])
+            return
+        for k, trace in zip(group, traces, strict=True):
+            self.traces[int(k)] = trace
+        self.done(len(group))
+
+    def _run_batch(self, group: np.ndarray) -> list[ProgramTrace]:
+        """One pass of the interpreter over the programs `group`; return their traces."""
+        pids = [self.pids[int(k)] for k in group]
+        if len(pids) == 1:
+            program_id: tuple[Any, Any, Any] = pids[0]
+        else:
+            ids = np.asarray(pids, dtype=np.int32)
+            program_id = (ids[:, 0], ids[:, 1], ids[:, 2])
+        state = PeState(pids, self.config)
+        self.counter.state = state
+        set_launch_state(self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid))
+        set_pe_state(self.interpreter, state)
+        self.interpreter.call_op(self.launch.kernel, self.launch.values)
+        return state.traces(self.last_op)
+
+
+def _batch_limit(kernel: Operation, max_batch: int | None) -> int:
+    """Programs per batch: `max_batch` if given; 1 for kernels that print; else BATCH_ELEMS / largest tensor."""
+    if max_batch is not None:
+        return max(1, max_batch)
+    largest = 1
+    for op in kernel.walk():
+        if op.name == "tt.print":
+            return 1
+        for r in op.results:
+            t = mtia.tile_type(r.type)
+            if isinstance(t, TensorType):
+                largest = max(largest, int(np.prod(t.get_shape())))
+    return max(1, BATCH_ELEMS // largest)
+
+
+def _skip_error_notes(interpreter: Interpreter) -> None:
+    """Let exceptions of op implementations through unchanged.
+
+    xDSL's dispatcher attaches a printout of the whole module to every exception at every nesting
+    level; the runner reports only the first line (and restarts batches on divergence), so that
+    printout is pure cost.
+    """
+    impls = interpreter._impls  # pyright: ignore[reportPrivateUsage]
+    table = impls._impl_dict  # pyright: ignore[reportPrivateUsage]
+
+    def run(interp: Interpreter, op: Operation, args: tuple[Any, ...]) -> Any:
+        entry = table.get(type(op))
+        if entry is None:
+            raise InterpretationError(f"Could not find interpretation function for op {op.name}")
+        ft, fn = entry
+        return fn(ft, interp, op, args)
+
+    impls.run = run  # type: ignore[method-assign]
+
+
+class _ProgressBar:
+    """A tqdm bar on stderr, shown after PROGRESS_DELAY_S when stderr is a terminal or MTIA_PROGRESS=1."""
+
+    def __init__(self, unit: str) -> None:
+        enabled = sys.stderr.isatty() or os.environ.get("MTIA_PROGRESS") == "1"
+        self.bar: Any = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(unit=unit, delay=PROGRESS_DELAY_S, file=sys.stderr, leave=False, desc="machine model")
+
+    def update(self, n: int) -> None:
+        """Advance the bar by `n`."""
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def __enter__(self) -> _ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.close()

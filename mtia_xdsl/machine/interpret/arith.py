@@ -24,11 +24,14 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects.arith import Arith
 from mtia_xdsl.machine.interpret.values import (
     as_value,
+    batch_scalar,
     bf16_bits_to_f32,
     element_format,
     element_type_of,
     f32_to_bf16_bits,
+    is_shaped,
     location_str,
+    logical_rank,
 )
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in Arith.operations}
@@ -429,4 +432,6 @@ class ArithFunctions(InterpreterFunctions):
         cond, a, b = args
         if np.ndim(cond) == 0:
             return (a if bool(cond) else b,)
+        if not is_shaped(op.operands[0].type):  # a batch of scalar conditions
+            cond = batch_scalar(cond, logical_rank(op.results[0].type))
         return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))

@@ -5,11 +5,19 @@ dataflow), so results are exact whatever the timing. Circular buffers are checke
 reserving a full CB, waiting on an empty one, reading without a wait, pushing an unwritten slot, or
 ending the program with tiles still in a CB are errors naming the kernel line. Cycle accounting is
 `machine/timing.py`'s job; here each command only records what it moved and computed.
+
+A batch of programs runs at once (batched values, see `values.py`): control flow, and so the CB protocol,
+is the same for every program of a batch, so one `SimCB` holds the batch's tiles; a command whose
+addresses or sizes differ between programs is recorded once per program. A CB slot part of which no
+engine wrote (a DMA or gather with masked-off lanes and no `other`) reads as NaN (floats), as
+uninitialized local storage does in Pallas' interpret mode.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +40,14 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.tt import get_launch_state
-from mtia_xdsl.machine.interpret.values import as_value, element_format, element_type_of, location_str
+from mtia_xdsl.machine.interpret.values import (
+    as_value,
+    batch_scalar,
+    element_format,
+    element_type_of,
+    location_str,
+    logical_rank,
+)
 
 _LUT_OPS = (
     "math.exp",
@@ -124,22 +139,49 @@ class SimCB:
 
 @dataclass
 class PeState:
-    """What one program's run accumulates: its CBs and the commands it issued."""
+    """What the run of a batch of programs accumulates: their CBs and the commands they issued."""
 
-    program_id: tuple[int, int, int]
+    program_ids: list[tuple[int, int, int]]
+    """The programs of the batch, in batch order (one for a plain per-program run)."""
     config: MachineConfig
-    """The chip the program runs on (for costs the functional run must record, e.g. DPE passes)."""
+    """The chip the programs run on (for costs the functional run must record, e.g. DPE passes)."""
     cbs: list[SimCB] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)
+    commands: list[Command | list[Command]] = field(default_factory=list)
+    """Per command issued: one Command shared by every program, or one per program of the batch."""
     scalar_instrs: int = 0
     engine_depth: int = 0
+    runs_cache: dict[tuple, tuple] = field(default_factory=dict)
+    """Contiguous runs of the DMA blocks seen in this batch, by (strides, bounds, element bytes)."""
 
-    def issue(self, cmd: Command) -> None:
-        cmd.scalar_instrs = self.scalar_instrs
+    @property
+    def size(self) -> int:
+        """Number of programs in the batch."""
+        return len(self.program_ids)
+
+    def issue(self, cmd: Command | list[Command]) -> None:
+        """Record a command: the same for the whole batch, or a list with one per program."""
+        for c in [cmd] if isinstance(cmd, Command) else cmd:
+            c.scalar_instrs = self.scalar_instrs
         self.scalar_instrs = 0
         self.commands.append(cmd)
 
-    def trace(self, end_op: Operation) -> ProgramTrace:
+    def block_runs(self, strides: list[int], bounds: list[int], elem_bytes: int) -> tuple:
+        """`_block_runs` of a block at address 0, remembered per batch (programs share block shapes)."""
+        key = (tuple(strides), tuple(bounds), elem_bytes)
+        runs = self.runs_cache.get(key)
+        if runs is None:
+            runs = self.runs_cache[key] = _block_runs(0, strides, bounds, elem_bytes)
+        return runs
+
+    def issue_each(self, make: Callable[[int], Command], uniform: bool) -> None:
+        """Record one command per program (`make(b)` for batch entry b), or `make(0)` for all if uniform."""
+        self.issue(make(0) if uniform else [make(b) for b in range(self.size)])
+
+    def traces(self, end_op: Operation) -> list[ProgramTrace]:
+        """Return every program's trace, in batch order.
+
+        Raises: InterpretationError if a CB still holds tiles (unbalanced CB protocol).
+        """
         for cb in self.cbs:
             if cb.visible or cb.reserved:
                 raise cb._error(
@@ -147,13 +189,18 @@ class PeState:
                     "left in a CB (unbalanced CB protocol)",
                     end_op,
                 )
-        return ProgramTrace(
-            program_id=self.program_id,
-            commands=self.commands,
-            cb_depth={cb.cb_id: cb.depth for cb in self.cbs},
-            cb_tile_bytes={cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs},
-            tail_scalar_instrs=self.scalar_instrs,
-        )
+        depth = {cb.cb_id: cb.depth for cb in self.cbs}
+        tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
+        return [
+            ProgramTrace(
+                program_id=pid,
+                commands=[c if isinstance(c, Command) else c[b] for c in self.commands],
+                cb_depth=depth,
+                cb_tile_bytes=tile_bytes,
+                tail_scalar_instrs=self.scalar_instrs,
+            )
+            for b, pid in enumerate(self.program_ids)
+        ]
 
 
 def set_pe_state(interpreter: Interpreter, state: PeState) -> None:
@@ -184,12 +231,14 @@ class ScalarCoreCounter(Interpreter.Listener):
     def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
         self.op = op
         state = self.state
-        if state is not None and state.engine_depth == 0 and not isinstance(op, mtia.ENGINE_OPS):
+        if state is not None and state.engine_depth == 0 and type(op) not in _ENGINE_OP_TYPES:
             state.scalar_instrs += 1
 
     def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
         return None
 
+
+_ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 
 _MAX_LISTED_RUNS = 4096
 """Blocks with more contiguous runs than this record only their extent (keeps traces small)."""
@@ -198,12 +247,15 @@ _MAX_LISTED_RUNS = 4096
 def _block_runs(
     base: int, strides: list[int], bounds: list[int], elem_bytes: int
 ) -> tuple[int, int, tuple, tuple[int, int] | None]:
-    """Return (bytes, contiguous runs, ranges, [first, last) byte extent) of a strided block's valid part."""
+    """Return (bytes, contiguous runs, ranges, [first, last) byte extent) of a strided block's valid part.
+
+    `ranges` is () (too many runs to list) or (start addresses (int64 array), bytes per run).
+    """
     valid = int(np.prod(bounds)) if bounds else 1
     if valid == 0:
         return 0, 0, (), None
     if not bounds:
-        return elem_bytes, 1, ((base, elem_bytes),), (base, base + elem_bytes)
+        return elem_bytes, 1, (np.asarray([base], dtype=np.int64), elem_bytes), (base, base + elem_bytes)
     lo = sum(min(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
     hi = sum(max(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
     extent = (base + lo * elem_bytes, base + (hi + 1) * elem_bytes)
@@ -220,54 +272,158 @@ def _block_runs(
             else np.zeros((1, 0), dtype=np.int64)
         )
         starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
-        ranges = tuple((int(s), run_elems * elem_bytes) for s in starts)
+        ranges = starts.astype(np.int64), run_elems * elem_bytes
     return valid * elem_bytes, runs, ranges, extent
 
 
-def _lane_extent(addrs: Any, mask: Any, elem_bytes: int) -> tuple[int, int] | None:
-    """[first, last) byte extent of the active lanes of a gather or scatter, or None if none is active."""
-    flat = np.asarray(addrs, dtype=np.int64)
-    if mask is not None:
-        flat = flat[np.broadcast_to(np.asarray(mask, dtype=bool), flat.shape)]
-    if flat.size == 0:
-        return None
-    return int(flat.min()), int(flat.max()) + elem_bytes
+def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
+    """The (address, nbytes) ranges of `_block_runs`'s (starts, run bytes), moved by `shift` bytes."""
+    if not runs:
+        return ()
+    starts, run_bytes = runs
+    return tuple(zip((starts + shift).tolist(), itertools.repeat(run_bytes), strict=False))
 
 
-def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> tuple:
-    """(base address, strides in elements, bounds clamped to the block) of a DMA command's operands."""
+@dataclass(frozen=True)
+class _Lanes:
+    """Per program of a batch: active lanes of a gather/scatter and their [first, last) byte extent."""
+
+    active: list[int]
+    extent: list[tuple[int, int] | None]
+    uniform: bool
+    """Every program has the same addresses and mask (one command serves the batch)."""
+
+
+def _lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -> _Lanes:
+    """Count the active lanes of each program and their byte extent (Shapes: batch dims in front)."""
+    a = np.asarray(addrs, dtype=np.int64)
+    m = np.ones((), bool) if mask is None else np.asarray(mask, dtype=bool)
+    shape = np.broadcast_shapes(a.shape, m.shape)
+    uniform = len(shape) <= rank
+    n = 1 if uniform else size
+    a2 = np.broadcast_to(a, shape).reshape(n, -1)
+    m2 = np.broadcast_to(m, shape).reshape(n, -1)
+    active = m2.sum(-1)
+    lo = np.where(m2, a2, np.iinfo(np.int64).max).min(-1, initial=np.iinfo(np.int64).max)
+    hi = np.where(m2, a2, np.iinfo(np.int64).min).max(-1, initial=np.iinfo(np.int64).min)
+    extent = [(int(x), int(y) + elem_bytes) if k else None for x, y, k in zip(lo, hi, active, strict=True)]
+    return _Lanes([int(k) for k in active], extent, uniform)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A DMA command's block: base address, strides in elements, bounds clamped to the block shape.
+
+    Each is a Python int (the same for every program of the batch) or an int64 array (B,).
+    """
+
+    base: Any
+    strides: list[Any]
+    bounds: list[Any]
+
+    @property
+    def uniform(self) -> bool:
+        return all(np.ndim(v) == 0 for v in [self.base, *self.strides, *self.bounds])
+
+
+def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> _Block:
+    """The block of a DMA command's operands."""
     rank = len(op.strides)
-    base = int(args[0])
-    strides = [int(s) for s in args[1 : 1 + rank]]
-    bounds = [max(0, min(int(b), s)) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
-    return base, strides, bounds
+
+    def ints(v: Any) -> Any:
+        return int(v) if np.ndim(v) == 0 else np.asarray(v, dtype=np.int64)
+
+    base = ints(args[0])
+    strides = [ints(s) for s in args[1 : 1 + rank]]
+    bounds = [ints(np.clip(b, 0, s)) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
+    return _Block(base, strides, bounds)
 
 
-def _dma_command(
-    op: Operation, kind: str, waits: tuple, fills: tuple, base: int, strides: list[int], bounds: list[int], t: Attribute
-) -> Command:
-    """The DMA command record of a block transfer: bytes, contiguous runs and their addresses."""
+def _dma_commands(
+    state: PeState, op: Operation, kind: str, waits: tuple, fills: tuple, block: _Block, t: Attribute
+) -> None:
+    """Record the DMA command of a block transfer (bytes, contiguous runs, addresses) for each program.
+
+    Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
+    """
     elem_bytes = element_format(element_type_of(t)).size_bytes
-    nbytes, runs, ranges, extent = _block_runs(base, strides, bounds, elem_bytes)
-    return Command(
-        Engine.DMA,
-        kind,
-        location_str(op.location),
-        waits,
-        fills,
-        global_read_bytes=nbytes if kind == "dma_load" else 0,
-        global_write_bytes=nbytes if kind == "dma_store" else 0,
-        global_ranges=ranges,
-        global_extent=extent,
-        ls_bytes=mtia.tile_bytes(t),
-        descriptors=max(runs, 1),
-        dtype=_dtype_name(t),
-    )
+    n = 1 if block.uniform else state.size
+    base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,))
+    rank = len(block.strides)
+    shape_key = np.zeros((n, 2 * rank), dtype=np.int64)
+    for d, v in enumerate([*block.strides, *block.bounds]):
+        shape_key[:, d] = v
+    keys, which = np.unique(shape_key, axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
+    where, ls_bytes, dtype = location_str(op.location), mtia.tile_bytes(t), _dtype_name(t)
+
+    def make(b: int) -> Command:
+        nbytes, runs, ranges, extent = runs_of[int(which[b])]
+        shift = int(base[b])
+        return Command(
+            Engine.DMA,
+            kind,
+            where,
+            waits,
+            fills,
+            global_read_bytes=nbytes if kind == "dma_load" else 0,
+            global_write_bytes=nbytes if kind == "dma_store" else 0,
+            global_ranges=_ranges(ranges, shift),
+            global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+            ls_bytes=ls_bytes,
+            descriptors=max(runs, 1),
+            dtype=dtype,
+        )
+
+    state.issue_each(make, block.uniform)
+
+
+def _uninitialized(t: Attribute) -> Any:
+    """What an LS element no engine wrote reads as: NaN for floats, 0 for integers."""
+    return np.nan if element_format(element_type_of(t)).compute.kind == "f" else 0
+
+
+@dataclass(frozen=True)
+class _ComputeInfo:
+    """What an engine compute op's command records that depends on the op alone."""
+
+    n_inputs: int
+    has_outs: bool
+    where: str
+    elems: int
+    dtype: str
+    lut: bool
+    ls_bytes: int
+
+    @staticmethod
+    def of(op: mtia.EngineComputeOp) -> _ComputeInfo:
+        out_types = [mtia.tile_type(o.type) for o in op.outs]
+        body_ops = [
+            o
+            for o in op.body.block.ops
+            if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"
+        ]
+        in_bytes = sum(mtia.tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
+        return _ComputeInfo(
+            n_inputs=len(op.inputs),
+            has_outs=bool(out_types),
+            where=location_str(op.location),
+            elems=max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1),
+            dtype=_dtype_name(out_types[0]) if out_types else "f32",
+            lut=any(o.name in _LUT_OPS for o in body_ops),
+            ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types),
+        )
 
 
 @register_impls
 class MtiaFunctions(InterpreterFunctions):
     """Semantics of buffer-level mtia ops; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._compute_info: dict[Operation, _ComputeInfo] = {}
+        """Per engine compute op run so far: its command's op-only fields."""
 
     # -- CBs ---------------------------------------------------------------------------------
     @impl(mtia.CbAllocOp)
@@ -318,33 +474,39 @@ class MtiaFunctions(InterpreterFunctions):
     @impl(mtia.DmaLoadOp)
     def run_dma_load(self, interpreter: Interpreter, op: mtia.DmaLoadOp, args: PythonValues) -> PythonValues:
         t = op.block_type
-        base, strides, bounds = _dma_block(op, args, list(t.get_shape()))
-        other = args[1 + 2 * len(strides)] if op.other is not None else 0
+        shape = list(t.get_shape())
+        block = _dma_block(op, args, shape)
+        if op.other is not None:
+            other = batch_scalar(args[1 + 2 * len(block.strides)], len(shape))
+        else:
+            other = 0 if op.out is None else _uninitialized(t)
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
-        tile = as_value(memory.read_block(base, strides, t.get_shape(), bounds, t.element_type, other, where), t)
+        value = memory.read_block(block.base, block.strides, shape, block.bounds, t.element_type, other, where)
+        tile = as_value(value, t)
         if op.out is None:
             return (tile,)
         slot = args[-1].write(tile, op)
-        get_pe_state(interpreter).issue(_dma_command(op, "dma_load", (), (slot,), base, strides, bounds, t))
+        _dma_commands(get_pe_state(interpreter), op, "dma_load", (), (slot,), block, t)
         return ()
 
     @impl(mtia.DmaStoreOp)
     def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
         t = mtia.tile_type(op.value.type)
         shape = list(t.get_shape()) if isinstance(t, TensorType) else []
-        base, strides, bounds = _dma_block(op, args, shape)
+        block = _dma_block(op, args, shape)
         cb = args[-1]
         value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
         elem = element_type_of(t)
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
         if not shape:
-            memory.scatter(np.asarray([base], dtype=np.int64), np.asarray([value]), elem, None, where)
+            addr = np.asarray(block.base, dtype=np.int64)[..., None]
+            memory.scatter(addr, np.asarray(value)[..., None], elem, None, where)
         else:
-            memory.write_block(base, strides, shape, bounds, value, elem, where)
+            memory.write_block(block.base, block.strides, shape, block.bounds, value, elem, where)
         if slot is not None:
-            get_pe_state(interpreter).issue(_dma_command(op, "dma_store", (slot,), (), base, strides, bounds, t))
+            _dma_commands(get_pe_state(interpreter), op, "dma_store", (slot,), (), block, t)
         return ()
 
     @impl(mtia.GatherOp)
@@ -353,31 +515,40 @@ class MtiaFunctions(InterpreterFunctions):
         waits: list[SlotRef] = []
         ptrs = self._read(next(it), op, waits)
         mask = self._read(next(it), op, waits) if op.mask is not None else None
-        other = next(it) if op.other is not None else 0
         t = op.out.type.tile if op.out is not None else op.result[0].type
+        rank = logical_rank(t)
+        if op.other is not None:
+            other = next(it)
+            other = batch_scalar(other, rank) if logical_rank(op.other.type) == 0 else other
+        else:
+            other = 0 if op.out is None else _uninitialized(t)
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
         value = as_value(memory.gather(np.asarray(ptrs, dtype=np.int64), element_type_of(t), mask, other, where), t)
         if op.out is None:
             return (value,)
         slot = next(it).write(value, op)
-        active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
-        get_pe_state(interpreter).issue(
-            Command(
+        state = get_pe_state(interpreter)
+        elem_bytes = element_format(element_type_of(t)).size_bytes
+        lanes = _lanes(ptrs, mask, rank, state.size, elem_bytes)
+
+        def make(b: int) -> Command:
+            return Command(
                 Engine.SCALAR,
                 "gather",
                 where,
                 tuple(waits),
                 (slot,),
-                elems=active,
-                global_read_bytes=active * element_format(element_type_of(t)).size_bytes,
-                global_extent=_lane_extent(ptrs, mask, element_format(element_type_of(t)).size_bytes),
-                descriptors=active,
+                elems=lanes.active[b],
+                global_read_bytes=lanes.active[b] * elem_bytes,
+                global_extent=lanes.extent[b],
+                descriptors=lanes.active[b],
                 ls_bytes=mtia.tile_bytes(t),
                 scalar_blocking=True,
                 dtype=_dtype_name(t),
             )
-        )
+
+        state.issue_each(make, lanes.uniform)
         return ()
 
     @impl(mtia.ScatterOp)
@@ -390,22 +561,26 @@ class MtiaFunctions(InterpreterFunctions):
         elem = element_type_of(t)
         where = location_str(op.location)
         get_launch_state(interpreter).memory.scatter(np.asarray(ptrs, dtype=np.int64), value, elem, mask, where)
-        active = int(np.count_nonzero(mask)) if mask is not None else _elems(t)
-        get_pe_state(interpreter).issue(
-            Command(
+        state = get_pe_state(interpreter)
+        elem_bytes = element_format(elem).size_bytes
+        lanes = _lanes(ptrs, mask, logical_rank(t), state.size, elem_bytes)
+
+        def make(b: int) -> Command:
+            return Command(
                 Engine.SCALAR,
                 "scatter",
                 where,
                 tuple(waits),
                 (),
-                elems=active,
-                global_write_bytes=active * element_format(elem).size_bytes,
-                global_extent=_lane_extent(ptrs, mask, element_format(elem).size_bytes),
-                descriptors=active,
+                elems=lanes.active[b],
+                global_write_bytes=lanes.active[b] * elem_bytes,
+                global_extent=lanes.extent[b],
+                descriptors=lanes.active[b],
                 scalar_blocking=True,
                 dtype=_dtype_name(t),
             )
-        )
+
+        state.issue_each(make, lanes.uniform)
         return ()
 
     @impl(mtia.ScalarLoadOp)
@@ -413,10 +588,13 @@ class MtiaFunctions(InterpreterFunctions):
         t = op.result.type
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
-        value = memory.gather(np.asarray([int(args[0])], dtype=np.int64), t, None, 0, where)[0]
+        addr = np.asarray(args[0], dtype=np.int64)
+        value = memory.gather(addr[..., None], t, None, 0, where)[..., 0]
         nbytes = element_format(t).size_bytes
-        get_pe_state(interpreter).issue(
-            Command(
+        addrs = addr.reshape(-1)
+
+        def make(b: int) -> Command:
+            return Command(
                 Engine.SCALAR,
                 "scalar_load",
                 where,
@@ -424,11 +602,12 @@ class MtiaFunctions(InterpreterFunctions):
                 (),
                 elems=1,
                 global_read_bytes=nbytes,
-                global_ranges=((int(args[0]), nbytes),),
+                global_ranges=((int(addrs[b]), nbytes),),
                 scalar_blocking=True,
                 dtype=_dtype_name(t),
             )
-        )
+
+        get_pe_state(interpreter).issue_each(make, addr.ndim == 0)
         return (as_value(np.asarray(value), t),)
 
     @impl(mtia.ScalarStoreOp)
@@ -436,10 +615,13 @@ class MtiaFunctions(InterpreterFunctions):
         t = op.value.type
         where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
-        memory.scatter(np.asarray([int(args[0])], dtype=np.int64), np.asarray([args[1]]), t, None, where)
+        addr = np.asarray(args[0], dtype=np.int64)
+        memory.scatter(addr[..., None], np.asarray(args[1])[..., None], t, None, where)
         nbytes = element_format(t).size_bytes
-        get_pe_state(interpreter).issue(
-            Command(
+        addrs = addr.reshape(-1)
+
+        def make(b: int) -> Command:
+            return Command(
                 Engine.SCALAR,
                 "scalar_store",
                 where,
@@ -447,10 +629,11 @@ class MtiaFunctions(InterpreterFunctions):
                 (),
                 elems=1,
                 global_write_bytes=nbytes,
-                global_ranges=((int(args[0]), nbytes),),
+                global_ranges=((int(addrs[b]), nbytes),),
                 dtype=_dtype_name(t),
             )
-        )
+
+        get_pe_state(interpreter).issue_each(make, addr.ndim == 0)
         return ()
 
     # -- compute -----------------------------------------------------------------------------
@@ -482,8 +665,8 @@ class MtiaFunctions(InterpreterFunctions):
         if op.out is None:
             return (d,)
         slot = args[3].write(d, op)
-        *batch, m, k = a.shape
-        n = b.shape[-1]
+        *batch, m, k = t_a.get_shape()  # type: ignore[attr-defined]
+        n = mtia.tile_type(op.b.type).get_shape()[-1]  # type: ignore[attr-defined]
         dtype = _dtype_name(t_a)
         state = get_pe_state(interpreter)
         passes = state.config.dpe_fp32_ieee_passes if dtype == "f32" and precision == 2 else 1
@@ -506,7 +689,8 @@ class MtiaFunctions(InterpreterFunctions):
     def run_re_reduce(self, interpreter: Interpreter, op: mtia.ReReduceOp, args: PythonValues) -> PythonValues:
         waits: list[SlotRef] = []
         x = np.asarray(self._read(args[0], op, waits))
-        axis = op.axis.value.data
+        t_in = mtia.tile_type(op.operands[0].type)
+        axis = op.axis.value.data - logical_rank(t_in)
         kind = op.kind.data
         fn = {
             "addf": np.add,
@@ -535,9 +719,9 @@ class MtiaFunctions(InterpreterFunctions):
                 location_str(op.location),
                 tuple(waits),
                 (slot,),
-                elems=int(x.size),
+                elems=_elems(t_in),
                 dtype=_dtype_name(out_t),
-                ls_bytes=int(x.nbytes) + mtia.tile_bytes(out_t),
+                ls_bytes=mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t),
             )
         )
         return ()
@@ -562,7 +746,10 @@ class MtiaFunctions(InterpreterFunctions):
         engine: Engine,
         kind: str,
     ) -> PythonValues:
-        n_in = len(op.inputs)
+        info = self._compute_info.get(op)
+        if info is None:
+            info = self._compute_info[op] = _ComputeInfo.of(op)
+        n_in = info.n_inputs
         waits: list[SlotRef] = []
         inputs = tuple(self._read(a, op, waits) for a in args[:n_in])
         state = get_pe_state(interpreter)
@@ -571,28 +758,20 @@ class MtiaFunctions(InterpreterFunctions):
             results = interpreter.run_ssacfg_region(op.body, inputs, op.name)
         finally:
             state.engine_depth -= 1
-        if not op.outs:
+        if not info.has_outs:
             return tuple(results)
         fills = tuple(cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True))
-        out_types = [mtia.tile_type(o.type) for o in op.outs]
-        body_ops = [
-            o
-            for o in op.body.block.ops
-            if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"
-        ]
-        elems = max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1)
-        in_bytes = sum(mtia.tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
         state.issue(
             Command(
                 engine,
                 kind,
-                location_str(op.location),
+                info.where,
                 tuple(waits),
                 fills,
-                elems=elems,
-                dtype=_dtype_name(out_types[0]),
-                lut=any(o.name in _LUT_OPS for o in body_ops),
-                ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types),
+                elems=info.elems,
+                dtype=info.dtype,
+                lut=info.lut,
+                ls_bytes=info.ls_bytes,
             )
         )
         return ()

@@ -1,8 +1,9 @@
 """Reference semantics of `scf` control flow: xDSL's own, with typed loop induction variables.
 
 xDSL's `scf.for` passes a Python int as the induction variable; here it has the numpy type of the loop
-bounds (`i32` loops stay `np.int32`), so arithmetic on it wraps like the IR says. `scf.if`, `scf.while`,
-`scf.yield` and `scf.condition` are xDSL's.
+bounds (`i32` loops stay `np.int32`), so arithmetic on it wraps like the IR says. `scf.yield` and
+`scf.condition` are xDSL's. In a batch of programs, loop bounds and conditions must agree across the batch
+(`values.uniform`); otherwise `Divergence` is raised for the runner to split the batch.
 """
 
 from __future__ import annotations
@@ -13,16 +14,17 @@ from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
-from mtia_xdsl.machine.interpret.values import as_value, location_str
+from mtia_xdsl.machine.interpret.values import as_value, location_str, uniform
 
 
 @register_impls
 class ScfFunctions(XdslScfFunctions):
-    """scf.for/if/while/yield/condition; the induction variable is typed."""
+    """scf.for/if/while/index_switch/yield/condition; the induction variable is typed."""
 
     @impl(scf.ForOp)
     def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues) -> PythonValues:
         lb, ub, step, *carried = args
+        lb, ub, step = uniform(lb, op), uniform(ub, op), uniform(step, op)
         iv_type = op.body.block.args[0].type
         loop_args = tuple(carried)
         if int(step) <= 0:
@@ -35,5 +37,18 @@ class ScfFunctions(XdslScfFunctions):
 
     @impl(scf.IfOp)
     def run_if(self, interpreter: Interpreter, op: scf.IfOp, args: PythonValues) -> PythonValues:
-        region = op.true_region if bool(args[0]) else op.false_region
+        region = op.true_region if bool(uniform(args[0], op)) else op.false_region
         return interpreter.run_ssacfg_region(region, (), "if")
+
+    @impl(scf.WhileOp)
+    def run_while(self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues) -> PythonValues:
+        loop_args = args
+        while True:
+            condition, *forwarded = interpreter.run_ssacfg_region(op.before_region, loop_args, "while.before_region")
+            if not bool(uniform(condition, op)):
+                return tuple(forwarded)
+            loop_args = interpreter.run_ssacfg_region(op.after_region, tuple(forwarded), "while.after_region")
+
+    @impl(scf.IndexSwitchOp)
+    def run_index_switch(self, interpreter: Interpreter, op: scf.IndexSwitchOp, args: PythonValues) -> PythonValues:
+        return super().run_index_switch(interpreter, op, (int(uniform(args[0], op)),))

@@ -1,7 +1,8 @@
 """Reference semantics of the `tt` dialect (Triton 3.9 TTIR) on numpy: the meaning every pass preserves.
 
-One program instance runs at a time; its program id, the grid and the global memory are the interpreter's
-`LaunchState` (see `set_launch_state`). Pointers are byte addresses (int64); loads and stores go through
+One program instance, or a batch of them (values with leading batch dimensions, see `values.py`), runs
+at a time; its program id, the grid and the global memory are the interpreter's `LaunchState` (see
+`set_launch_state`). Pointers are byte addresses (int64); loads and stores go through
 `GlobalMemory`, so an unmasked out-of-bounds access raises an error naming the kernel line.
 
 Reductions and scans evaluate the combine region on whole slices at once (the region's scalar-typed
@@ -41,10 +42,13 @@ from mtia_xdsl.machine.interpret import arith as arith_semantics
 from mtia_xdsl.machine.interpret.values import (
     GlobalMemory,
     as_value,
+    batch_scalar,
     bf16_bits_to_f32,
+    broadcast_batch,
     element_format,
     element_type_of,
     location_str,
+    logical_rank,
 )
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -57,7 +61,8 @@ class LaunchState:
     """What one program instance of a launch sees: its id, the grid, global memory."""
 
     memory: GlobalMemory
-    program_id: tuple[int, int, int]
+    program_id: tuple[Any, Any, Any]
+    """Per axis: an int, or an int32 array (B,) of the batch's program ids along that axis."""
     num_programs: tuple[int, int, int]
 
 
@@ -307,7 +312,9 @@ def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: Python
     if fn is None:
         raise InterpretationError(f"{_where(op)}: error: tt.atomic_rmw kind {kind} is not supported")
     dtype = pointee_type(op.operands[0].type)
-    flat_val = np.broadcast_to(np.asarray(val), np.shape(ptr)).reshape(-1)
+    shape = np.broadcast_shapes(np.shape(ptr), np.shape(val), np.shape(mask))
+    ptr = np.broadcast_to(np.asarray(ptr), shape)
+    flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
     memory = get_launch_state(interpreter).memory
 
     def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
@@ -320,7 +327,8 @@ def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: Python
 
 def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     ptr, cmp, val = _operands(op, args, "ptr", "cmp", "val")
-    shape = np.shape(ptr)
+    shape = np.broadcast_shapes(np.shape(ptr), np.shape(cmp), np.shape(val))
+    ptr = np.broadcast_to(np.asarray(ptr), shape)
     flat_cmp = np.broadcast_to(np.asarray(cmp), shape).reshape(-1)
     flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
 
@@ -401,6 +409,53 @@ def _dense_ints(op: Operation, name: str) -> tuple[int, ...]:
     return tuple(int(v) for v in attr.get_values())
 
 
+def _in_rank(op: Operation) -> int:
+    return logical_rank(op.operands[0].type)
+
+
+def _unsplat(x: np.ndarray, op: Operation) -> np.ndarray:
+    rank = _in_rank(op)
+    return x.reshape((*x.shape[: x.ndim - rank], -1))[..., 0]
+
+
+def _expand_dims(x: np.ndarray, op: Operation) -> np.ndarray:
+    return np.expand_dims(x, _int_prop(op, "axis") - (_in_rank(op) + 1))
+
+
+def _reshape(x: np.ndarray, op: Operation) -> np.ndarray:
+    rank = _in_rank(op)
+    return x.reshape(x.shape[: x.ndim - rank] + tuple(op.results[0].type.get_shape()))  # type: ignore
+
+
+def _trans(x: np.ndarray, op: Operation) -> np.ndarray:
+    rank = _in_rank(op)
+    lead = x.ndim - rank
+    return np.transpose(x, tuple(range(lead)) + tuple(lead + d for d in _dense_ints(op, "order")))
+
+
+def _cat(a: np.ndarray, b: np.ndarray, op: Operation) -> np.ndarray:
+    rank = _in_rank(op)
+    a, b = broadcast_batch([a, b], [rank, rank])
+    return np.concatenate([a, b], axis=-rank)
+
+
+def _join(a: np.ndarray, b: np.ndarray, op: Operation) -> np.ndarray:
+    rank = _in_rank(op)
+    a, b = broadcast_batch([a, b], [rank, rank])
+    return np.stack([a, b], -1)
+
+
+def _first_failing_program(pid: tuple[Any, Any, Any], cond: np.ndarray, op: Operation) -> tuple[int, int, int]:
+    """The program id of the first program of a batch whose `tt.assert` condition fails somewhere."""
+    if not any(isinstance(p, np.ndarray) for p in pid):
+        return (int(pid[0]), int(pid[1]), int(pid[2]))
+    rank = _in_rank(op)
+    n = max(np.size(p) for p in pid)
+    per_program = np.broadcast_to(cond.reshape((*cond.shape[: cond.ndim - rank], -1)).all(-1), (n,))
+    b = int(np.flatnonzero(~per_program)[0])
+    return tuple(int(np.broadcast_to(p, (n,))[b]) for p in pid)  # type: ignore[return-value]
+
+
 def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
     dst = element_type_of(op.results[0].type)
     rounding = _int_prop(op, "rounding", 1)
@@ -464,7 +519,8 @@ class TtFunctions(InterpreterFunctions):
 
     @_op("tt.get_program_id")
     def run_get_program_id(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        return (np.int32(get_launch_state(interpreter).program_id[_int_prop(op, "axis")]),)
+        pid = get_launch_state(interpreter).program_id[_int_prop(op, "axis")]
+        return (pid if isinstance(pid, np.ndarray) else np.int32(pid),)
 
     @_op("tt.get_num_programs")
     def run_get_num_programs(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -476,14 +532,14 @@ class TtFunctions(InterpreterFunctions):
     def run_make_range(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         return (np.arange(_int_prop(op, "start"), _int_prop(op, "end"), dtype=np.int32),)
 
-    run_splat = _bind("tt.splat", _unary(lambda x, op: x))
+    run_splat = _bind("tt.splat", _unary(lambda x, op: batch_scalar(x, logical_rank(op.results[0].type))))
     run_broadcast = _bind("tt.broadcast", _unary(lambda x, op: x))
-    run_unsplat = _bind("tt.unsplat", _unary(lambda x, op: x.reshape(-1)[0]))
-    run_expand_dims = _bind("tt.expand_dims", _unary(lambda x, op: np.expand_dims(x, _int_prop(op, "axis"))))
-    run_reshape = _bind("tt.reshape", _unary(lambda x, op: x.reshape(tuple(op.results[0].type.get_shape()))))
-    run_trans = _bind("tt.trans", _unary(lambda x, op: np.transpose(x, _dense_ints(op, "order"))))
-    run_cat = _bind("tt.cat", _binary(lambda a, b, op: np.concatenate([a, b])))
-    run_join = _bind("tt.join", _binary(lambda a, b, op: np.stack([a, b], -1)))
+    run_unsplat = _bind("tt.unsplat", _unary(_unsplat))
+    run_expand_dims = _bind("tt.expand_dims", _unary(_expand_dims))
+    run_reshape = _bind("tt.reshape", _unary(_reshape))
+    run_trans = _bind("tt.trans", _unary(_trans))
+    run_cat = _bind("tt.cat", _binary(_cat))
+    run_join = _bind("tt.join", _binary(_join))
 
     @_op("tt.split")
     def run_split(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -533,15 +589,17 @@ class TtFunctions(InterpreterFunctions):
 
     @_op("tt.reduce")
     def run_reduce(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        axis = _int_prop(op, "axis")
-        xs = [np.moveaxis(np.asarray(x), axis, 0) for x in args]
+        rank = logical_rank(op.operands[0].type)
+        axis = _int_prop(op, "axis") - rank
+        xs = [np.moveaxis(x, axis, 0) for x in broadcast_batch(args, [rank] * len(args))]
         out = _tree_reduce(interpreter, op, xs)
         return tuple(as_value(v, r.type) for v, r in zip(out, op.results, strict=True))
 
     @_op("tt.scan")
     def run_scan(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        axis, reverse = _int_prop(op, "axis"), _int_prop(op, "reverse", 0)
-        xs = [np.moveaxis(np.asarray(x), axis, 0) for x in args]
+        rank = logical_rank(op.operands[0].type)
+        axis, reverse = _int_prop(op, "axis") - rank, _int_prop(op, "reverse", 0)
+        xs = [np.moveaxis(x, axis, 0) for x in broadcast_batch(args, [rank] * len(args))]
         if reverse:
             xs = [x[::-1] for x in xs]
         out = _hillis_steele_scan(interpreter, op, xs)
@@ -553,23 +611,26 @@ class TtFunctions(InterpreterFunctions):
     def run_histogram(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         src, mask = _operands(op, args, "src", "mask")
         bins = op.results[0].type.get_shape()[0]  # type: ignore
-        x = np.asarray(src).astype(np.int64).reshape(-1)
-        keep = (x >= 0) & (x < bins)
-        if mask is not None:
-            keep &= np.broadcast_to(np.asarray(mask, bool), np.shape(src)).reshape(-1)
-        return (as_value(np.bincount(x[keep], minlength=bins), op.results[0].type),)
+        src, keep = broadcast_batch([src, True if mask is None else np.asarray(mask, bool)], [1, 1])
+        batch = src.shape[:-1]
+        x = src.astype(np.int64).reshape(-1, src.shape[-1])
+        keep = keep.reshape(-1, src.shape[-1]) & (x >= 0) & (x < bins)
+        which = np.arange(x.shape[0], dtype=np.int64)[:, None] * bins + x
+        counts = np.bincount(which[keep], minlength=x.shape[0] * bins).reshape((*batch, bins))
+        return (as_value(counts, op.results[0].type),)
 
     @_op("tt.gather")
     def run_gather(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        src, idx = (np.asarray(v) for v in args)
+        rank = logical_rank(op.operands[0].type)
+        src, idx = broadcast_batch(args, [rank, rank])
         axis = _int_prop(op, "axis")
-        bad = (idx < 0) | (idx >= src.shape[axis])
+        bad = (idx < 0) | (idx >= src.shape[axis - rank])
         if bad.any():
             raise InterpretationError(
                 f"{_where(op)}: error: tt.gather index {int(idx[bad].reshape(-1)[0])} is outside "
-                f"[0, {src.shape[axis]}) along axis {axis}"
+                f"[0, {src.shape[axis - rank]}) along axis {axis}"
             )
-        return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis), op.results[0].type),)
+        return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis - rank), op.results[0].type),)
 
     @_op("tt.map_elementwise")
     def run_map_elementwise(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -587,7 +648,7 @@ class TtFunctions(InterpreterFunctions):
         if not cond.all():
             msg = _prop(op, "message")
             text = msg.data if isinstance(msg, builtin.StringAttr) else ""
-            pid = get_launch_state(interpreter).program_id
+            pid = _first_failing_program(get_launch_state(interpreter).program_id, cond, op)
             raise InterpretationError(f"{_where(op)}: error: assertion failed in program {pid}: {text}")
         return ()
 

@@ -10,7 +10,12 @@ Conventions shared by every interpreter of the project (tt reference semantics, 
 - A pointer is a byte address, exactly the `data_ptr()` Triton passes: a Python/numpy int64 scalar, or
   an int64 array for a tensor of pointers. `tt.addptr` adds offset * element size.
 - `GlobalMemory` is a working copy of the storages behind the kernel's torch tensor arguments;
-  `commit()` writes it back, so a failed run leaves the caller's tensors untouched.
+  `commit()` writes it back, so a failed run leaves the caller's tensors untouched. An undo log
+  (`begin_undo`/`undo`) lets the machine's runner roll back the writes of a batch of programs.
+- Batched values (see the machine's runner): any value may carry leading batch dimensions in front of
+  the shape its IR type gives, one entry per Triton program of a batch (`(B, 4, 8)` for a
+  `tensor<4x8xf32>`, `(B,)` for an `i32`). Op implementations take logical ranks from IR types, never
+  from `ndim`; see `logical_rank`, `batch_shape` and `broadcast_batch`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from xdsl.dialects import builtin
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
-from mtia_xdsl.utils.locations import location_str  # noqa: F401 - re-exported
+from mtia_xdsl.utils.locations import location_str
 
 # ----------------------------------------------------------------------------------------------------
 # bf16 helpers
@@ -215,6 +220,9 @@ class GlobalMemory:
 
     regions: list[_Region] = field(default_factory=list)
     args: list[_ArgInfo] = field(default_factory=list)
+    undo_log: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    """While recording (`begin_undo`): (view of a working copy, indices, old values) of every write, oldest
+    first."""
 
     @staticmethod
     def from_tensors(tensors: Sequence[Any], names: Sequence[str] | None = None) -> GlobalMemory:
@@ -241,6 +249,21 @@ class GlobalMemory:
         mem.regions = sorted(by_base.values(), key=lambda r: r.base)
         return mem
 
+    def begin_undo(self) -> None:
+        """Start recording writes so that `undo` can roll them back."""
+        self.undo_log = []
+
+    def end_undo(self) -> None:
+        """Stop recording writes and forget the log."""
+        self.undo_log = None
+
+    def undo(self) -> None:
+        """Roll back every write since `begin_undo` (newest first) and keep recording."""
+        log = self.undo_log or []
+        for view, pos, old in reversed(log):
+            view[pos] = old
+        self.undo_log = []
+
     def commit(self) -> None:
         """Copy every working copy back into the caller's storage."""
         import torch
@@ -262,6 +285,8 @@ class GlobalMemory:
         """
         fmt = element_format(dtype)
         addrs = np.asarray(addrs, dtype=np.int64)
+        shape = np.broadcast_shapes(addrs.shape, np.shape(mask), np.shape(other))
+        addrs = np.broadcast_to(addrs, shape)
         active = self._active(addrs, mask)
         out = np.zeros(addrs.shape, dtype=fmt.compute)
         if other is not None:
@@ -281,6 +306,8 @@ class GlobalMemory:
         """
         fmt = element_format(dtype)
         addrs = np.asarray(addrs, dtype=np.int64)
+        shape = np.broadcast_shapes(addrs.shape, np.shape(mask), np.shape(values))
+        addrs = np.broadcast_to(addrs, shape)
         active = self._active(addrs, mask)
         vals = np.broadcast_to(fmt.to_storage(values), addrs.shape).reshape(-1)
         lanes = np.flatnonzero(active.reshape(-1))
@@ -289,10 +316,10 @@ class GlobalMemory:
 
     def read_block(
         self,
-        base_addr: int,
-        strides_elems: Sequence[int],
+        base_addr: Any,
+        strides_elems: Sequence[Any],
         shape: Sequence[int],
-        bounds: Sequence[int],
+        bounds: Sequence[Any],
         dtype: Any,
         other: Any = 0,
         where: str = "<unknown location>",
@@ -300,17 +327,18 @@ class GlobalMemory:
         """Read a strided block; element idx lives at base_addr + sum(idx[d] * strides_elems[d]) * size.
 
         Shapes: result has `shape`; element idx is valid iff idx[d] < bounds[d] for every d, otherwise it
-        is `other` and never read.
+        is `other` and never read. Batched: base, strides and bounds may be arrays of shape (B,), one
+        entry per program; the result then has shape (B, *shape).
         """
         addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
         return self.gather(addrs, dtype, mask, other, where)
 
     def write_block(
         self,
-        base_addr: int,
-        strides_elems: Sequence[int],
+        base_addr: Any,
+        strides_elems: Sequence[Any],
         shape: Sequence[int],
-        bounds: Sequence[int],
+        bounds: Sequence[Any],
         values: Any,
         dtype: Any,
         where: str = "<unknown location>",
@@ -329,15 +357,20 @@ class GlobalMemory:
 
     @staticmethod
     def _block_addrs(
-        base_addr: int, strides: Sequence[int], shape: Sequence[int], bounds: Sequence[int], dtype: Any
+        base_addr: Any, strides: Sequence[Any], shape: Sequence[int], bounds: Sequence[Any], dtype: Any
     ) -> tuple[np.ndarray, np.ndarray]:
         size = element_format(dtype).size_bytes
-        idx = np.indices(tuple(shape), dtype=np.int64)
-        offs = sum((idx[d] * int(strides[d]) for d in range(len(shape))), np.zeros(tuple(shape), np.int64))
-        mask = np.ones(tuple(shape), dtype=bool)
-        for d in range(len(shape)):
-            mask &= idx[d] < int(bounds[d])
-        return np.int64(base_addr) + offs * size, mask
+        rank = len(shape)
+        shape = tuple(shape)
+        offs: Any = np.int64(0)
+        mask: Any = np.True_
+        for d in range(rank):
+            idx = np.arange(shape[d], dtype=np.int64).reshape((shape[d],) + (1,) * (rank - 1 - d))
+            offs = offs + idx * batch_scalar(np.asarray(strides[d], dtype=np.int64), rank)
+            mask = mask & (idx < batch_scalar(np.asarray(bounds[d], dtype=np.int64), rank))
+        addrs = batch_scalar(np.asarray(base_addr, dtype=np.int64), rank) + offs * size
+        full = np.broadcast_shapes(np.shape(addrs), np.shape(mask), shape)
+        return np.broadcast_to(addrs, full), np.broadcast_to(mask, full)
 
     def _locate(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> tuple[np.ndarray, np.ndarray]:
         """Return (region index, byte offset in region) per address; raise on a bad access."""
@@ -359,24 +392,49 @@ class GlobalMemory:
             )
         return ridx, addrs - bases[ridx]
 
+    def _typed(self, i: int, fmt: ElementFormat) -> np.ndarray | None:
+        """Region `i` viewed as elements of `fmt` when its base is aligned to the element size, else None."""
+        r = self.regions[i]
+        size = fmt.size_bytes
+        if r.base % size:
+            return None
+        n = r.working.size // size
+        return r.working[: n * size].view(fmt.storage)
+
+    def _by_region(self, ridx: np.ndarray) -> list[tuple[int, Any]]:
+        """(region, lane selector) pairs covering every lane; one region needs no selection."""
+        if len(self.regions) == 1 or (ridx.size and (ridx == ridx[0]).all()):
+            return [(int(ridx[0]) if ridx.size else 0, slice(None))]
+        return [(int(i), ridx == i) for i in np.unique(ridx)]
+
     def _read_raw(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> np.ndarray:
         ridx, offs = self._locate(addrs, fmt, where)
         size = fmt.size_bytes
-        out = np.empty((addrs.size, size), dtype=np.uint8)
+        out = np.empty(addrs.size, dtype=fmt.storage)
         byte_idx = np.arange(size, dtype=np.int64)
-        for i in np.unique(ridx):
-            sel = ridx == i
-            out[sel] = self.regions[int(i)].working[offs[sel][:, None] + byte_idx]
-        return out.view(fmt.storage).reshape(addrs.size)
+        for i, sel in self._by_region(ridx):
+            typed = self._typed(i, fmt)
+            if typed is not None:  # aligned: element offsets index the typed view (alignment was checked)
+                out[sel] = typed[offs[sel] // size]
+            else:
+                raw = self.regions[i].working[offs[sel][:, None] + byte_idx]
+                out[sel] = np.ascontiguousarray(raw).view(fmt.storage).reshape(-1)
+        return out
 
     def _write_raw(self, addrs: np.ndarray, raw: np.ndarray, fmt: ElementFormat, where: str) -> None:
         ridx, offs = self._locate(addrs, fmt, where)
         size = fmt.size_bytes
         data = np.ascontiguousarray(raw.astype(fmt.storage)).view(np.uint8).reshape(addrs.size, size)
         byte_idx = np.arange(size, dtype=np.int64)
-        for i in np.unique(ridx):
-            sel = ridx == i
-            self.regions[int(i)].working[offs[sel][:, None] + byte_idx] = data[sel]
+        for i, sel in self._by_region(ridx):
+            typed = self._typed(i, fmt)
+            if typed is not None:
+                pos, view, values = offs[sel] // size, typed, raw.astype(fmt.storage)[sel]
+            else:
+                pos, view, values = offs[sel][:, None] + byte_idx, self.regions[i].working, data[sel]
+            if self.undo_log is not None:
+                self.undo_log.append((view, pos, view[pos]))
+            view[pos] = values
 
     def _nearest_text(self, addr: int, fmt: ElementFormat) -> str:
         if not self.args:
@@ -431,8 +489,8 @@ def as_value(x: Any, t: Attribute) -> Any:
 
     Casts to the dtype of `t` (integers wrap around), rounds bf16 to nearest even, and returns a numpy
     scalar for a scalar type or an array of the tensor's shape (broadcasting a scalar) otherwise.
-    An array for a scalar type stays an array: a batch of lanes, as when a reduction's combine region
-    runs on whole slices.
+    Leading batch dimensions (dims beyond the type's rank) are kept. An array for a scalar type stays an
+    array: a batch of lanes, as when a reduction's combine region runs on whole slices.
     """
     fmt = element_format(element_type_of(t))
     arr = np.asarray(x)
@@ -444,5 +502,72 @@ def as_value(x: Any, t: Attribute) -> Any:
     if is_shaped(t):
         assert isinstance(t, builtin.TensorType | builtin.VectorType)
         shape = tuple(t.get_shape())
-        return arr if arr.shape == shape else np.broadcast_to(arr, shape).copy()
+        rank = len(shape)
+        if arr.shape[arr.ndim - rank :] == shape and arr.ndim >= rank:
+            return arr
+        full = arr.shape[: max(arr.ndim - rank, 0)] + shape
+        return np.broadcast_to(arr, full).copy()
     return arr[()] if arr.ndim == 0 else arr
+
+
+def logical_rank(t: Attribute) -> int:
+    """Return the rank of values of IR type `t` (0 for scalars), without batch dimensions."""
+    if isinstance(t, builtin.TensorType | builtin.VectorType):
+        return len(t.get_shape())
+    return 0
+
+
+def batch_shape(x: Any, rank: int) -> tuple[int, ...]:
+    """Return the leading batch dimensions of runtime value `x` whose logical rank is `rank`."""
+    shape = np.shape(x)
+    return tuple(shape[: len(shape) - rank]) if len(shape) > rank else ()
+
+
+def broadcast_batch(values: Sequence[Any], ranks: Sequence[int]) -> list[np.ndarray]:
+    """Broadcast the batch dimensions of `values` (logical ranks `ranks`) to one common batch shape.
+
+    Shapes: each result has the common batch shape in front of its own logical shape.
+    """
+    arrays = [np.asarray(v) for v in values]
+    batches = [batch_shape(a, r) for a, r in zip(arrays, ranks, strict=True)]
+    common = np.broadcast_shapes(*batches)
+    out = []
+    for a, b, r in zip(arrays, batches, ranks, strict=True):
+        if b != common:
+            a = np.broadcast_to(a.reshape((1,) * (len(common) - len(b)) + a.shape), common + a.shape[a.ndim - r :])
+        out.append(a)
+    return out
+
+
+def batch_scalar(x: Any, rank: int) -> Any:
+    """Reshape a (possibly batched) scalar `x` so it broadcasts against values of logical rank `rank`."""
+    arr = np.asarray(x)
+    return arr.reshape(arr.shape + (1,) * rank) if arr.ndim else x
+
+
+class Divergence(Exception):
+    """A control-flow value (loop bound, branch condition) differs between the programs of a batch.
+
+    Raised by control-flow ops; the machine's runner catches it, rolls the batch back and reruns it
+    split into groups of programs that agree on `values`.
+    """
+
+    def __init__(self, op: Any, values: np.ndarray) -> None:
+        super().__init__(f"divergent control flow at {location_str(op.location)}")
+        self.op = op
+        self.values = values
+        """One value per program of the batch (shape (B,))."""
+
+
+def uniform(x: Any, op: Any) -> Any:
+    """Return the one value a batch agrees on for a control-flow operand `x` of `op`.
+
+    Raises: Divergence if the programs of the batch disagree.
+    """
+    if np.ndim(x) == 0:
+        return x
+    arr = np.asarray(x)
+    first = arr.reshape(-1)[0]
+    if (arr == first).all():
+        return first
+    raise Divergence(op, arr.reshape(arr.shape[0], -1)[:, 0] if arr.ndim > 1 else arr)

@@ -1,0 +1,155 @@
+"""The machine model runs programs in batches; the result must equal the plain per-program run.
+
+Each kernel runs twice on the machine model: batched (the default) and one program at a time
+(`max_batch=1`, the specification). Outputs, per-program traces (every recorded command) and errors
+must agree, including when control flow diverges within a batch (the batch is undone and split).
+"""
+
+import dataclasses
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from xdsl.utils.exceptions import InterpretationError
+
+import mtia_xdsl
+from mtia_xdsl.machine.run import run_kernel
+
+
+@triton.jit
+def ragged_scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr + offs, x * 2.0 - tl.max(x, axis=0), mask=offs < n)
+
+
+@triton.jit
+def divergent_loop(x_ptr, out_ptr, count_ptr, BLOCK: tl.constexpr):
+    """Bumps a counter before a loop whose trip count depends on the program id (undo must cancel it)."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    tl.store(count_ptr + pid, tl.load(count_ptr + pid) + 1)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(pid % 3 + 1):
+        acc += tl.load(x_ptr + i * BLOCK + offs)
+    if pid % 2 == 0:
+        acc = acc * 2.0
+    tl.store(out_ptr + pid * BLOCK + offs, acc)
+
+
+@triton.jit
+def oob_from_program(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def two_axes(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.program_id(1)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + (row * 3 + col) * BLOCK + offs)
+    tl.store(out_ptr + (row * 3 + col) * BLOCK + offs, tl.cumsum(x, axis=0) + row - col)
+
+
+@triton.jit
+def masked_load_without_other(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x)
+
+
+def _program(fn, signature, constexprs):
+    kernel = mtia_xdsl.compile(fn, signature, constexprs)
+    return kernel.fixed.program
+
+
+def _both(fn, signature, constexprs, grid, make_args):
+    """Run batched and one program at a time on fresh arguments; return (outputs, traces) of each."""
+    program = _program(fn, signature, constexprs)
+    args = make_args()  # the same tensors both times, so that recorded addresses agree
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    initial = [t.clone() for t in tensors]
+    runs = []
+    for max_batch in (None, 1):
+        for t, t0 in zip(tensors, initial, strict=True):
+            t.copy_(t0)
+        result = run_kernel(program, grid, list(args), max_batch=max_batch)
+        runs.append(([t.clone() for t in tensors], result.traces))
+    return runs
+
+
+def _assert_same(runs) -> None:
+    (out_b, traces_b), (out_1, traces_1) = runs
+    for a, b in zip(out_b, out_1, strict=True):
+        assert torch.equal(a, b)
+    assert [t.program_id for t in traces_b] == [t.program_id for t in traces_1]
+    for tb, t1 in zip(traces_b, traces_1, strict=True):
+        assert [dataclasses.asdict(c) for c in tb.commands] == [dataclasses.asdict(c) for c in t1.commands]
+        assert (tb.cb_depth, tb.tail_scalar_instrs) == (t1.cb_depth, t1.tail_scalar_instrs)
+
+
+def test_batched_run_equals_per_program_run_with_ragged_tail() -> None:
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(0))
+    runs = _both(
+        ragged_scale,
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+        {"BLOCK": 128},
+        (8,),
+        lambda: (x.clone(), torch.zeros(1000), 1000),
+    )
+    _assert_same(runs)
+    out = runs[0][0][1]
+    blocks = torch.nn.functional.pad(x, (0, 24)).reshape(8, 128)
+    expected = (blocks * 2.0 - blocks.max(dim=1, keepdim=True).values).reshape(-1)[:1000]
+    assert torch.equal(out, expected)
+
+
+def test_divergent_loop_and_branch_are_undone_and_split() -> None:
+    block = 16
+    x = torch.randn(3 * block, generator=torch.Generator().manual_seed(1))
+    runs = _both(
+        divergent_loop,
+        {"x_ptr": "*fp32", "out_ptr": "*fp32", "count_ptr": "*i32"},
+        {"BLOCK": block},
+        (7,),
+        lambda: (x.clone(), torch.zeros(7 * block), torch.zeros(7, dtype=torch.int32)),
+    )
+    _assert_same(runs)
+    _, out, count = runs[0][0]
+    assert torch.equal(count, torch.ones(7, dtype=torch.int32))  # every program bumped it exactly once
+    rows = x.reshape(3, block)
+    for pid in range(7):
+        want = rows[: pid % 3 + 1].sum(0) * (2.0 if pid % 2 == 0 else 1.0)
+        torch.testing.assert_close(out[pid * block : (pid + 1) * block], want)
+
+
+def test_two_axis_grid_and_scan() -> None:
+    x = torch.randn(6 * 32, generator=torch.Generator().manual_seed(2))
+    runs = _both(two_axes, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 32}, (2, 3), lambda: (x.clone(), torch.zeros(6 * 32)))
+    _assert_same(runs)
+
+
+@pytest.mark.parametrize("max_batch", [None, 1])
+def test_error_names_the_first_failing_program_and_writes_nothing(max_batch) -> None:
+    program = _program(oob_from_program, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 64})
+    x, out = torch.randn(64 * 5 + 10), torch.full((64 * 8,), 3.0)
+    with pytest.raises(InterpretationError) as info:
+        run_kernel(program, (8,), [x, out], max_batch=max_batch)
+    message = str(info.value)
+    assert "out-of-bounds f32 access" in message
+    assert "(program id (5, 0, 0))" in message
+    assert "no tensor was written" in message
+    assert torch.equal(out, torch.full((64 * 8,), 3.0))
+
+
+def test_uninitialized_local_storage_reads_as_nan() -> None:
+    """Masked-off lanes of a load without `other` are LS bytes no engine wrote: NaN, as in Pallas."""
+    program = _program(masked_load_without_other, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 16})
+    x, out = torch.arange(16, dtype=torch.float32), torch.zeros(16)
+    run_kernel(program, (1,), [x, out, 5])
+    assert torch.equal(out[:5], x[:5])
+    assert torch.isnan(out[5:]).all()
