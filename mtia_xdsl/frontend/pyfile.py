@@ -55,6 +55,15 @@ def parse_directive(text: str, path: str) -> tuple[str, dict[str, str], dict[str
         fields[key] = f"{fields[key]},{value}" if key in fields and key != "kernel" else value
     if "kernel" not in fields:
         raise KernelError("the mtia-opt comment names no kernel=NAME", path, line, 1)
+    for key in ("signature", "constexprs"):
+        bad = [item for item in fields.get(key, "").split(",") if item and ":" not in item]
+        if bad:
+            raise KernelError(
+                f"'{bad[0]}' in {key}= of the mtia-opt comment; write name:value pairs, e.g. {key}=BLOCK:64",
+                path,
+                line,
+                1,
+            )
     signature = parse_pairs(fields.get("signature", ""))
     constexprs: dict[str, object] = {k: parse_number(v) for k, v in parse_pairs(fields.get("constexprs", "")).items()}
     return fields["kernel"], signature, constexprs
