@@ -350,3 +350,30 @@ def test_atomic_cas_and_scalar_atomics(machine_with_atomics: None) -> None:
     cas_ticket[(4,)](lock, out, total)
     assert lock.tolist() == [1, 2] and out.tolist() == [0, 0, 1, 2, 1, 2, 1, 2]
     assert total.item() == 6.0
+
+
+# ---------------------------------------------------------------------------------------------
+# dtypes the SE / DPE do not take run on the vector core
+# ---------------------------------------------------------------------------------------------
+
+
+@triton.jit
+def f64_dot_and_i64(a_ptr, b_ptr, c_ptr, i_ptr, j_ptr, M: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    tl.store(c_ptr + r[:, None] * M + r[None, :], tl.dot(a, b) + a * 2.0)
+    i = tl.load(i_ptr + r)
+    tl.store(j_ptr + r, (i * 3 + (1 << 40)) // 7 + tl.sum(i, 0))
+
+
+def test_f64_dot_and_i64_arithmetic() -> None:
+    g = torch.Generator().manual_seed(11)
+    a = torch.randn(16, 16, generator=g, dtype=torch.float64)
+    b = torch.randn(16, 16, generator=g, dtype=torch.float64)
+    c = torch.zeros(16, 16, dtype=torch.float64)
+    i = torch.randint(-(2**40), 2**40, (16,), generator=g)
+    j = torch.zeros(16, dtype=torch.int64)
+    f64_dot_and_i64[(1,)](a, b, c, i, j, M=16)
+    torch.testing.assert_close(c, a @ b + a * 2.0, rtol=1e-12, atol=1e-12)
+    assert torch.equal(j, torch.div(i * 3 + (1 << 40), 7, rounding_mode="trunc") + i.sum())

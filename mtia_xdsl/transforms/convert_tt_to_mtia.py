@@ -12,7 +12,8 @@
   command (right results, but their memory traffic is not charged). The option needs a machine with
   MtiaAtomicFunctions (machine/interpret/mtia_atomics.py) registered.
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
-  one engine command: MLU for layout ops, SE for floating point, the RISC-V vector core otherwise.
+  one engine command: MLU for layout ops, SE for floating point in fp16/bf16/fp32 (with int8..int32),
+  the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
   Constant operands are cloned into the command's body (immediates).
 
 Requires: a tt module with helper calls inlined (the frontend's `inline_and_clean`).
@@ -309,6 +310,8 @@ class _EngineMapper:
     def map_op(self, op: Operation) -> Operation | None:
         if isinstance(op, mtia.ENGINE_OPS):
             return op
+        if isinstance(op, tt.DotOp) and not _dpe_takes(op.a.type):
+            return wrap_in_engine(op, mtia.VecComputeOp)  # f64 (or wide int) GEMM: vector core
         if isinstance(op, tt.DotOp):
             new = mtia.DpeMatmulOp(op.a, op.b, op.c, op.inputPrecision.value.data, op.results[0].type)
             return _replace(op, new)
@@ -341,10 +344,35 @@ class _EngineMapper:
         )
 
 
+def _element(t: Attribute) -> Attribute:
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _se_takes(t: Attribute) -> bool:
+    """Whether the SE computes on elements of type `t`: int8..int32 (and i1 masks), fp16, bf16, fp32."""
+    et = _element(t)
+    if isinstance(et, builtin.IntegerType):
+        return et.width.data <= 32
+    return isinstance(et, builtin.Float16Type | builtin.BFloat16Type | builtin.Float32Type)
+
+
+def _dpe_takes(t: Attribute) -> bool:
+    """Whether the DPE takes `tl.dot` operands of type `t`: int8, fp16, bf16, fp32 (MACHINE.md, DPE)."""
+    et = _element(t)
+    if isinstance(et, builtin.IntegerType):
+        return et.width.data == 8
+    return isinstance(et, builtin.Float16Type | builtin.BFloat16Type | builtin.Float32Type)
+
+
 def _engine_for(op: Operation) -> type[mtia.EngineComputeOp]:
+    """MLU for layout ops; SE for floating-point work in the SE's types; the vector core otherwise
+    (integer work, and f64 / i64 values, which the SE does not take)."""
     if op.name in _LAYOUT_OPS:
         return mtia.MluComputeOp
-    if any(_is_float(v.type) for v in (*op.results, *op.operands)):
+    types = [v.type for v in (*op.results, *op.operands)]
+    if any(_is_float(t) for t in types) and all(
+        _se_takes(t) for t in types if not isinstance(_element(t), tt.PointerType)
+    ):
         return mtia.SeComputeOp
     return mtia.VecComputeOp
 
