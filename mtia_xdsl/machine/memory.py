@@ -25,7 +25,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mtia_xdsl.machine.commands import Command
+from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 
 DRAM, SRAM = 0, 1
@@ -306,6 +306,22 @@ class MemorySystem:
         t.dram_read_bytes += dram * (1.0 - write_fraction)
         t.sram_write_bytes += sram * write_fraction
         t.sram_read_bytes += sram * (1.0 - write_fraction)
+
+
+def ls_overflow_message(prog: ProgramTrace, config: MachineConfig, pe: int) -> str:
+    """Explain why a program's LS footprint (every CB's depth x tile bytes plus other LS bytes) does not
+    fit `config.ls_bytes`, listing each CB's bytes."""
+    parts = [
+        f"cb {cb}: {depth} x {prog.cb_tile_bytes.get(cb, 0)} B = {depth * prog.cb_tile_bytes.get(cb, 0)} B"
+        for cb, depth in sorted(prog.cb_depth.items())
+    ]
+    if prog.extra_ls_bytes:
+        parts.append(f"other LS: {prog.extra_ls_bytes} B")
+    loc = prog.commands[0].loc + ": " if prog.commands else ""
+    return (
+        f"{loc}local storage overflow: program {prog.program_id} on PE {pe} holds {prog.ls_footprint_bytes()} "
+        f"bytes of LS but a PE has {config.ls_bytes} ({'; '.join(parts)}); use smaller blocks or shallower CBs"
+    )
 
 
 # ---------------------------------------------------------------------------------------------------

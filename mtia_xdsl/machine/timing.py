@@ -37,12 +37,11 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
-from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, memory_hazards
+from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message, memory_hazards
+from mtia_xdsl.machine.timeline import CommandSpan, SpanRow, Timeline, WorkTotals, busy_cycles
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
@@ -68,88 +67,6 @@ _PROGRESS_EVERY = 4096
 
 class TimingError(ValueError):
     """A command trace the timing model cannot schedule (bad CB references, deadlock, LS overflow)."""
-
-
-@dataclass(frozen=True, slots=True)
-class CommandSpan:
-    """When one command ran. Units: cycles from kernel start."""
-
-    pe: int
-    program: int
-    """Index of the program in the list given to `simulate`."""
-    index: int
-    """Index of the command in its program."""
-    engine: Engine
-    kind: str
-    loc: str
-    issue_cycle: float
-    start_cycle: float
-    end_cycle: float
-
-
-@dataclass
-class WorkTotals:
-    """Ideal busy cycles at peak rate, summed over all PEs (chip). Units: PE-cycles."""
-
-    dpe_cycles: float = 0.0
-    se_cycles: float = 0.0
-    vec_cycles: float = 0.0
-    re_cycles: float = 0.0
-    mlu_cycles: float = 0.0
-    dpe_macs: int = 0
-    dpe_flops: float = 0.0
-    """2 x MACs x passes."""
-    se_elems: int = 0
-    vec_elems: int = 0
-
-
-_SpanRow = tuple[int, int, int, Command, float, float, float]
-"""(pe, program, index, command, issue, start, end): a CommandSpan before it is built."""
-
-
-@dataclass
-class Timeline:
-    """Result of `simulate`: every command's span and the chip-level totals."""
-
-    config: MachineConfig
-    mapping: str
-    grid: tuple[int, int, int]
-    total_cycles: float
-    span_rows: list[_SpanRow] = field(repr=False)
-    """Every command's span as a tuple, in the order commands ended; `spans` builds CommandSpans."""
-    pe_of_program: list[int]
-    program_cycles: list[tuple[float, float]]
-    """(start, end) of each program, in the order given to `simulate`."""
-    engine_busy_cycles: dict[tuple[int, Engine], float]
-    """(pe, engine) -> cycles with at least one command of that engine in flight."""
-    traffic: MemoryTraffic
-    work: WorkTotals
-    ls_high_water_bytes: dict[int, int]
-    """PE -> largest LS footprint (CB depth x tile bytes + extra) of the programs it ran."""
-    scalar_issue_cycles: dict[int, float]
-    """PE -> cycles its scalar core spent on instructions and command issue (not on Engine.SCALAR
-    commands, which are in `engine_busy_cycles`)."""
-    llc_resident_bytes: int = 0
-    llc_overflowed: bool = False
-    programs: list[ProgramTrace] = field(default_factory=list, repr=False)
-
-    @cached_property
-    def spans(self) -> list[CommandSpan]:
-        """Every command's span, in the order commands ended (built on first use)."""
-        return [
-            CommandSpan(pe, prog, i, c.engine, c.kind, c.loc, issue, start, end)
-            for pe, prog, i, c, issue, start, end in self.span_rows
-        ]
-
-    @property
-    def command_count(self) -> int:
-        """Commands scheduled (cheaper than len(spans))."""
-        return len(self.span_rows)
-
-    @property
-    def pes_used(self) -> list[int]:
-        """PEs that ran at least one program, sorted."""
-        return sorted(set(self.pe_of_program))
 
 
 def simulate(
@@ -330,27 +247,6 @@ def _build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> 
     return dependents, deps_left
 
 
-def check_ls_capacity(prog: ProgramTrace, config: MachineConfig, pe: int) -> int:
-    """Return the program's LS footprint in bytes (every CB's depth x tile bytes plus other LS bytes).
-
-    Raises: TimingError listing each CB's bytes if the footprint exceeds `config.ls_bytes`.
-    """
-    total = prog.ls_footprint_bytes()
-    if total <= config.ls_bytes:
-        return total
-    parts = [
-        f"cb {cb}: {depth} x {prog.cb_tile_bytes.get(cb, 0)} B = {depth * prog.cb_tile_bytes.get(cb, 0)} B"
-        for cb, depth in sorted(prog.cb_depth.items())
-    ]
-    if prog.extra_ls_bytes:
-        parts.append(f"other LS: {prog.extra_ls_bytes} B")
-    loc = prog.commands[0].loc + ": " if prog.commands else ""
-    raise TimingError(
-        f"{loc}local storage overflow: program {prog.program_id} on PE {pe} holds {total} bytes of LS but a "
-        f"PE has {config.ls_bytes} ({'; '.join(parts)}); use smaller blocks or shallower CBs"
-    )
-
-
 class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
@@ -407,7 +303,7 @@ class _Simulator:
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         self.work = WorkTotals()
-        self.span_rows: list[_SpanRow] = []
+        self.span_rows: list[SpanRow] = []
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
@@ -460,7 +356,9 @@ class _Simulator:
         index = pe.queue[pe.next_program]
         pe.next_program += 1
         prog = self.programs[index]
-        footprint = check_ls_capacity(prog, self.config, pe.pe)
+        footprint = prog.ls_footprint_bytes()
+        if footprint > self.config.ls_bytes:
+            raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
         run = _Run(index, prog, _program_shape(prog, self.config, self.shapes))
         run.start_cycle = t
         pe.run = run
@@ -767,7 +665,7 @@ class _Simulator:
             span_rows=self.span_rows,
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
-            engine_busy_cycles=_busy_cycles(self.span_rows),
+            engine_busy_cycles=busy_cycles(self.span_rows),
             traffic=self.memory.traffic,
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
@@ -786,28 +684,3 @@ def re_link_cycles(c: Command, config: MachineConfig) -> tuple[float, float]:
     """
     nbytes = c.elems * dtype_bytes(c.dtype)
     return max(1, math.ceil(nbytes / config.re_link_bytes_per_cycle)), c.re_hops * config.re_hop_cycles
-
-
-def _busy_cycles(rows: list[_SpanRow]) -> dict[tuple[int, Engine], float]:
-    """Union of span intervals per (PE, engine)."""
-    by_key: dict[tuple[int, Engine], list[tuple[float, float]]] = {}
-    for pe, _, _, c, _, start, end in rows:
-        key = (pe, c.engine)
-        intervals = by_key.get(key)
-        if intervals is None:
-            by_key[key] = [(start, end)]
-        else:
-            intervals.append((start, end))
-    busy = {}
-    for key in sorted(by_key, key=lambda k: (k[0], k[1].value)):
-        intervals = by_key[key]
-        intervals.sort()
-        total, (cur_start, cur_end) = 0.0, intervals[0]
-        for start, end in intervals:
-            if start > cur_end:
-                total += cur_end - cur_start
-                cur_start, cur_end = start, end
-            elif end > cur_end:
-                cur_end = end
-        busy[key] = total + (cur_end - cur_start)
-    return busy

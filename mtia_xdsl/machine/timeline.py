@@ -1,0 +1,117 @@
+"""Timeline: what the timing model (`machine/timing.py`) returns: command spans and chip-level totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
+from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.memory import MemoryTraffic
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpan:
+    """When one command ran. Units: cycles from kernel start."""
+
+    pe: int
+    program: int
+    """Index of the program in the list given to `simulate`."""
+    index: int
+    """Index of the command in its program."""
+    engine: Engine
+    kind: str
+    loc: str
+    issue_cycle: float
+    start_cycle: float
+    end_cycle: float
+
+
+@dataclass
+class WorkTotals:
+    """Ideal busy cycles at peak rate, summed over all PEs (chip). Units: PE-cycles."""
+
+    dpe_cycles: float = 0.0
+    se_cycles: float = 0.0
+    vec_cycles: float = 0.0
+    re_cycles: float = 0.0
+    mlu_cycles: float = 0.0
+    dpe_macs: int = 0
+    dpe_flops: float = 0.0
+    """2 x MACs x passes."""
+    se_elems: int = 0
+    vec_elems: int = 0
+
+
+SpanRow = tuple[int, int, int, Command, float, float, float]
+"""(pe, program, index, command, issue, start, end): a CommandSpan before it is built."""
+
+
+@dataclass
+class Timeline:
+    """Result of `simulate`: every command's span and the chip-level totals."""
+
+    config: MachineConfig
+    mapping: str
+    grid: tuple[int, int, int]
+    total_cycles: float
+    span_rows: list[SpanRow] = field(repr=False)
+    """Every command's span as a tuple, in the order commands ended; `spans` builds CommandSpans."""
+    pe_of_program: list[int]
+    program_cycles: list[tuple[float, float]]
+    """(start, end) of each program, in the order given to `simulate`."""
+    engine_busy_cycles: dict[tuple[int, Engine], float]
+    """(pe, engine) -> cycles with at least one command of that engine in flight."""
+    traffic: MemoryTraffic
+    work: WorkTotals
+    ls_high_water_bytes: dict[int, int]
+    """PE -> largest LS footprint (CB depth x tile bytes + extra) of the programs it ran."""
+    scalar_issue_cycles: dict[int, float]
+    """PE -> cycles its scalar core spent on instructions and command issue (not on Engine.SCALAR
+    commands, which are in `engine_busy_cycles`)."""
+    llc_resident_bytes: int = 0
+    llc_overflowed: bool = False
+    programs: list[ProgramTrace] = field(default_factory=list, repr=False)
+
+    @cached_property
+    def spans(self) -> list[CommandSpan]:
+        """Every command's span, in the order commands ended (built on first use)."""
+        return [
+            CommandSpan(pe, prog, i, c.engine, c.kind, c.loc, issue, start, end)
+            for pe, prog, i, c, issue, start, end in self.span_rows
+        ]
+
+    @property
+    def command_count(self) -> int:
+        """Commands scheduled (cheaper than len(spans))."""
+        return len(self.span_rows)
+
+    @property
+    def pes_used(self) -> list[int]:
+        """PEs that ran at least one program, sorted."""
+        return sorted(set(self.pe_of_program))
+
+
+def busy_cycles(rows: list[SpanRow]) -> dict[tuple[int, Engine], float]:
+    """Union of span intervals per (PE, engine)."""
+    by_key: dict[tuple[int, Engine], list[tuple[float, float]]] = {}
+    for pe, _, _, c, _, start, end in rows:
+        key = (pe, c.engine)
+        intervals = by_key.get(key)
+        if intervals is None:
+            by_key[key] = [(start, end)]
+        else:
+            intervals.append((start, end))
+    busy = {}
+    for key in sorted(by_key, key=lambda k: (k[0], k[1].value)):
+        intervals = by_key[key]
+        intervals.sort()
+        total, (cur_start, cur_end) = 0.0, intervals[0]
+        for start, end in intervals:
+            if start > cur_end:
+                total += cur_end - cur_start
+                cur_start, cur_end = start, end
+            elif end > cur_end:
+                cur_end = end
+        busy[key] = total + (cur_end - cur_start)
+    return busy
