@@ -15,6 +15,8 @@ Model (numbers from `MachineConfig`; see MACHINE.md):
 - Latency: `level_latency_cycles` of the level plus `noc_hop_cycles` per mesh hop to the nearest memory
   edge; each contiguous run rounds out to whole `dma_granule_bytes` granules.
 - Ordering: commands of one program touching the same global bytes keep program order (`memory_hazards`).
+- LS: a program's circular buffers (depth x tile bytes each) plus its other LS bytes must fit the PE's
+  `ls_bytes` for the whole program; the timing model raises otherwise (`ls_overflow_message`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
@@ -31,6 +34,8 @@ from mtia_xdsl.machine.config import MachineConfig
 DRAM, SRAM = 0, 1
 """Pool indices."""
 
+_nbytes = itemgetter(1)
+"""The byte count of an (address, nbytes) run."""
 _EPS = 1e-9
 _BYTE_TOLERANCE = 1e-4
 
@@ -80,6 +85,34 @@ class LlcCoverage:
             return max(0, min(ends[i], hi) - max(starts[i], lo))
         return sum(max(0, min(ends[k], hi) - max(starts[k], lo)) for k in range(i, j))
 
+    def read_and_add(self, ranges: tuple[tuple[int, int], ...], capacity: int) -> tuple[int, bool]:
+        """Return (bytes of `ranges` already in the set, whether the set filled up); add the ranges in order
+        while the set holds at most `capacity` bytes.
+
+        Requires: ranges in ascending order and disjoint, so adding one never changes what the next finds.
+        """
+        starts, ends = self.starts, self.ends
+        cached, full = 0, False
+        for lo, n in ranges:
+            if n <= 0:
+                continue
+            hi = lo + n
+            i = bisect_right(ends, lo)
+            if i < len(starts) and starts[i] <= lo and hi <= ends[i]:
+                cached += n
+                if not full and self.total + n > capacity:
+                    full = True
+                continue
+            j = bisect_left(starts, hi, i)
+            for k in range(i, j):
+                cached += max(0, min(ends[k], hi) - max(starts[k], lo))
+            if not full:
+                if self.total + n > capacity:
+                    full = True
+                else:
+                    self.add(lo, hi)
+        return cached, full
+
     def add(self, lo: int, hi: int) -> None:
         """Insert [lo, hi), merging overlapping and adjacent intervals."""
         starts, ends = self.starts, self.ends
@@ -95,6 +128,16 @@ class LlcCoverage:
         starts[i:j] = [new_lo]
         ends[i:j] = [new_hi]
         self.total += (new_hi - new_lo) - removed
+
+
+def _ascending_disjoint(ranges: tuple[tuple[int, int], ...]) -> bool:
+    """Whether each (address, nbytes) run starts at or after the end of the one before."""
+    end = None
+    for a, n in ranges:
+        if end is not None and a < end:
+            return False
+        end = a + n
+    return True
 
 
 class FlowGroup:
@@ -245,8 +288,8 @@ class MemorySystem:
             a, n = ranges[0]
             if n == total:
                 return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
-        elif ranges and sum(n for _, n in ranges) == total:
-            spans = sum(-(-(a + n) // g) * g - (a // g) * g for a, n in ranges if n > 0)
+        elif ranges and sum(map(_nbytes, ranges)) == total:
+            spans = sum([-(-(a + n) // g) - a // g for a, n in ranges if n > 0]) * g
             return raw * spans / total if total else 0.0
         runs = max(1, c.descriptors)
         per_run = total / runs
@@ -266,10 +309,15 @@ class MemorySystem:
             return nbytes, 0.0  # write-through
         if not ranges:
             return nbytes, 0.0  # no addresses: assume a miss
-        touched = ranges[0][1] if len(ranges) == 1 else sum(n for _, n in ranges)
+        touched = ranges[0][1] if len(ranges) == 1 else sum(map(_nbytes, ranges))
         if touched <= 0:
             return nbytes, 0.0
         cov = self.coverage
+        if _ascending_disjoint(ranges):
+            cached, overflowed = cov.read_and_add(ranges, self.config.llc_bytes)
+            self.llc_overflowed |= overflowed
+            hit_fraction = min(1.0, cached / touched)
+            return nbytes * (1.0 - hit_fraction), nbytes * hit_fraction
         cached = 0
         resident = []
         for a, n in ranges:

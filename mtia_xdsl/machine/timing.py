@@ -430,6 +430,9 @@ class _Simulator:
 
     def _on_done(self, pe: _PE, run: _Run) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
+        if self.progress is not None and len(self.span_rows) - self.reported >= _PROGRESS_EVERY:
+            self.progress(len(self.span_rows) - self.reported)
+            self.reported = len(self.span_rows)
         self._start_next_program(pe, self.now)
 
     # ---- engines ----
@@ -634,9 +637,6 @@ class _Simulator:
         work: list[int] = []
         self._ended(pe, run, i, self.now, work)
         self._drain(pe, run, work)
-        if self.progress is not None and len(self.span_rows) - self.reported >= _PROGRESS_EVERY:
-            self.progress(len(self.span_rows) - self.reported)
-            self.reported = len(self.span_rows)
 
     # ---- results ----
 

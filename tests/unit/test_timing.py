@@ -342,3 +342,26 @@ def test_same_run_in_a_fresh_process_gives_the_same_cycles():
                               cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))  # fmt: skip
         outputs.add(done.stdout.strip())
     assert outputs == {repr((here.total_cycles, here.program_cycles))}
+
+
+def se(elems=32 * 1000, waits=(), fills=(), blocking=False):
+    return Command(Engine.SE, "se_compute", "k.py:7:4", waits, fills, elems=elems, scalar_blocking=blocking)
+
+
+def test_full_engine_queue_stalls_the_scalar_core_until_a_command_starts():
+    depth = MTIA2I.cp_queue_depth_commands
+    n = depth + 4
+    spans = {s.index: s for s in simulate([program([se() for _ in range(n)], {})], MTIA2I).spans}
+    for k in range(depth + 1):  # the queue holds `depth` commands besides the one running
+        assert spans[k].issue_cycle == (k + 1) * MTIA2I.scalar_issue_cycles
+    for k in range(depth + 1, n):
+        assert spans[k].issue_cycle == spans[k - depth].start_cycle  # issued once a queued one started
+    assert [spans[k].start_cycle for k in range(n)] == sorted(spans[k].start_cycle for k in range(n))
+
+
+def test_blocking_compute_command_holds_the_scalar_core_until_it_ends():
+    cmds = [se(blocking=True), se(elems=32)]
+    spans = {s.index: s for s in simulate([program(cmds, {})], MTIA2I).spans}
+    assert spans[1].issue_cycle == spans[0].end_cycle + MTIA2I.scalar_issue_cycles
+    free = {s.index: s for s in simulate([program([se(), se(elems=32)], {})], MTIA2I).spans}
+    assert free[1].issue_cycle == 2 * MTIA2I.scalar_issue_cycles
