@@ -63,8 +63,8 @@ def attn_fwd(
         hi = N_CTX
     for start_n in range(0, hi, BLOCK_N):
         cols = start_n + offs_n
-        k = tl.load(k_base + cols[None, :] * stride_kn + offs_d[:, None], mask=cols[None, :] < N_CTX, other=0.0)
-        qk = tl.dot(q, k) * qk_scale
+        k = tl.load(k_base + cols[:, None] * stride_kn + offs_d[None, :], mask=cols[:, None] < N_CTX, other=0.0)
+        qk = tl.dot(q, tl.trans(k)) * qk_scale
         keep = cols[None, :] < N_CTX
         if CAUSAL:
             keep = keep & (offs_m[:, None] >= cols[None, :])

@@ -129,7 +129,13 @@ def test_divergent_loop_and_branch_are_undone_and_split() -> None:
 
 def test_two_axis_grid_and_scan() -> None:
     x = torch.randn(6 * 32, generator=torch.Generator().manual_seed(2))
-    runs = _both(two_axes, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 32}, (2, 3), lambda: (x.clone(), torch.zeros(6 * 32)))
+    runs = _both(
+        two_axes,
+        {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+        {"BLOCK": 32},
+        (2, 3),
+        lambda: (x.clone(), torch.zeros(6 * 32)),
+    )
     _assert_same(runs)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.interpreter import Interpreter, PythonValues
+from xdsl.interpreter import Interpreter, OpImplResult, PythonValues, ReturnedValues, Successor
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
@@ -37,9 +37,56 @@ class _LastOp(Interpreter.Listener):
         self.op = op
 
 
+class _Interpreter(Interpreter):
+    """xDSL's interpreter with a leaner inner loop (the machine model runs many ops per launch).
+
+    Same semantics as `Interpreter.run_ssacfg_region`; it only skips formatting an assertion message
+    for every op it runs.
+    """
+
+    def _run_op(self, op: Operation, inputs: PythonValues) -> OpImplResult:
+        for listener in self.listeners:
+            listener.will_interpret_op(op, inputs)
+        result = self._impls.run(self, op, inputs)
+        if len(result.values) != len(op.results):
+            raise InterpretationError(
+                f"{op.name} has {len(op.results)} results but its implementation returned {len(result.values)}"
+            )
+        for listener in self.listeners:
+            listener.did_interpret_op(op, result.values)
+        return result
+
+    def run_ssacfg_region(self, region: Any, args: PythonValues, name: str = "unknown") -> PythonValues:
+        results: PythonValues = ()
+        if not region.blocks:
+            return results
+        initial_scope = self._ctx
+        block = region.blocks.first
+        while block is not None:
+            self.push_scope(name)
+            self.set_values(zip(block.args, args, strict=False))
+            op: Operation | None = block.first_op
+            block = None
+            while op is not None:
+                ctx = self._ctx
+                result = self._run_op(op, tuple(ctx[o] for o in op.operands))
+                self.set_values(zip(op.results, result.values, strict=True))
+                terminator = result.terminator_value
+                if terminator is not None:
+                    if isinstance(terminator, ReturnedValues):
+                        results = terminator.values
+                        break
+                    if isinstance(terminator, Successor):
+                        block, args = terminator
+                        break
+                op = op.next_op
+        self._ctx = initial_scope
+        return results
+
+
 def make_tt_interpreter(module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()) -> Interpreter:
     """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
-    interpreter = Interpreter(module, listeners=listeners)
+    interpreter = _Interpreter(module, listeners=listeners)
     functions = (
         TtFunctions(),
         ArithFunctions(),

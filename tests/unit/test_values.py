@@ -7,12 +7,16 @@ from xdsl.dialects import builtin
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine.interpret.values import (
+    Divergence,
     GlobalMemory,
+    as_value,
     bf16_bits_to_f32,
+    broadcast_batch,
     element_format,
     f32_to_bf16_bits,
     location_str,
     to_bf16_f32,
+    uniform,
 )
 
 
@@ -145,3 +149,42 @@ def test_read_write_block_bounds():
     mem.commit()
     assert m[:4, :2].sum().item() == 0  # transposed write of the first two columns
     assert m[0, 2].item() == 2
+
+
+def test_as_value_keeps_leading_batch_dims():
+    t = builtin.TensorType(builtin.f32, [2, 3])
+    assert as_value(np.ones((5, 1, 3)), t).shape == (5, 2, 3)
+    assert as_value(np.ones((2, 3)), t).shape == (2, 3)
+    assert as_value(np.float64(2.0), t).shape == (2, 3)
+    assert as_value(np.arange(4), builtin.i32).shape == (4,)  # a batch of scalars
+
+
+def test_broadcast_batch_aligns_batch_dims_only():
+    a, b = broadcast_batch([np.zeros((3, 4)), np.ones(4)], [1, 1])
+    assert a.shape == b.shape == (3, 4)
+    a, b = broadcast_batch([np.zeros(4), np.ones(4)], [1, 1])
+    assert a.shape == b.shape == (4,)
+
+
+def test_uniform_returns_the_shared_value_or_raises_divergence():
+    assert uniform(np.array([3, 3, 3]), None) == 3
+    assert uniform(np.int32(7), None) == 7
+    op = builtin.ModuleOp([])
+    with pytest.raises(Divergence) as info:
+        uniform(np.array([1, 2, 1]), op)
+    assert list(info.value.values) == [1, 2, 1]
+
+
+def test_batched_block_read_and_undo_of_writes():
+    x = torch.arange(12, dtype=torch.float32)
+    mem = GlobalMemory.from_tensors([x])
+    base = x.data_ptr() + np.array([0, 16, 32], dtype=np.int64)  # three programs, rows of 4
+    got = mem.read_block(base, [1], [4], [np.array([4, 4, 2])], "f32", other=-1.0)
+    np.testing.assert_array_equal(got, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, -1, -1]])
+    mem.begin_undo()
+    mem.write_block(base, [1], [4], [np.array([4, 1, 0])], np.zeros((3, 4)), "f32")
+    assert mem.gather(x.data_ptr() + 16, "f32") == 0.0
+    mem.undo()
+    mem.end_undo()
+    mem.commit()
+    assert torch.equal(x, torch.arange(12, dtype=torch.float32))

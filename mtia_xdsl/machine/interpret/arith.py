@@ -375,11 +375,19 @@ class ArithFunctions(InterpreterFunctions):
         low = to_signed(total, w)
         return (as_value(low, op.results[0].type), as_value(total >= (1 << w), op.results[1].type))
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._constants: dict[Operation, Any] = {}
+        """Value of each arith.constant run so far (runtime values are never mutated in place)."""
+
     @impl(_OPS["arith.constant"])
     def run_constant(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        attr = _prop(op, "value")
-        assert attr is not None, "verified arith.constant has a value"
-        return (dense_value(attr, op.results[0].type, location_str(op.location)),)
+        value = self._constants.get(op)
+        if value is None:
+            attr = _prop(op, "value")
+            assert attr is not None, "verified arith.constant has a value"
+            value = self._constants[op] = dense_value(attr, op.results[0].type, location_str(op.location))
+        return (value,)
 
     @impl(_OPS["arith.negf"])
     def run_negf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:

@@ -20,6 +20,7 @@ Conventions shared by every interpreter of the project (tt reference semantics, 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -122,6 +123,7 @@ def _fmt(name: str, storage: Any, compute: Any = None) -> ElementFormat:
 _INT_FORMATS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
+@functools.lru_cache(maxsize=1024)
 def element_format(t: Attribute | np.dtype[Any] | str) -> ElementFormat:
     """Return the ElementFormat of an xDSL element type (or a numpy dtype, or a name like "bf16").
 
@@ -287,16 +289,18 @@ class GlobalMemory:
         addrs = np.asarray(addrs, dtype=np.int64)
         shape = np.broadcast_shapes(addrs.shape, np.shape(mask), np.shape(other))
         addrs = np.broadcast_to(addrs, shape)
+        fill = np.asarray(0 if other is None else other).astype(fmt.compute)
+        if mask is None:
+            return fmt.from_storage(self._read_raw(addrs.reshape(-1), fmt, where)).reshape(shape)
         active = self._active(addrs, mask)
-        out = np.zeros(addrs.shape, dtype=fmt.compute)
-        if other is not None:
-            out[...] = np.broadcast_to(np.asarray(other).astype(fmt.compute), addrs.shape)
-        flat_addrs, flat_active = addrs.reshape(-1), active.reshape(-1)
-        lanes = np.flatnonzero(flat_active)
-        if lanes.size:
-            raw = self._read_raw(flat_addrs[lanes], fmt, where)
-            out.reshape(-1)[lanes] = fmt.from_storage(raw)
-        return out
+        flat_active = active.reshape(-1)
+        first = int(np.argmax(flat_active)) if flat_active.size else 0
+        if flat_active.size == 0 or not flat_active[first]:
+            return np.broadcast_to(fill, shape).copy()
+        # masked-off lanes read a lane that is read anyway, then take `other`
+        safe = np.where(active, addrs, addrs.reshape(-1)[first]).reshape(-1)
+        values = fmt.from_storage(self._read_raw(safe, fmt, where)).reshape(shape)
+        return np.where(active, values, fill)
 
     def scatter(self, addrs: Any, values: Any, dtype: Any, mask: Any = None, where: str = "<unknown location>") -> None:
         """Store one element per address; masked-off lanes are not written.
@@ -373,8 +377,17 @@ class GlobalMemory:
         return np.broadcast_to(addrs, full), np.broadcast_to(mask, full)
 
     def _locate(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> tuple[np.ndarray, np.ndarray]:
-        """Return (region index, byte offset in region) per address; raise on a bad access."""
+        """Return (region index, byte offset in region) per address; raise on a bad access.
+
+        The region index is a 0-d array when every address lies in one region.
+        """
         size = fmt.size_bytes
+        if addrs.size and self.regions and size & (size - 1) == 0:
+            lo, hi = int(addrs.min()), int(addrs.max())
+            i = int(np.searchsorted([r.base for r in self.regions], lo, side="right")) - 1
+            one = i >= 0 and hi + size <= self.regions[i].end
+            if one and not (addrs & (size - 1)).any():
+                return np.asarray(i), addrs - self.regions[i].base
         bases = np.array([r.base for r in self.regions], dtype=np.int64)
         ends = np.array([r.end for r in self.regions], dtype=np.int64)
         ridx = np.searchsorted(bases, addrs, side="right") - 1
@@ -403,6 +416,8 @@ class GlobalMemory:
 
     def _by_region(self, ridx: np.ndarray) -> list[tuple[int, Any]]:
         """(region, lane selector) pairs covering every lane; one region needs no selection."""
+        if ridx.ndim == 0:
+            return [(int(ridx), slice(None))]
         if len(self.regions) == 1 or (ridx.size and (ridx == ridx[0]).all()):
             return [(int(ridx[0]) if ridx.size else 0, slice(None))]
         return [(int(i), ridx == i) for i in np.unique(ridx)]
