@@ -61,13 +61,15 @@ def lay_permute_trans(x_ptr, p_ptr, t_ptr, A: tl.constexpr, B: tl.constexpr, C: 
 
 
 @triton.jit
-def lay_reshape_view(x_ptr, r_ptr, v_ptr, f_ptr, BM: tl.constexpr, BN: tl.constexpr):
+def lay_reshape_view(x_ptr, r_ptr, v_ptr, f_ptr, s_ptr, BM: tl.constexpr, BN: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :])
     r = tl.reshape(x, (BN, BM))
     tl.store(r_ptr + tl.arange(0, BN)[:, None] * BM + tl.arange(0, BM)[None, :], r)
     flat = tl.ravel(x)
     tl.store(v_ptr + tl.arange(0, BM * BN), flat + 1)
     tl.store(f_ptr + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], tl.flip(x, 1))
+    viewed = tl.view(x, (2, BM * BN // 2))  # element order unspecified: compare an order-free sum
+    tl.store(s_ptr + tl.arange(0, 2), tl.sum(viewed, axis=1) * 0 + tl.sum(tl.sum(viewed, axis=1), axis=0))
 
 
 @triton.jit
@@ -130,7 +132,7 @@ def _cat(d: Draw) -> Launch:
 def _fixed(shapes_in: list[tuple[int, ...]], shapes_out: list[tuple[int, ...]]):
     def build(d: Draw) -> Launch:
         dtype = d.choice([F32, I32, torch.float16])
-        ins = [rand(d, s, dtype) for s in shapes_in]
+        ins = [int_valued(d, s, dtype) for s in shapes_in]  # integer-valued: sums are exact in any order
         return Launch([*ins, *(torch.zeros(s, dtype=dtype) for s in shapes_out)], (1,))
 
     return build
@@ -164,7 +166,7 @@ CASES = [
     Case(lay_interleave, _interleave, (2,), {"BLOCK": 32}),
     Case(lay_cat_sum, _cat, (2,), {"BLOCK": 32}),
     Case(lay_permute_trans, _fixed([(2, 4, 8)], [(8, 2, 4), (8, 2)]), (1, 2), {"A": 2, "B": 4, "C": 8}),
-    Case(lay_reshape_view, _fixed([(4, 8)], [(8, 4), (32,), (4, 8)]), (1, 2, 3), {"BM": 4, "BN": 8}),
+    Case(lay_reshape_view, _fixed([(4, 8)], [(8, 4), (32,), (4, 8), (2,)]), (1, 2, 3, 4), {"BM": 4, "BN": 8}),
     Case(lay_broadcast, _broadcast, (2,), {"BM": 8, "BN": 16}),
     Case(lay_gather, _gather, (2,), {"BM": 4, "BN": 16}),
     Case(lay_histogram, _histogram, (1,), {"BLOCK": 64, "BINS": 8}),
