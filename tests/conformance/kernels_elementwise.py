@@ -186,3 +186,29 @@ CASES = [
     ),
     elementwise(ew_float_mod_fdiv, [F32, F32], [F32, F32]),
 ]
+
+
+@triton.jit
+def ew_fp16_scalar_annotated(x_ptr, out_ptr, alpha: tl.float16, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * alpha + alpha, mask=mask)
+
+
+def _fp16_scalar_ref(args: list) -> None:
+    x, alpha = args[0], torch.tensor(args[2], dtype=torch.float16)
+    args[1].copy_(x * alpha + alpha)
+
+
+CASES.append(
+    elementwise(
+        ew_fp16_scalar_annotated,
+        [torch.float16],
+        [torch.float16],
+        scalars=lambda d: [d.choice([0.1, -2.7, 1000.3])],
+        reference=_fp16_scalar_ref,
+        why="Triton's interpreter keeps a float scalar annotated tl.float16 in fp32; torch rounds it to fp16 "
+        "first and rounds each fp16 op",
+    )
+)

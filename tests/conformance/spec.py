@@ -196,10 +196,13 @@ def signature_of(case: Case, launch: Launch) -> dict[str, str]:
     if len(runtime) != len(launch.args):
         raise ValueError(f"{case.name}: {len(launch.args)} arguments for parameters {runtime}")
     types = dict(zip(runtime, launch.args))
+    annotations = {p.name: p.annotation for p in case.kernel.params}
     sig: dict[str, str] = {}
     for n in names:
         if n in case.constexprs:
             sig[n] = "constexpr"
+        elif annotations.get(n) and not isinstance(types[n], torch.Tensor):
+            sig[n] = annotations[n]  # a scalar annotated `x: tl.float16` has that type
         elif isinstance(types[n], torch.Tensor):
             sig[n] = "*" + _TORCH_TO_TRITON[types[n].dtype]
         else:
