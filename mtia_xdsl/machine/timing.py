@@ -312,6 +312,8 @@ class _Simulator:
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
         self.shapes: dict[tuple, _Shape] = {}
+        self.vec_rates: dict[str, int] = {}
+        """dtype -> vector-core elements per cycle (parsing dtype names is slow)."""
 
     # ---- event plumbing ----
 
@@ -567,7 +569,10 @@ class _Simulator:
             lat = cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
             return max(1, math.ceil(ideal)), lat
         if engine is Engine.VEC:
-            ideal = c.elems / cfg.vec_elems_per_cycle(c.dtype)
+            rate = self.vec_rates.get(c.dtype)
+            if rate is None:
+                rate = self.vec_rates[c.dtype] = cfg.vec_elems_per_cycle(c.dtype)
+            ideal = c.elems / rate
             w.vec_cycles += ideal
             w.vec_elems += c.elems
             return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
