@@ -340,16 +340,18 @@ def cas_ticket(lock_ptr, out_ptr, sum_ptr):
     two = tl.arange(0, 2)
     old = tl.atomic_cas(lock_ptr + two, two * 0, two + 10 * pid + 1)
     tl.store(out_ptr + 2 * pid + two, old)
-    tl.atomic_add(sum_ptr, 1.5)
+    ticket = tl.atomic_add(sum_ptr, 1.5)  # scalar: once per program, its old value read back
+    tl.store(out_ptr + 8 + pid, ticket.to(tl.int32))
 
 
 def test_atomic_cas_and_scalar_atomics(machine_with_atomics: None) -> None:
     lock = torch.zeros(2, dtype=torch.int32)
-    out = torch.full((8,), -1, dtype=torch.int32)
+    out = torch.full((12,), -1, dtype=torch.int32)
     total = torch.zeros(1)
     cas_ticket[(4,)](lock, out, total)
-    assert lock.tolist() == [1, 2] and out.tolist() == [0, 0, 1, 2, 1, 2, 1, 2]
+    assert lock.tolist() == [1, 2] and out[:8].tolist() == [0, 0, 1, 2, 1, 2, 1, 2]
     assert total.item() == 6.0
+    assert sorted(out[8:].tolist()) == [0, 1, 3, 4]  # old values 0, 1.5, 3, 4.5 truncated
 
 
 # ---------------------------------------------------------------------------------------------
