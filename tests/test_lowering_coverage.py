@@ -56,6 +56,45 @@ def while_two_tensors_in_for(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, a + b)
 
 
+@triton.jit
+def while_branch_and_nested(x_ptr, p_out_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """An scf.if yielding the carried tensor, a nested while, and a carried tensor of pointers."""
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    y = x * 0
+    p = x_ptr + r
+    acc = tl.zeros((BLOCK,), tl.float32)
+    i = 0
+    while i < n:
+        if i % 2 == 0:
+            y = y + x
+        else:
+            y = y - 1.0
+        j = 0
+        while j < i:
+            y = y + 0.5
+            j += 1
+        acc += tl.load(p)
+        p += BLOCK
+        i += 1
+    tl.store(out_ptr + r, y)
+    tl.store(p_out_ptr + r, acc)
+
+
+def test_while_with_branches_nested_loops_and_pointers() -> None:
+    x = torch.randn(64)
+    out = torch.zeros(16)
+    acc = torch.zeros(16)
+    while_branch_and_nested[(1,)](x, acc, out, 4, BLOCK=16)
+    y = x[:16] * 0
+    for i in range(4):
+        y = y + x[:16] if i % 2 == 0 else y - 1.0
+        for _ in range(i):
+            y = y + 0.5
+    assert torch.equal(out, y)
+    torch.testing.assert_close(acc, x.view(4, 16).sum(0))
+
+
 def test_while_carries_a_tensor() -> None:
     x = torch.randn(16)
     out = torch.zeros(16)
