@@ -43,7 +43,7 @@ from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, m
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
 
-BATCH_ELEMS = 1 << 21
+BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
 
 PROGRESS_DELAY_S = 3.0
@@ -97,12 +97,12 @@ def run_kernel(
     """
     launch = prepare_launch(module, grid, args, kernel_name)
     config = machine_config(module, options)
-    with _ProgressBar("programs") as bar:
+    with _ProgressBar("programs", launch.grid[0] * launch.grid[1] * launch.grid[2]) as bar:
         runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update)
         traces = runner.run_all()
     mapping = getattr(options, "pe_mapping", "linear")
     try:
-        with _ProgressBar("commands") as bar:
+        with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
             timeline = simulate(traces, config, mapping, launch.grid, **extra)
     except TimingError as e:
@@ -230,13 +230,15 @@ def _skip_error_notes(interpreter: Interpreter) -> None:
 class _ProgressBar:
     """A tqdm bar on stderr, shown after PROGRESS_DELAY_S when stderr is a terminal or MTIA_PROGRESS=1."""
 
-    def __init__(self, unit: str) -> None:
+    def __init__(self, unit: str, total: int) -> None:
         enabled = sys.stderr.isatty() or os.environ.get("MTIA_PROGRESS") == "1"
         self.bar: Any = None
         if enabled:
             from tqdm import tqdm
 
-            self.bar = tqdm(unit=unit, delay=PROGRESS_DELAY_S, file=sys.stderr, leave=False, desc="machine model")
+            self.bar = tqdm(
+                total=total, unit=unit, delay=PROGRESS_DELAY_S, file=sys.stderr, leave=False, desc="machine model"
+            )
 
     def update(self, n: int) -> None:
         """Advance the bar by `n`."""

@@ -249,13 +249,14 @@ def _block_runs(
 ) -> tuple[int, int, tuple, tuple[int, int] | None]:
     """Return (bytes, contiguous runs, ranges, [first, last) byte extent) of a strided block's valid part.
 
-    `ranges` is () (too many runs to list) or (start addresses (int64 array), bytes per run).
+    `ranges` is () (too many runs to list) or (start addresses, bytes per run); the start addresses are
+    a list when there are at most 4, else an int64 array.
     """
     valid = int(np.prod(bounds)) if bounds else 1
     if valid == 0:
         return 0, 0, (), None
     if not bounds:
-        return elem_bytes, 1, (np.asarray([base], dtype=np.int64), elem_bytes), (base, base + elem_bytes)
+        return elem_bytes, 1, ([base], elem_bytes), (base, base + elem_bytes)
     lo = sum(min(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
     hi = sum(max(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
     extent = (base + lo * elem_bytes, base + (hi + 1) * elem_bytes)
@@ -272,7 +273,8 @@ def _block_runs(
             else np.zeros((1, 0), dtype=np.int64)
         )
         starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
-        ranges = starts.astype(np.int64), run_elems * elem_bytes
+        starts = starts.astype(np.int64)
+        ranges = (starts.tolist() if len(starts) <= 4 else starts), run_elems * elem_bytes
     return valid * elem_bytes, runs, ranges, extent
 
 
@@ -281,6 +283,8 @@ def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
     if not runs:
         return ()
     starts, run_bytes = runs
+    if len(starts) <= 4:
+        return tuple((int(a) + shift, run_bytes) for a in starts)
     return tuple(zip((starts + shift).tolist(), itertools.repeat(run_bytes), strict=False))
 
 
