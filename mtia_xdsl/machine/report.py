@@ -140,7 +140,7 @@ class Report:
             programs=len(timeline.pe_of_program),
             pes_used=len(used),
             n_pes=cfg.n_pes,
-            commands=len(timeline.spans),
+            commands=timeline.command_count,
             engine_busy_used=busy_used,
             engine_busy_chip=busy_chip,
             dram_read_bytes=traffic.dram_read_bytes,
