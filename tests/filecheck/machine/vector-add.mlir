@@ -5,7 +5,7 @@
 // A tt-level vector add (lowered by mtia-run): the 4 programs cover 4000 = 3 * 1024 + 928 elements,
 // the last block masked; out = arange + 1 sums to 4000 * 4001 / 2.
 // CHECK: add_kernel on mtia2i (64 PEs at 1.35 GHz)
-// CHECK: programs 4 on 4 PEs
+// CHECK: programs 4 on 4 of 64 PEs
 // CHECK: arg 2: sum = 8.002e+06
 // SMALL: add_kernel on small_test (4 PEs at
 // SMALL: arg 2: sum = 8.002e+06
