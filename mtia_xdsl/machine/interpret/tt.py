@@ -12,7 +12,8 @@ Hillis-Steele inclusive scan (log2 n steps). Common single-op combiners (addf, a
 maximumf, minnumf, minimumf, maxsi, minsi, ...) run as numpy ops in the same tree, so the fast and the
 generic path give bitwise equal results. `tt.dot` multiplies in float64 (exact for f16/bf16 inputs),
 adds the accumulator and rounds once to the result type; inputPrecision tf32 first rounds f32 inputs to
-tf32. Atomics apply lanes in row-major order.
+tf32. Atomics apply lanes in row-major order; in a batch, program by program (the batch dimension first),
+once per program even when every program passes the same operands.
 """
 
 from __future__ import annotations
@@ -64,6 +65,24 @@ class LaunchState:
     program_id: tuple[Any, Any, Any]
     """Per axis: an int, or an int32 array (B,) of the batch's program ids along that axis."""
     num_programs: tuple[int, int, int]
+
+    @property
+    def batch_size(self) -> int:
+        """Number of programs run together (1 outside a batch)."""
+        return int(np.size(self.program_id[0]))
+
+
+def _per_program_shape(interpreter: Interpreter, op: Operation, *values: Any) -> tuple[int, ...]:
+    """Broadcast shape of a side effect's operands, with the batch dimension even if they are uniform.
+
+    A non-idempotent side effect (an atomic) with the same operands in every program still happens
+    once per program.
+    """
+    shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    batch = get_launch_state(interpreter).batch_size
+    if batch > 1 and len(shape) == logical_rank(op.operands[0].type):
+        shape = (batch, *shape)
+    return shape
 
 
 def set_launch_state(interpreter: Interpreter, state: LaunchState) -> None:
@@ -312,7 +331,7 @@ def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: Python
     if fn is None:
         raise InterpretationError(f"{_where(op)}: error: tt.atomic_rmw kind {kind} is not supported")
     dtype = pointee_type(op.operands[0].type)
-    shape = np.broadcast_shapes(np.shape(ptr), np.shape(val), np.shape(mask))
+    shape = _per_program_shape(interpreter, op, ptr, val, mask)
     ptr = np.broadcast_to(np.asarray(ptr), shape)
     flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
     memory = get_launch_state(interpreter).memory
@@ -327,7 +346,7 @@ def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: Python
 
 def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     ptr, cmp, val = _operands(op, args, "ptr", "cmp", "val")
-    shape = np.broadcast_shapes(np.shape(ptr), np.shape(cmp), np.shape(val))
+    shape = _per_program_shape(interpreter, op, ptr, cmp, val)
     ptr = np.broadcast_to(np.asarray(ptr), shape)
     flat_cmp = np.broadcast_to(np.asarray(cmp), shape).reshape(-1)
     flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
