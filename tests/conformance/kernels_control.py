@@ -193,3 +193,25 @@ CASES = [
     elementwise(cf_loop_carried_tensors, [(F32, I32)], [F32], block=32),
     elementwise(cf_debug_builtins, [F32], [F32], block=32, debug=True),
 ]
+
+
+@triton.jit
+def cf_swizzle_cdiv_assume(out_ptr, M, N, GROUP: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.assume(M > 0)
+    tl.assume(N > 0)
+    grid_m = tl.cdiv(M, 4)
+    grid_n = tl.cdiv(N, 4)
+    i, j = tl.swizzle2d(pid // grid_n, pid % grid_n, grid_m, grid_n, GROUP)
+    tl.debug_barrier()
+    vals = tl.full([2], 0, tl.int32) + tl.arange(0, 2)
+    tl.store(out_ptr + pid * 2 + tl.arange(0, 2), vals * 1000 + i * grid_n + j)
+
+
+def _swizzle(d: Draw) -> Launch:
+    m, n = d.int(1, 20), d.int(1, 20)
+    programs = ((m + 3) // 4) * ((n + 3) // 4)
+    return Launch([torch.zeros(2 * programs, dtype=I32), m, n], (programs,))
+
+
+CASES.append(Case(cf_swizzle_cdiv_assume, _swizzle, (0,), {"GROUP": 2}))

@@ -234,3 +234,15 @@ CASES = [
         dt_int_wraparound, [(torch.int8, torch.int16, torch.uint8)] * 2, [torch.int64], block=32, lo=-128, hi=255
     ),
 ]
+
+
+@triton.jit
+def dt_downcast_rtz(x_ptr, rne_ptr, rtz_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.store(rne_ptr + offs, x.to(tl.float16), mask=mask)
+    tl.store(rtz_ptr + offs, x.to(tl.float16, fp_downcast_rounding="rtz"), mask=mask)
+
+
+CASES.append(elementwise(dt_downcast_rtz, [F32], [F16, F16], block=32))

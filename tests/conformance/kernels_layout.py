@@ -172,3 +172,37 @@ CASES = [
     Case(lay_histogram, _histogram, (1,), {"BLOCK": 64, "BINS": 8}),
     Case(lay_dot, _dot, (2,), {"BM": 16, "BN": 16, "BK": 16}),
 ]
+
+
+@triton.jit
+def lay_dot_bf16_int8(a_ptr, b_ptr, c_ptr, i_ptr, j_ptr, k_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    offs = r[:, None] * B + r[None, :]
+    acc = tl.dot(tl.load(a_ptr + offs), tl.load(b_ptr + offs))
+    tl.store(c_ptr + offs, acc)
+    acc_i = tl.dot(tl.load(i_ptr + offs), tl.load(j_ptr + offs))
+    tl.store(k_ptr + offs, acc_i)
+
+
+def _dot_bf16_int8(d: Draw) -> Launch:
+    a, b = int_valued(d, (32, 32), torch.bfloat16, -4, 4), int_valued(d, (32, 32), torch.bfloat16, -4, 4)
+    i, j = rand(d, (32, 32), torch.int8, -128, 128), rand(d, (32, 32), torch.int8, -128, 128)
+    return Launch([a, b, torch.zeros(32, 32), i, j, torch.zeros(32, 32, dtype=I32)], (1,))
+
+
+def _dot_bf16_int8_ref(args: list) -> None:
+    args[2].copy_(args[0].double() @ args[1].double())
+    args[5].copy_(args[3].long() @ args[4].long())
+
+
+CASES.append(
+    Case(
+        lay_dot_bf16_int8,
+        _dot_bf16_int8,
+        (2, 5),
+        {"B": 32},  # int8 dots need K >= 32 upstream
+        reference=_dot_bf16_int8_ref,
+        why="Triton's interpreter computes tl.dot on bf16 from the raw bits; integer-valued bf16 products and "
+        "int8 -> int32 dots are exact, so the float64/int64 torch product is bit-exact",
+    )
+)

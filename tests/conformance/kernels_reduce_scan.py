@@ -254,3 +254,25 @@ CASES = [
     rows(rs_sort, [(F32, I32)], [(F32, "full"), (F32, "full")], exact_n=True, block=16, max_rows=3),
     Case(rs_topk, _topk_build, (1,), constexprs={"BLOCK": 32, "K": 4}),
 ]
+
+
+@triton.jit
+def rs_reduce_3d(x_ptr, s_ptr, m_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr):
+    ia = tl.arange(0, A)[:, None, None]
+    ib = tl.arange(0, B)[None, :, None]
+    ic = tl.arange(0, C)[None, None, :]
+    x = tl.load(x_ptr + ia * B * C + ib * C + ic)
+    s = tl.sum(x, axis=1)  # [A, C]
+    tl.store(s_ptr + tl.arange(0, A)[:, None] * C + tl.arange(0, C)[None, :], s)
+    tl.store(m_ptr, tl.max(tl.min(x, axis=2), axis=None))
+
+
+def _reduce_3d(d: Draw) -> Launch:
+    dtype = d.choice([F32, I32, torch.int8])
+    x = int_valued(d, (2, 4, 8), dtype)
+    return Launch(
+        [x, torch.zeros(2, 8, dtype=x.dtype if dtype != torch.int8 else I32), torch.zeros(1, dtype=dtype)], (1,)
+    )
+
+
+CASES.append(Case(rs_reduce_3d, _reduce_3d, (1, 2), {"A": 2, "B": 4, "C": 8}))
