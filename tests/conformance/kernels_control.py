@@ -215,3 +215,28 @@ def _swizzle(d: Draw) -> Launch:
 
 
 CASES.append(Case(cf_swizzle_cdiv_assume, _swizzle, (0,), {"GROUP": 2}))
+
+
+@triton.jit
+def cf_reduce_in_loop(x_ptr, out_ptr, M, N, BN: tl.constexpr):
+    cols = tl.arange(0, BN)
+    best = -1
+    total = 0.0
+    row = 0
+    while row < M:
+        x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+        s = tl.sum(x, axis=0)
+        if s > total:
+            best = row
+        total = tl.maximum(total, s)
+        row += 1
+    tl.store(out_ptr, total)
+    tl.store(out_ptr + 1, best.to(tl.float32))
+
+
+def _reduce_in_loop(d: Draw) -> Launch:
+    m, n = d.int(1, 6), d.int(1, 16)
+    return Launch([int_valued(d, (m, n), F32), torch.zeros(2), m, n], (1,))
+
+
+CASES.append(Case(cf_reduce_in_loop, _reduce_in_loop, (1,), {"BN": 16}))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from spec import SIGNED, Tol, elementwise
+from spec import SIGNED, Case, Launch, Tol, elementwise
 from triton.language.extra import libdevice
 
 
@@ -210,5 +210,114 @@ CASES.append(
         reference=_fp16_scalar_ref,
         why="Triton's interpreter keeps a float scalar annotated tl.float16 in fp32; torch rounds it to fp16 "
         "first and rounds each fp16 op",
+    )
+)
+
+
+@triton.jit
+def ew_libdevice_inductor(x_ptr, y_ptr, a_ptr, b_ptr, c_ptr, d_ptr, e_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    small = x * 0.1
+    tl.store(a_ptr + offs, libdevice.log1p(tl.abs(small)) + libdevice.expm1(small), mask=mask)
+    tl.store(b_ptr + offs, libdevice.fmod(x, y) + libdevice.copysign(y, x), mask=mask)
+    tl.store(c_ptr + offs, libdevice.rint(x) + libdevice.trunc(x) * 100, mask=mask)
+    flags = libdevice.isnan(x / y) | libdevice.isinf(x / (y * 0)) | libdevice.signbit(x)
+    tl.store(d_ptr + offs, flags, mask=mask)
+    tl.store(e_ptr + offs, libdevice.hypot(x, y) + libdevice.sinh(small) + libdevice.cbrt(x), mask=mask)
+
+
+def _libdevice_inductor_ref(args: list) -> None:
+    x, y = args[0].double(), args[1].double()
+    small = x * 0.1
+    args[2].copy_(torch.log1p(small.abs()) + torch.expm1(small))
+    args[3].copy_(torch.fmod(x, y) + torch.copysign(y, x))
+    args[4].copy_(torch.round(x) + torch.trunc(x) * 100)  # rint: halves to even, as torch.round
+    args[5].copy_(torch.isnan(x / y) | torch.isinf(x / (y * 0)) | torch.signbit(x))
+    args[6].copy_(torch.hypot(x, y) + torch.sinh(small) + x.sign() * x.abs().pow(1 / 3))
+
+
+@triton.jit
+def ew_scalar_only(out_ptr, a, b, c):
+    q = a // b
+    r = a % b
+    f = c / b + c * a
+    tl.store(out_ptr, q * 1000 + r)
+    tl.store(out_ptr + 1, (a << 3) ^ (b >> 1))
+    tl.store(out_ptr + 2, f.to(tl.int64))
+    tl.store(out_ptr + 3, tl.maximum(a, b) - tl.minimum(a, b))
+
+
+CASES += [
+    elementwise(
+        ew_libdevice_inductor,
+        [F32, F32],
+        [F32, F32, F32, torch.bool, F32],
+        reference=_libdevice_inductor_ref,
+        tol=Tol(ulp=4, atol=1e-6),
+        why="Triton's interpreter returns None for libdevice; float64 torch reference, 4 ulp (atol 1e-6 near 0)",
+    ),
+    Case(
+        ew_scalar_only,
+        lambda d: Launch(
+            [torch.zeros(4, dtype=torch.int64), d.int(-1000, 1000), d.choice([-7, -3, 2, 9]), d.choice([0.5, -2.25])],
+            (1,),
+        ),
+        (0,),
+    ),
+]
+
+
+@triton.jit
+def ew_libdevice_rounding(x_ptr, r_ptr, ri_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(r_ptr + offs, libdevice.round(x), mask=mask)
+    tl.store(ri_ptr + offs, libdevice.rint(x), mask=mask)
+
+
+@triton.jit
+def ew_libdevice_nearbyint(x_ptr, nb_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(nb_ptr + offs, libdevice.nearbyint(tl.load(x_ptr + offs, mask=mask, other=0.0)), mask=mask)
+
+
+def _half_steps(d, n: int, dtype: torch.dtype) -> torch.Tensor:
+    return torch.randint(-12, 12, (n,), generator=torch.Generator().manual_seed(d.int(0, 2**31 - 1))).to(dtype) / 2
+
+
+def _rounding_ref(args: list) -> None:
+    x = args[0]
+    args[1].copy_(torch.sign(x) * torch.floor(x.abs() + 0.5))  # roundf: halves away from zero
+    args[2].copy_(torch.round(x))  # rintf: halves to even
+
+
+def _nearbyint_ref(args: list) -> None:
+    args[1].copy_(torch.round(args[0]))  # nearbyintf: halves to even
+
+
+CASES.append(
+    elementwise(
+        ew_libdevice_rounding,
+        [F32],
+        [F32, F32],
+        fill=_half_steps,
+        reference=_rounding_ref,
+        why="Triton's interpreter returns None for libdevice; exact torch reference on multiples of 0.5 "
+        "(round: halves away from zero; rint: halves to even)",
+    )
+)
+CASES.append(
+    elementwise(
+        ew_libdevice_nearbyint,
+        [F32],
+        [F32],
+        fill=_half_steps,
+        reference=_nearbyint_ref,
+        why="Triton's interpreter returns None for libdevice; exact torch reference (halves to even)",
     )
 )

@@ -203,3 +203,21 @@ CASES = [
     Case(mem_scalar_access, _scalar, (1,)),
     Case(mem_row_broadcast, _row_broadcast, (2,), {"BM": 8, "BN": 16}),
 ]
+
+
+@triton.jit
+def mem_atomic_2d_fp16(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=mask, other=0)
+    tl.atomic_add(out_ptr + rn[None, :] + rm[:, None] * 0, x, mask=mask)
+
+
+def _atomic_2d(d: Draw) -> Launch:
+    m, n = d.int(1, 20), d.int(1, 16)
+    dtype = d.choice([torch.float16, F32])
+    return Launch([int_valued(d, (m, n), dtype), torch.zeros(n, dtype=dtype), m, n], full_grid(m, 4))
+
+
+CASES.append(Case(mem_atomic_2d_fp16, _atomic_2d, (1,), {"BM": 4, "BN": 16}))
