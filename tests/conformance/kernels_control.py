@@ -240,3 +240,34 @@ def _reduce_in_loop(d: Draw) -> Launch:
 
 
 CASES.append(Case(cf_reduce_in_loop, _reduce_in_loop, (1,), {"BN": 16}))
+
+
+@triton.jit
+def _minmax(x, WIDE: tl.constexpr):
+    if WIDE:
+        return tl.max(x, axis=0).to(tl.int64), tl.min(x, axis=0).to(tl.int64)
+    else:
+        return tl.max(x, axis=0), tl.min(x, axis=0)
+
+
+@triton.jit
+def cf_constexpr_branches(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    if MODE == "sum":
+        hi, lo = _minmax(x, True)
+    else:
+        hi, lo = _minmax(x, False)
+    for k in tl.static_range(2):
+        if k == 0:
+            tl.store(out_ptr + k, hi)
+        else:
+            tl.store(out_ptr + k, lo)
+
+
+def _constexpr_branches(d: Draw) -> Launch:
+    n = d.int(1, 32)
+    return Launch([rand(d, n, I32), torch.zeros(2, dtype=torch.int64), n], (1,))
+
+
+CASES.append(Case(cf_constexpr_branches, _constexpr_branches, (1,), {"BLOCK": 32, "MODE": "sum"}))

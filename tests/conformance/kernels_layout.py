@@ -206,3 +206,23 @@ CASES.append(
         "int8 -> int32 dots are exact, so the float64/int64 torch product is bit-exact",
     )
 )
+
+
+@triton.jit
+def lay_dot_acc_batched(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    ib = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + ib * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + ib * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    acc = tl.full((B, M, N), 1.0, tl.float32)
+    acc = tl.dot(a, b, acc)
+    acc = tl.dot(a, b, acc, out_dtype=tl.float32)
+    tl.store(c_ptr + ib * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], acc)
+
+
+def _dot_batched(d: Draw) -> Launch:
+    dtype = d.choice([torch.float16, F32])
+    a, b = int_valued(d, (2, 16, 16), dtype, -4, 4), int_valued(d, (2, 16, 16), dtype, -4, 4)
+    return Launch([a, b, torch.zeros(2, 16, 16)], (1,))
+
+
+CASES.append(Case(lay_dot_acc_batched, _dot_batched, (2,), {"B": 2, "M": 16, "N": 16, "K": 16}))

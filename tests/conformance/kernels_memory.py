@@ -221,3 +221,21 @@ def _atomic_2d(d: Draw) -> Launch:
 
 
 CASES.append(Case(mem_atomic_2d_fp16, _atomic_2d, (1,), {"BM": 4, "BN": 16}))
+
+
+@triton.jit
+def mem_scalar_masked(x_ptr, out_ptr, n):
+    pid = tl.program_id(0)
+    inside = pid < n
+    v = tl.load(x_ptr + pid, mask=inside, other=-5)
+    tl.store(out_ptr + pid, v * 2, mask=inside & (v != 0))
+    tl.store(out_ptr + n + pid, tl.where(inside, 1, 2))
+
+
+def _scalar_masked(d: Draw) -> Launch:
+    n = d.int(1, 6)
+    x = rand(d, n, d.choice([I32, F32]), -2, 3)
+    return Launch([x, torch.full((n + n + 2,), 9, dtype=x.dtype), n], (n + 2,))
+
+
+CASES.append(Case(mem_scalar_masked, _scalar_masked, (1,)))
