@@ -21,10 +21,7 @@ import triton.language as tl
 from xdsl.context import Context
 
 from mtia_xdsl.frontend import build_tt_module, inline_and_clean
-from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
-from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
-from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
-from mtia_xdsl.machine.reference import make_tt_interpreter, prepare_launch, run_tt
+from mtia_xdsl.machine.reference import run_tt
 from mtia_xdsl.transforms.tt_rewrite_tensor_descriptor import TtRewriteTensorDescriptorPass
 
 M, N, LD = 37, 45, 48
@@ -144,23 +141,11 @@ def _module(case: Case) -> Any:
     return inline_and_clean(build_tt_module(case.kernel, SIGNATURE, case.constexprs))
 
 
-def run_tt_with_descriptors(module: Any, grid: tuple[int, ...], args: list[Any]) -> None:
-    """`run_tt` with the descriptor and map_elementwise semantics registered (until the interpreter has them)."""
-    launch = prepare_launch(module, grid, args)
-    interpreter = make_tt_interpreter(module)
-    interpreter.register_implementations(DescriptorFunctions())
-    interpreter.register_implementations(MapElementwiseFunctions(), override=True)
-    for pid in launch.program_ids():
-        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
-        interpreter.call_op(launch.kernel, launch.values)
-    launch.memory.commit()
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_tt_reference_semantics_match_torch(name: str) -> None:
     case = CASES[name]
     x, _, y = _tensors(1)
-    run_tt_with_descriptors(_module(case), case.grid, [x, y, M, N, LD, LD])
+    run_tt(_module(case), case.grid, [x, y, M, N, LD, LD])
     _check(case, y, x)
 
 
@@ -253,7 +238,7 @@ def test_unsigned_descriptor_max_compares_unsigned() -> None:
     y = torch.tensor([[3, 7] * 8] * 8, dtype=torch.int32)
     want = torch.tensor([[-1, 7] * 8] * 8, dtype=torch.int32)
     ref = y.clone()
-    run_tt_with_descriptors(module, (1,), [x, ref, 8, 16, 16, 16])
+    run_tt(module, (1,), [x, ref, 8, 16, 16, 16])
     assert torch.equal(ref, want)
     TtRewriteTensorDescriptorPass().apply(Context(), module)
     rewritten = y.clone()

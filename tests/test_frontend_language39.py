@@ -110,14 +110,14 @@ def test_matches_upstream_ttir(name: str) -> None:
 
 
 def _run_reference(fn: Any, signature: dict[str, str], constexprs: dict[str, object], grid: Any, args: list) -> None:
-    from test_frontend_descriptors import run_tt_with_descriptors
     from xdsl.context import Context
 
+    from mtia_xdsl.machine.reference import run_tt
     from mtia_xdsl.transforms.tt_lift_early_returns import TtLiftEarlyReturnsPass
 
     module = inline_and_clean(build_tt_module(fn, signature, constexprs))
     TtLiftEarlyReturnsPass().apply(Context(), module)  # the helper's early return, as the pipeline does
-    run_tt_with_descriptors(module, grid, args)
+    run_tt(module, grid, args)
 
 
 def _triton_interpret(fn: Any, grid: Any, *args: Any, **kwargs: Any) -> None:
@@ -149,28 +149,8 @@ def test_map_elementwise_reference(name: str) -> None:
     # Triton 3.9's interpreter lacks map_elementwise (its builder has no new_block): torch is the oracle
 
 
-@pytest.fixture
-def machine_semantics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Register DescriptorFunctions and MapElementwiseFunctions in the machine's interpreter.
-
-    Until the interpreter registers them itself (then this is a harmless re-registration).
-    """
-    import mtia_xdsl.machine.run as run
-    from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
-    from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
-    from mtia_xdsl.machine.reference import make_tt_interpreter
-
-    def make(module: Any, listeners: tuple = ()) -> Any:
-        interpreter = make_tt_interpreter(module, listeners)
-        interpreter.register_implementations(DescriptorFunctions(), override=True)
-        interpreter.register_implementations(MapElementwiseFunctions(), override=True)
-        return interpreter
-
-    monkeypatch.setattr(run, "make_tt_interpreter", make)
-
-
 @pytest.mark.parametrize("name", sorted(MAP_CASES))
-def test_map_elementwise_machine(name: str, machine_semantics: None) -> None:
+def test_map_elementwise_machine(name: str) -> None:
     kernel, expected = MAP_CASES[name]
     x, y = _xy(1)
     out = torch.zeros(N)
@@ -178,7 +158,7 @@ def test_map_elementwise_machine(name: str, machine_semantics: None) -> None:
     torch.testing.assert_close(out, expected(x, y), rtol=0, atol=0)
 
 
-def test_atomic_load_store_and_poll_machine(machine_semantics: None) -> None:
+def test_atomic_load_store_and_poll_machine() -> None:
     src = torch.arange(N, dtype=torch.int32) - 7
     out = torch.zeros(N, dtype=torch.int32)
     atomic_load_store_kernel[(triton.cdiv(N, BLOCK),)](src, out, N, BLOCK=BLOCK)

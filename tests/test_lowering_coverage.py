@@ -5,7 +5,6 @@ Regression tests for gaps found by probe kernels: tensors carried by `while` loo
 early return, fp8 values (emulated on the vector core), atomics as scalar-core commands.
 """
 
-import pytest
 import torch
 import triton
 import triton.language as tl
@@ -300,32 +299,6 @@ def test_fp8_numpy_codec_matches_torch_for_every_format() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def machine_with_atomics(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lower atomics with scalar-core-atomics and run them with MtiaAtomicFunctions registered next to
-    MtiaFunctions (until the default pipeline and machine/run.py do)."""
-    from xdsl.interpreter import register_impls
-
-    from mtia_xdsl import pipeline
-    from mtia_xdsl.machine import run
-
-    if "scalar-core-atomics" not in pipeline.DEFAULT_PIPELINE:
-        with_atomics = pipeline.DEFAULT_PIPELINE.replace(
-            "convert-tt-to-mtia", "convert-tt-to-mtia{{scalar-core-atomics=true}}"
-        )
-        monkeypatch.setattr(pipeline, "DEFAULT_PIPELINE", with_atomics)
-    from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
-    from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
-
-    if not hasattr(run, "MtiaAtomicFunctions"):
-
-        @register_impls
-        class WithAtomics(MtiaFunctions, MtiaAtomicFunctions):
-            pass
-
-        monkeypatch.setattr(run, "MtiaFunctions", WithAtomics)
-
-
 @triton.jit
 def atomics_all_kinds(x_ptr, out_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -349,7 +322,7 @@ def atomics_all_kinds(x_ptr, out_ptr, old_ptr, n, KIND: tl.constexpr, BLOCK: tl.
     tl.store(old_ptr + offs, old, mask=m)
 
 
-def test_atomics_of_every_kind_with_masks(machine_with_atomics: None) -> None:
+def test_atomics_of_every_kind_with_masks() -> None:
     sig = {"x_ptr": "*i32", "out_ptr": "*i32", "old_ptr": "*i32", "n": "i32", "KIND": "constexpr", "BLOCK": "constexpr"}
     program = mtia_xdsl.compile(atomics_all_kinds, sig, {"KIND": 1, "BLOCK": 16}).asm["mtia"]
     assert '"mtia.atomic_rmw"' in program and "tt.atomic" not in program
@@ -383,7 +356,7 @@ def cas_ticket(lock_ptr, out_ptr, sum_ptr):
     tl.store(out_ptr + 8 + pid, ticket.to(tl.int32))
 
 
-def test_atomic_cas_and_scalar_atomics(machine_with_atomics: None) -> None:
+def test_atomic_cas_and_scalar_atomics() -> None:
     lock = torch.zeros(2, dtype=torch.int32)
     out = torch.full((12,), -1, dtype=torch.int32)
     total = torch.zeros(1)

@@ -299,9 +299,14 @@ def test_scf_for_typed_induction_variable_wraps():
 
 def test_every_tt_op_has_reference_semantics():
     from mtia_xdsl.dialects.tt import TT
+    from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
+    from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
     from mtia_xdsl.machine.interpret.tt import TtFunctions
 
-    implemented = set(getattr(TtFunctions, "__impl_dict")) | set(getattr(TtFunctions, "__callable_impl_dict"))
+    implemented: set[type] = set()
+    for functions in (TtFunctions, DescriptorFunctions, MapElementwiseFunctions):
+        for table in ("__impl_dict", "__callable_impl_dict", "__terminator_impl_dict"):
+            implemented |= set(getattr(functions, table, {}))
     missing = sorted(op.name for op in TT.operations if op not in implemented)
     assert missing == []
 

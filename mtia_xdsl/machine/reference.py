@@ -21,6 +21,8 @@ from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine.interpret.arith import ArithFunctions
 from mtia_xdsl.machine.interpret.cf import CfFunctions
+from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
+from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
 from mtia_xdsl.machine.interpret.math import MathFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
@@ -85,7 +87,8 @@ class _Interpreter(Interpreter):
 
 
 def make_tt_interpreter(module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()) -> Interpreter:
-    """Return an interpreter for `module` with the tt, arith, math, scf, cf and func semantics registered."""
+    """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
+    math, scf, cf and func semantics registered."""
     interpreter = _Interpreter(module, listeners=listeners)
     functions = (
         TtFunctions(),
@@ -94,6 +97,8 @@ def make_tt_interpreter(module: builtin.ModuleOp, listeners: tuple[Interpreter.L
         ScfFunctions(),
         CfFunctions(),
         FuncFunctions(),
+        DescriptorFunctions(),
+        MapElementwiseFunctions(),
     )
     for f in functions:
         interpreter.register_implementations(f)

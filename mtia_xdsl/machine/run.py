@@ -37,6 +37,7 @@ from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
+from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
 from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, make_tt_interpreter, prepare_launch
@@ -124,6 +125,7 @@ class _BatchRunner:
         self.counter = ScalarCoreCounter()
         self.interpreter = make_tt_interpreter(module, (self.counter,))
         self.interpreter.register_implementations(MtiaFunctions())
+        self.interpreter.register_implementations(MtiaAtomicFunctions())
         _skip_error_notes(self.interpreter)
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())

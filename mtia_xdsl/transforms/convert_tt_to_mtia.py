@@ -7,10 +7,9 @@
   (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
   scalar accesses -> mtia.scalar_load/scalar_store.
 - tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
-- with `scalar-core-atomics`: tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar
-  core, element by element, charged as global reads and writes); without it they stay inside a vector
-  command (right results, but their memory traffic is not charged). The option needs a machine with
-  MtiaAtomicFunctions (machine/interpret/mtia_atomics.py) registered.
+- tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar core, element by element,
+  charged as global reads and writes); with `scalar-core-atomics=false` they stay inside a vector
+  command (right results, but their memory traffic is not charged).
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
   one engine command: MLU for layout ops, SE for floating point in fp16/bf16/fp32 (with int8..int32),
   the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
@@ -269,7 +268,7 @@ class _EngineMapper:
     """Walks a function in order, mapping each op to its engine; tracks engine-produced values."""
 
     resident: set[SSAValue]
-    scalar_core_atomics: bool = False
+    scalar_core_atomics: bool = True
 
     def run_block(self, block: Block) -> None:
         for op in list(block.ops):
@@ -423,7 +422,7 @@ class ConvertTtToMtiaPass(ModulePass):
     """
 
     name = "convert-tt-to-mtia"
-    scalar_core_atomics: bool = False
+    scalar_core_atomics: bool = True
     """Lower atomics to mtia.atomic_rmw/atomic_cas scalar-core commands (see the module docstring)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -435,7 +434,7 @@ _MAX_POINTER_ITER_ARGS = 64
 """Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
 
 
-def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = False) -> None:
+def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
     """Apply the steps of the pass to one kernel function."""
     emulate_fp8(func)
     for _ in range(_MAX_POINTER_ITER_ARGS):

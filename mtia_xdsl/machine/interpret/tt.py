@@ -528,7 +528,6 @@ class TtFunctions(InterpreterFunctions):
     run_return = _bind("tt.return", _return, terminator=True)
     run_reduce_return = _bind("tt.reduce.return", _return, terminator=True)
     run_scan_return = _bind("tt.scan.return", _return, terminator=True)
-    run_map_return = _bind("tt.map_elementwise.return", _return, terminator=True)
 
     @_op("tt.call")
     def run_call(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -650,14 +649,6 @@ class TtFunctions(InterpreterFunctions):
                 f"[0, {src.shape[axis - rank]}) along axis {axis}"
             )
         return (as_value(np.take_along_axis(src, idx.astype(np.int64), axis - rank), op.results[0].type),)
-
-    @_op("tt.map_elementwise")
-    def run_map_elementwise(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        if _int_prop(op, "pack", 1) != 1:
-            raise InterpretationError(f"{_where(op)}: error: tt.map_elementwise with pack > 1 is unsupported")
-        with np.errstate(all="ignore"):
-            out = interpreter.run_ssacfg_region(op.regions[0], tuple(np.asarray(a) for a in args), op.name)
-        return tuple(as_value(v, r.type) for v, r in zip(out, op.results, strict=True))
 
     # -- debugging -----------------------------------------------------------------------------------
 

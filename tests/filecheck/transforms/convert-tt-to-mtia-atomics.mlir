@@ -1,7 +1,7 @@
-// RUN: mtia-opt %s -p 'convert-tt-to-mtia{scalar-core-atomics=true}' | filecheck %s
-// RUN: mtia-opt %s -p convert-tt-to-mtia | filecheck %s --check-prefix=VEC
+// RUN: mtia-opt %s -p convert-tt-to-mtia | filecheck %s
+// RUN: mtia-opt %s -p 'convert-tt-to-mtia{scalar-core-atomics=false}' | filecheck %s --check-prefix=VEC
 
-// Atomics become scalar-core commands with the same kind, semantics, scope and mask.
+// By default atomics become scalar-core commands with the same kind, semantics, scope and mask.
 // CHECK-LABEL: tt.func public @atomics
 // CHECK:         %[[OLD:.*]] = "mtia.atomic_rmw"(%p, %v, %m) <{atomic_rmw_op = 6 : i32, sem = 4 : i32, scope = 1 : i32, {{.*}}}> : (tensor<16x!tt.ptr<i32>>, tensor<16xi32>, tensor<16xi1>) -> tensor<16xi32>
 // CHECK:         %[[C:.*]] = "mtia.atomic_cas"(%p, %v, %[[OLD]]) <{sem = 4 : i32, scope = 1 : i32, {{.*}}}> : {{.*}} -> tensor<16xi32>
@@ -9,7 +9,7 @@
 // CHECK:         "mtia.atomic_rmw"(%q, %s) <{atomic_rmw_op = 5 : i32, sem = 1 : i32, scope = 1 : i32, {{.*}}}> : (!tt.ptr<f32>, f32) -> f32
 // CHECK-NOT:     tt.atomic
 
-// Without the option they stay inside vector-core commands.
+// With scalar-core-atomics=false they stay inside vector-core commands.
 // VEC-LABEL: tt.func public @atomics
 // VEC:         mtia.vec_compute
 // VEC-NEXT:    ^bb0
