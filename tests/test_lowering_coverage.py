@@ -168,9 +168,13 @@ def test_helper_with_early_returns_runs() -> None:
 # fp8: emulated on the vector core, bit-exact with torch's conversions
 # ---------------------------------------------------------------------------------------------
 
-FP8 = [(tl.float8e5, torch.float8_e5m2), (tl.float8e4nv, torch.float8_e4m3fn)]
-"""The fp8 types the frontend accepts (its supported_fp8_dtypes); the FNUZ formats are checked below
-through the encoder's numpy twin."""
+FP8 = [
+    (tl.float8e5, torch.float8_e5m2),
+    (tl.float8e4nv, torch.float8_e4m3fn),
+    (tl.float8e5b16, torch.float8_e5m2fnuz),
+    (tl.float8e4b8, torch.float8_e4m3fnuz),
+]
+"""The fp8 types the frontend accepts with a torch twin (its supported_fp8_dtypes; fp8e4b15 has none)."""
 
 
 def _wide_floats(n: int) -> torch.Tensor:

@@ -43,7 +43,7 @@ class FrontendOptions:
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int | None = None
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     arch: str = "mtia2i"
     extra: dict[str, Any] = field(default_factory=dict[str, Any])

@@ -45,7 +45,7 @@ class MtiaOptions:
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     extern_libs: tuple[tuple[str, str], ...] | None = None
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5")
+    supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
