@@ -89,28 +89,42 @@ class LlcCoverage:
         """Return (bytes of `ranges` already in the set, whether the set filled up); add the ranges in order
         while the set holds at most `capacity` bytes.
 
-        Requires: ranges in ascending order and disjoint, so adding one never changes what the next finds.
+        Requires: ranges in ascending order and disjoint, so adding one never changes what the next finds:
+        every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
         starts, ends = self.starts, self.ends
-        cached, full = 0, False
-        for lo, n in ranges:
+        lo, hi = ranges[0][0], ranges[-1][0] + ranges[-1][1]
+        i = bisect_right(ends, lo)
+        if i < len(starts) and starts[i] <= lo and hi <= ends[i]:  # all inside one interval: nothing to add
+            sizes = [n for _, n in ranges if n > 0]
+            return sum(sizes), bool(sizes) and self.total + max(sizes) > capacity
+        i0, j0 = bisect_left(ends, lo), bisect_right(starts, hi)
+        old_starts, old_ends = starts[i0:j0], ends[i0:j0]
+        count, k = len(old_starts), 0
+        cached, full, total = 0, False, self.total
+        added: list[tuple[int, int]] = []
+        for a, n in ranges:
             if n <= 0:
                 continue
-            hi = lo + n
-            i = bisect_right(ends, lo)
-            if i < len(starts) and starts[i] <= lo and hi <= ends[i]:
-                cached += n
-                if not full and self.total + n > capacity:
-                    full = True
-                continue
-            j = bisect_left(starts, hi, i)
-            for k in range(i, j):
-                cached += max(0, min(ends[k], hi) - max(starts[k], lo))
+            b = a + n
+            while k < count and old_ends[k] <= a:
+                k += 1
+            covered, kk = 0, k
+            while kk < count and old_starts[kk] < b:
+                covered += min(old_ends[kk], b) - max(old_starts[kk], a)
+                kk += 1
+            cached += covered
             if not full:
-                if self.total + n > capacity:
+                if total + n > capacity:
                     full = True
-                else:
-                    self.add(lo, hi)
+                elif covered < n:
+                    added.append((a, b))
+                    total += n - covered
+        if added:
+            merged_starts, merged_ends = _merge_intervals(sorted([*zip(old_starts, old_ends), *added]))
+            starts[i0:j0] = merged_starts
+            ends[i0:j0] = merged_ends
+            self.total = total
         return cached, full
 
     def add(self, lo: int, hi: int) -> None:
@@ -128,6 +142,19 @@ class LlcCoverage:
         starts[i:j] = [new_lo]
         ends[i:j] = [new_hi]
         self.total += (new_hi - new_lo) - removed
+
+
+def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Union of [start, end) intervals sorted by start, merging overlapping and adjacent ones."""
+    starts, ends = [intervals[0][0]], [intervals[0][1]]
+    for lo, hi in intervals:
+        if lo <= ends[-1]:
+            if hi > ends[-1]:
+                ends[-1] = hi
+        else:
+            starts.append(lo)
+            ends.append(hi)
+    return starts, ends
 
 
 def _ascending_disjoint(ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -382,7 +409,7 @@ def _span(c: Command) -> tuple[int, int] | None:
     if c.global_read_bytes == 0 and c.global_write_bytes == 0:
         return None
     if c.global_ranges:
-        return min(a for a, _ in c.global_ranges), max(a + n for a, n in c.global_ranges)
+        return min(c.global_ranges)[0], max(map(sum, c.global_ranges))
     return c.global_extent
 
 
@@ -403,19 +430,22 @@ def _ranges_overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ..
     return False
 
 
-def memory_hazards(cmds: Sequence[Command]) -> list[list[int]]:
+def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None) -> list[list[int]]:
     """For each command, the earlier commands of the program it must follow through global memory.
 
     A command reading or writing bytes that an earlier command writes (or writing bytes an earlier
     command reads) starts after that command ended, as the DMA engine's ordering guarantees; loads and
-    stores of one program to the same memory otherwise overlap in time.
+    stores of one program to the same memory otherwise overlap in time. `indices`, if given, lists the
+    only commands that may touch global memory.
     """
     hazards: list[list[int]] = [[] for _ in cmds]
-    if not any(c.global_write_bytes for c in cmds):
+    order = range(len(cmds)) if indices is None else indices
+    if not any(cmds[i].global_write_bytes for i in order):
         return hazards  # reads never order against reads
     writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
     reads_seen: list[tuple[int, int, int]] = []
-    for i, c in enumerate(cmds):
+    for i in order:
+        c = cmds[i]
         writes = c.global_write_bytes > 0
         if not writes and c.global_read_bytes == 0:
             continue
@@ -430,7 +460,7 @@ def memory_hazards(cmds: Sequence[Command]) -> list[list[int]]:
             lo_i, hi_i = span
         for seen in (writes_seen, reads_seen) if writes else (writes_seen,):
             for j, lo, hi in seen:
-                if lo < hi_i and lo_i < hi and _ranges_overlap(c.global_ranges, cmds[j].global_ranges):
+                if lo < hi_i and lo_i < hi and _ranges_overlap(ranges, cmds[j].global_ranges):
                     hazards[i].append(j)
         (writes_seen if writes else reads_seen).append((i, lo_i, hi_i))
     return hazards

@@ -55,8 +55,10 @@ class Timeline:
     mapping: str
     grid: tuple[int, int, int]
     total_cycles: float
-    span_rows: list[SpanRow] = field(repr=False)
-    """Every command's span as a tuple, in the order commands ended; `spans` builds CommandSpans."""
+    command_cycles: list[tuple[list[float], list[float], list[float]]] = field(repr=False)
+    """Per program (in the order given to `simulate`): (issue, start, end) cycle of each of its commands."""
+    end_order: list[int] = field(repr=False)
+    """Commands in the order they ended, each as its index in the concatenation of all programs' commands."""
     pe_of_program: list[int]
     program_cycles: list[tuple[float, float]]
     """(start, end) of each program, in the order given to `simulate`."""
@@ -74,6 +76,22 @@ class Timeline:
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
 
     @cached_property
+    def span_rows(self) -> list[SpanRow]:
+        """Every command's span as a tuple, in the order commands ended (built on first use)."""
+        owner: list[int] = []
+        first: list[int] = []
+        for k, prog in enumerate(self.programs):
+            first.append(len(owner))
+            owner.extend([k] * len(prog.commands))
+        rows: list[SpanRow] = []
+        for g in self.end_order:
+            k = owner[g]
+            i = g - first[k]
+            issue, start, end = self.command_cycles[k]
+            rows.append((self.pe_of_program[k], k, i, self.programs[k].commands[i], issue[i], start[i], end[i]))
+        return rows
+
+    @cached_property
     def spans(self) -> list[CommandSpan]:
         """Every command's span, in the order commands ended (built on first use)."""
         return [
@@ -84,7 +102,7 @@ class Timeline:
     @property
     def command_count(self) -> int:
         """Commands scheduled (cheaper than len(spans))."""
-        return len(self.span_rows)
+        return len(self.end_order)
 
     @property
     def pes_used(self) -> list[int]:
@@ -92,26 +110,32 @@ class Timeline:
         return sorted(set(self.pe_of_program))
 
 
-def busy_cycles(rows: list[SpanRow]) -> dict[tuple[int, Engine], float]:
-    """Union of span intervals per (PE, engine)."""
-    by_key: dict[tuple[int, Engine], list[tuple[float, float]]] = {}
-    for pe, _, _, c, _, start, end in rows:
-        key = (pe, c.engine)
-        intervals = by_key.get(key)
-        if intervals is None:
-            by_key[key] = [(start, end)]
-        else:
-            intervals.append((start, end))
-    busy = {}
-    for key in sorted(by_key, key=lambda k: (k[0], k[1].value)):
-        intervals = by_key[key]
-        intervals.sort()
-        total, (cur_start, cur_end) = 0.0, intervals[0]
-        for start, end in intervals:
-            if start > cur_end:
-                total += cur_end - cur_start
-                cur_start, cur_end = start, end
-            elif end > cur_end:
-                cur_end = end
-        busy[key] = total + (cur_end - cur_start)
-    return busy
+def busy_cycles(
+    runs: list[tuple[int, list[list[int]], list[float], list[float]]], engines: tuple[Engine, ...]
+) -> dict[tuple[int, Engine], float]:
+    """Union of command intervals per (PE, engine).
+
+    `runs`: (pe, command indices per engine, start cycles, end cycles) of each program, in the order its PE
+    ran them. Requires: an engine's commands start in that order (engines start commands in order, and a
+    PE starts a program after the previous one ended), so one sweep per (PE, engine) needs no sort.
+    """
+    state: dict[tuple[int, int], list[float]] = {}  # (pe, engine) -> [total, current start, current end]
+    for pe, queues, starts, ends in runs:
+        for e, queue in enumerate(queues):
+            if not queue:
+                continue
+            acc = state.get((pe, e))
+            if acc is None:
+                i = queue[0]
+                acc = state[pe, e] = [0.0, starts[i], ends[i]]
+            total, cur_start, cur_end = acc
+            for i in queue:
+                start, end = starts[i], ends[i]
+                if start > cur_end:
+                    total += cur_end - cur_start
+                    cur_start, cur_end = start, end
+                elif end > cur_end:
+                    cur_end = end
+            acc[:] = total, cur_start, cur_end
+    busy = {(pe, engines[e]): total + (cur_end - cur_start) for (pe, e), (total, cur_start, cur_end) in state.items()}
+    return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}

@@ -34,6 +34,7 @@ must see them in time order. Ties are broken by event creation order, so a run i
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from collections.abc import Callable, Sequence
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message, memory_hazards
-from mtia_xdsl.machine.timeline import CommandSpan, SpanRow, Timeline, WorkTotals, busy_cycles
+from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_cycles
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
@@ -130,9 +131,13 @@ def _infer_grid(programs: Sequence[ProgramTrace]) -> tuple[int, int, int]:
 
 class _Shape:
     """What scheduling needs of a program that depends only on its command structure (shared by the
-    programs of a launch with the same structure)."""
+    programs of a launch with the same structure): engines, issue costs, dependencies and the occupancy,
+    latency, LS bytes and ideal work of its compute commands."""
 
-    __slots__ = ("blocking", "dependents", "deps_left", "engine", "queues", "release_extra", "scalar_cost")
+    __slots__ = (
+        "blocking", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands",
+        "occupancy", "queues", "release_extra", "scalar_cost", "work",
+    )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
         cmds = prog.commands
@@ -146,39 +151,107 @@ class _Shape:
         for i, e in enumerate(engine):
             self.queues[e].append(i)
         self.dependents, self.deps_left = _build_dependencies(prog, hazards)
+        n = len(cmds)
+        self.occupancy: list[float] = [0] * n
+        self.latency: list[float] = [0.0] * n
+        self.dpe_fill: list[float] = [0] * n
+        """DPE: pipeline fill cycles added when the DPE was idle before the command (else 0)."""
+        work = WorkTotals()
+        self.ls_bytes = 0
+        """LS bytes of the compute commands (DMA and scalar-core commands count theirs when they start)."""
+        self.memory_commands = [
+            i
+            for i, (c, e) in enumerate(zip(cmds, engine))
+            if e == _DMA or e == _SCALAR or c.global_read_bytes or c.global_write_bytes
+        ]
+        """Commands that may touch global memory in a program of this shape."""
+        for i, (c, e) in enumerate(zip(cmds, engine)):
+            if e != _DMA and e != _SCALAR:
+                self.occupancy[i], self.latency[i] = _compute_cost(c, e, config, work)
+                if e == _DPE:
+                    self.dpe_fill[i] = config.dpe_fill_cycles
+                self.ls_bytes += c.ls_bytes
+        self.work = [(name, value) for name, value in vars(work).items() if value]
+        """(WorkTotals field, its sum over the program's compute commands)."""
+
+
+def _compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
+    """Return (engine occupancy, extra latency until results are visible) of a compute command; add its
+    ideal work to `w`. DPE occupancy excludes the pipeline fill."""
+    engine = c.engine
+    if e == _DPE:
+        ideal = c.macs * c.dpe_passes / cfg.dpe_macs_per_cycle(c.dtype)
+        w.dpe_cycles += ideal
+        w.dpe_macs += c.macs
+        w.dpe_flops += 2.0 * c.macs * c.dpe_passes
+        return max(1, math.ceil(ideal)), 0.0
+    if engine is Engine.SE:
+        ideal = c.elems / cfg.se_elems_per_cycle
+        w.se_cycles += ideal
+        w.se_elems += c.elems
+        return max(1, math.ceil(ideal)), cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
+    if engine is Engine.VEC:
+        ideal = c.elems / cfg.vec_elems_per_cycle(c.dtype)
+        w.vec_cycles += ideal
+        w.vec_elems += c.elems
+        return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
+    if engine is Engine.RE:
+        if c.kind == RE_LINK_KIND:
+            return re_link_cycles(c, cfg)
+        ideal = c.elems / cfg.re_elems_per_cycle
+        w.re_cycles += ideal
+        return max(1, math.ceil(ideal)), cfg.re_latency_cycles + c.re_hops * cfg.re_hop_cycles
+    ideal = c.elems / cfg.mlu_elems_per_cycle
+    w.mlu_cycles += ideal
+    return max(1, math.ceil(ideal)), cfg.mlu_latency_cycles
 
 
 def _program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, _Shape]) -> _Shape:
-    """Return the program's `_Shape`, from `cache` when a program of the same structure had one."""
-    hazards = memory_hazards(prog.commands)
-    if any(hazards):
-        return _Shape(prog, config, hazards)  # address-dependent: not shared
+    """Return the program's `_Shape`, from `cache` when a program of the same structure had one.
+
+    The key holds object identities (compute commands, CB slot tuples), which the functional run shares
+    between the programs of a batch: equal identities imply equal values, and a program whose objects are
+    not shared only misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    """
+    cmds = prog.commands
+    dma, scalar = Engine.DMA, Engine.SCALAR
     key = (
-        tuple([(c.engine, c.scalar_instrs, c.scalar_blocking, c.waits, c.fills) for c in prog.commands]),
+        tuple(
+            [
+                (c.engine is dma, c.scalar_instrs, c.scalar_blocking, id(c.waits), id(c.fills))
+                if c.engine is dma or c.engine is scalar
+                else id(c)
+                for c in cmds
+            ]
+        ),
         tuple(prog.cb_depth.items()),
     )
     shape = cache.get(key)
     if shape is None:
         shape = cache[key] = _Shape(prog, config, None)
-    return shape
+    hazards = memory_hazards(cmds, shape.memory_commands)
+    return _Shape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
 
 
 class _Run:
     """Scheduling state of one program on its PE."""
 
     __slots__ = (
-        "blocking", "cmds", "dep_ready", "dependents", "deps_left", "done_queued", "end_max", "ended", "engine",
-        "head", "index", "issue_t", "issued", "n", "prog", "queues", "release_extra", "scalar_cost",
-        "scalar_end", "start_cycle", "start_t", "started",
+        "blocking", "cmds", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill", "end_max", "end_t",
+        "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n", "occupancy", "prog",
+        "queues", "release_extra", "scalar_cost", "scalar_end", "start_cycle", "start_t", "started",
     )  # fmt: skip
 
-    def __init__(self, index: int, prog: ProgramTrace, shape: _Shape) -> None:
+    def __init__(self, index: int, first: int, prog: ProgramTrace, shape: _Shape) -> None:
         self.index = index
+        self.first = first
+        """Index of the program's first command in the concatenation of all programs' commands."""
         self.prog = prog
         self.cmds = prog.commands
         n = self.n = len(self.cmds)
         self.issue_t = [-1.0] * n
         self.start_t = [0.0] * n
+        self.end_t = [0.0] * n
         self.dep_ready = [0.0] * n
         self.release_extra = shape.release_extra
         self.engine = shape.engine
@@ -186,7 +259,10 @@ class _Run:
         self.blocking = shape.blocking
         self.queues = shape.queues
         self.dependents = shape.dependents
-        self.deps_left = list(shape.deps_left)
+        self.deps_left = shape.deps_left.copy()
+        self.occupancy = shape.occupancy
+        self.latency = shape.latency
+        self.dpe_fill = shape.dpe_fill
         self.head = [0] * _N_ENGINES
         """Per engine: commands of its queue committed (start cycle known)."""
         self.started = [0] * _N_ENGINES
@@ -303,7 +379,9 @@ class _Simulator:
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         self.work = WorkTotals()
-        self.span_rows: list[SpanRow] = []
+        self.end_order: list[int] = []
+        self.runs: list[_Run | None] = [None] * len(programs)
+        self.first_command = list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
@@ -312,8 +390,6 @@ class _Simulator:
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
         self.shapes: dict[tuple, _Shape] = {}
-        self.vec_rates: dict[str, int] = {}
-        """dtype -> vector-core elements per cycle (parsing dtype names is slow)."""
 
     # ---- event plumbing ----
 
@@ -328,9 +404,7 @@ class _Simulator:
         while events:
             t, _, kind, a, b = pop(events)
             self.now = t
-            if kind == _E_END:
-                self._finish(a, b)  # type: ignore[arg-type]
-            elif kind == _E_TRY:
+            if kind == _E_TRY:
                 if a.run is not None:  # type: ignore[attr-defined]
                     self._try_start_now(a, b)  # type: ignore[arg-type]
             elif kind == _E_XFER:
@@ -339,12 +413,14 @@ class _Simulator:
                 self._on_pool(a, b)  # type: ignore[arg-type]
             elif kind == _E_SCALAR:
                 self._resume_scalar(a, b)  # type: ignore[arg-type]
+            elif kind == _E_END:
+                self._finish(a, b)  # type: ignore[arg-type]
             elif kind == _E_ADVANCE:
                 self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type]
             else:
                 self._on_done(a, b)  # type: ignore[arg-type]
-        if self.progress is not None and len(self.span_rows) > self.reported:
-            self.progress(len(self.span_rows) - self.reported)
+        if self.progress is not None and len(self.end_order) > self.reported:
+            self.progress(len(self.end_order) - self.reported)
         for pe in self.pes:
             if pe.run is not None or pe.next_program < len(pe.queue):
                 self._raise_deadlock(pe)
@@ -361,8 +437,13 @@ class _Simulator:
         footprint = prog.ls_footprint_bytes()
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
-        run = _Run(index, prog, _program_shape(prog, self.config, self.shapes))
+        shape = _program_shape(prog, self.config, self.shapes)
+        run = self.runs[index] = _Run(index, self.first_command[index], prog, shape)
         run.start_cycle = t
+        self.memory.traffic.ls_bytes += shape.ls_bytes
+        work = self.work
+        for name, value in shape.work:
+            setattr(work, name, getattr(work, name) + value)
         pe.run = run
         pe.ls_high_water = max(pe.ls_high_water, footprint)
         self._advance_scalar(pe, run, 0, t)
@@ -408,7 +489,10 @@ class _Simulator:
         run.issued[e] += 1
         if run.blocking[i]:
             pe.block_index = i
-        self._drain(pe, run, [e])
+        if e == _DMA or e == _SCALAR:
+            self._try_start_now(pe, e)
+        elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
+            self._drain(pe, run, [e])
         return True
 
     def _resume_scalar(self, pe: _PE, i: int) -> None:
@@ -432,9 +516,9 @@ class _Simulator:
 
     def _on_done(self, pe: _PE, run: _Run) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
-        if self.progress is not None and len(self.span_rows) - self.reported >= _PROGRESS_EVERY:
-            self.progress(len(self.span_rows) - self.reported)
-            self.reported = len(self.span_rows)
+        if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
+            self.progress(len(self.end_order) - self.reported)
+            self.reported = len(self.end_order)
         self._start_next_program(pe, self.now)
 
     # ---- engines ----
@@ -444,13 +528,14 @@ class _Simulator:
         start is known (its end too: they touch nothing outside the PE), DMA and the scalar core get a
         start attempt. Commits resolve dependents at once, which may add engines to `work`."""
         issue_t, deps_left, dep_ready, extra = run.issue_t, run.deps_left, run.dep_ready, run.release_extra
-        engine_free, engine_used = pe.engine_free, pe.engine_used
+        occupancy, latency, dpe_fill, heads, queues = run.occupancy, run.latency, run.dpe_fill, run.head, run.queues
+        engine_free, engine_used, start_t = pe.engine_free, pe.engine_used, run.start_t
         while work:
             e = work.pop()
             if e == _DMA or e == _SCALAR:
                 self._try_start_now(pe, e)
                 continue
-            queue, head = run.queues[e], run.head[e]
+            queue, head = queues[e], heads[e]
             while head < len(queue):
                 i = queue[head]
                 issued = issue_t[i]
@@ -462,16 +547,16 @@ class _Simulator:
                 free = engine_free[e]
                 start = release if release > free else free
                 head += 1
-                run.head[e] = head
-                run.start_t[i] = start
-                c = run.cmds[i]
-                occupancy, latency = self._compute_cost(c, e, engine_used[e] and release <= free)
-                engine_free[e] = start + occupancy
+                heads[e] = head
+                start_t[i] = start
+                occ = occupancy[i]
+                if dpe_fill[i] and not (engine_used[e] and release <= free):
+                    occ += dpe_fill[i]
+                engine_free[e] = start + occ
                 engine_used[e] = True
-                self.memory.traffic.ls_bytes += c.ls_bytes
                 if pe.wait_engine == e:
                     self._wake_scalar(pe, e, start)
-                self._ended(pe, run, i, start + occupancy + latency, work)
+                self._ended(pe, run, i, start + occ + latency[i], work)
         self._check_program_done(pe, run)
 
     def _ended(self, pe: _PE, run: _Run, i: int, end: float, work: list[int]) -> None:
@@ -479,7 +564,8 @@ class _Simulator:
         run.ended += 1
         if end > run.end_max:
             run.end_max = end
-        self.span_rows.append((pe.pe, run.index, i, run.cmds[i], run.issue_t[i], run.start_t[i], end))
+        run.end_t[i] = end
+        self.end_order.append(run.first + i)
         deps_left, dep_ready, engine = run.deps_left, run.dep_ready, run.engine
         for d in run.dependents[i]:
             deps_left[d] -= 1
@@ -542,49 +628,6 @@ class _Simulator:
             pe.engine_free[e] = now + occupancy
             self.push(now + occupancy, _E_END, pe, i)
         self._try_start_now(pe, e)  # the next command, once the engine is free
-
-    def _push_try(self, pe: _PE, e: int, t: float) -> None:
-        """Schedule a start attempt of engine e at t unless one is already scheduled then or none is due."""
-        run = pe.run
-        if run is None or run.head[e] >= len(run.queues[e]):
-            return
-        if pe.try_at[e] != t:
-            pe.try_at[e] = t
-            self.push(t, _E_TRY, pe, e)
-
-    def _compute_cost(self, c: Command, e: int, back_to_back: bool) -> tuple[float, float]:
-        """Return (engine occupancy, extra latency until results are visible) of a compute command."""
-        cfg, w, engine = self.config, self.work, c.engine
-        if e == _DPE:
-            ideal = c.macs * c.dpe_passes / cfg.dpe_macs_per_cycle(c.dtype)
-            w.dpe_cycles += ideal
-            w.dpe_macs += c.macs
-            w.dpe_flops += 2.0 * c.macs * c.dpe_passes
-            fill = 0 if back_to_back else cfg.dpe_fill_cycles
-            return max(1, math.ceil(ideal)) + fill, 0.0
-        if engine is Engine.SE:
-            ideal = c.elems / cfg.se_elems_per_cycle
-            w.se_cycles += ideal
-            w.se_elems += c.elems
-            lat = cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
-            return max(1, math.ceil(ideal)), lat
-        if engine is Engine.VEC:
-            rate = self.vec_rates.get(c.dtype)
-            if rate is None:
-                rate = self.vec_rates[c.dtype] = cfg.vec_elems_per_cycle(c.dtype)
-            ideal = c.elems / rate
-            w.vec_cycles += ideal
-            w.vec_elems += c.elems
-            return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
-        if engine is Engine.RE:
-            if c.kind == RE_LINK_KIND:
-                return re_link_cycles(c, cfg)
-            ideal = c.elems / cfg.re_elems_per_cycle
-            w.re_cycles += ideal
-            return max(1, math.ceil(ideal)), cfg.re_latency_cycles + c.re_hops * cfg.re_hop_cycles
-        ideal = c.elems / cfg.mlu_elems_per_cycle
-        w.mlu_cycles += ideal
-        return max(1, math.ceil(ideal)), cfg.mlu_latency_cycles
 
     # ---- DMA ----
 
@@ -667,10 +710,13 @@ class _Simulator:
             mapping=mapping,
             grid=grid,
             total_cycles=total,
-            span_rows=self.span_rows,
+            command_cycles=[(r.issue_t, r.start_t, r.end_t) if r else ([], [], []) for r in self.runs],
+            end_order=self.end_order,
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
-            engine_busy_cycles=busy_cycles(self.span_rows),
+            engine_busy_cycles=busy_cycles(
+                [(self.pe_of_program[r.index], r.queues, r.start_t, r.end_t) for r in self.runs if r], _ENGINES
+            ),
             traffic=self.memory.traffic,
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
