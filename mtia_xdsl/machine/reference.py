@@ -8,15 +8,16 @@ argument storages, and writes them back only when every program finished.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from xdsl.dialects import builtin
 from xdsl.interpreter import Interpreter, OpImplResult, PythonValues, ReturnedValues, Successor
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine.interpret.arith import ArithFunctions
@@ -29,67 +30,141 @@ from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
 
 
-@dataclass
-class _LastOp(Interpreter.Listener):
-    """Remembers the op most recently started, to locate errors raised without a kernel location."""
+class OpCounter(Protocol):
+    """Counts ops as a scalar core would, for `_Interpreter` (see `ScalarCoreCounter` in interpret/mtia.py)."""
 
-    op: Operation | None = None
+    state: Any
+    """None (count nothing), or an object with int attributes `engine_depth` (ops run inside an engine
+    body while it is non-zero are not counted) and `scalar_instrs` (incremented per counted op)."""
 
-    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
-        self.op = op
+    def counts(self, op: Operation) -> bool:
+        """Return whether running `op` counts (decided once per op)."""
+        ...
+
+
+_Step = tuple[Operation, Any, Any, Callable[[list[Any]], tuple[Any, ...]], tuple[int, ...], bool]
+"""(op, functions object, implementation, operand fetcher, result slots, counted) of one op of a block."""
 
 
 class _Interpreter(Interpreter):
-    """xDSL's interpreter with a leaner inner loop (the machine model runs many ops per launch).
+    """xDSL's interpreter with a lean inner loop (the machine model runs many ops per launch).
 
-    Same semantics as `Interpreter.run_ssacfg_region`; it only skips formatting an assertion message
-    for every op it runs.
+    Same semantics as `Interpreter.run_ssacfg_region`, but each block is resolved once into a plan: the
+    implementation of each op, and integer slots for its operands and results in one flat value list
+    (SSA values are unique, so no scopes are needed). Exceptions of op implementations pass through
+    unchanged (xDSL attaches a printout of the whole module to each; callers report the first line).
+    `last_op` is the op most recently started, to locate errors raised without a kernel location.
     """
 
-    def _run_op(self, op: Operation, inputs: PythonValues) -> OpImplResult:
-        for listener in self.listeners:
-            listener.will_interpret_op(op, inputs)
-        result = self._impls.run(self, op, inputs)
-        if len(result.values) != len(op.results):
-            raise InterpretationError(
-                f"{op.name} has {len(op.results)} results but its implementation returned {len(result.values)}"
+    def __init__(
+        self, module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: Any = None
+    ) -> None:
+        super().__init__(module, listeners=listeners)
+        self.counter: OpCounter | None = counter
+        self.last_op: Operation | None = None
+        self._plans: dict[Block, tuple[tuple[int, ...], tuple[_Step, ...]]] = {}
+        self._slots: dict[SSAValue, int] = {}
+        self._env: list[Any] = []
+        self._depth = 0
+
+    def register_implementations(self, impls: Any, /, override: bool = False) -> None:
+        """Register `impls` (see xDSL) and forget resolved plans."""
+        super().register_implementations(impls, override=override)
+        self._plans.clear()
+
+    def _slot(self, value: SSAValue) -> int:
+        slot = self._slots.get(value)
+        if slot is None:
+            slot = self._slots[value] = len(self._env)
+            self._env.append(None)
+        return slot
+
+    def _plan(self, block: Block) -> tuple[tuple[int, ...], tuple[_Step, ...]]:
+        table = self._impls._impl_dict  # pyright: ignore[reportPrivateUsage]
+        counter = self.counter
+        steps: list[_Step] = []
+        for op in block.ops:
+            entry = table.get(type(op))
+            ft, fn = entry if entry is not None else (None, _missing_impl)
+            ins = tuple(self._slot(v) for v in op.operands)
+            steps.append(
+                (
+                    op,
+                    ft,
+                    fn,
+                    _fetcher(ins),
+                    tuple(self._slot(r) for r in op.results),
+                    bool(counter is not None and counter.counts(op)),
+                )
             )
-        for listener in self.listeners:
-            listener.did_interpret_op(op, result.values)
-        return result
+        plan = (tuple(self._slot(a) for a in block.args), tuple(steps))
+        self._plans[block] = plan
+        return plan
 
     def run_ssacfg_region(self, region: Any, args: PythonValues, name: str = "unknown") -> PythonValues:
         results: PythonValues = ()
-        if not region.blocks:
-            return results
-        initial_scope = self._ctx
         block = region.blocks.first
-        while block is not None:
-            self.push_scope(name)
-            self.set_values(zip(block.args, args, strict=False))
-            op: Operation | None = block.first_op
-            block = None
-            while op is not None:
-                ctx = self._ctx
-                result = self._run_op(op, tuple(ctx[o] for o in op.operands))
-                self.set_values(zip(op.results, result.values, strict=True))
-                terminator = result.terminator_value
-                if terminator is not None:
-                    if isinstance(terminator, ReturnedValues):
-                        results = terminator.values
+        state = self.counter.state if self.counter is not None else None
+        if state is not None and state.engine_depth:
+            state = None
+        listeners = self.listeners
+        self._depth += 1
+        try:
+            while block is not None:
+                plan = self._plans.get(block) or self._plan(block)
+                env = self._env
+                for slot, value in zip(plan[0], args, strict=False):
+                    env[slot] = value
+                block = None
+                for op, ft, fn, fetch, outs, counted in plan[1]:
+                    self.last_op = op
+                    if counted and state is not None:
+                        state.scalar_instrs += 1
+                    inputs = fetch(env)
+                    for listener in listeners:
+                        listener.will_interpret_op(op, inputs)
+                    values, terminator = fn(ft, self, op, inputs)
+                    if len(values) != len(outs):
+                        raise InterpretationError(
+                            f"{op.name} has {len(outs)} results but its implementation returned {len(values)}"
+                        )
+                    for slot, value in zip(outs, values):
+                        env[slot] = value
+                    for listener in listeners:
+                        listener.did_interpret_op(op, values)
+                    if terminator is not None:
+                        if isinstance(terminator, ReturnedValues):
+                            results = terminator.values
+                        elif isinstance(terminator, Successor):
+                            block, args = terminator
                         break
-                    if isinstance(terminator, Successor):
-                        block, args = terminator
-                        break
-                op = op.next_op
-        self._ctx = initial_scope
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._env = [None] * len(self._env)  # drop the values of the finished call
         return results
 
 
-def make_tt_interpreter(module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = ()) -> Interpreter:
+def _missing_impl(ft: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+    raise InterpretationError(f"Could not find interpretation function for op {op.name}")
+
+
+def _fetcher(slots: tuple[int, ...]) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """Return a function reading the values at `slots` of a value list, as a tuple."""
+    if not slots:
+        return lambda env: ()
+    if len(slots) == 1:
+        (i,) = slots
+        return lambda env: (env[i],)
+    return operator.itemgetter(*slots)
+
+
+def make_tt_interpreter(
+    module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: OpCounter | None = None
+) -> _Interpreter:
     """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
-    math, scf, cf and func semantics registered."""
-    interpreter = _Interpreter(module, listeners=listeners)
+    math, scf, cf and func semantics registered; `counter` counts scalar-core instructions."""
+    interpreter = _Interpreter(module, listeners, counter)
     functions = (
         TtFunctions(),
         ArithFunctions(),
@@ -136,14 +211,13 @@ def run_tt(
     Raises: InterpretationError naming the kernel line (out-of-bounds access, bad arguments, ...).
     """
     launch = prepare_launch(module, grid, args, kernel_name)
-    last = _LastOp()
-    interpreter = make_tt_interpreter(module, (last,))
+    interpreter = make_tt_interpreter(module)
     for pid in launch.program_ids():
         set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
         try:
             interpreter.call_op(launch.kernel, launch.values)
         except InterpretationError as e:
-            raise InterpretationError(located_error_text(e, last.op, pid)) from None
+            raise InterpretationError(located_error_text(e, interpreter.last_op, pid)) from None
     launch.memory.commit()
 
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -123,10 +122,9 @@ class _BatchRunner:
         self.max_batch = max_batch
         self.done = done
         self.counter = ScalarCoreCounter()
-        self.interpreter = make_tt_interpreter(module, (self.counter,))
+        self.interpreter = make_tt_interpreter(module, counter=self.counter)
         self.interpreter.register_implementations(MtiaFunctions())
         self.interpreter.register_implementations(MtiaAtomicFunctions())
-        _skip_error_notes(self.interpreter)
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
@@ -161,7 +159,7 @@ class _BatchRunner:
             if len(group) == 1:
                 if isinstance(e, InterpretationError):
                     pid = self.pids[int(group[0])]
-                    text = located_error_text(e, self.counter.op, pid)
+                    text = located_error_text(e, self.interpreter.last_op, pid)
                     raise InterpretationError(f"{text}; no tensor was written") from None
                 raise
             memory.undo()
@@ -207,26 +205,6 @@ def _batch_limit(kernel: Operation, max_batch: int | None) -> int:
             if isinstance(t, TensorType):
                 largest = max(largest, int(np.prod(t.get_shape())))
     return max(1, BATCH_ELEMS // largest)
-
-
-def _skip_error_notes(interpreter: Interpreter) -> None:
-    """Let exceptions of op implementations through unchanged.
-
-    xDSL's dispatcher attaches a printout of the whole module to every exception at every nesting
-    level; the runner reports only the first line (and restarts batches on divergence), so that
-    printout is pure cost.
-    """
-    impls = interpreter._impls  # pyright: ignore[reportPrivateUsage]
-    table = impls._impl_dict  # pyright: ignore[reportPrivateUsage]
-
-    def run(interp: Interpreter, op: Operation, args: tuple[Any, ...]) -> Any:
-        entry = table.get(type(op))
-        if entry is None:
-            raise InterpretationError(f"Could not find interpretation function for op {op.name}")
-        ft, fn = entry
-        return fn(ft, interp, op, args)
-
-    impls.run = run  # type: ignore[method-assign]
 
 
 class _ProgressBar:

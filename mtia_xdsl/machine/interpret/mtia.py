@@ -217,25 +217,20 @@ def get_pe_state(interpreter: Interpreter) -> PeState:
     return interpreter.get_data(MtiaFunctions, "pe", missing)
 
 
-class ScalarCoreCounter(Interpreter.Listener):
+class ScalarCoreCounter:
     """Counts the scalar-core instructions a program executes (ops outside engine bodies).
 
-    The machine's run loop points `state` at the current program's PeState.
+    The machine's interpreter (`reference.OpCounter`) increments `state.scalar_instrs` for every op it
+    starts outside an engine body, except the engine commands themselves; the run loop points `state`
+    at the current batch's PeState.
     """
 
     def __init__(self) -> None:
         self.state: PeState | None = None
-        self.op: Operation | None = None
-        """The op most recently started, to locate errors raised without a kernel location."""
 
-    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
-        self.op = op
-        state = self.state
-        if state is not None and state.engine_depth == 0 and type(op) not in _ENGINE_OP_TYPES:
-            state.scalar_instrs += 1
-
-    def did_interpret_op(self, op: Operation, results: PythonValues) -> None:
-        return None
+    def counts(self, op: Operation) -> bool:
+        """Return whether `op` is a scalar-core instruction when it runs outside an engine body."""
+        return type(op) not in _ENGINE_OP_TYPES
 
 
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
