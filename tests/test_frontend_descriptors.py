@@ -197,16 +197,7 @@ def test_descriptor_from_a_loop_is_refused_with_the_kernel_line() -> None:
         TtRewriteTensorDescriptorPass().apply(Context(), module)
 
 
-CONSTANT_ORDER_GAP = pytest.mark.xfail(
-    strict=True,
-    reason="only the order of the hoisted constants differs (1 : i64 first in ours): inline_and_clean's model of "
-    "MLIR's OperationFolder orders them differently around the overflow checks of `pm * BM - 1`",
-)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=[CONSTANT_ORDER_GAP] if n == "shift_nan" else []) for n in sorted(CASES)]
-)
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_matches_upstream_ttir(name: str) -> None:
     from test_frontend_conformance import our_ttir, upstream_ttir
 

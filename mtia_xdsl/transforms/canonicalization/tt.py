@@ -20,60 +20,22 @@ our module, printed generic and run through them, is textually identical to upst
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.dialects import arith as xarith
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    DenseIntOrFPElementsAttr,
-    FloatAttr,
     IntegerAttr,
-    IntegerType,
     ModuleOp,
-    TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from mtia_xdsl.dialects import arith, tt
+from mtia_xdsl.dialects import tt
+from mtia_xdsl.transforms.canonicalization.folds import IN_PLACE, fold_op, rewrite_op
 
 # ---------------------------------------------------------------------------------------------
 # Constants
 # ---------------------------------------------------------------------------------------------
-
-
-def _const_value(v: SSAValue) -> Attribute | None:
-    """Return the IntegerAttr/FloatAttr/DenseIntOrFPElementsAttr of a constant-defined value."""
-    op = v.owner
-    if isinstance(op, xarith.ConstantOp):
-        return op.value
-    return None
-
-
-def _splat_scalar(attr: Attribute | None) -> float | int | None:
-    """Return the scalar of a scalar constant or of a splat dense constant."""
-    if isinstance(attr, IntegerAttr | FloatAttr):
-        return attr.value.data
-    if isinstance(attr, DenseIntOrFPElementsAttr) and attr.is_splat():
-        return attr.get_values()[0]
-    return None
-
-
-def _make_attr(value: float | int, ty: Attribute) -> Attribute:
-    elem = ty.element_type if isinstance(ty, TensorType) else ty
-    if isinstance(elem, IntegerType):
-        width = elem.width.data
-        v = int(value) & ((1 << width) - 1)
-        if width > 1 and v >= 1 << (width - 1):
-            v -= 1 << width
-        scalar: Attribute = IntegerAttr(v, elem)
-        value = v
-    else:
-        scalar = FloatAttr(float(value), elem)  # type: ignore[arg-type]
-    if isinstance(ty, TensorType):
-        return DenseIntOrFPElementsAttr.from_list(ty, [value] * ty.element_count())  # type: ignore[arg-type]
-    return scalar
 
 
 class _Folder:
@@ -101,93 +63,17 @@ class _Folder:
         return True
 
     def constant(self, value: Attribute, ty: Attribute, like: Operation) -> SSAValue:
-        """Return the uniqued constant `value : ty`, creating it at the front of the entry block."""
-        key = (value, ty)
-        existing = self.known.get(key)
-        if existing is not None:
-            # MLIR re-hoists the constant a fold returns: it ends up in front of the others
-            existing.detach()
-            self.entry.insert_op_before(existing, self.entry.first_op)  # type: ignore[arg-type]
-            return existing.result
+        """Return a new constant `value : ty` inserted right before `like` (the op being folded).
+
+        MLIR's greedy driver materializes a fold's attribute where the folded op was and uniques or
+        hoists it only when the next iteration collects its worklist (`register`).
+        """
         op = xarith.ConstantOp(value, ty)
         op.location = like.location
-        first = self.entry.first_op
-        if first is None:
-            self.entry.add_op(op)
-        else:
-            self.entry.insert_op_before(op, first)
-        self.known[key] = op
-        self.owned.add(id(op))
+        block = like.parent_block()
+        assert block is not None
+        block.insert_op_before(op, like)
         return op.result
-
-
-# ---------------------------------------------------------------------------------------------
-# Folds
-# ---------------------------------------------------------------------------------------------
-
-_INT_FOLDS = {
-    xarith.AddiOp: lambda a, b: a + b,
-    xarith.SubiOp: lambda a, b: a - b,
-    xarith.MuliOp: lambda a, b: a * b,
-    xarith.DivSIOp: lambda a, b: int(a / b) if b else None,
-    xarith.RemSIOp: lambda a, b: a - b * int(a / b) if b else None,
-    xarith.MaxSIOp: max,
-    xarith.MinSIOp: min,
-}
-
-_FLOAT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-
-
-def _cast_value(value: float | int, src: Attribute, dst: Attribute) -> float | int | None:
-    """Return `value` converted from element type `src` to `dst` as upstream's arith folders do."""
-    dst_name = str(dst)
-    if isinstance(dst, AnyFloat):
-        if dst_name in _FLOAT_DTYPES:
-            return float(_FLOAT_DTYPES[dst_name](value))
-        if dst_name == "bf16":
-            bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-            bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-            return float(np.array(bits, dtype=np.uint32).view(np.float32))
-        return None
-    if isinstance(dst, IntegerType) and isinstance(src, IntegerType):
-        return int(value)
-    return None
-
-
-def _fold(op: Operation, folder: _Folder) -> list[SSAValue] | None:
-    """Return the values replacing `op`'s results, or None if `op` does not fold."""
-    if isinstance(op, arith.BitcastOp) and op.input.type == op.result.type:
-        value = _const_value(op.input)
-        if value is not None:  # MLIR folds a constant operand to an attribute, re-materialized
-            return [folder.constant(value, op.result.type, op)]
-        return [op.input]
-    if isinstance(op, tt.SplatOp | tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp):
-        v = _splat_scalar(_const_value(op.src))
-        if v is not None:  # upstream's folders: a reshaped splat constant is a splat constant
-            return [folder.constant(_make_attr(v, op.result.type), op.result.type, op)]
-    if isinstance(op, tt.AddPtrOp) and _splat_scalar(_const_value(op.offset)) == 0:
-        return [op.ptr]
-    if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp | arith.ExtSIOp | arith.TruncIOp):
-        v = _splat_scalar(_const_value(op.input))
-        if v is not None:
-            src = tt.element_type(op.input.type)
-            dst = tt.element_type(op.result.type)
-            cv = _cast_value(v, src, dst)
-            if cv is not None:
-                return [folder.constant(_make_attr(cv, op.result.type), op.result.type, op)]
-    fn = _INT_FOLDS.get(type(op))  # type: ignore[arg-type]
-    if fn is not None and len(op.operands) == 2:
-        lhs, rhs = op.operands
-        a, b = _const_value(lhs), _const_value(rhs)
-        if isinstance(a, IntegerAttr) and isinstance(b, IntegerAttr):
-            r = fn(a.value.data, b.value.data)
-            if r is not None:
-                ty = op.results[0].type
-                return [folder.constant(_make_attr(r, ty), ty, op)]
-        identity = 0 if isinstance(op, xarith.AddiOp | xarith.SubiOp) else 1 if isinstance(op, xarith.MuliOp) else None
-        if identity is not None and _splat_scalar(b) == identity and not isinstance(b, FloatAttr):
-            return [lhs]
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,12 +137,30 @@ def _process(worklist: list[Operation], folder: _Folder) -> bool:
             erased.add(id(op))
             changed = True
             continue
-        repl = _fold(op, folder)
+        outcome = _fold_or_rewrite(op, folder)
+        if outcome == "replaced":
+            erased.add(id(op))
+        changed |= outcome is not None
+    return changed
+
+
+def _fold_or_rewrite(op: Operation, folder: _Folder) -> str | None:
+    """Fold `op` (retrying after an in-place change), else apply a pattern; say what happened."""
+    if op.has_trait(ConstantLike):
+        return None
+    outcome = None
+    for _ in range(2):
+        repl = fold_op(op, folder.constant)
+        if repl is IN_PLACE:
+            outcome = "modified"
+            continue
+        if repl is None:
+            repl = rewrite_op(op, folder.constant)
         if repl is not None:
             Rewriter.replace_op(op, [], repl)
-            erased.add(id(op))
-            changed = True
-    return changed
+            return "replaced"
+        break
+    return outcome
 
 
 def _erase_dead_constants(func: tt.FuncOp) -> bool:

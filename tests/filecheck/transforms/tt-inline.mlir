@@ -1,4 +1,4 @@
-// RUN: mtia-opt %s -p tt-inline | filecheck %s
+// RUN: mtia-opt %s --split-input-file -p tt-inline | filecheck %s
 
 // Helper calls (what tl.sum and @triton.jit helpers become) are inlined, the helper is dropped and
 // the constants it used are folded.
@@ -20,5 +20,38 @@ builtin.module {
       tt.reduce.return %c : f32
     }) : (tensor<16xf32>) -> f32
     tt.return %s : f32
+  }
+}
+
+// -----
+
+// Folded constants are materialized where the folded op was and hoisted at the next sweep: constants
+// outside the leading run move to the front one by one (so they come out reversed), as MLIR's greedy
+// driver orders them (libtriton's inliner gives this exact order). Chains of constant additions
+// reassociate (Philox keys), extui of true folds, a constant lhs of xori moves right.
+// RUN: mtia-opt %s --split-input-file -p tt-inline | filecheck %s --check-prefix=ORDER
+// ORDER-LABEL: tt.func public @order
+// ORDER-NEXT:    %[[ONE:.*]] = arith.constant dense<1> : tensor<4xi32>
+// ORDER-NEXT:    %[[C3:.*]] = arith.constant 3 : i32
+// ORDER-NEXT:    %[[C2:.*]] = arith.constant 2 : i32
+// ORDER-NEXT:    %[[K2:.*]] = arith.addi %k, %[[C2]] : i32
+// ORDER-NEXT:    %[[K3:.*]] = arith.addi %k, %[[C3]] : i32
+// ORDER-NEXT:    %[[S:.*]] = arith.addi %[[K2]], %[[K3]] : i32
+// ORDER-NEXT:    %[[T:.*]] = tt.splat %[[S]] : i32 -> tensor<4xi32>
+// ORDER-NEXT:    %[[X:.*]] = arith.xori %[[T]], %[[ONE]] : tensor<4xi32>
+// ORDER-NEXT:    tt.return %[[X]] : tensor<4xi32>
+builtin.module {
+  tt.func public @order(%k: i32) -> tensor<4xi32> {
+    %c1 = arith.constant 1 : i32
+    %k1 = arith.addi %k, %c1 : i32
+    %k2 = arith.addi %k1, %c1 : i32
+    %k3 = arith.addi %k2, %c1 : i32
+    %s = arith.addi %k2, %k3 : i32
+    %t = tt.splat %s : i32 -> tensor<4xi32>
+    %true = arith.constant true
+    %one = arith.extui %true : i1 to i32
+    %ones = tt.splat %one : i32 -> tensor<4xi32>
+    %x = arith.xori %ones, %t : tensor<4xi32>
+    tt.return %x : tensor<4xi32>
   }
 }
