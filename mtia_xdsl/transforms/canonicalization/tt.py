@@ -5,12 +5,14 @@ the call graph bottom-up; for each function it canonicalizes, inlines the calls 
 canonicalizes again. We do the same, with a small canonicalizer that behaves like MLIR's greedy driver
 for what Triton kernels contain:
 
-- constants are uniqued per function and hoisted to the front of the entry block (MLIR's
-  OperationFolder: a constant already at the front, or right after a hoisted one, stays; others move to
-  the front; constants made by folding are inserted at the front);
-- folds: casts of splat constants, integer arithmetic of scalar constants, same-type `arith.bitcast`,
-  `tt.splat`/`tt.broadcast`/`tt.expand_dims`/`tt.reshape` of a splat constant, `tt.addptr` of a zero
-  offset, `x + 0`, `x * 1`;
+- constants are uniqued per function and hoisted to the front of the entry block when each sweep
+  collects its worklist (MLIR's OperationFolder, fresh per sweep: a constant at the front, or right
+  after one kept by this sweep, stays; any other moves to the very front, so they come out reversed);
+- folds (`folds.py`) materialize a constant right before the folded op, as MLIR's greedy driver does;
+  the next sweep hoists it: casts of constants, integer arithmetic of scalar or splat constants and its
+  identities (`x + 0`, `x * 1`, `x ^ x`, ...), a constant lhs of a commutative op moves right, same-type
+  `arith.bitcast`, `tt.splat`/`tt.broadcast`/`tt.expand_dims`/`tt.reshape` of a splat constant,
+  `tt.addptr` of a zero offset, and the addi/subi/muli constant reassociation patterns;
 - trivially dead ops are erased (which drops the code generator's overflow checks and dead constants).
 
 Matching MLIR's order matters: upstream's TTIR passes keep a contiguous block of constants as it is, so
@@ -86,10 +88,6 @@ def _erase(op: Operation) -> None:
     if block is not None:
         block.detach_op(op)
     op.erase(safe_erase=False)
-
-
-def _post_order(region: Region) -> list[Operation]:
-    return [op for op in region.walk() if op is not region.parent_op()][::-1][::-1]
 
 
 def _walk_post_order(op: Operation, out: list[Operation]) -> None:
@@ -271,6 +269,3 @@ def inline_and_clean(module: ModuleOp) -> ModuleOp:
     """
     inline_calls(module)
     return module
-
-
-_ = _post_order
