@@ -26,7 +26,8 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
@@ -36,6 +37,7 @@ DRAM, SRAM = 0, 1
 
 _nbytes = itemgetter(1)
 """The byte count of an (address, nbytes) run."""
+_cap = attrgetter("cap")
 _EPS = 1e-9
 _BYTE_TOLERANCE = 1e-4
 
@@ -109,10 +111,13 @@ class LlcCoverage:
             b = a + n
             while k < count and old_ends[k] <= a:
                 k += 1
-            covered, kk = 0, k
-            while kk < count and old_starts[kk] < b:
-                covered += min(old_ends[kk], b) - max(old_starts[kk], a)
-                kk += 1
+            if k < count and old_starts[k] <= a and b <= old_ends[k]:
+                covered = n
+            else:
+                covered, kk = 0, k
+                while kk < count and old_starts[kk] < b:
+                    covered += min(old_ends[kk], b) - max(old_starts[kk], a)
+                    kk += 1
             cached += covered
             if not full:
                 if total + n > capacity:
@@ -155,6 +160,16 @@ def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[
             starts.append(lo)
             ends.append(hi)
     return starts, ends
+
+
+def _regular_runs(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int] | None:
+    """(stride, bytes) if the (address, nbytes) runs all have the same size and are equally spaced (the
+    rows of a block), else None."""
+    (a0, n0), (a1, _) = ranges[0], ranges[1]
+    stride, k = a1 - a0, len(ranges)
+    if stride <= 0 or ranges != tuple(zip(range(a0, a0 + k * stride, stride), repeat(n0, k))):
+        return None
+    return stride, n0
 
 
 def _ascending_disjoint(ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -205,27 +220,22 @@ class BandwidthPool:
         heapq.heappush(g.heap, (g.served + nbytes, seq, token))
         g.n += 1
 
-    def recompute_rates(self) -> None:
-        """Max-min fair rates: the group with the smaller cap is served first."""
+    def reschedule(self) -> float | None:
+        """Recompute the max-min fair rates (the group with the smaller cap is served first) and bump
+        `version`; return the cycle at which the next flow ends at these rates, or None when idle."""
+        self.version += 1
         read, write = self.groups
-        if not (read.n and write.n):
+        if read.n and write.n:
+            remaining, flows = self.bytes_per_cycle, read.n + write.n
+            for g in sorted(self.groups, key=_cap):
+                share = remaining / flows
+                g.rate = min(g.cap, share)
+                remaining -= g.rate * g.n
+                flows -= g.n
+        elif read.n or write.n:
             g = read if read.n else write
-            if g.n:
-                share = self.bytes_per_cycle / g.n
-                g.rate = g.cap if g.cap < share else share
-            return
-        active = [g for g in self.groups if g.n]
-        if not active:
-            return
-        remaining, flows = self.bytes_per_cycle, sum(g.n for g in active)
-        for g in sorted(active, key=lambda g: g.cap):
-            share = remaining / flows
-            g.rate = min(g.cap, share)
-            remaining -= g.rate * g.n
-            flows -= g.n
-
-    def next_event_time(self) -> float | None:
-        """Cycle at which the next flow ends at the current rates, or None when idle."""
+            share = self.bytes_per_cycle / g.n
+            g.rate = g.cap if g.cap < share else share
         best = None
         for g in self.groups:
             if g.heap:
@@ -269,10 +279,12 @@ class MemorySystem:
 
         Counts the command's read/write traffic and updates the LLC.
         """
-        dram, sram = self.split_levels(c, write)
+        ranges = c.global_ranges
+        regular = _regular_runs(ranges) if len(ranges) > 2 else None
+        dram, sram = self.split_levels(c, write, regular)
         self.count_traffic(c, dram, sram)
         raw = dram + sram
-        rounded = self.granule_bytes(c, raw)
+        rounded = self.granule_bytes(c, raw, regular)
         scale = rounded / raw if raw > 0 else 0.0
         parts = [(pool, b * scale, b) for pool, b in ((DRAM, dram), (SRAM, sram)) if b > 0]
         level = "dram" if dram > 0 or (raw == 0 and self.config.global_placement != "sram") else "sram"
@@ -306,11 +318,17 @@ class MemorySystem:
         per_elem = max(1.0, latency / cfg.scalar_outstanding_loads)
         return latency + max(0, c.elems - 1) * per_elem
 
-    def granule_bytes(self, c: Command, raw: float) -> float:
-        """Bytes moved once every contiguous run is rounded out to whole granules."""
+    def granule_bytes(self, c: Command, raw: float, regular: tuple[int, int] | None = None) -> float:
+        """Bytes moved once every contiguous run is rounded out to whole granules.
+
+        `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
+        """
         g = self.config.dma_granule_bytes
         total = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
+        if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
+            a, n = ranges[0]
+            return raw * (len(ranges) * (-(-(a + n) // g) - a // g) * g) / total
         if len(ranges) == 1:
             a, n = ranges[0]
             if n == total:
@@ -322,8 +340,11 @@ class MemorySystem:
         per_run = total / runs
         return raw * (runs * math.ceil(per_run / g) * g) / total if total else 0.0
 
-    def split_levels(self, c: Command, write: bool) -> tuple[float, float]:
-        """Return (DRAM bytes, SRAM bytes) of a command under the config's placement."""
+    def split_levels(self, c: Command, write: bool, regular: tuple[int, int] | None = None) -> tuple[float, float]:
+        """Return (DRAM bytes, SRAM bytes) of a command under the config's placement.
+
+        `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
+        """
         placement = self.config.global_placement
         nbytes = float(c.global_read_bytes + c.global_write_bytes)
         if placement == "dram":
@@ -336,11 +357,15 @@ class MemorySystem:
             return nbytes, 0.0  # write-through
         if not ranges:
             return nbytes, 0.0  # no addresses: assume a miss
-        touched = ranges[0][1] if len(ranges) == 1 else sum(map(_nbytes, ranges))
+        if regular is not None:
+            touched, ascending = len(ranges) * regular[1], regular[0] >= regular[1]
+        else:
+            touched = ranges[0][1] if len(ranges) == 1 else sum(map(_nbytes, ranges))
+            ascending = len(ranges) == 1 or _ascending_disjoint(ranges)
         if touched <= 0:
             return nbytes, 0.0
         cov = self.coverage
-        if _ascending_disjoint(ranges):
+        if ascending:
             cached, overflowed = cov.read_and_add(ranges, self.config.llc_bytes)
             self.llc_overflowed |= overflowed
             hit_fraction = min(1.0, cached / touched)

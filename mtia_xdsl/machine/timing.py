@@ -410,7 +410,8 @@ class _Simulator:
             elif kind == _E_XFER:
                 self._on_xfer(a, b)  # type: ignore[arg-type]
             elif kind == _E_POOL:
-                self._on_pool(a, b)  # type: ignore[arg-type]
+                if b == a.version:  # type: ignore[attr-defined]
+                    self._on_pool(a)  # type: ignore[arg-type]
             elif kind == _E_SCALAR:
                 self._resume_scalar(a, b)  # type: ignore[arg-type]
             elif kind == _E_END:
@@ -526,10 +527,11 @@ class _Simulator:
     def _drain(self, pe: _PE, run: _Run, work: list[int]) -> None:
         """Start what the engines in `work` can start: compute engines commit every head command whose
         start is known (its end too: they touch nothing outside the PE), DMA and the scalar core get a
-        start attempt. Commits resolve dependents at once, which may add engines to `work`."""
+        start attempt. Commits resolve dependents at once (as `_ended`), which may add engines to `work`."""
         issue_t, deps_left, dep_ready, extra = run.issue_t, run.deps_left, run.dep_ready, run.release_extra
         occupancy, latency, dpe_fill, heads, queues = run.occupancy, run.latency, run.dpe_fill, run.head, run.queues
-        engine_free, engine_used, start_t = pe.engine_free, pe.engine_used, run.start_t
+        engine_free, engine_used, start_t, end_t = pe.engine_free, pe.engine_used, run.start_t, run.end_t
+        dependents, engine, log, first = run.dependents, run.engine, self.end_order, run.first
         while work:
             e = work.pop()
             if e == _DMA or e == _SCALAR:
@@ -556,7 +558,20 @@ class _Simulator:
                 engine_used[e] = True
                 if pe.wait_engine == e:
                     self._wake_scalar(pe, e, start)
-                self._ended(pe, run, i, start + occ + latency[i], work)
+                end = end_t[i] = start + occ + latency[i]
+                run.ended += 1
+                if end > run.end_max:
+                    run.end_max = end
+                log.append(first + i)
+                for d in dependents[i]:
+                    deps_left[d] -= 1
+                    if end > dep_ready[d]:
+                        dep_ready[d] = end
+                    if deps_left[d] == 0:
+                        work.append(engine[d])
+                if pe.block_index == i:
+                    pe.block_index = -1
+                    self.push(end, _E_ADVANCE, pe, i + 1)
         self._check_program_done(pe, run)
 
     def _ended(self, pe: _PE, run: _Run, i: int, end: float, work: list[int]) -> None:
@@ -578,56 +593,53 @@ class _Simulator:
             self.push(end, _E_ADVANCE, pe, i + 1)
 
     def _try_start_now(self, pe: _PE, e: int) -> None:
-        """Start the head command of engine e (DMA or scalar core) now if it can; else retry when it can.
+        """Start head commands of engine e (DMA or scalar core) now while they can; else retry when they can.
 
         These starts stay in time order because they touch the chip-wide LLC and bandwidth pools.
         """
         run = pe.run
         assert run is not None
-        queue = run.queues[e]
-        h = run.head[e]
-        if h >= len(queue):
-            return
-        i = queue[h]
-        issued = run.issue_t[i]
-        if issued < 0 or run.deps_left[i] > 0:
-            return  # retried at issue / at the last dependency's end
-        if e == _DMA and pe.dma_inflight >= self.dma_outstanding:
-            return  # retried when a DMA command ends
-        release = issued + run.release_extra[i]
-        if run.dep_ready[i] > release:
-            release = run.dep_ready[i]
-        start = pe.engine_free[e]
-        if release > start:
-            start = release
-        now = self.now
-        if start > now:
-            if pe.try_at[e] != start:
-                pe.try_at[e] = start
-                self.push(start, _E_TRY, pe, e)
-            return
-        run.head[e] = h + 1
-        run.start_t[i] = now
-        pe.engine_used[e] = True
-        if pe.wait_engine == e:
-            self._wake_scalar(pe, e, now)
-        c = run.cmds[i]
-        memory = self.memory
-        memory.traffic.ls_bytes += c.ls_bytes
-        if e == _DMA:
-            pe.engine_free[e] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
-            pe.dma_inflight += 1
-            write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
-            parts, level = memory.dma_parts(c, write)
-            ready = pe.engine_free[e] + pe.latency[level]
-            direction = 1 if write else 0
-            pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
-            self.push(ready, _E_XFER, pe, direction)
-        else:
-            occupancy = memory.scalar_access_cycles(c, pe.pe)
-            pe.engine_free[e] = now + occupancy
-            self.push(now + occupancy, _E_END, pe, i)
-        self._try_start_now(pe, e)  # the next command, once the engine is free
+        queue, heads, issue_t, deps_left = run.queues[e], run.head, run.issue_t, run.deps_left
+        h, now, engine_free, memory = heads[e], self.now, pe.engine_free, self.memory
+        while h < len(queue):
+            i = queue[h]
+            issued = issue_t[i]
+            if issued < 0 or deps_left[i] > 0:
+                return  # retried at issue / at the last dependency's end
+            if e == _DMA and pe.dma_inflight >= self.dma_outstanding:
+                return  # retried when a DMA command ends
+            release = issued + run.release_extra[i]
+            if run.dep_ready[i] > release:
+                release = run.dep_ready[i]
+            start = engine_free[e]
+            if release > start:
+                start = release
+            if start > now:
+                if pe.try_at[e] != start:
+                    pe.try_at[e] = start
+                    self.push(start, _E_TRY, pe, e)
+                return
+            h += 1
+            heads[e] = h
+            run.start_t[i] = now
+            pe.engine_used[e] = True
+            if pe.wait_engine == e:
+                self._wake_scalar(pe, e, now)
+            c = run.cmds[i]
+            memory.traffic.ls_bytes += c.ls_bytes
+            if e == _DMA:
+                free = engine_free[e] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+                pe.dma_inflight += 1
+                write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
+                parts, level = memory.dma_parts(c, write)
+                ready = free + pe.latency[level]
+                direction = 1 if write else 0
+                pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
+                self.push(ready, _E_XFER, pe, direction)
+            else:
+                occupancy = memory.scalar_access_cycles(c, pe.pe)
+                engine_free[e] = now + occupancy
+                self.push(now + occupancy, _E_END, pe, i)
 
     # ---- DMA ----
 
@@ -652,28 +664,24 @@ class _Simulator:
             self._on_xfer(pe, direction)
             return
         pool_index, nbytes, useful = parts.pop(0)
-        self.memory.count_transfer(pool_index, nbytes, useful)
-        pool = self.memory.pools[pool_index]
+        memory = self.memory
+        memory.count_transfer(pool_index, nbytes, useful)
+        pool = memory.pools[pool_index]
         pool.advance(self.now)
         self.seq += 1
         pool.add_flow(direction, nbytes, self.seq, (pe, entry))
-        self._reschedule(pool)
-
-    def _reschedule(self, pool: BandwidthPool) -> None:
-        pool.recompute_rates()
-        pool.version += 1
-        t = pool.next_event_time()
+        t = pool.reschedule()
         if t is not None:
             self.push(t, _E_POOL, pool, pool.version)
 
-    def _on_pool(self, pool: BandwidthPool, version: int) -> None:
-        if version != pool.version:
-            return
+    def _on_pool(self, pool: BandwidthPool) -> None:
+        """Flows of `pool` end now (the event is current: its version is the pool's)."""
         pool.advance(self.now)
         done = pool.pop_finished()
-        self._reschedule(pool)
-        for token in done:
-            pe, entry = token  # type: ignore[misc]
+        t = pool.reschedule()
+        if t is not None:
+            self.push(t, _E_POOL, pool, pool.version)
+        for pe, entry in done:  # type: ignore[misc]
             self._next_part(pe, entry)
 
     # ---- command end ----
