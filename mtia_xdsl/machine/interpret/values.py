@@ -20,6 +20,7 @@ Conventions shared by every interpreter of the project (tt reference semantics, 
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -334,6 +335,14 @@ class GlobalMemory:
         is `other` and never read. Batched: base, strides and bounds may be arrays of shape (B,), one
         entry per program; the result then has shape (B, *shape).
         """
+        fmt = element_format(dtype)
+        fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=False)
+        if fast is not None:
+            view, mask = fast
+            values = fmt.from_storage(np.array(view))
+            if mask is None:
+                return values
+            return np.where(mask, values, np.asarray(0 if other is None else other).astype(fmt.compute))
         addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
         return self.gather(addrs, dtype, mask, other, where)
 
@@ -348,6 +357,16 @@ class GlobalMemory:
         where: str = "<unknown location>",
     ) -> None:
         """Write the valid part (idx[d] < bounds[d]) of a strided block; see `read_block`."""
+        fmt = element_format(dtype)
+        fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=True)
+        if fast is not None:
+            view, mask = fast
+            raw = fmt.to_storage(values)
+            if raw.ndim <= view.ndim:
+                if self.undo_log is not None:
+                    self.undo_log.append((view, Ellipsis, view.copy()))  # type: ignore[arg-type]
+                np.copyto(view, raw, where=True if mask is None else mask)
+                return
         addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
         self.scatter(addrs, values, dtype, mask, where)
 
@@ -358,6 +377,66 @@ class GlobalMemory:
         if mask is None:
             return np.ones(addrs.shape, dtype=bool)
         return np.broadcast_to(np.asarray(mask, dtype=bool), addrs.shape)
+
+    def _block_view(
+        self,
+        base_addr: Any,
+        strides: Sequence[Any],
+        shape: Sequence[int],
+        bounds: Sequence[Any],
+        fmt: ElementFormat,
+        write: bool,
+    ) -> tuple[np.ndarray, np.ndarray | None] | None:
+        """A strided view of a whole block in the working memory, and the mask of its valid part (None: all).
+
+        Only when the view is exact: strides the same for every program and non-negative, program bases
+        in arithmetic progression, every element of every program's block (masked-off ones too) inside
+        one region and aligned, and for writes no two elements at one address. Otherwise None (the
+        caller goes through `gather`/`scatter`, which check every lane).
+        Shapes: the view is `shape`, or (B, *shape) when the base or a bound is batched.
+        """
+        size = fmt.size_bytes
+        if not self.regions or not shape or any(np.ndim(s) for s in strides) or any(n <= 0 for n in shape):
+            return None
+        elem_strides = [int(s) for s in strides]
+        if any(s < 0 for s in elem_strides):
+            return None
+        base = np.asarray(base_addr, dtype=np.int64)
+        batch = max([base.size if base.ndim else 0] + [np.size(b) if np.ndim(b) else 0 for b in bounds])
+        if base.ndim > 1 or any(np.ndim(b) > 1 for b in bounds):
+            return None
+        first = int(base.reshape(-1)[0])
+        step = int(base[1]) - first if base.ndim and base.size > 1 else 0
+        if step < 0 or (base.ndim and base.size > 2 and (np.diff(base) != step).any()):
+            return None
+        last = first + step * max(batch - 1, 0)
+        span = sum(s * (n - 1) for s, n in zip(elem_strides, shape, strict=True)) + 1
+        i = bisect.bisect_right(self._bases(), first) - 1
+        if i < 0 or first % size or step % size:
+            return None
+        typed = self._typed(i, fmt)
+        region_base = self.regions[i].base
+        if typed is None or last + span * size > region_base + typed.size * size:
+            return None
+        view_shape = tuple(shape) if not batch else (batch, *shape)
+        view_strides = tuple(s * size for s in elem_strides) if not batch else (step, *(s * size for s in elem_strides))
+        if write and not _disjoint(view_shape, view_strides, size):
+            return None
+        offset = (first - region_base) // size
+        view = np.lib.stride_tricks.as_strided(typed[offset:], view_shape, view_strides, writeable=write)
+        mask: Any = None
+        rank = len(shape)
+        for d in range(rank):
+            bound = bounds[d]
+            if np.ndim(bound) == 0 and int(bound) >= shape[d]:
+                continue
+            idx = np.arange(shape[d], dtype=np.int64).reshape((shape[d],) + (1,) * (rank - 1 - d))
+            dim_mask = idx < batch_scalar(np.asarray(bound, dtype=np.int64), rank)
+            mask = dim_mask if mask is None else mask & dim_mask
+        return view, mask
+
+    def _bases(self) -> list[int]:
+        return [r.base for r in self.regions]
 
     @staticmethod
     def _block_addrs(
@@ -474,6 +553,16 @@ class GlobalMemory:
             f"{where}: error: out-of-bounds {fmt.name} access at address {addr:#x}{lanes}, outside every "
             f"tensor argument{self._nearest_text(addr, fmt)}; mask the access or fix the offsets"
         )
+
+
+def _disjoint(shape: Sequence[int], strides_bytes: Sequence[int], size: int) -> bool:
+    """Return whether a strided view (non-negative strides) maps distinct elements to distinct addresses."""
+    reach = size
+    for stride, n in sorted((st, n) for st, n in zip(strides_bytes, shape, strict=True) if n > 1):
+        if stride < reach:
+            return False
+        reach += stride * (n - 1)
+    return True
 
 
 def _arg_info(t: Any, name: str) -> _ArgInfo:

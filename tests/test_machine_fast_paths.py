@@ -1,0 +1,72 @@
+"""Fast paths of the machine model's functional run agree with the general (per-lane) paths.
+
+`GlobalMemory.read_block`/`write_block` take a strided view of the working memory when a block lies
+whole in one region; the result, the bytes written and the undo log must be those of the per-lane
+`gather`/`scatter` over the block's addresses.
+"""
+
+import numpy as np
+import pytest
+import torch
+
+from mtia_xdsl.machine.interpret.values import GlobalMemory
+
+CASES = [
+    # (base element offsets per program (None: one program), strides, shape, bounds per dim)
+    (None, [1], [16], [16]),
+    (None, [1], [16], [5]),
+    ([0, 16, 32, 48], [1], [16], [16]),
+    ([0, 16, 32, 48], [1], [16], [np.array([16, 16, 16, 3])]),
+    ([0, 20, 40], [10, 1], [4, 8], [4, 8]),
+    ([0, 20, 40], [10, 1], [4, 8], [np.array([4, 2, 0]), 5]),  # blocks overlap: per-lane write
+    ([0, 40, 80], [10, 1], [4, 8], [np.array([4, 2, 0]), 5]),
+    ([3, 3, 3], [1], [8], [8]),  # every program the same block: the write overlaps, per-lane path
+    ([0, 8, 16], [1, 2], [2, 4], [2, 4]),  # transposed block
+    ([5, 1, 9], [1], [4], [4]),  # bases not in arithmetic progression
+    ([0, 100], [1], [128], [np.array([128, 100])]),  # the last block runs past the tensor: per-lane path
+]
+
+
+def _memory(dtype: torch.dtype) -> tuple[GlobalMemory, torch.Tensor]:
+    t = (torch.arange(200, dtype=torch.float32) * 0.5 - 7).to(dtype)
+    return GlobalMemory.from_tensors([t], ["x"]), t
+
+
+def _block(t: torch.Tensor, case: tuple) -> tuple:
+    offs, strides, shape, bounds = case
+    size = t.element_size()
+    base = t.data_ptr() if offs is None else t.data_ptr() + np.asarray(offs, dtype=np.int64) * size
+    return base, strides, shape, bounds
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int16])
+@pytest.mark.parametrize("case", CASES)
+def test_read_block_equals_gather(dtype: torch.dtype, case: tuple) -> None:
+    mem, t = _memory(dtype)
+    elem = {torch.float32: "f32", torch.bfloat16: "bf16", torch.int16: np.dtype(np.int16)}[dtype]
+    base, strides, shape, bounds = _block(t, case)
+    if case == CASES[-1]:
+        with pytest.raises(Exception, match="out-of-bounds"):
+            mem.read_block(base, strides, shape, [np.array([128, 128])], elem, 0)
+    got = mem.read_block(base, strides, shape, bounds, elem, -1)
+    addrs, mask = mem._block_addrs(base, strides, shape, bounds, elem)
+    want = mem.gather(addrs, elem, mask, -1)
+    np.testing.assert_array_equal(np.broadcast_to(got, want.shape), want)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_write_block_equals_scatter_and_undoes(case: tuple) -> None:
+    fast, t = _memory(torch.float32)
+    slow = GlobalMemory.from_tensors([t], ["x"])
+    base, strides, shape, bounds = _block(t, case)
+    batch = () if case[0] is None else (len(case[0]),)
+    values = np.random.default_rng(0).standard_normal(batch + tuple(shape)).astype(np.float32)
+    before = fast.regions[0].working.copy()
+    fast.begin_undo()
+    fast.write_block(base, strides, shape, bounds, values, "f32")
+    addrs, mask = slow._block_addrs(base, strides, shape, bounds, "f32")
+    slow.scatter(addrs, values, "f32", mask)
+    np.testing.assert_array_equal(fast.regions[0].working, slow.regions[0].working)
+    assert not np.array_equal(fast.regions[0].working, before) or not mask.any()
+    fast.undo()
+    np.testing.assert_array_equal(fast.regions[0].working, before)
