@@ -188,13 +188,22 @@ def is_bf16(t: Attribute) -> bool:
 
 @dataclass
 class _Region:
-    """One torch storage: its address range and the working copy of its bytes."""
+    """One torch storage: its address range and the working copy of its bytes (made on the first write)."""
 
     base: int
     working: np.ndarray
-    """uint8 working copy, written back by GlobalMemory.commit."""
+    """uint8 bytes: a read-only view of the caller's storage until `owned`, then the working copy, written
+    back by GlobalMemory.commit."""
     storage: Any
     """The caller's torch.UntypedStorage."""
+    owned: bool = False
+    """`working` is a private copy (some write happened)."""
+
+    def own(self) -> None:
+        """Make `working` a private, writable copy (before the first write)."""
+        if not self.owned:
+            self.working = self.working.copy()
+            self.owned = True
 
     @property
     def end(self) -> int:
@@ -245,8 +254,9 @@ class GlobalMemory:
             storage = t.untyped_storage()
             base = storage.data_ptr()
             if base not in by_base:
-                raw = torch.empty(0, dtype=torch.uint8).set_(storage).detach()
-                by_base[base] = _Region(base, raw.numpy().copy(), storage)
+                raw = torch.empty(0, dtype=torch.uint8).set_(storage).detach().numpy()
+                raw.flags.writeable = False  # a write goes to a private copy (`_Region.own`)
+                by_base[base] = _Region(base, raw, storage)
             name = names[i] if names is not None and i < len(names) else f"#{i}"
             mem.args.append(_arg_info(t, name))
         mem.regions = sorted(by_base.values(), key=lambda r: r.base)
@@ -268,10 +278,12 @@ class GlobalMemory:
         self.undo_log = []
 
     def commit(self) -> None:
-        """Copy every working copy back into the caller's storage."""
+        """Copy every working copy back into the caller's storage (regions never written are unchanged)."""
         import torch
 
         for r in self.regions:
+            if not r.owned:
+                continue
             dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
             dst.copy_(torch.from_numpy(r.working))
 
@@ -423,6 +435,10 @@ class GlobalMemory:
         if write and not _disjoint(view_shape, view_strides, size):
             return None
         offset = (first - region_base) // size
+        if write:
+            self.regions[i].own()
+            typed = self._typed(i, fmt)
+            assert typed is not None
         view = np.lib.stride_tricks.as_strided(typed[offset:], view_shape, view_strides, writeable=write)
         mask: Any = None
         rank = len(shape)
@@ -521,6 +537,7 @@ class GlobalMemory:
         data = np.ascontiguousarray(raw.astype(fmt.storage)).view(np.uint8).reshape(addrs.size, size)
         byte_idx = np.arange(size, dtype=np.int64)
         for i, sel in self._by_region(ridx):
+            self.regions[i].own()
             typed = self._typed(i, fmt)
             if typed is not None:
                 pos, view, values = offs[sel] // size, typed, raw.astype(fmt.storage)[sel]
