@@ -16,7 +16,8 @@ def _xdsl_dialects() -> dict[str, Callable[[], Dialect]]:
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Return xDSL's dialects with `arith` replaced by the tensor-capable one and `tt`, `mtia` added."""
+    """Return xDSL's dialects with `arith` replaced by the tensor-capable one, `llvm` extended by
+    `llvm.intr.assume`, and `tt`, `ttg` (its barrier), `mtia` added."""
     dialects = dict(_xdsl_dialects())
 
     def get_arith() -> Dialect:
@@ -29,13 +30,25 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return TT
 
+    def get_llvm() -> Dialect:
+        from mtia_xdsl.dialects.llvm_intr import LLVM
+
+        return LLVM
+
+    def get_ttg() -> Dialect:
+        from mtia_xdsl.dialects.ttg import TTG
+
+        return TTG
+
     def get_mtia() -> Dialect:
         from mtia_xdsl.dialects.mtia import MTIA
 
         return MTIA
 
     dialects["arith"] = get_arith
+    dialects["llvm"] = get_llvm
     dialects["tt"] = get_tt
+    dialects["ttg"] = get_ttg
     dialects["mtia"] = get_mtia
     return dialects
 

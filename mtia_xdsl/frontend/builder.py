@@ -45,6 +45,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mtia_xdsl.dialects import arith, tt
+from mtia_xdsl.dialects.llvm_intr import AssumeOp
+from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
 from mtia_xdsl.frontend.handles import (
     Attr,
@@ -842,10 +844,12 @@ class XdslBuilder:
     # ----- hints and debug -------------------------------------------------------------------------------
 
     def create_assume(self, cond: Value) -> None:
-        """Drop `tl.assume`: a hint only (upstream emits llvm.intr.assume, which has no tt/mtia meaning)."""
+        """Create llvm.intr.assume (`tl.assume`), as upstream: a hint, undefined behaviour if false."""
+        self.insert(AssumeOp(unwrap([cond])[0]))
 
     def create_barrier(self) -> None:
-        """Drop `tl.debug_barrier`: a program runs on one PE in order, so there is nothing to wait for."""
+        """Create `ttg.barrier all` (`tl.debug_barrier`), as upstream; a no-op on one in-order PE."""
+        self.insert(BarrierOp())
 
     def create_assert(self, cond: Value, msg: str) -> None:
         """Create tt.assert."""

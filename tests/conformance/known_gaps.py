@@ -13,9 +13,6 @@ GAPS: dict[str, dict[str, tuple[str, str]]] = {
             "ValueError: 'block' property of Region class is only available for single-block regions.",
         )
     },
-    "cf_swizzle_cdiv_assume": {
-        "ttir": ("frontend", "TTIR differs from upstream: -    %c0_i32 = arith.constant 0 : i32")
-    },
     "dt_fp8_casts": {
         "tt": (
             "tt-interpreter",

@@ -38,7 +38,9 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.tt import TT
+from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.machine.interpret import arith as arith_semantics
 from mtia_xdsl.machine.interpret.values import (
     GlobalMemory,
@@ -668,6 +670,16 @@ class TtFunctions(InterpreterFunctions):
         text = prefix.data if isinstance(prefix, builtin.StringAttr) else ""
         pid = get_launch_state(interpreter).program_id
         interpreter.print(f"pid {pid}{text}", *[np.asarray(a) for a in args])
+        return ()
+
+    @impl(AssumeOp)
+    def run_assume(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        """`tl.assume`: a hint; a false condition is undefined behaviour upstream, so nothing is checked."""
+        return ()
+
+    @impl(BarrierOp)
+    def run_barrier(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        """`tl.debug_barrier`: a program's ops run in order here, so there is nothing to wait for."""
         return ()
 
     @impl(ub.PoisonOp)
