@@ -290,7 +290,7 @@ def _visibility(op: Operation) -> str:
 
 
 def _arg_name(kernel: Operation, i: int) -> str:
-    hint = kernel.regions[0].block.args[i].name_hint
+    hint = kernel.regions[0].blocks[0].args[i].name_hint
     return hint if hint else f"argument #{i}"
 
 
