@@ -232,7 +232,7 @@ class GlobalMemory:
 
     regions: list[_Region] = field(default_factory=list)
     args: list[_ArgInfo] = field(default_factory=list)
-    undo_log: list[tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+    undo_log: list[tuple[np.ndarray, Any, np.ndarray]] | None = None
     """While recording (`begin_undo`): (view of a working copy, indices, old values) of every write, oldest
     first."""
 
@@ -350,8 +350,8 @@ class GlobalMemory:
         fmt = element_format(dtype)
         fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=False)
         if fast is not None:
-            view, mask = fast
-            values = fmt.from_storage(np.array(view))
+            views, index, mask = fast
+            values = fmt.from_storage(np.array(views[index]) if index is Ellipsis else views[index])
             if mask is None:
                 return values
             return np.where(mask, values, np.asarray(0 if other is None else other).astype(fmt.compute))
@@ -372,12 +372,13 @@ class GlobalMemory:
         fmt = element_format(dtype)
         fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=True)
         if fast is not None:
-            view, mask = fast
+            views, index, mask = fast
             raw = fmt.to_storage(values)
-            if raw.ndim <= view.ndim:
+            if raw.ndim <= len(shape) + (index is not Ellipsis):
+                old = np.array(views[index]) if index is Ellipsis else views[index]
                 if self.undo_log is not None:
-                    self.undo_log.append((view, Ellipsis, view.copy()))  # type: ignore[arg-type]
-                np.copyto(view, raw, where=True if mask is None else mask)
+                    self.undo_log.append((views, index, old))
+                views[index] = raw if mask is None else np.where(mask, raw, old)
                 return
         addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
         self.scatter(addrs, values, dtype, mask, where)
@@ -398,58 +399,53 @@ class GlobalMemory:
         bounds: Sequence[Any],
         fmt: ElementFormat,
         write: bool,
-    ) -> tuple[np.ndarray, np.ndarray | None] | None:
-        """A strided view of a whole block in the working memory, and the mask of its valid part (None: all).
+    ) -> tuple[np.ndarray, Any, np.ndarray | None] | None:
+        """Strided views of a whole block in the working memory: (views, index, mask of the valid part).
 
-        Only when the view is exact: strides the same for every program and non-negative, program bases
-        in arithmetic progression, every element of every program's block (masked-off ones too) inside
-        one region and aligned, and for writes no two elements at one address. Otherwise None (the
-        caller goes through `gather`/`scatter`, which check every lane).
-        Shapes: the view is `shape`, or (B, *shape) when the base or a bound is batched.
+        `views[index]` is the block: `views` is the block itself and `index` Ellipsis for one program,
+        else `views` holds every window of the block's layout over the region and `index` the element
+        offset of each program's block (B,). Mask None: every element is valid. Only when exact: strides
+        the same for every program and non-negative, every element of every program's block (masked-off
+        ones too) inside one region and aligned, and for writes no two elements at one address.
+        Otherwise None (the caller goes through `gather`/`scatter`, which check every lane).
         """
         size = fmt.size_bytes
         if not self.regions or not shape or any(np.ndim(s) for s in strides) or any(n <= 0 for n in shape):
             return None
         elem_strides = [int(s) for s in strides]
-        if any(s < 0 for s in elem_strides):
+        if any(s < 0 for s in elem_strides) or any(np.ndim(b) > 1 for b in bounds):
             return None
         base = np.asarray(base_addr, dtype=np.int64)
         batch = max([base.size if base.ndim else 0] + [np.size(b) if np.ndim(b) else 0 for b in bounds])
-        if base.ndim > 1 or any(np.ndim(b) > 1 for b in bounds):
+        if base.ndim > 1 or (base.ndim and base.size == 0):
             return None
-        first = int(base.reshape(-1)[0])
-        step = int(base[1]) - first if base.ndim and base.size > 1 else 0
-        if step < 0 or (base.ndim and base.size > 2 and (np.diff(base) != step).any()):
-            return None
-        last = first + step * max(batch - 1, 0)
+        lo, hi = (int(base.min()), int(base.max())) if base.ndim else (int(base), int(base))
         span = sum(s * (n - 1) for s, n in zip(elem_strides, shape, strict=True)) + 1
-        i = bisect.bisect_right(self._bases(), first) - 1
-        if i < 0 or first % size or step % size:
+        i = bisect.bisect_right(self._bases(), lo) - 1
+        if i < 0 or (base.ndim and (base % size).any()) or lo % size:
             return None
         typed = self._typed(i, fmt)
         region_base = self.regions[i].base
-        if typed is None or last + span * size > region_base + typed.size * size:
+        if typed is None or hi + span * size > region_base + typed.size * size:
             return None
-        view_shape = tuple(shape) if not batch else (batch, *shape)
-        view_strides = tuple(s * size for s in elem_strides) if not batch else (step, *(s * size for s in elem_strides))
-        if write and not _disjoint(view_shape, view_strides, size):
-            return None
-        offset = (first - region_base) // size
+        byte_strides = tuple(s * size for s in elem_strides)
+        offsets = (base - region_base) // size
         if write:
+            if not _disjoint(shape, byte_strides, size):
+                return None
+            if batch and (base.ndim == 0 or (np.diff(np.sort(offsets)) < span).any()):
+                return None
             self.regions[i].own()
             typed = self._typed(i, fmt)
             assert typed is not None
-        view = np.lib.stride_tricks.as_strided(typed[offset:], view_shape, view_strides, writeable=write)
-        mask: Any = None
-        rank = len(shape)
-        for d in range(rank):
-            bound = bounds[d]
-            if np.ndim(bound) == 0 and int(bound) >= shape[d]:
-                continue
-            idx = np.arange(shape[d], dtype=np.int64).reshape((shape[d],) + (1,) * (rank - 1 - d))
-            dim_mask = idx < batch_scalar(np.asarray(bound, dtype=np.int64), rank)
-            mask = dim_mask if mask is None else mask & dim_mask
-        return view, mask
+        if not batch:
+            views = np.lib.stride_tricks.as_strided(typed[int(offsets) :], tuple(shape), byte_strides, writeable=write)
+            index: Any = Ellipsis
+        else:
+            windows = typed.size - span + 1
+            views = np.lib.stride_tricks.as_strided(typed, (windows, *shape), (size, *byte_strides), writeable=write)
+            index = np.broadcast_to(offsets, (batch,))
+        return views, index, _block_mask(shape, bounds)
 
     def _bases(self) -> list[int]:
         return [r.base for r in self.regions]
@@ -570,6 +566,20 @@ class GlobalMemory:
             f"{where}: error: out-of-bounds {fmt.name} access at address {addr:#x}{lanes}, outside every "
             f"tensor argument{self._nearest_text(addr, fmt)}; mask the access or fix the offsets"
         )
+
+
+def _block_mask(shape: Sequence[int], bounds: Sequence[Any]) -> np.ndarray | None:
+    """The valid elements (idx[d] < bounds[d]) of a block, batched like the bounds; None when all are."""
+    mask: Any = None
+    rank = len(shape)
+    for d in range(rank):
+        bound = bounds[d]
+        if np.ndim(bound) == 0 and int(bound) >= shape[d]:
+            continue
+        idx = np.arange(shape[d], dtype=np.int64).reshape((shape[d],) + (1,) * (rank - 1 - d))
+        dim_mask = idx < batch_scalar(np.asarray(bound, dtype=np.int64), rank)
+        mask = dim_mask if mask is None else mask & dim_mask
+    return mask
 
 
 def _disjoint(shape: Sequence[int], strides_bytes: Sequence[int], size: int) -> bool:
