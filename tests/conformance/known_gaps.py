@@ -7,12 +7,6 @@ xfail(strict=True), so a fix shows up as XPASS: then delete the entry (or regene
 """
 
 GAPS: dict[str, dict[str, tuple[str, str]]] = {
-    "cf_early_return": {
-        "tt": (
-            "tt-interpreter",
-            "ValueError: 'block' property of Region class is only available for single-block regions.",
-        )
-    },
     "dt_fp8_casts": {
         "tt": (
             "tt-interpreter",
@@ -20,31 +14,5 @@ GAPS: dict[str, dict[str, tuple[str, str]]] = {
             "tt.fp_to_fp: element type f8E4M3FN has no representation in the machine model (program "
             "id (0, 0, 0))",
         )
-    },
-    "ew_libdevice_nearbyint": {
-        "machine": (
-            "machine",
-            "InterpretationError: "
-            "/work/main/tests/conformance/kernels_elementwise.py:286:29: error: "
-            "external function '__nv_nearbyintf' has no reference semantics; known "
-            "stems: abs, acos, acosh, asin, asinh, atan",
-        ),
-        "tt": (
-            "tt-interpreter",
-            "InterpretationError: "
-            "/work/main/tests/conformance/kernels_elementwise.py:286:29: error: external "
-            "function '__nv_nearbyintf' has no reference semantics; known stems: abs, acos, "
-            "acosh, asin, asinh, atan",
-        ),
-    },
-    "ew_libdevice_rounding": {
-        "machine": (
-            "machine",
-            "wrong r_ptr: 29 elements beyond Tol(ulp=0, atol=0.0), first at [2]: got -0.0, want -1.0 (1065353216 ulp)",
-        ),
-        "tt": (
-            "tt-interpreter",
-            "wrong r_ptr: 29 elements beyond Tol(ulp=0, atol=0.0), first at [2]: got -0.0, want -1.0 (1065353216 ulp)",
-        ),
-    },
+    }
 }
