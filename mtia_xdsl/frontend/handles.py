@@ -365,7 +365,7 @@ class ModuleHandle:
             self.op.body.blocks[0].add_op(fn.op)
 
     def _functions(self) -> dict[str, tt.FuncOp]:
-        return {f.sym_name.data: f for f in self.op.body.walk() if isinstance(f, tt.FuncOp)}
+        return {f.sym_name.data: f for f in self.op.ops if isinstance(f, tt.FuncOp)}  # functions are top-level
 
     def has_function(self, name: str) -> bool:
         """Return True if a tt.func named `name` exists."""

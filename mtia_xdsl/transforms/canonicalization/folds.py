@@ -63,7 +63,7 @@ def make_attr(value: float | int, ty: Attribute) -> Attribute:
     else:
         scalar = FloatAttr(float(value), elem)  # type: ignore[arg-type]
     if isinstance(ty, TensorType):
-        return DenseIntOrFPElementsAttr.from_list(ty, [value] * ty.element_count())  # type: ignore[arg-type]
+        return DenseIntOrFPElementsAttr.from_list(ty, [value])  # type: ignore[arg-type]  # a splat
     return scalar
 
 
