@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import MemoryTraffic
@@ -111,31 +113,34 @@ class Timeline:
 
 
 def busy_cycles(
-    runs: list[tuple[int, list[list[int]], list[float], list[float]]], engines: tuple[Engine, ...]
+    runs: list[tuple[int, list[int], list[float], list[float]]], engines: tuple[Engine, ...]
 ) -> dict[tuple[int, Engine], float]:
     """Union of command intervals per (PE, engine).
 
-    `runs`: (pe, command indices per engine, start cycles, end cycles) of each program, in the order its PE
-    ran them. Requires: an engine's commands start in that order (engines start commands in order, and a
-    PE starts a program after the previous one ended), so one sweep per (PE, engine) needs no sort.
+    `runs`: (pe, engine index of each command, start cycles, end cycles) of each program, in the order
+    its PE ran them. Requires: an engine's commands start in that order (engines start commands in order,
+    and a PE starts a program after the previous one ended), so the union needs no sort.
     """
-    state: dict[tuple[int, int], list[float]] = {}  # (pe, engine) -> [total, current start, current end]
-    for pe, queues, starts, ends in runs:
-        for e, queue in enumerate(queues):
-            if not queue:
-                continue
-            acc = state.get((pe, e))
-            if acc is None:
-                i = queue[0]
-                acc = state[pe, e] = [0.0, starts[i], ends[i]]
-            total, cur_start, cur_end = acc
-            for i in queue:
-                start, end = starts[i], ends[i]
-                if start > cur_end:
-                    total += cur_end - cur_start
-                    cur_start, cur_end = start, end
-                elif end > cur_end:
-                    cur_end = end
-            acc[:] = total, cur_start, cur_end
-    busy = {(pe, engines[e]): total + (cur_end - cur_start) for (pe, e), (total, cur_start, cur_end) in state.items()}
+    if not runs:
+        return {}
+    pes, engine, starts, ends = [], [], [], []
+    for pe, eng, start, end in runs:
+        pes.append(np.full(len(eng), pe * len(engines), dtype=np.int64))
+        engine.extend(eng)
+        starts.extend(start)
+        ends.extend(end)
+    key = np.concatenate(pes) + np.asarray(engine, dtype=np.int64)
+    order = np.argsort(key, kind="stable")  # by (PE, engine), each group in run order
+    key, start, end = key[order], np.asarray(starts)[order], np.asarray(ends)[order]
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    busy = {}
+    for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [len(key)])), strict=True):
+        s, reach = start[lo:hi], np.maximum.accumulate(end[lo:hi])
+        new = np.empty(len(s), dtype=bool)  # a command starting after every earlier one ended opens a segment
+        new[0] = True
+        np.greater(s[1:], reach[:-1], out=new[1:])
+        first = np.flatnonzero(new)
+        last = np.concatenate((first[1:] - 1, [len(s) - 1]))
+        k = int(key[lo])
+        busy[int(k // len(engines)), engines[k % len(engines)]] = float(np.sum(reach[last] - s[first]))
     return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}

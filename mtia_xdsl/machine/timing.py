@@ -390,6 +390,8 @@ class _Simulator:
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
         self.shapes: dict[tuple, _Shape] = {}
+        self.footprints: dict[tuple[int, int, int], int] = {}
+        """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
     # ---- event plumbing ----
 
@@ -435,7 +437,10 @@ class _Simulator:
         index = pe.queue[pe.next_program]
         pe.next_program += 1
         prog = self.programs[index]
-        footprint = prog.ls_footprint_bytes()
+        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
+        footprint = self.footprints.get(key)
+        if footprint is None:
+            footprint = self.footprints[key] = prog.ls_footprint_bytes()
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
         shape = _program_shape(prog, self.config, self.shapes)
@@ -451,12 +456,17 @@ class _Simulator:
 
     def _advance_scalar(self, pe: _PE, run: _Run, i: int, t: float) -> None:
         """The scalar core starts on command i at cycle t; issue ahead until it must wait."""
-        costs, blocking, n = run.scalar_cost, run.blocking, run.n
+        costs, blocking, n, engine, issued = run.scalar_cost, run.blocking, run.n, run.engine, run.issued
+        started, depth = run.started, self.queue_depth
         while i < n:
             cost = costs[i]
             pe.scalar_busy += cost
             t += cost
-            if not self._issue(pe, run, i, t) or blocking[i]:
+            e = engine[i]
+            if e != _SCALAR and issued[e] - started[e] >= depth and self._queue_full(pe, run, e, i, t):
+                return
+            self._issue(pe, run, e, i, t)
+            if blocking[i]:
                 return
             i += 1
         tail = run.prog.tail_scalar_instrs * self.config.scalar_cycles_per_instr
@@ -464,28 +474,31 @@ class _Simulator:
         run.scalar_end = t + tail
         self._check_program_done(pe, run)
 
-    def _issue(self, pe: _PE, run: _Run, i: int, t: float) -> bool:
-        """Issue command i at cycle t >= now if its engine's queue has room then; else arrange a retry.
+    def _queue_full(self, pe: _PE, run: _Run, e: int, i: int, t: float) -> bool:
+        """Whether engine e's queue is full at cycle t >= now, when command i is to be issued; if so arrange
+        a retry.
 
         The queue holds issued commands that have not started by t. Committed commands have known start
         cycles; uncommitted ones cannot start before the current cycle, so a full queue at t is known
         only once t is reached (an event at t), unless a committed start frees a place first.
         """
-        e = run.engine[i]
-        if e != _SCALAR:
-            queue, start_t, head = run.queues[e], run.start_t, run.head[e]
-            k = run.started[e]
-            while k < head and start_t[queue[k]] <= t:
-                k += 1
-            run.started[e] = k
-            if run.issued[e] - k >= self.queue_depth:
-                if k < head:
-                    self.push(start_t[queue[k]], _E_SCALAR, pe, i)
-                elif t > self.now:
-                    self.push(t, _E_SCALAR, pe, i)
-                else:
-                    pe.wait_engine, pe.wait_index = e, i
-                return False
+        queue, start_t, head = run.queues[e], run.start_t, run.head[e]
+        k = run.started[e]
+        while k < head and start_t[queue[k]] <= t:
+            k += 1
+        run.started[e] = k
+        if run.issued[e] - k < self.queue_depth:
+            return False
+        if k < head:
+            self.push(start_t[queue[k]], _E_SCALAR, pe, i)
+        elif t > self.now:
+            self.push(t, _E_SCALAR, pe, i)
+        else:
+            pe.wait_engine, pe.wait_index = e, i
+        return True
+
+    def _issue(self, pe: _PE, run: _Run, e: int, i: int, t: float) -> None:
+        """Issue command i to engine e (whose queue has room) at cycle t; start it if it can start."""
         run.issue_t[i] = t
         run.issued[e] += 1
         if run.blocking[i]:
@@ -494,13 +507,16 @@ class _Simulator:
             self._try_start_now(pe, e)
         elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
             self._drain(pe, run, [e])
-        return True
 
     def _resume_scalar(self, pe: _PE, i: int) -> None:
         """Retry issuing command i (its scalar cycles are already spent) at the current cycle."""
         run = pe.run
         assert run is not None
-        if self._issue(pe, run, i, self.now) and not run.blocking[i]:
+        e = run.engine[i]
+        if e != _SCALAR and self._queue_full(pe, run, e, i, self.now):
+            return
+        self._issue(pe, run, e, i, self.now)
+        if not run.blocking[i]:
             self._advance_scalar(pe, run, i + 1, self.now)
 
     def _wake_scalar(self, pe: _PE, e: int, start: float) -> None:
@@ -527,7 +543,7 @@ class _Simulator:
     def _drain(self, pe: _PE, run: _Run, work: list[int]) -> None:
         """Start what the engines in `work` can start: compute engines commit every head command whose
         start is known (its end too: they touch nothing outside the PE), DMA and the scalar core get a
-        start attempt. Commits resolve dependents at once (as `_ended`), which may add engines to `work`."""
+        start attempt. Commits resolve dependents at once (as `_finish`), which may add engines to `work`."""
         issue_t, deps_left, dep_ready, extra = run.issue_t, run.deps_left, run.dep_ready, run.release_extra
         occupancy, latency, dpe_fill, heads, queues = run.occupancy, run.latency, run.dpe_fill, run.head, run.queues
         engine_free, engine_used, start_t, end_t = pe.engine_free, pe.engine_used, run.start_t, run.end_t
@@ -574,24 +590,6 @@ class _Simulator:
                     self.push(end, _E_ADVANCE, pe, i + 1)
         self._check_program_done(pe, run)
 
-    def _ended(self, pe: _PE, run: _Run, i: int, end: float, work: list[int]) -> None:
-        """Record that command i ends at `end` (>= now) and release its dependents into `work`."""
-        run.ended += 1
-        if end > run.end_max:
-            run.end_max = end
-        run.end_t[i] = end
-        self.end_order.append(run.first + i)
-        deps_left, dep_ready, engine = run.deps_left, run.dep_ready, run.engine
-        for d in run.dependents[i]:
-            deps_left[d] -= 1
-            if end > dep_ready[d]:
-                dep_ready[d] = end
-            if deps_left[d] == 0:
-                work.append(engine[d])
-        if pe.block_index == i:
-            pe.block_index = -1
-            self.push(end, _E_ADVANCE, pe, i + 1)
-
     def _try_start_now(self, pe: _PE, e: int) -> None:
         """Start head commands of engine e (DMA or scalar core) now while they can; else retry when they can.
 
@@ -600,12 +598,13 @@ class _Simulator:
         run = pe.run
         assert run is not None
         queue, heads, issue_t, deps_left = run.queues[e], run.head, run.issue_t, run.deps_left
-        h, now, engine_free, memory = heads[e], self.now, pe.engine_free, self.memory
+        h = heads[e]
         while h < len(queue):
             i = queue[h]
             issued = issue_t[i]
             if issued < 0 or deps_left[i] > 0:
                 return  # retried at issue / at the last dependency's end
+            now, engine_free, memory = self.now, pe.engine_free, self.memory
             if e == _DMA and pe.dma_inflight >= self.dma_outstanding:
                 return  # retried when a DMA command ends
             release = issued + run.release_extra[i]
@@ -687,12 +686,30 @@ class _Simulator:
     # ---- command end ----
 
     def _finish(self, pe: _PE, i: int) -> None:
-        """A DMA or scalar-core command ended now."""
+        """A DMA or scalar-core command i ended now: record it and release its dependents."""
         run = pe.run
         assert run is not None
+        end = self.now
+        run.ended += 1
+        if end > run.end_max:
+            run.end_max = end
+        run.end_t[i] = end
+        self.end_order.append(run.first + i)
+        deps_left, dep_ready, engine = run.deps_left, run.dep_ready, run.engine
         work: list[int] = []
-        self._ended(pe, run, i, self.now, work)
-        self._drain(pe, run, work)
+        for d in run.dependents[i]:
+            deps_left[d] -= 1
+            if end > dep_ready[d]:
+                dep_ready[d] = end
+            if deps_left[d] == 0:
+                work.append(engine[d])
+        if pe.block_index == i:
+            pe.block_index = -1
+            self.push(end, _E_ADVANCE, pe, i + 1)
+        if work:
+            self._drain(pe, run, work)
+        else:
+            self._check_program_done(pe, run)
 
     # ---- results ----
 
@@ -723,7 +740,7 @@ class _Simulator:
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
             engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.queues, r.start_t, r.end_t) for r in self.runs if r], _ENGINES
+                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r], _ENGINES
             ),
             traffic=self.memory.traffic,
             work=self.work,
