@@ -51,7 +51,9 @@ class _Interpreter(Interpreter):
 
     Same semantics as `Interpreter.run_ssacfg_region`, but each block is resolved once into a plan: the
     implementation of each op, and integer slots for its operands and results in one flat value list
-    (SSA values are unique, so no scopes are needed). Exceptions of op implementations pass through
+    (SSA values are unique, so no scopes are needed). An InterpreterFunctions class may offer
+    `prepare_op(op)`: an implementation specialized to `op` (same signature, op facts read once), or None.
+    Exceptions of op implementations pass through
     unchanged (xDSL attaches a printout of the whole module to each; callers report the first line).
     `last_op` is the op most recently started, to locate errors raised without a kernel location.
     """
@@ -86,6 +88,9 @@ class _Interpreter(Interpreter):
         for op in block.ops:
             entry = table.get(type(op))
             ft, fn = entry if entry is not None else (None, _missing_impl)
+            prepare = getattr(ft, "prepare_op", None)
+            if prepare is not None:
+                fn = prepare(op) or fn
             ins = tuple(self._slot(v) for v in op.operands)
             steps.append(
                 (

@@ -128,6 +128,8 @@ class _BatchRunner:
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
+        self.runs_cache: dict[tuple, tuple] = {}
+        """PeState.runs_cache shared by every batch of the launch."""
 
     def run_all(self) -> list[ProgramTrace]:
         """Run every program; return the traces in launch order (x fastest)."""
@@ -184,7 +186,7 @@ class _BatchRunner:
         else:
             ids = np.asarray(pids, dtype=np.int32)
             program_id = (ids[:, 0], ids[:, 1], ids[:, 2])
-        state = PeState(pids, self.config)
+        state = PeState(pids, self.config, runs_cache=self.runs_cache)
         self.counter.state = state
         set_launch_state(self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid))
         set_pe_state(self.interpreter, state)

@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
+    OpImplResult,
     PythonValues,
     ReturnedValues,
     impl,
@@ -151,7 +152,8 @@ class PeState:
     scalar_instrs: int = 0
     engine_depth: int = 0
     runs_cache: dict[tuple, tuple] = field(default_factory=dict)
-    """Contiguous runs of the DMA blocks seen in this batch, by (strides, bounds, element bytes)."""
+    """Contiguous runs of the DMA blocks seen (in this batch, or launch when the runner shares it), by
+    (strides, bounds, element bytes)."""
 
     @property
     def size(self) -> int:
@@ -332,9 +334,12 @@ def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: 
     def ints(v: Any) -> Any:
         return int(v) if np.ndim(v) == 0 else np.asarray(v, dtype=np.int64)
 
+    def bound(v: Any, size: int) -> Any:
+        return min(max(int(v), 0), size) if np.ndim(v) == 0 else np.clip(np.asarray(v, dtype=np.int64), 0, size)
+
     base = ints(args[0])
     strides = [ints(s) for s in args[1 : 1 + rank]]
-    bounds = [ints(np.clip(b, 0, s)) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
+    bounds = [bound(b, s) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
     return _Block(base, strides, bounds)
 
 
@@ -345,21 +350,25 @@ def _dma_commands(
 
     Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
     """
-    elem_bytes = element_format(element_type_of(t)).size_bytes
+    elem_bytes, ls_bytes, dtype = _tile_facts(t)
     n = 1 if block.uniform else state.size
-    base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,))
+    base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,)).tolist()
     rank = len(block.strides)
-    shape_key = np.zeros((n, 2 * rank), dtype=np.int64)
-    for d, v in enumerate([*block.strides, *block.bounds]):
-        shape_key[:, d] = v
-    keys, which = np.unique(shape_key, axis=0, return_inverse=True)
-    which = which.reshape(-1)
-    runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
-    where, ls_bytes, dtype = location_str(op.location), mtia.tile_bytes(t), _dtype_name(t)
+    if all(np.ndim(v) == 0 for v in [*block.strides, *block.bounds]):
+        runs_of = [state.block_runs(block.strides, block.bounds, elem_bytes)]
+        which: list[int] = [0] * n
+    else:
+        shape_key = np.zeros((n, 2 * rank), dtype=np.int64)
+        for d, v in enumerate([*block.strides, *block.bounds]):
+            shape_key[:, d] = v
+        keys, inverse = np.unique(shape_key, axis=0, return_inverse=True)
+        which = inverse.reshape(-1).tolist()
+        runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
+    where = location_str(op.location)
 
     def make(b: int) -> Command:
-        nbytes, runs, ranges, extent = runs_of[int(which[b])]
-        shift = int(base[b])
+        nbytes, runs, ranges, extent = runs_of[which[b]]
+        shift = base[b]
         return Command(
             Engine.DMA,
             kind,
@@ -378,9 +387,50 @@ def _dma_commands(
     state.issue_each(make, block.uniform)
 
 
+def _tile_facts(t: Attribute) -> tuple[int, int, str]:
+    """(bytes per element, bytes per tile, element dtype name) of tile type `t`, remembered by identity."""
+    facts = _TILE_FACTS.get(id(t))
+    if facts is None or facts[0] is not t:
+        if len(_TILE_FACTS) > 4096:
+            _TILE_FACTS.clear()
+        facts = _TILE_FACTS[id(t)] = (
+            t,
+            element_format(element_type_of(t)).size_bytes,
+            mtia.tile_bytes(t),
+            _dtype_name(t),
+        )
+    return facts[1], facts[2], facts[3]
+
+
+_TILE_FACTS: dict[int, tuple[Attribute, int, int, str]] = {}
+"""`_tile_facts` of the tile types seen, by identity (bounded; an entry holds its type, so its id is not reused)."""
+
+
 def _uninitialized(t: Attribute) -> Any:
     """What an LS element no engine wrote reads as: NaN for floats, 0 for integers."""
     return np.nan if element_format(element_type_of(t)).compute.kind == "f" else 0
+
+
+@dataclass(frozen=True)
+class _DmaInfo:
+    """What a DMA op's run needs that depends on the op alone."""
+
+    tile: Attribute
+    """The block's tile type."""
+    shape: list[int]
+    elem: Attribute
+    where: str
+    to_cb: bool
+    """A buffer-level load (into a CB) rather than a tensor-level one (a result)."""
+    uninitialized: Any
+    """What masked-off elements of the block read as when the op has no `other`."""
+
+    @staticmethod
+    def of(op: Operation, t: Attribute, to_cb: bool) -> _DmaInfo:
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        return _DmaInfo(
+            t, shape, element_type_of(t), location_str(op.location), to_cb, _uninitialized(t) if to_cb else 0
+        )
 
 
 @dataclass(frozen=True)
@@ -415,6 +465,15 @@ class _ComputeInfo:
         )
 
 
+_CB_METHODS: dict[type[Operation], Callable[[SimCB, int, Operation], None]] = {
+    mtia.CbReserveOp: SimCB.reserve,
+    mtia.CbPushOp: SimCB.push,
+    mtia.CbWaitOp: SimCB.wait,
+    mtia.CbPopOp: SimCB.pop,
+}
+_NO_RESULTS = OpImplResult((), None)
+
+
 @register_impls
 class MtiaFunctions(InterpreterFunctions):
     """Semantics of buffer-level mtia ops; see the module docstring."""
@@ -423,6 +482,21 @@ class MtiaFunctions(InterpreterFunctions):
         super().__init__()
         self._compute_info: dict[Operation, _ComputeInfo] = {}
         """Per engine compute op run so far: its command's op-only fields."""
+        self._dma_info: dict[Operation, _DmaInfo] = {}
+        """Per DMA op run so far: its block's type facts."""
+
+    def prepare_op(self, op: Operation) -> Callable[..., OpImplResult] | None:
+        """Return an implementation of a CB op with its slot count read once (see reference._Interpreter)."""
+        method = _CB_METHODS.get(type(op))
+        if method is None:
+            return None
+        count = op.count.value.data  # type: ignore[attr-defined]
+
+        def run(ft: MtiaFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            method(args[0], count, op)
+            return _NO_RESULTS
+
+        return run
 
     # -- CBs ---------------------------------------------------------------------------------
     @impl(mtia.CbAllocOp)
@@ -472,18 +546,19 @@ class MtiaFunctions(InterpreterFunctions):
     # -- memory ------------------------------------------------------------------------------
     @impl(mtia.DmaLoadOp)
     def run_dma_load(self, interpreter: Interpreter, op: mtia.DmaLoadOp, args: PythonValues) -> PythonValues:
-        t = op.block_type
-        shape = list(t.get_shape())
+        info = self._dma_info.get(op)
+        if info is None:
+            info = self._dma_info[op] = _DmaInfo.of(op, op.block_type, op.out is not None)
+        t, shape = info.tile, info.shape
         block = _dma_block(op, args, shape)
         if op.other is not None:
             other = batch_scalar(args[1 + 2 * len(block.strides)], len(shape))
         else:
-            other = 0 if op.out is None else _uninitialized(t)
-        where = location_str(op.location)
+            other = info.uninitialized
         memory = get_launch_state(interpreter).memory
-        value = memory.read_block(block.base, block.strides, shape, block.bounds, t.element_type, other, where)
+        value = memory.read_block(block.base, block.strides, shape, block.bounds, info.elem, other, info.where)
         tile = as_value(value, t)
-        if op.out is None:
+        if not info.to_cb:
             return (tile,)
         slot = args[-1].write(tile, op)
         _dma_commands(get_pe_state(interpreter), op, "dma_load", (), (slot,), block, t)
@@ -491,13 +566,13 @@ class MtiaFunctions(InterpreterFunctions):
 
     @impl(mtia.DmaStoreOp)
     def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
-        t = mtia.tile_type(op.value.type)
-        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        info = self._dma_info.get(op)
+        if info is None:
+            info = self._dma_info[op] = _DmaInfo.of(op, mtia.tile_type(op.value.type), False)
+        t, shape, elem, where = info.tile, info.shape, info.elem, info.where
         block = _dma_block(op, args, shape)
         cb = args[-1]
         value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
-        elem = element_type_of(t)
-        where = location_str(op.location)
         memory = get_launch_state(interpreter).memory
         if not shape:
             addr = np.asarray(block.base, dtype=np.int64)[..., None]

@@ -623,22 +623,37 @@ def as_value(x: Any, t: Attribute) -> Any:
     Leading batch dimensions (dims beyond the type's rank) are kept. An array for a scalar type stays an
     array: a batch of lanes, as when a reduction's combine region runs on whole slices.
     """
-    fmt = element_format(element_type_of(t))
-    arr = np.asarray(x)
-    if arr.dtype != fmt.compute:
+    info = _VALUE_TYPES.get(id(t))
+    if info is None or info[0] is not t:
+        info = _value_type(t)
+    _, compute, bf16, shape = info
+    arr = x if type(x) is np.ndarray else np.asarray(x)
+    if arr.dtype != compute:
         with np.errstate(all="ignore"):
-            arr = arr.astype(fmt.compute)
-    if fmt.name == "bf16":
+            arr = arr.astype(compute)
+    if bf16:
         arr = to_bf16_f32(arr)
-    if is_shaped(t):
-        assert isinstance(t, builtin.TensorType | builtin.VectorType)
-        shape = tuple(t.get_shape())
+    if shape is not None:
         rank = len(shape)
-        if arr.shape[arr.ndim - rank :] == shape and arr.ndim >= rank:
+        if arr.ndim >= rank and arr.shape[arr.ndim - rank :] == shape:
             return arr
         full = arr.shape[: max(arr.ndim - rank, 0)] + shape
         return np.broadcast_to(arr, full).copy()
     return arr[()] if arr.ndim == 0 else arr
+
+
+_VALUE_TYPES: dict[int, tuple[Attribute, np.dtype[Any], bool, tuple[int, ...] | None]] = {}
+"""`as_value`'s view of the types it has seen, by identity: (type, compute dtype, is bf16, shape or None
+for a scalar). Bounded (cleared when full); an entry holds its type, so its id is not reused."""
+
+
+def _value_type(t: Attribute) -> tuple[Attribute, np.dtype[Any], bool, tuple[int, ...] | None]:
+    fmt = element_format(element_type_of(t))
+    shape = tuple(t.get_shape()) if isinstance(t, builtin.TensorType | builtin.VectorType) else None
+    if len(_VALUE_TYPES) > 4096:
+        _VALUE_TYPES.clear()
+    info = _VALUE_TYPES[id(t)] = (t, fmt.compute, fmt.name == "bf16", shape)
+    return info
 
 
 def logical_rank(t: Attribute) -> int:
