@@ -230,9 +230,17 @@ def _fold_int_binary(op: Operation) -> Attribute | SSAValue | None:
     return _identity(op, lhs, rhs, w)
 
 
+_COMMUTATIVE: dict[type[Operation], bool] = {}
+"""Whether an op class has the Commutative trait; filled as classes are met (classes are immutable)."""
+
+
 def _swap_commutative(op: Operation) -> bool:
     """Move a constant lhs of a commutative op to the right (MLIR's commutative trait fold)."""
-    if not op.has_trait(Commutative) or len(op.operands) != 2:
+    kind = type(op)
+    commutative = _COMMUTATIVE.get(kind)
+    if commutative is None:
+        commutative = _COMMUTATIVE[kind] = kind.has_trait(Commutative)
+    if not commutative or len(op.operands) != 2:
         return False
     lhs, rhs = op.operands
     if const_attr(lhs) is None or const_attr(rhs) is not None:
@@ -256,22 +264,26 @@ def _fold_tt(op: Operation) -> Attribute | SSAValue | None:
     return None
 
 
-def _fold_one(op: Operation) -> Attribute | SSAValue | None:
-    if isinstance(op, arith.BitcastOp) and op.input.type == op.result.type:
-        value = const_attr(op.input)  # MLIR folds a constant operand to an attribute, re-materialized
-        return op.input if value is None else value
-    if isinstance(op, _CASTS):
-        return _fold_cast(op)
-    if isinstance(op, tt.SplatOp | tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp | tt.AddPtrOp):
-        return _fold_tt(op)
-    return _fold_int_binary(op)
+def _fold_bitcast(op: Operation) -> Attribute | SSAValue | None:
+    if op.operands[0].type != op.results[0].type:
+        return None
+    value = const_attr(op.operands[0])  # MLIR folds a constant operand to an attribute, re-materialized
+    return op.operands[0] if value is None else value
+
+
+_FOLDERS: dict[type[Operation], Callable[[Operation], Attribute | SSAValue | None]] = {
+    arith.BitcastOp: _fold_bitcast,
+    **dict.fromkeys(_CASTS, _fold_cast),
+    **dict.fromkeys((tt.SplatOp, tt.BroadcastOp, tt.ExpandDimsOp, tt.ReshapeOp, tt.AddPtrOp), _fold_tt),
+    **dict.fromkeys(_INT_EVAL, _fold_int_binary),
+}
+"""The fold of each op class that has one (dispatch by exact class)."""
 
 
 def fold_op(op: Operation, materialize: Materialize) -> list[SSAValue] | None:
     """Return the values replacing `op`'s single result, IN_PLACE if `op` changed in place, else None."""
-    if len(op.results) != 1:
-        return None
-    folded = _fold_one(op)
+    fold = _FOLDERS.get(type(op))
+    folded = fold(op) if fold is not None and len(op.results) == 1 else None
     if isinstance(folded, SSAValue):
         return [folded]
     if folded is not None:
@@ -305,11 +317,11 @@ def rewrite_op(op: Operation, materialize: Materialize) -> list[SSAValue] | None
     subi(subi(x, c0), c1) -> subi(x, c0 + c1); subi(subi(c0, x), c1) -> subi(c0 - c1, x);
     muli(muli(x, c0), c1) -> muli(x, c0 * c1).
     """
-    if not isinstance(op, xarith.AddiOp | xarith.SubiOp | xarith.MuliOp):
+    if type(op) not in (xarith.AddiOp, xarith.SubiOp, xarith.MuliOp):
         return None
-    c1 = _scalar_int(op.rhs)
+    c1 = _scalar_int(op.operands[1])
     kinds = (xarith.MuliOp,) if isinstance(op, xarith.MuliOp) else (xarith.AddiOp, xarith.SubiOp)
-    found = _inner_const(op.lhs, kinds) if c1 is not None else None
+    found = _inner_const(op.operands[0], kinds) if c1 is not None else None
     if found is None:
         return None
     inner, l0, r0 = found

@@ -29,7 +29,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
-from xdsl.traits import ConstantLike
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from mtia_xdsl.dialects import tt
@@ -47,6 +46,8 @@ class _Folder:
         self.entry: Block = func.body.blocks[0]
         self.known: dict[tuple[Attribute, Attribute], xarith.ConstantOp] = {}
         self.owned: set[int] = set()
+        self.made: list[xarith.ConstantOp] = []
+        """Constants materialized by this sweep's folds (hoisted by the next sweep)."""
 
     def register(self, op: xarith.ConstantOp) -> bool:
         """Unique or hoist `op`; return False if it was replaced by an existing equal constant."""
@@ -75,6 +76,7 @@ class _Folder:
         block = like.parent_block()
         assert block is not None
         block.insert_op_before(op, like)
+        self.made.append(op)
         return op.result
 
 
@@ -99,7 +101,11 @@ def _walk_post_order(op: Operation, out: list[Operation]) -> None:
 
 
 def canonicalize_function(func: tt.FuncOp) -> bool:
-    """Run the canonicalizer on one function to a fixed point; return True if anything changed."""
+    """Run the canonicalizer on one function to a fixed point; return True if anything changed.
+
+    As MLIR's greedy driver, a sweep whose folds and erasures change nothing ends the loop (hoisting
+    while collecting the worklist does not count: the next sweep would find the constants in place).
+    """
     changed_any = False
     for _ in range(10):
         ops: list[Operation] = []
@@ -107,17 +113,14 @@ def canonicalize_function(func: tt.FuncOp) -> bool:
             for child in list(block.ops):
                 _walk_post_order(child, ops)
         folder = _Folder(func)
-        changed = False
         worklist: list[Operation] = []
         for op in ops:
-            if isinstance(op, xarith.ConstantOp) and op.parent_block() is not None:
-                before = (op.parent_block(), op.prev_op)
-                if not folder.register(op) or before != (op.parent_block(), op.prev_op):
-                    changed = True
-            else:
+            if not isinstance(op, xarith.ConstantOp):
                 worklist.append(op)
-        changed |= _process(worklist, folder)
-        changed |= _erase_dead_constants(func)
+            elif op.parent_block() is not None:
+                folder.register(op)
+        changed = _process(worklist, folder)
+        changed |= _erase_dead_constants(folder)
         changed_any |= changed
         if not changed:
             break
@@ -144,8 +147,6 @@ def _process(worklist: list[Operation], folder: _Folder) -> bool:
 
 def _fold_or_rewrite(op: Operation, folder: _Folder) -> str | None:
     """Fold `op` (retrying after an in-place change), else apply a pattern; say what happened."""
-    if op.has_trait(ConstantLike):
-        return None
     outcome = None
     for _ in range(2):
         repl = fold_op(op, folder.constant)
@@ -161,10 +162,11 @@ def _fold_or_rewrite(op: Operation, folder: _Folder) -> str | None:
     return outcome
 
 
-def _erase_dead_constants(func: tt.FuncOp) -> bool:
+def _erase_dead_constants(folder: _Folder) -> bool:
+    """Erase the unused constants this sweep kept or made (MLIR erases them when it pops them)."""
     changed = False
-    for op in list(func.walk()):
-        if op.has_trait(ConstantLike) and is_trivially_dead(op) and op.parent_block() is not None:
+    for op in [*folder.known.values(), *folder.made]:
+        if op.parent_block() is not None and not op.result.uses:
             _erase(op)
             changed = True
     return changed
