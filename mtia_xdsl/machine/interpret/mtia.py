@@ -275,6 +275,17 @@ def _block_runs(
     return valid * elem_bytes, runs, ranges, extent
 
 
+def _shifted_starts(runs_of: list[tuple], which: list[int], base: list[int]) -> list[list[int]] | None:
+    """Start addresses of every program's runs (one numpy pass for the batch), when all programs share one
+    block shape with more than 4 listed runs; else None (`_ranges` per program)."""
+    if len(runs_of) != 1 or len(base) == 1:
+        return None
+    ranges = runs_of[0][2]
+    if not ranges or len(ranges[0]) <= 4:
+        return None
+    return (np.asarray(base, dtype=np.int64)[:, None] + ranges[0][None, :]).tolist()
+
+
 def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
     """The (address, nbytes) ranges of `_block_runs`'s (starts, run bytes), moved by `shift` bytes."""
     if not runs:
@@ -332,10 +343,16 @@ def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: 
     rank = len(op.strides)
 
     def ints(v: Any) -> Any:
-        return int(v) if np.ndim(v) == 0 else np.asarray(v, dtype=np.int64)
+        if np.ndim(v) == 0:
+            return int(v)
+        arr = np.asarray(v, dtype=np.int64)
+        first = arr.reshape(-1)[0]
+        return int(first) if (arr == first).all() else arr  # the same for every program: one int
 
     def bound(v: Any, size: int) -> Any:
-        return min(max(int(v), 0), size) if np.ndim(v) == 0 else np.clip(np.asarray(v, dtype=np.int64), 0, size)
+        if np.ndim(v) == 0:
+            return min(max(int(v), 0), size)
+        return ints(np.clip(np.asarray(v, dtype=np.int64), 0, size))
 
     base = ints(args[0])
     strides = [ints(s) for s in args[1 : 1 + rank]]
@@ -366,6 +383,8 @@ def _dma_commands(
         runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
     where = location_str(op.location)
 
+    starts_of = _shifted_starts(runs_of, which, base)
+
     def make(b: int) -> Command:
         nbytes, runs, ranges, extent = runs_of[which[b]]
         shift = base[b]
@@ -377,7 +396,9 @@ def _dma_commands(
             fills,
             global_read_bytes=nbytes if kind == "dma_load" else 0,
             global_write_bytes=nbytes if kind == "dma_store" else 0,
-            global_ranges=_ranges(ranges, shift),
+            global_ranges=_ranges(ranges, shift)
+            if starts_of is None
+            else tuple(zip(starts_of[b], itertools.repeat(ranges[1]), strict=False)),
             global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
             ls_bytes=ls_bytes,
             descriptors=max(runs, 1),
