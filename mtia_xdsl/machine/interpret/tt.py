@@ -43,6 +43,7 @@ from mtia_xdsl.dialects.tt import TT
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.machine.interpret import arith as arith_semantics
 from mtia_xdsl.machine.interpret.values import (
+    FP8_BY_NAME,
     GlobalMemory,
     as_value,
     batch_scalar,
@@ -53,6 +54,7 @@ from mtia_xdsl.machine.interpret.values import (
     location_str,
     logical_rank,
 )
+from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
 
@@ -511,6 +513,9 @@ def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
     rounding = _int_prop(op, "rounding", 1)
     if rounding == 1 or element_format(dst).size_bytes >= x.dtype.itemsize:
         return x  # as_value rounds to nearest even
+    fp8 = FP8_BY_NAME.get(element_format(dst).name)
+    if fp8 is not None:  # toward zero into fp8 (exact, then as_value's rounding keeps it)
+        return decode_fp8_np(encode_fp8_np(x, fp8, rtz=True), fp8)
     if isinstance(dst, builtin.BFloat16Type):
         bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(x.shape) >> np.uint32(16)
         return np.where(np.isnan(x), x, bf16_bits_to_f32(bits.astype(np.uint16)))

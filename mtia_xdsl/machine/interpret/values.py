@@ -7,6 +7,7 @@ Conventions shared by every interpreter of the project (tt reference semantics, 
   reinterpret the bits, as MLIR does.
 - bf16 has no numpy dtype: bf16 values are float32 arrays holding bf16-representable values. Every op
   producing bf16 rounds with `to_bf16_f32` (round to nearest even); memory holds the 16 raw bits.
+  fp8 (E5M2, E4M3FN and their FNUZ variants) works the same way with `utils/fp8.py`'s exact conversions.
 - A pointer is a byte address, exactly the `data_ptr()` Triton passes: a Python/numpy int64 scalar, or
   an int64 array for a tensor of pointers. `tt.addptr` adds offset * element size.
 - `GlobalMemory` is a working copy of the storages behind the kernel's torch tensor arguments;
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,11 @@ from xdsl.dialects import builtin
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.utils.fp8 import FP8_FORMATS, decode_fp8_np, encode_fp8_np
 from mtia_xdsl.utils.locations import location_str
+
+FP8_BY_NAME = {str(kind()): fmt for kind, fmt in FP8_FORMATS.items()}
+"""fp8 formats by MLIR spelling ("f8E4M3FN", ...): fp8 values are float32 holding fp8 values, bits in memory."""
 
 # ----------------------------------------------------------------------------------------------------
 # bf16 helpers
@@ -106,6 +111,8 @@ class ElementFormat:
         """Convert raw stored elements (dtype `storage`) to runtime values."""
         if self.name == "bf16":
             return bf16_bits_to_f32(raw)
+        if self.name in FP8_BY_NAME:
+            return decode_fp8_np(raw, FP8_BY_NAME[self.name])
         if self.name == "i1":
             return raw != 0
         return raw.astype(self.compute, copy=False)
@@ -114,6 +121,8 @@ class ElementFormat:
         """Convert runtime values to the stored representation (bf16 rounds to nearest even)."""
         if self.name == "bf16":
             return f32_to_bf16_bits(values)
+        if self.name in FP8_BY_NAME:
+            return encode_fp8_np(values, FP8_BY_NAME[self.name])
         return np.asarray(values).astype(self.storage)
 
 
@@ -161,6 +170,8 @@ def element_format(t: Attribute | np.dtype[Any] | str) -> ElementFormat:
         return _fmt("f64", np.float64)
     elif t.name == "tt.ptr":
         return _fmt("ptr", np.int64)
+    elif type(t) in FP8_FORMATS:
+        return _fmt(str(t), np.uint8, np.float32)
     raise InterpretationError(f"element type {t} has no representation in the machine model")
 
 
@@ -626,13 +637,13 @@ def as_value(x: Any, t: Attribute) -> Any:
     info = _VALUE_TYPES.get(id(t))
     if info is None or info[0] is not t:
         info = _value_type(t)
-    _, compute, bf16, shape = info
+    _, compute, rounding, shape = info
     arr = x if type(x) is np.ndarray else np.asarray(x)
     if arr.dtype != compute:
         with np.errstate(all="ignore"):
             arr = arr.astype(compute)
-    if bf16:
-        arr = to_bf16_f32(arr)
+    if rounding is not None:  # bf16 or fp8 held in float32: round to the format (nearest even)
+        arr = rounding(arr)
     if shape is not None:
         rank = len(shape)
         if arr.ndim >= rank and arr.shape[arr.ndim - rank :] == shape:
@@ -642,17 +653,24 @@ def as_value(x: Any, t: Attribute) -> Any:
     return arr[()] if arr.ndim == 0 else arr
 
 
-_VALUE_TYPES: dict[int, tuple[Attribute, np.dtype[Any], bool, tuple[int, ...] | None]] = {}
-"""`as_value`'s view of the types it has seen, by identity: (type, compute dtype, is bf16, shape or None
-for a scalar). Bounded (cleared when full); an entry holds its type, so its id is not reused."""
+_Rounding = Callable[[np.ndarray], np.ndarray] | None
+_VALUE_TYPES: dict[int, tuple[Attribute, np.dtype[Any], _Rounding, tuple[int, ...] | None]] = {}
+"""`as_value`'s view of the types it has seen, by identity: (type, compute dtype, rounding to the format
+for bf16/fp8 or None, shape or None for a scalar). Bounded (cleared when full); an entry holds its type,
+so its id is not reused."""
 
 
-def _value_type(t: Attribute) -> tuple[Attribute, np.dtype[Any], bool, tuple[int, ...] | None]:
+def _value_type(t: Attribute) -> tuple[Attribute, np.dtype[Any], _Rounding, tuple[int, ...] | None]:
     fmt = element_format(element_type_of(t))
     shape = tuple(t.get_shape()) if isinstance(t, builtin.TensorType | builtin.VectorType) else None
     if len(_VALUE_TYPES) > 4096:
         _VALUE_TYPES.clear()
-    info = _VALUE_TYPES[id(t)] = (t, fmt.compute, fmt.name == "bf16", shape)
+    rounding: _Rounding = None
+    if fmt.name == "bf16":
+        rounding = to_bf16_f32
+    elif fmt.name in FP8_BY_NAME:
+        rounding = lambda a: fmt.from_storage(fmt.to_storage(a))  # noqa: E731
+    info = _VALUE_TYPES[id(t)] = (t, fmt.compute, rounding, shape)
     return info
 
 
