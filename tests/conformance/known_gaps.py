@@ -6,13 +6,4 @@ xfail(strict=True), so a fix shows up as XPASS: then delete the entry (or regene
 `python3 tests/conformance/refresh_gaps.py`).
 """
 
-GAPS: dict[str, dict[str, tuple[str, str]]] = {
-    "dt_fp8_casts": {
-        "tt": (
-            "tt-interpreter",
-            "InterpretationError: /work/main/tests/conformance/kernels_dtypes.py:83:10: error: "
-            "tt.fp_to_fp: element type f8E4M3FN has no representation in the machine model (program "
-            "id (0, 0, 0))",
-        )
-    }
-}
+GAPS: dict[str, dict[str, tuple[str, str]]] = {}
