@@ -4,6 +4,7 @@ Checks results against torch on ragged sizes, through `mtia_xdsl.compile`, plain
 `@triton.autotune`.
 """
 
+import re
 from typing import Any
 
 import pytest
@@ -77,6 +78,48 @@ def test_autotune_runs_real_kernel() -> None:
     tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
     assert tuned.best_config.kwargs["BLOCK"] in (64, 256)
     torch.testing.assert_close(out, x + y)
+
+
+def test_autotune_skips_a_config_that_overflows_local_storage() -> None:
+    # As upstream skips configs that raise OutOfResources: 2^20 fp32 per block cannot fit 384 KiB of LS.
+    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 1 << 20}), triton.Config({"BLOCK": 256})], key=["n"])(
+        add_kernel
+    )
+    n = 1000
+    x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
+    tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
+    assert tuned.best_config.kwargs["BLOCK"] == 256
+    torch.testing.assert_close(out, x + y)
+
+
+def test_local_storage_overflow_is_triton_out_of_resources_with_the_kernel_line() -> None:
+    from triton.runtime.errors import OutOfResources
+
+    x = torch.randn(1 << 20)
+    with pytest.raises(OutOfResources) as info:
+        add_kernel[(1,)](x, x, torch.zeros_like(x), x.numel(), BLOCK=1 << 20)
+    assert info.value.required > info.value.limit == 384 * 1024
+    assert "test_runtime_real.py" in str(info.value) and "lower the block sizes" in str(info.value)
+
+
+@triton.jit
+def long_chain(x_ptr, out_ptr, BLOCK: tl.constexpr, STEPS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    for _ in tl.static_range(STEPS):
+        x = tl.exp(x) * 0.5
+    tl.store(out_ptr + offs, x)
+
+
+def test_local_storage_overflow_lists_only_the_largest_cbs() -> None:
+    from triton.runtime.errors import OutOfResources
+
+    x = torch.randn(16384)
+    with pytest.raises(OutOfResources) as info:
+        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12)
+    message = str(info.value)
+    assert message.count("bytes, for the value made at") == 8, message
+    assert re.search(r"\.\.\. and \d+ more CBs with \d+ bytes", message), message
 
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}

@@ -16,7 +16,8 @@ Every CB starts at depth 1, except a loop-carried CB whose next value is produce
 is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
 
 Requires: convert-tt-to-mtia.
-Raises: PassFailedException when the CBs exceed local storage (each CB's bytes listed).
+Raises: LocalStorageOverflow (a PassFailedException) when the CBs exceed local storage (the largest
+CBs listed).
 Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 """
 
@@ -578,18 +579,43 @@ def erase_old(old_ops: list[Operation]) -> None:
         Rewriter.erase_op(op, safe_erase=False)
 
 
+class LocalStorageOverflow(PassFailedException):
+    """The CBs of a kernel need more local storage than a PE has.
+
+    `required_bytes` and `limit_bytes` are bytes per PE; the message names the kernel line and lists
+    the largest CBs.
+    """
+
+    def __init__(self, message: str, required_bytes: int, limit_bytes: int) -> None:
+        super().__init__(message)
+        self.required_bytes = required_bytes
+        self.limit_bytes = limit_bytes
+
+
+_LISTED_CBS = 8
+"""How many of the largest CBs an LS overflow message lists."""
+
+
 def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
-    """Raise PassFailedException if the CBs of `func` need more than `ls_bytes` of LS."""
+    """Raise LocalStorageOverflow if the CBs of `func` need more than `ls_bytes` of LS."""
     sizes = [(a, a.result.type.depth.data * mtia.tile_bytes(a.result.type.tile)) for a in plan.allocs]
     total = sum(b for _, b in sizes)
-    if total > ls_bytes:
-        lines = "\n".join(
-            f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in sizes
-        )
-        raise PassFailedException(
-            f"{_loc(func)}: error: the kernel's circular buffers need {total} bytes of local storage but a PE has "
-            f"{ls_bytes}; lower the block sizes (BLOCK_*). CBs:\n{lines}"
-        )
+    if total <= ls_bytes:
+        return
+    largest = sorted(sizes, key=lambda ab: -ab[1])
+    lines = [
+        f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in largest[:_LISTED_CBS]
+    ]
+    rest = largest[_LISTED_CBS:]
+    if rest:
+        lines.append(f"  ... and {len(rest)} more CBs with {sum(b for _, b in rest)} bytes")
+    raise LocalStorageOverflow(
+        f"{_loc(func)}: error: the kernel's {len(sizes)} circular buffers need {total} bytes of local storage "
+        f"but a PE has {ls_bytes}; lower the block sizes (BLOCK_*) (every tensor value an engine makes has its "
+        f"own CB for now). Largest CBs:\n" + "\n".join(lines),
+        total,
+        ls_bytes,
+    )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
+from triton.runtime.errors import OutOfResources
 from xdsl.dialects.builtin import ModuleOp
 
 from mtia_xdsl.runtime import binary, toolchain
@@ -101,8 +102,34 @@ def make_ttir(module: Any, metadata: dict[str, Any]) -> ModuleOp:
 
 
 def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> ModuleOp:
-    """Lower the tt module to the buffer-level mtia program (the default pipeline)."""
-    return toolchain.lower(module, options)
+    """Lower the tt module to the buffer-level mtia program (the default pipeline).
+
+    Raises: LocalStorageOutOfResources (Triton's OutOfResources, which `@triton.autotune` skips) when
+    the kernel's CBs do not fit a PE's local storage; PassFailedException for other located errors.
+    """
+    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+
+    try:
+        return toolchain.lower(module, options)
+    except LocalStorageOverflow as e:
+        raise LocalStorageOutOfResources(e.required_bytes, e.limit_bytes, str(e)) from None
+
+
+class LocalStorageOutOfResources(OutOfResources):
+    """Triton's OutOfResources for local storage, with our located message (kernel line, largest CBs).
+
+    `required` and `limit` are bytes per PE.
+    """
+
+    def __init__(self, required: int, limit: int, message: str = "") -> None:
+        super().__init__(required, limit, "local storage")
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message or super().__str__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.required, self.limit, self.message))
 
 
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
