@@ -35,6 +35,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Attribute, Operation
+from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
@@ -42,6 +43,7 @@ from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import (
+    ElementFormat,
     as_value,
     batch_scalar,
     element_format,
@@ -475,15 +477,51 @@ class _ComputeInfo:
             if not isinstance(o, mtia.YieldOp | builtin.UnrealizedConversionCastOp) and o.name != "arith.constant"
         ]
         in_bytes = sum(mtia.tile_bytes(mtia.tile_type(v.type)) for v in op.inputs if mtia.is_cb(v))
+        out_elems = max([_elems(t) for t in out_types] + [1])
         return _ComputeInfo(
             n_inputs=len(op.inputs),
             has_outs=bool(out_types),
             where=location_str(op.location),
-            elems=max([_elems(t) for t in out_types] + [1]) * max(len(body_ops), 1),
-            dtype=_dtype_name(out_types[0]) if out_types else "f32",
+            elems=max(sum(_body_op_work(o, out_elems) for o in body_ops), out_elems),
+            dtype=_widest_dtype(body_ops, element_format(element_type_of(out_types[0])) if out_types else None),
             lut=any(o.name in _LUT_OPS for o in body_ops),
             ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types),
         )
+
+
+_REDUCTION_OPS = ("tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
+"""Body ops whose work scales with their input, not their output (a reduced dimension)."""
+
+
+def _body_op_work(op: Operation, out_elems: int) -> int:
+    """Elements of work one op of an engine body does: a `tt.dot` M*N*K (times batch dims); a reduction,
+    scan, histogram or gather its input elements times the ops of its combine region (at least 1); any
+    other op the command's output elements."""
+    if op.name == "tt.dot":
+        *batch, m, k = op.operands[0].type.get_shape()  # type: ignore[attr-defined]
+        n = op.operands[1].type.get_shape()[-1]  # type: ignore[attr-defined]
+        return int(np.prod(batch, dtype=np.int64)) * m * n * k
+    if op.name in _REDUCTION_OPS:
+        combine = [o for r in op.regions for b in r.blocks for o in b.ops if not o.has_trait(IsTerminator)]
+        return max(_elems(v.type) for v in op.operands) * max(len(combine), 1)
+    return out_elems
+
+
+def _widest_dtype(body_ops: list[Operation], out: ElementFormat | None) -> str:
+    """The widest numeric element type any body op reads or writes (the output's `out` on ties; f32 if none)."""
+    best, best_bytes = (out.name, out.size_bytes) if out is not None else ("f32", 0)
+    for o in body_ops:
+        for v in (*o.operands, *o.results):
+            elem = element_type_of(v.type)
+            if not isinstance(elem, builtin.IntegerType | builtin.AnyFloat):
+                continue
+            try:
+                fmt = element_format(elem)
+            except InterpretationError:
+                continue  # no runtime representation (fp8 is emulated as i8 before this point)
+            if fmt.size_bytes > best_bytes:
+                best, best_bytes = fmt.name, fmt.size_bytes
+    return best
 
 
 _CB_METHODS: dict[type[Operation], Callable[[SimCB, int, Operation], None]] = {
