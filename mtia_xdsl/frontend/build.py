@@ -77,10 +77,12 @@ class _IrProxy:
     def __init__(self, real: Any):
         self._real = real
         self.last_loc: list[Any] = [None]
+        self.file_locs: dict[tuple[str, int, int], FileLineColLoc] = {}
+        """Location attributes shared by this build's builders (one per @jit function generated)."""
 
     def builder(self, context: Any) -> XdslBuilder:
         """Return a new XdslBuilder reporting its locations to this build."""
-        return XdslBuilder(context, self.last_loc)
+        return XdslBuilder(context, self.last_loc, self.file_locs)
 
     @staticmethod
     def make_attr(values: list[int], context: Any) -> Attr:

@@ -143,13 +143,19 @@ _GPU_ONLY = {
 class XdslBuilder:
     """Triton's `ir.builder`, producing xDSL operations (see the module docstring)."""
 
-    def __init__(self, context: Any, last_loc: list[Any] | None = None):
+    def __init__(
+        self,
+        context: Any,
+        last_loc: list[Any] | None = None,
+        file_locs: dict[tuple[str, int, int], FileLineColLoc] | None = None,
+    ):
         self.context = context
         self.ip: InsertPoint | None = None
         self._loc = Loc(UnknownLoc())
         self._last_loc = last_loc if last_loc is not None else [None]
-        self._file_locs: dict[tuple[str, int, int], FileLineColLoc] = {}
-        """create_loc's attributes by (file, line, col): building and verifying them was ~10 % of a build."""
+        self._file_locs = file_locs if file_locs is not None else {}
+        """create_loc's attributes by (file, line, col), shared by a build's builders: building and
+        verifying them was ~10 % of a build."""
         self.options: Any = None
         self.codegen_fns: dict[str, Any] = {}
         self.module_map: dict[str, Any] = {}
