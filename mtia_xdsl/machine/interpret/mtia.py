@@ -195,15 +195,18 @@ class PeState:
                 )
         depth = {cb.cb_id: cb.depth for cb in self.cbs}
         tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
+        n = self.size
+        columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
+        per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
         return [
             ProgramTrace(
                 program_id=pid,
-                commands=[c if isinstance(c, Command) else c[b] for c in self.commands],
+                commands=list(commands),
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
                 tail_scalar_instrs=self.scalar_instrs,
             )
-            for b, pid in enumerate(self.program_ids)
+            for pid, commands in zip(self.program_ids, per_program, strict=False)
         ]
 
 
@@ -384,30 +387,35 @@ def _dma_commands(
         which = inverse.reshape(-1).tolist()
         runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
     where = location_str(op.location)
-
+    load = kind == "dma_load"
     starts_of = _shifted_starts(runs_of, which, base)
-
-    def make(b: int) -> Command:
+    commands = []
+    for b in range(n):
         nbytes, runs, ranges, extent = runs_of[which[b]]
         shift = base[b]
-        return Command(
-            Engine.DMA,
-            kind,
-            where,
-            waits,
-            fills,
-            global_read_bytes=nbytes if kind == "dma_load" else 0,
-            global_write_bytes=nbytes if kind == "dma_store" else 0,
-            global_ranges=_ranges(ranges, shift)
-            if starts_of is None
-            else tuple(zip(starts_of[b], itertools.repeat(ranges[1]), strict=False)),
-            global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-            ls_bytes=ls_bytes,
-            descriptors=max(runs, 1),
-            dtype=dtype,
+        if starts_of is not None:
+            global_ranges = tuple(zip(starts_of[b], itertools.repeat(ranges[1]), strict=False))
+        elif ranges and len(ranges[0]) == 1:
+            global_ranges = ((ranges[0][0] + shift, ranges[1]),)
+        else:
+            global_ranges = _ranges(ranges, shift)
+        commands.append(
+            Command(
+                Engine.DMA,
+                kind,
+                where,
+                waits,
+                fills,
+                global_read_bytes=nbytes if load else 0,
+                global_write_bytes=0 if load else nbytes,
+                global_ranges=global_ranges,
+                global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+                ls_bytes=ls_bytes,
+                descriptors=max(runs, 1),
+                dtype=dtype,
+            )
         )
-
-    state.issue_each(make, block.uniform)
+    state.issue(commands[0] if block.uniform else commands)
 
 
 def _tile_facts(t: Attribute) -> tuple[int, int, str]:
