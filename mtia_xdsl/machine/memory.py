@@ -277,16 +277,25 @@ class MemorySystem:
     def dma_parts(self, c: Command, write: bool) -> tuple[list[tuple[int, float, float]], str]:
         """Split a DMA command into (pool, granule-rounded bytes, useful bytes) parts; also its level.
 
-        Counts the command's read/write traffic and updates the LLC.
+        Counts the command's read/write traffic (as `count_traffic`) and updates the LLC.
         """
         ranges = c.global_ranges
         regular = _regular_runs(ranges) if len(ranges) > 2 else None
         dram, sram = self.split_levels(c, write, regular)
-        self.count_traffic(c, dram, sram)
         raw = dram + sram
-        rounded = self.granule_bytes(c, raw, regular)
-        scale = rounded / raw if raw > 0 else 0.0
-        parts = [(pool, b * scale, b) for pool, b in ((DRAM, dram), (SRAM, sram)) if b > 0]
+        parts = []
+        if raw > 0:
+            t = self.traffic
+            write_fraction = c.global_write_bytes / raw
+            t.dram_write_bytes += dram * write_fraction
+            t.dram_read_bytes += dram * (1.0 - write_fraction)
+            t.sram_write_bytes += sram * write_fraction
+            t.sram_read_bytes += sram * (1.0 - write_fraction)
+            scale = self.granule_bytes(c, raw, regular) / raw
+            if dram > 0:
+                parts.append((DRAM, dram * scale, dram))
+            if sram > 0:
+                parts.append((SRAM, sram * scale, sram))
         level = "dram" if dram > 0 or (raw == 0 and self.config.global_placement != "sram") else "sram"
         return parts, level
 
