@@ -55,3 +55,40 @@ builtin.module {
     tt.return %x : tensor<4xi32>
   }
 }
+
+// -----
+
+// Integer folds with MLIR's semantics (libtriton's inliner gives this exact output): signed division
+// truncates, shifts by the width or more stay, trunci(extsi(x)) is x, extui zero-extends, x - x and
+// true ^ true are zero.
+// ORDER-LABEL: tt.func public @folds
+// ORDER-NEXT:    %[[F:.*]] = arith.constant false
+// ORDER-NEXT:    %[[Z:.*]] = arith.constant 0 : i32
+// ORDER-NEXT:    %[[U:.*]] = arith.constant 255 : i32
+// ORDER-NEXT:    %[[C2:.*]] = arith.constant 2 : i32
+// ORDER-NEXT:    %[[C32:.*]] = arith.constant 32 : i32
+// ORDER-NEXT:    %[[Q:.*]] = arith.constant -3 : i32
+// ORDER-NEXT:    %[[R:.*]] = arith.constant -1 : i32
+// ORDER-NEXT:    %[[S:.*]] = arith.constant 127 : i8
+// ORDER-NEXT:    %[[BIG:.*]] = arith.shli %[[C2]], %[[C32]] : i32
+// ORDER-NEXT:    tt.return %[[Q]], %[[R]], %[[S]], %[[BIG]], %x, %[[U]], %[[Z]], %[[F]]
+builtin.module {
+  tt.func public @folds(%x: i16) -> (i32, i32, i8, i32, i16, i32, i32, i1) {
+    %m7 = arith.constant -7 : i32
+    %c2 = arith.constant 2 : i32
+    %c32 = arith.constant 32 : i32
+    %m1 = arith.constant -1 : i8
+    %c1i8 = arith.constant 1 : i8
+    %q = arith.divsi %m7, %c2 : i32
+    %r = arith.remsi %m7, %c2 : i32
+    %s = arith.shrui %m1, %c1i8 : i8
+    %big = arith.shli %c2, %c32 : i32
+    %e = arith.extsi %x : i16 to i32
+    %t = arith.trunci %e : i32 to i16
+    %u = arith.extui %m1 : i8 to i32
+    %z = arith.subi %e, %e : i32
+    %true = arith.constant true
+    %f = arith.xori %true, %true : i1
+    tt.return %q, %r, %s, %big, %t, %u, %z, %f : i32, i32, i8, i32, i16, i32, i32, i1
+  }
+}
