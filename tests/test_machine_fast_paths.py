@@ -20,6 +20,8 @@ CASES = [
     ([0, 20, 40], [10, 1], [4, 8], [4, 8]),
     ([0, 20, 40], [10, 1], [4, 8], [np.array([4, 2, 0]), 5]),  # blocks overlap: per-lane write
     ([0, 40, 80], [10, 1], [4, 8], [np.array([4, 2, 0]), 5]),
+    ([0, 10, 20], [1], [16], [10]),  # rows padded to 16: masked-off parts overlap the next row
+    ([0, 30, 60], [10, 1], [4, 8], [3, 8]),
     ([3, 3, 3], [1], [8], [8]),  # every program the same block: the write overlaps, per-lane path
     ([0, 8, 16], [1, 2], [2, 4], [2, 4]),  # transposed block
     ([5, 1, 9], [1], [4], [4]),  # bases not in arithmetic progression

@@ -381,10 +381,25 @@ class GlobalMemory:
     ) -> None:
         """Write the valid part (idx[d] < bounds[d]) of a strided block; see `read_block`."""
         fmt = element_format(dtype)
-        fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=True)
+        raw = None
+        if (
+            shape
+            and all(np.ndim(b) == 0 for b in bounds)
+            and any(int(b) < n for b, n in zip(bounds, shape, strict=True))
+        ):
+            # the same valid sub-block for every program: write just it (no mask; blocks of neighbouring
+            # programs may overlap in their masked-off parts, e.g. rows padded to a power of two)
+            valid = [max(0, min(int(b), n)) for b, n in zip(bounds, shape, strict=True)]
+            if 0 in valid:
+                return
+            raw = fmt.to_storage(values)
+            raw = np.broadcast_to(raw, raw.shape[: max(raw.ndim - len(shape), 0)] + tuple(shape))
+            raw = raw[(Ellipsis, *(slice(0, v) for v in valid))]
+        view_shape = shape if raw is None else valid
+        fast = self._block_view(base_addr, strides_elems, view_shape, bounds if raw is None else valid, fmt, write=True)
         if fast is not None:
             views, index, mask = fast
-            raw = fmt.to_storage(values)
+            raw = fmt.to_storage(values) if raw is None else raw
             if raw.ndim <= len(shape) + (index is not Ellipsis):
                 old = np.array(views[index]) if index is Ellipsis else views[index]
                 if self.undo_log is not None:
