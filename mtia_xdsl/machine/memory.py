@@ -70,6 +70,9 @@ class LlcCoverage:
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.total = 0
+        self.resident_runs: dict[tuple[tuple[int, int], ...], tuple[int, int]] = {}
+        """Run lists `read_and_add` added completely -> (their bytes, their largest run): the set only grows,
+        so they stay inside it (blocks that several programs load hit here)."""
 
     def contains(self, lo: int, hi: int) -> bool:
         """Whether every byte of [lo, hi) is in the set."""
@@ -94,6 +97,9 @@ class LlcCoverage:
         Requires: ranges in ascending order and disjoint, so adding one never changes what the next finds:
         every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
+        known = self.resident_runs.get(ranges)
+        if known is not None:
+            return known[0], known[0] > 0 and self.total + known[1] > capacity
         starts, ends = self.starts, self.ends
         lo, hi = ranges[0][0], ranges[-1][0] + ranges[-1][1]
         i = bisect_right(ends, lo)
@@ -130,6 +136,9 @@ class LlcCoverage:
             starts[i0:j0] = merged_starts
             ends[i0:j0] = merged_ends
             self.total = total
+        if not full and len(ranges) > 1:
+            sizes = [n for _, n in ranges if n > 0]
+            self.resident_runs[ranges] = (sum(sizes), max(sizes, default=0))
         return cached, full
 
     def add(self, lo: int, hi: int) -> None:
