@@ -53,13 +53,16 @@ class _Interpreter(Interpreter):
     implementation of each op, and integer slots for its operands and results in one flat value list
     (SSA values are unique, so no scopes are needed). An InterpreterFunctions class may offer
     `prepare_op(op)`: an implementation specialized to `op` (same signature, op facts read once), or None.
-    Exceptions of op implementations pass through
-    unchanged (xDSL attaches a printout of the whole module to each; callers report the first line).
+    Exceptions of op implementations pass through unchanged (xDSL attaches a printout of the whole module
+    to each; callers report the first line).
     `last_op` is the op most recently started, to locate errors raised without a kernel location.
     """
 
     def __init__(
-        self, module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: Any = None
+        self,
+        module: builtin.ModuleOp,
+        listeners: tuple[Interpreter.Listener, ...] = (),
+        counter: OpCounter | None = None,
     ) -> None:
         super().__init__(module, listeners=listeners)
         self.counter: OpCounter | None = counter

@@ -10,9 +10,10 @@ Conventions shared by every interpreter of the project (tt reference semantics, 
   fp8 (E5M2, E4M3FN and their FNUZ variants) works the same way with `utils/fp8.py`'s exact conversions.
 - A pointer is a byte address, exactly the `data_ptr()` Triton passes: a Python/numpy int64 scalar, or
   an int64 array for a tensor of pointers. `tt.addptr` adds offset * element size.
-- `GlobalMemory` is a working copy of the storages behind the kernel's torch tensor arguments;
-  `commit()` writes it back, so a failed run leaves the caller's tensors untouched. An undo log
-  (`begin_undo`/`undo`) lets the machine's runner roll back the writes of a batch of programs.
+- `GlobalMemory` is a working copy of the storages behind the kernel's torch tensor arguments (a storage
+  is copied on its first write; until then reads see the caller's bytes, which nothing changes during a
+  run); `commit()` writes the written ones back, so a failed run leaves the caller's tensors untouched.
+  An undo log (`begin_undo`/`undo`) lets the machine's runner roll back the writes of a batch of programs.
 - Batched values (see the machine's runner): any value may carry leading batch dimensions in front of
   the shape its IR type gives, one entry per Triton program of a batch (`(B, 4, 8)` for a
   `tensor<4x8xf32>`, `(B,)` for an `i32`). Op implementations take logical ranks from IR types, never
