@@ -36,13 +36,21 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
-import math
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
-from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
-from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message, memory_hazards
+from mtia_xdsl.machine.commands import Command, ProgramTrace
+from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
+from mtia_xdsl.machine.program_shape import (
+    DMA,
+    ENGINES,
+    SCALAR,
+    ProgramRun,
+    ProgramShape,
+    TimingError,
+    program_shape,
+)
 from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_cycles
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
@@ -53,22 +61,9 @@ programs land on different rows, spreading them over the memory edges), "zigzag"
 (consecutive programs are NoC neighbours). ASSUMPTION: our reading of S8; program i goes to the i mod n-th
 PE of that order."""
 
-RE_LINK_KIND = "re_link"
-"""Command kind of cross-PE reduction traffic on the RE's neighbour link (`elems` of `dtype`, `re_hops`)."""
-
 _WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
-_ENGINES = tuple(Engine)
-_ENGINE_INDEX = {e: k for k, e in enumerate(_ENGINES)}
-_DMA = _ENGINE_INDEX[Engine.DMA]
-_SCALAR = _ENGINE_INDEX[Engine.SCALAR]
-_DPE = _ENGINE_INDEX[Engine.DPE]
-_N_ENGINES = len(_ENGINES)
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
-
-
-class TimingError(ValueError):
-    """A command trace the timing model cannot schedule (bad CB references, deadlock, LS overflow)."""
 
 
 def simulate(
@@ -136,206 +131,6 @@ def _infer_grid(programs: Sequence[ProgramTrace]) -> tuple[int, int, int]:
 # ---------------------------------------------------------------------------------------------------
 
 
-class _Shape:
-    """What scheduling needs of a program that depends only on its command structure (shared by the
-    programs of a launch with the same structure): engines, issue costs, dependencies and the occupancy,
-    latency, LS bytes and ideal work of its compute commands."""
-
-    __slots__ = (
-        "blocking", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands",
-        "occupancy", "queues", "release_extra", "scalar_cost", "work",
-    )  # fmt: skip
-
-    def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
-        cmds = prog.commands
-        check, cpi, issue = config.cp_check_cycles, config.scalar_cycles_per_instr, config.scalar_issue_cycles
-        self.release_extra = [(len(c.waits) + len(c.fills)) * check for c in cmds]
-        index_of = _ENGINE_INDEX
-        engine = self.engine = [index_of[c.engine] for c in cmds]
-        self.scalar_cost = [c.scalar_instrs * cpi + (issue if e != _SCALAR else 0) for c, e in zip(cmds, engine)]
-        self.blocking = [c.scalar_blocking or e == _SCALAR for c, e in zip(cmds, engine)]
-        self.queues: list[list[int]] = [[] for _ in _ENGINES]
-        for i, e in enumerate(engine):
-            self.queues[e].append(i)
-        self.dependents, self.deps_left = _build_dependencies(prog, hazards)
-        n = len(cmds)
-        self.occupancy: list[float] = [0] * n
-        self.latency: list[float] = [0.0] * n
-        self.dpe_fill: list[float] = [0] * n
-        """DPE: pipeline fill cycles added when the DPE was idle before the command (else 0)."""
-        work = WorkTotals()
-        self.ls_bytes = 0
-        """LS bytes of the compute commands (DMA and scalar-core commands count theirs when they start)."""
-        self.memory_commands = [
-            i
-            for i, (c, e) in enumerate(zip(cmds, engine))
-            if e == _DMA or e == _SCALAR or c.global_read_bytes or c.global_write_bytes
-        ]
-        """Commands that may touch global memory in a program of this shape."""
-        for i, (c, e) in enumerate(zip(cmds, engine)):
-            if e != _DMA and e != _SCALAR:
-                self.occupancy[i], self.latency[i] = _compute_cost(c, e, config, work)
-                if e == _DPE:
-                    self.dpe_fill[i] = config.dpe_fill_cycles
-                self.ls_bytes += c.ls_bytes
-        self.work = [(name, value) for name, value in vars(work).items() if value]
-        """(WorkTotals field, its sum over the program's compute commands)."""
-
-
-def _compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
-    """Return (engine occupancy, extra latency until results are visible) of a compute command; add its
-    ideal work to `w`. DPE occupancy excludes the pipeline fill."""
-    engine = c.engine
-    if e == _DPE:
-        ideal = c.macs * c.dpe_passes / cfg.dpe_macs_per_cycle(c.dtype)
-        w.dpe_cycles += ideal
-        w.dpe_macs += c.macs
-        w.dpe_flops += 2.0 * c.macs * c.dpe_passes
-        return max(1, math.ceil(ideal)), 0.0
-    if engine is Engine.SE:
-        ideal = c.elems / cfg.se_elems_per_cycle
-        w.se_cycles += ideal
-        w.se_elems += c.elems
-        return max(1, math.ceil(ideal)), cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
-    if engine is Engine.VEC:
-        ideal = c.elems / cfg.vec_elems_per_cycle(c.dtype)
-        w.vec_cycles += ideal
-        w.vec_elems += c.elems
-        return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
-    if engine is Engine.RE:
-        if c.kind == RE_LINK_KIND:
-            return re_link_cycles(c, cfg)
-        ideal = c.elems / cfg.re_elems_per_cycle
-        w.re_cycles += ideal
-        return max(1, math.ceil(ideal)), cfg.re_latency_cycles + c.re_hops * cfg.re_hop_cycles
-    ideal = c.elems / cfg.mlu_elems_per_cycle
-    w.mlu_cycles += ideal
-    return max(1, math.ceil(ideal)), cfg.mlu_latency_cycles
-
-
-def _program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, _Shape]) -> _Shape:
-    """Return the program's `_Shape`, from `cache` when a program of the same structure had one.
-
-    The key holds object identities (compute commands, CB slot tuples), which the functional run shares
-    between the programs of a batch: equal identities imply equal values, and a program whose objects are
-    not shared only misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
-    """
-    cmds = prog.commands
-    dma, scalar = Engine.DMA, Engine.SCALAR
-    key = (
-        tuple(
-            [
-                (c.engine is dma, c.scalar_instrs, c.scalar_blocking, id(c.waits), id(c.fills))
-                if c.engine is dma or c.engine is scalar
-                else id(c)
-                for c in cmds
-            ]
-        ),
-        tuple(prog.cb_depth.items()),
-    )
-    shape = cache.get(key)
-    if shape is None:
-        shape = cache[key] = _Shape(prog, config, None)
-    hazards = memory_hazards(cmds, shape.memory_commands)
-    return _Shape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
-
-
-class _Run:
-    """Scheduling state of one program on its PE."""
-
-    __slots__ = (
-        "blocking", "cmds", "commit_state", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
-        "end_max", "end_t", "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n",
-        "occupancy", "prog", "queues", "release_extra", "scalar_cost", "scalar_end", "start_cycle", "start_t",
-        "started",
-    )  # fmt: skip
-
-    def __init__(self, index: int, first: int, prog: ProgramTrace, shape: _Shape) -> None:
-        self.index = index
-        self.first = first
-        """Index of the program's first command in the concatenation of all programs' commands."""
-        self.prog = prog
-        self.cmds = prog.commands
-        n = self.n = len(self.cmds)
-        self.issue_t = [-1.0] * n
-        self.start_t = [0.0] * n
-        self.end_t = [0.0] * n
-        self.dep_ready = [0.0] * n
-        self.release_extra = shape.release_extra
-        self.engine = shape.engine
-        self.scalar_cost = shape.scalar_cost
-        self.blocking = shape.blocking
-        self.queues = shape.queues
-        self.dependents = shape.dependents
-        self.deps_left = shape.deps_left.copy()
-        self.occupancy = shape.occupancy
-        self.latency = shape.latency
-        self.dpe_fill = shape.dpe_fill
-        self.head = [0] * _N_ENGINES
-        """Per engine: commands of its queue committed (start cycle known)."""
-        self.started = [0] * _N_ENGINES
-        """Per engine: committed commands known to have started by the scalar core's last issue check."""
-        self.issued = [0] * _N_ENGINES
-        self.ended = 0
-        self.end_max = 0.0
-        self.scalar_end: float | None = None
-        self.start_cycle = 0.0
-        self.done_queued = False
-        """The program-done event is queued (it must be queued once: the next program starts on it)."""
-        self.commit_state = (
-            self.issue_t, self.deps_left, self.dep_ready, self.release_extra, self.occupancy, self.latency,
-            self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
-        )  # fmt: skip
-        """What `_Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
-
-
-def _build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:
-    """Return (dependents of each command in increasing order, number of dependencies of each command)."""
-    cmds = prog.commands
-    depth = prog.cb_depth
-    filler: dict[tuple[int, int], int] = {}
-    readers: dict[tuple[int, int], list[int]] = {}
-    for i, c in enumerate(cmds):
-        for ref in c.fills:
-            key = (ref.cb, ref.seq)
-            if ref.cb not in depth:
-                raise TimingError(f"{c.loc}: {c.kind} fills circular buffer {ref.cb}, which has no depth")
-            if key in filler:
-                raise TimingError(f"{c.loc}: {c.kind} fills slot {ref.seq} of cb {ref.cb} a second time")
-            filler[key] = i
-        for ref in c.waits:
-            key = (ref.cb, ref.seq)
-            if key in readers:
-                readers[key].append(i)
-            else:
-                readers[key] = [i]
-    dependents: list[list[int]] = [[] for _ in cmds]
-    deps_left = [0] * len(cmds)
-    for i, c in enumerate(cmds):
-        deps: set[int] = set(hazards[i]) if hazards else set()
-        for ref in c.waits:
-            f = filler.get((ref.cb, ref.seq))
-            if f is None:
-                raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
-            deps.add(f)
-        for ref in c.fills:
-            prev_seq = ref.seq - depth[ref.cb]
-            if prev_seq < 0:
-                continue
-            prev = (ref.cb, prev_seq)
-            f = filler.get(prev)
-            if f is not None:
-                deps.add(f)
-            deps.update(readers.get(prev, ()))
-        deps.discard(i)
-        deps_left[i] = len(deps)
-        for j in deps:
-            dependents[j].append(i)
-    for d in dependents:
-        d.sort()
-    return dependents, deps_left
-
-
 class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
@@ -350,10 +145,10 @@ class _PE:
         """Memory level -> cycles from a DMA request to its first byte (level latency plus NoC hops)."""
         self.queue = program_indices
         self.next_program = 0
-        self.run: _Run | None = None
-        self.engine_free = [0.0] * _N_ENGINES
-        self.engine_used = [False] * _N_ENGINES
-        self.try_at = [-1.0] * _N_ENGINES
+        self.run: ProgramRun | None = None
+        self.engine_free = [0.0] * len(ENGINES)
+        self.engine_used = [False] * len(ENGINES)
+        self.try_at = [-1.0] * len(ENGINES)
         self.scalar_busy = 0.0
         self.wait_engine = -1
         """Engine whose queue is full while the scalar core waits to issue `wait_index` (-1: none)."""
@@ -367,7 +162,7 @@ class _PE:
 
 
 # Event kinds
-_E_END, _E_TRY, _E_XFER, _E_POOL, _E_SCALAR, _E_ADVANCE, _E_DONE = range(7)
+_E_END, _E_TRY, _E_XFER, _E_POOL, _ESCALAR, _E_ADVANCE, _E_DONE = range(7)
 
 
 class _Simulator:
@@ -393,7 +188,7 @@ class _Simulator:
         self.seq = 0
         self.work = WorkTotals()
         self.end_order: list[int] = []
-        self.runs: list[_Run | None] = [None] * len(programs)
+        self.runs: list[ProgramRun | None] = [None] * len(programs)
         self.first_command = list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
@@ -402,7 +197,7 @@ class _Simulator:
         self.dma_outstanding = config.dma_outstanding_commands
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
-        self.shapes: dict[tuple, _Shape] = {}
+        self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
@@ -427,7 +222,7 @@ class _Simulator:
             elif kind == _E_POOL:
                 if b == a.version:  # type: ignore[attr-defined]
                     self._on_pool(a)  # type: ignore[arg-type]
-            elif kind == _E_SCALAR:
+            elif kind == _ESCALAR:
                 self._resume_scalar(a, b)  # type: ignore[arg-type]
             elif kind == _E_END:
                 self._finish(a, b)  # type: ignore[arg-type]
@@ -456,8 +251,8 @@ class _Simulator:
             footprint = self.footprints[key] = prog.ls_footprint_bytes()
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
-        shape = _program_shape(prog, self.config, self.shapes)
-        run = self.runs[index] = _Run(index, self.first_command[index], prog, shape)
+        shape = program_shape(prog, self.config, self.shapes)
+        run = self.runs[index] = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
         work = self.work
@@ -467,7 +262,7 @@ class _Simulator:
         pe.ls_high_water = max(pe.ls_high_water, footprint)
         self._advance_scalar(pe, run, 0, t)
 
-    def _advance_scalar(self, pe: _PE, run: _Run, i: int, t: float) -> None:
+    def _advance_scalar(self, pe: _PE, run: ProgramRun, i: int, t: float) -> None:
         """The scalar core starts on command i at cycle t; issue ahead until it must wait (as `_issue`)."""
         costs, blocking, n, engine, issued = run.scalar_cost, run.blocking, run.n, run.engine, run.issued
         started, depth, issue_t, deps_left, queues, heads = (
@@ -483,13 +278,13 @@ class _Simulator:
             pe.scalar_busy += cost
             t += cost
             e = engine[i]
-            if e != _SCALAR and issued[e] - started[e] >= depth and self._queue_full(pe, run, e, i, t):
+            if e != SCALAR and issued[e] - started[e] >= depth and self._queue_full(pe, run, e, i, t):
                 return
             issue_t[i] = t
             issued[e] += 1
             if blocking[i]:
                 pe.block_index = i
-            if e == _DMA or e == _SCALAR:
+            if e == DMA or e == SCALAR:
                 self._try_start_now(pe, e)
             elif deps_left[i] == 0 and queues[e][heads[e]] == i:  # else a dependency's end commits it
                 self._drain(pe, run, [e])
@@ -501,7 +296,7 @@ class _Simulator:
         run.scalar_end = t + tail
         self._check_program_done(pe, run)
 
-    def _queue_full(self, pe: _PE, run: _Run, e: int, i: int, t: float) -> bool:
+    def _queue_full(self, pe: _PE, run: ProgramRun, e: int, i: int, t: float) -> bool:
         """Whether engine e's queue is full at cycle t >= now, when command i is to be issued; if so arrange
         a retry.
 
@@ -517,20 +312,20 @@ class _Simulator:
         if run.issued[e] - k < self.queue_depth:
             return False
         if k < head:
-            self.push(start_t[queue[k]], _E_SCALAR, pe, i)
+            self.push(start_t[queue[k]], _ESCALAR, pe, i)
         elif t > self.now:
-            self.push(t, _E_SCALAR, pe, i)
+            self.push(t, _ESCALAR, pe, i)
         else:
             pe.wait_engine, pe.wait_index = e, i
         return True
 
-    def _issue(self, pe: _PE, run: _Run, e: int, i: int, t: float) -> None:
+    def _issue(self, pe: _PE, run: ProgramRun, e: int, i: int, t: float) -> None:
         """Issue command i to engine e (whose queue has room) at cycle t; start it if it can start."""
         run.issue_t[i] = t
         run.issued[e] += 1
         if run.blocking[i]:
             pe.block_index = i
-        if e == _DMA or e == _SCALAR:
+        if e == DMA or e == SCALAR:
             self._try_start_now(pe, e)
         elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
             self._drain(pe, run, [e])
@@ -540,7 +335,7 @@ class _Simulator:
         run = pe.run
         assert run is not None
         e = run.engine[i]
-        if e != _SCALAR and self._queue_full(pe, run, e, i, self.now):
+        if e != SCALAR and self._queue_full(pe, run, e, i, self.now):
             return
         self._issue(pe, run, e, i, self.now)
         if not run.blocking[i]:
@@ -550,15 +345,15 @@ class _Simulator:
         """A command of engine e starts at `start`: a scalar core waiting on e's full queue retries then."""
         if pe.wait_engine == e:
             pe.wait_engine = -1
-            self.push(start, _E_SCALAR, pe, pe.wait_index)
+            self.push(start, _ESCALAR, pe, pe.wait_index)
 
-    def _check_program_done(self, pe: _PE, run: _Run) -> None:
+    def _check_program_done(self, pe: _PE, run: ProgramRun) -> None:
         if run.ended < run.n or run.scalar_end is None or run.done_queued:
             return
         run.done_queued = True
         self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, run)
 
-    def _on_done(self, pe: _PE, run: _Run) -> None:
+    def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
@@ -567,7 +362,7 @@ class _Simulator:
 
     # ---- engines ----
 
-    def _drain(self, pe: _PE, run: _Run, work: list[int]) -> None:
+    def _drain(self, pe: _PE, run: ProgramRun, work: list[int]) -> None:
         """Start what the engines in `work` can start: compute engines commit every head command whose
         start is known (its end too: they touch nothing outside the PE), DMA and the scalar core get a
         start attempt. Commits resolve dependents at once (as `_finish`), which may add engines to `work`."""
@@ -579,7 +374,7 @@ class _Simulator:
         ended, end_max = 0, run.end_max
         while work:
             e = work.pop()
-            if e == _DMA or e == _SCALAR:
+            if e == DMA or e == SCALAR:
                 self._try_start_now(pe, e)
                 continue
             queue, head = queues[e], heads[e]
@@ -637,7 +432,7 @@ class _Simulator:
             issued = issue_t[i]
             if issued < 0 or deps_left[i] > 0:
                 return  # retried at issue / at the last dependency's end
-            if e == _DMA and pe.dma_inflight >= self.dma_outstanding:
+            if e == DMA and pe.dma_inflight >= self.dma_outstanding:
                 return  # retried when a DMA command ends
             release = issued + run.release_extra[i]
             if run.dep_ready[i] > release:
@@ -659,16 +454,16 @@ class _Simulator:
             c = run.cmds[i]
             memory = self.memory
             memory.traffic.ls_bytes += c.ls_bytes
-            if e == _DMA:
+            if e == DMA:
                 self._start_dma(pe, run, i, c, now)
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
                 pe.engine_free[e] = now + occupancy
                 self.push(now + occupancy, _E_END, pe, i)
 
-    def _start_dma(self, pe: _PE, run: _Run, i: int, c: Command, now: float) -> None:
+    def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        free = pe.engine_free[_DMA] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        free = pe.engine_free[DMA] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
         pe.dma_inflight += 1
         write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
         parts, level = self.memory.dma_parts(c, write)
@@ -696,7 +491,7 @@ class _Simulator:
             pe.port_busy[direction] = False
             pe.dma_inflight -= 1
             self._finish(pe, i)
-            self._try_start_now(pe, _DMA)
+            self._try_start_now(pe, DMA)
             self._on_xfer(pe, direction)
             return
         pool_index, nbytes, useful = parts.pop(0)
@@ -754,7 +549,7 @@ class _Simulator:
         run = pe.run
         if run is None:
             raise TimingError(f"PE {pe.pe} did not start all its programs")
-        for e, engine in enumerate(_ENGINES):
+        for e, engine in enumerate(ENGINES):
             h = run.head[e]
             if h < len(run.queues[e]):
                 c = run.cmds[run.queues[e][h]]
@@ -777,7 +572,7 @@ class _Simulator:
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
             engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r], _ENGINES
+                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r], ENGINES
             ),
             traffic=self.memory.traffic,
             work=self.work,
@@ -787,13 +582,3 @@ class _Simulator:
             llc_overflowed=self.memory.llc_overflowed,
             programs=self.programs,
         )
-
-
-def re_link_cycles(c: Command, config: MachineConfig) -> tuple[float, float]:
-    """(link occupancy, hop latency) of an `re_link` command: `elems` of `dtype` sent `re_hops` PEs away.
-
-    Units: cycles. Occupancy is bytes / `re_link_bytes_per_cycle` (at least 1); latency is
-    `re_hops` x `re_hop_cycles`.
-    """
-    nbytes = c.elems * dtype_bytes(c.dtype)
-    return max(1, math.ceil(nbytes / config.re_link_bytes_per_cycle)), c.re_hops * config.re_hop_cycles

@@ -1,0 +1,239 @@
+"""Programs in the timing model: their structure (shared by programs alike) and their scheduling state.
+
+`program_shape` returns, per program, its engines, scalar-core issue costs, CB dependencies (the CP's
+producer/consumer tracking) and the occupancy, latency, LS bytes and ideal work of its compute commands.
+Programs of a launch with the same structure (most grids) share one `ProgramShape`; a program whose
+commands must keep program order through global memory (`memory_hazards`) gets its own. `ProgramRun`
+holds a program's scheduling state while it runs (per-command cycles, dependency counts, engine heads).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
+from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
+from mtia_xdsl.machine.memory import memory_hazards
+from mtia_xdsl.machine.timeline import WorkTotals
+
+RE_LINK_KIND = "re_link"
+"""Command kind of cross-PE reduction traffic on the RE's neighbour link (`elems` of `dtype`, `re_hops`)."""
+
+ENGINES = tuple(Engine)
+"""Engines in index order: per-engine lists of the timing model are indexed by position here."""
+ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
+DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
+
+
+class TimingError(ValueError):
+    """A command trace the timing model cannot schedule (bad CB references, deadlock, LS overflow)."""
+
+
+class ProgramShape:
+    """What scheduling needs of a program that depends only on its command structure (shared by the
+    programs of a launch with the same structure): engines, issue costs, dependencies and the occupancy,
+    latency, LS bytes and ideal work of its compute commands."""
+
+    __slots__ = (
+        "blocking", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands",
+        "occupancy", "queues", "release_extra", "scalar_cost", "work",
+    )  # fmt: skip
+
+    def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
+        cmds = prog.commands
+        check, cpi, issue = config.cp_check_cycles, config.scalar_cycles_per_instr, config.scalar_issue_cycles
+        self.release_extra = [(len(c.waits) + len(c.fills)) * check for c in cmds]
+        index_of = ENGINE_INDEX
+        engine = self.engine = [index_of[c.engine] for c in cmds]
+        self.scalar_cost = [c.scalar_instrs * cpi + (issue if e != SCALAR else 0) for c, e in zip(cmds, engine)]
+        self.blocking = [c.scalar_blocking or e == SCALAR for c, e in zip(cmds, engine)]
+        self.queues: list[list[int]] = [[] for _ in ENGINES]
+        for i, e in enumerate(engine):
+            self.queues[e].append(i)
+        self.dependents, self.deps_left = build_dependencies(prog, hazards)
+        n = len(cmds)
+        self.occupancy: list[float] = [0] * n
+        self.latency: list[float] = [0.0] * n
+        self.dpe_fill: list[float] = [0] * n
+        """DPE: pipeline fill cycles added when the DPE was idle before the command (else 0)."""
+        work = WorkTotals()
+        self.ls_bytes = 0
+        """LS bytes of the compute commands (DMA and scalar-core commands count theirs when they start)."""
+        self.memory_commands = [
+            i
+            for i, (c, e) in enumerate(zip(cmds, engine))
+            if e == DMA or e == SCALAR or c.global_read_bytes or c.global_write_bytes
+        ]
+        """Commands that may touch global memory in a program of this shape."""
+        for i, (c, e) in enumerate(zip(cmds, engine)):
+            if e != DMA and e != SCALAR:
+                self.occupancy[i], self.latency[i] = compute_cost(c, e, config, work)
+                if e == DPE:
+                    self.dpe_fill[i] = config.dpe_fill_cycles
+                self.ls_bytes += c.ls_bytes
+        self.work = [(name, value) for name, value in vars(work).items() if value]
+        """(WorkTotals field, its sum over the program's compute commands)."""
+
+
+def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
+    """Return (engine occupancy, extra latency until results are visible) of a compute command; add its
+    ideal work to `w`. DPE occupancy excludes the pipeline fill."""
+    engine = c.engine
+    if e == DPE:
+        ideal = c.macs * c.dpe_passes / cfg.dpe_macs_per_cycle(c.dtype)
+        w.dpe_cycles += ideal
+        w.dpe_macs += c.macs
+        w.dpe_flops += 2.0 * c.macs * c.dpe_passes
+        return max(1, math.ceil(ideal)), 0.0
+    if engine is Engine.SE:
+        ideal = c.elems / cfg.se_elems_per_cycle
+        w.se_cycles += ideal
+        w.se_elems += c.elems
+        return max(1, math.ceil(ideal)), cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
+    if engine is Engine.VEC:
+        ideal = c.elems / cfg.vec_elems_per_cycle(c.dtype)
+        w.vec_cycles += ideal
+        w.vec_elems += c.elems
+        return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
+    if engine is Engine.RE:
+        if c.kind == RE_LINK_KIND:
+            return re_link_cycles(c, cfg)
+        ideal = c.elems / cfg.re_elems_per_cycle
+        w.re_cycles += ideal
+        return max(1, math.ceil(ideal)), cfg.re_latency_cycles + c.re_hops * cfg.re_hop_cycles
+    ideal = c.elems / cfg.mlu_elems_per_cycle
+    w.mlu_cycles += ideal
+    return max(1, math.ceil(ideal)), cfg.mlu_latency_cycles
+
+
+def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, ProgramShape]) -> ProgramShape:
+    """Return the program's `ProgramShape`, from `cache` when a program of the same structure had one.
+
+    The key holds object identities (compute commands, CB slot tuples), which the functional run shares
+    between the programs of a batch: equal identities imply equal values, and a program whose objects are
+    not shared only misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    """
+    cmds = prog.commands
+    dma, scalar = Engine.DMA, Engine.SCALAR
+    key = (
+        tuple(
+            [
+                (c.engine is dma, c.scalar_instrs, c.scalar_blocking, id(c.waits), id(c.fills))
+                if c.engine is dma or c.engine is scalar
+                else id(c)
+                for c in cmds
+            ]
+        ),
+        tuple(prog.cb_depth.items()),
+    )
+    shape = cache.get(key)
+    if shape is None:
+        shape = cache[key] = ProgramShape(prog, config, None)
+    hazards = memory_hazards(cmds, shape.memory_commands)
+    return ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
+
+
+class ProgramRun:
+    """Scheduling state of one program on its PE (the timing model's event loop reads and updates it)."""
+
+    __slots__ = (
+        "blocking", "cmds", "commit_state", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
+        "end_max", "end_t", "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n",
+        "occupancy", "prog", "queues", "release_extra", "scalar_cost", "scalar_end", "start_cycle", "start_t",
+        "started",
+    )  # fmt: skip
+
+    def __init__(self, index: int, first: int, prog: ProgramTrace, shape: ProgramShape) -> None:
+        self.index = index
+        self.first = first
+        """Index of the program's first command in the concatenation of all programs' commands."""
+        self.prog = prog
+        self.cmds = prog.commands
+        n = self.n = len(self.cmds)
+        self.issue_t = [-1.0] * n
+        self.start_t = [0.0] * n
+        self.end_t = [0.0] * n
+        self.dep_ready = [0.0] * n
+        self.release_extra = shape.release_extra
+        self.engine = shape.engine
+        self.scalar_cost = shape.scalar_cost
+        self.blocking = shape.blocking
+        self.queues = shape.queues
+        self.dependents = shape.dependents
+        self.deps_left = shape.deps_left.copy()
+        self.occupancy = shape.occupancy
+        self.latency = shape.latency
+        self.dpe_fill = shape.dpe_fill
+        self.head = [0] * len(ENGINES)
+        """Per engine: commands of its queue committed (start cycle known)."""
+        self.started = [0] * len(ENGINES)
+        """Per engine: committed commands known to have started by the scalar core's last issue check."""
+        self.issued = [0] * len(ENGINES)
+        self.ended = 0
+        self.end_max = 0.0
+        self.scalar_end: float | None = None
+        self.start_cycle = 0.0
+        self.done_queued = False
+        """The program-done event is queued (it must be queued once: the next program starts on it)."""
+        self.commit_state = (
+            self.issue_t, self.deps_left, self.dep_ready, self.release_extra, self.occupancy, self.latency,
+            self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
+        )  # fmt: skip
+        """What `timing._Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
+
+
+def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:
+    """Return (dependents of each command in increasing order, number of dependencies of each command)."""
+    cmds = prog.commands
+    depth = prog.cb_depth
+    filler: dict[tuple[int, int], int] = {}
+    readers: dict[tuple[int, int], list[int]] = {}
+    for i, c in enumerate(cmds):
+        for ref in c.fills:
+            key = (ref.cb, ref.seq)
+            if ref.cb not in depth:
+                raise TimingError(f"{c.loc}: {c.kind} fills circular buffer {ref.cb}, which has no depth")
+            if key in filler:
+                raise TimingError(f"{c.loc}: {c.kind} fills slot {ref.seq} of cb {ref.cb} a second time")
+            filler[key] = i
+        for ref in c.waits:
+            key = (ref.cb, ref.seq)
+            if key in readers:
+                readers[key].append(i)
+            else:
+                readers[key] = [i]
+    dependents: list[list[int]] = [[] for _ in cmds]
+    deps_left = [0] * len(cmds)
+    for i, c in enumerate(cmds):
+        deps: set[int] = set(hazards[i]) if hazards else set()
+        for ref in c.waits:
+            f = filler.get((ref.cb, ref.seq))
+            if f is None:
+                raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
+            deps.add(f)
+        for ref in c.fills:
+            prev_seq = ref.seq - depth[ref.cb]
+            if prev_seq < 0:
+                continue
+            prev = (ref.cb, prev_seq)
+            f = filler.get(prev)
+            if f is not None:
+                deps.add(f)
+            deps.update(readers.get(prev, ()))
+        deps.discard(i)
+        deps_left[i] = len(deps)
+        for j in deps:
+            dependents[j].append(i)
+    for d in dependents:
+        d.sort()
+    return dependents, deps_left
+
+
+def re_link_cycles(c: Command, config: MachineConfig) -> tuple[float, float]:
+    """(link occupancy, hop latency) of an `re_link` command: `elems` of `dtype` sent `re_hops` PEs away.
+
+    Units: cycles. Occupancy is bytes / `re_link_bytes_per_cycle` (at least 1); latency is
+    `re_hops` x `re_hop_cycles`.
+    """
+    nbytes = c.elems * dtype_bytes(c.dtype)
+    return max(1, math.ceil(nbytes / config.re_link_bytes_per_cycle)), c.re_hops * config.re_hop_cycles
