@@ -97,6 +97,8 @@ class LlcCoverage:
         Requires: ranges in ascending order and disjoint, so adding one never changes what the next finds:
         every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
+        if len(ranges) == 1:
+            return self._read_and_add_one(*ranges[0], capacity)
         known = self.resident_runs.get(ranges)
         if known is not None:
             return known[0], known[0] > 0 and self.total + known[1] > capacity
@@ -140,6 +142,23 @@ class LlcCoverage:
             sizes = [n for _, n in ranges if n > 0]
             self.resident_runs[ranges] = (sum(sizes), max(sizes, default=0))
         return cached, full
+
+    def _read_and_add_one(self, lo: int, n: int, capacity: int) -> tuple[int, bool]:
+        """`read_and_add` of the single run [lo, lo + n)."""
+        if n <= 0:
+            return 0, False
+        hi = lo + n
+        starts, ends = self.starts, self.ends
+        i = bisect_right(ends, lo)
+        if i < len(starts) and starts[i] <= lo and hi <= ends[i]:
+            return n, self.total + n > capacity
+        cached = 0
+        for k in range(i, bisect_left(starts, hi, i)):
+            cached += max(0, min(ends[k], hi) - max(starts[k], lo))
+        if self.total + n > capacity:
+            return cached, True
+        self.add(lo, hi)
+        return cached, False
 
     def add(self, lo: int, hi: int) -> None:
         """Insert [lo, hi), merging overlapping and adjacent intervals."""
