@@ -55,7 +55,8 @@ class _Interpreter(Interpreter):
     `prepare_op(op)`: an implementation specialized to `op` (same signature, op facts read once), or None.
     Exceptions of op implementations pass through unchanged (xDSL attaches a printout of the whole module
     to each; callers report the first line).
-    `last_op` is the op most recently started, to locate errors raised without a kernel location.
+    `last_op` is the innermost op running when an exception left the current call (None if none did), to
+    locate errors raised without a kernel location.
     """
 
     def __init__(
@@ -115,8 +116,10 @@ class _Interpreter(Interpreter):
         state = self.counter.state if self.counter is not None else None
         if state is not None and state.engine_depth:
             state = None
-        listeners = self.listeners
+        if self._depth == 0:
+            self.last_op = None
         self._depth += 1
+        op: Operation | None = None
         try:
             while block is not None:
                 plan = self._plans.get(block) or self._plan(block)
@@ -125,32 +128,42 @@ class _Interpreter(Interpreter):
                     env[slot] = value
                 block = None
                 for op, ft, fn, fetch, outs, counted in plan[1]:
-                    self.last_op = op
                     if counted and state is not None:
                         state.scalar_instrs += 1
-                    inputs = fetch(env)
-                    for listener in listeners:
-                        listener.will_interpret_op(op, inputs)
-                    values, terminator = fn(ft, self, op, inputs)
+                    if self.listeners:
+                        values, terminator = self._run_listened(op, ft, fn, fetch(env))
+                    else:
+                        values, terminator = fn(ft, self, op, fetch(env))
                     if len(values) != len(outs):
                         raise InterpretationError(
                             f"{op.name} has {len(outs)} results but its implementation returned {len(values)}"
                         )
-                    for slot, value in zip(outs, values):
-                        env[slot] = value
-                    for listener in listeners:
-                        listener.did_interpret_op(op, values)
+                    if outs:
+                        for slot, value in zip(outs, values):
+                            env[slot] = value
                     if terminator is not None:
                         if isinstance(terminator, ReturnedValues):
                             results = terminator.values
                         elif isinstance(terminator, Successor):
                             block, args = terminator
                         break
+        except Exception:
+            if self.last_op is None:
+                self.last_op = op  # the innermost op that was running
+            raise
         finally:
             self._depth -= 1
             if self._depth == 0:
                 self._env = [None] * len(self._env)  # drop the values of the finished call
         return results
+
+    def _run_listened(self, op: Operation, ft: Any, fn: Any, inputs: PythonValues) -> OpImplResult:
+        for listener in self.listeners:
+            listener.will_interpret_op(op, inputs)
+        result = fn(ft, self, op, inputs)
+        for listener in self.listeners:
+            listener.did_interpret_op(op, result[0])
+        return result
 
 
 def _missing_impl(ft: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
