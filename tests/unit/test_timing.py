@@ -365,3 +365,81 @@ def test_blocking_compute_command_holds_the_scalar_core_until_it_ends():
     assert spans[1].issue_cycle == spans[0].end_cycle + MTIA2I.scalar_issue_cycles
     free = {s.index: s for s in simulate([program([se(), se(elems=32)], {})], MTIA2I).spans}
     assert free[1].issue_cycle == 2 * MTIA2I.scalar_issue_cycles
+
+
+def test_busy_cycles_are_the_union_of_each_engines_spans():
+    timeline = simulate(_mixed_programs(), MTIA2I)
+    intervals: dict = {}
+    for s in timeline.spans:
+        intervals.setdefault((s.pe, s.engine), []).append((s.start_cycle, s.end_cycle))
+    expected = {}
+    for key, spans in intervals.items():
+        total, (lo, hi) = 0.0, sorted(spans)[0]
+        for start, end in sorted(spans):
+            if start > hi:
+                total, lo, hi = total + hi - lo, start, end
+            hi = max(hi, end)
+        expected[key] = total + hi - lo
+    assert timeline.engine_busy_cycles.keys() == expected.keys()
+    for key, cycles in expected.items():
+        assert timeline.engine_busy_cycles[key] == pytest.approx(cycles, rel=1e-12)
+
+
+def test_spans_name_each_command_once_in_the_order_commands_ended():
+    progs = _mixed_programs()
+    timeline = simulate(progs, MTIA2I)
+    assert timeline.command_count == len(timeline.spans) == sum(len(p.commands) for p in progs)
+    assert {(s.program, s.index) for s in timeline.spans} == {
+        (k, i) for k, p in enumerate(progs) for i in range(len(p.commands))
+    }
+    for s in timeline.spans:
+        c = progs[s.program].commands[s.index]
+        assert (s.engine, s.kind, s.loc) == (c.engine, c.kind, c.loc)
+        assert s.issue_cycle <= s.start_cycle <= s.end_cycle
+        assert s.pe == timeline.pe_of_program[s.program]
+
+
+def test_programs_alike_but_for_compute_sizes_keep_their_own_costs():
+    """Programs share scheduling structure by object identity; equal slot tuples with other sizes must not."""
+    fills = (SlotRef(0, 0),)
+    small = program([Command(Engine.SE, "se_compute", "k.py:1:1", (), fills, elems=64)], {0: 1}, pid=0)
+    large = program([Command(Engine.SE, "se_compute", "k.py:1:1", (), fills, elems=64_000)], {0: 1}, pid=1)
+    both = simulate([small, large], MTIA2I).program_cycles
+    assert both == [simulate([p], MTIA2I).program_cycles[0] for p in (small, large)]
+    assert both[0] != both[1]
+
+
+def test_llc_coverage_agrees_with_a_set_of_bytes():
+    """read_and_add (direct, merged and remembered paths) against a plain set of byte addresses."""
+    import random
+
+    from mtia_xdsl.machine.memory import LlcCoverage
+
+    rng = random.Random(7)
+    for capacity in (10**9, 3000):
+        cov, resident = LlcCoverage(), set()
+        seen: list = []
+        for _ in range(300):
+            if seen and rng.random() < 0.3:
+                ranges = rng.choice(seen)  # the same block again
+            else:
+                addr, ranges = rng.randrange(0, 600), []
+                for _ in range(rng.randrange(1, 6)):
+                    n = rng.randrange(0, 40)
+                    ranges.append((addr, n))
+                    addr += n + rng.randrange(0, 50)
+                ranges = tuple(ranges)
+                seen.append(ranges)
+            want_cached, want_full = 0, False
+            for lo, n in ranges:
+                if n <= 0:
+                    continue
+                new = set(range(lo, lo + n))
+                want_cached += len(new & resident)
+                if not want_full and len(resident) + n > capacity:
+                    want_full = True
+                elif not want_full:
+                    resident |= new
+            assert cov.read_and_add(ranges, capacity) == (want_cached, want_full)
+            assert cov.total == len(resident)
+            assert all(cov.contains(lo, lo + 1) for lo in resident)
