@@ -18,6 +18,7 @@ command are immediates the scalar core passes with the command.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from xdsl.dialects.builtin import (
     I32,
@@ -50,6 +51,13 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import VerifyException
+
+
+@cache
+def _i32(value: int) -> IntegerAttr:
+    """An i32 attribute; cached, since attributes are immutable and building one checks its range."""
+    return IntegerAttr(value, 32)
+
 
 # ----------------------------------------------------------------------------------------------
 # Attributes and types
@@ -333,9 +341,9 @@ class AtomicRmwOp(IRDLOperation):
             operands=[ptr, val, [mask] if mask else [], [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
             properties={
-                "atomic_rmw_op": IntegerAttr(kind, 32),
-                "sem": IntegerAttr(sem, 32),
-                "scope": IntegerAttr(scope, 32),
+                "atomic_rmw_op": _i32(kind),
+                "sem": _i32(sem),
+                "scope": _i32(scope),
             },
         )
 
@@ -376,7 +384,7 @@ class AtomicCasOp(IRDLOperation):
         super().__init__(
             operands=[ptr, cmp, val, [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
-            properties={"sem": IntegerAttr(sem, 32), "scope": IntegerAttr(scope, 32)},
+            properties={"sem": _i32(sem), "scope": _i32(scope)},
         )
 
     def verify_(self) -> None:
@@ -455,7 +463,7 @@ class DpeMatmulOp(IRDLOperation):
         super().__init__(
             operands=[a, b, c, [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
-            properties={"input_precision": IntegerAttr(input_precision, 32)},
+            properties={"input_precision": _i32(input_precision)},
         )
 
     def verify_(self) -> None:
@@ -522,7 +530,7 @@ class ReReduceOp(IRDLOperation):
         super().__init__(
             operands=[input, [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
-            properties={"axis": IntegerAttr(axis, 32), "kind": StringAttr(kind)},
+            properties={"axis": _i32(axis), "kind": StringAttr(kind)},
         )
 
     def verify_(self) -> None:
@@ -649,7 +657,7 @@ class CbCountOp(IRDLOperation):
     assembly_format = "$cb `,` $count attr-dict `:` type($cb)"
 
     def __init__(self, cb: SSAValue, count: int = 1) -> None:
-        super().__init__(operands=[cb], properties={"count": IntegerAttr(count, 32)})
+        super().__init__(operands=[cb], properties={"count": _i32(count)})
 
     def verify_(self) -> None:
         assert isinstance(self.cb.type, CircularBufferType)

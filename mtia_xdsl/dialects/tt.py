@@ -22,6 +22,7 @@ Deviations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -101,7 +102,9 @@ PROPAGATE_NAN: Mapping[str, int] = {"none": 0, "all": 0xFFFF}
 INPUT_PRECISION: Mapping[str, int] = {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf16x3": 3, "bf16x6": 4}
 
 
+@cache
 def _i32(value: int) -> IntegerAttr:
+    """An i32 attribute; cached, since attributes are immutable and building one checks its range."""
     return IntegerAttr(value, 32)
 
 

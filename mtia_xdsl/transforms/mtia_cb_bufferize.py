@@ -23,6 +23,7 @@ Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -325,7 +326,7 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
             self_chained |= _join_while(op, resident, classes, plan)
     deep = {classes.find(v) for v in self_chained}
     roots: dict[SSAValue, SSAValue] = {}
-    for v in sorted(resident, key=_value_order):
+    for v in _in_program_order(resident):
         root = classes.find(v)
         if root not in roots:
             alloc = mtia.CbAllocOp(mtia.CircularBufferType(2 if root in deep else 1, v.type))
@@ -338,15 +339,25 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
     return plan
 
 
-def _value_order(v: SSAValue) -> tuple[int, ...]:
-    """A deterministic program-order key for a value (path of op indices)."""
-    op = v.op if isinstance(v, OpResult) else v.block.parent_op()
-    path: list[int] = []
-    while op is not None and op.parent is not None:
-        path.append(op.parent.get_operation_index(op))
-        op = op.parent_op()
-    idx = v.index if isinstance(v, OpResult) else -1 - v.index
-    return (*reversed(path), 1 if isinstance(v, OpResult) else 0, idx)
+def _in_program_order(values: Iterable[SSAValue]) -> list[SSAValue]:
+    """`values` sorted by a deterministic program-order key (path of op indices, then result/arg index)."""
+    index: dict[Operation, int] = {}
+
+    def position(op: Operation) -> int:
+        if op not in index:  # number the whole block once instead of scanning it per op
+            index.update((o, i) for i, o in enumerate(op.parent.ops))  # type: ignore[union-attr]
+        return index[op]
+
+    def key(v: SSAValue) -> tuple[int, ...]:
+        op = v.op if isinstance(v, OpResult) else v.block.parent_op()
+        path: list[int] = []
+        while op is not None and op.parent is not None:
+            path.append(position(op))
+            op = op.parent_op()
+        idx = v.index if isinstance(v, OpResult) else -1 - v.index
+        return (*reversed(path), 1 if isinstance(v, OpResult) else 0, idx)
+
+    return sorted(values, key=key)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -369,7 +380,7 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
     times), a `mtia.cb_wait` also goes before the op holding it, so that every path reaching the pop
     has waited for the tile.
     """
-    for v in sorted(resident, key=_value_order):
+    for v in _in_program_order(resident):
         if v in plan.forwarded:
             continue  # its tile moves on whole to the after region or the result, which pop it
         block = _defining_block(v)
