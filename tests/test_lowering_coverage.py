@@ -395,3 +395,17 @@ def test_f64_dot_and_i64_arithmetic() -> None:
     f64_dot_and_i64[(1,)](a, b, c, i, j, M=16)
     torch.testing.assert_close(c, a @ b + a * 2.0, rtol=1e-12, atol=1e-12)
     assert torch.equal(j, torch.div(i * 3 + (1 << 40), 7, rounding_mode="trunc") + i.sum())
+
+
+@triton.jit
+def histogram_unmasked(x_ptr, out_ptr, BLOCK: tl.constexpr, BINS: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BINS), tl.histogram(v, BINS))
+
+
+def test_histogram_without_a_mask() -> None:
+    # regression: the reference reshaped the absent mask (a broadcast scalar) and crashed
+    x = torch.randint(0, 16, (128,), dtype=torch.int32, generator=torch.Generator().manual_seed(3))
+    out = torch.zeros(16, dtype=torch.int32)
+    histogram_unmasked[(1,)](x, out, BLOCK=128, BINS=16)
+    assert torch.equal(out, torch.bincount(x, minlength=16).int())

@@ -668,7 +668,7 @@ class TtFunctions(InterpreterFunctions):
         src, keep = broadcast_batch([src, True if mask is None else np.asarray(mask, bool)], [1, 1])
         batch = src.shape[:-1]
         x = src.astype(np.int64).reshape(-1, src.shape[-1])
-        keep = keep.reshape(-1, src.shape[-1]) & (x >= 0) & (x < bins)
+        keep = np.broadcast_to(keep, src.shape).reshape(-1, src.shape[-1]) & (x >= 0) & (x < bins)
         which = np.arange(x.shape[0], dtype=np.int64)[:, None] * bins + x
         counts = np.bincount(which[keep], minlength=x.shape[0] * bins).reshape((*batch, bins))
         return (as_value(counts, op.results[0].type),)
