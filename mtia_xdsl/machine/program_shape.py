@@ -10,6 +10,8 @@ holds a program's scheduling state while it runs (per-command cycles, dependency
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
@@ -23,6 +25,8 @@ ENGINES = tuple(Engine)
 """Engines in index order: per-engine lists of the timing model are indexed by position here."""
 ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
 DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
+_WAITS, _FILLS, _ENGINE = attrgetter("waits"), attrgetter("fills"), attrgetter("engine")
+_SCALAR_INSTRS, _SCALAR_BLOCKING = attrgetter("scalar_instrs"), attrgetter("scalar_blocking")
 
 
 class TimingError(ValueError):
@@ -35,8 +39,8 @@ class ProgramShape:
     latency, LS bytes and ideal work of its compute commands."""
 
     __slots__ = (
-        "blocking", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands",
-        "occupancy", "queues", "release_extra", "scalar_cost", "work",
+        "blocking", "compute_commands", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes",
+        "memory_commands", "occupancy", "pick_compute", "queues", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -72,6 +76,12 @@ class ProgramShape:
                     self.dpe_fill[i] = config.dpe_fill_cycles
                 self.ls_bytes += c.ls_bytes
         self.work = [(name, value) for name, value in vars(work).items() if value]
+        compute = [i for i, e in enumerate(engine) if e != DMA and e != SCALAR]
+        self.pick_compute: Callable[[list[Command]], tuple[Command, ...]] = (
+            itemgetter(*compute) if len(compute) > 1 else lambda cmds: tuple(cmds[i] for i in compute)
+        )
+        """A program's compute commands (they decide the costs above), as a tuple."""
+        self.compute_commands = self.pick_compute(cmds)
         """(WorkTotals field, its sum over the program's compute commands)."""
 
 
@@ -109,25 +119,22 @@ def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple
 def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, ProgramShape]) -> ProgramShape:
     """Return the program's `ProgramShape`, from `cache` when a program of the same structure had one.
 
-    The key holds object identities (compute commands, CB slot tuples), which the functional run shares
-    between the programs of a batch: equal identities imply equal values, and a program whose objects are
-    not shared only misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    The key holds the identities of the CB slot tuples, which the functional run shares between the
+    programs of a batch, and the shape is reused only if the compute commands are equal too (the same
+    objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
+    misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
     """
     cmds = prog.commands
-    dma, scalar = Engine.DMA, Engine.SCALAR
     key = (
-        tuple(
-            [
-                (c.engine is dma, c.scalar_instrs, c.scalar_blocking, id(c.waits), id(c.fills))
-                if c.engine is dma or c.engine is scalar
-                else id(c)
-                for c in cmds
-            ]
-        ),
+        tuple(map(id, map(_WAITS, cmds))),
+        tuple(map(id, map(_FILLS, cmds))),
+        tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
+        tuple(map(_SCALAR_INSTRS, cmds)),
+        tuple(map(_SCALAR_BLOCKING, cmds)),
         tuple(prog.cb_depth.items()),
     )
     shape = cache.get(key)
-    if shape is None:
+    if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
     hazards = memory_hazards(cmds, shape.memory_commands)
     return ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared

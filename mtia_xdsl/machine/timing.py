@@ -29,6 +29,8 @@ committed as soon as its start is known (issued, dependencies ended, engine free
 event; the scalar core runs ahead while its queue-depth stalls are decided. DMA and scalar-core memory
 accesses start in events at their start cycle, since the LLC and the bandwidth pools are chip-wide and
 must see them in time order. Ties are broken by event creation order, so a run is deterministic.
+Programs of the same structure share their dependencies and compute costs (machine/program_shape.py);
+command cycles live in per-program lists, spans are built only when asked for.
 """
 
 from __future__ import annotations
