@@ -539,6 +539,11 @@ _CB_METHODS: dict[type[Operation], Callable[[SimCB, int, Operation], None]] = {
     mtia.CbPopOp: SimCB.pop,
 }
 _NO_RESULTS = OpImplResult((), None)
+_COMPUTE_KINDS: dict[type[Operation], tuple[Engine, str]] = {
+    mtia.SeComputeOp: (Engine.SE, "se_compute"),
+    mtia.VecComputeOp: (Engine.VEC, "vec_compute"),
+    mtia.MluComputeOp: (Engine.MLU, "mlu_compute"),
+}
 
 
 @register_impls
@@ -553,7 +558,11 @@ class MtiaFunctions(InterpreterFunctions):
         """Per DMA op run so far: its block's type facts."""
 
     def prepare_op(self, op: Operation) -> Callable[..., OpImplResult] | None:
-        """Return an implementation of a CB op with its slot count read once (see reference._Interpreter)."""
+        """Return an implementation specialized to a CB op (slot count read once) or an engine compute op
+        (command fields read once), else None; see reference._Interpreter."""
+        engine_kind = _COMPUTE_KINDS.get(type(op))
+        if engine_kind is not None:
+            return self._prepare_compute(op, *engine_kind)  # type: ignore[arg-type]
         method = _CB_METHODS.get(type(op))
         if method is None:
             return None
@@ -879,6 +888,42 @@ class MtiaFunctions(InterpreterFunctions):
     def run_mlu(self, interpreter: Interpreter, op: mtia.MluComputeOp, args: PythonValues) -> PythonValues:
         return self._compute(interpreter, op, args, Engine.MLU, "mlu_compute")
 
+    def _prepare_compute(self, op: mtia.EngineComputeOp, engine: Engine, kind: str) -> Callable[..., OpImplResult]:
+        """`_compute` specialized to `op`: its command's fields and body read once."""
+        info = self._compute_info.get(op)
+        if info is None:
+            info = self._compute_info[op] = _ComputeInfo.of(op)
+        n_in, body, name, read = info.n_inputs, op.body, op.name, self._read
+
+        def run(ft: MtiaFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            waits: list[SlotRef] = []
+            inputs = tuple([read(a, op, waits) for a in args[:n_in]])
+            state = get_pe_state(interpreter)
+            state.engine_depth += 1
+            try:
+                results = interpreter.run_ssacfg_region(body, inputs, name)
+            finally:
+                state.engine_depth -= 1
+            if not info.has_outs:
+                return OpImplResult(tuple(results), None)
+            fills = tuple([cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True)])
+            state.issue(
+                Command(
+                    engine,
+                    kind,
+                    info.where,
+                    tuple(waits),
+                    fills,
+                    elems=info.elems,
+                    dtype=info.dtype,
+                    lut=info.lut,
+                    ls_bytes=info.ls_bytes,
+                )
+            )
+            return _NO_RESULTS
+
+        return run
+
     def _compute(
         self,
         interpreter: Interpreter,
@@ -887,35 +932,7 @@ class MtiaFunctions(InterpreterFunctions):
         engine: Engine,
         kind: str,
     ) -> PythonValues:
-        info = self._compute_info.get(op)
-        if info is None:
-            info = self._compute_info[op] = _ComputeInfo.of(op)
-        n_in = info.n_inputs
-        waits: list[SlotRef] = []
-        inputs = tuple(self._read(a, op, waits) for a in args[:n_in])
-        state = get_pe_state(interpreter)
-        state.engine_depth += 1
-        try:
-            results = interpreter.run_ssacfg_region(op.body, inputs, op.name)
-        finally:
-            state.engine_depth -= 1
-        if not info.has_outs:
-            return tuple(results)
-        fills = tuple(cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True))
-        state.issue(
-            Command(
-                engine,
-                kind,
-                info.where,
-                tuple(waits),
-                fills,
-                elems=info.elems,
-                dtype=info.dtype,
-                lut=info.lut,
-                ls_bytes=info.ls_bytes,
-            )
-        )
-        return ()
+        return self._prepare_compute(op, engine, kind)(self, interpreter, op, args).values
 
     @impl_terminator(mtia.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: mtia.YieldOp, args: PythonValues):
