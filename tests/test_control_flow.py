@@ -57,3 +57,38 @@ def test_nested_early_returns() -> None:
     out = torch.zeros(8)
     nested_early_returns[(8,)](out, 5)
     assert out.tolist() == [1.0, 0.0, 3.0, 0.0, 5.0, 0.0, 0.0, 0.0]
+
+
+@triton.jit
+def spin_wait(flag_ptr, out_ptr):
+    if tl.program_id(0) == 0:
+        while tl.atomic_add(flag_ptr, 0) == 0:  # waits for program 1, which the model runs later
+            pass
+        tl.store(out_ptr, 42)
+    else:
+        tl.atomic_xchg(flag_ptr, 1)
+
+
+def test_a_wait_on_a_later_program_is_an_error_not_a_hang() -> None:
+    import re
+
+    import pytest
+
+    flag, out = torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32)
+    with pytest.raises(Exception, match="this while loop never ends") as info:
+        spin_wait[(2,)](flag, out)
+    assert re.search(r"test_control_flow.py:\d+:\d+: error", str(info.value))
+    assert "no tensor was written" in str(info.value)
+    assert flag.item() == 0 and out.item() == 0
+
+
+@triton.jit
+def count_up_in_memory(counter_ptr, LIMIT: tl.constexpr):
+    while tl.atomic_add(counter_ptr, 1) < LIMIT:  # no carried values change, memory does
+        pass
+
+
+def test_a_while_loop_that_only_changes_memory_still_runs() -> None:
+    counter = torch.zeros(1, dtype=torch.int32)
+    count_up_in_memory[(1,)](counter, LIMIT=20)
+    assert counter.item() == 21

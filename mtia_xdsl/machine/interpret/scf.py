@@ -14,7 +14,12 @@ from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value, location_str, uniform
+
+
+def _same_values(a: PythonValues, b: PythonValues) -> bool:
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
 @register_impls
@@ -42,12 +47,30 @@ class ScfFunctions(XdslScfFunctions):
 
     @impl(scf.WhileOp)
     def run_while(self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues) -> PythonValues:
+        """Raises: InterpretationError when an iteration changes neither the carried values nor global
+        memory: the program is deterministic, so it would loop forever (a spin-wait on another program)."""
+        memory = get_launch_state(interpreter).memory
         loop_args = args
-        while True:
-            condition, *forwarded = interpreter.run_ssacfg_region(op.before_region, loop_args, "while.before_region")
-            if not bool(uniform(condition, op)):
-                return tuple(forwarded)
-            loop_args = interpreter.run_ssacfg_region(op.after_region, tuple(forwarded), "while.after_region")
+        memory.watchers += 1
+        try:
+            while True:
+                version = memory.version
+                before = loop_args
+                condition, *forwarded = interpreter.run_ssacfg_region(
+                    op.before_region, loop_args, "while.before_region"
+                )
+                if not bool(uniform(condition, op)):
+                    return tuple(forwarded)
+                loop_args = interpreter.run_ssacfg_region(op.after_region, tuple(forwarded), "while.after_region")
+                if memory.version == version and _same_values(before, loop_args):
+                    raise InterpretationError(
+                        f"{location_str(op.location)}: error: this while loop never ends: an iteration changed "
+                        "neither its loop-carried values nor global memory. Programs run one after another on "
+                        "the machine model, so a program cannot wait for a value that another program writes "
+                        "(spin-waits and semaphores between programs are not supported)"
+                    )
+        finally:
+            memory.watchers -= 1
 
     @impl(scf.IndexSwitchOp)
     def run_index_switch(self, interpreter: Interpreter, op: scf.IndexSwitchOp, args: PythonValues) -> PythonValues:

@@ -247,6 +247,10 @@ class GlobalMemory:
     undo_log: list[tuple[np.ndarray, Any, np.ndarray]] | None = None
     """While recording (`begin_undo`): (view of a working copy, indices, old values) of every write, oldest
     first."""
+    watchers: int = 0
+    """How many loops watch for progress; while positive, writes that change memory bump `version`."""
+    version: int = 0
+    """Counts writes that changed a byte, while `watchers` > 0."""
 
     @staticmethod
     def from_tensors(tensors: Sequence[Any], names: Sequence[str] | None = None) -> GlobalMemory:
@@ -568,6 +572,8 @@ class GlobalMemory:
                 pos, view, values = offs[sel][:, None] + byte_idx, self.regions[i].working, data[sel]
             if self.undo_log is not None:
                 self.undo_log.append((view, pos, view[pos]))
+            if self.watchers and not np.array_equal(view[pos], values):
+                self.version += 1
             view[pos] = values
 
     def _nearest_text(self, addr: int, fmt: ElementFormat) -> str:
