@@ -12,7 +12,9 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 _ALIAS = re.compile(r"^#loc\w*\s*=\s*loc\(.*$")
 
@@ -28,6 +30,55 @@ def hoist_location_aliases(text: str) -> str:
 def parse_ttir(text: str, ctx: Context, name: str = "<ttir>") -> ModuleOp:
     """Parse upstream TTIR text (custom or generic form, with or without debug locations).
 
-    Raises: ParseError naming the position in the (hoisted) text.
+    Raises: ParseError naming the position in the (hoisted) text; VerifyException with the position for
+    an op whose definition refuses its operands, attributes or types while it is parsed.
     """
-    return Parser(ctx, hoist_location_aliases(text), name).parse_module()
+    return _LocatingParser(ctx, hoist_location_aliases(text), name).parse_module()
+
+
+class _LocatingParser(Parser):
+    """xDSL's parser, with errors that an op's definition raises while it is built placed at the op."""
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        try:
+            return super().parse_operation()
+        except VerifyException as e:
+            try:
+                self.raise_error(f"invalid operation: {e}", start, self.pos)
+            except ParseError as located:  # keep the exception type (a diagnostic), add the position
+                raise VerifyException(str(located)) from None
+
+
+def verify_parsed(module: ModuleOp, text: str, name: str) -> None:
+    """Verify a parsed module; on failure name the file, the line of the first invalid op and the op.
+
+    Raises: VerifyException("<name>:<line>: error: <reason> ...") when the module does not verify. The line
+    is found from the op's first named result (`%v = ...`), since parsed ops carry no position.
+    """
+    try:
+        module.verify()
+    except VerifyException as e:
+        op = _first_invalid_op(module)
+        if op is None:
+            raise
+        where = name
+        hint = next((r.name_hint for r in op.results if r.name_hint), None)
+        if hint is not None:
+            pattern = re.compile(rf"%{re.escape(hint)}\b[^=]*=")
+            line = next((i for i, text_line in enumerate(text.split("\n"), 1) if pattern.search(text_line)), None)
+            if line is not None:
+                where = f"{name}:{line}"
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise VerifyException(f"{where}: error: invalid {op.name}: {reason}") from None
+
+
+def _first_invalid_op(module: ModuleOp) -> Operation | None:
+    for op in module.walk():
+        if op is module:
+            continue
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException:
+            return op
+    return None

@@ -27,12 +27,19 @@ class MtiaOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_ttir(io: IO[bytes]) -> ModuleOp:
-            # upstream TTIR (`.ttir`, as Triton's cache and dumps write it): location aliases may follow
+            # upstream TTIR (`.ttir`, as Triton's cache and dumps write it): location aliases may follow.
+            # Invalid ops are reported at their line (xDSL's own messages name no position).
             from mtia_xdsl.frontend.ttir_import import parse_ttir as parse
+            from mtia_xdsl.frontend.ttir_import import verify_parsed
 
-            return parse(io.read().decode(), self.ctx, self.get_input_name())
+            text, name = io.read().decode(), self.get_input_name()
+            module = parse(text, self.ctx, name)
+            if not self.args.disable_verify:
+                verify_parsed(module, text, name)
+            return module
 
         self.available_frontends["ttir"] = parse_ttir
+        self.available_frontends["mlir"] = parse_ttir
 
         def parse_python(io: IO[bytes]) -> ModuleOp:
             from mtia_xdsl.frontend.pyfile import module_from_python_file

@@ -130,10 +130,11 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
 def load_module(path: str, options: Any = None) -> Any:
     """Parse `path` and lower it to the buffer level (for `options.machine`) if it is still tt-level."""
     from mtia_xdsl.dialects import make_context
-    from mtia_xdsl.frontend.ttir_import import parse_ttir
+    from mtia_xdsl.frontend.ttir_import import parse_ttir, verify_parsed
 
     text = Path(path).read_text() if path != "-" else sys.stdin.read()
     module = parse_ttir(text, make_context(), path)
+    verify_parsed(module, text, path)
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
 
