@@ -5,6 +5,7 @@ Regression tests for gaps found by probe kernels: tensors carried by `while` loo
 early return, fp8 values (emulated on the vector core), atomics as scalar-core commands.
 """
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -409,3 +410,24 @@ def test_histogram_without_a_mask() -> None:
     out = torch.zeros(16, dtype=torch.int32)
     histogram_unmasked[(1,)](x, out, BLOCK=128, BINS=16)
     assert torch.equal(out, torch.bincount(x, minlength=16).int())
+
+
+def test_an_internal_error_of_the_model_names_the_kernel_line_and_writes_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import re
+
+    import numpy as np
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated bug")
+
+    x = torch.randint(0, 16, (128,), dtype=torch.int32)
+    out = torch.full((16,), 7, dtype=torch.int32)
+    monkeypatch.setattr(np, "bincount", broken)
+    with pytest.raises(Exception, match="internal error of the machine model") as info:
+        histogram_unmasked[(1,)](x, out, BLOCK=128, BINS=16)
+    message = str(info.value)
+    assert re.search(r"test_lowering_coverage.py:\d+:\d+: error: ", message), message
+    assert "RuntimeError: simulated bug" in message and "no tensor was written" in message
+    assert torch.equal(out, torch.full((16,), 7, dtype=torch.int32))

@@ -159,11 +159,16 @@ class _BatchRunner:
             return
         except Exception as e:
             if len(group) == 1:
-                if isinstance(e, InterpretationError):
-                    pid = self.pids[int(group[0])]
+                pid = self.pids[int(group[0])]
+                internal = not isinstance(e, InterpretationError)
+                if internal:  # a bug of the model, still located for the user; the cause stays chained
+                    message = (
+                        f"internal error of the machine model ({type(e).__name__}: {e}); please report this kernel"
+                    )
+                    text = located_error_text(InterpretationError(message), self.interpreter.last_op, pid)
+                else:
                     text = located_error_text(e, self.interpreter.last_op, pid)
-                    raise InterpretationError(f"{text}; no tensor was written") from None
-                raise
+                raise InterpretationError(f"{text}; no tensor was written") from (e if internal else None)
             memory.undo()
             if not isinstance(e, InterpretationError):
                 self.max_batch = 1  # an op without batch support: run one program at a time from now on
