@@ -152,7 +152,11 @@ class MachineConfig:
                 if not isinstance(value, int | float) or not 0.0 < value <= 1.0:
                     raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
-                _check_positive_number(field.name, value, field.type)
+                _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
+        if self.dma_granule_bytes & (self.dma_granule_bytes - 1):
+            raise ValueError(
+                f"MachineConfig field 'dma_granule_bytes' must be a power of two, got {self.dma_granule_bytes}"
+            )
         if self.llc_bytes > self.sram_bytes:
             raise ValueError(
                 f"MachineConfig field 'llc_bytes' ({self.llc_bytes}) exceeds sram_bytes ({self.sram_bytes})"
@@ -341,14 +345,38 @@ def _dtype_bits(dtype: str) -> int:
     return int(digits) if digits else 32
 
 
-def _check_positive_number(name: str, value: object, annotation: object) -> None:
+_MAY_BE_ZERO = frozenset(
+    {
+        "kernel_launch_cycles",
+        "dpe_fill_cycles",
+        "se_alu_latency_cycles",
+        "se_lut_latency_cycles",
+        "vec_latency_cycles",
+        "re_latency_cycles",
+        "re_hop_cycles",
+        "mlu_latency_cycles",
+        "cp_check_cycles",
+        "scalar_issue_cycles",
+        "scalar_ls_latency_cycles",
+        "dma_issue_cycles",
+        "dma_descriptor_cycles",
+        "sram_latency_cycles",
+        "dram_latency_cycles",
+        "noc_hop_cycles",
+    }
+)
+"""Latencies and overheads: 0 is a meaningful what-if (the cost left out); throughputs and sizes stay > 0."""
+
+
+def _check_positive_number(name: str, value: object, annotation: object, allow_zero: bool = False) -> None:
     wants_int = annotation in (int, "int")
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"MachineConfig field {name!r} must be a number, got {value!r}")
     if wants_int and not isinstance(value, int):
         raise ValueError(f"MachineConfig field {name!r} must be an integer, got {value!r}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"MachineConfig field {name!r} must be positive, got {value!r}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"MachineConfig field {name!r} must be {bound}, got {value!r}")
 
 
 MTIA2I = MachineConfig()

@@ -59,11 +59,19 @@ def test_replace_returns_a_validated_copy():
         ({"global_placement": "hbm"}, "global_placement"),
         ({"name": ""}, "name"),
         ({"llc_bytes": 2 * MTIA2I.sram_bytes}, "llc_bytes"),
+        ({"dma_granule_bytes": 24}, "dma_granule_bytes"),
+        ({"dram_latency_cycles": -1}, "dram_latency_cycles"),
+        ({"dma_read_bytes_per_cycle": 0}, "dma_read_bytes_per_cycle"),
     ],
 )
 def test_replace_rejects_nonsense_naming_the_field(overrides, field):
     with pytest.raises(ValueError, match=re.escape(repr(field))):
         MTIA2I.replace(**overrides)
+
+
+def test_latencies_and_overheads_may_be_zero_for_what_if_runs():
+    free = MTIA2I.replace(kernel_launch_cycles=0, dram_latency_cycles=0, dma_issue_cycles=0, noc_hop_cycles=0)
+    assert (free.kernel_launch_cycles, free.dram_latency_cycles, free.dma_issue_cycles) == (0, 0, 0)
 
 
 def test_constructor_validates_too():
