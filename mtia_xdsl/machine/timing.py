@@ -493,7 +493,10 @@ class _Simulator:
             pe.port_busy[direction] = False
             pe.dma_inflight -= 1
             self._finish(pe, i)
-            self._try_start_now(pe, DMA)
+            # The head DMA changes only if it waited for this in-flight slot, or if its start attempt is due
+            # now (it then starts here, before that event, as it always has); any other retry is queued.
+            if pe.dma_inflight == self.dma_outstanding - 1 or pe.try_at[DMA] == self.now:
+                self._try_start_now(pe, DMA)
             self._on_xfer(pe, direction)
             return
         pool_index, nbytes, useful = parts.pop(0)
