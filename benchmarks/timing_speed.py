@@ -1,8 +1,8 @@
 """Speed of the timing model (`machine/timing.py` `simulate`): microseconds of CPU per recorded command.
 
-Records the command traces of a kernel set once (`--kernels examples`: the sizes of examples/run_all.py;
-`--kernels sim_speed`: the launches of benchmarks/sim_speed.py; `--small`: run_all's small sizes), keeps them in a pickle file, then times
-`simulate` on them (CPU time, best of `--repeat`).
+Records the command traces of a kernel set once (`--kernels examples`: the sizes of examples/run_all.py,
+or their `--small` sizes; `--kernels sim_speed`: the launches of benchmarks/sim_speed.py), keeps them in a
+pickle file, then times `simulate` on them (CPU time, best of `--repeat`).
 
 Checking that a change keeps the cycles:
 - `--save-expected` stores what the current `simulate` computes (every command's issue/start/end cycle,
