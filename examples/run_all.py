@@ -21,7 +21,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mtia_xdsl
-from examples import layer_norm, matmul, softmax, vector_add
+from examples import attention, layer_norm, matmul, softmax, vector_add
 from mtia_xdsl.machine.report import Report
 
 
@@ -43,6 +43,7 @@ def cases(small: bool) -> list[Case]:
     sm = (183, 781) if small else (1823, 781)
     mm = [(133, 117, 71)] if small else [(333, 517, 271), (512, 512, 512)]
     ln = (151, 4096) if small else (1151, 4096)
+    at = (1, 2, 200, 64) if small else (2, 4, 1000, 64)
 
     def add() -> tuple[torch.Tensor, torch.Tensor]:
         x, y = torch.rand(n, generator=g), torch.rand(n, generator=g)
@@ -66,12 +67,17 @@ def cases(small: bool) -> list[Case]:
         y, _, _ = layer_norm.layer_norm(x, w, b, 1e-5)
         return y, torch.nn.functional.layer_norm(x, (ln[1],), w, b, 1e-5)
 
+    def attn() -> tuple[torch.Tensor, torch.Tensor]:
+        q, k, v = (torch.randn(*at, generator=g).half() for _ in range(3))
+        return attention.attention(q, k, v, causal=True), attention.reference(q, k, v, causal=True)
+
     out = [
         Case("vector_add", f"{n} fp32", add, 0.0),
         Case("softmax", f"{sm[0]}x{sm[1]} fp32", soft, 1e-6),
     ]
     out += [Case("matmul", f"{m}x{nn}x{k} fp16->fp32 acc", mat(m, nn, k), 0.0) for m, nn, k in mm]
     out.append(Case("layer_norm", f"{ln[0]}x{ln[1]} fp32", norm, 1e-4))
+    out.append(Case("attention", f"causal {at[0]}x{at[1]}x{at[2]}x{at[3]} fp16", attn, 2e-3))
     return out
 
 
