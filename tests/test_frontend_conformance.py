@@ -8,8 +8,6 @@ same dot precision) and run the same passes. Both, printed without debug locatio
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,14 +15,13 @@ import pytest
 triton = pytest.importorskip("triton")
 
 import test_frontend_kernels as fk  # noqa: E402
-from triton._C.libtriton import ir, passes  # noqa: E402
-from xdsl.printer import Printer  # noqa: E402
+from conformance.ttir_compare import _new_context, _run_ttir_passes, our_ttir  # noqa: E402, F401
+from conformance.ttir_compare import upstream_ttir as _upstream_ttir  # noqa: E402
 
 from examples.layer_norm import _layer_norm_fwd_fused  # noqa: E402
 from examples.matmul import matmul_kernel  # noqa: E402
 from examples.softmax import softmax_kernel  # noqa: E402
 from examples.vector_add import add_kernel  # noqa: E402
-from mtia_xdsl.frontend import FrontendOptions, build_tt_module, inline_and_clean  # noqa: E402
 
 CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
     "vector_add": (
@@ -81,56 +78,11 @@ CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
 }  # fmt: skip
 
 
-def _run_ttir_passes(mod: Any) -> str:
-    pm = ir.pass_manager(mod.context)
-    passes.common.add_inliner(pm)
-    passes.common.add_canonicalizer(pm)
-    passes.ttir.add_combine(pm)
-    passes.ttir.add_reorder_broadcast(pm)
-    passes.common.add_cse(pm)
-    passes.common.add_licm(pm)
-    passes.common.add_symbol_dce(pm)
-    passes.ttir.add_loop_unroll(pm)
-    pm.run(mod, "make_ttir")
-    return mod.str_nodebug()
-
-
-def _new_context() -> Any:
-    ctx = ir.context()
-    ir.load_dialects(ctx)
-    return ctx
-
-
 def upstream_ttir(
     fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False, capability: int = 80
 ) -> str:
-    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm`capability`, ieee dot precision)."""
-    from triton.backends.compiler import GPUTarget
-    from triton.backends.nvidia.compiler import CUDABackend
-    from triton.compiler.compiler import ASTSource
-
-    target = GPUTarget("cuda", capability, 32)
-    backend = CUDABackend(target)
-    options = backend.parse_options({"default_dot_input_precision": "ieee", "debug": debug})
-    ctx = _new_context()
-    backend.load_dialects(ctx)
-    src = ASTSource(fn, signature, constexprs)
-    mod = src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx)
-    return _run_ttir_passes(mod)
-
-
-def our_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, object], debug: bool = False) -> str:
-    """Return our module, cleaned, printed generic, parsed by libtriton and run through the same passes."""
-    options = FrontendOptions(sanitize_overflow=True, debug=debug)  # as upstream's CUDA options, so dead checks match
-    module = inline_and_clean(build_tt_module(fn, signature, constexprs, options=options))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "ours.mlir"
-        with path.open("w") as f:
-            Printer(stream=f, print_generic_format=True).print_op(module)
-        ctx = _new_context()
-        mod = ir.parse_mlir_module(str(path), ctx)
-        mod.context = ctx
-        return _run_ttir_passes(mod)
+    """Upstream's TTIR for the kernel, for CUDA sm80 unless `capability` says otherwise."""
+    return _upstream_ttir(fn, signature, constexprs, debug, capability)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

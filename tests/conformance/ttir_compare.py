@@ -39,13 +39,17 @@ def _new_context() -> Any:
     return ctx
 
 
-def upstream_ttir(fn: Any, signature: dict[str, str], constexprs: dict[str, Any], debug: bool = False) -> str:
-    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm90, ieee dot precision)."""
+def upstream_ttir(
+    fn: Any, signature: dict[str, str], constexprs: dict[str, Any], debug: bool = False, capability: int = 90
+) -> str:
+    """Return upstream's TTIR for the kernel (libtriton's builder, CUDA sm`capability`, ieee dot precision).
+
+    sm90 by default: it accepts fp8e4nv, which sm80 refuses."""
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
     from triton.compiler.compiler import ASTSource
 
-    target = GPUTarget("cuda", 90, 32)  # sm90: fp8e4nv is supported
+    target = GPUTarget("cuda", capability, 32)
     backend = CUDABackend(target)
     options = backend.parse_options({"default_dot_input_precision": "ieee", "debug": debug})
     ctx = _new_context()
