@@ -84,3 +84,19 @@ def test_gpu_only_construct_is_refused_at_its_line(name: str) -> None:
     assert err.line == _line_of(fn, needle)
     assert what in err.message and instead in err.message
     assert f"test_frontend_refusals.py:{err.line}:" in str(err)
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def test_a_none_pointer_argument_says_what_to_do() -> None:
+    import torch
+
+    y = torch.zeros(16)
+    with pytest.raises(Exception, match="argument 'x_ptr' is None, which Triton specializes as a constexpr") as info:
+        copy_kernel[(1,)](None, y, 16, BLOCK=16)
+    assert "test_frontend_refusals.py:" in str(info.value)
+    assert torch.equal(y, torch.zeros(16))

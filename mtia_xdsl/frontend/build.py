@@ -198,6 +198,20 @@ def _kernel_error(exc: BaseException, last_loc: Any, fn: Any) -> KernelError:
     return KernelError(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
 
 
+def _with_none_argument_hint(error: KernelError, fn: Any, constants: dict[Any, object]) -> KernelError:
+    """Add what to do to an error about None when a kernel argument was passed as None."""
+    if "NoneType" not in error.message:
+        return error
+    names = [fn.arg_names[key[0]] for key, value in constants.items() if value is None and len(key) == 1]
+    if not names:
+        return error
+    hint = (
+        f"; argument {', '.join(repr(n) for n in names)} is None, which Triton specializes as a constexpr: pass a "
+        "tensor, or guard its uses with `if <arg> is not None:`"
+    )
+    return KernelError(error.message + hint, error.file, error.line, error.col)
+
+
 def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict[Any, object]:
     out: dict[Any, object] = {}
     for key, value in (constexprs or {}).items():
@@ -234,7 +248,8 @@ def build_tt_module(
                 fn, src, context=ctx, options=opts, codegen_fns=_codegen_fns(), module_map=_module_map()
             )
         except Exception as e:
-            raise _kernel_error(e, proxy.last_loc[0], fn) from e
+            error = _kernel_error(e, proxy.last_loc[0], fn)
+            raise _with_none_argument_hint(error, fn, src.constants) from e
     _name_kernel_arguments(handle.op, fn, signature)
     return handle.op
 
