@@ -166,3 +166,11 @@ def test_unknown_machine_override_is_refused_clearly() -> None:
     x = torch.randn(64)
     with pytest.raises(ValueError, match=r"machine_overrides: .*no_such_field"):
         add_kernel[(1,)](x, x, torch.zeros(64), 64, BLOCK=64, machine_overrides={"no_such_field": 1})
+
+
+def test_num_warps_must_be_a_power_of_two_as_upstream() -> None:
+    x = torch.randn(64)
+    out = torch.zeros(64)
+    with pytest.raises(ValueError, match="num_warps must be a power of two, got 3"):
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64, num_warps=3)
+    assert torch.equal(out, torch.zeros(64))

@@ -60,8 +60,11 @@ class MtiaOptions:
     def __post_init__(self) -> None:
         """Normalise `machine_overrides` to sorted pairs and check them against MachineConfig.
 
-        Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range).
+        Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range),
+        or for a `num_warps` that is not a power of two (as upstream's backends refuse it).
         """
+        if not isinstance(self.num_warps, int) or self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
+            raise ValueError(f"num_warps must be a power of two, got {self.num_warps!r}")
         pairs = _override_pairs(self.machine_overrides)
         object.__setattr__(self, "machine_overrides", pairs)
         if pairs:
