@@ -174,3 +174,33 @@ def test_num_warps_must_be_a_power_of_two_as_upstream() -> None:
     with pytest.raises(ValueError, match="num_warps must be a power of two, got 3"):
         add_kernel[(1,)](x, x, out, 64, BLOCK=64, num_warps=3)
     assert torch.equal(out, torch.zeros(64))
+
+
+SAME_SOURCE = """
+import triton, triton.language as tl
+
+@triton.jit
+def same_source_kernel(x, y, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(y + o, tl.load(x + o) + 1)
+"""
+
+
+def test_errors_name_the_kernels_own_file_when_another_file_has_the_same_source(tmp_path: Any) -> None:
+    import importlib.util
+
+    def load(name: str) -> Any:
+        path = tmp_path / f"{name}.py"
+        path.write_text(SAME_SOURCE)
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module.same_source_kernel
+
+    first, second = load("first_copy"), load("second_copy")
+    y = torch.zeros(16)
+    first[(1,)](torch.randn(16), y, B=16)  # compiled and cached from first_copy.py
+    with pytest.raises(Exception, match="out-of-bounds") as info:
+        second[(1,)](torch.randn(8), y, B=16)
+    assert "second_copy.py:" in str(info.value) and "first_copy.py" not in str(info.value)

@@ -170,12 +170,24 @@ def install_make_ir_hook() -> None:
     """Wrap `ASTSource.make_ir` once so MtiaOptions build the tt module with mtia_xdsl's frontend.
 
     Other options (another backend active in the same process) reach the original method unchanged.
+    Also wraps `ASTSource.hash` to include the kernel's file: our binaries carry kernel locations that the
+    machine model's errors and traces print, and Triton's key (source text and first line) would let a
+    kernel with the same source in another file reuse them.
     """
     from triton.compiler.compiler import ASTSource
 
     original = ASTSource.make_ir
     if getattr(original, "__mtia_xdsl_hook__", False):
         return
+    original_hash = ASTSource.hash
+
+    @functools.wraps(original_hash)
+    def hash_with_file(self: Any) -> str:
+        code = getattr(getattr(self.fn, "fn", None), "__code__", None)
+        filename = code.co_filename if code is not None else ""
+        return hashlib.sha256(f"{original_hash(self)}-{filename}".encode()).hexdigest()
+
+    ASTSource.hash = hash_with_file  # pyright: ignore[reportAttributeAccessIssue]
 
     @functools.wraps(original)
     def make_ir(self: Any, target: Any, options: Any, codegen_fns: Any, module_map: Any, context: Any) -> Any:
