@@ -302,7 +302,7 @@ def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
 
 
 @dataclass(frozen=True)
-class _Lanes:
+class ActiveLanes:
     """Per program of a batch: active lanes of a gather/scatter and their [first, last) byte extent."""
 
     active: list[int]
@@ -311,7 +311,7 @@ class _Lanes:
     """Every program has the same addresses and mask (one command serves the batch)."""
 
 
-def _lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -> _Lanes:
+def active_lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -> ActiveLanes:
     """Count the active lanes of each program and their byte extent (Shapes: batch dims in front)."""
     a = np.asarray(addrs, dtype=np.int64)
     m = np.ones((), bool) if mask is None else np.asarray(mask, dtype=bool)
@@ -324,7 +324,7 @@ def _lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -> _Lan
     lo = np.where(m2, a2, np.iinfo(np.int64).max).min(-1, initial=np.iinfo(np.int64).max)
     hi = np.where(m2, a2, np.iinfo(np.int64).min).max(-1, initial=np.iinfo(np.int64).min)
     extent = [(int(x), int(y) + elem_bytes) if k else None for x, y, k in zip(lo, hi, active, strict=True)]
-    return _Lanes([int(k) for k in active], extent, uniform)
+    return ActiveLanes([int(k) for k in active], extent, uniform)
 
 
 @dataclass(frozen=True)
@@ -680,7 +680,7 @@ class MtiaFunctions(InterpreterFunctions):
         slot = next(it).write(value, op)
         state = get_pe_state(interpreter)
         elem_bytes = element_format(element_type_of(t)).size_bytes
-        lanes = _lanes(ptrs, mask, rank, state.size, elem_bytes)
+        lanes = active_lanes(ptrs, mask, rank, state.size, elem_bytes)
 
         def make(b: int) -> Command:
             return Command(
@@ -713,7 +713,7 @@ class MtiaFunctions(InterpreterFunctions):
         get_launch_state(interpreter).memory.scatter(np.asarray(ptrs, dtype=np.int64), value, elem, mask, where)
         state = get_pe_state(interpreter)
         elem_bytes = element_format(elem).size_bytes
-        lanes = _lanes(ptrs, mask, logical_rank(t), state.size, elem_bytes)
+        lanes = active_lanes(ptrs, mask, logical_rank(t), state.size, elem_bytes)
 
         def make(b: int) -> Command:
             return Command(

@@ -25,13 +25,13 @@ from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
-from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, _lanes, get_pe_state
+from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, active_lanes, get_pe_state
 from mtia_xdsl.machine.interpret.tt import (
-    _RMW,
-    _atomic_update,
-    _unsigned_minmax,
+    RMW_UPDATES,
+    atomic_update,
     get_launch_state,
     pointee_type,
+    unsigned_minmax,
 )
 from mtia_xdsl.machine.interpret.values import (
     as_value,
@@ -64,7 +64,7 @@ def _finish(
     slot = args[-1].write(value, op)
     state = get_pe_state(interpreter)
     elem_bytes = element_format(element_type_of(t)).size_bytes
-    lanes = _lanes(ptr, mask, logical_rank(t), state.size, elem_bytes)
+    lanes = active_lanes(ptr, mask, logical_rank(t), state.size, elem_bytes)
     dtype = element_format(element_type_of(t)).name
 
     def make(b: int) -> Command:
@@ -117,9 +117,9 @@ class MtiaAtomicFunctions(InterpreterFunctions):
         mask = MtiaFunctions._read(args[2], op, waits) if op.mask is not None else None
         code = op.atomic_rmw_op.value.data
         fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = {
-            8: _unsigned_minmax(True),
-            9: _unsigned_minmax(False),
-        }.get(code, _RMW.get(code))
+            8: unsigned_minmax(True),
+            9: unsigned_minmax(False),
+        }.get(code, RMW_UPDATES.get(code))
         if fn is None:
             raise InterpretationError(f"{location_str(op.location)}: error: atomic_rmw kind {code} is not supported")
         ptr_b, val_b, mask_b = _per_program(interpreter, op, [ptr, val, True if mask is None else mask])
@@ -131,7 +131,7 @@ class MtiaAtomicFunctions(InterpreterFunctions):
                 return fn(old, flat_val[lanes].astype(old.dtype)).astype(old.dtype)
 
         memory = get_launch_state(interpreter).memory
-        old = _atomic_update(memory, ptr_b, mask, _pointee(op), update, location_str(op.location))
+        old = atomic_update(memory, ptr_b, mask, _pointee(op), update, location_str(op.location))
         return _finish(interpreter, op, args, "atomic_rmw", ptr_b, mask, old, waits)
 
     @impl(mtia.AtomicCasOp)
@@ -145,5 +145,5 @@ class MtiaAtomicFunctions(InterpreterFunctions):
             return np.where(old == flat_cmp[lanes], flat_val[lanes], old).astype(old.dtype)
 
         memory = get_launch_state(interpreter).memory
-        old = _atomic_update(memory, ptr_b, None, _pointee(op), update, location_str(op.location))
+        old = atomic_update(memory, ptr_b, None, _pointee(op), update, location_str(op.location))
         return _finish(interpreter, op, args, "atomic_cas", ptr_b, None, old, waits)

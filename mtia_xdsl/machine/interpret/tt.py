@@ -283,7 +283,7 @@ def _store(self: Any, interpreter: Interpreter, op: Operation, args: PythonValue
     return ()
 
 
-_RMW: dict[int, Fn] = {
+RMW_UPDATES: dict[int, Fn] = {  # tt.atomic_rmw kind -> (old, val) -> new; shared with mtia_atomics
     1: np.bitwise_and,
     2: np.bitwise_or,
     3: np.bitwise_xor,
@@ -296,7 +296,7 @@ _RMW: dict[int, Fn] = {
 """tt.atomic_rmw op encoding (RMWOp) -> update; UMAX (8) and UMIN (9) are handled on unsigned views."""
 
 
-def _unsigned_minmax(is_max: bool) -> Fn:
+def unsigned_minmax(is_max: bool) -> Fn:
     def run(old: np.ndarray, val: np.ndarray) -> np.ndarray:
         bits = old.dtype.itemsize * 8
         to_u = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
@@ -306,7 +306,7 @@ def _unsigned_minmax(is_max: bool) -> Fn:
     return run
 
 
-def _atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str) -> np.ndarray:
+def atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str) -> np.ndarray:
     """Apply `update(old, lane_indices) -> new` lane by lane in row-major order; return the old values.
 
     Lanes with distinct addresses are applied together; a lane whose address repeats an earlier lane's
@@ -331,7 +331,7 @@ def _atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, 
 def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     ptr, val, mask = _operands(op, args, "ptr", "val", "mask")
     kind = _int_prop(op, "atomic_rmw_op")
-    fn = {8: _unsigned_minmax(True), 9: _unsigned_minmax(False)}.get(kind, _RMW.get(kind))
+    fn = {8: unsigned_minmax(True), 9: unsigned_minmax(False)}.get(kind, RMW_UPDATES.get(kind))
     if fn is None:
         raise InterpretationError(f"{_where(op)}: error: tt.atomic_rmw kind {kind} is not supported")
     dtype = pointee_type(op.operands[0].type)
@@ -344,7 +344,7 @@ def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: Python
         with np.errstate(all="ignore"):
             return fn(old, flat_val[lanes].astype(old.dtype)).astype(old.dtype)
 
-    old = _atomic_update(memory, ptr, mask, dtype, update, _where(op))
+    old = atomic_update(memory, ptr, mask, dtype, update, _where(op))
     return (as_value(old, op.results[0].type),)
 
 
@@ -359,7 +359,7 @@ def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: Python
         return np.where(old == flat_cmp[lanes], flat_val[lanes], old).astype(old.dtype)
 
     memory = get_launch_state(interpreter).memory
-    old = _atomic_update(memory, ptr, None, pointee_type(op.operands[0].type), update, _where(op))
+    old = atomic_update(memory, ptr, None, pointee_type(op.operands[0].type), update, _where(op))
     return (as_value(old, op.results[0].type),)
 
 
