@@ -29,8 +29,40 @@ DEFAULT_PIPELINE = ",".join(
 
 
 def default_pipeline(chip: str = "mtia2i") -> str:
-    """Return the default pass pipeline for `chip` (a MachineConfig preset name)."""
+    """Return the lowering pipeline for `chip` (a MachineConfig preset name), without the optimizations."""
     return DEFAULT_PIPELINE.format(chip=chip)
+
+
+def pipeline_for(options: Any = None) -> str:
+    """Return the pass pipeline the compile driver runs for `options` (an MtiaOptions; None: defaults).
+
+    It is the lowering pipeline plus the optimizations the options turn on:
+    `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
+    `mtia-software-pipeline{num-stages=N}` and `mtia-cb-sizing{strategy=S max-depth=N}` on the
+    buffer-level program, and `mtia-pe-mapping{strategy=M}` last.
+    Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
+    """
+    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.transforms import get_all_passes
+
+    o = options if options is not None else MtiaOptions()
+    registered = get_all_passes()  # TRANSITIONAL: while the optimization passes land one by one
+    steps = default_pipeline(o.machine).split(",")
+    tensor_level: list[str] = []
+    if o.vector_codegen:
+        tensor_level.append("mtia-vector-codegen")
+    if o.effective_shapes:
+        tensor_level.append("mtia-effective-shape")
+    at = steps.index("mtia-cb-bufferize")
+    steps[at:at] = tensor_level
+    if o.num_stages > 1:
+        steps.append(f"mtia-software-pipeline{{num-stages={o.num_stages}}}")
+    steps.append(f"mtia-cb-sizing{{strategy={o.cb_sizing} max-depth={max(o.num_stages, 1)}}}")
+    steps.append(f"mtia-pe-mapping{{strategy={o.pe_mapping}}}")
+    optional = ("mtia-vector-codegen", "mtia-effective-shape", "mtia-software-pipeline", "mtia-cb-sizing")
+    optional += ("mtia-pe-mapping",)
+    steps = [s for s in steps if s.split("{")[0] not in optional or s.split("{")[0] in registered]
+    return ",".join(steps)
 
 
 def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
@@ -45,10 +77,9 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     from mtia_xdsl.runtime.options import MtiaOptions
     from mtia_xdsl.transforms import get_all_passes
 
-    chip = (options if options is not None else MtiaOptions()).machine
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
-    pipeline = PassPipeline.parse_spec(available, default_pipeline(chip))
+    pipeline = PassPipeline.parse_spec(available, pipeline_for(options if options is not None else MtiaOptions()))
     try:
         pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds

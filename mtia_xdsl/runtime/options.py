@@ -24,8 +24,17 @@ class MtiaOptions:
     num_warps: int = 4
     """Accepted for source compatibility; a PE runs one program at a time, so it changes nothing."""
     num_ctas: int = 1
-    num_stages: int = 2
-    """Circular-buffer depth the software pipeliner will aim for; no effect until pipelining lands."""
+    num_stages: int = 3
+    """Software pipelining depth, as upstream's `num_stages`: a load inside a loop may run up to
+    `num_stages - 1` iterations ahead of its use, through a CB of up to `num_stages` slots
+    (`mtia-software-pipeline`, `mtia-cb-sizing`). 1 turns software pipelining off."""
+    cb_sizing: str = "greedy"
+    """How `mtia-cb-sizing` picks CB depths: "greedy" (the smallest depth per CB that keeps the pipeline
+    full within LS) or "uniform" (every CB `num_stages` slots, as uniform multi-buffering)."""
+    effective_shapes: bool = True
+    """`mtia-effective-shape`: masked tails shrink DMA and compute to the valid region."""
+    vector_codegen: bool = True
+    """`mtia-vector-codegen`: vector-scalar forms and fusion of consecutive vector loops."""
     warp_size: int = 1
     """One 'thread' per program: read by Triton's CompiledKernel resource check."""
     maxnreg: int | None = None
@@ -38,7 +47,7 @@ class MtiaOptions:
     `from_dict`. Values may be numbers or "field=value"-style strings of the field's type. The compiler
     passes see the preset only; the machine model runs with the overridden config."""
     pe_mapping: str = "linear"
-    """Strategy placing program ids on the PE grid."""
+    """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag"."""
     backend_name: str = "cpu"
     arch: str = "mtia2i"
     enable_fp_fusion: bool = True
