@@ -43,7 +43,37 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TtRewriteTensorDescriptorPass
 
+    def vector_codegen() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_vector_codegen import MtiaVectorCodegenPass
+
+        return MtiaVectorCodegenPass
+
+    def effective_shape() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_effective_shape import MtiaEffectiveShapePass
+
+        return MtiaEffectiveShapePass
+
+    def software_pipeline() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_software_pipeline import MtiaSoftwarePipelinePass
+
+        return MtiaSoftwarePipelinePass
+
+    def cb_sizing() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_cb_sizing import MtiaCbSizingPass
+
+        return MtiaCbSizingPass
+
+    def pe_mapping() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_pe_mapping import MtiaPeMappingPass
+
+        return MtiaPeMappingPass
+
     return {
+        "mtia-vector-codegen": vector_codegen,
+        "mtia-effective-shape": effective_shape,
+        "mtia-software-pipeline": software_pipeline,
+        "mtia-cb-sizing": cb_sizing,
+        "mtia-pe-mapping": pe_mapping,
         "tt-inline": tt_inline,
         "tt-rewrite-tensor-descriptor-to-pointer": tt_rewrite_tensor_descriptor,
         "tt-lift-early-returns": tt_lift_early_returns,
