@@ -1,0 +1,301 @@
+"""mtia-vector-codegen: vector-scalar operands and fusion of consecutive elementwise engine commands.
+
+Two rewrites of the tensor-level program, each behind an option:
+
+- `vector-scalar`: an engine command that only broadcasts a scalar (`tt.splat` of its input) is folded
+  into each elementwise SE / vector-core consumer: the consumer takes the scalar itself and splats it
+  inside its body, where it is the instruction's scalar operand (RVV `vfsub.vf`, the SE's scalar
+  operand), so no tile is written to LS. The same holds for a rank-reduced row or column
+  (`tensor<BLOCK_M x 1>` broadcast by MLU commands to `tensor<BLOCK_M x BLOCK_N>`): the consumer takes
+  the row/column and broadcasts it in its body (RVV: the row's scalar per output row, or one register
+  reused for every row). The broadcast commands and their tiles disappear once nothing else reads them.
+- `fuse`: two elementwise commands on the same engine, in the same block, where the first one's result
+  is read only by the second, become one command whose body holds both bodies: the intermediate stays
+  in registers (no CB, no LS round trip, one command issue). Commands are not fused across engines,
+  across reductions, dots or layout (MLU) ops, across region boundaries, when the intermediate has
+  another user, or when their tensors differ in shape (they are not the same vector loop). Vector-core
+  commands fuse only when their widest element types have the same size, so that the fused command runs
+  every op at the rate it had. ASSUMPTION: SE commands chain like vector-core loops; S1 does not say at
+  what granularity the SE takes commands, so fusing SE commands models one SE command running a short
+  program of elementwise instructions.
+
+The machine model charges a body's ops one by one (`_body_op_work` in machine/interpret/mtia.py): a
+splat, expand_dims or broadcast of a body argument costs nothing there (it is an operand form), so the
+gain of both rewrites is the removed CBs, LS traffic, command issues and latencies, not less arithmetic.
+
+Requires: convert-tt-to-mtia (tensor level, before mtia-cb-bufferize).
+Example: mtia-opt k.mlir -p mtia-vector-codegen{vector-scalar=true fuse=false}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from mtia_xdsl.dialects import mtia, tt
+
+_VECTOR_ENGINES = (mtia.SeComputeOp, mtia.VecComputeOp)
+"""Engines whose commands are elementwise vector loops (the MLU only moves data)."""
+
+_ELEMENTWISE_TT = (
+    "tt.splat",
+    "tt.make_range",
+    "tt.addptr",
+    "tt.int_to_ptr",
+    "tt.ptr_to_int",
+    "tt.bitcast",
+    "tt.fp_to_fp",
+    "tt.clampf",
+    "tt.precise_sqrt",
+    "tt.precise_divf",
+    "tt.approx_divf",
+    "tt.mulhiui",
+    "tt.extern_elementwise",
+)
+"""tt ops that compute each output element from the same element of their operands."""
+
+_OPERAND_FORMS = ("tt.splat", "tt.expand_dims", "tt.broadcast")
+"""Ops that, applied to a body argument, only describe how an instruction reads its operand."""
+
+
+def _is_elementwise(op: Operation) -> bool:
+    """Whether `op` is an elementwise op a vector loop runs (no regions, no memory access)."""
+    if op.regions:
+        return False
+    return op.name.startswith(("arith.", "math.")) or op.name in _ELEMENTWISE_TT
+
+
+def _is_operand_form(op: Operation) -> bool:
+    """Whether `op` broadcasts a body argument (directly or through another operand form)."""
+    if op.name not in _OPERAND_FORMS:
+        return False
+    src = op.operands[0]
+    return isinstance(src, BlockArgument) or (isinstance(src.owner, Operation) and _is_operand_form(src.owner))
+
+
+def _body_ops(op: mtia.EngineComputeOp) -> list[Operation]:
+    return [o for o in op.body.block.ops if not isinstance(o, mtia.YieldOp)]
+
+
+# ----------------------------------------------------------------------------------------------
+# Vector-scalar operands
+# ----------------------------------------------------------------------------------------------
+
+
+def _broadcast_source(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
+    """If `op` is a command that only broadcasts a scalar, row or column, return (source, its ops).
+
+    A splat command (SE or vector core) `splat(arg)`; an MLU `broadcast(arg)` whose argument is a
+    `tensor<... x 1 x ...>`, itself possibly made by an MLU `expand_dims` command (then the source is the
+    rank-reduced row/column). The ops are the body ops to replay in a consumer, in order.
+    """
+    if not isinstance(op, mtia.EngineComputeOp) or len(op.inputs) != 1 or len(op.res) != 1:
+        return None
+    ops = _body_ops(op)
+    if len(ops) != 1 or ops[0].operands[0] is not op.body.block.args[0]:
+        return None
+    inner = ops[0]
+    if (
+        isinstance(op, _VECTOR_ENGINES)
+        and inner.name == "tt.splat"
+        and not isinstance(inner.operands[0].type, TensorType)
+    ):
+        return op.inputs[0], [inner]
+    if not (isinstance(op, mtia.MluComputeOp) and inner.name == "tt.broadcast"):
+        return None
+    src = op.inputs[0]
+    producer = src.owner
+    if isinstance(producer, mtia.MluComputeOp) and len(producer.inputs) == 1 and src.has_one_use():
+        pre = _body_ops(producer)
+        if len(pre) == 1 and pre[0].name == "tt.expand_dims" and pre[0].operands[0] is producer.body.block.args[0]:
+            return producer.inputs[0], [pre[0], inner]
+    return src, [inner]
+
+
+def _reads_elementwise(consumer: mtia.EngineComputeOp, arg: BlockArgument) -> bool:
+    """Whether every use of body argument `arg` is an elementwise op of a vector engine's command."""
+    return isinstance(consumer, _VECTOR_ENGINES) and all(
+        _is_elementwise(u.operation) and u.operation.name != "tt.splat" for u in arg.uses
+    )
+
+
+def _fold_into(consumer: mtia.EngineComputeOp, value: SSAValue, source: SSAValue, ops: Sequence[Operation]) -> None:
+    """Make `consumer` read `source` instead of `value` (a broadcast of it) and replay `ops` in its body."""
+    block = consumer.body.block
+    index = list(consumer.inputs).index(value)
+    old_arg = block.args[index]
+    inputs = list(consumer.inputs)
+    if source in inputs:
+        new_arg = block.args[inputs.index(source)]
+    else:
+        new_arg = block.insert_arg(source.type, len(block.args))
+        inputs.append(source)
+    current: SSAValue = new_arg
+    anchor = block.first_op
+    assert anchor is not None  # a body ends with mtia.yield
+    for op in ops:
+        clone = op.clone(value_mapper={op.operands[0]: current})
+        block.insert_op_before(clone, anchor)
+        current = clone.results[0]
+    old_arg.replace_all_uses_with(current)
+    del inputs[index]
+    block.erase_arg(old_arg)
+    _rebuild(consumer, inputs, block)
+
+
+def _rebuild(op: mtia.EngineComputeOp, inputs: Sequence[SSAValue], block: Block) -> mtia.EngineComputeOp:
+    """Replace `op` by the same engine command over `inputs` whose body is `block` (taken from `op`)."""
+    if block.parent is not None:
+        block.parent.detach_block(block)
+    new = type(op)(inputs, [r.type for r in op.res], Region(block), op.outs)
+    new.location = op.location
+    new.attributes.update(op.attributes)
+    Rewriter.replace_op(op, new)
+    return new
+
+
+def fold_broadcasts(block: Block) -> bool:
+    """Fold every broadcast command of `block` (and nested blocks) into its elementwise consumers.
+
+    Returns whether anything changed. A broadcast command that keeps other readers stays for them.
+    """
+    changed = False
+    for op in list(_walk_block(block)):
+        found = _broadcast_source(op) if op.parent is not None else None
+        if found is None:
+            continue
+        source, ops = found
+        value = op.results[0]
+        for use in list(value.uses):
+            consumer = use.operation
+            if not isinstance(consumer, mtia.EngineComputeOp) or use.index >= len(consumer.inputs):
+                continue
+            if _reads_elementwise(consumer, consumer.body.block.args[use.index]):
+                _fold_into(consumer, value, source, ops)
+                changed = True
+        if not value.uses:
+            producer = op.inputs[0].owner
+            Rewriter.erase_op(op)
+            if isinstance(producer, mtia.MluComputeOp) and not producer.results[0].uses and len(ops) == 2:
+                Rewriter.erase_op(producer)
+    return changed
+
+
+def _walk_block(block: Block) -> Iterator[Operation]:
+    for op in block.ops:
+        yield op
+        if not isinstance(op, mtia.EngineComputeOp):
+            for region in op.regions:
+                for inner in region.blocks:
+                    yield from _walk_block(inner)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fusion of consecutive vector loops
+# ----------------------------------------------------------------------------------------------
+
+
+def _loop_shape(op: mtia.EngineComputeOp) -> tuple[int, ...] | None:
+    """The shape every value of `op`'s elementwise body has (its vector loop), or None if it has none."""
+    shapes: set[tuple[int, ...]] = set()
+    for inner in _body_ops(op):
+        if inner.name == "arith.constant" or _is_operand_form(inner):
+            continue
+        if not _is_elementwise(inner):
+            return None
+        for r in inner.results:
+            if not isinstance(r.type, TensorType):
+                return None
+            shapes.add(tuple(r.type.get_shape()))
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _widest_bytes(op: mtia.EngineComputeOp) -> int:
+    """Bytes of the widest integer or float element any body op reads or writes (the vector-core rate)."""
+    widest = 0
+    for inner in _body_ops(op):
+        for v in (*inner.operands, *inner.results):
+            t: Attribute = v.type.element_type if isinstance(v.type, TensorType) else v.type
+            width = getattr(t, "bitwidth", None) if not isinstance(t, tt.PointerType) else None
+            if isinstance(width, int):
+                widest = max(widest, (width + 7) // 8)
+    return widest
+
+
+def _can_fuse(producer: Operation, consumer: Operation) -> bool:
+    if type(producer) is not type(consumer) or not isinstance(producer, _VECTOR_ENGINES):
+        return False
+    assert isinstance(consumer, mtia.EngineComputeOp)
+    if producer.parent is not consumer.parent or len(producer.res) != 1 or producer.outs or consumer.outs:
+        return False
+    if any(u.operation is not consumer for u in producer.res[0].uses):
+        return False
+    shape = _loop_shape(producer)
+    if shape is None or shape != _loop_shape(consumer):
+        return False
+    return isinstance(producer, mtia.SeComputeOp) or _widest_bytes(producer) == _widest_bytes(consumer)
+
+
+def _fuse(producer: mtia.EngineComputeOp, consumer: mtia.EngineComputeOp) -> mtia.EngineComputeOp:
+    """Replace `consumer` by one command running `producer`'s body then its own; erase `producer`."""
+    inputs: list[SSAValue] = []
+    for v in (*producer.inputs, *consumer.inputs):
+        if v is not producer.res[0] and v not in inputs:
+            inputs.append(v)
+    block = Block(arg_types=[v.type for v in inputs])
+    outer = dict(zip(inputs, block.args, strict=True))
+    mapping: dict[SSAValue, SSAValue] = {a: outer[v] for a, v in zip(producer.body.block.args, producer.inputs)}
+    for inner in _body_ops(producer):
+        block.add_op(inner.clone(value_mapper=mapping))
+    (produced,) = producer.body.block.last_op.operands  # type: ignore[union-attr]
+    for a, v in zip(consumer.body.block.args, consumer.inputs, strict=True):
+        mapping[a] = mapping[produced] if v is producer.res[0] else outer[v]
+    for inner in consumer.body.block.ops:
+        block.add_op(inner.clone(value_mapper=mapping))
+    fused = _rebuild(consumer, inputs, block)
+    Rewriter.erase_op(producer)
+    return fused
+
+
+def fuse_vector_loops(block: Block) -> bool:
+    """Fuse producer/consumer pairs of elementwise commands in `block` and nested blocks; True if any."""
+    changed = False
+    for op in list(_walk_block(block)):
+        if op.parent is None or not isinstance(op, _VECTOR_ENGINES) or len(op.res) != 1:
+            continue
+        uses = list(op.res[0].uses)
+        if uses and _can_fuse(op, uses[0].operation):
+            _fuse(op, uses[0].operation)  # type: ignore[arg-type]
+            changed = True
+    return changed
+
+
+@dataclass(frozen=True)
+class MtiaVectorCodegenPass(ModulePass):
+    """Fold scalar/row/column broadcasts into their consumers and fuse consecutive vector loops.
+
+    See the module docstring for what each option does and when it does not apply.
+    Requires: convert-tt-to-mtia (tensor level).
+    Example: mtia-opt k.mlir -p mtia-vector-codegen{vector-scalar=true fuse=true}
+    """
+
+    name = "mtia-vector-codegen"
+    vector_scalar: bool = True
+    """Fold commands that only broadcast a scalar (or a row/column) into their elementwise consumers."""
+    fuse: bool = True
+    """Merge an elementwise command into its only reader on the same engine (intermediate in registers)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
+            block = func.body.block
+            if self.vector_scalar:
+                fold_broadcasts(block)
+            if self.fuse:
+                while fuse_vector_loops(block):
+                    pass
