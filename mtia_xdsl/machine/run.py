@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -100,7 +100,7 @@ def run_kernel(
     with _ProgressBar("programs", launch.grid[0] * launch.grid[1] * launch.grid[2]) as bar:
         runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update)
         traces = runner.run_all()
-    mapping = getattr(options, "pe_mapping", "linear")
+    mapping = run_mapping(launch.kernel, options)
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
@@ -109,6 +109,22 @@ def run_kernel(
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
     return RunResult(build_report(timeline, _sym_name(launch.kernel)), timeline, traces)
+
+
+def run_mapping(kernel: Operation, options: Any = None) -> str:
+    """Return the program-id -> PE mapping of a run (see timing.MAPPINGS).
+
+    In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
+    (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
+    else "linear".
+    """
+    override = getattr(options, "mapping_override", None)
+    if override:
+        return str(override)
+    recorded = kernel.attributes.get("mtia.pe_mapping")
+    if isinstance(recorded, StringAttr):
+        return recorded.data
+    return str(getattr(options, "pe_mapping", None) or "linear")
 
 
 class _BatchRunner:

@@ -2,8 +2,9 @@
 
 Model (numbers from `MachineConfig`; see MACHINE.md):
 
-- Placement: programs, ordered by linear program id (axis 0 fastest), go to PEs by a mapping strategy; a
-  PE runs its programs one after another, starting the next when the previous one has finished. A
+- Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
+  mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs one after
+  another in increasing program id, starting the next when the previous one has finished. A
   program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
@@ -58,10 +59,14 @@ from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_c
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
 MAPPINGS = ("linear", "round_robin", "zigzag")
-"""Program -> PE strategies: "linear" numbers PEs row-major, "round_robin" column-major (consecutive
-programs land on different rows, spreading them over the memory edges), "zigzag" in serpentine order
-(consecutive programs are NoC neighbours). ASSUMPTION: our reading of S8; program i goes to the i mod n-th
-PE of that order."""
+"""Program -> PE strategies, as distributions of the linear program ids (axis 0 fastest) over the n PEs
+numbered row-major; a PE runs its programs in increasing program id:
+- "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);
+- "round_robin": program i on PE i mod n;
+- "zigzag": round-robin in rounds of n whose direction alternates (round i // n even: PE i mod n, odd:
+  PE n-1-(i mod n)), so a PE that got a light program in one round gets a heavy one in the next when work
+  grows with the program id (causal attention).
+ASSUMPTION: our reading of S8 (the paper names the three strategies, not their exact definition)."""
 
 _WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
 _PROGRESS_EVERY = 4096
@@ -102,24 +107,30 @@ def simulate(
 def place_programs(
     programs: Sequence[ProgramTrace], config: MachineConfig, mapping: str, grid: tuple[int, int, int]
 ) -> list[int]:
-    """Return the PE of each program under `mapping` (see MAPPINGS)."""
-    order = _pe_order(config, mapping)
-    gx, gy, _ = grid
+    """Return the PE of each program under `mapping` (see MAPPINGS).
+
+    Raises: ValueError for an unknown mapping.
+    """
+    gx, gy, gz = grid
+    n_pes = config.pe_rows * config.pe_cols
+    n_programs = gx * gy * gz
     result = []
     for prog in programs:
         x, y, z = prog.program_id
-        linear = x + gx * (y + gy * z)
-        result.append(order[linear % len(order)])
+        result.append(_pe_order(x + gx * (y + gy * z), n_programs, n_pes, mapping))
     return result
 
 
-def _pe_order(config: MachineConfig, mapping: str) -> list[int]:
-    rows, cols = config.pe_rows, config.pe_cols
+def _pe_order(linear: int, n_programs: int, n_pes: int, mapping: str) -> int:
+    """Return the PE (row-major index) of linear program id `linear` among `n_programs` under `mapping`."""
     if mapping == "linear":
-        return list(range(rows * cols))
+        return linear // -(-n_programs // n_pes)
     if mapping == "round_robin":
-        return [r * cols + c for c in range(cols) for r in range(rows)]
-    return [r * cols + (c if r % 2 == 0 else cols - 1 - c) for r in range(rows) for c in range(cols)]
+        return linear % n_pes
+    if mapping == "zigzag":
+        lane = linear % n_pes
+        return lane if (linear // n_pes) % 2 == 0 else n_pes - 1 - lane
+    raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
 
 
 def _infer_grid(programs: Sequence[ProgramTrace]) -> tuple[int, int, int]:

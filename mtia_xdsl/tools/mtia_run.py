@@ -25,14 +25,25 @@ _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float
            "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
 
 
+MAPPING_CHOICES = ("linear", "round_robin", "zigzag")
+"""--mapping values (the machine model's timing.MAPPINGS)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """What the command line asks of the machine model."""
 
     machine: str
-    pe_mapping: str
+    mapping_override: str | None = None
+    """--mapping: the program-id -> PE mapping of the run, over the kernel's `mtia.pe_mapping` attribute."""
     machine_config: Any = None
     """The MachineConfig to run on (the preset `machine` with the --set overrides applied)."""
+
+    def compile_options(self) -> Any:
+        """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
+        from mtia_xdsl.runtime.options import MtiaOptions
+
+        return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override or "linear")
 
 
 def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
@@ -138,7 +149,7 @@ def load_module(path: str, options: Any = None) -> Any:
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
 
-        lower(module, options)
+        lower(module, options.compile_options() if isinstance(options, RunOptions) else options)
     return module
 
 
@@ -153,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--machine", default="mtia2i", help="MachineConfig preset (mtia2i, small_test)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
-    parser.add_argument("--mapping", default="linear", help="program-id to PE mapping (linear, round_robin, zigzag)")
+    parser.add_argument("--mapping", choices=MAPPING_CHOICES,
+                        help="program-id to PE mapping (default: the kernel's mtia.pe_mapping)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
     args = parser.parse_args(argv)

@@ -135,11 +135,11 @@ def test_more_programs_than_pes_run_in_waves():
 
 
 def test_mappings_place_programs_differently():
-    progs = [program([], {}, pid=p) for p in range(16)]
-    grid = (16, 1, 1)
-    assert place_programs(progs, MTIA2I, "linear", grid)[:10] == list(range(10))
-    assert place_programs(progs, MTIA2I, "round_robin", grid)[:3] == [0, 8, 16]
-    assert place_programs(progs, MTIA2I, "zigzag", grid)[6:10] == [6, 7, 15, 14]
+    progs = [program([], {}, pid=p) for p in range(128)]  # two programs per PE (tests/test_pe_mapping.py)
+    grid = (128, 1, 1)
+    assert place_programs(progs, MTIA2I, "linear", grid)[:4] == [0, 0, 1, 1]
+    assert place_programs(progs, MTIA2I, "round_robin", grid)[62:66] == [62, 63, 0, 1]
+    assert place_programs(progs, MTIA2I, "zigzag", grid)[62:66] == [62, 63, 63, 62]
     with pytest.raises(ValueError, match="unknown program mapping 'random'"):
         simulate(progs, MTIA2I, mapping="random")
 

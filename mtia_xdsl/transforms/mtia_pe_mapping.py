@@ -1,0 +1,60 @@
+"""mtia-pe-mapping: record how the program ids of each kernel are distributed over the PE grid.
+
+The strategy is an attribute of the kernel function (`mtia.pe_mapping = "zigzag"`); the machine model's
+placement (`mtia_xdsl.machine.timing.MAPPINGS`) reads it when the kernel runs, so the compiled program
+carries the choice the compile options made. Strategies (ASSUMPTION: our reading of S8):
+- "linear": contiguous chunks of ceil(P / n) program ids per PE, PEs in row-major order;
+- "round_robin": program i on PE i mod n;
+- "zigzag": round-robin whose direction alternates every n programs, which pairs heavy and light programs
+  on a PE when work grows with the program id (causal attention).
+Example: mtia-opt k.mlir -p mtia-pe-mapping{strategy=zigzag}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.utils.locations import location_str
+
+PE_MAPPING_ATTR = "mtia.pe_mapping"
+"""Name of the kernel-function attribute holding the strategy."""
+
+STRATEGIES = ("linear", "round_robin", "zigzag")
+"""The strategies the pass accepts; the same names as the machine model's MAPPINGS."""
+
+
+def kernel_pe_mapping(kernel: Operation) -> str | None:
+    """Return the strategy recorded on `kernel` (a tt.func) by mtia-pe-mapping, or None if absent."""
+    attr = kernel.attributes.get(PE_MAPPING_ATTR)
+    return attr.data if isinstance(attr, StringAttr) else None
+
+
+@dataclass(frozen=True)
+class MtiaPeMappingPass(ModulePass):
+    """Record `strategy` as the `mtia.pe_mapping` attribute of every tt.func of the module.
+
+    Raises: PassFailedException if `strategy` is not one of STRATEGIES.
+    Example: mtia-opt k.mlir -p mtia-pe-mapping{strategy=round_robin}
+    """
+
+    name = "mtia-pe-mapping"
+    strategy: str = "linear"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        funcs = [func for func in op.walk() if func.name == "tt.func"]
+        if self.strategy not in STRATEGIES:
+            located = [f for f in funcs if not isinstance(f.location, UnknownLoc)]
+            where = f"{location_str(located[0].location)}: error: " if located else ""
+            raise PassFailedException(
+                f"{where}{self.name}: unknown strategy '{self.strategy}'; expected one of "
+                f"{', '.join(STRATEGIES)} (compile option pe_mapping)"
+            )
+        value = StringAttr(self.strategy)
+        for func in funcs:
+            func.attributes[PE_MAPPING_ATTR] = value
