@@ -1,0 +1,321 @@
+"""The paper's four optimizations, each measured on the MTIA-2i machine model: one table and the goals.
+
+Each kernel is launched through `kernel[grid](...)` with the compile options as keyword arguments, once with
+every optimization on and once with each turned off in turn:
+
+  all on        num_stages=3, cb_sizing="greedy", effective_shapes, vector_codegen, the best pe_mapping
+  no pipeline   num_stages=1 (software pipelining off; CBs stay single-slot)
+  no eff.shape  effective_shapes=False
+  no vec.cg     vector_codegen=False
+  linear map    pe_mapping="linear" ("all on" takes the fastest of linear, round_robin and zigzag)
+  all off       all of the above off
+
+A cell shows the simulated time (us) and the achieved fraction of the roofline of the memory level the data
+lives in (`Report.achieved_fraction`). A second table compares greedy CB sizing with uniform triple buffering
+(cb_sizing="uniform", num_stages=3): time and LS high-water mark per PE. The goal lines of issue 5 follow,
+each PASS or MISS with its figures. An option whose pass has not landed yet changes nothing (pipeline_for
+leaves the pass out); a configuration that fails (e.g. LS overflow) shows its error instead of a time.
+
+Kernels: the Triton matmul (examples/matmul.py) BF16 2048^3 with operands in SRAM (S1's calibration GEMM)
+and BF16 512 x 26592 x 2048 from DRAM behind the LLC, both 128 x 128 x 64 blocks; softmax 1823 x 781 fp32;
+layer norm 1151 x 4096 fp32; vector add 1,000,003 fp32; causal flash attention forward 1 x 16 x 1000 x 64
+fp16 (16 query blocks per head, 4 programs per PE).
+
+Example: python3 benchmarks/optimizations.py [--markdown] [--kernels attention,softmax] [--no-mapping-search]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="mtia-opt-bench-"))  # fresh per run
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+
+import mtia_xdsl  # noqa: E402
+from examples import attention, layer_norm, matmul, softmax, vector_add  # noqa: E402
+
+ALL_ON: dict[str, Any] = {"num_stages": 3, "cb_sizing": "greedy", "effective_shapes": True, "vector_codegen": True}
+COLUMNS: dict[str, dict[str, Any]] = {
+    "no pipeline": {"num_stages": 1},
+    "no eff.shape": {"effective_shapes": False},
+    "no vec.cg": {"vector_codegen": False},
+    "linear map": {"pe_mapping": "linear"},
+    "all off": {"num_stages": 1, "effective_shapes": False, "vector_codegen": False, "pe_mapping": "linear"},
+}
+UNIFORM: dict[str, Any] = {"num_stages": 3, "cb_sizing": "uniform"}
+MAPPINGS = ("linear", "round_robin", "zigzag")
+IN_SRAM = {"machine_overrides": {"global_placement": "sram"}}
+GEMM_GOAL, MEMORY_GOAL, ZIGZAG_GOAL = 0.90, 0.85, 1.3
+GREEDY_SLOWDOWN_MAX, GREEDY_LS_MAX = 0.02, 0.60
+
+
+@dataclass
+class Kernel:
+    """One benchmark launch."""
+
+    name: str
+    shape: str
+    kind: str
+    """"gemm", "memory" (memory-bound) or "attention": which goal line applies."""
+    make: Callable[[], Callable[[dict[str, Any]], None]]
+    """Builds the inputs and returns `launch(options)`, which runs the kernel with those compile options."""
+
+
+@dataclass
+class Cell:
+    """One run: the report's figures, or the error that stopped it."""
+
+    time_us: float = math.nan
+    fraction: float = math.nan
+    ls_bytes: int = 0
+    mapping: str = ""
+    error: str = ""
+
+    def text(self) -> str:
+        """Return 'time (fraction)' or a short error."""
+        if self.error:
+            return f"error: {self.error[:28]}"
+        return f"{self.time_us:9.1f} ({self.fraction * 100:4.1f}%)"
+
+
+@dataclass
+class Row:
+    """A kernel's cells: "all on", each column, "uniform"; and the all-on run of each mapping."""
+
+    kernel: Kernel
+    cells: dict[str, Cell] = field(default_factory=dict)
+    by_mapping: dict[str, Cell] = field(default_factory=dict)
+
+
+def _matmul(m: int, n: int, k: int, overrides: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(m, k, generator=g).to(torch.bfloat16)
+    b = torch.randn(k, n, generator=g).to(torch.bfloat16)
+    c = torch.empty(m, n, dtype=torch.bfloat16)
+    blocks = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
+    grid = (triton.cdiv(m, 128) * triton.cdiv(n, 128),)
+
+    def launch(opts: dict[str, Any]) -> None:
+        args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+        matmul.matmul_kernel[grid](*args, **blocks, **opts, **overrides)
+
+    return launch
+
+
+def _softmax(rows: int, cols: int) -> Callable[[dict[str, Any]], None]:
+    x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0))
+    y = torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+
+    def launch(opts: dict[str, Any]) -> None:
+        softmax.softmax_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK_SIZE=block, **opts)
+
+    return launch
+
+
+def _layer_norm(rows: int, cols: int) -> Callable[[dict[str, Any]], None]:
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(rows, cols, generator=g)
+    w, b = torch.rand(cols, generator=g), torch.randn(cols, generator=g)
+    y, mean, rstd = torch.empty_like(x), torch.empty(rows), torch.empty(rows)
+
+    def launch(opts: dict[str, Any]) -> None:
+        layer_norm._layer_norm_fwd_fused[(rows,)](
+            x, y, w, b, mean, rstd, x.stride(0), cols, 1e-5, BLOCK_SIZE=min(1024, triton.next_power_of_2(cols)), **opts
+        )
+
+    return launch
+
+
+def _vector_add(n: int) -> Callable[[dict[str, Any]], None]:
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(n, generator=g), torch.rand(n, generator=g)
+    out = torch.empty_like(x)
+
+    def launch(opts: dict[str, Any]) -> None:
+        vector_add.add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, **opts)
+
+    return launch
+
+
+def _attention(z: int, h: int, n_ctx: int, head_dim: int) -> Callable[[dict[str, Any]], None]:
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(z, h, n_ctx, head_dim, generator=g).half() for _ in range(3))
+    o = torch.empty_like(q)
+    grid = (triton.cdiv(n_ctx, 64), z * h)
+
+    def launch(opts: dict[str, Any]) -> None:
+        strides = (*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3])
+        attention.attn_fwd[grid](
+            q, k, v, o, 1.0 / math.sqrt(head_dim), *strides, h, n_ctx,
+            HEAD_DIM=head_dim, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, **opts,
+        )  # fmt: skip
+
+    return launch
+
+
+def kernels() -> list[Kernel]:
+    """The kernels of the table, in order."""
+    return [
+        Kernel("matmul_sram", "2048^3 bf16, SRAM", "gemm", lambda: _matmul(2048, 2048, 2048, IN_SRAM)),
+        Kernel("matmul_dram", "512x26592x2048 bf16", "gemm", lambda: _matmul(512, 26592, 2048, {})),
+        Kernel("softmax", "1823x781 fp32", "memory", lambda: _softmax(1823, 781)),
+        Kernel("layer_norm", "1151x4096 fp32", "memory", lambda: _layer_norm(1151, 4096)),
+        Kernel("vector_add", "1000003 fp32", "memory", lambda: _vector_add(1_000_003)),
+        Kernel("attention", "causal 1x16x1000x64 fp16", "attention", lambda: _attention(1, 16, 1000, 64)),
+    ]  # fmt: skip
+
+
+def run(launch: Callable[[dict[str, Any]], None], options: dict[str, Any]) -> Cell:
+    """Launch with `options` and return the run's figures (or the error it raised)."""
+    try:
+        launch(options)
+    except Exception as e:  # a configuration the compiler or the model refuses is a table entry, not a crash
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return Cell(error=first)
+    report = mtia_xdsl.last_report()
+    return Cell(report.time_us, report.achieved_fraction, report.ls_high_water_bytes, report.mapping)
+
+
+def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
+    """Run every configuration of every kernel, with a tqdm progress bar."""
+    from tqdm import tqdm
+
+    plan: list[tuple[Row, str, dict[str, Any]]] = []
+    rows = [Row(k) for k in selected]
+    for row in rows:
+        mappings = MAPPINGS if search_mapping or row.kernel.kind == "attention" else ("linear", "zigzag")
+        plan += [(row, f"map:{m}", {**ALL_ON, "pe_mapping": m}) for m in mappings]
+        plan += [(row, "uniform", {**ALL_ON, **UNIFORM})]
+        plan += [(row, name, dict(change)) for name, change in COLUMNS.items()]
+    best: dict[int, str] = {}
+    launches: dict[int, Callable[[dict[str, Any]], None]] = {}
+    for row, name, opts in tqdm(plan, desc="runs", unit="run", file=sys.stderr):
+        if id(row) not in launches:
+            launches.clear()  # one kernel's inputs alive at a time
+            launches[id(row)] = row.kernel.make()
+        launch = launches[id(row)]
+        if name.startswith("map:"):
+            row.by_mapping[name[4:]] = run(launch, opts)
+            continue
+        if id(row) not in best:
+            best[id(row)] = _best_mapping(row)
+            row.cells["all on"] = row.by_mapping[best[id(row)]]
+        full = {**ALL_ON, "pe_mapping": best[id(row)], **opts}
+        if name == "linear map" and "linear" in row.by_mapping:
+            row.cells[name] = row.by_mapping["linear"]
+        else:
+            row.cells[name] = run(launch, full)
+    return rows
+
+
+def _best_mapping(row: Row) -> str:
+    ok = {m: c for m, c in row.by_mapping.items() if not c.error}
+    return min(ok, key=lambda m: ok[m].time_us) if ok else "linear"
+
+
+def format_tables(rows: list[Row], markdown: bool) -> str:
+    """Return the two tables and the goal lines as text (or markdown)."""
+    heads = ["kernel", "shape", "all on", *COLUMNS]
+    body = [[r.kernel.name, r.kernel.shape, *(r.cells[c].text() for c in ["all on", *COLUMNS])] for r in rows]
+    for r, line in zip(rows, body, strict=True):
+        line[2] += f" {r.cells['all on'].mapping}" if not r.cells["all on"].error else ""
+    out = ["time us (fraction of roofline); 'all on' names its PE mapping", _table(heads, body, markdown), ""]
+    heads2 = ["kernel", "greedy us", "greedy LS KiB", "uniform us", "uniform LS KiB", "slowdown", "LS ratio"]
+    body2 = []
+    for r in rows:
+        g, u = r.cells["all on"], r.cells["uniform"]
+        if g.error or u.error:
+            body2.append([r.kernel.name, g.text(), "", u.text(), "", "", ""])
+            continue
+        slow, ratio = g.time_us / u.time_us - 1, g.ls_bytes / max(u.ls_bytes, 1)
+        times = [f"{g.time_us:.1f}", f"{g.ls_bytes / 1024:.0f}", f"{u.time_us:.1f}", f"{u.ls_bytes / 1024:.0f}"]
+        body2.append([r.kernel.name, *times, f"{slow * 100:+.1f}%", f"{ratio * 100:.0f}%"])
+    out += ["greedy CB sizing vs uniform triple buffering (num_stages=3)", _table(heads2, body2, markdown), ""]
+    out += goal_lines(rows)
+    return "\n".join(out)
+
+
+def _table(heads: list[str], body: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(heads) + " |", "|" + "---|" * len(heads)]
+        return "\n".join(lines + ["| " + " | ".join(c.strip() for c in row) + " |" for row in body])
+    widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(heads)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths, strict=True))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in body]
+    return "\n".join(lines)
+
+
+def goal_lines(rows: list[Row]) -> list[str]:
+    """Return the issue's goals, each PASS or MISS with the figures behind it."""
+    lines = []
+    for kind, goal, what in (("gemm", GEMM_GOAL, "Triton GEMM"), ("memory", MEMORY_GOAL, "memory-bound")):
+        cells = {r.kernel.name: r.cells["all on"] for r in rows if r.kernel.kind == kind}
+        if cells:
+            ok = all(not c.error and c.fraction >= goal for c in cells.values())
+            figs = ", ".join(f"{n} {c.fraction * 100:.1f}%" if not c.error else f"{n} error" for n, c in cells.items())
+            lines.append(f"{'PASS' if ok else 'MISS'}  {what} >= {goal * 100:.0f}% of roofline: {figs}")
+    for r in rows:
+        if r.kernel.kind != "attention":
+            continue
+        lin, zig = r.by_mapping.get("linear", Cell(error="not run")), r.by_mapping.get("zigzag", Cell(error="not run"))
+        if lin.error or zig.error:
+            lines.append(f"MISS  zigzag >= {ZIGZAG_GOAL}x linear on {r.kernel.name}: {lin.error or zig.error}")
+            continue
+        speedup = lin.time_us / zig.time_us
+        verdict = "PASS" if speedup >= ZIGZAG_GOAL else "MISS"
+        lines.append(
+            f"{verdict}  zigzag >= {ZIGZAG_GOAL}x linear on {r.kernel.name}: {speedup:.2f}x "
+            f"({lin.time_us:.1f} -> {zig.time_us:.1f} us)"
+        )
+    figs, ok = [], True
+    for r in rows:
+        g, u = r.cells["all on"], r.cells["uniform"]
+        if g.error or u.error:
+            figs.append(f"{r.kernel.name} {'greedy' if g.error else 'uniform'} error")
+            ok = ok and not g.error
+            continue
+        slow, ratio = g.time_us / u.time_us - 1, g.ls_bytes / max(u.ls_bytes, 1)
+        ok = ok and slow <= GREEDY_SLOWDOWN_MAX and ratio <= GREEDY_LS_MAX
+        figs.append(f"{r.kernel.name} {slow * 100:+.1f}% at {ratio * 100:.0f}% LS")
+    lines.append(
+        f"{'PASS' if ok else 'MISS'}  greedy within {GREEDY_SLOWDOWN_MAX * 100:.0f}% of uniform at <= "
+        f"{GREEDY_LS_MAX * 100:.0f}% of its LS: {', '.join(figs)}"
+    )
+    return lines
+
+
+def main() -> int:
+    """Measure and print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markdown", action="store_true", help="print markdown tables")
+    parser.add_argument("--kernels", help="comma-separated subset of: " + ", ".join(k.name for k in kernels()))
+    parser.add_argument("--no-mapping-search", action="store_true",
+                        help="'all on' picks from linear and zigzag only (attention tries all three)")  # fmt: skip
+    args = parser.parse_args()
+    selected = kernels()
+    if args.kernels:
+        wanted = args.kernels.split(",")
+        unknown = sorted(set(wanted) - {k.name for k in selected})
+        if unknown:
+            parser.error(f"unknown kernel(s) {unknown}")
+        selected = [k for k in selected if k.name in wanted]
+    rows = measure(selected, not args.no_mapping_search)
+    print(format_tables(rows, args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
