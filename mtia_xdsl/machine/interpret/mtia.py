@@ -34,7 +34,7 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation
 from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import InterpretationError
 
@@ -501,10 +501,27 @@ _REDUCTION_OPS = ("tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
 """Body ops whose work scales with their input, not their output (a reduced dimension)."""
 
 
+_OPERAND_FORMS = ("tt.splat", "tt.expand_dims", "tt.broadcast")
+"""Body ops that, applied to a body argument, only say how an instruction reads that operand."""
+
+
+def _is_operand_form(op: Operation) -> bool:
+    """Whether `op` splats or broadcasts a body argument (directly or through another such op): the
+    instruction reading it takes a scalar operand (RVV `.vf`/`.vx`, the SE's scalar operand) or reuses
+    a row/column register, so no elements are computed (mtia-vector-codegen builds these bodies)."""
+    if op.name not in _OPERAND_FORMS:
+        return False
+    src = op.operands[0]
+    return isinstance(src, BlockArgument) or (isinstance(src.owner, Operation) and _is_operand_form(src.owner))
+
+
 def _body_op_work(op: Operation, out_elems: int) -> int:
     """Elements of work one op of an engine body does: a `tt.dot` M*N*K (times batch dims); a reduction,
-    scan, histogram or gather its input elements times the ops of its combine region (at least 1); any
-    other op the command's output elements."""
+    scan, histogram or gather its input elements times the ops of its combine region (at least 1); a
+    splat or broadcast of a body argument nothing (an operand form; a command doing only that is still
+    charged its output elements by `_ComputeInfo.of`); any other op the command's output elements."""
+    if _is_operand_form(op):
+        return 0
     if op.name == "tt.dot":
         *batch, m, k = op.operands[0].type.get_shape()  # type: ignore[attr-defined]
         n = op.operands[1].type.get_shape()[-1]  # type: ignore[attr-defined]
