@@ -91,9 +91,10 @@ def _body_ops(op: mtia.EngineComputeOp) -> list[Operation]:
 def _broadcast_source(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
     """If `op` is a command that only broadcasts a scalar, row or column, return (source, its ops).
 
-    A splat command (SE or vector core) `splat(arg)`; an MLU `broadcast(arg)` whose argument is a
-    `tensor<... x 1 x ...>`, itself possibly made by an MLU `expand_dims` command (then the source is the
-    rank-reduced row/column). The ops are the body ops to replay in a consumer, in order.
+    A splat command (SE or vector core) `splat(arg)`; an MLU `expand_dims(arg)` (a row or column given a
+    unit dimension); an MLU `broadcast(arg)` whose argument is a `tensor<... x 1 x ...>`, itself possibly
+    made by an MLU `expand_dims` command read by nothing else (then the source is the rank-reduced
+    row/column). The ops are the body ops to replay in a consumer, in order.
     """
     if not isinstance(op, mtia.EngineComputeOp) or len(op.inputs) != 1 or len(op.res) != 1:
         return None
@@ -107,6 +108,8 @@ def _broadcast_source(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
         and not isinstance(inner.operands[0].type, TensorType)
     ):
         return op.inputs[0], [inner]
+    if isinstance(op, mtia.MluComputeOp) and inner.name == "tt.expand_dims":
+        return op.inputs[0], [inner]  # a row or column seen with one more (unit) dimension
     if not (isinstance(op, mtia.MluComputeOp) and inner.name == "tt.broadcast"):
         return None
     src = op.inputs[0]

@@ -284,3 +284,27 @@ tt.func @vector_rates_and_shapes(%x: tensor<64x64xi32>, %y: tensor<64x64xi32>, %
   "test.op"(%d, %f) : (tensor<64x64xi1>, tensor<64x64xi32>) -> ()
   tt.return
 }
+
+// -----
+
+// An MLU expand_dims alone (a row given a unit dimension) is an operand form too.
+// CHECK-LABEL: tt.func @row_operand
+// CHECK-SAME:    (%[[R:.*]]: tensor<64xi32>, %[[N:.*]]: tensor<1x64xi32>)
+// CHECK-NOT:     mtia.mlu_compute
+// CHECK:         mtia.vec_compute ins(%[[N]], %[[R]] : tensor<1x64xi32>, tensor<64xi32>) {
+// CHECK:           %[[E:.*]] = tt.expand_dims %{{.*}} {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+// CHECK-NEXT:      arith.cmpi slt, %[[E]], %{{.*}}
+tt.func @row_operand(%r: tensor<64xi32>, %n: tensor<1x64xi32>) {
+  %e = mtia.mlu_compute ins(%r : tensor<64xi32>) {
+  ^bb0(%a: tensor<64xi32>):
+    %t = tt.expand_dims %a {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+    mtia.yield %t : tensor<1x64xi32>
+  } -> tensor<1x64xi32>
+  %c = mtia.vec_compute ins(%e, %n : tensor<1x64xi32>, tensor<1x64xi32>) {
+  ^bb0(%a: tensor<1x64xi32>, %b: tensor<1x64xi32>):
+    %t = arith.cmpi slt, %a, %b : tensor<1x64xi32>
+    mtia.yield %t : tensor<1x64xi1>
+  } -> tensor<1x64xi1>
+  "test.op"(%c) : (tensor<1x64xi1>) -> ()
+  tt.return
+}
