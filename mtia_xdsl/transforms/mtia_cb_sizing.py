@@ -1,0 +1,220 @@
+"""mtia-cb-sizing: choose every circular buffer's depth and record why (`mtia.depth_reason` on cb_alloc).
+
+The depth mtia-cb-bufferize gave a CB is its minimum (1 for a straight-line value, 2 for a loop-carried
+value whose next tile is written while the current one is read). Strategies:
+
+- "greedy": a CB that mtia-software-pipeline marked as streamed (`mtia.pipeline_stages = S` on its
+  cb_alloc) gets the smallest depth d >= 2 with (d - 1) x iteration >= fill, capped at min(S, max-depth),
+  where `iteration` is the loop's steady-state period (the busiest engine's work per iteration) and `fill`
+  the producer's latency (DMA: issue, memory latency and NoC hops, the bytes queued before it on the
+  read port and its own bytes over the PE's bandwidth share of the placement's level), both from the cost
+  model in transforms/analysis/cb_cost.py; every other CB keeps its minimum.
+- "uniform": every CB gets max(minimum, max-depth): uniform N-fold buffering, the baseline.
+
+If the CBs then exceed `MachineConfig.ls_bytes`, slots are taken back one at a time from the CB where the
+last slot saves the least modelled stall per byte, never below a CB's minimum (mtia-cb-bufferize already
+refused kernels whose minimum does not fit).
+
+Requires: mtia-cb-bufferize (and mtia-software-pipeline for greedy depths above the minimum).
+Raises: PassFailedException for an unknown strategy or max-depth below 1.
+Example: mtia-opt k.mlir -p mtia-cb-sizing{strategy=greedy max-depth=3}
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.transforms.analysis import cb_cost
+from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.mtia_software_pipeline import PIPELINE_STAGES
+from mtia_xdsl.utils.locations import location_str
+
+DEPTH_REASON = "mtia.depth_reason"
+"""Attribute on each cb_alloc after mtia-cb-sizing: why the CB has its depth."""
+
+STRATEGIES = ("greedy", "uniform")
+
+
+@dataclass
+class CbChoice:
+    """The sizing decision for one CB."""
+
+    alloc: mtia.CbAllocOp
+    min_depth: int
+    depth: int
+    tile_bytes: int
+    reason: str
+    busy_cycles: float = 0.0
+    period_cycles: float = 0.0
+    streamed: bool = False
+    reduced_from: int = 0
+    """Depth before slots were taken back to fit LS (0: none taken)."""
+
+    @property
+    def bytes(self) -> int:
+        """LS bytes the CB takes at its depth."""
+        return self.depth * self.tile_bytes
+
+    def saving_per_byte(self) -> float:
+        """Modelled stall cycles per iteration its last slot saves, per LS byte of that slot."""
+        if not self.streamed:
+            return 0.0
+        lose = cb_cost.stall_cycles(self.busy_cycles, self.period_cycles, self.depth - 1)
+        keep = cb_cost.stall_cycles(self.busy_cycles, self.period_cycles, self.depth)
+        return (lose - keep) / max(self.tile_bytes, 1)
+
+
+def _writers(func: Operation) -> dict[SSAValue, Operation]:
+    """CB -> the first engine command (in program order) writing it."""
+    out: dict[SSAValue, Operation] = {}
+    for op in func.walk():
+        if isinstance(op, mtia.EngineComputeOp):
+            written = list(op.outs)
+        else:
+            out_cb = getattr(op, "out", None) if isinstance(op, mtia.ENGINE_OPS) else None
+            written = [out_cb] if isinstance(out_cb, SSAValue) else []
+        for cb in written:
+            out.setdefault(cb, op)
+    return out
+
+
+def _min_reason(depth: int) -> str:
+    if depth == 1:
+        return "straight-line value: 1 slot"
+    return f"loop-carried value written while the previous one is read: {depth} slots"
+
+
+def _reader_cycles(cb: SSAValue, body: Block, config: MachineConfig) -> float:
+    """Occupancy of the longest engine command in `body` reading `cb` (how long a tile is held)."""
+    longest = 0.0
+    for use in cb.uses:
+        op = use.operation
+        written = list(op.outs) if isinstance(op, mtia.EngineComputeOp) else [getattr(op, "out", None)]
+        if op.parent is body and cb not in written:
+            c = cb_cost.command_cost(op, config)
+            longest = max(longest, c.occupancy_cycles + c.latency_cycles if c is not None else 0.0)
+    return longest
+
+
+def _streamed_choice(choice: CbChoice, producer: Operation, config: MachineConfig, cap: int) -> None:
+    """Size a streamed CB of the loop holding `producer` (greedy)."""
+    loop = producer.parent_op()
+    body = producer.parent
+    assert loop is not None and isinstance(body, Block)
+    period = cb_cost.iteration_cost(body, config)
+    trailing, seen = 0, False
+    for op in body.ops:  # the loads issued after it in the iteration follow it on the read port
+        seen = seen or op is producer
+        if seen and op is not producer and isinstance(op, mtia.DmaLoadOp) and op.out is not None:
+            trailing += mtia.tile_bytes(mtia.tile_type(op.out.type))
+    fill = cb_cost.fill_latency_cycles(producer, config, trailing)
+    held = _reader_cycles(choice.alloc.result, body, config)
+    need = cb_cost.depth_to_hide(held + fill, period.period_cycles)
+    depth = max(choice.min_depth, min(need, cap))
+    what = "DMA" if isinstance(producer, mtia.DmaLoadOp) else producer.name
+    text = (
+        f"streamed by {what} in the loop at {_short_loc(loop)}: read {held:.0f} + refill {fill:.0f} cycles "
+        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter}-bound) -> {need} slots"
+    )
+    if need > cap:
+        text += f", capped at {cap}"
+    choice.depth, choice.reason, choice.streamed = depth, text, True
+    choice.busy_cycles, choice.period_cycles = held + fill, period.period_cycles
+
+
+def _short_loc(op: Operation) -> str:
+    """`file:line:col` of `op` with the file's directory left out."""
+    text = location_str(op.location)
+    return os.path.basename(text.split(":", 1)[0]) + text[len(text.split(":", 1)[0]) :] if "/" in text else text
+
+
+def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth: int) -> list[CbChoice]:
+    """Decide the depth of every CB of `func` (see module docstring); change nothing."""
+    choices: list[CbChoice] = []
+    writers = _writers(func)
+    for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
+        t = alloc.result.type
+        min_depth = t.depth.data
+        choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), _min_reason(min_depth))
+        stages = alloc.attributes.get(PIPELINE_STAGES)
+        producer = writers.get(alloc.result)
+        if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):
+            cap = min(stages.value.data, max_depth)
+            if cap >= 2 and producer.parent_op() is not None:
+                _streamed_choice(choice, producer, config, cap)
+        if strategy == "uniform":
+            choice.depth = max(min_depth, max_depth)
+            choice.reason = f"uniform {max_depth}-fold buffering" + (
+                f" (its minimum is {min_depth})" if min_depth > max_depth else ""
+            )
+        choices.append(choice)
+    fit_local_storage(choices, config.ls_bytes)
+    return choices
+
+
+def fit_local_storage(choices: list[CbChoice], ls_bytes: int) -> None:
+    """Take slots back, least stall saved per byte first, until the CBs fit `ls_bytes` (or all are minimal)."""
+    total = sum(c.bytes for c in choices)
+    while total > ls_bytes:
+        candidates = [c for c in choices if c.depth > c.min_depth]
+        if not candidates:
+            return  # the minimum does not fit: mtia-cb-bufferize reports it
+        worst = min(candidates, key=lambda c: (c.saving_per_byte(), -c.tile_bytes, -choices.index(c)))
+        worst.reduced_from = worst.reduced_from or worst.depth
+        worst.depth -= 1
+        total -= worst.tile_bytes
+
+
+def reason_text(choice: CbChoice, ls_bytes: int) -> str:
+    """The reason recorded on the CB's cb_alloc."""
+    if not choice.reduced_from:
+        return choice.reason
+    return (
+        f"{choice.reason}; {choice.reduced_from} -> {choice.depth} slots to fit {ls_bytes} bytes of LS "
+        "(least stall saved per byte)"
+    )
+
+
+def apply_depths(choices: list[CbChoice], ls_bytes: int) -> None:
+    """Give every CB its chosen depth (all uses see the new type) and its reason attribute."""
+    for c in choices:
+        old = c.alloc.result.type
+        if c.depth != old.depth.data:
+            Rewriter.replace_value_with_new_type(c.alloc.result, mtia.CircularBufferType(c.depth, old.tile))
+        c.alloc.attributes[DEPTH_REASON] = StringAttr(reason_text(c, ls_bytes))
+
+
+@dataclass(frozen=True)
+class MtiaCbSizingPass(ModulePass):
+    """Set each CB's depth by `strategy` within `max_depth` and the LS budget; see module docstring.
+
+    Requires: mtia-cb-bufferize. Raises: PassFailedException for a bad option.
+    Example: mtia-opt k.mlir -p mtia-cb-sizing{strategy=uniform max-depth=3}
+    """
+
+    name = "mtia-cb-sizing"
+    strategy: str = "greedy"
+    """"greedy" (smallest depth that keeps each pipelined CB full) or "uniform" (every CB max-depth)."""
+    max_depth: int = 3
+    """Most slots any CB gets beyond its minimum (num_stages)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.strategy not in STRATEGIES:
+            raise PassFailedException(
+                f"{self.name}: unknown strategy '{self.strategy}'; expected one of {', '.join(STRATEGIES)}"
+            )
+        if self.max_depth < 1:
+            raise PassFailedException(f"{self.name}: max-depth must be at least 1, got {self.max_depth}")
+        config = machine_config_for(op, self.name)
+        for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
+            apply_depths(plan_depths(func, config, self.strategy, self.max_depth), config.ls_bytes)
