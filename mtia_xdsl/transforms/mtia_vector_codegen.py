@@ -13,7 +13,8 @@ Two rewrites of the tensor-level program, each behind an option:
   is read only by the second, become one command whose body holds both bodies: the intermediate stays
   in registers (no CB, no LS round trip, one command issue). Commands are not fused across engines,
   across reductions, dots or layout (MLU) ops, across region boundaries, when the intermediate has
-  another user, or when their tensors differ in shape (they are not the same vector loop). Vector-core
+  another user, or when their tensors differ in shape (they are not the same vector loop). Chains of
+  scalar SE commands (e.g. `rstd = 1 / sqrt(var + eps)`) fuse the same way. Vector-core
   commands fuse only when their widest element types have the same size, so that the fused command runs
   every op at the rate it had. ASSUMPTION: SE commands chain like vector-core loops; S1 does not say at
   what granularity the SE takes commands, so fusing SE commands models one SE command running a short
@@ -205,7 +206,8 @@ def _walk_block(block: Block) -> Iterator[Operation]:
 
 
 def _loop_shape(op: mtia.EngineComputeOp) -> tuple[int, ...] | None:
-    """The shape every value of `op`'s elementwise body has (its vector loop), or None if it has none."""
+    """The shape every value of `op`'s elementwise body has (its vector loop; () for scalar work on an
+    engine), or None if its body is not elementwise or mixes shapes."""
     shapes: set[tuple[int, ...]] = set()
     for inner in _body_ops(op):
         if inner.name == "arith.constant" or _is_operand_form(inner):
@@ -213,9 +215,7 @@ def _loop_shape(op: mtia.EngineComputeOp) -> tuple[int, ...] | None:
         if not _is_elementwise(inner):
             return None
         for r in inner.results:
-            if not isinstance(r.type, TensorType):
-                return None
-            shapes.add(tuple(r.type.get_shape()))
+            shapes.add(tuple(r.type.get_shape()) if isinstance(r.type, TensorType) else ())
     return shapes.pop() if len(shapes) == 1 else None
 
 

@@ -308,3 +308,35 @@ tt.func @row_operand(%r: tensor<64xi32>, %n: tensor<1x64xi32>) {
   "test.op"(%c) : (tensor<1x64xi1>) -> ()
   tt.return
 }
+
+// -----
+
+// A chain of scalar SE commands (1 / sqrt(var + eps)) becomes one command; a scalar command read by a
+// tensor loop is not fused into it (different loops).
+// CHECK-LABEL: tt.func @scalar_chain
+// CHECK:         %[[R:.*]] = mtia.se_compute ins(%{{.*}}, %{{.*}} : f32, f32) {
+// CHECK:           arith.addf
+// CHECK-NEXT:      math.sqrt
+// CHECK-NEXT:      mtia.yield
+// CHECK-NOT:     mtia.se_compute ins(%{{.*}} : f32) {
+// CHECK:         mtia.se_compute ins(%{{.*}}, %[[R]] : tensor<64xf32>, f32)
+tt.func @scalar_chain(%v: f32, %eps: f32, %x: tensor<64xf32>) {
+  %a = mtia.se_compute ins(%v, %eps : f32, f32) {
+  ^bb0(%p: f32, %q: f32):
+    %t = arith.addf %p, %q : f32
+    mtia.yield %t : f32
+  } -> f32
+  %s = mtia.se_compute ins(%a : f32) {
+  ^bb0(%p: f32):
+    %t = math.sqrt %p : f32
+    mtia.yield %t : f32
+  } -> f32
+  %y = mtia.se_compute ins(%x, %s : tensor<64xf32>, f32) {
+  ^bb0(%p: tensor<64xf32>, %q: f32):
+    %b = tt.splat %q : f32 -> tensor<64xf32>
+    %t = arith.divf %p, %b : tensor<64xf32>
+    mtia.yield %t : tensor<64xf32>
+  } -> tensor<64xf32>
+  "test.op"(%y) : (tensor<64xf32>) -> ()
+  tt.return
+}
