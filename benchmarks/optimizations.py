@@ -7,21 +7,23 @@ every optimization on and once with each turned off in turn:
   no pipeline   num_stages=1 (software pipelining off; CBs stay single-slot)
   no eff.shape  effective_shapes=False
   no vec.cg     vector_codegen=False
-  linear map    pe_mapping="linear" ("all on" takes the fastest of linear, round_robin and zigzag)
+  linear map    pe_mapping="linear" ("all on" takes the faster of linear and zigzag; round_robin too for
+                attention, or for all with --all-mappings)
   all off       all of the above off
 
 A cell shows the simulated time (us) and the achieved fraction of the roofline of the memory level the data
 lives in (`Report.achieved_fraction`). A second table compares greedy CB sizing with uniform triple buffering
 (cb_sizing="uniform", num_stages=3): time and LS high-water mark per PE. The goal lines of issue 5 follow,
 each PASS or MISS with its figures. An option whose pass has not landed yet changes nothing (pipeline_for
-leaves the pass out); a configuration that fails (e.g. LS overflow) shows its error instead of a time.
+leaves the pass out); options that give the same buffer-level program as a run before are not rerun (the
+cell is marked '='); a configuration that fails (e.g. LS overflow) shows its error instead of a time.
 
 Kernels: the Triton matmul (examples/matmul.py) BF16 2048^3 with operands in SRAM (S1's calibration GEMM)
 and BF16 512 x 26592 x 2048 from DRAM behind the LLC, both 128 x 128 x 64 blocks; softmax 1823 x 781 fp32;
 layer norm 1151 x 4096 fp32; vector add 1,000,003 fp32; causal flash attention forward 1 x 16 x 1000 x 64
 fp16 (16 query blocks per head, 4 programs per PE).
 
-Example: python3 benchmarks/optimizations.py [--markdown] [--kernels attention,softmax] [--no-mapping-search]
+Example: python3 benchmarks/optimizations.py [--markdown] [--kernels attention,softmax] [--all-mappings]
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +71,8 @@ class Kernel:
     shape: str
     kind: str
     """"gemm", "memory" (memory-bound) or "attention": which goal line applies."""
-    make: Callable[[], Callable[[dict[str, Any]], None]]
-    """Builds the inputs and returns `launch(options)`, which runs the kernel with those compile options."""
+    make: Callable[[], Launch]
+    """Builds the inputs and returns the launch."""
 
 
 @dataclass
@@ -82,12 +84,14 @@ class Cell:
     ls_bytes: int = 0
     mapping: str = ""
     error: str = ""
+    reused: bool = False
+    """The options gave a program that already ran with other options: not rerun."""
 
     def text(self) -> str:
-        """Return 'time (fraction)' or a short error."""
+        """Return 'time (fraction)' ('=' when the program is one already run) or a short error."""
         if self.error:
             return f"error: {self.error[:28]}"
-        return f"{self.time_us:9.1f} ({self.fraction * 100:4.1f}%)"
+        return f"{self.time_us:9.1f} ({self.fraction * 100:4.1f}%){'=' if self.reused else ' '}"
 
 
 @dataclass
@@ -99,71 +103,77 @@ class Row:
     by_mapping: dict[str, Cell] = field(default_factory=dict)
 
 
-def _matmul(m: int, n: int, k: int, overrides: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+@dataclass
+class Launch:
+    """A kernel launch without its compile options: `fn[grid](*args, **kwargs, **options)`."""
+
+    fn: Any
+    grid: tuple[int, ...]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    seen: dict[str, Cell] = field(default_factory=dict)
+    """Buffer-level program text -> its cell: options that give the same program are not rerun."""
+
+    def run(self, options: dict[str, Any]) -> Cell:
+        """Compile with `options`; run unless the same program already ran; return its figures or error."""
+        try:
+            compiled = self.fn.warmup(*self.args, grid=self.grid, **self.kwargs, **options)
+            program = str(compiled.asm["mtia"])
+            if program in self.seen:
+                return replace(self.seen[program], reused=True)
+            self.fn[self.grid](*self.args, **self.kwargs, **options)
+        except Exception as e:  # a configuration the compiler or the model refuses is a table entry
+            text = str(e).strip()
+            return Cell(error=text.splitlines()[0] if text else type(e).__name__)
+        report = mtia_xdsl.last_report()
+        cell = Cell(report.time_us, report.achieved_fraction, report.ls_high_water_bytes, report.mapping)
+        self.seen[program] = cell
+        return cell
+
+
+def _matmul(m: int, n: int, k: int, overrides: dict[str, Any]) -> Launch:
     g = torch.Generator().manual_seed(0)
     a = torch.randn(m, k, generator=g).to(torch.bfloat16)
     b = torch.randn(k, n, generator=g).to(torch.bfloat16)
     c = torch.empty(m, n, dtype=torch.bfloat16)
     blocks = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8}
+    args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
     grid = (triton.cdiv(m, 128) * triton.cdiv(n, 128),)
-
-    def launch(opts: dict[str, Any]) -> None:
-        args = (a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
-        matmul.matmul_kernel[grid](*args, **blocks, **opts, **overrides)
-
-    return launch
+    return Launch(matmul.matmul_kernel, grid, args, {**blocks, **overrides})
 
 
-def _softmax(rows: int, cols: int) -> Callable[[dict[str, Any]], None]:
+def _softmax(rows: int, cols: int) -> Launch:
     x = torch.randn(rows, cols, generator=torch.Generator().manual_seed(0))
     y = torch.empty_like(x)
-    block = triton.next_power_of_2(cols)
-
-    def launch(opts: dict[str, Any]) -> None:
-        softmax.softmax_kernel[(rows,)](y, x, x.stride(0), y.stride(0), cols, BLOCK_SIZE=block, **opts)
-
-    return launch
+    args = (y, x, x.stride(0), y.stride(0), cols)
+    return Launch(softmax.softmax_kernel, (rows,), args, {"BLOCK_SIZE": triton.next_power_of_2(cols)})
 
 
-def _layer_norm(rows: int, cols: int) -> Callable[[dict[str, Any]], None]:
+def _layer_norm(rows: int, cols: int) -> Launch:
     g = torch.Generator().manual_seed(0)
     x = torch.randn(rows, cols, generator=g)
     w, b = torch.rand(cols, generator=g), torch.randn(cols, generator=g)
     y, mean, rstd = torch.empty_like(x), torch.empty(rows), torch.empty(rows)
-
-    def launch(opts: dict[str, Any]) -> None:
-        layer_norm._layer_norm_fwd_fused[(rows,)](
-            x, y, w, b, mean, rstd, x.stride(0), cols, 1e-5, BLOCK_SIZE=min(1024, triton.next_power_of_2(cols)), **opts
-        )
-
-    return launch
+    args = (x, y, w, b, mean, rstd, x.stride(0), cols, 1e-5)
+    block = min(1024, triton.next_power_of_2(cols))
+    return Launch(layer_norm._layer_norm_fwd_fused, (rows,), args, {"BLOCK_SIZE": block})
 
 
-def _vector_add(n: int) -> Callable[[dict[str, Any]], None]:
+def _vector_add(n: int) -> Launch:
     g = torch.Generator().manual_seed(0)
     x, y = torch.rand(n, generator=g), torch.rand(n, generator=g)
     out = torch.empty_like(x)
-
-    def launch(opts: dict[str, Any]) -> None:
-        vector_add.add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, **opts)
-
-    return launch
+    return Launch(vector_add.add_kernel, (triton.cdiv(n, 1024),), (x, y, out, n), {"BLOCK_SIZE": 1024})
 
 
-def _attention(z: int, h: int, n_ctx: int, head_dim: int) -> Callable[[dict[str, Any]], None]:
+def _attention(z: int, h: int, n_ctx: int, head_dim: int) -> Launch:
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(z, h, n_ctx, head_dim, generator=g).half() for _ in range(3))
     o = torch.empty_like(q)
-    grid = (triton.cdiv(n_ctx, 64), z * h)
-
-    def launch(opts: dict[str, Any]) -> None:
-        strides = (*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3])
-        attention.attn_fwd[grid](
-            q, k, v, o, 1.0 / math.sqrt(head_dim), *strides, h, n_ctx,
-            HEAD_DIM=head_dim, BLOCK_M=64, BLOCK_N=64, CAUSAL=True, **opts,
-        )  # fmt: skip
-
-    return launch
+    strides = (*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3])
+    args = (q, k, v, o, 1.0 / math.sqrt(head_dim), *strides, h, n_ctx)
+    meta = {"HEAD_DIM": head_dim, "BLOCK_M": 64, "BLOCK_N": 64, "CAUSAL": True}
+    return Launch(attention.attn_fwd, (triton.cdiv(n_ctx, 64), z * h), args, meta)
 
 
 def kernels() -> list[Kernel]:
@@ -175,18 +185,7 @@ def kernels() -> list[Kernel]:
         Kernel("layer_norm", "1151x4096 fp32", "memory", lambda: _layer_norm(1151, 4096)),
         Kernel("vector_add", "1000003 fp32", "memory", lambda: _vector_add(1_000_003)),
         Kernel("attention", "causal 1x16x1000x64 fp16", "attention", lambda: _attention(1, 16, 1000, 64)),
-    ]  # fmt: skip
-
-
-def run(launch: Callable[[dict[str, Any]], None], options: dict[str, Any]) -> Cell:
-    """Launch with `options` and return the run's figures (or the error it raised)."""
-    try:
-        launch(options)
-    except Exception as e:  # a configuration the compiler or the model refuses is a table entry, not a crash
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return Cell(error=first)
-    report = mtia_xdsl.last_report()
-    return Cell(report.time_us, report.achieved_fraction, report.ls_high_water_bytes, report.mapping)
+    ]
 
 
 def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
@@ -201,14 +200,14 @@ def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
         plan += [(row, "uniform", {**ALL_ON, **UNIFORM})]
         plan += [(row, name, dict(change)) for name, change in COLUMNS.items()]
     best: dict[int, str] = {}
-    launches: dict[int, Callable[[dict[str, Any]], None]] = {}
+    launches: dict[int, Launch] = {}
     for row, name, opts in tqdm(plan, desc="runs", unit="run", file=sys.stderr):
         if id(row) not in launches:
             launches.clear()  # one kernel's inputs alive at a time
             launches[id(row)] = row.kernel.make()
         launch = launches[id(row)]
         if name.startswith("map:"):
-            row.by_mapping[name[4:]] = run(launch, opts)
+            row.by_mapping[name[4:]] = launch.run(opts)
             continue
         if id(row) not in best:
             best[id(row)] = _best_mapping(row)
@@ -217,7 +216,7 @@ def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
         if name == "linear map" and "linear" in row.by_mapping:
             row.cells[name] = row.by_mapping["linear"]
         else:
-            row.cells[name] = run(launch, full)
+            row.cells[name] = launch.run(full)
     return rows
 
 
@@ -232,7 +231,8 @@ def format_tables(rows: list[Row], markdown: bool) -> str:
     body = [[r.kernel.name, r.kernel.shape, *(r.cells[c].text() for c in ["all on", *COLUMNS])] for r in rows]
     for r, line in zip(rows, body, strict=True):
         line[2] += f" {r.cells['all on'].mapping}" if not r.cells["all on"].error else ""
-    out = ["time us (fraction of roofline); 'all on' names its PE mapping", _table(heads, body, markdown), ""]
+    legend = "time us (fraction of roofline); 'all on' names its PE mapping; '=': same program as a run before"
+    out = [legend, _table(heads, body, markdown), ""]
     heads2 = ["kernel", "greedy us", "greedy LS KiB", "uniform us", "uniform LS KiB", "slowdown", "LS ratio"]
     body2 = []
     for r in rows:
@@ -302,8 +302,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true", help="print markdown tables")
     parser.add_argument("--kernels", help="comma-separated subset of: " + ", ".join(k.name for k in kernels()))
-    parser.add_argument("--no-mapping-search", action="store_true",
-                        help="'all on' picks from linear and zigzag only (attention tries all three)")  # fmt: skip
+    parser.add_argument("--all-mappings", action="store_true",
+                        help="'all on' tries round_robin too for every kernel (default: attention only)")  # fmt: skip
     args = parser.parse_args()
     selected = kernels()
     if args.kernels:
@@ -312,7 +312,7 @@ def main() -> int:
         if unknown:
             parser.error(f"unknown kernel(s) {unknown}")
         selected = [k for k in selected if k.name in wanted]
-    rows = measure(selected, not args.no_mapping_search)
+    rows = measure(selected, args.all_mappings)
     print(format_tables(rows, args.markdown))
     return 0
 
