@@ -11,7 +11,10 @@ Two levels share these ops:
   (they read the front tile, after `mtia.cb_wait`) and their output CBs in `outs` (they write the
   oldest reserved slot, between `mtia.cb_reserve` and `mtia.cb_push`); they have no results.
 
-An engine op is at buffer level exactly when it has `outs`. Scalar (non-CB) operands of a buffer-level
+An engine op is at buffer level exactly when it has `outs`. A buffer-level DPE or SE/VEC command marked
+`inplace` updates a loop-carried accumulator in place: each of its `outs` is also one of its inputs, and
+the command overwrites the front tile it read (after `mtia.cb_wait`, with no reserve, push or pop), so
+the accumulator's CB needs one slot. Scalar (non-CB) operands of a buffer-level
 command are immediates the scalar core passes with the command.
 """
 
@@ -29,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -39,6 +43,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     param_def,
     prop_def,
     region_def,
@@ -442,13 +447,18 @@ class DpeMatmulOp(IRDLOperation):
     b = operand_def()
     c = operand_def()
     out = opt_operand_def(CircularBufferType)
+    valid = var_operand_def(I64)
+    """Effective shape `[M, N, K]` (empty: the whole tile): rows of d at or past M and columns at or past
+    N are not computed (left unwritten), and the lanes of a and b at or past K along K count as 0."""
     result = var_result_def()
     input_precision = prop_def(IntegerAttr[I32])
+    inplace = opt_prop_def(UnitAttr)
+    """Buffer level: accumulate into the front tile of `c` (then `out` is `c`) instead of a reserved slot."""
 
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
-        "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) (`into` $out^ `:` type($out))? "
-        "(`->` type($result)^)?"
+        "$a `,` $b `,` $c (`valid` `[` $valid^ `]`)? (`inplace` $inplace^)? attr-dict "
+        "`:` type($a) `,` type($b) `,` type($c) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
     )
 
     def __init__(
@@ -459,15 +469,22 @@ class DpeMatmulOp(IRDLOperation):
         input_precision: int,
         result_type: Attribute | None,
         out: SSAValue | None = None,
+        inplace: bool = False,
+        valid: Sequence[SSAValue] = (),
     ) -> None:
+        properties: dict[str, Attribute] = {"input_precision": _i32(input_precision)}
+        if inplace:
+            properties["inplace"] = UnitAttr()
         super().__init__(
-            operands=[a, b, c, [out] if out else []],
+            operands=[a, b, c, [out] if out else [], valid],
             result_types=[[result_type] if result_type is not None else []],
-            properties={"input_precision": _i32(input_precision)},
+            properties=properties,
         )
 
     def verify_(self) -> None:
         _verify_level(self, [self.out] if self.out else [], self.result)
+        if self.inplace is not None and (self.out is None or self.out is not self.c):
+            raise VerifyException("an inplace mtia.dpe_matmul accumulates into `c`: its `into` CB must be `c`")
         a, b = tile_type(self.a.type), tile_type(self.b.type)
         if isinstance(a, TensorType) and isinstance(b, TensorType):
             sa, sb = a.get_shape(), b.get_shape()
@@ -476,6 +493,8 @@ class DpeMatmulOp(IRDLOperation):
             (m, k), (k2, n) = sa[-2:], sb[-2:]
             if k != k2:
                 raise VerifyException(f"inner dimensions differ: {m}x{k} @ {k2}x{n}")
+            if self.valid and (len(self.valid) != 3 or len(sa) != 2):
+                raise VerifyException(f"valid needs 3 extents [M, N, K] of a 2-d matmul, got {len(self.valid)}")
             want = (*sa[:-2], m, n)
             out = [tile_type(self.c.type), *(tile_type(o.type) for o in ([self.out] if self.out else [])),
                    *(r.type for r in self.result)]  # fmt: skip
@@ -512,12 +531,18 @@ class ReReduceOp(IRDLOperation):
 
     input = operand_def()
     out = opt_operand_def(CircularBufferType)
+    valid = var_operand_def(I64)
+    """Effective shape of `input`, one extent per dimension (empty: the whole tile): lanes at or past an
+    extent are not read and count as the identity of `kind`."""
     result = var_result_def()
     axis = prop_def(IntegerAttr[I32])
     kind = prop_def(StringAttr)
 
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    assembly_format = (
+        "$input (`valid` `[` $valid^ `]`)? attr-dict `:` type($input) (`into` $out^ `:` type($out))? "
+        "(`->` type($result)^)?"
+    )
 
     def __init__(
         self,
@@ -526,9 +551,10 @@ class ReReduceOp(IRDLOperation):
         kind: str,
         result_type: Attribute | None,
         out: SSAValue | None = None,
+        valid: Sequence[SSAValue] = (),
     ) -> None:
         super().__init__(
-            operands=[input, [out] if out else []],
+            operands=[input, [out] if out else [], valid],
             result_types=[[result_type] if result_type is not None else []],
             properties={"axis": _i32(axis), "kind": StringAttr(kind)},
         )
@@ -541,6 +567,8 @@ class ReReduceOp(IRDLOperation):
         shape = list(t.get_shape()) if isinstance(t, TensorType) else []
         if not 0 <= axis < len(shape):
             raise VerifyException(f"axis {axis} is out of range for an input of rank {len(shape)}")
+        if self.valid and len(self.valid) != len(shape):
+            raise VerifyException(f"valid needs {len(shape)} extents (one per input dimension), got {len(self.valid)}")
         del shape[axis]
         out = tile_type(self.out.type) if self.out is not None else (self.result[0].type if self.result else None)
         out_shape = list(out.get_shape()) if isinstance(out, TensorType) else []
@@ -557,13 +585,18 @@ class EngineComputeOp(IRDLOperation):
 
     inputs = var_operand_def()
     outs = var_operand_def(CircularBufferType)
+    valid = var_operand_def(I64)
+    """Effective shape of the result tiles, one extent per dimension (empty: the whole tile): the command
+    computes only the lanes below every extent and leaves the others unwritten (`mtia-effective-shape`)."""
     res = var_result_def()
     body = region_def("single_block")
+    inplace = opt_prop_def(UnitAttr)
+    """Buffer level: each of `outs` is also an input; the command overwrites the front tile it read."""
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "(`ins` `(` $inputs^ `:` type($inputs) `)`)? (`outs` `(` $outs^ `:` type($outs) `)`)? "
-        "attr-dict-with-keyword $body (`->` type($res)^)?"
+        "(`valid` `[` $valid^ `]`)? (`inplace` $inplace^)? attr-dict-with-keyword $body (`->` type($res)^)?"
     )
 
     def __init__(
@@ -572,11 +605,23 @@ class EngineComputeOp(IRDLOperation):
         result_types: Sequence[Attribute],
         body: Region,
         outs: Sequence[SSAValue] = (),
+        inplace: bool = False,
+        valid: Sequence[SSAValue] = (),
     ) -> None:
-        super().__init__(operands=[inputs, outs], result_types=[result_types], regions=[body])
+        super().__init__(
+            operands=[inputs, outs, valid],
+            result_types=[result_types],
+            regions=[body],
+            properties={"inplace": UnitAttr()} if inplace else {},
+        )
 
     def verify_(self) -> None:
         _verify_level(self, self.outs, self.res)
+        if self.inplace is not None:
+            if not self.outs:
+                raise VerifyException(f"an inplace {self.name} updates CBs: it needs `outs` (buffer level)")
+            if any(o not in self.inputs for o in self.outs):
+                raise VerifyException(f"an inplace {self.name} updates the tiles it reads: every out must be an input")
         args = self.body.block.args
         if len(args) != len(self.inputs):
             raise VerifyException(f"body has {len(args)} arguments for {len(self.inputs)} inputs")
@@ -591,6 +636,13 @@ class EngineComputeOp(IRDLOperation):
         produced = [tile_type(o.type) for o in self.outs] if self.outs else [r.type for r in self.res]
         if [v.type for v in term.values] != produced:
             raise VerifyException("yielded types do not match the results or outs tiles")
+        if self.valid:
+            shapes = {tuple(t.get_shape()) if isinstance(t, TensorType) else () for t in produced}
+            if len(shapes) != 1 or len(next(iter(shapes))) != len(self.valid):
+                raise VerifyException(
+                    f"valid needs one extent per dimension of the result tiles (all of one shape), got "
+                    f"{len(self.valid)} for {', '.join(map(str, produced))}"
+                )
 
 
 @irdl_op_definition

@@ -12,8 +12,13 @@ its `scf.condition` forwards, the after-region argument and the result; a before
 condition forwards whole is read there without being popped (its tile moves on to the after region or
 the result).
 
-Every CB starts at depth 1, except a loop-carried CB whose next value is produced while the current one
-is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
+A loop-carried accumulator whose current tile is read only by the DPE or SE/VEC command making the next
+one (`acc = tl.dot(a, b, acc)`, `acc = acc * s + x`; same tile type) is updated in place: the command
+is marked `inplace`, names the CB as input and output, and is preceded by a `mtia.cb_wait` only (no
+reserve, push or pop), so the CB keeps one slot (the DPE accumulates in the RE/LS).
+
+Every CB starts at depth 1, except any other loop-carried CB whose next value is produced while the
+current one is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
 
 Requires: convert-tt-to-mtia.
 Raises: LocalStorageOverflow (a PassFailedException) when the CBs exceed local storage (the largest
@@ -230,6 +235,10 @@ class CbPlan:
     """(op, operand index) pairs that hand a tile to a carried value instead of consuming it."""
     forwarded: set[SSAValue] = field(default_factory=set)
     """scf.while before-region arguments whose tile the condition hands on: read there, never popped."""
+    inplace_ops: set[Operation] = field(default_factory=set)
+    """Tensor-level engine ops that update a carried accumulator in place (lowered `inplace`)."""
+    inplace_args: set[SSAValue] = field(default_factory=set)
+    """Loop-carried values whose tile an op of `inplace_ops` overwrites: never popped."""
 
 
 class _Classes:
@@ -248,6 +257,28 @@ class _Classes:
         self.parent[self.find(a)] = self.find(b)
 
 
+_INPLACE_ENGINES = (mtia.DpeMatmulOp, mtia.SeComputeOp, mtia.VecComputeOp)
+"""Engines that may overwrite the tile they read: the DPE's accumulator and elementwise SE/VEC commands."""
+
+
+def _inplace_update(arg: SSAValue, next_value: SSAValue, block: Block) -> Operation | None:
+    """Return the engine op making `next_value` from carried `arg` in place, or None.
+
+    It applies when the op sits directly in `block`, has one result of `arg`'s type, and is the only
+    reader of `arg` (as the accumulator `c` for the DPE).
+    """
+    if not isinstance(next_value, OpResult) or next_value.op.parent is not block:
+        return None
+    op = next_value.op
+    if not isinstance(op, _INPLACE_ENGINES) or len(op.results) != 1 or next_value.type != arg.type:
+        return None
+    if not arg.uses or any(u.operation is not op for u in arg.uses):
+        return None
+    if isinstance(op, mtia.DpeMatmulOp) and any(u.index != 2 for u in arg.uses):
+        return None
+    return op
+
+
 def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> set[SSAValue]:
     """Put each carried value's init, iter_arg, yield and result in one class; return the iter_args
     still read at or after the op producing their next value (their CB needs two slots)."""
@@ -262,6 +293,11 @@ def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan
         for other in (loop.iter_args[i], y, loop.results[i]):
             classes.union(arg, other)
         plan.transfers.update({(loop, 3 + i), (yield_op, i)})
+        update = _inplace_update(arg, y, body)
+        if update is not None:
+            plan.inplace_ops.add(update)
+            plan.inplace_args.add(arg)
+            continue
         # the next value is produced while the current one is still to be read: two slots
         producer = _position(y.owner) if isinstance(y, OpResult) else -1
         if any(_position(_ancestor_in(u.operation, body)) >= producer for u in arg.uses):
@@ -306,6 +342,11 @@ def _join_while(op: scf.WhileOp, resident: set[SSAValue], classes: _Classes, pla
             i = forwarded[j]
             plan.forwarded.add(before.args[i])
             y = yield_op.operands[i]
+            update = _inplace_update(arg, y, after)
+            if update is not None:
+                plan.inplace_ops.add(update)
+                plan.inplace_args.add(arg)
+                continue
             producer = _position(y.owner) if isinstance(y, OpResult) and y.owner.parent is after else -1
             if any(_position(_ancestor_in(u.operation, after)) >= producer for u in arg.uses):
                 self_chained.add(arg)
@@ -383,6 +424,8 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
     for v in _in_program_order(resident):
         if v in plan.forwarded:
             continue  # its tile moves on whole to the after region or the result, which pop it
+        if v in plan.inplace_args:
+            continue  # updated in place: the tile stays as the next value, which the carried value pops
         block = _defining_block(v)
         consumers = [u.operation for u in v.uses if (u.operation, u.index) not in plan.transfers]
         consumers += reads.get(v, [])
@@ -451,7 +494,7 @@ def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) 
 
 
 def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
-    """Return the buffer-level form of tensor-level engine op `op` (not inserted)."""
+    """Return the buffer-level form of tensor-level engine op `op` (not inserted); `inplace` if planned."""
 
     def cb(v: SSAValue) -> SSAValue:
         return plan.cb_of.get(v, v)
@@ -474,16 +517,22 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
     if isinstance(op, mtia.ScatterOp):
         return mtia.ScatterOp(cb(op.ptrs), cb(op.value), cb(op.mask) if op.mask is not None else None)
     if isinstance(op, mtia.DpeMatmulOp):
-        return mtia.DpeMatmulOp(cb(op.a), cb(op.b), cb(op.c), op.input_precision.value.data, None, out=outs[0])
+        precision = op.input_precision.value.data
+        return mtia.DpeMatmulOp(
+            cb(op.a), cb(op.b), cb(op.c), precision, None, out=outs[0], inplace=op in plan.inplace_ops,
+            valid=list(op.valid),
+        )  # fmt: skip
     if isinstance(op, mtia.ReReduceOp):
-        return mtia.ReReduceOp(cb(op.input), op.axis.value.data, op.kind.data, None, out=outs[0])
+        return mtia.ReReduceOp(cb(op.input), op.axis.value.data, op.kind.data, None, out=outs[0], valid=list(op.valid))
     assert isinstance(op, mtia.EngineComputeOp)
     body = op.detach_region(op.body)
-    return type(op)([cb(v) for v in op.inputs], [], body, outs=outs)
+    inplace = op in plan.inplace_ops
+    return type(op)([cb(v) for v in op.inputs], [], body, outs=outs, inplace=inplace, valid=list(op.valid))
 
 
 def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> list[Operation]:
-    """Replace every engine op by its buffer-level command with waits, reserves and pushes.
+    """Replace every engine op by its buffer-level command with waits, reserves and pushes (waits only
+    for an in-place update).
 
     Returns the old ops, still in place, for `erase_old`.
     """
@@ -502,12 +551,13 @@ def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> li
             w = mtia.CbWaitOp(plan.cb_of[v], 1)
             w.location = op.location
             Rewriter.insert_op(w, InsertPoint.before(op))
-        for r in op.results:
+        outs = [] if op in plan.inplace_ops else op.results
+        for r in outs:
             rsv = mtia.CbReserveOp(plan.cb_of[r], 1)
             rsv.location = op.location
             Rewriter.insert_op(rsv, InsertPoint.before(op))
         Rewriter.insert_op(op_new, InsertPoint.before(op))
-        for r in reversed(op.results):
+        for r in reversed(outs):
             push = mtia.CbPushOp(plan.cb_of[r], 1)
             push.location = op.location
             Rewriter.insert_op(push, InsertPoint.after(op))

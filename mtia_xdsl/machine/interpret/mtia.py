@@ -3,7 +3,9 @@
 Commands take effect when the scalar core issues them (program order is a valid schedule of the
 dataflow), so results are exact whatever the timing. Circular buffers are checked as the CP would:
 reserving a full CB, waiting on an empty one, reading without a wait, pushing an unwritten slot, or
-ending the program with tiles still in a CB are errors naming the kernel line. Cycle accounting is
+ending the program with tiles still in a CB are errors naming the kernel line. An `inplace` command
+overwrites the front tile it read (it must have been waited for); its command waits on and fills that
+same slot. Cycle accounting is
 `machine/timing.py`'s job; here each command only records what it moved and computed.
 
 A batch of programs runs at once (batched values, see `values.py`): control flow, and so the CB protocol,
@@ -130,6 +132,13 @@ class SimCB:
         if self.waited < 1 or not self.visible:
             raise self._error("a command reads a CB without a cb_wait for its tile", op)
         return self.visible[0], SlotRef(self.cb_id, self.popped)
+
+    def update(self, tile: Any, op: Operation) -> SlotRef:
+        """Overwrite the front tile (an `inplace` command's accumulator); return its slot."""
+        if self.waited < 1 or not self.visible:
+            raise self._error("an inplace command updates a CB tile without a cb_wait for it", op)
+        self.visible[0] = tile
+        return SlotRef(self.cb_id, self.popped)
 
     def pop(self, n: int, op: Operation) -> None:
         if self.waited < n or len(self.visible) < n:
@@ -442,6 +451,51 @@ def _uninitialized(t: Attribute) -> Any:
     return np.nan if element_format(element_type_of(t)).compute.kind == "f" else 0
 
 
+def _valid_lanes(valid: PythonValues, shape: list[int]) -> Any:
+    """The lanes inside an effective shape (`valid` operands, one per dimension of `shape`), as a boolean
+    array broadcasting against a (batched) tile; extents are clamped to the tile."""
+    inside: Any = True
+    for d, (v, size) in enumerate(zip(valid, shape, strict=True)):
+        axis = np.arange(size).reshape((size,) + (1,) * (len(shape) - d - 1))
+        inside = inside & (axis < batch_scalar(np.asarray(v, dtype=np.int64), len(shape)))
+    return inside
+
+
+def _valid_count(valid: PythonValues, shape: list[int]) -> Any:
+    """Elements inside an effective shape: an int, or one per program of the batch (int64 array (B,))."""
+    count: Any = 1
+    for v, size in zip(valid, shape, strict=True):
+        count = count * np.clip(np.asarray(v, dtype=np.int64), 0, size)
+    return int(count) if np.ndim(count) == 0 else count
+
+
+def _per_program(count: Any, b: int) -> int:
+    """Entry `b` of a per-program quantity that is an int (the same for all) or an array (B,)."""
+    return int(count) if np.ndim(count) == 0 else int(count[b])
+
+
+def _keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> Any:
+    """`tile` with the lanes outside the effective shape `valid` replaced by `outside` (left unwritten)."""
+    shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+    return as_value(np.where(_valid_lanes(valid, shape), tile, outside), t)
+
+
+_REDUCE_IDENTITY: dict[str, Callable[[np.dtype], Any]] = {
+    "addf": lambda dt: 0.0,
+    "addi": lambda dt: 0,
+    "maxnumf": lambda dt: -np.inf,
+    "maximumf": lambda dt: -np.inf,
+    "minnumf": lambda dt: np.inf,
+    "minimumf": lambda dt: np.inf,
+    "maxsi": lambda dt: np.iinfo(dt).min,
+    "minsi": lambda dt: np.iinfo(dt).max,
+    "maxui": lambda dt: 0,
+    "minui": lambda dt: -1 if np.iinfo(dt).min < 0 else np.iinfo(dt).max,
+}
+"""What a lane outside a reduction's effective shape counts as: the combiner's identity (+0.0 for addf,
+the value a zero-filled masked load holds)."""
+
+
 @dataclass(frozen=True)
 class _DmaInfo:
     """What a DMA op's run needs that depends on the op alone."""
@@ -475,6 +529,8 @@ class _ComputeInfo:
     dtype: str
     lut: bool
     ls_bytes: int
+    inplace: bool
+    """The command overwrites the front tiles of its `outs` (see mtia.EngineComputeOp.inplace)."""
 
     @staticmethod
     def of(op: mtia.EngineComputeOp) -> _ComputeInfo:
@@ -494,6 +550,7 @@ class _ComputeInfo:
             dtype=_widest_dtype(body_ops, element_format(element_type_of(out_types[0])) if out_types else None),
             lut=any(o.name in _LUT_OPS for o in body_ops),
             ls_bytes=in_bytes + sum(mtia.tile_bytes(t) for t in out_types),
+            inplace=op.inplace is not None,
         )
 
 
@@ -818,6 +875,12 @@ class MtiaFunctions(InterpreterFunctions):
         waits: list[SlotRef] = []
         a, b, c = (np.asarray(self._read(x, op, waits)) for x in args[:3])
         t_a = mtia.tile_type(op.a.type)
+        valid = args[len(args) - len(op.valid) :] if op.valid else ()
+        if valid:  # lanes past K count as 0 (the pass proved they hold 0)
+            k_size = t_a.get_shape()[-1]  # type: ignore[attr-defined]
+            k_in = np.arange(k_size) < batch_scalar(np.asarray(valid[2], dtype=np.int64), 1)
+            a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
+            b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
         if a.dtype == np.float32 and precision == 0:
             from mtia_xdsl.machine.interpret.tt import _round_tf32
@@ -829,27 +892,34 @@ class MtiaFunctions(InterpreterFunctions):
             acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         d = as_value(acc, out_t)
+        if valid:  # rows past M and columns past N are not computed
+            d = _keep_valid(d, valid[:2], out_t, c if op.inplace is not None else _uninitialized(out_t))
         if op.out is None:
             return (d,)
-        slot = args[3].write(d, op)
+        slot = args[3].update(d, op) if op.inplace is not None else args[3].write(d, op)
         *batch, m, k = t_a.get_shape()  # type: ignore[attr-defined]
         n = mtia.tile_type(op.b.type).get_shape()[-1]  # type: ignore[attr-defined]
         dtype = _dtype_name(t_a)
         state = get_pe_state(interpreter)
         passes = state.config.dpe_fp32_ieee_passes if dtype == "f32" and precision == 2 else 1
-        get_pe_state(interpreter).issue(
-            Command(
+        macs = _valid_count(valid, [m, n, k]) if valid else int(np.prod(batch, dtype=np.int64)) * m * n * k
+        ls_bytes = mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t)
+        where = location_str(op.location)
+
+        def make(p: int) -> Command:
+            return Command(
                 Engine.DPE,
                 "dpe_matmul",
-                location_str(op.location),
+                where,
                 tuple(waits),
                 (slot,),
-                macs=int(np.prod(batch, dtype=np.int64)) * m * n * k,
+                macs=_per_program(macs, p),
                 dtype=dtype,
                 dpe_passes=passes,
-                ls_bytes=mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t),
+                ls_bytes=ls_bytes,
             )
-        )
+
+        state.issue_each(make, np.ndim(macs) == 0)
         return ()
 
     @impl(mtia.ReReduceOp)
@@ -859,6 +929,9 @@ class MtiaFunctions(InterpreterFunctions):
         t_in = mtia.tile_type(op.operands[0].type)
         axis = op.axis.value.data - logical_rank(t_in)
         kind = op.kind.data
+        valid = args[len(args) - len(op.valid) :] if op.valid else ()
+        if valid:  # lanes outside the effective shape are not read: they count as the identity
+            x = np.where(_valid_lanes(valid, list(t_in.get_shape())), x, _REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
         fn = {
             "addf": np.add,
             "addi": np.add,
@@ -879,18 +952,17 @@ class MtiaFunctions(InterpreterFunctions):
         if op.out is None:
             return (r,)
         slot = args[1].write(r, op)
-        get_pe_state(interpreter).issue(
-            Command(
-                Engine.RE,
-                "re_reduce",
-                location_str(op.location),
-                tuple(waits),
-                (slot,),
-                elems=_elems(t_in),
-                dtype=_dtype_name(out_t),
-                ls_bytes=mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t),
-            )
-        )
+        elems = _valid_count(valid, list(t_in.get_shape())) if valid else _elems(t_in)  # type: ignore[attr-defined]
+        where, dtype = location_str(op.location), _dtype_name(out_t)
+        ls_bytes = mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t)
+
+        def make(p: int) -> Command:
+            return Command(
+                Engine.RE, "re_reduce", where, tuple(waits), (slot,), elems=_per_program(elems, p), dtype=dtype,
+                ls_bytes=ls_bytes,
+            )  # fmt: skip
+
+        get_pe_state(interpreter).issue_each(make, np.ndim(elems) == 0)
         return ()
 
     @impl(mtia.SeComputeOp)
@@ -911,6 +983,8 @@ class MtiaFunctions(InterpreterFunctions):
         if info is None:
             info = self._compute_info[op] = _ComputeInfo.of(op)
         n_in, body, name, read = info.n_inputs, op.body, op.name, self._read
+        n_io = n_in + len(op.outs)
+        out_t = mtia.tile_type((op.outs[0] if op.outs else op.res[0]).type) if op.valid else None
 
         def run(ft: MtiaFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
             waits: list[SlotRef] = []
@@ -921,22 +995,34 @@ class MtiaFunctions(InterpreterFunctions):
                 results = interpreter.run_ssacfg_region(body, inputs, name)
             finally:
                 state.engine_depth -= 1
+            valid = args[n_io:]
+            if valid:  # only the lanes inside the effective shape are computed
+                results = [_keep_valid(r, valid, out_t, _uninitialized(out_t)) for r in results]
             if not info.has_outs:
                 return OpImplResult(tuple(results), None)
-            fills = tuple([cb.write(v, op) for cb, v in zip(args[n_in:], results, strict=True)])
-            state.issue(
-                Command(
+            if info.inplace:
+                fills = tuple([cb.update(v, op) for cb, v in zip(args[n_in:n_io], results, strict=True)])
+            else:
+                fills = tuple([cb.write(v, op) for cb, v in zip(args[n_in:n_io], results, strict=True)])
+            elems: Any = info.elems
+            if valid:  # work scales with the lanes computed
+                out_elems = max(_elems(out_t), 1)
+                elems = -(-info.elems * np.asarray(_valid_count(valid, list(out_t.get_shape()))) // out_elems)
+
+            def make(p: int) -> Command:
+                return Command(
                     engine,
                     kind,
                     info.where,
                     tuple(waits),
                     fills,
-                    elems=info.elems,
+                    elems=_per_program(elems, p),
                     dtype=info.dtype,
                     lut=info.lut,
                     ls_bytes=info.ls_bytes,
                 )
-            )
+
+            state.issue_each(make, np.ndim(elems) == 0)
             return _NO_RESULTS
 
         return run

@@ -1,0 +1,96 @@
+"""mtia-effective-shape: the example kernels give bit-identical results with effective shapes off and on,
+the lowered program carries the extents, and the engines do less work on masked tails."""
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+import mtia_xdsl
+from examples.layer_norm import _layer_norm_fwd_fused
+from examples.matmul import matmul_kernel
+from examples.softmax import softmax_kernel
+from examples.vector_add import add_kernel
+
+
+def _softmax(es: bool) -> tuple[torch.Tensor, ...]:
+    x = torch.randn(23, 781, generator=torch.Generator().manual_seed(2))
+    y = torch.empty_like(x)
+    softmax_kernel[(23,)](y, x, x.stride(0), y.stride(0), 781, BLOCK_SIZE=1024, effective_shapes=es)
+    return (y,)
+
+
+def _matmul(es: bool) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(3)
+    m, n, k = 333, 517, 271
+    a, b = torch.randn(m, k, generator=g).half(), torch.randn(k, n, generator=g).half()
+    c = torch.empty((m, n), dtype=torch.float16)
+    grid = (triton_cdiv(m, 64) * triton_cdiv(n, 64),)
+    matmul_kernel[grid](
+        a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+        BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=8, effective_shapes=es,
+    )  # fmt: skip
+    return (c,)
+
+
+def _layer_norm(es: bool) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(5)
+    rows, cols = 5, 1500
+    x = torch.randn(rows, cols, generator=g)
+    w, b = torch.rand(cols, generator=g), torch.randn(cols, generator=g)
+    y, mean, rstd = torch.empty_like(x), torch.empty(rows), torch.empty(rows)
+    args = (x, y, w, b, mean, rstd, x.stride(0), cols, 1e-5)
+    _layer_norm_fwd_fused[(rows,)](*args, BLOCK_SIZE=1024, effective_shapes=es)
+    return y, mean, rstd
+
+
+def _vector_add(es: bool) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(1)
+    n = 10_007
+    x, y = torch.rand(n, generator=g), torch.rand(n, generator=g)
+    out = torch.empty_like(x)
+    add_kernel[(triton_cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024, effective_shapes=es)
+    return (out,)
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@pytest.mark.parametrize("run", [_softmax, _matmul, _layer_norm, _vector_add], ids=lambda f: f.__name__[1:])
+def test_bit_exact_off_on(run: Callable[[bool], tuple[torch.Tensor, ...]]) -> None:
+    off = run(False)
+    on = run(True)
+    for a, b in zip(off, on, strict=True):
+        assert not torch.isnan(b.float()).any()
+        assert torch.equal(a, b)
+
+
+def _report(run: Callable[[bool], Any], es: bool) -> Any:
+    run(es)
+    report = mtia_xdsl.last_report()
+    assert report is not None
+    return report
+
+
+def test_softmax_se_re_work_shrinks_to_the_row() -> None:
+    """SE work drops to the 781 valid lanes of each 1024-lane row."""
+    off, on = _report(_softmax, False), _report(_softmax, True)
+    assert on.se_elems * 1024 == off.se_elems * 781
+    assert on.engine_busy_used["re"] < off.engine_busy_used["re"]
+
+
+def test_matmul_dpe_skips_the_k_tail() -> None:
+    """K = 271 = 8 x 32 + 15: the last of the 9 K steps multiplies 15 of its 32 columns."""
+    off, on = _report(_matmul, False), _report(_matmul, True)
+    assert on.dpe_flops == pytest.approx(off.dpe_flops * 271 / 288)
+
+
+def test_softmax_program_carries_extents() -> None:
+    sig = {"output_ptr": "*fp32", "input_ptr": "*fp32", "input_row_stride": "i32", "output_row_stride": "i32"}
+    sig["n_cols"] = "i32"
+    on = mtia_xdsl.compile(softmax_kernel, sig, {"BLOCK_SIZE": 1024}).asm["mtia"]
+    off = mtia_xdsl.compile(softmax_kernel, sig, {"BLOCK_SIZE": 1024}, {"effective_shapes": False}).asm["mtia"]
+    assert "valid[" in on and "valid[" not in off
+    assert "other(" in off and "other(" not in on  # the -inf fill is never observed
