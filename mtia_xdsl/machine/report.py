@@ -36,6 +36,60 @@ _TERM_TEXT = {
 }
 
 
+@dataclass(frozen=True)
+class CbInfo:
+    """One circular buffer of the compiled kernel, as mtia-cb-sizing left it.
+
+    Units: bytes per PE.
+    """
+
+    index: int
+    """Position of its `mtia.cb_alloc` in the kernel (CB number of the machine model)."""
+    loc: str
+    """Kernel `file:line:col` of the first command writing it (of the kernel if none does)."""
+    tile: str
+    """Tile type, e.g. `tensor<128x64xbf16>`."""
+    depth: int
+    tile_bytes: int
+    reason: str
+    """Why it has `depth` slots (`mtia.depth_reason`; empty if mtia-cb-sizing did not run)."""
+
+    @property
+    def bytes(self) -> int:
+        """LS bytes the CB holds: depth x tile bytes."""
+        return self.depth * self.tile_bytes
+
+
+def cb_report(module: Any) -> list[CbInfo]:
+    """Return every CB of the buffer-level `module`'s kernels, in allocation order, read from the IR."""
+    from mtia_xdsl.dialects import mtia
+    from mtia_xdsl.utils.locations import location_str
+
+    out: list[CbInfo] = []
+    allocs = [op for op in module.walk() if isinstance(op, mtia.CbAllocOp)]
+    first_writer: dict[Any, Any] = {}
+    for op in module.walk():
+        written = list(op.outs) if isinstance(op, mtia.EngineComputeOp) else [getattr(op, "out", None)]
+        for cb in written:
+            if cb is not None and isinstance(op, mtia.ENGINE_OPS):
+                first_writer.setdefault(cb, op)
+    for i, alloc in enumerate(allocs):
+        t = alloc.result.type
+        writer = first_writer.get(alloc.result, alloc)
+        reason = alloc.attributes.get("mtia.depth_reason")
+        out.append(
+            CbInfo(
+                index=i,
+                loc=location_str(writer.location),
+                tile=str(t.tile),
+                depth=t.depth.data,
+                tile_bytes=mtia.tile_bytes(t.tile),
+                reason=reason.data if reason is not None else "",  # type: ignore[union-attr]
+            )
+        )
+    return out
+
+
 class RooflineViolation(RuntimeError):
     """Internal machine-model error: a simulated kernel ran faster than its roofline allows."""
 
@@ -104,6 +158,8 @@ class Report:
     """Chip DRAM bandwidth with the ECC cost, GB/s."""
     peak_sram_gb_per_s: float
     warnings: list[str] = field(default_factory=list)
+    cbs: list[CbInfo] = field(default_factory=list)
+    """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
@@ -205,7 +261,10 @@ class Report:
 
     def format(self) -> str:
         """Return a readable text table that explains its own figures."""
-        return "\n".join(self._format_header() + self._format_engines() + self._format_memory() + self._format_legend())
+        return "\n".join(
+            self._format_header() + self._format_engines() + self._format_memory() + self._format_cbs()
+            + self._format_legend()
+        )  # fmt: skip
 
     def _format_header(self) -> list[str]:
         title = f"{self.kernel} on " if self.kernel else ""
@@ -252,6 +311,20 @@ class Report:
             f"({100 * self.ls_high_water_bytes / self.ls_capacity_bytes:.1f} %, largest PE)",
         ]
         return lines + [f"  warning: {w}" for w in self.warnings]
+
+    def _format_cbs(self) -> list[str]:
+        if not self.cbs:
+            return []
+        total = sum(c.bytes for c in self.cbs)
+        lines = ["", f"  {'CB':<4}{'depth':>6}{'bytes':>12}  {'tile':<26}{'value at':<28}why"]
+        for c in self.cbs:
+            where = c.loc.rsplit("/", 1)[-1]
+            lines.append(f"  {c.index:<4}{c.depth:>6}{_bytes(c.bytes):>12}  {c.tile:<26}{where:<28}{c.reason}")
+        lines.append(
+            f"  CBs take {_bytes(total)} of {_bytes(self.ls_capacity_bytes)} of LS per PE "
+            f"({100 * total / self.ls_capacity_bytes:.1f} %)"
+        )
+        return lines
 
     def _format_legend(self) -> list[str]:
         return [

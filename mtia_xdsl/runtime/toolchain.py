@@ -30,7 +30,15 @@ def lower(module: ModuleOp, options: Any) -> ModuleOp:
 
 
 def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
-    """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`."""
-    from mtia_xdsl.machine import run_kernel as run
+    """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`.
 
-    return run(module, grid, args, options)
+    The result's report lists the program's CBs (depth, bytes, why: `mtia_xdsl.machine.report.cb_report`).
+    """
+    from mtia_xdsl.machine import run_kernel as run
+    from mtia_xdsl.machine.report import cb_report
+
+    result = run(module, grid, args, options)
+    report = getattr(result, "report", None)
+    if report is not None and hasattr(report, "cbs"):
+        report.cbs = cb_report(module)
+    return result

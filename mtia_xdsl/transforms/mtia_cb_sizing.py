@@ -26,6 +26,7 @@ import os
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import scf
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -88,10 +89,24 @@ def _writers(func: Operation) -> dict[SSAValue, Operation]:
     return out
 
 
-def _min_reason(depth: int) -> str:
-    if depth == 1:
-        return "straight-line value: 1 slot"
-    return f"loop-carried value written while the previous one is read: {depth} slots"
+def _loop_of(op: Operation) -> Operation | None:
+    """The innermost scf.for / scf.while holding `op`, or None."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, scf.ForOp | scf.WhileOp):
+        parent = parent.parent_op()
+    return parent
+
+
+def _min_reason(cb: SSAValue, depth: int) -> str:
+    """Why `cb` has its minimum depth: a straight-line value, or a value carried around a loop."""
+    loops = {_loop_of(use.operation) for use in cb.uses}
+    carried = [loop for loop in loops if loop is not None]
+    if len(loops) > 1 and carried:
+        where = _short_loc(min(carried, key=lambda lp: len(list(lp.walk()))))
+        if depth == 1:
+            return f"value carried around the loop at {where}, updated in place: 1 slot"
+        return f"value carried around the loop at {where}, next one written while it is read: {depth} slots"
+    return "straight-line value: 1 slot" if depth == 1 else f"minimum set by mtia-cb-bufferize: {depth} slots"
 
 
 def _reader_cycles(cb: SSAValue, body: Block, config: MachineConfig) -> float:
@@ -145,7 +160,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
-        choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), _min_reason(min_depth))
+        choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), _min_reason(alloc.result, min_depth))
         stages = alloc.attributes.get(PIPELINE_STAGES)
         producer = writers.get(alloc.result)
         if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):

@@ -42,6 +42,9 @@ PIPELINE_STAGES = "mtia.pipeline_stages"
 """Attribute on a pipelined loop and on its streamed CBs' cb_alloc: the most slots a streamed CB may get."""
 
 _GLOBAL_WRITERS = (mtia.DmaStoreOp, mtia.ScatterOp, mtia.AtomicRmwOp, mtia.AtomicCasOp, mtia.ScalarStoreOp)
+_PURE_TT = frozenset(
+    {"tt.addptr", "tt.get_program_id", "tt.get_num_programs", "tt.int_to_ptr", "tt.ptr_to_int", "tt.bitcast"}
+)
 _BARRIER_NAMES = frozenset({"tt.store", "tt.atomic_rmw", "tt.atomic_cas", "tt.print", "tt.assert", "tt.call"})
 
 
@@ -119,9 +122,33 @@ def _load_group(cb: SSAValue, body: Block) -> list[Operation] | None:
     return None
 
 
+def _is_pure(op: Operation) -> bool:
+    """Whether `op` is scalar-core arithmetic that may move freely (no region, no memory, no CB)."""
+    return not op.regions and (op.name.startswith(("arith.", "math.")) or op.name in _PURE_TT)
+
+
+def _movable_deps(group: list[Operation], body: Block, floor: int, position: dict[Operation, int]) -> tuple[int, list]:
+    """The latest op the group must stay after, and the pure ops after `floor` it needs (moved with it)."""
+    anchor, deps = floor, set[Operation]()
+    work = [v for op in group for v in op.operands]
+    while work:
+        v = work.pop()
+        owner = v.owner if isinstance(v.owner, Operation) else None
+        top = _ancestor_in(owner, body) if owner is not None else None
+        if top is None or top in group or top in deps or position[top] <= floor:
+            continue
+        if _is_pure(top):
+            deps.add(top)
+            work.extend(top.operands)
+        else:
+            anchor = max(anchor, position[top])
+    return anchor, sorted((d for d in deps if position[d] > anchor), key=position.__getitem__)
+
+
 def hoist_loads(body: Block, cbs: list[SSAValue]) -> None:
-    """Move each streamed DMA load group of `body` to the earliest point allowed (see module docstring)."""
-    floor: Operation | None = None  # the loads keep their relative order
+    """Move each streamed DMA load group of `body`, with the pure arithmetic computing its operands, to
+    the earliest point allowed (see module docstring)."""
+    floor_op: Operation | None = None  # the loads keep their relative order
     for cb in cbs:
         group = _load_group(cb, body)
         if group is None:
@@ -129,24 +156,24 @@ def hoist_loads(body: Block, cbs: list[SSAValue]) -> None:
         ops = list(body.ops)
         position = {op: i for i, op in enumerate(ops)}
         start = position[group[0]]
-        after = position[floor] if floor is not None else -1
-        for v in group[1].operands:
-            owner = v.owner if isinstance(v.owner, Operation) else None
-            top = _ancestor_in(owner, body) if owner is not None else None
-            if top is not None and v is not cb:
-                after = max(after, position[top])
-        for i in range(after + 1, start):
+        floor = position[floor_op] if floor_op is not None else -1
+        for i in range(floor + 1, start):
             if _is_barrier(ops[i]):
-                after = i
-        if after + 1 < start:
-            for op in group:
+                floor = i
+        anchor, deps = _movable_deps(group, body, floor, position)
+        moved = [*deps, *group]
+        if any(position[op] != anchor + 1 + k for k, op in enumerate(moved)):
+            for op in moved:
                 op.detach()
-            anchor = ops[after] if after >= 0 else None
-            if anchor is None:
-                body.insert_ops_before(group, ops[0])
+            if anchor >= 0:
+                body.insert_ops_after(moved, ops[anchor])
             else:
-                body.insert_ops_after(group, anchor)
-        floor = group[-1]
+                body.insert_ops_before(moved, ops[0] if ops[0] not in moved else _first_kept(ops, moved))
+        floor_op = group[-1]
+
+
+def _first_kept(ops: list[Operation], moved: list[Operation]) -> Operation:
+    return next(op for op in ops if op not in moved)
 
 
 @dataclass(frozen=True)

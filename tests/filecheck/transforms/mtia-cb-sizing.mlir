@@ -1,0 +1,77 @@
+// RUN: mtia-opt %s -p mtia-cb-sizing | filecheck %s
+// RUN: mtia-opt %s -p 'mtia-cb-sizing{strategy=uniform max-depth=3}' | filecheck %s --check-prefix=UNIFORM
+// RUN: mtia-opt %s -p 'mtia-cb-sizing{max-depth=1}' | filecheck %s --check-prefix=ONE
+// RUN: sed -e 's/"mtia2i"/"small_test"/' %s | mtia-opt -p mtia-cb-sizing | filecheck %s --check-prefix=SMALL
+
+// Three CBs streamed within the loop (marked by mtia-software-pipeline), 16 KiB tiles, one straight-line
+// CB (@straight). Greedy: the smallest depth whose slots cover a tile's read plus its refill (2 here, iteration
+// DMA-bound at 1049 cycles); uniform: every CB 3 slots (48 KiB each); max-depth=1: every CB its minimum.
+// On small_test (64 KiB of LS) greedy's 96 KiB do not fit: the slots saving the least stall per byte go back.
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  // CHECK-LABEL: tt.func @stream
+  // CHECK:      %cx = mtia.cb_alloc {{{.*}}mtia.depth_reason = "streamed by DMA in the loop at k.py:7:5: read 266 + refill 1184 cycles vs iteration 1049 cycles (dma_read-bound) -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // CHECK-NEXT: %cy = mtia.cb_alloc {{{.*}}"streamed by DMA in the loop at k.py:7:5: {{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // CHECK-NEXT: %cz = mtia.cb_alloc {{{.*}}"streamed by mtia.se_compute in the loop at k.py:7:5: {{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // CHECK:      mtia.cb_reserve %cx, 1 : !mtia.cb<2, tensor<64x128xbf16>>
+  // CHECK-NEXT: mtia.dma_load %x{{.*}} into %cx : !mtia.cb<2, tensor<64x128xbf16>>
+
+  // UNIFORM:      %cx = mtia.cb_alloc {{{.*}}"uniform 3-fold buffering"} : !mtia.cb<3, tensor<64x128xbf16>>
+  // UNIFORM-NEXT: %cy = mtia.cb_alloc {{{.*}}"uniform 3-fold buffering"} : !mtia.cb<3, tensor<64x128xbf16>>
+  // UNIFORM-NEXT: %cz = mtia.cb_alloc {{{.*}}"uniform 3-fold buffering"} : !mtia.cb<3, tensor<64x128xbf16>>
+
+  // ONE-COUNT-4: "straight-line value: 1 slot"} : !mtia.cb<1,
+
+  // SMALL:      %cx = mtia.cb_alloc {{{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // SMALL-NEXT: %cy = mtia.cb_alloc {{{.*}} -> 2 slots; 2 -> 1 slots to fit 65536 bytes of LS (least stall saved per byte)"} : !mtia.cb<1, tensor<64x128xbf16>>
+  // SMALL-NEXT: %cz = mtia.cb_alloc {{{.*}} -> 2 slots; 2 -> 1 slots to fit 65536 bytes of LS (least stall saved per byte)"} : !mtia.cb<1, tensor<64x128xbf16>>
+  tt.func @stream(%x: !tt.ptr<bf16>, %y: !tt.ptr<bf16>, %z: !tt.ptr<bf16>, %n: i32) {
+    %cx = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64} : !mtia.cb<1, tensor<64x128xbf16>>
+    %cy = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64} : !mtia.cb<1, tensor<64x128xbf16>>
+    %cz = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64} : !mtia.cb<1, tensor<64x128xbf16>>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %s1 = arith.constant 1 : i64
+    %s128 = arith.constant 128 : i64
+    %b = arith.constant 64 : i64
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      mtia.cb_reserve %cx, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.dma_load %x[%s128, %s1] bounds[%b, %s128] : !tt.ptr<bf16> into %cx : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_push %cx, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      %off = arith.extsi %i : i32 to i64
+      mtia.cb_reserve %cy, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.dma_load %y[%off, %s1] bounds[%b, %s128] : !tt.ptr<bf16> into %cy : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_push %cy, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_wait %cx, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_reserve %cz, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.se_compute ins(%cx : !mtia.cb<1, tensor<64x128xbf16>>) outs(%cz : !mtia.cb<1, tensor<64x128xbf16>>) {
+      ^bb0(%t: tensor<64x128xbf16>):
+        %e = math.exp %t : tensor<64x128xbf16>
+        mtia.yield %e : tensor<64x128xbf16>
+      }
+      mtia.cb_push %cz, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_pop %cx, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_wait %cy, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_wait %cz, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.dma_store %cz, %z[%s128, %s1] bounds[%b, %s128] : !mtia.cb<1, tensor<64x128xbf16>>, !tt.ptr<bf16>
+      mtia.cb_pop %cz, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+      mtia.cb_pop %cy, 1 : !mtia.cb<1, tensor<64x128xbf16>>
+    } {mtia.pipeline_stages = 3 : i64} loc("k.py":7:5)
+    tt.return
+  }
+
+  // CHECK-LABEL: tt.func @straight
+  // CHECK: %cs = mtia.cb_alloc {mtia.depth_reason = "straight-line value: 1 slot"} : !mtia.cb<1, f32>
+  // UNIFORM: %cs = mtia.cb_alloc {mtia.depth_reason = "uniform 3-fold buffering"} : !mtia.cb<3, f32>
+  tt.func @straight() {
+    %cs = mtia.cb_alloc : !mtia.cb<1, f32>
+    mtia.cb_reserve %cs, 1 : !mtia.cb<1, f32>
+    mtia.se_compute outs(%cs : !mtia.cb<1, f32>) {
+      %one = arith.constant 1.000000e+00 : f32
+      mtia.yield %one : f32
+    }
+    mtia.cb_push %cs, 1 : !mtia.cb<1, f32>
+    mtia.cb_wait %cs, 1 : !mtia.cb<1, f32>
+    mtia.cb_pop %cs, 1 : !mtia.cb<1, f32>
+    tt.return
+  }
+}

@@ -1,0 +1,104 @@
+"""Software pipelining and CB sizing: results unchanged, loads overlap compute, greedy within uniform's LS,
+and the per-CB report (mtia-software-pipeline, mtia-cb-sizing, machine/report.py cb_report)."""
+
+import torch
+
+import mtia_xdsl
+from examples.layer_norm import _layer_norm_fwd_fused
+from examples.matmul import matmul_kernel
+from examples.softmax import softmax_kernel
+from mtia_xdsl.machine.report import cb_report
+from mtia_xdsl.transforms.analysis import cb_cost
+
+MATMUL_BLOCKS = {"BLOCK_SIZE_M": 32, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8}
+SETTINGS = (
+    {"num_stages": 1},
+    {"num_stages": 3, "cb_sizing": "greedy"},
+    {"num_stages": 3, "cb_sizing": "uniform"},
+)
+
+
+def _matmul(options, m=70, n=40, k=150):
+    torch.manual_seed(0)
+    a, b = torch.randn(m, k, dtype=torch.float16), torch.randn(k, n, dtype=torch.float16)
+    c = torch.empty(m, n, dtype=torch.float16)
+    kernel = mtia_xdsl.compile(matmul_kernel, constexprs=MATMUL_BLOCKS, options=options)
+    grid = ((m + 31) // 32 * ((n + 31) // 32),)
+    result = kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), *c.stride())
+    return c, result, kernel
+
+
+def test_matmul_bit_exact_with_pipelining_on_and_off():
+    outs = [_matmul(o)[0] for o in SETTINGS]
+    for out in outs[1:]:
+        assert torch.equal(out, outs[0])
+
+
+def test_softmax_and_layer_norm_bit_exact_with_pipelining_on_and_off():
+    torch.manual_seed(0)
+    x = torch.randn(5, 300)
+    w, b = torch.randn(300), torch.randn(300)
+    results = []
+    for options in SETTINGS:
+        y = torch.empty_like(x)
+        soft = mtia_xdsl.compile(softmax_kernel, constexprs={"BLOCK_SIZE": 512}, options=options)
+        soft[(5,)](y, x, x.stride(0), y.stride(0), 300)
+        ln_y, mean, rstd = torch.empty_like(x), torch.empty(5), torch.empty(5)
+        ln = mtia_xdsl.compile(_layer_norm_fwd_fused, constexprs={"BLOCK_SIZE": 128}, options=options)
+        ln[(5,)](x, ln_y, w, b, mean, rstd, x.stride(0), 300, 1e-5)
+        results.append((y, ln_y, mean, rstd))
+    assert torch.allclose(results[0][0], torch.softmax(x, dim=1), atol=1e-6)
+    for other in results[1:]:
+        for got, want in zip(other, results[0], strict=True):
+            assert torch.equal(got, want)
+
+
+def _spans(result, kind):
+    """(start, end) of program 0's commands of `kind`, in issue order."""
+    trace = result.traces[0]
+    _, start, end = result.timeline.command_cycles[0]
+    return [(start[i], end[i]) for i, c in enumerate(trace.commands) if c.kind == kind]
+
+
+def test_loads_of_next_iterations_overlap_the_current_matmul():
+    """With pipelining the K loop's loads for iteration i+1 start before iteration i's DPE command ends;
+    without it (one slot per CB) every load waits for the previous iteration's DPE command."""
+    for options, overlaps in (({"num_stages": 3}, True), ({"num_stages": 1}, False)):
+        _, result, _ = _matmul(options, m=32, n=32, k=320)
+        loads, dots = _spans(result, "dma_load"), _spans(result, "dpe_matmul")
+        assert len(dots) == 10 and len(loads) == 20
+        early = [i for i in range(len(dots) - 1) if loads[2 * (i + 1)][0] < dots[i][1]]
+        assert bool(early) == overlaps, (options, early)
+
+
+def test_pipelining_makes_the_matmul_faster_and_greedy_uses_no_more_ls_than_uniform():
+    cycles, ls = {}, {}
+    for options in SETTINGS:
+        _, result, kernel = _matmul(options, m=64, n=64, k=640)
+        key = (options["num_stages"], options.get("cb_sizing"))
+        cycles[key] = result.report.total_cycles
+        ls[key] = sum(c.bytes for c in cb_report(kernel._last.program))
+    assert cycles[(3, "greedy")] < cycles[(1, None)]
+    assert ls[(3, "greedy")] <= ls[(3, "uniform")]
+    assert ls[(1, None)] <= ls[(3, "greedy")]
+
+
+def test_report_lists_every_cb_with_depth_bytes_and_reason():
+    _, result, kernel = _matmul({"num_stages": 3})
+    program = kernel.asm["mtia"]
+    cbs = result.report.cbs
+    assert len(cbs) == program.count("mtia.cb_alloc") > 0
+    assert [c.index for c in cbs] == list(range(len(cbs)))
+    streamed = [c for c in cbs if c.reason.startswith("streamed by DMA")]
+    assert len(streamed) == 2 and all(c.depth >= 2 for c in streamed)
+    assert all(c.bytes == c.depth * c.tile_bytes and c.reason for c in cbs)
+    text = result.report.format()
+    assert "streamed by DMA in the loop at matmul.py:" in text
+    assert "of LS per PE" in text
+
+
+def test_depth_model():
+    assert cb_cost.depth_to_hide(100.0, 1000.0) == 2
+    assert cb_cost.depth_to_hide(2001.0, 1000.0) == 3
+    assert cb_cost.stall_cycles(2500.0, 1000.0, 2) == 500.0
+    assert cb_cost.stall_cycles(2500.0, 1000.0, 3) == 0.0
