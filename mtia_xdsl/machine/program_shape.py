@@ -9,6 +9,7 @@ holds a program's scheduling state while it runs (per-command cycles, dependency
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
@@ -190,19 +191,31 @@ class ProgramRun:
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:
-    """Return (dependents of each command in increasing order, number of dependencies of each command)."""
+    """Return (dependents of each command in increasing order, number of dependencies of each command).
+
+    A command reading a slot depends on the slot's writer before it; one filling a slot depends on the
+    previous occupant's writers and readers (seq - depth). A command that waits on and fills the same slot
+    updates it in place (an `inplace` accumulator): it depends on the slot's earlier writers and readers,
+    and later readers of the slot depend on it.
+    """
     cmds = prog.commands
     depth = prog.cb_depth
-    filler: dict[tuple[int, int], int] = {}
+    writers: dict[tuple[int, int], list[int]] = {}
+    """Per slot: its filler, then the commands updating it in place, in program order."""
     readers: dict[tuple[int, int], list[int]] = {}
     for i, c in enumerate(cmds):
         for ref in c.fills:
             key = (ref.cb, ref.seq)
             if ref.cb not in depth:
                 raise TimingError(f"{c.loc}: {c.kind} fills circular buffer {ref.cb}, which has no depth")
-            if key in filler:
+            if ref in c.waits:
+                if key not in writers:
+                    raise TimingError(f"{c.loc}: {c.kind} updates slot {ref.seq} of cb {ref.cb}, which nothing filled")
+                writers[key].append(i)
+            elif key in writers:
                 raise TimingError(f"{c.loc}: {c.kind} fills slot {ref.seq} of cb {ref.cb} a second time")
-            filler[key] = i
+            else:
+                writers[key] = [i]
         for ref in c.waits:
             key = (ref.cb, ref.seq)
             if key in readers:
@@ -214,18 +227,19 @@ def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> t
     for i, c in enumerate(cmds):
         deps: set[int] = set(hazards[i]) if hazards else set()
         for ref in c.waits:
-            f = filler.get((ref.cb, ref.seq))
-            if f is None:
+            ws = writers.get((ref.cb, ref.seq))
+            if ws is None:
                 raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
-            deps.add(f)
+            deps.add(ws[0] if len(ws) == 1 else _last_before(ws, i))
         for ref in c.fills:
+            if ref in c.waits:  # in place: after every earlier reader of the slot (its writers are readers too)
+                deps.update(r for r in readers[(ref.cb, ref.seq)] if r < i)
+                continue
             prev_seq = ref.seq - depth[ref.cb]
             if prev_seq < 0:
                 continue
             prev = (ref.cb, prev_seq)
-            f = filler.get(prev)
-            if f is not None:
-                deps.add(f)
+            deps.update(writers.get(prev, ()))
             deps.update(readers.get(prev, ()))
         deps.discard(i)
         deps_left[i] = len(deps)
@@ -234,6 +248,12 @@ def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> t
     for d in dependents:
         d.sort()
     return dependents, deps_left
+
+
+def _last_before(writers: list[int], i: int) -> int:
+    """The last of a slot's `writers` (increasing command indices) before command `i`, else the first."""
+    k = bisect.bisect_left(writers, i)
+    return writers[k - 1] if k else writers[0]
 
 
 def re_link_cycles(c: Command, config: MachineConfig) -> tuple[float, float]:

@@ -1,10 +1,11 @@
 // RUN: mtia-opt %s --split-input-file -p mtia-cb-bufferize | filecheck %s
 
 // A tensor carried by scf.while: init, before argument, yield, after argument and result share one
-// CB (two slots: the next tile is made while the current one is read); the tensor leaves the loop's
-// SSA values; the before region reads the tile without popping it (the condition hands it on).
+// CB; the tensor leaves the loop's SSA values; the before region reads the tile without popping it (the
+// condition hands it on). The after region's only reader of the tile makes the next one: it updates the
+// tile in place (one slot, a wait and no reserve/push/pop).
 // CHECK-LABEL: tt.func public @carried
-// CHECK:         %[[CB:.*]] = mtia.cb_alloc : !mtia.cb<2, tensor<64xf32>>
+// CHECK:         %[[CB:.*]] = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>>
 // CHECK:         scf.while (%{{.*}} = %{{.*}}) : (i32) -> i32 {
 // CHECK:           mtia.cb_wait %[[CB]], 1
 // CHECK-NEXT:      mtia.cb_reserve %[[M:.*]], 1
@@ -13,11 +14,9 @@
 // CHECK:           scf.condition(%{{.*}}) %{{.*}} : i32
 // CHECK:         } do {
 // CHECK:           mtia.cb_wait %[[CB]], 1
-// CHECK-NEXT:      mtia.cb_reserve %[[CB]], 1
-// CHECK-NEXT:      mtia.se_compute ins(%[[CB]] : {{.*}}) outs(%[[CB]] : {{.*}})
-// CHECK:           mtia.cb_push %[[CB]], 1
-// CHECK-NEXT:      mtia.cb_pop %[[CB]], 1
-// CHECK-NEXT:      scf.yield %{{.*}} : i32
+// CHECK-NEXT:      mtia.se_compute ins(%[[CB]] : {{.*}}) outs(%[[CB]] : {{.*}}) inplace {
+// CHECK-NOT:       mtia.cb_
+// CHECK:           scf.yield %{{.*}} : i32
 // CHECK:         mtia.cb_wait %[[CB]], 1
 // CHECK-NEXT:    mtia.cb_reserve
 // CHECK-NEXT:    mtia.se_compute ins(%[[CB]] : {{.*}})
@@ -93,6 +92,50 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
         mtia.yield %t : tensor<8xf32>
       } -> tensor<8xf32>
       scf.yield %next : tensor<8xf32>
+    }
+    tt.return
+  }
+}
+
+// -----
+
+// The after region reads the carried tile again after making the next one: no in-place update; the next
+// tile goes to a CB of its own and is copied into the carried CB at the end of the iteration.
+// CHECK-LABEL: tt.func public @carried_read_after_update
+// CHECK-DAG:     %[[CB:.*]] = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>>
+// CHECK-DAG:     %[[NEXT:.*]] = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>>
+// CHECK:         } do {
+// CHECK-NOT:       inplace
+// CHECK:           mtia.se_compute ins(%[[CB]] : {{.*}}) outs(%[[NEXT]] : {{.*}}) {
+// CHECK:           mtia.re_reduce %[[CB]]
+// CHECK:           mtia.cb_pop %[[CB]], 1
+// CHECK:           mtia.cb_reserve %[[CB]], 1
+// CHECK-NEXT:      mtia.se_compute ins(%[[NEXT]] : {{.*}}) outs(%[[CB]] : {{.*}}) {
+// CHECK:           mtia.cb_push %[[CB]], 1
+// CHECK-NEXT:      mtia.cb_pop %[[NEXT]], 1
+// CHECK-NEXT:      scf.yield
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @carried_read_after_update(%n: i32, %p: !tt.ptr<f32>) {
+    %zero = mtia.se_compute {
+      %z = arith.constant dense<0.0> : tensor<64xf32>
+      mtia.yield %z : tensor<64xf32>
+    } -> tensor<64xf32>
+    %c0 = arith.constant 0 : i32
+    %r:2 = scf.while (%i = %c0, %acc = %zero) : (i32, tensor<64xf32>) -> (i32, tensor<64xf32>) {
+      %cond = arith.cmpi slt, %i, %n : i32
+      scf.condition(%cond) %i, %acc : i32, tensor<64xf32>
+    } do {
+    ^bb0(%j: i32, %a: tensor<64xf32>):
+      %c1 = arith.constant 1 : i32
+      %k = arith.addi %j, %c1 : i32
+      %next = mtia.se_compute ins(%a : tensor<64xf32>) {
+      ^bb0(%t: tensor<64xf32>):
+        %s = arith.addf %t, %t : tensor<64xf32>
+        mtia.yield %s : tensor<64xf32>
+      } -> tensor<64xf32>
+      %m = mtia.re_reduce %a {axis = 0 : i32, kind = "maxnumf"} : tensor<64xf32> -> f32
+      mtia.scalar_store %p, %m : !tt.ptr<f32>, f32
+      scf.yield %k, %next : i32, tensor<64xf32>
     }
     tt.return
   }

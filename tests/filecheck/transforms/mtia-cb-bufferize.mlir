@@ -39,20 +39,21 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 
 // -----
 
-// A loop-carried accumulator: one CB for init, iter_arg, yield and result; depth 2 because the new
-// value is produced while the old one is read; it leaves the loop's SSA values.
+// A loop-carried accumulator: one CB for init, iter_arg, yield and result; it leaves the loop's SSA
+// values. The command making the new value is the old one's only reader: it updates the tile in place
+// (one slot; a wait, no reserve/push/pop around it).
 // CHECK-LABEL: tt.func public @accumulate
-// CHECK:         %[[ACC:.*]] = mtia.cb_alloc : !mtia.cb<2, tensor<64xf32>>
+// CHECK:         %[[ACC:.*]] = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>>
 // CHECK:         mtia.cb_reserve %[[ACC]], 1
-// CHECK:         mtia.se_compute outs(%[[ACC]] : !mtia.cb<2, tensor<64xf32>>)
+// CHECK:         mtia.se_compute outs(%[[ACC]] : !mtia.cb<1, tensor<64xf32>>)
 // CHECK:         mtia.cb_push %[[ACC]], 1
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} : i32 {
+// CHECK-NOT:       mtia.cb_reserve %[[ACC]]
 // CHECK:           mtia.cb_wait %[[ACC]], 1
-// CHECK:           mtia.cb_reserve %[[ACC]], 1
-// CHECK:           mtia.se_compute ins(%[[ACC]], %{{.*}} : !mtia.cb<2, tensor<64xf32>>, !mtia.cb<1, tensor<64xf32>>) outs(%[[ACC]] : !mtia.cb<2, tensor<64xf32>>)
-// CHECK:           mtia.cb_push %[[ACC]], 1
-// CHECK:           mtia.cb_pop %[[ACC]], 1
-// CHECK:         }
+// CHECK:           mtia.se_compute ins(%[[ACC]], %[[X:.*]] : !mtia.cb<1, tensor<64xf32>>, !mtia.cb<1, tensor<64xf32>>) outs(%[[ACC]] : !mtia.cb<1, tensor<64xf32>>) inplace {
+// CHECK-NOT:       %[[ACC]]
+// CHECK:           mtia.cb_pop %[[X]], 1
+// CHECK-NEXT:    }
 // CHECK:         mtia.cb_wait %[[ACC]], 1
 // CHECK:         mtia.re_reduce %[[ACC]]
 // CHECK:         mtia.cb_pop %[[ACC]], 1
@@ -75,6 +76,73 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
     }
     %r = mtia.re_reduce %acc {axis = 0 : i32, kind = "addf"} : tensor<64xf32> -> f32
     tt.return %r : f32
+  }
+}
+
+// -----
+
+// The DPE accumulates into the carried tile in place: the matmul names the CB as `c` and `into`.
+// CHECK-LABEL: tt.func public @accumulate_dpe
+// CHECK:         %[[ACC:.*]] = mtia.cb_alloc : !mtia.cb<1, tensor<16x16xf32>>
+// CHECK:         scf.for
+// CHECK:           mtia.cb_wait %[[ACC]], 1
+// CHECK-NEXT:      mtia.dpe_matmul %{{.*}}, %{{.*}}, %[[ACC]] inplace {input_precision = 0 : i32} : {{.*}} into %[[ACC]] :
+// CHECK-NEXT:      mtia.cb_pop %{{.*}}, 1
+// CHECK-NEXT:      mtia.cb_pop %{{.*}}, 1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    mtia.cb_wait %[[ACC]], 1
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @accumulate_dpe(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %s: i64, %n: i64, %k: i32) -> f32 {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = mtia.se_compute {
+      %z = arith.constant dense<0.0> : tensor<16x16xf32>
+      mtia.yield %z : tensor<16x16xf32>
+    } -> tensor<16x16xf32>
+    %acc = scf.for %i = %c0 to %k step %c1 iter_args(%c = %zero) -> (tensor<16x16xf32>) : i32 {
+      %a = mtia.dma_load %pa[%s, %s] bounds[%n, %n] : !tt.ptr<f16> -> tensor<16x16xf16>
+      %b = mtia.dma_load %pb[%s, %s] bounds[%n, %n] : !tt.ptr<f16> -> tensor<16x16xf16>
+      %d = mtia.dpe_matmul %a, %b, %c {input_precision = 0 : i32} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+      scf.yield %d : tensor<16x16xf32>
+    }
+    %r = mtia.re_reduce %acc {axis = 0 : i32, kind = "addf"} : tensor<16x16xf32> -> tensor<16xf32>
+    %r2 = mtia.re_reduce %r {axis = 0 : i32, kind = "addf"} : tensor<16xf32> -> f32
+    tt.return %r2 : f32
+  }
+}
+
+// -----
+
+// The old accumulator has another reader in the iteration: no in-place update; the new value is made
+// in a second slot while the old one is still read (depth 2).
+// CHECK-LABEL: tt.func public @accumulate_other_reader
+// CHECK:         %[[ACC:.*]] = mtia.cb_alloc : !mtia.cb<2, tensor<64xf32>>
+// CHECK:         scf.for
+// CHECK-NOT:       inplace
+// CHECK:           mtia.cb_reserve %[[ACC]], 1
+// CHECK-NEXT:      mtia.se_compute ins(%[[ACC]], %{{.*}}) outs(%[[ACC]] : !mtia.cb<2, tensor<64xf32>>) {
+// CHECK:           mtia.cb_push %[[ACC]], 1
+// CHECK:           mtia.cb_pop %[[ACC]], 1
+// CHECK-NEXT:    }
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @accumulate_other_reader(%p: !tt.ptr<f32>, %s: i64, %n: i64, %k: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = mtia.se_compute {
+      %z = arith.constant dense<0.0> : tensor<64xf32>
+      mtia.yield %z : tensor<64xf32>
+    } -> tensor<64xf32>
+    %acc = scf.for %i = %c0 to %k step %c1 iter_args(%a = %zero) -> (tensor<64xf32>) : i32 {
+      mtia.dma_store %a, %p[%s] bounds[%n] : tensor<64xf32>, !tt.ptr<f32>
+      %x = mtia.dma_load %p[%s] bounds[%n] : !tt.ptr<f32> -> tensor<64xf32>
+      %b = mtia.se_compute ins(%a, %x : tensor<64xf32>, tensor<64xf32>) {
+      ^bb0(%u: tensor<64xf32>, %v: tensor<64xf32>):
+        %w = arith.addf %u, %v : tensor<64xf32>
+        mtia.yield %w : tensor<64xf32>
+      } -> tensor<64xf32>
+      scf.yield %b : tensor<64xf32>
+    }
+    tt.return
   }
 }
 
