@@ -220,8 +220,12 @@ def _fill_of(op: mtia.EngineComputeOp, arg_fills: Sequence[Any]) -> Any:
     result: Any = None
     for t in range(trials):
         args = [f[(t + 5 * k) % len(f)] if isinstance(f, tuple) else f for k, f in enumerate(arg_fills)]
-        args = [_np_dtype(a.type)(x) if x is not _UNKNOWN else x for a, x in zip(op.body.block.args, args)]
-        out = _evaluate(op.body.block, args)[0]
+        try:
+            with np.errstate(all="ignore"):
+                args = [_np_dtype(a.type)(x) for a, x in zip(op.body.block.args, args, strict=True)]
+                out = _evaluate(op.body.block, args)[0]
+        except (ArithmeticError, ValueError, TypeError):  # a value the element type cannot hold
+            return None
         if out is _UNKNOWN or (t and not _same_bits(out, result)):
             return None
         result = out
@@ -286,12 +290,13 @@ _IDENTITY |= {"minimumf": np.inf, "addi": 0}
 
 
 def _arg_fill(v: SSAValue, facts: _Facts) -> Any:
-    if _tile_shape(v.type) is None or v in facts.uniform:
-        return _INT_SAMPLES if isinstance(_np_dtype(v.type)(0), np.integer) else _FINITE_SAMPLES
-    if v in facts.ext:
-        fill = facts.ext[v].fill
-        return fill if fill is not None else _ANY_SAMPLES
-    return _ANY_SAMPLES if not isinstance(_np_dtype(v.type)(0), np.integer) else _INT_SAMPLES
+    """What a body argument holds in a masked lane: a fill, or a tuple of values to try."""
+    integer = _np_dtype(v.type) is np.int64
+    if v in facts.ext and facts.ext[v].fill is not None:
+        return facts.ext[v].fill
+    if integer:
+        return _INT_SAMPLES
+    return _FINITE_SAMPLES if _tile_shape(v.type) is None or v in facts.uniform else _ANY_SAMPLES
 
 
 def _forward_compute(op: mtia.EngineComputeOp, facts: _Facts) -> None:
