@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
@@ -339,23 +339,50 @@ def _forward_reduce(op: mtia.ReReduceOp, facts: _Facts) -> None:
 
 
 def analyze(func: Operation) -> _Facts:
-    """Propagate effective shapes and fills forward through `func` (program order)."""
+    """Propagate effective shapes and fills forward through `func` (program order, a loop after its body)."""
     facts = _Facts({}, set(), {}, {})
-    for op in func.walk():
-        if isinstance(op, mtia.DmaLoadOp) and op.out is None and op.result:
-            dims = _bound_dims(list(op.bounds), op.block_type.get_shape())
-            if _masked(dims):
-                fill = _constant_value(op.other.op) if isinstance(op.other, OpResult) and isinstance(
-                    op.other.op, arith.ConstantOp
-                ) else None  # fmt: skip
-                facts.ext[op.result[0]] = Extent(dims, None if fill is _UNKNOWN else fill)
-        elif isinstance(op, mtia.SeComputeOp | mtia.VecComputeOp):
-            _forward_compute(op, facts)
-        elif isinstance(op, mtia.DpeMatmulOp):
-            _forward_dot(op, facts)
-        elif isinstance(op, mtia.ReReduceOp):
-            _forward_reduce(op, facts)
+    for region in func.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                _forward(op, facts)
     return facts
+
+
+def _forward(op: Operation, facts: _Facts) -> None:
+    for region in op.regions:
+        if not isinstance(op, mtia.EngineComputeOp):
+            for block in region.blocks:
+                for inner in block.ops:
+                    _forward(inner, facts)
+    if isinstance(op, mtia.DmaLoadOp) and op.out is None and op.result:
+        _forward_load(op, facts)
+    elif isinstance(op, mtia.SeComputeOp | mtia.VecComputeOp):
+        _forward_compute(op, facts)
+    elif isinstance(op, mtia.DpeMatmulOp):
+        _forward_dot(op, facts)
+    elif isinstance(op, mtia.ReReduceOp):
+        _forward_reduce(op, facts)
+    elif isinstance(op, scf.ForOp):
+        _forward_loop(op, facts)
+
+
+def _forward_load(op: mtia.DmaLoadOp, facts: _Facts) -> None:
+    dims = _bound_dims(list(op.bounds), op.block_type.get_shape())
+    if not _masked(dims):
+        return
+    other = op.other
+    fill = _constant_value(other.op) if isinstance(other, OpResult) and isinstance(other.op, arith.ConstantOp) else None
+    facts.ext[op.result[0]] = Extent(dims, None if fill is _UNKNOWN else fill)
+
+
+def _forward_loop(op: scf.ForOp, facts: _Facts) -> None:
+    """A loop result whose yielded value has a loop-invariant extent keeps it (its fill is unknown)."""
+    yield_op = op.body.block.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    for y, r in zip(yield_op.operands, op.results, strict=True):
+        e = facts.ext.get(y)
+        if e is not None and all(d is None or _materializable(d, op) for d in e.dims):
+            facts.ext[r] = Extent(e.dims, None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -383,9 +410,29 @@ def _observed(use_op: Operation, index: int, shrunk: dict[Operation, Dims], fact
     return None
 
 
-def _unobserved(value: SSAValue, dims: Dims, shrunk: dict[Operation, Dims], facts: _Facts) -> bool:
-    """Whether no use of `value` reads its lanes outside `dims`."""
-    return all(_covers(dims, _observed(u.operation, u.index, shrunk, facts)) for u in value.uses)
+def _unobserved(
+    value: SSAValue, dims: Dims, shrunk: dict[Operation, Dims], facts: _Facts, seen: frozenset[SSAValue] = frozenset()
+) -> bool:
+    """Whether no use of `value` reads its lanes outside `dims`.
+
+    A value a loop carries is followed into the next iteration (its block argument) and out of the loop
+    (its result), provided `dims` does not change between iterations; a cycle of carried values is fine.
+    """
+    if value in seen:
+        return True
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, scf.YieldOp) and isinstance(user.parent_op(), scf.ForOp):
+            loop = user.parent_op()
+            assert isinstance(loop, scf.ForOp)
+            if not all(d is None or _materializable(d, loop) for d in dims):
+                return False
+            carried = (loop.body.block.args[1 + use.index], loop.results[use.index])
+            if not all(_unobserved(v, dims, shrunk, facts, seen | {value}) for v in carried):
+                return False
+        elif not _covers(dims, _observed(user, use.index, shrunk, facts)):
+            return False
+    return True
 
 
 def plan(func: Operation, facts: _Facts) -> dict[Operation, Dims]:
@@ -419,6 +466,33 @@ def _dominates(v: SSAValue, op: Operation) -> bool:
     return False
 
 
+def _materializable(v: SSAValue, op: Operation, depth: int = 8) -> bool:
+    """Whether `v` dominates `op` or is a pure computation of values that do (cloned by `_materialize`)."""
+    if _dominates(v, op):
+        return True
+    if depth == 0 or not isinstance(v, OpResult) or v.op.regions:
+        return False
+    if v.op.dialect_name() not in _PURE_DIALECTS and v.op.name not in _PURE_OPS:
+        return False
+    return all(_materializable(x, op, depth - 1) for x in v.op.operands)
+
+
+def _materialize(v: SSAValue, op: Operation, made: dict[SSAValue, SSAValue]) -> SSAValue:
+    """`v`, or a copy of its pure computation inserted before `op` (Requires: `_materializable`)."""
+    if _dominates(v, op):
+        return v
+    if v not in made:
+        assert isinstance(v, OpResult)
+        operands = [_materialize(x, op, made) for x in v.op.operands]
+        clone = v.op.clone()
+        for i, x in enumerate(operands):
+            clone.operands[i] = x
+        Rewriter.insert_op(clone, InsertPoint.before(op))
+        for old, new in zip(v.op.results, clone.results, strict=True):
+            made[old] = new
+    return made[v]
+
+
 def _add_demanded(func: Operation, shrunk: dict[Operation, Dims], facts: _Facts) -> None:
     """Shrink unmasked elementwise ops (splats, ...) whose users all read one effective shape of theirs."""
     ops = [o for o in func.walk() if isinstance(o, mtia.SeComputeOp | mtia.VecComputeOp) and o not in shrunk]
@@ -445,13 +519,14 @@ def _extent_values(dims: Dims, shape: Sequence[int], before: Operation) -> list[
     """The `valid` operands of `dims`: a whole dimension becomes a constant of its size."""
     values: list[SSAValue] = []
     sizes: dict[int, SSAValue] = {}
+    made: dict[SSAValue, SSAValue] = {}
     for d, size in zip(dims, shape, strict=True):
         if d is None and size not in sizes:
             const = arith.ConstantOp(IntegerAttr(size, i64))
             const.location = before.location
             Rewriter.insert_op(const, InsertPoint.before(before))
             sizes[size] = const.result
-        values.append(sizes[size] if d is None else d)
+        values.append(sizes[size] if d is None else _materialize(d, before, made))
     return values
 
 

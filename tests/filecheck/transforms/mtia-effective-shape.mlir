@@ -181,3 +181,67 @@ func.func @dot_fill_not_zero(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %k: i64, %acc
   %d = mtia.dpe_matmul %a, %b, %acc {input_precision = 0 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   func.return %d : tensor<64x64xf32>
 }
+
+// -----
+
+// A K loop carrying the accumulator: its rows past %m and columns past %n are only stored with the
+// same (loop-invariant) bounds after the loop, so the DPE computes [0, %m) x [0, %n) over [0, %k) and
+// the loads need no fill; the conversion after the loop gets the extents, recomputed outside the loop.
+// CHECK-LABEL: func.func @carried_accumulator
+// CHECK:       scf.for
+// CHECK:         %[[M:.*]] = arith.subi %{{.*}}, %{{.*}} : i64
+// CHECK:         mtia.dma_load %{{.*}} bounds[%[[M]], %[[K:.*]]] : !tt.ptr<f16> -> tensor<64x32xf16>
+// CHECK:         mtia.dma_load %{{.*}} bounds[%[[K]], %[[N:.*]]] : !tt.ptr<f16> -> tensor<32x64xf16>
+// CHECK:         mtia.dpe_matmul %{{.*}}, %{{.*}}, %{{.*}} valid[%[[M]], %[[N]], %[[K]]]
+// CHECK:       %[[M2:.*]] = arith.subi %{{.*}}, %{{.*}} : i64
+// CHECK:       mtia.se_compute ins(%{{.*}} : tensor<64x64xf32>) valid[%[[M2]], %{{.*}}] {
+func.func @carried_accumulator(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pc: !tt.ptr<f16>, %mm: i64, %off: i64, %n: i64, %k: i64, %steps: i32) {
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f16
+  %full = arith.constant 64 : i64
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %init = mtia.se_compute {
+    %z = arith.constant dense<0.0> : tensor<64x64xf32>
+    mtia.yield %z : tensor<64x64xf32>
+  } -> tensor<64x64xf32>
+  %acc = scf.for %i = %c0 to %steps step %c1 iter_args(%c = %init) -> (tensor<64x64xf32>) : i32 {
+    %m = arith.subi %mm, %off : i64
+    %a = mtia.dma_load %pa[%full, %one] bounds[%m, %k] other(%zero : f16) : !tt.ptr<f16> -> tensor<64x32xf16>
+    %b = mtia.dma_load %pb[%full, %one] bounds[%k, %n] other(%zero : f16) : !tt.ptr<f16> -> tensor<32x64xf16>
+    %d = mtia.dpe_matmul %a, %b, %c {input_precision = 0 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  %h = mtia.se_compute ins(%acc : tensor<64x64xf32>) {
+  ^bb0(%x: tensor<64x64xf32>):
+    %t = arith.truncf %x : tensor<64x64xf32> to tensor<64x64xf16>
+    mtia.yield %t : tensor<64x64xf16>
+  } -> tensor<64x64xf16>
+  %m_out = arith.subi %mm, %off : i64
+  mtia.dma_store %h, %pc[%full, %one] bounds[%m_out, %n] : tensor<64x64xf16>, !tt.ptr<f16>
+  func.return
+}
+
+// -----
+
+// The row extent changes from one iteration to the next: lanes the DPE skipped in one iteration would be
+// read in a later one, so only K shrinks and the rows keep their fill.
+// CHECK-LABEL: func.func @extent_varies_per_iteration
+// CHECK:       mtia.dma_load %{{.*}} bounds[%[[M:.*]], %[[K:.*]]] other
+// CHECK:       mtia.dpe_matmul %{{.*}}, %{{.*}}, %{{.*}} valid[%[[C64:.*]], %[[C64]], %[[K]]]
+func.func @extent_varies_per_iteration(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pc: !tt.ptr<f32>, %k: i64, %steps: i32, %init: tensor<64x64xf32>) {
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f16
+  %full = arith.constant 64 : i64
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %acc = scf.for %i = %c0 to %steps step %c1 iter_args(%c = %init) -> (tensor<64x64xf32>) : i32 {
+    %i64 = arith.extsi %i : i32 to i64
+    %a = mtia.dma_load %pa[%full, %one] bounds[%i64, %k] other(%zero : f16) : !tt.ptr<f16> -> tensor<64x32xf16>
+    %b = mtia.dma_load %pb[%full, %one] bounds[%k, %full] other(%zero : f16) : !tt.ptr<f16> -> tensor<32x64xf16>
+    %d = mtia.dpe_matmul %a, %b, %c {input_precision = 0 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  mtia.dma_store %acc, %pc[%full, %one] bounds[%full, %full] : tensor<64x64xf32>, !tt.ptr<f32>
+  func.return
+}
