@@ -79,6 +79,7 @@ def test_softmax_se_re_work_shrinks_to_the_row() -> None:
     off, on = _report(_softmax, False), _report(_softmax, True)
     assert on.se_elems * 1024 == off.se_elems * 781
     assert on.engine_busy_used["re"] < off.engine_busy_used["re"]
+    assert on.ls_bytes < off.ls_bytes  # the load writes the valid lanes only (no -inf fill)
 
 
 def test_matmul_dpe_does_only_the_useful_macs() -> None:

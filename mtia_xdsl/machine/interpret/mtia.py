@@ -375,11 +375,19 @@ def _dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: 
 
 
 def _dma_commands(
-    state: PeState, op: Operation, kind: str, waits: tuple, fills: tuple, block: _Block, t: Attribute
+    state: PeState,
+    op: Operation,
+    kind: str,
+    waits: tuple,
+    fills: tuple,
+    block: _Block,
+    t: Attribute,
+    whole_tile: bool = True,
 ) -> None:
     """Record the DMA command of a block transfer (bytes, contiguous runs, addresses) for each program.
 
     Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
+    A load with `whole_tile` (an `other` fill) writes every lane of its LS slot, else only the valid ones.
     """
     elem_bytes, ls_bytes, dtype = _tile_facts(t)
     n = 1 if block.uniform else state.size
@@ -419,7 +427,7 @@ def _dma_commands(
                 global_write_bytes=0 if load else nbytes,
                 global_ranges=global_ranges,
                 global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-                ls_bytes=ls_bytes,
+                ls_bytes=ls_bytes if whole_tile or not load else nbytes,
                 descriptors=max(runs, 1),
                 dtype=dtype,
             )
@@ -711,7 +719,7 @@ class MtiaFunctions(InterpreterFunctions):
         if not info.to_cb:
             return (tile,)
         slot = args[-1].write(tile, op)
-        _dma_commands(get_pe_state(interpreter), op, "dma_load", (), (slot,), block, t)
+        _dma_commands(get_pe_state(interpreter), op, "dma_load", (), (slot,), block, t, op.other is not None)
         return ()
 
     @impl(mtia.DmaStoreOp)
