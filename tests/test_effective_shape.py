@@ -1,6 +1,7 @@
 """mtia-effective-shape: the example kernels give bit-identical results with effective shapes off and on,
 the lowered program carries the extents, and the engines do less work on masked tails."""
 
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -97,3 +98,44 @@ def test_softmax_program_carries_extents() -> None:
     off = mtia_xdsl.compile(softmax_kernel, sig, {"BLOCK_SIZE": 1024}, {"effective_shapes": False}).asm["mtia"]
     assert "valid[" in on and "valid[" not in off
     assert "other(" in off and "other(" not in on  # the -inf fill is never observed
+
+
+_HALF_COMPUTED = """
+tt.func public @k(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+  %a = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>> loc("k.py":1:1)
+  %b = mtia.cb_alloc : !mtia.cb<1, tensor<64xf32>> loc("k.py":1:1)
+  %s = arith.constant 1 : i64
+  %n = arith.constant 64 : i64
+  %v = arith.constant 32 : i64
+  mtia.cb_reserve %a, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":2:4)
+  mtia.dma_load %x[%s] bounds[%n] : !tt.ptr<f32> into %a : !mtia.cb<1, tensor<64xf32>> loc("k.py":2:4)
+  mtia.cb_push %a, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":2:4)
+  mtia.cb_wait %a, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":3:4)
+  mtia.cb_reserve %b, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":3:4)
+  mtia.se_compute ins(%a : !mtia.cb<1, tensor<64xf32>>) outs(%b : !mtia.cb<1, tensor<64xf32>>) valid[%v] {
+  ^bb0(%t: tensor<64xf32>):
+    %r = arith.addf %t, %t : tensor<64xf32>
+    mtia.yield %r : tensor<64xf32>
+  } loc("k.py":3:4)
+  mtia.cb_push %b, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":3:4)
+  mtia.cb_pop %a, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":3:4)
+  mtia.cb_wait %b, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":4:4)
+  mtia.dma_store %b, %out[%s] bounds[{store}] : !mtia.cb<1, tensor<64xf32>>, !tt.ptr<f32> loc("k.py":4:4)
+  mtia.cb_pop %b, 1 : !mtia.cb<1, tensor<64xf32>> loc("k.py":4:4)
+  tt.return
+}
+"""
+
+
+@pytest.mark.parametrize(("store", "expected"), [("%v", "arg 1: sum = 64"), ("%n", "arg 1: sum = nan")])
+def test_lanes_outside_valid_are_unwritten(store: str, expected: str) -> None:
+    """An SE command with valid[32] computes 32 of 64 lanes; storing the other 32 reads unwritten LS (NaN)."""
+    program = _HALF_COMPUTED.replace("{store}", store)
+    run = subprocess.run(
+        ["mtia-run", "-", "--arg", "ones:f32:64", "--arg", "zeros:f32:64"],
+        input=program,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert expected in run.stdout
