@@ -37,6 +37,17 @@ def se_accumulate(x_ptr, out_ptr, n, K, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, acc, mask=offs < n)
 
 
+@triton.jit
+def scaled_dot_accumulate(a_ptr, b_ptr, out_ptr, K, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K, BLOCK):
+        a = tl.load(a_ptr + rows[:, None] * K + k + rows[None, :])
+        b = tl.load(b_ptr + (k + rows[:, None]) * BLOCK + rows[None, :])
+        acc = tl.dot(a, b, acc * 0.5)
+    tl.store(out_ptr + rows[:, None] * BLOCK + rows[None, :], acc)
+
+
 def _cb_depths(mtia_text: str, tile: str) -> list[int]:
     return [int(d) for d in re.findall(rf"mtia\.cb_alloc .*: !mtia\.cb<(\d+), {re.escape(tile)}>", mtia_text)]
 
@@ -75,8 +86,28 @@ def test_se_accumulator_is_updated_in_place_bit_exact() -> None:
         acc = acc + x[k * n : (k + 1) * n].numpy() * np.float32(0.5)
     assert np.array_equal(out.numpy().view(np.int32), acc.view(np.int32))
     text = kernel.asm["mtia"]
-    assert re.search(r"outs\((%\d+) : !mtia\.cb<1, tensor<128xf32>>\) inplace", text)
+    assert re.search(r"outs\((%\d+) : !mtia\.cb<1, tensor<128xf32>>\)( valid\[.*\])? inplace", text)
     assert _cb_depths(text, "tensor<128xf32>").count(2) == 0
+
+
+def test_scaled_dot_chain_is_updated_in_place_bit_exact() -> None:
+    """`acc = tl.dot(a, b, acc * 0.5)`: the SE scaling and the DPE both update the accumulator's one slot."""
+    block, k_total = 32, 96
+    g = torch.Generator().manual_seed(13)
+    a, b = torch.randn(block, k_total, generator=g).half(), torch.randn(k_total, block, generator=g).half()
+    out = torch.empty(block, block)
+    kernel = mtia_xdsl.compile(scaled_dot_accumulate, constexprs={"BLOCK": block})
+    kernel[(1,)](a, b, out, k_total)
+    acc = np.zeros((block, block), np.float32)
+    a64, b64 = a.double().numpy(), b.double().numpy()
+    for k in range(0, k_total, block):
+        acc = (a64[:, k : k + block] @ b64[k : k + block] + (acc * np.float32(0.5)).astype(np.float64)).astype(
+            np.float32
+        )
+    assert np.array_equal(out.numpy().view(np.int32), acc.view(np.int32))
+    text = kernel.asm["mtia"]
+    assert _cb_depths(text, "tensor<32x32xf32>") == [1]
+    assert len(re.findall(r"\binplace\b", text)) == 2
 
 
 # ----------------------------------------------------------------------------------------------

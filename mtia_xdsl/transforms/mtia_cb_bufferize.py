@@ -13,8 +13,9 @@ condition forwards whole is read there without being popped (its tile moves on t
 the result).
 
 A loop-carried accumulator whose current tile is read only by the DPE or SE/VEC command making the next
-one (`acc = tl.dot(a, b, acc)`, `acc = acc * s + x`; same tile type) is updated in place: the command
-is marked `inplace`, names the CB as input and output, and is preceded by a `mtia.cb_wait` only (no
+one (`acc = tl.dot(a, b, acc)`, `acc = acc * s + x`; same tile type), or by a chain of such commands each
+reading only the one before (`acc = tl.dot(p, v, acc * alpha)`), is updated in place: each command is
+marked `inplace`, names the CB as input and output, and is preceded by a `mtia.cb_wait` only (no
 reserve, push or pop), so the CB keeps one slot (the DPE accumulates in the RE/LS).
 
 Every CB starts at depth 1, except any other loop-carried CB whose next value is produced while the
@@ -238,7 +239,8 @@ class CbPlan:
     inplace_ops: set[Operation] = field(default_factory=set)
     """Tensor-level engine ops that update a carried accumulator in place (lowered `inplace`)."""
     inplace_args: set[SSAValue] = field(default_factory=set)
-    """Loop-carried values whose tile an op of `inplace_ops` overwrites: never popped."""
+    """Loop-carried values, and values between the ops of an in-place chain, whose tile an op of
+    `inplace_ops` overwrites: never popped."""
 
 
 class _Classes:
@@ -261,22 +263,38 @@ _INPLACE_ENGINES = (mtia.DpeMatmulOp, mtia.SeComputeOp, mtia.VecComputeOp)
 """Engines that may overwrite the tile they read: the DPE's accumulator and elementwise SE/VEC commands."""
 
 
-def _inplace_update(arg: SSAValue, next_value: SSAValue, block: Block) -> Operation | None:
-    """Return the engine op making `next_value` from carried `arg` in place, or None.
+def _inplace_chain(arg: SSAValue, next_value: SSAValue, block: Block) -> list[Operation]:
+    """Return the engine ops making `next_value` from carried `arg` in place, in order, or [].
 
-    It applies when the op sits directly in `block`, has one result of `arg`'s type, and is the only
-    reader of `arg` (as the accumulator `c` for the DPE).
+    Each op of the chain sits directly in `block`, has one result of `arg`'s type, and is the only reader
+    of the value before it (`arg` first; as the accumulator `c` for the DPE): `acc = tl.dot(a, b, acc)`
+    is a chain of one, `acc = tl.dot(p, v, acc * alpha)` a chain of two.
     """
-    if not isinstance(next_value, OpResult) or next_value.op.parent is not block:
-        return None
-    op = next_value.op
-    if not isinstance(op, _INPLACE_ENGINES) or len(op.results) != 1 or next_value.type != arg.type:
-        return None
-    if not arg.uses or any(u.operation is not op for u in arg.uses):
-        return None
-    if isinstance(op, mtia.DpeMatmulOp) and any(u.index != 2 for u in arg.uses):
-        return None
-    return op
+    chain: list[Operation] = []
+    cur = arg
+    while cur is not next_value:
+        users = {u.operation for u in cur.uses}
+        if len(users) != 1:
+            return []
+        op = users.pop()
+        if op.parent is not block or not isinstance(op, _INPLACE_ENGINES) or len(op.results) != 1:
+            return []
+        if op.results[0].type != arg.type:
+            return []
+        if isinstance(op, mtia.DpeMatmulOp) and any(u.index != 2 for u in cur.uses):
+            return []
+        chain.append(op)
+        cur = op.results[0]
+    return chain
+
+
+def _plan_inplace(arg: SSAValue, chain: list[Operation], classes: _Classes, plan: CbPlan) -> None:
+    """Record an in-place chain: its ops update `arg`'s CB; the values between them join that CB."""
+    plan.inplace_ops.update(chain)
+    plan.inplace_args.add(arg)
+    for op in chain[:-1]:
+        classes.union(arg, op.results[0])
+        plan.inplace_args.add(op.results[0])
 
 
 def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan: CbPlan) -> set[SSAValue]:
@@ -293,10 +311,9 @@ def _join_loop(loop: scf.ForOp, resident: set[SSAValue], classes: _Classes, plan
         for other in (loop.iter_args[i], y, loop.results[i]):
             classes.union(arg, other)
         plan.transfers.update({(loop, 3 + i), (yield_op, i)})
-        update = _inplace_update(arg, y, body)
-        if update is not None:
-            plan.inplace_ops.add(update)
-            plan.inplace_args.add(arg)
+        chain = _inplace_chain(arg, y, body)
+        if chain:
+            _plan_inplace(arg, chain, classes, plan)
             continue
         # the next value is produced while the current one is still to be read: two slots
         producer = _position(y.owner) if isinstance(y, OpResult) else -1
@@ -342,10 +359,9 @@ def _join_while(op: scf.WhileOp, resident: set[SSAValue], classes: _Classes, pla
             i = forwarded[j]
             plan.forwarded.add(before.args[i])
             y = yield_op.operands[i]
-            update = _inplace_update(arg, y, after)
-            if update is not None:
-                plan.inplace_ops.add(update)
-                plan.inplace_args.add(arg)
+            chain = _inplace_chain(arg, y, after)
+            if chain:
+                _plan_inplace(arg, chain, classes, plan)
                 continue
             producer = _position(y.owner) if isinstance(y, OpResult) and y.owner.parent is after else -1
             if any(_position(_ancestor_in(u.operation, after)) >= producer for u in arg.uses):

@@ -1,4 +1,5 @@
 // RUN: mtia-opt %s --split-input-file -p mtia-cb-bufferize | filecheck %s
+// RUN: mtia-opt %s --split-input-file -p mtia-cb-bufferize --print-op-generic | mtia-opt --split-input-file | filecheck %s
 
 // Straight-line code: one CB per engine value; wait before each consumer, pop after the last one.
 // CHECK-LABEL: tt.func public @straight
@@ -108,6 +109,44 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
     %r = mtia.re_reduce %acc {axis = 0 : i32, kind = "addf"} : tensor<16x16xf32> -> tensor<16xf32>
     %r2 = mtia.re_reduce %r {axis = 0 : i32, kind = "addf"} : tensor<16xf32> -> f32
     tt.return %r2 : f32
+  }
+}
+
+// -----
+
+// A chain of commands, each the only reader of the value before it, makes the next accumulator
+// (`acc = tl.dot(a, b, acc * 2)`): both update the carried CB in place, and the scaled value gets no CB
+// of its own.
+// CHECK-LABEL: tt.func public @accumulate_chain
+// CHECK-COUNT-1: mtia.cb_alloc : !mtia.cb<{{.*}}, tensor<16x16xf32>>
+// CHECK-NOT:     mtia.cb_alloc : !mtia.cb<{{.*}}, tensor<16x16xf32>>
+// CHECK:         scf.for
+// CHECK:           mtia.cb_wait %[[ACC:.*]], 1 : !mtia.cb<1, tensor<16x16xf32>>
+// CHECK-NEXT:      mtia.se_compute ins(%[[ACC]] : {{.*}}) outs(%[[ACC]] : {{.*}}) inplace {
+// CHECK:           mtia.cb_wait %[[ACC]], 1
+// CHECK-NEXT:      mtia.dpe_matmul %{{.*}}, %{{.*}}, %[[ACC]] inplace {{.*}} into %[[ACC]] :
+// CHECK-NOT:       %[[ACC]]
+// CHECK:         }
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
+  tt.func public @accumulate_chain(%pa: !tt.ptr<f16>, %s: i64, %n: i64, %k: i32, %po: !tt.ptr<f32>) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = mtia.se_compute {
+      %z = arith.constant dense<0.0> : tensor<16x16xf32>
+      mtia.yield %z : tensor<16x16xf32>
+    } -> tensor<16x16xf32>
+    %acc = scf.for %i = %c0 to %k step %c1 iter_args(%c = %zero) -> (tensor<16x16xf32>) : i32 {
+      %a = mtia.dma_load %pa[%s, %s] bounds[%n, %n] : !tt.ptr<f16> -> tensor<16x16xf16>
+      %scaled = mtia.se_compute ins(%c : tensor<16x16xf32>) {
+      ^bb0(%t: tensor<16x16xf32>):
+        %u = arith.addf %t, %t : tensor<16x16xf32>
+        mtia.yield %u : tensor<16x16xf32>
+      } -> tensor<16x16xf32>
+      %d = mtia.dpe_matmul %a, %a, %scaled {input_precision = 0 : i32} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+      scf.yield %d : tensor<16x16xf32>
+    }
+    mtia.dma_store %acc, %po[%s, %s] bounds[%n, %n] : tensor<16x16xf32>, !tt.ptr<f32>
+    tt.return
   }
 }
 
