@@ -116,7 +116,8 @@ def test_local_storage_overflow_lists_only_the_largest_cbs() -> None:
 
     x = torch.randn(16384)
     with pytest.raises(OutOfResources) as info:
-        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12)
+        # vector_codegen would fuse the chain into one command: keep one CB per step to overflow LS
+        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12, vector_codegen=False)
     message = str(info.value)
     assert message.count("bytes, for the value made at") == 8, message
     assert re.search(r"\.\.\. and \d+ more CBs with \d+ bytes", message), message
