@@ -129,16 +129,16 @@ def test_run_mapping_prefers_override_then_attribute():
     assert run_mapping(kernel, SimpleNamespace(pe_mapping="linear")) == "zigzag"  # type: ignore[arg-type]
     assert run_mapping(kernel, mtia_run.RunOptions("mtia2i", "round_robin")) == "round_robin"  # type: ignore[arg-type]
     assert run_mapping(bare, SimpleNamespace(pe_mapping="round_robin")) == "round_robin"  # type: ignore[arg-type]
-    assert run_mapping(bare) == "linear"  # type: ignore[arg-type]
+    assert run_mapping(bare) == "zigzag"  # type: ignore[arg-type]
 
 
 def test_mtia_run_mapping_flag(capsys):
     src = Path(__file__).parent / "filecheck" / "tools" / "mtia-run-set.mlir"
     args = ["f32:4000", "f32:4000", "zeros:f32:4000", "4000"]
     argv = [str(src), "--grid", "4", *(x for a in args for x in ("--arg", a))]
-    assert mtia_run.main([*argv, "--mapping", "zigzag"]) == 0
-    assert "mapping zigzag" in capsys.readouterr().out
-    assert mtia_run.main(argv) == 0
+    assert mtia_run.main([*argv, "--mapping", "linear"]) == 0
     assert "mapping linear" in capsys.readouterr().out
+    assert mtia_run.main(argv) == 0
+    assert "mapping zigzag" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         mtia_run.main([*argv, "--mapping", "spiral"])

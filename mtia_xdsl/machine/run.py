@@ -116,7 +116,7 @@ def run_mapping(kernel: Operation, options: Any = None) -> str:
 
     In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
     (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
-    else "linear".
+    else "zigzag" (the compile default).
     """
     override = getattr(options, "mapping_override", None)
     if override:
@@ -124,7 +124,7 @@ def run_mapping(kernel: Operation, options: Any = None) -> str:
     recorded = kernel.attributes.get("mtia.pe_mapping")
     if isinstance(recorded, StringAttr):
         return recorded.data
-    return str(getattr(options, "pe_mapping", None) or "linear")
+    return str(getattr(options, "pe_mapping", None) or "zigzag")
 
 
 class _BatchRunner:

@@ -46,8 +46,10 @@ class MtiaOptions:
     """MachineConfig fields changed for the run, as sorted (field, value) pairs; a dict is accepted by
     `from_dict`. Values may be numbers or "field=value"-style strings of the field's type. The compiler
     passes see the preset only; the machine model runs with the overridden config."""
-    pe_mapping: str = "linear"
-    """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag"."""
+    pe_mapping: str = "zigzag"
+    """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag".
+    Zigzag is the default: it balances programs whose work grows with the program id (causal attention) and
+    keeps consecutive programs on the chip at the same time (LLC reuse), see benchmarks/optimizations.py."""
     backend_name: str = "cpu"
     arch: str = "mtia2i"
     enable_fp_fusion: bool = True

@@ -43,7 +43,9 @@ class RunOptions:
         """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
         from mtia_xdsl.runtime.options import MtiaOptions
 
-        return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override or "linear")
+        if self.mapping_override:
+            return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override)
+        return MtiaOptions(machine=self.machine)
 
 
 def parse_overrides(specs: Sequence[str]) -> dict[str, str]:

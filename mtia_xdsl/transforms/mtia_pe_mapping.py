@@ -44,7 +44,7 @@ class MtiaPeMappingPass(ModulePass):
     """
 
     name = "mtia-pe-mapping"
-    strategy: str = "linear"
+    strategy: str = "zigzag"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         funcs = [func for func in op.walk() if func.name == "tt.func"]

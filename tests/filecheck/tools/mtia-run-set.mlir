@@ -3,10 +3,10 @@
 // RUN: mtia-run %s --grid 4 --machine small_test --set pe_rows=1 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=PRESET
 
 // `--set FIELD=VALUE` overrides MachineConfig fields of the `--machine` preset; the report names them.
-// DEFAULT:     add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping linear, tensors in llc
+// DEFAULT:     add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping zigzag, tensors in llc
 // DEFAULT-NEXT: preset mtia2i, overridden fields: none
 // DEFAULT:     arg 2: sum = 8.002e+06
-// SET:         add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping linear, tensors in sram (SRAM scratch)
+// SET:         add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping zigzag, tensors in sram (SRAM scratch)
 // SET-NEXT:    overridden fields: sram_latency_cycles=1000, global_placement='sram'
 // SET:         DRAM {{ +}}0 B {{ +}}0 B
 // SET:         arg 2: sum = 8.002e+06
