@@ -177,6 +177,27 @@ def test_num_warps_must_be_a_power_of_two_as_upstream() -> None:
     assert torch.equal(out, torch.zeros(64))
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("num_stages", 0, "num_stages must be an integer >= 1"),
+        ("num_stages", "3", "num_stages must be an integer >= 1"),
+        ("cb_sizing", "foo", "cb_sizing must be one of 'greedy', 'uniform', got 'foo'"),
+        ("pe_mapping", "spiral", "pe_mapping must be one of 'linear', 'round_robin', 'zigzag', got 'spiral'"),
+        ("effective_shapes", "yes", "effective_shapes must be True or False"),
+        ("vector_codegen", 1, "vector_codegen must be True or False"),
+    ],
+)
+def test_optimization_options_are_checked_before_compiling(option: str, value: Any, message: str) -> None:
+    x = torch.randn(64)
+    out = torch.zeros(64)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        add_kernel[(1,)](x, x, out, 64, BLOCK=64, **{option: value})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 64}, options={option: value})
+    assert torch.equal(out, torch.zeros(64))
+
+
 SAME_SOURCE = """
 import triton, triton.language as tl
 

@@ -72,10 +72,12 @@ class MtiaOptions:
         """Normalise `machine_overrides` to sorted pairs and check them against MachineConfig.
 
         Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range),
-        or for a `num_warps` that is not a power of two (as upstream's backends refuse it).
+        or for a `num_warps` that is not a power of two (as upstream's backends refuse it), or for an
+        optimization option out of its range (`num_stages` >= 1, `cb_sizing`, `pe_mapping`, booleans).
         """
         if not isinstance(self.num_warps, int) or self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
             raise ValueError(f"num_warps must be a power of two, got {self.num_warps!r}")
+        _check_optimization_options(self)
         pairs = _override_pairs(self.machine_overrides)
         object.__setattr__(self, "machine_overrides", pairs)
         if pairs:
@@ -123,6 +125,23 @@ class MtiaOptions:
         """Return a stable digest of every field (Triton puts it in the kernel cache key)."""
         key = "_".join(f"{f.name}-{getattr(self, f.name)}" for f in fields(self))
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+CB_SIZINGS = ("greedy", "uniform")
+PE_MAPPINGS = ("linear", "round_robin", "zigzag")
+
+
+def _check_optimization_options(o: MtiaOptions) -> None:
+    """Raise ValueError naming an optimization option whose value the passes would refuse."""
+    if isinstance(o.num_stages, bool) or not isinstance(o.num_stages, int) or o.num_stages < 1:
+        raise ValueError(f"num_stages must be an integer >= 1 (1 turns software pipelining off), got {o.num_stages!r}")
+    if o.cb_sizing not in CB_SIZINGS:
+        raise ValueError(f"cb_sizing must be one of {', '.join(map(repr, CB_SIZINGS))}, got {o.cb_sizing!r}")
+    if o.pe_mapping not in PE_MAPPINGS:
+        raise ValueError(f"pe_mapping must be one of {', '.join(map(repr, PE_MAPPINGS))}, got {o.pe_mapping!r}")
+    for name in ("effective_shapes", "vector_codegen"):
+        if not isinstance(getattr(o, name), bool):
+            raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")
 
 
 def _override_pairs(value: Any) -> tuple[tuple[str, Any], ...]:
