@@ -17,10 +17,11 @@ fills). Then, on the demand side, it finds the lanes nobody observes:
 
 Extents are SSA index values (i64) or constants; two extents agree when they are the same value or
 the same pure computation of the same values. Values carried by loops and branches keep the whole tile
-(conservative). The fill evaluation treats scalar operands (and splats of them) as unknown finite
-values and other unmasked tiles as unknown values of any kind: it evaluates the body on representative
-values (zeros of both signs, small, large and extreme finite values, and for the latter also infinities
-and NaN) and accepts a fill only when every evaluation gives the same bits.
+(conservative). The fill evaluation treats scalar operands (and splats of them) and other unmasked tiles
+as unknown values of any kind: it evaluates the body on representative values (zeros of both signs,
+small, large and extreme finite values, infinities and NaN) and accepts a fill only when every
+evaluation gives the same bits. So softmax's `exp(x - max)` keeps its -inf fill (with max = -inf or NaN
+the masked lanes would not be 0), while its max reduction and its final division shrink.
 """
 
 from __future__ import annotations
@@ -296,7 +297,7 @@ def _arg_fill(v: SSAValue, facts: _Facts) -> Any:
         return facts.ext[v].fill
     if integer:
         return _INT_SAMPLES
-    return _FINITE_SAMPLES if _tile_shape(v.type) is None or v in facts.uniform else _ANY_SAMPLES
+    return _ANY_SAMPLES  # a scalar argument or a value loaded at run time may be inf or NaN
 
 
 def _forward_compute(op: mtia.EngineComputeOp, facts: _Facts) -> None:

@@ -1,16 +1,17 @@
 // RUN: mtia-opt %s -p mtia-effective-shape --split-input-file | filecheck %s
 
-// A softmax row: the -inf fill reaches max (its identity) and, through x - max and exp, becomes 0 for
-// the sum (its identity); every lane past %n is otherwise only stored with bounds %n, so the SE commands
-// compute [0, %n) only and the load needs no fill.
+// A softmax row: the -inf fill reaches max (its identity), so the max runs over [0, %n). Through
+// x - max and exp the fill is 0 only if max is finite, and a scalar may be inf or NaN at run time, so
+// exp keeps the whole tile, the sum runs over all lanes and the load keeps its fill. The division is
+// only stored with bounds %n: it computes [0, %n) only.
 // CHECK-LABEL: func.func @softmax_row
 // CHECK:       %[[N:.*]] = arith.extsi
-// CHECK:       %[[X:.*]] = mtia.dma_load %{{.*}}[%{{.*}}] bounds[%[[N]]] : !tt.ptr<f32> -> tensor<1024xf32>
-// CHECK-NOT:   other
+// CHECK:       %[[X:.*]] = mtia.dma_load %{{.*}}[%{{.*}}] bounds[%[[N]]] other(%{{.*}} : f32) : !tt.ptr<f32> -> tensor<1024xf32>
 // CHECK:       mtia.re_reduce %[[X]] valid[%[[N]]] {axis = 0 : i32, kind = "maxnumf"}
-// CHECK:       mtia.se_compute ins({{.*}}) valid[%[[N]]] {
+// CHECK:       mtia.se_compute ins({{.*}}) {
 // CHECK:       math.exp
-// CHECK:       mtia.re_reduce %{{.*}} valid[%[[N]]] {axis = 0 : i32, kind = "addf"}
+// CHECK:       mtia.re_reduce %{{.*}} {axis = 0 : i32, kind = "addf"}
+// CHECK:       mtia.se_compute ins({{.*}}) valid[%[[N]]] {
 // CHECK:       arith.divf
 // CHECK:       mtia.dma_store
 func.func @softmax_row(%p: !tt.ptr<f32>, %q: !tt.ptr<f32>, %n32: i32) {
@@ -244,4 +245,45 @@ func.func @extent_varies_per_iteration(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pc
   }
   mtia.dma_store %acc, %pc[%full, %one] bounds[%full, %full] : tensor<64x64xf32>, !tt.ptr<f32>
   func.return
+}
+
+// -----
+
+// The 0 fill times a scalar is 0 for finite scalars only (0 * inf = NaN): the sum keeps every lane.
+// CHECK-LABEL: func.func @fill_times_scalar
+// CHECK:       mtia.dma_load %{{.*}} other(%{{.*}} : f32)
+// CHECK:       mtia.se_compute ins({{.*}}) {
+// CHECK:       mtia.re_reduce %{{.*}} {axis = 0 : i32, kind = "addf"}
+func.func @fill_times_scalar(%p: !tt.ptr<f32>, %n: i64, %s: f32) -> f32 {
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0.0 : f32
+  %x = mtia.dma_load %p[%one] bounds[%n] other(%zero : f32) : !tt.ptr<f32> -> tensor<1024xf32>
+  %y = mtia.se_compute ins(%x, %s : tensor<1024xf32>, f32) {
+  ^bb0(%a: tensor<1024xf32>, %b: f32):
+    %bs = tt.splat %b : f32 -> tensor<1024xf32>
+    %m = arith.mulf %a, %bs : tensor<1024xf32>
+    mtia.yield %m : tensor<1024xf32>
+  } -> tensor<1024xf32>
+  %r = mtia.re_reduce %y {axis = 0 : i32, kind = "addf"} : tensor<1024xf32> -> f32
+  func.return %r : f32
+}
+
+// -----
+
+// exp of the -inf fill is 0 whatever the data: the sum runs over [0, %n) and the load needs no fill.
+// CHECK-LABEL: func.func @exp_of_fill
+// CHECK:       %[[X:.*]] = mtia.dma_load %{{.*}}[%{{.*}}] bounds[%[[N:.*]]] : !tt.ptr<f32> -> tensor<1024xf32>
+// CHECK:       mtia.se_compute ins(%[[X]] : tensor<1024xf32>) valid[%[[N]]] {
+// CHECK:       mtia.re_reduce %{{.*}} valid[%[[N]]] {axis = 0 : i32, kind = "addf"}
+func.func @exp_of_fill(%p: !tt.ptr<f32>, %n: i64) -> f32 {
+  %one = arith.constant 1 : i64
+  %ninf = arith.constant 0xff800000 : f32
+  %x = mtia.dma_load %p[%one] bounds[%n] other(%ninf : f32) : !tt.ptr<f32> -> tensor<1024xf32>
+  %e = mtia.se_compute ins(%x : tensor<1024xf32>) {
+  ^bb0(%a: tensor<1024xf32>):
+    %ex = math.exp %a : tensor<1024xf32>
+    mtia.yield %ex : tensor<1024xf32>
+  } -> tensor<1024xf32>
+  %r = mtia.re_reduce %e {axis = 0 : i32, kind = "addf"} : tensor<1024xf32> -> f32
+  func.return %r : f32
 }
