@@ -11,8 +11,9 @@ value whose next tile is written while the current one is read). Strategies:
   model in transforms/analysis/cb_cost.py; every other CB keeps its minimum.
 - "uniform": every CB gets max(minimum, max-depth): uniform N-fold buffering, the baseline.
 
-If the CBs then exceed `MachineConfig.ls_bytes`, slots are taken back one at a time from the CB where the
-last slot saves the least modelled stall per byte, never below a CB's minimum (mtia-cb-bufferize already
+If the CBs then exceed `MachineConfig.ls_bytes`, slots are taken back one at a time, first from CBs that
+are not streamed (their extra slots save nothing), then from the CB where the last slot saves the least
+modelled stall per byte, never below a CB's minimum (mtia-cb-bufferize already
 refused kernels whose minimum does not fit).
 
 Requires: mtia-cb-bufferize (and mtia-software-pipeline for greedy depths above the minimum).
@@ -178,13 +179,16 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
 
 
 def fit_local_storage(choices: list[CbChoice], ls_bytes: int) -> None:
-    """Take slots back, least stall saved per byte first, until the CBs fit `ls_bytes` (or all are minimal)."""
+    """Take slots back, least stall saved per byte first, until the CBs fit `ls_bytes` (or all are minimal).
+
+    Slots of CBs that are not streamed (straight-line values, in-place accumulators) save no stall at all,
+    so they go first, before any streamed CB loses a slot whose modelled saving happens to be 0 too."""
     total = sum(c.bytes for c in choices)
     while total > ls_bytes:
         candidates = [c for c in choices if c.depth > c.min_depth]
         if not candidates:
             return  # the minimum does not fit: mtia-cb-bufferize reports it
-        worst = min(candidates, key=lambda c: (c.saving_per_byte(), -c.tile_bytes, -choices.index(c)))
+        worst = min(candidates, key=lambda c: (c.streamed, c.saving_per_byte(), -c.tile_bytes, -choices.index(c)))
         worst.reduced_from = worst.reduced_from or worst.depth
         worst.depth -= 1
         total -= worst.tile_bytes
