@@ -1,7 +1,7 @@
 """The default pipeline from the tt dialect to the buffer-level mtia program, as one pass-pipeline string.
 
-`mtia-opt -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.default_pipeline())')"` replays what
-the compile driver does.
+`mtia-opt -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"` replays what
+the compile driver does with the default options; `default_pipeline()` is the lowering alone.
 """
 
 from __future__ import annotations
@@ -33,29 +33,22 @@ def default_pipeline(chip: str = "mtia2i") -> str:
     return DEFAULT_PIPELINE.format(chip=chip)
 
 
-def _importable(factory: Any) -> bool:
-    """TRANSITIONAL: whether a registered pass's module exists yet."""
-    try:
-        factory()
-    except ModuleNotFoundError:
-        return False
-    return True
-
-
 def pipeline_for(options: Any = None) -> str:
-    """Return the pass pipeline the compile driver runs for `options` (an MtiaOptions; None: defaults).
+    """Return the pass pipeline the compile driver runs for `options` (an MtiaOptions or a dict of its
+    fields, as given to `mtia_xdsl.compile`; None: the defaults).
 
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}` and `mtia-cb-sizing{strategy=S max-depth=N}` on the
     buffer-level program, and `mtia-pe-mapping{strategy=M}` last.
+    Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
     from mtia_xdsl.runtime.options import MtiaOptions
-    from mtia_xdsl.transforms import get_all_passes
 
+    if isinstance(options, dict):
+        options = MtiaOptions.from_dict(options, strict=True)
     o = options if options is not None else MtiaOptions()
-    registered = get_all_passes()  # TRANSITIONAL: while the optimization passes land one by one
     steps = default_pipeline(o.machine).split(",")
     tensor_level: list[str] = []
     if o.vector_codegen:
@@ -68,9 +61,6 @@ def pipeline_for(options: Any = None) -> str:
         steps.append(f"mtia-software-pipeline{{num-stages={o.num_stages}}}")
     steps.append(f"mtia-cb-sizing{{strategy={o.cb_sizing} max-depth={max(o.num_stages, 1)}}}")
     steps.append(f"mtia-pe-mapping{{strategy={o.pe_mapping}}}")
-    optional = ("mtia-vector-codegen", "mtia-effective-shape", "mtia-software-pipeline", "mtia-cb-sizing")
-    optional += ("mtia-pe-mapping",)
-    steps = [s for s in steps if s.split("{")[0] not in optional or _importable(registered[s.split("{")[0]])]
     return ",".join(steps)
 
 

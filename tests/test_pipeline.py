@@ -1,0 +1,33 @@
+"""pipeline_for: the pass pipeline a set of compile options runs."""
+
+import pytest
+
+from mtia_xdsl.pipeline import default_pipeline, pipeline_for
+from mtia_xdsl.runtime.options import MtiaOptions
+
+
+def test_defaults_turn_every_optimization_on() -> None:
+    steps = [s.split("{")[0] for s in pipeline_for().split(",")]
+    assert steps[steps.index("cse") + 1 :] == [
+        "mtia-vector-codegen",
+        "mtia-effective-shape",
+        "mtia-cb-bufferize",
+        "mtia-software-pipeline",
+        "mtia-cb-sizing",
+        "mtia-pe-mapping",
+    ]
+    assert pipeline_for() == pipeline_for(MtiaOptions())
+
+
+def test_options_as_a_dict_turn_passes_off_and_set_pass_options() -> None:
+    text = pipeline_for({"num_stages": 1, "effective_shapes": False, "vector_codegen": False, "pe_mapping": "linear"})
+    assert text == default_pipeline() + ",mtia-cb-sizing{strategy=greedy max-depth=1},mtia-pe-mapping{strategy=linear}"
+    assert "mtia-software-pipeline{num-stages=4}" in pipeline_for({"num_stages": 4})
+    assert "strategy=uniform max-depth=3" in pipeline_for({"cb_sizing": "uniform"})
+
+
+def test_bad_options_are_named() -> None:
+    with pytest.raises(TypeError, match="num_stage"):
+        pipeline_for({"num_stage": 2})
+    with pytest.raises(ValueError, match="cb_sizing"):
+        pipeline_for({"cb_sizing": "best"})
