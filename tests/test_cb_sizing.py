@@ -131,3 +131,27 @@ def test_uniform_sizing_gives_back_the_in_place_accumulators_slots_first() -> No
     # greedy streams both loads through 2+ slots; uniform, cut to fit, must keep them too (it gave the
     # streamed loads' slots away and kept 3 useless accumulator slots: 11,795 vs 10,874 cycles)
     assert cycles["uniform"] <= cycles["greedy"]
+
+
+@triton.jit
+def _invariant_operand(q_ptr, x_ptr, out_ptr, n, B: tl.constexpr):
+    q = tl.load(q_ptr + tl.arange(0, B))
+    acc = tl.zeros([B], dtype=tl.float32)
+    for i in range(0, n):
+        acc += q * tl.load(x_ptr + i * B + tl.arange(0, B))
+    tl.store(out_ptr + tl.arange(0, B), acc)
+
+
+def test_reasons_tell_a_loop_invariant_tile_from_an_in_place_accumulator() -> None:
+    q, x = torch.rand(256), torch.rand(8 * 256)
+    out = torch.zeros(256)
+    _invariant_operand[(1,)](q, x, out, 8, B=256)
+    torch.testing.assert_close(out, (q[None, :] * x.view(8, 256)).sum(0))
+    report = mtia_xdsl.last_report()
+    assert report is not None
+    reasons = sorted(c.reason.split(" at ")[0] for c in report.cbs)
+    assert reasons == [
+        "loop-invariant value read in the loop",
+        "streamed by DMA in the loop",
+        "value carried around the loop",
+    ]

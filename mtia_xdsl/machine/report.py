@@ -316,10 +316,14 @@ class Report:
         if not self.cbs:
             return []
         total = sum(c.bytes for c in self.cbs)
-        lines = ["", f"  {'CB':<4}{'depth':>6}{'bytes':>12}  {'tile':<26}{'value at':<28}why"]
-        for c in self.cbs:
-            where = c.loc.rsplit("/", 1)[-1]
-            lines.append(f"  {c.index:<4}{c.depth:>6}{_bytes(c.bytes):>12}  {c.tile:<26}{where:<28}{c.reason}")
+        wheres = [c.loc.rsplit("/", 1)[-1] for c in self.cbs]
+        tile_w = max([len(c.tile) for c in self.cbs] + [24]) + 2
+        where_w = max([len(w) for w in wheres] + [26]) + 2
+        lines = ["", f"  {'CB':<4}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why"]
+        for c, where in zip(self.cbs, wheres, strict=True):
+            lines.append(
+                f"  {c.index:<4}{c.depth:>6}{_bytes(c.bytes):>12}  {c.tile:<{tile_w}}{where:<{where_w}}{c.reason}"
+            )
         lines.append(
             f"  CBs take {_bytes(total)} of {_bytes(self.ls_capacity_bytes)} of LS per PE "
             f"({100 * total / self.ls_capacity_bytes:.1f} %)"

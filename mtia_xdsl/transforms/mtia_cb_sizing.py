@@ -98,16 +98,31 @@ def _loop_of(op: Operation) -> Operation | None:
     return parent
 
 
-def _min_reason(cb: SSAValue, depth: int) -> str:
-    """Why `cb` has its minimum depth: a straight-line value, or a value carried around a loop."""
+def _min_reason(cb: SSAValue, depth: int, writers: dict[SSAValue, Operation]) -> str:
+    """Why `cb` has its minimum depth: a straight-line value, a value read (not written) inside a loop, or a
+    value carried around a loop (updated in place, or its next tile written while the current one is read)."""
     loops = {_loop_of(use.operation) for use in cb.uses}
     carried = [loop for loop in loops if loop is not None]
     if len(loops) > 1 and carried:
         where = _short_loc(min(carried, key=lambda lp: len(list(lp.walk()))))
+        writer = writers.get(cb)
+        written_in_loop = any(_writes_in_loop(use.operation, cb) for use in cb.uses)
+        if not written_in_loop and writer is not None and _loop_of(writer) is None:
+            return f"loop-invariant value read in the loop at {where}: {depth} slot" + ("s" if depth > 1 else "")
         if depth == 1:
             return f"value carried around the loop at {where}, updated in place: 1 slot"
         return f"value carried around the loop at {where}, next one written while it is read: {depth} slots"
     return "straight-line value: 1 slot" if depth == 1 else f"minimum set by mtia-cb-bufferize: {depth} slots"
+
+
+def _writes_in_loop(op: Operation, cb: SSAValue) -> bool:
+    """Whether `op` sits in a loop and writes `cb` (reserves a slot of it, or updates it in place)."""
+    if _loop_of(op) is None:
+        return False
+    if isinstance(op, mtia.CbReserveOp):
+        return True
+    outs = list(op.outs) if isinstance(op, mtia.EngineComputeOp) else [getattr(op, "out", None)]
+    return getattr(op, "inplace", None) is not None and cb in outs
 
 
 def _reader_cycles(cb: SSAValue, body: Block, config: MachineConfig) -> float:
@@ -161,7 +176,8 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
-        choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), _min_reason(alloc.result, min_depth))
+        reason = _min_reason(alloc.result, min_depth, writers)
+        choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), reason)
         stages = alloc.attributes.get(PIPELINE_STAGES)
         producer = writers.get(alloc.result)
         if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):
