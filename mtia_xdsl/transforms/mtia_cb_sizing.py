@@ -39,9 +39,10 @@ from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.mtia_software_pipeline import PIPELINE_STAGES
+from mtia_xdsl.transforms.program_level import SIZED, require_buffer_level
 from mtia_xdsl.utils.locations import location_str
 
-DEPTH_REASON = "mtia.depth_reason"
+DEPTH_REASON = SIZED
 """Attribute on each cb_alloc after mtia-cb-sizing: why the CB has its depth."""
 
 STRATEGIES = ("greedy", "uniform")
@@ -250,6 +251,7 @@ class MtiaCbSizingPass(ModulePass):
             )
         if self.max_depth < 1:
             raise PassFailedException(f"{self.name}: max-depth must be at least 1, got {self.max_depth}")
+        require_buffer_level(op, self.name)
         config = machine_config_for(op, self.name)
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
             apply_depths(plan_depths(func, config, self.strategy, self.max_depth), config.ls_bytes)

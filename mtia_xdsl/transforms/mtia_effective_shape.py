@@ -48,6 +48,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.transforms.program_level import require_tensor_level
 
 Dims = tuple[SSAValue | None, ...]
 """An effective shape: per dimension the extent value, or None for the whole dimension."""
@@ -604,5 +605,6 @@ class MtiaEffectiveShapePass(ModulePass):
     name = "mtia-effective-shape"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op, self.name)
         for func in _functions(op):
             shrink_function(func)

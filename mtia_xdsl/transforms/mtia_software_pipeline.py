@@ -37,6 +37,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.transforms.program_level import require_buffer_level
 
 PIPELINE_STAGES = "mtia.pipeline_stages"
 """Attribute on a pipelined loop and on its streamed CBs' cb_alloc: the most slots a streamed CB may get."""
@@ -193,6 +194,7 @@ class MtiaSoftwarePipelinePass(ModulePass):
             raise PassFailedException(
                 f"{self.name}: num-stages must be at least 1 (1 turns pipelining off), got {self.num_stages}"
             )
+        require_buffer_level(op, self.name, before_sizing=True)
         if self.num_stages == 1:
             return
         stages = IntegerAttr(self.num_stages, 64)

@@ -40,6 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.transforms.program_level import require_tensor_level
 
 _VECTOR_ENGINES = (mtia.SeComputeOp, mtia.VecComputeOp)
 """Engines whose commands are elementwise vector loops (the MLU only moves data)."""
@@ -295,6 +296,7 @@ class MtiaVectorCodegenPass(ModulePass):
     """Merge an elementwise command into its only reader on the same engine (intermediate in registers)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_tensor_level(op, self.name)
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
             block = func.body.block
             if self.vector_scalar:
