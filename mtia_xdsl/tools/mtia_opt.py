@@ -58,12 +58,26 @@ class MtiaOptMain(xDSLOptMain):
         for name, factory in get_all_passes().items():
             self.register_pass(name, factory)
 
+    def setup_pipeline(self) -> None:
+        """Build the pass pipeline; a pass option the pass does not have, or of the wrong type, is a
+        usage error (`_PassOptionError`) rather than a traceback."""
+        try:
+            super().setup_pipeline()
+        except (ValueError, TypeError) as e:
+            if str(e).startswith("Unrecognized passes"):
+                raise
+            raise _PassOptionError(f"mtia-opt: bad pass option in -p: {e}") from None
+
     def register_all_targets(self) -> None:
         super().register_all_targets()
         from mtia_xdsl.backend import get_all_targets
 
         for name, factory in get_all_targets().items():
             self.available_targets[name] = factory
+
+
+class _PassOptionError(Exception):
+    """A -p pipeline names a pass option that does not exist or gives it a value of the wrong type."""
 
 
 def main(args: Sequence[str] | None = None) -> None:
@@ -74,7 +88,7 @@ def main(args: Sequence[str] | None = None) -> None:
 
     try:
         MtiaOptMain(args=args).run()
-    except (KernelError, DiagnosticException, ParseError) as e:
+    except (KernelError, DiagnosticException, ParseError, _PassOptionError) as e:
         print(e, file=sys.stderr)
         raise SystemExit(1) from None
     except ValueError as e:
