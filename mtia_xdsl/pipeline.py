@@ -67,6 +67,9 @@ def pipeline_for(options: Any = None) -> str:
 def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     """Lower a tt module in place to the buffer-level mtia program and return it.
 
+    `options` (an MtiaOptions or a dict of its fields) chooses the optimizations (`pipeline_for`); its
+    `machine_overrides` become the module attribute `mtia.machine_overrides`, so the LS budget and the
+    cost models are those of the machine the kernel runs on.
     Requires: helper calls inlined (the frontend does this). Raises: PassFailedException naming the
     kernel line where a construct cannot be lowered.
     """
@@ -75,10 +78,16 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.runtime.options import MtiaOptions
     from mtia_xdsl.transforms import get_all_passes
+    from mtia_xdsl.transforms.mtia_set_target import MACHINE_OVERRIDES, overrides_attr
 
+    if isinstance(options, dict):
+        options = MtiaOptions.from_dict(options, strict=True)
+    o = options if options is not None else MtiaOptions()
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
-    pipeline = PassPipeline.parse_spec(available, pipeline_for(options if options is not None else MtiaOptions()))
+    pipeline = PassPipeline.parse_spec(available, pipeline_for(o))
+    if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
+        module.attributes[MACHINE_OVERRIDES] = overrides_attr(o.machine_overrides)
     try:
         pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds

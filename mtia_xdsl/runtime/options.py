@@ -45,7 +45,8 @@ class MtiaOptions:
     machine_overrides: tuple[tuple[str, Any], ...] = ()
     """MachineConfig fields changed for the run, as sorted (field, value) pairs; a dict is accepted by
     `from_dict`. Values may be numbers or "field=value"-style strings of the field's type. The compiler
-    passes see the preset only; the machine model runs with the overridden config."""
+    passes see them too (module attribute `mtia.machine_overrides`): CB sizing, the LS budget and the
+    cost models are those of the machine the kernel runs on."""
     pe_mapping: str = "zigzag"
     """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag".
     Zigzag is the default: it balances programs whose work grows with the program id (causal attention) and
