@@ -31,3 +31,11 @@ def test_bad_options_are_named() -> None:
         pipeline_for({"num_stage": 2})
     with pytest.raises(ValueError, match="cb_sizing"):
         pipeline_for({"cb_sizing": "best"})
+
+
+def test_the_optimized_examples_filecheck_runs_the_default_pipeline() -> None:
+    """tests/filecheck/examples/optimized.mlir spells the pipeline out; it must stay what the driver runs."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "filecheck" / "examples" / "optimized.mlir").read_text()
+    assert text.count(f"-p '{pipeline_for()}'") == 2
