@@ -23,7 +23,7 @@
 // updated in place in one slot, and the DPE skips the masked tails of M, N and K.
 // MATMUL:      tt.func public @matmul_kernel{{.*}}mtia.pe_mapping = "zigzag"
 // MATMUL:      %[[ACC:.*]] = mtia.cb_alloc {mtia.depth_reason = "value carried around the loop at matmul.py:{{.*}}, updated in place: 1 slot"} : !mtia.cb<1, tensor<64x64xf32>>
-// MATMUL:      %[[A:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 3 slots"} : !mtia.cb<3, tensor<64x32xf16>>
+// MATMUL:      %[[A:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x32xf16>>
 // MATMUL:      %[[B:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 2 slots"} : !mtia.cb<2, tensor<32x64xf16>>
 // MATMUL:      scf.for
 // MATMUL:        mtia.dma_load %{{.*}} into %[[A]]

@@ -2,14 +2,17 @@
 // RUN: mtia-opt %s -p 'mtia-cb-sizing{strategy=uniform max-depth=3}' | filecheck %s --check-prefix=UNIFORM
 // RUN: mtia-opt %s -p 'mtia-cb-sizing{max-depth=1}' | filecheck %s --check-prefix=ONE
 // RUN: sed -e 's/"mtia2i"/"small_test"/' %s | mtia-opt -p mtia-cb-sizing | filecheck %s --check-prefix=SMALL
+// RUN: sed -e 's/#mtia.target<"mtia2i">}/#mtia.target<"mtia2i">, mtia.machine_overrides = {global_placement = "sram"}}/' %s | mtia-opt -p mtia-cb-sizing | filecheck %s --check-prefix=SRAM
 
 // Three CBs streamed within the loop (marked by mtia-software-pipeline), 16 KiB tiles, one straight-line
-// CB (@straight). Greedy: the smallest depth whose slots cover a tile's read plus its refill (2 here, iteration
-// DMA-bound at 1049 cycles); uniform: every CB 3 slots (48 KiB each); max-depth=1: every CB its minimum.
+// CB (@straight). Greedy: the smallest depth whose slots cover a tile's read plus its refill (2 here: tensors
+// behind the LLC are costed at the PE's share of DRAM bandwidth, 15360 cycles an iteration; with the
+// machine override global_placement = "sram" at SRAM's, 1049 cycles); uniform: every CB 3 slots (48 KiB each); max-depth=1: every CB its minimum.
 // On small_test (64 KiB of LS) greedy's 96 KiB do not fit: the slots saving the least stall per byte go back.
 builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   // CHECK-LABEL: tt.func @stream
-  // CHECK:      %cx = mtia.cb_alloc {{{.*}}mtia.depth_reason = "streamed by DMA in the loop at k.py:7:5: read 266 + refill 1184 cycles vs iteration 1049 cycles (dma_read-bound) -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // CHECK:      %cx = mtia.cb_alloc {{{.*}}mtia.depth_reason = "streamed by DMA in the loop at k.py:7:5: read 266 + refill 15665 cycles vs iteration 15360 cycles (dma_read-bound) -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
+  // SRAM:       %cx = mtia.cb_alloc {{{.*}}mtia.depth_reason = "streamed by DMA in the loop at k.py:7:5: read 266 + refill 1184 cycles vs iteration 1049 cycles (dma_read-bound) -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
   // CHECK-NEXT: %cy = mtia.cb_alloc {{{.*}}"streamed by DMA in the loop at k.py:7:5: {{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
   // CHECK-NEXT: %cz = mtia.cb_alloc {{{.*}}"streamed by mtia.se_compute in the loop at k.py:7:5: {{.*}} -> 2 slots"} : !mtia.cb<2, tensor<64x128xbf16>>
   // CHECK:      mtia.cb_reserve %cx, 1 : !mtia.cb<2, tensor<64x128xbf16>>
