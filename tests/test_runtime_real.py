@@ -254,3 +254,10 @@ def test_ls_bytes_override_reaches_the_compiler() -> None:
     with pytest.raises(OutOfResources, match="a PE has 102400"):
         _dot_loop[(1,)](x, y, out, n, B=block, machine_overrides={"ls_bytes": 100 * 1024})
     assert torch.equal(out, torch.zeros(block))
+
+
+def test_compile_api_raises_the_same_out_of_resources_as_a_launch() -> None:
+    from triton.runtime.errors import OutOfResources
+
+    with pytest.raises(OutOfResources, match="a PE has 393216"):
+        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 1 << 20})

@@ -23,10 +23,19 @@ def build_tt_module(
 
 
 def lower(module: ModuleOp, options: Any) -> ModuleOp:
-    """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`."""
-    from mtia_xdsl.pipeline import lower as lower_module
+    """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`.
 
-    return lower_module(module, options)
+    Raises: LocalStorageOutOfResources (Triton's OutOfResources, which `@triton.autotune` skips) when the
+    kernel's CBs do not fit a PE's local storage, from `mtia_xdsl.compile` and launches alike.
+    """
+    from mtia_xdsl.pipeline import lower as lower_module
+    from mtia_xdsl.runtime.triton_backend.compiler import LocalStorageOutOfResources
+    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+
+    try:
+        return lower_module(module, options)
+    except LocalStorageOverflow as e:
+        raise LocalStorageOutOfResources(e.required_bytes, e.limit_bytes, str(e)) from None
 
 
 def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:

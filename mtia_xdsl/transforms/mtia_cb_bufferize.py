@@ -42,6 +42,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.program_level import is_buffer_level
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.locations import location_str, with_loc
 
@@ -706,6 +707,8 @@ class MtiaCbBufferizePass(ModulePass):
     name = "mtia-cb-bufferize"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if is_buffer_level(op):
+            raise PassFailedException(f"{self.name}: the module is already bufferized (it allocates CBs)")
         config = machine_config_for(op, self.name)
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
             bufferize_function(func, config.ls_bytes)

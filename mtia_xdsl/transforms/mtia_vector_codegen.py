@@ -298,6 +298,8 @@ class MtiaVectorCodegenPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op, self.name)
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
+            if len(func.body.blocks) != 1:
+                continue  # a tt-level helper with unreachable blocks: nothing here runs on an engine
             block = func.body.block
             if self.vector_scalar:
                 fold_broadcasts(block)

@@ -107,12 +107,7 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
     Raises: LocalStorageOutOfResources (Triton's OutOfResources, which `@triton.autotune` skips) when
     the kernel's CBs do not fit a PE's local storage; PassFailedException for other located errors.
     """
-    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
-
-    try:
-        return toolchain.lower(module, options)
-    except LocalStorageOverflow as e:
-        raise LocalStorageOutOfResources(e.required_bytes, e.limit_bytes, str(e)) from None
+    return toolchain.lower(module, options)
 
 
 class LocalStorageOutOfResources(OutOfResources):

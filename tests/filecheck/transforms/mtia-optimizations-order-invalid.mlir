@@ -5,6 +5,9 @@
 // RUN: mtia-opt %s -p 'mtia-cb-bufferize,mtia-effective-shape' --verify-diagnostics | filecheck %s --check-prefix=EFF
 // RUN: mtia-opt %s -p 'mtia-cb-bufferize,mtia-cb-sizing,mtia-software-pipeline' --verify-diagnostics | filecheck %s --check-prefix=LATE
 
+// RUN: mtia-opt %s -p 'mtia-cb-bufferize,mtia-cb-bufferize' --verify-diagnostics | filecheck %s --check-prefix=TWICE
+
+// TWICE: mtia-cb-bufferize: the module is already bufferized (it allocates CBs)
 // PIPE: mtia-software-pipeline works on the buffer-level mtia program: run mtia-cb-bufferize first
 // SIZE: mtia-cb-sizing works on the buffer-level mtia program: run mtia-cb-bufferize first
 // VEC: mtia-vector-codegen works on the tensor-level mtia program: run it after convert-tt-to-mtia and before mtia-cb-bufferize
