@@ -155,3 +155,24 @@ def test_reasons_tell_a_loop_invariant_tile_from_an_in_place_accumulator() -> No
         "streamed by DMA in the loop",
         "value carried around the loop",
     ]
+
+
+@triton.jit
+def _chain(x_ptr, out_ptr, B: tl.constexpr, STEPS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    for _ in tl.static_range(STEPS):
+        x = tl.exp(x) * 0.5
+    tl.store(out_ptr + tl.arange(0, B), x)
+
+
+def test_more_cbs_than_the_cp_tracks_is_a_report_warning() -> None:
+    x = torch.rand(64)
+    warnings = {}
+    for vc in (False, True):
+        out = torch.zeros(64)
+        _chain[(1,)](x, out, B=64, STEPS=20, vector_codegen=vc)
+        report = mtia_xdsl.last_report()
+        assert report is not None
+        warnings[vc] = [w for w in report.warnings if "circular buffers, more than the 32" in w]
+        assert (len(report.cbs) > 32) == (not vc)
+    assert len(warnings[False]) == 1 and not warnings[True]
