@@ -261,3 +261,13 @@ def test_compile_api_raises_the_same_out_of_resources_as_a_launch() -> None:
 
     with pytest.raises(OutOfResources, match="a PE has 393216"):
         mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 1 << 20})
+
+
+def test_last_report_is_cleared_by_a_failed_launch() -> None:
+    x = torch.randn(64)
+    add_kernel[(1,)](x, x, torch.zeros(64), 64, BLOCK=64)
+    assert mtia_xdsl.last_report() is not None
+    big = torch.randn(1 << 20)
+    with pytest.raises(Exception, match="local storage"):
+        add_kernel[(1,)](big, big, torch.zeros_like(big), big.numel(), BLOCK=1 << 20)
+    assert mtia_xdsl.last_report() is None

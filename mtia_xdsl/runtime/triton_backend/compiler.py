@@ -107,7 +107,18 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
     Raises: LocalStorageOutOfResources (Triton's OutOfResources, which `@triton.autotune` skips) when
     the kernel's CBs do not fit a PE's local storage; PassFailedException for other located errors.
     """
-    return toolchain.lower(module, options)
+    try:
+        return toolchain.lower(module, options)
+    except Exception:
+        _forget_last_result()  # mtia_xdsl.last_report() must not show an earlier kernel's report
+        raise
+
+
+def _forget_last_result() -> None:
+    from triton.runtime import driver
+
+    if hasattr(driver.active, "last_result"):
+        driver.active.last_result = None
 
 
 class LocalStorageOutOfResources(OutOfResources):

@@ -99,6 +99,8 @@ class MtiaLauncher:
             )
         if enter_hook is not None:
             enter_hook(launch_metadata)
+        if self.driver is not None:
+            self.driver.last_result = None  # a failed run leaves no report of an earlier launch behind
         result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
         if self.driver is not None:
             self.driver.last_result = result
