@@ -1,6 +1,7 @@
 """Software pipelining and CB sizing: results unchanged, loads overlap compute, greedy within uniform's LS,
 and the per-CB report (mtia-software-pipeline, mtia-cb-sizing, machine/report.py cb_report)."""
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -176,3 +177,22 @@ def test_more_cbs_than_the_cp_tracks_is_a_report_warning() -> None:
         warnings[vc] = [w for w in report.warnings if "circular buffers, more than the 32" in w]
         assert (len(report.cbs) > 32) == (not vc)
     assert len(warnings[False]) == 1 and not warnings[True]
+
+
+def test_ls_bytes_override_reaches_the_compiler() -> None:
+    """CB sizing and the LS check use the overridden LS: 300 KiB gets shallower CBs (it used to fail at
+    run time), 100 KiB is Triton's OutOfResources at compile time, naming the new limit."""
+    from triton.runtime.errors import OutOfResources
+
+    n, block = 1 << 16, 16384
+    x, y = torch.rand(n), torch.rand(n)
+    out = torch.zeros(block)
+    _big_dot[(1,)](x, y, out, n, B=block, machine_overrides={"ls_bytes": 300 * 1024})
+    torch.testing.assert_close(out, (x * y).view(-1, block).sum(0))
+    report = mtia_xdsl.last_report()
+    assert report is not None and sum(c.bytes for c in report.cbs) <= 300 * 1024
+    assert any("to fit 307200 bytes of LS" in c.reason for c in report.cbs)
+    out = torch.zeros(block)
+    with pytest.raises(OutOfResources, match="a PE has 102400"):
+        _big_dot[(1,)](x, y, out, n, B=block, machine_overrides={"ls_bytes": 100 * 1024})
+    assert torch.equal(out, torch.zeros(block))

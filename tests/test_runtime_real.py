@@ -228,34 +228,6 @@ def test_errors_name_the_kernels_own_file_when_another_file_has_the_same_source(
     assert "second_copy.py:" in str(info.value) and "first_copy.py" not in str(info.value)
 
 
-@triton.jit
-def _dot_loop(x_ptr, y_ptr, out_ptr, n, B: tl.constexpr):
-    acc = tl.zeros([B], dtype=tl.float32)
-    for i in range(0, n, B):
-        o = i + tl.arange(0, B)
-        acc += tl.load(x_ptr + o, mask=o < n, other=0.0) * tl.load(y_ptr + o, mask=o < n, other=0.0)
-    tl.store(out_ptr + tl.arange(0, B), acc)
-
-
-def test_ls_bytes_override_reaches_the_compiler() -> None:
-    """CB sizing and the LS check use the overridden LS: 300 KiB gets shallower CBs (it used to fail at
-    run time), 100 KiB is Triton's OutOfResources at compile time, naming the new limit."""
-    from triton.runtime.errors import OutOfResources
-
-    n, block = 1 << 16, 16384
-    x, y = torch.rand(n), torch.rand(n)
-    out = torch.zeros(block)
-    _dot_loop[(1,)](x, y, out, n, B=block, machine_overrides={"ls_bytes": 300 * 1024})
-    torch.testing.assert_close(out, (x * y).view(-1, block).sum(0))
-    report = mtia_xdsl.last_report()
-    assert report is not None and sum(c.bytes for c in report.cbs) <= 300 * 1024
-    assert any("to fit 307200 bytes of LS" in c.reason for c in report.cbs)
-    out = torch.zeros(block)
-    with pytest.raises(OutOfResources, match="a PE has 102400"):
-        _dot_loop[(1,)](x, y, out, n, B=block, machine_overrides={"ls_bytes": 100 * 1024})
-    assert torch.equal(out, torch.zeros(block))
-
-
 def test_compile_api_raises_the_same_out_of_resources_as_a_launch() -> None:
     from triton.runtime.errors import OutOfResources
 
