@@ -381,7 +381,7 @@ class _Simulator:
         start attempt. Commits resolve dependents at once (as `_finish`), which may add engines to `work`."""
         (
             issue_t, deps_left, dep_ready, extra, occupancy, latency, dpe_fill, heads, queues, start_t, end_t,
-            dependents, engine, first,
+            _dependents, _engine, first,
         ) = run.commit_state  # fmt: skip
         engine_free, engine_used, log = pe.engine_free, pe.engine_used, self.end_order
         ended, end_max = 0, run.end_max
@@ -418,15 +418,7 @@ class _Simulator:
                 if end > end_max:
                     end_max = end
                 log.append(first + i)
-                for d in dependents[i]:
-                    deps_left[d] -= 1
-                    if end > dep_ready[d]:
-                        dep_ready[d] = end
-                    if deps_left[d] == 0:
-                        work.append(engine[d])
-                if pe.block_index == i:
-                    pe.block_index = -1
-                    self.push(end, _E_ADVANCE, pe, i + 1)
+                self._release(pe, run, i, end, work)
         run.ended += ended
         run.end_max = end_max
         self._check_program_done(pe, run)
@@ -533,6 +525,20 @@ class _Simulator:
 
     # ---- command end ----
 
+    def _release(self, pe: _PE, run: ProgramRun, i: int, end: float, work: list[int]) -> None:
+        """Command i of `run` ends at `end`: its dependents may be ready from then (the engines of those with
+        no dependency left go onto `work`), and a scalar core blocked on it resumes."""
+        deps_left, dep_ready, engine = run.deps_left, run.dep_ready, run.engine
+        for d in run.dependents[i]:
+            deps_left[d] -= 1
+            if end > dep_ready[d]:
+                dep_ready[d] = end
+            if deps_left[d] == 0:
+                work.append(engine[d])
+        if pe.block_index == i:
+            pe.block_index = -1
+            self.push(end, _E_ADVANCE, pe, i + 1)
+
     def _finish(self, pe: _PE, i: int) -> None:
         """A DMA or scalar-core command i ended now: record it and release its dependents."""
         run = pe.run
@@ -543,17 +549,8 @@ class _Simulator:
             run.end_max = end
         run.end_t[i] = end
         self.end_order.append(run.first + i)
-        deps_left, dep_ready, engine = run.deps_left, run.dep_ready, run.engine
         work: list[int] = []
-        for d in run.dependents[i]:
-            deps_left[d] -= 1
-            if end > dep_ready[d]:
-                dep_ready[d] = end
-            if deps_left[d] == 0:
-                work.append(engine[d])
-        if pe.block_index == i:
-            pe.block_index = -1
-            self.push(end, _E_ADVANCE, pe, i + 1)
+        self._release(pe, run, i, end, work)
         if work:
             self._drain(pe, run, work)
         else:
