@@ -53,6 +53,8 @@ from mtia_xdsl.machine.interpret.values import (
     location_str,
     logical_rank,
 )
+from mtia_xdsl.semantics.dot import dot
+from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 
 _LUT_OPS = (
     "math.exp",
@@ -488,22 +490,6 @@ def _keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> A
     return as_value(np.where(_valid_lanes(valid, shape), tile, outside), t)
 
 
-_REDUCE_IDENTITY: dict[str, Callable[[np.dtype], Any]] = {
-    "addf": lambda dt: 0.0,
-    "addi": lambda dt: 0,
-    "maxnumf": lambda dt: -np.inf,
-    "maximumf": lambda dt: -np.inf,
-    "minnumf": lambda dt: np.inf,
-    "minimumf": lambda dt: np.inf,
-    "maxsi": lambda dt: np.iinfo(dt).min,
-    "minsi": lambda dt: np.iinfo(dt).max,
-    "maxui": lambda dt: 0,
-    "minui": lambda dt: -1 if np.iinfo(dt).min < 0 else np.iinfo(dt).max,
-}
-"""What a lane outside a reduction's effective shape counts as: the combiner's identity (+0.0 for addf,
-the value a zero-filled masked load holds)."""
-
-
 @dataclass(frozen=True)
 class _DmaInfo:
     """What a DMA op's run needs that depends on the op alone."""
@@ -890,14 +876,7 @@ class MtiaFunctions(InterpreterFunctions):
             a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
             b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
-        if a.dtype == np.float32 and precision == 0:
-            from mtia_xdsl.machine.interpret.tt import _round_tf32
-
-            a, b = _round_tf32(a), _round_tf32(b)
-        if a.dtype.kind in "iub":
-            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
-        else:
-            acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        acc = dot(a, b, c, precision)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         d = as_value(acc, out_t)
         if valid:  # rows past M and columns past N are not computed
@@ -939,22 +918,8 @@ class MtiaFunctions(InterpreterFunctions):
         kind = op.kind.data
         valid = args[len(args) - len(op.valid) :] if op.valid else ()
         if valid:  # lanes outside the effective shape are not read: they count as the identity
-            x = np.where(_valid_lanes(valid, list(t_in.get_shape())), x, _REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
-        fn = {
-            "addf": np.add,
-            "addi": np.add,
-            "maxnumf": np.fmax,
-            "minnumf": np.fmin,
-            "maximumf": np.maximum,
-            "minimumf": np.minimum,
-            "maxsi": np.maximum,
-            "minsi": np.minimum,
-        }.get(kind)
-        if fn is None:
-            xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
-            r = (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
-        else:
-            r = fn.reduce(x, axis=axis, dtype=x.dtype)
+            x = np.where(_valid_lanes(valid, list(t_in.get_shape())), x, REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
+        r = reduce(kind, x, axis)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         r = as_value(np.asarray(r), out_t)
         if op.out is None:
