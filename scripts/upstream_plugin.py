@@ -103,11 +103,19 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         outcomes[report.nodeid] = ["passed", ""]
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_sessionfinish(session: pytest.Session) -> None:
+_RESULTS_PATH: list[str] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
     path = session.config.getoption("--mtia-results")
     if path:
-        with open(path, "w") as f:
+        _RESULTS_PATH.append(path)
+
+
+def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
+    """Rewrite the outcome file after every test, so an interrupted run keeps what it measured."""
+    if _RESULTS_PATH:
+        with open(_RESULTS_PATH[0], "w") as f:
             json.dump(_OUTCOMES, f, indent=1, sort_keys=True)
 
 
