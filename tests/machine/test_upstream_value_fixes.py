@@ -1,0 +1,21 @@
+"""Values upstream's tests and differential fuzzing against Triton's interpreter found wrong here."""
+
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _cumsum_kernel(x, z, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(z + offs, tl.cumsum(tl.load(x + offs), axis=0))
+
+
+def test_bf16_cumsum_accumulates_in_fp32_and_rounds_once():
+    # 0.01 is not a bf16 value: a running bf16 sum of 1024 of them stalls far from 10.24
+    x = torch.full((1024,), 0.01, dtype=torch.bfloat16)
+    z = torch.empty(1024, dtype=torch.float32)
+    _cumsum_kernel[(1,)](x, z, 1024)
+    expected = torch.cumsum(x.float(), 0).to(torch.bfloat16).float()
+    assert torch.equal(z, expected)
