@@ -19,3 +19,20 @@ def test_bf16_cumsum_accumulates_in_fp32_and_rounds_once():
     _cumsum_kernel[(1,)](x, z, 1024)
     expected = torch.cumsum(x.float(), 0).to(torch.bfloat16).float()
     assert torch.equal(z, expected)
+
+
+@triton.jit
+def _floordiv_kernel(a, b, q, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(q + offs, tl.load(a + offs) // tl.load(b + offs))
+
+
+def test_int64_division_with_int64_min_rounds_toward_zero():
+    lo = -(2**63)
+    pairs = [(lo, 3), (lo, -3), (lo, 7), (lo, lo), (lo + 1, lo), (-7, 2), (7, -2), (lo, 2)]
+    a = torch.tensor([p[0] for p in pairs], dtype=torch.int64)
+    b = torch.tensor([p[1] for p in pairs], dtype=torch.int64)
+    q = torch.zeros(8, dtype=torch.int64)
+    _floordiv_kernel[(1,)](a, b, q, 8)
+    expected = [abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1) for x, y in pairs]  # C's division
+    assert q.tolist() == expected
