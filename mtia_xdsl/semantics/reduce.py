@@ -80,4 +80,3 @@ def reduce(kind: str, x: np.ndarray, axis: int) -> np.ndarray:
             signed_zero = np.where(wanted.any(axis=axis), 0.0, -0.0) * (1 if is_max else -1)
             r = np.where(zero, np.asarray(signed_zero, x.dtype), r)
     return np.asarray(r, dtype=x.dtype)
-

@@ -160,9 +160,13 @@ def unsigned(x: Any, width: int) -> np.ndarray:
 
 
 def _divsi(a: Any, b: Any) -> Any:
+    """Signed division rounding toward zero; MIN / -1 wraps to MIN (|MIN| has no positive twin, so the
+    quotient is the floor quotient corrected by one where the signs differ and a remainder is left)."""
     safe = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(safe)
-    return np.where(b == 0, 0, np.where((a < 0) != (safe < 0), -q, q))
+    q = np.floor_divide(a, safe)
+    inexact = (a - q * safe) != 0
+    q = np.where(inexact & ((a < 0) != (safe < 0)), q + 1, q)
+    return np.where(b == 0, 0, q)
 
 
 def _remsi(a: Any, b: Any) -> Any:

@@ -15,7 +15,6 @@ Register next to MtiaFunctions: `interpreter.register_implementations(MtiaAtomic
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
