@@ -44,7 +44,7 @@ def pipeline_for(options: Any = None) -> str:
     Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
-    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.options import MtiaOptions
 
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
@@ -76,7 +76,7 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     from xdsl.transforms import get_all_passes as xdsl_passes
 
     from mtia_xdsl.dialects import make_context
-    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.options import MtiaOptions
     from mtia_xdsl.transforms import get_all_passes
     from mtia_xdsl.transforms.mtia_set_target import MACHINE_OVERRIDES, overrides_attr
 

@@ -29,7 +29,7 @@ def lower(module: ModuleOp, options: Any) -> ModuleOp:
     kernel's CBs do not fit a PE's local storage, from `mtia_xdsl.compile` and launches alike.
     """
     from mtia_xdsl.pipeline import lower as lower_module
-    from mtia_xdsl.runtime.triton_backend.compiler import LocalStorageOutOfResources
+    from mtia_xdsl.runtime.errors import LocalStorageOutOfResources
     from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
 
     try:

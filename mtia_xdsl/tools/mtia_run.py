@@ -41,7 +41,7 @@ class RunOptions:
 
     def compile_options(self) -> Any:
         """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
-        from mtia_xdsl.runtime.options import MtiaOptions
+        from mtia_xdsl.options import MtiaOptions
 
         if self.mapping_override:
             return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override)
