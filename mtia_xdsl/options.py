@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS
+
 if TYPE_CHECKING:
     from mtia_xdsl.machine.config import MachineConfig
 
@@ -52,19 +54,19 @@ class MtiaOptions:
     clc: bool | None = None
     debug: bool = False
     sanitize_overflow: bool = False
-    machine: str = "mtia2i"
+    machine: str = DEFAULT_CHIP
     """MachineConfig preset the kernel is compiled for and run on."""
     machine_overrides: tuple[tuple[str, Any], ...] = ()
     """MachineConfig fields changed for the run, as sorted (field, value) pairs; a dict is accepted by
     `from_dict`. Values may be numbers or "field=value"-style strings of the field's type. The compiler
     passes see them too (module attribute `mtia.machine_overrides`): CB sizing, the LS budget and the
     cost models are those of the machine the kernel runs on."""
-    pe_mapping: str = "zigzag"
+    pe_mapping: str = DEFAULT_PE_MAPPING
     """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag".
     Zigzag is the default: it balances programs whose work grows with the program id (causal attention) and
     keeps consecutive programs on the chip at the same time (LLC reuse), see benchmarks/optimizations.py."""
     backend_name: str = "cpu"
-    arch: str = "mtia2i"
+    arch: str = DEFAULT_CHIP
     enable_fp_fusion: bool = True
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
@@ -181,7 +183,6 @@ def _ignore_other_backend_options(o: MtiaOptions) -> None:
 
 
 CB_SIZINGS = ("greedy", "uniform")
-PE_MAPPINGS = ("linear", "round_robin", "zigzag")
 
 
 def _check_optimization_options(o: MtiaOptions) -> None:

@@ -19,7 +19,7 @@ LAYER_IMPORTS: dict[str, set[str]] = {
     "transforms": {"dialects", "utils", "machine"},
     "backend": {"dialects", "utils", "machine", "transforms"},
     "options": {"machine"},
-    "frontend": {"dialects", "utils", "transforms", "options"},
+    "frontend": {"dialects", "utils", "machine", "transforms", "options"},
     "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options"},
     "runtime": {"dialects", "utils", "machine", "transforms", "backend", "options", "frontend", "pipeline"},
 }
@@ -27,13 +27,24 @@ LAYER_IMPORTS: dict[str, set[str]] = {
 `__init__` every import runs anyway). `tools` may import anything; a part not listed here is not checked
 for layering (only for cycles)."""
 
-MACHINE_FOR_PASSES = {
+MACHINE_FACTS = {
     "mtia_xdsl.machine.config",
     "mtia_xdsl.machine.commands",
     "mtia_xdsl.machine.cost",
     "mtia_xdsl.machine.work",
 }
-"""The machine modules the passes may read: the chip's facts and the cost model, never the simulator."""
+"""The machine modules the passes and the frontend may read: the chip's facts and the cost model, never the
+simulator."""
+
+
+KNOWN_EDGES = {
+    ("mtia_xdsl.dialects.mtia", "mtia_xdsl.transforms.analysis.cb_liveness"): (
+        "cb_alloc's verifier (CbAllocationIsConsistent, issue 10) needs the CB liveness analysis to check that "
+        "CBs alive together do not share IDs or LS bytes; to remove: make the check a pass-level verification "
+        "or move the live-range computation into the dialect"
+    ),
+}
+"""Imports the graph leaves out, each with why and what removes it (a list to shrink, not to grow)."""
 
 
 def module_files() -> dict[str, Path]:
@@ -76,7 +87,7 @@ def import_graph() -> dict[str, dict[str, int]]:
     for name, path in mods.items():
         edges = graph[name] = {}
         for target, line in imported_modules(name, path, mods):
-            if target != name:
+            if target != name and (name, target) not in KNOWN_EDGES:
                 edges.setdefault(target, line)
     return graph
 
@@ -121,6 +132,13 @@ def _part(module: str) -> str:
     return parts[1] if len(parts) > 1 else ""
 
 
+def test_every_known_edge_is_still_there() -> None:
+    mods = module_files()
+    for source, target in KNOWN_EDGES:
+        found = {t for t, _ in imported_modules(source, mods[source], mods)}
+        assert target in found, f"{source} no longer imports {target}: drop it from KNOWN_EDGES"
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     graph = {"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}
     assert cycles(graph) == [["a", "b", "c"]]
@@ -151,6 +169,6 @@ def test_each_part_imports_only_the_parts_below_it() -> None:
                 continue
             if target_part not in allowed:
                 wrong.append(f"{module}:{line} imports {target}")
-            elif part == "transforms" and target_part == "machine" and target not in MACHINE_FOR_PASSES:
-                wrong.append(f"{module}:{line} imports {target} (passes read only {sorted(MACHINE_FOR_PASSES)})")
+            elif part in ("transforms", "frontend") and target_part == "machine" and target not in MACHINE_FACTS:
+                wrong.append(f"{module}:{line} imports {target} (it may read only {sorted(MACHINE_FACTS)})")
     assert not wrong, "\n".join(wrong)
