@@ -2,8 +2,10 @@
 
 Built from a `Timeline` (machine/timing.py). Busy fractions are given over the PEs the launch used and
 over the whole chip. The roofline bound is the largest of: DPE work at peak, SE work at peak, vector-core
-work at peak (each spread over all PEs of the chip), and the DMA bytes of each global level over that
-level's chip bandwidth (sustained DRAM bandwidth, i.e. with the ECC cost). The timing model can never beat
+work at peak (each spread over all PEs of the chip), the DMA bytes of each global level over that
+level's chip bandwidth (sustained DRAM bandwidth, i.e. with the ECC cost), and two per-PE bounds of the
+busiest PE: its DMA ("dma": issue cycles, or bytes through a port at the per-PE port rate) and its
+scalar core's instructions and command issue ("scalar"). The timing model can never beat
 any of these terms, so the achieved fraction is at most 1; `build_report` refuses a timeline that does
 (`RooflineViolation`, an internal error of the model), so every kernel run checks the invariant.
 """
@@ -33,6 +35,8 @@ _TERM_TEXT = {
     "vec": "vector-core work at peak",
     "dram": "DRAM DMA bytes / sustained bandwidth",
     "sram": "SRAM DMA bytes / bandwidth",
+    "dma": "the busiest PE's DMA: issue cycles, or port bytes / per-PE port rate",
+    "scalar": "the busiest PE's scalar core: instructions and command issue",
 }
 
 
@@ -334,7 +338,8 @@ class Report:
         return [
             "",
             "  roofline = the largest lower bound: each engine's work at chip peak, each level's DMA bytes at",
-            "  chip bandwidth (DRAM sustained = peak x ECC efficiency); achieved = roofline / simulated cycles.",
+            "  chip bandwidth (DRAM sustained = peak x ECC efficiency), the busiest PE's DMA (issue, or port bytes",
+            "  at the per-PE rate) and scalar core (issue); achieved = roofline / simulated cycles.",
             "  busy = share of the kernel's cycles with a command of that engine in flight.",
         ]
 
@@ -384,6 +389,8 @@ def _roofline_terms(timeline: Timeline) -> dict[str, float]:
         "vec": work.vec_cycles / n,
         "dram": traffic.dma_dram_bytes / cfg.dram_bytes_per_cycle,
         "sram": traffic.dma_sram_bytes / cfg.sram_bytes_per_cycle,
+        "dma": max(timeline.dma_bound_cycles.values(), default=0.0),
+        "scalar": max(timeline.scalar_issue_cycles.values(), default=0.0),
     }
     return terms
 

@@ -73,6 +73,10 @@ class Timeline:
     scalar_issue_cycles: dict[int, float]
     """PE -> cycles its scalar core spent on instructions and command issue (not on Engine.SCALAR
     commands, which are in `engine_busy_cycles`)."""
+    dma_bound_cycles: dict[int, float] = field(default_factory=dict)
+    """PE -> cycles its DMA needs at least: the largest of its engine's issue cycles (one command at a time),
+    each port's granule-rounded bytes at the per-PE port rate (one transfer at a time), and the least
+    in-flight time of its commands (issue + memory latency + transfer) over the commands it keeps in flight."""
     llc_resident_bytes: int = 0
     llc_overflowed: bool = False
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)

@@ -236,3 +236,25 @@ def test_report_explains_itself():
     assert report.memory_level == "dram"
     assert report.intensity_ops_per_byte == pytest.approx(report.ops / report.dma_dram_bytes)
     assert report.achieved_ops_per_s == pytest.approx(report.ops / (report.total_cycles / 1.35e9))
+
+
+def test_one_pe_streaming_is_bound_by_its_dma_ports_not_the_chip():
+    """One program alone cannot use the chip's DRAM bandwidth: its PE's read port (64 B/cycle) bounds it."""
+    cfg = MTIA2I.replace(global_placement="dram")
+    report = build_report(simulate([stream_program(0, 32, depth=8)], cfg), "one_pe")
+    terms = report.roofline_terms_cycles
+    assert report.roofline_limiter == "dma"
+    assert terms["dma"] >= 32 * 8192 / cfg.dma_read_bytes_per_cycle > terms["dram"]
+    assert 0.8 < report.achieved_fraction <= 1.0
+    assert "dma-bound (the busiest PE's DMA" in report.format()
+
+
+def test_scalar_issue_is_a_named_bound():
+    """A program whose scalar core runs long stretches of instructions between commands is scalar-bound."""
+    prog = stream_program(0, 8)
+    for c in prog.commands:
+        c.scalar_instrs = 5000
+    report = build_report(simulate([prog], MTIA2I), "scalar_heavy")
+    assert report.roofline_limiter == "scalar"
+    assert report.roofline_terms_cycles["scalar"] >= 5000 * len(prog.commands) * MTIA2I.scalar_cycles_per_instr
+    assert 0.9 < report.achieved_fraction <= 1.0
