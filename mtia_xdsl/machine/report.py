@@ -13,13 +13,18 @@ any of these terms, so the achieved fraction is at most 1; `build_report` refuse
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.timeline import LineCost
 from mtia_xdsl.machine.timing import Timeline
+
+HOT_LINES = 10
+"""Source lines the report's text lists (all are in `Report.hot_lines`)."""
 
 ROOFLINE_TOLERANCE = 1e-6
 """Relative slack on the roofline invariant, for float rounding in the fluid bandwidth model."""
@@ -162,6 +167,8 @@ class Report:
     """Chip DRAM bandwidth with the ECC cost, GB/s."""
     peak_sram_gb_per_s: float
     warnings: list[str] = field(default_factory=list)
+    hot_lines: list[LineCost] = field(default_factory=list)
+    """Every kernel source line that issued commands, with what they cost, most command cycles first."""
     cbs: list[CbInfo] = field(default_factory=list)
     """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
 
@@ -230,6 +237,7 @@ class Report:
             sustained_dram_gb_per_s=cfg.dram_bytes_per_cycle * cfg.clock_hz / 1e9,
             peak_sram_gb_per_s=cfg.sram_bytes_per_cycle * cfg.clock_hz / 1e9,
             warnings=warnings,
+            hot_lines=timeline.line_costs(),
         )
 
     # ---- derived figures (the roofline plot's coordinates) ----
@@ -266,7 +274,8 @@ class Report:
     def format(self) -> str:
         """Return a readable text table that explains its own figures."""
         return "\n".join(
-            self._format_header() + self._format_engines() + self._format_memory() + self._format_cbs()
+            self._format_header() + self._format_engines() + self._format_memory() + self._format_lines()
+            + self._format_cbs()
             + self._format_legend()
         )  # fmt: skip
 
@@ -316,6 +325,23 @@ class Report:
         ]
         return lines + [f"  warning: {w}" for w in self.warnings]
 
+    def _format_lines(self, top: int = HOT_LINES) -> list[str]:
+        if not self.hot_lines:
+            return []
+        total = sum(x.cycles for x in self.hot_lines) or 1.0
+        lines = ["", f"  {'hot lines':<28}{'cmd cycles':>14}{'share':>7}{'commands':>10}{'global':>12}{'LS':>12}  "
+                 "engines   source"]  # fmt: skip
+        for x in self.hot_lines[:top]:
+            where = x.loc.rsplit("/", 1)[-1]
+            source = _source_line(x.loc)
+            lines.append(
+                f"  {where:<28}{x.cycles:>14,.0f}{100 * x.cycles / total:>6.1f}%{x.commands:>10,}"
+                f"{_bytes(x.global_bytes):>12}{_bytes(x.ls_bytes):>12}  {','.join(x.engines):<9} {source}"
+            )
+        if len(self.hot_lines) > top:
+            lines.append(f"  ... {len(self.hot_lines) - top} more lines (Report.hot_lines)")
+        return lines
+
     def _format_cbs(self) -> list[str]:
         if not self.cbs:
             return []
@@ -341,6 +367,8 @@ class Report:
             "  chip bandwidth (DRAM sustained = peak x ECC efficiency), the busiest PE's DMA (issue, or port bytes",
             "  at the per-PE rate) and scalar core (issue); achieved = roofline / simulated cycles.",
             "  busy = share of the kernel's cycles with a command of that engine in flight.",
+            "  hot lines: per kernel source line, its commands' cycles (end - start, summed over PEs and engines,",
+            "  so they overlap in time) and share of all command cycles, and the global and LS bytes they moved.",
         ]
 
 
@@ -407,6 +435,14 @@ def _busy_fractions(timeline: Timeline, used: list[int]) -> tuple[dict[str, floa
         busy_used[engine.value] = cycles / (total * len(used)) if total > 0 and used else 0.0
         busy_chip[engine.value] = cycles / (total * n_chip) if total > 0 else 0.0
     return busy_used, busy_chip
+
+
+def _source_line(loc: str) -> str:
+    """The stripped source text at "file:line" (empty when the file cannot be read)."""
+    path, _, line = loc.rpartition(":")
+    if not line.isdigit():
+        return ""
+    return linecache.getline(path, int(line)).strip()[:60]
 
 
 def _intensity(value: float) -> str:

@@ -258,3 +258,20 @@ def test_scalar_issue_is_a_named_bound():
     assert report.roofline_limiter == "scalar"
     assert report.roofline_terms_cycles["scalar"] >= 5000 * len(prog.commands) * MTIA2I.scalar_cycles_per_instr
     assert 0.9 < report.achieved_fraction <= 1.0
+
+
+def test_hot_lines_attribute_command_cycles_and_bytes_to_source_lines():
+    timeline = simulate([stream_program(p, 4) for p in range(3)], MTIA2I)
+    report = build_report(timeline, "stream")
+    lines = {x.loc: x for x in report.hot_lines}
+    assert set(lines) == {"k.py:3", "k.py:4", "k.py:5"}  # columns dropped: one row per source line
+    assert lines["k.py:3"].global_bytes == 3 * 4 * 8192 and lines["k.py:3"].engines == ("dma",)
+    assert lines["k.py:4"].global_bytes == 0 and lines["k.py:4"].engines == ("se",)
+    assert [x.commands for x in report.hot_lines] == [12, 12, 12]
+    for loc, x in lines.items():
+        spans = [s for s in timeline.spans if s.loc.startswith(loc + ":")]
+        assert x.cycles == pytest.approx(sum(s.end_cycle - s.start_cycle for s in spans))
+    assert [x.cycles for x in report.hot_lines] == sorted((x.cycles for x in report.hot_lines), reverse=True)
+    assert "hot lines" in report.format()
+    events = [e for e in chrome_trace(timeline)["traceEvents"] if e["ph"] == "X"]
+    assert {e["args"]["line"] for e in events} == set(lines)
