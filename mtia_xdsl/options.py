@@ -108,15 +108,9 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        from mtia_xdsl.machine.config import MachineConfig
+        from mtia_xdsl.machine.config import derive_config
 
-        config = MachineConfig.preset(self.machine)
-        if not self.machine_overrides:
-            return config
-        with_overrides = getattr(config, "with_overrides", None)
-        if with_overrides is not None:
-            return with_overrides(dict(self.machine_overrides))
-        return config.replace(**dict(self.machine_overrides))
+        return derive_config(self.machine, self.machine_overrides)
 
     @classmethod
     def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":

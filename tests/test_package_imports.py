@@ -14,14 +14,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtia_xdsl"
 
 LAYER_IMPORTS: dict[str, set[str]] = {
     "utils": set(),
+    "semantics": set(),
     "dialects": {"utils"},
-    "machine": {"dialects", "utils"},
-    "transforms": {"dialects", "utils", "machine"},
-    "backend": {"dialects", "utils", "machine", "transforms"},
+    "machine": {"dialects", "utils", "semantics"},
+    "transforms": {"dialects", "utils", "machine", "semantics"},
+    "backend": {"dialects", "utils", "machine", "transforms", "semantics"},
     "options": {"machine"},
-    "frontend": {"dialects", "utils", "machine", "transforms", "options"},
-    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options"},
-    "runtime": {"dialects", "utils", "machine", "transforms", "backend", "options", "frontend", "pipeline"},
+    "frontend": {"dialects", "utils", "machine", "transforms", "options", "semantics"},
+    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options", "semantics"},
+    "runtime": {"dialects", "utils", "machine", "transforms", "backend", "options", "frontend", "pipeline", "semantics"},
 }
 """Which top-level parts of `mtia_xdsl` each part may import (besides itself and the root package, whose
 `__init__` every import runs anyway). `tools` may import anything; a part not listed here is not checked

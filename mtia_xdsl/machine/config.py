@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -409,3 +409,40 @@ SMALL_TEST = MachineConfig(
     llc_bytes=32 * 1024 * 1024,
 )
 """A 2 x 2 PE chip with a 64 KiB LS, for fast tests; every other number as MTIA-2i."""
+
+
+def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig of preset `chip` with `overrides` (field -> value or value string) applied.
+
+    The one derivation of a machine: the compile driver's options (`MtiaOptions.machine_config`), a
+    module's attributes (`module_config`) and `mtia-run --machine/--set` all call it, so CB sizing, the LS
+    check and the timing model see the same machine.
+    Raises: ValueError for an unknown preset or field, or a value that does not parse or is nonsense.
+    """
+    config = MachineConfig.preset(chip)
+    pairs = dict(overrides)
+    return config.with_overrides(pairs) if pairs else config
+
+
+def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
+    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+
+    Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
+    """
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
+
+    target = module.attributes.get(TARGET_ATTR)
+    if not isinstance(target, TargetAttr):
+        raise ValueError(
+            f'the module has no {TARGET_ATTR} attribute (e.g. #mtia.target<"{DEFAULT_CHIP}">); '
+            f"run mtia-set-target{{chip={DEFAULT_CHIP}}} first"
+        )
+    recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
+    pairs: dict[str, Any] = {}
+    if isinstance(recorded, DictionaryAttr):
+        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+    pairs.update(dict(overrides))
+    return derive_config(target.chip.data, pairs)
