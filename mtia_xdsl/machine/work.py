@@ -22,17 +22,19 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.interpret.formats import ElementFormat, dtype_name, element_format, element_type_of
 
-LUT_OPS = frozenset((
-    "math.exp",
-    "math.exp2",
-    "math.rsqrt",
-    "math.sqrt",
-    "math.tanh",
-    "math.log",
-    "math.log2",
-    "math.erf",
-    "arith.divf",
-))
+LUT_OPS = frozenset(
+    (
+        "math.exp",
+        "math.exp2",
+        "math.rsqrt",
+        "math.sqrt",
+        "math.tanh",
+        "math.log",
+        "math.log2",
+        "math.erf",
+        "arith.divf",
+    )
+)
 
 
 """Ops an SE body evaluates through its lookup table (the SE's LUT latency, MachineConfig.se_lut_latency_cycles)."""
