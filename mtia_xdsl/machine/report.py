@@ -160,6 +160,9 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     cbs: list[CbInfo] = field(default_factory=list)
     """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
+    fit: list[str] = field(default_factory=list)
+    """How the compiler made the kernel's CBs fit (`mtia_xdsl.fit`): what was tried, what was applied and
+    why; empty when the kernel fitted as written."""
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
@@ -263,7 +266,7 @@ class Report:
         """Return a readable text table that explains its own figures."""
         return "\n".join(
             self._format_header() + self._format_engines() + self._format_memory() + self._format_cbs()
-            + self._format_legend()
+            + self._format_fit() + self._format_legend()
         )  # fmt: skip
 
     def _format_header(self) -> list[str]:
@@ -329,6 +332,11 @@ class Report:
             f"({100 * total / self.ls_capacity_bytes:.1f} %)"
         )
         return lines
+
+    def _format_fit(self) -> list[str]:
+        if not self.fit:
+            return []
+        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
 
     def _format_legend(self) -> list[str]:
         return [

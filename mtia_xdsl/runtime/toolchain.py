@@ -45,6 +45,7 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     and warns when there are more than the CP tracks (`MachineConfig.cb_count`, an ASSUMPTION): the model
     runs such a kernel, real hardware would need CBs reused.
     """
+    from mtia_xdsl.fit import fit_lines
     from mtia_xdsl.machine import run_kernel as run
     from mtia_xdsl.machine.report import cb_report
 
@@ -52,6 +53,7 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     report = getattr(result, "report", None)
     if report is not None and hasattr(report, "cbs"):
         report.cbs = cb_report(module)
+        report.fit = fit_lines(module)
         limit = options.machine_config.cb_count if hasattr(options, "machine_config") else None
         if limit is not None and len(report.cbs) > limit:
             report.warnings.append(
