@@ -59,9 +59,13 @@ class FitStep:
     sub_block: int = 0
 
 
-def _first_line(e: Exception) -> str:
-    text = str(e).split("\n", 1)[0]
-    return text.split(": error: ", 1)[-1]
+def _shortfall(e: Exception) -> str:
+    """What a resource error says does not fit, in one line: needed against available."""
+    if hasattr(e, "required_bytes"):
+        return f"the CBs need {e.required_bytes:,} B of LS, a PE has {e.limit_bytes:,}"  # type: ignore[attr-defined]
+    if hasattr(e, "required") and hasattr(e, "limit"):
+        return f"{e.required} CBs are alive at once, the CP has {e.limit} CB IDs"  # type: ignore[attr-defined]
+    return str(e).split("\n", 1)[0].split(": error: ", 1)[-1]
 
 
 def sub_tile_plan_for(module: ModuleOp, options: Any) -> Any:
@@ -130,13 +134,13 @@ def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp,
         if options.sub_block:
             raise  # the user chose the sub-tile size
         first = e
-    notes = [f"as written: {_first_line(first)}"]
+    notes = [f"as written: {_shortfall(first)}"]
     for step in fit_steps(original, options, notes):
         attempt = original.clone()
         try:
             lower_once(attempt, step.options, step.sub_block)
         except errors as e:
-            notes.append(f"{step.what}: still does not fit ({_first_line(e)})")
+            notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
             continue
         notes.append(f"applied {step.what}")
         attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])
