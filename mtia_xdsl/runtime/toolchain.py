@@ -42,7 +42,7 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`.
 
     The result's report lists the program's CBs (depth, bytes, why: `mtia_xdsl.machine.report.cb_report`)
-    and warns when there are more than the CP tracks (`MachineConfig.cb_count`, an ASSUMPTION): the model
+    and warns when there are more than the CP tracks (`MachineConfig.cb_ids`): the model
     runs such a kernel, real hardware would need CBs reused.
     """
     from mtia_xdsl.fit import fit_lines
@@ -54,11 +54,11 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     if report is not None and hasattr(report, "cbs"):
         report.cbs = cb_report(module)
         report.fit = fit_lines(module)
-        limit = options.machine_config.cb_count if hasattr(options, "machine_config") else None
+        limit = options.machine_config.cb_ids if hasattr(options, "machine_config") else None
         if limit is not None and len(report.cbs) > limit:
             report.warnings.append(
                 f"the kernel uses {len(report.cbs)} circular buffers, more than the {limit} a PE's CP tracks "
-                "(MachineConfig.cb_count, an assumption); the model runs it, the chip would need CBs reused "
+                "(MachineConfig.cb_ids); the model runs it, the chip would need CBs reused "
                 "(vector_codegen=True fuses commands and removes CBs)"
             )
     return result
