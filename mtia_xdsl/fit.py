@@ -7,8 +7,11 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    also drops the second slot software pipelining gives every streamed CB);
 2. fusing chains of commands into one (`vector_codegen=True`, when the options had turned it off): a fused
    chain needs no CB between its commands;
-3. automatic sub-tiling (`mtia-sub-tile{sub-block=N}`): the program's row-parallel block dimension split into
-   sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits.
+3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
+   into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
+   "unrolled" (operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
+   costs CB IDs for the extra carried values), then "loop" (one loop over the sub-tiles: CB IDs as un-split,
+   shared tiles inside a row loop loaded once per sub-tile).
 
 Each step starts again from the kernel as written (its own options plus the step's change), so the first
 step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the
@@ -57,6 +60,7 @@ class FitStep:
     options: Any
     """MtiaOptions to lower with."""
     sub_block: int = 0
+    form: str = "unrolled"
 
 
 def _shortfall(e: Exception) -> str:
@@ -103,8 +107,11 @@ def fit_steps(module: ModuleOp, options: Any, notes: list[str]) -> Iterator[FitS
         return
     sub = plan.block_elems // 2
     while sub >= MIN_SUB_BLOCK:
-        yield FitStep(f"sub-tiling: {plan.block_elems // sub} sub-tiles of {sub} rows (mtia-sub-tile{{sub-block={sub}}})",
-                      o, sub)  # fmt: skip
+        n = plan.block_elems // sub
+        yield FitStep(f"sub-tiling: {n} sub-tiles of {sub} rows, unrolled, shared operands loaded once "
+                      f"(mtia-sub-tile{{sub-block={sub}}})", o, sub)  # fmt: skip
+        yield FitStep(f"sub-tiling: a loop over {n} sub-tiles of {sub} rows, CB IDs as un-split "
+                      f"(mtia-sub-tile{{sub-block={sub} form=loop}})", o, sub, "loop")  # fmt: skip
         sub //= 2
 
 
@@ -119,8 +126,8 @@ def _move_into(target: ModuleOp, source: ModuleOp) -> None:
     target.attributes.update(source.attributes)
 
 
-def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp, Any, int], None]) -> None:
-    """Lower tt `module` in place with `lower_once(module, options, sub_block)`, making it fit if it does not.
+def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp, Any, int, str], None]) -> None:
+    """Lower tt `module` in place with `lower_once(module, options, sub_block, form)`, making it fit if it does not.
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
     what each step left, when no step makes the kernel fit; other errors of the lowering as they are.
@@ -128,7 +135,7 @@ def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp,
     errors = resource_errors()
     original = module.clone()
     try:
-        lower_once(module, options, options.sub_block or 0)
+        lower_once(module, options, options.sub_block or 0, "unrolled")
         return
     except errors as e:
         if options.sub_block:
@@ -138,7 +145,7 @@ def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp,
     for step in fit_steps(original, options, notes):
         attempt = original.clone()
         try:
-            lower_once(attempt, step.options, step.sub_block)
+            lower_once(attempt, step.options, step.sub_block, step.form)
         except errors as e:
             notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
             continue

@@ -37,12 +37,13 @@ TT_PREFIX = ("tt-inline", "tt-lift-early-returns", "tt-rewrite-tensor-descriptor
 """The tt-level steps before any target decision; mtia-sub-tile runs right after them."""
 
 
-def pipeline_for(options: Any = None, sub_block: int | None = None) -> str:
+def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_form: str = "unrolled") -> str:
     """Return the pass pipeline the compile driver runs for `options` (an MtiaOptions or a dict of its
     fields, as given to `mtia_xdsl.compile`; None: the defaults).
 
     It is the lowering pipeline plus the optimizations the options turn on:
-    `mtia-sub-tile{sub-block=N}` on the tt program when `sub_block` (or the option of that name) is N > 0,
+    `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
+    N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
     `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}` and `mtia-cb-sizing{strategy=S max-depth=N}` on the
     buffer-level program, and `mtia-pe-mapping{strategy=M}` last.
@@ -57,7 +58,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None) -> str:
     steps = default_pipeline(o.machine).split(",")
     sub = o.sub_block if sub_block is None else sub_block
     if sub:
-        steps.insert(steps.index(TT_PREFIX[-1]) + 1, f"mtia-sub-tile{{sub-block={sub}}}")
+        form = "" if sub_tile_form == "unrolled" else f" form={sub_tile_form}"
+        steps.insert(steps.index(TT_PREFIX[-1]) + 1, f"mtia-sub-tile{{sub-block={sub}{form}}}")
     tensor_level: list[str] = []
     if o.vector_codegen:
         tensor_level.append("mtia-vector-codegen")
@@ -106,8 +108,8 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     return module
 
 
-def _lower_once(module: ModuleOp, o: Any, sub_block: int) -> None:
-    """Run pipeline_for(o, sub_block) on `module` in place."""
+def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "unrolled") -> None:
+    """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
     from xdsl.transforms import get_all_passes as xdsl_passes
 
     from mtia_xdsl.dialects import make_context
@@ -116,7 +118,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int) -> None:
 
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
-    pipeline = PassPipeline.parse_spec(available, pipeline_for(o, sub_block))
+    pipeline = PassPipeline.parse_spec(available, pipeline_for(o, sub_block, sub_tile_form))
     if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
         module.attributes[MACHINE_OVERRIDES] = overrides_attr(o.machine_overrides)
     try:

@@ -475,15 +475,95 @@ class _Splitter:
         self.replaced.append(loop)
 
 
-def apply_sub_tile(func: Operation, plan: SubTilePlan) -> None:
-    """Rewrite `func` by `plan` (from plan_sub_tile); nothing changes for a plan without a split."""
+FORMS = ("unrolled", "loop")
+
+
+def apply_sub_tile(func: Operation, plan: SubTilePlan, form: str = "unrolled") -> None:
+    """Rewrite `func` by `plan` (from plan_sub_tile) in `form`; nothing changes for a plan without a split."""
     if not plan.split or plan.seed is None:
         return
     where = location_str(plan.seed.owner.location)  # type: ignore[union-attr]
+    if form == "loop":
+        _wrap_in_sub_tile_loop(func, plan)
+    else:
+        splitter = _Splitter(plan)
+        splitter.run_block(func.regions[0].blocks[0])
+        splitter.finish()
+    func.attributes[SUB_TILES] = StringAttr(
+        f"{plan.count} x {plan.sub_block} of the {plan.block_elems} rows at {where}, {form}"
+    )
+
+
+def _wrap_in_sub_tile_loop(func: Operation, plan: SubTilePlan) -> None:
+    """The loop form: `scf.for %s = 0 to S` around the program's work on its rows, every row value retyped
+    to sub-block rows and each make_range of the rows offset by s * sub-block. Values without the rows
+    defined between the first and last op on the rows move ahead of the loop; inside loops that also
+    touch the rows (attention's key loop) they stay, so they are loaded once per sub-tile."""
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import i32
+
+    block = func.regions[0].blocks[0]
     splitter = _Splitter(plan)
-    splitter.run_block(func.regions[0].blocks[0])
-    splitter.finish()
-    func.attributes[SUB_TILES] = StringAttr(f"{plan.count} x {plan.sub_block} of the {plan.block_elems} rows at {where}")
+    top = list(block.ops)
+    touched = [i for i, op in enumerate(top) if splitter._has_split(op)]
+    moved = [op for op in top[touched[0] : touched[-1] + 1] if splitter._has_split(op)]
+    anchor = top[touched[-1] + 1]
+    zero, one = arith.ConstantOp.from_int_and_width(0, i32), arith.ConstantOp.from_int_and_width(1, i32)
+    count = arith.ConstantOp.from_int_and_width(plan.count, i32)
+    sub = arith.ConstantOp.from_int_and_width(plan.sub_block, i32)
+    body = Block(arg_types=[i32])
+    for c in (zero, one, count, sub):
+        c.location = plan.seed.owner.location  # type: ignore[union-attr]
+        Rewriter.insert_op(c, InsertPoint.before(anchor))
+    offset = arith.MuliOp(body.args[0], sub.result)
+    body.add_op(offset)
+    for op in moved:
+        op.detach()
+        body.add_op(op)
+    body.add_op(scf.YieldOp())
+    loop = scf.ForOp(zero.result, count.result, one.result, [], body)
+    loop.location = plan.seed.owner.location  # type: ignore[union-attr]
+    Rewriter.insert_op(loop, InsertPoint.before(anchor))
+    for key, dim in list(plan.split.items()):
+        if isinstance(key, SSAValue):
+            key._type = _sub_type(key.type, dim, plan.sub_block)  # type: ignore[attr-defined]  # retype in place
+    for key, dim in list(plan.split.items()):
+        if isinstance(key, tuple):
+            user, i = key  # type: ignore[misc]
+            user.operands[i] = _free_at_sub_tile(user, i, dim, plan.sub_block, offset.result)
+
+
+def _free_at_sub_tile(user: Operation, i: int, dim: int, sub_block: int, offset: SSAValue) -> SSAValue:
+    """A copy of free operand `i` of `user` at the sub-tile's shape, rows offset by `offset` for a range."""
+    from xdsl.dialects import arith
+
+    v = user.operands[i]
+    op = v.owner
+    assert isinstance(op, Operation)
+    at = InsertPoint.before(user)
+    new_t = _sub_type(v.type, dim, sub_block)
+    props = dict(op.properties)
+    if op.name == "arith.constant":
+        value = op.properties["value"]
+        if not isinstance(value, DenseIntOrFPElementsAttr) or not value.is_splat():
+            raise PassFailedException(f"{location_str(op.location)}: a non-splat constant tensor is not split")
+        props["value"] = DenseIntOrFPElementsAttr.from_list(new_t, [value.get_values()[0]])  # type: ignore[arg-type]
+    if isinstance(op, tt.MakeRangeOp):
+        start = op.start.value.data
+        props = {"start": IntegerAttr(start, 32), "end": IntegerAttr(start + sub_block, 32)}
+    new = op.__class__.create(
+        operands=list(op.operands), result_types=[new_t], properties=props, attributes=dict(op.attributes)
+    )
+    new.location = op.location
+    Rewriter.insert_op(new, at)
+    if not isinstance(op, tt.MakeRangeOp):
+        return new.results[0]
+    shift = tt.SplatOp(offset, list(new_t.get_shape()))  # type: ignore[attr-defined]
+    add = arith.AddiOp(new.results[0], shift.results[0])
+    for o in (shift, add):
+        o.location = op.location
+        Rewriter.insert_op(o, at)
+    return add.result
 
 
 @dataclass(frozen=True)
@@ -493,6 +573,10 @@ class MtiaSubTilePass(ModulePass):
     name = "mtia-sub-tile"
     sub_block: int = 0
     """Extent of a sub-tile along the split dimension, elements; 0 = off."""
+    form: str = "unrolled"
+    """"unrolled": sub-tiles one after another in each loop body, values without the rows shared (loaded once);
+    "loop": one scf.for over the sub-tiles around the rows' work (CB IDs as un-split; shared tiles inside a
+    loop on the rows are loaded once per sub-tile)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         """Split every tt.func that has a parallel program-id block dimension."""
@@ -500,5 +584,7 @@ class MtiaSubTilePass(ModulePass):
             return
         if self.sub_block < 0 or self.sub_block & (self.sub_block - 1):
             raise PassFailedException(f"mtia-sub-tile: sub-block={self.sub_block} is not a power of two")
+        if self.form not in FORMS:
+            raise PassFailedException(f"mtia-sub-tile: unknown form '{self.form}'; expected one of {', '.join(FORMS)}")
         for func in [f for f in op.walk() if isinstance(f, tt.FuncOp)]:
-            apply_sub_tile(func, plan_sub_tile(func, self.sub_block))
+            apply_sub_tile(func, plan_sub_tile(func, self.sub_block), self.form)
