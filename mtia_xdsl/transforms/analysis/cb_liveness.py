@@ -172,7 +172,11 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
         if unstructured:
             start, end = 0, len(ops) - 1
             why.append("alive in the whole kernel: unstructured control flow (a region with several blocks)")
-        pipelined = PIPELINE_STAGES in alloc.attributes and cb.type.depth.data > 1
+        pipelined = (
+            PIPELINE_STAGES in alloc.attributes
+            and cb.type.depth.data > 1
+            and any(isinstance(u.operation, mtia.DmaLoadOp) and u.operation.out is cb for u in cb.uses)
+        )
         changed = True
         while changed:
             changed = False
@@ -212,7 +216,7 @@ def _back_edge_reason(
     innermost = min((lp for lp in loops if lp[1] < inside[0] <= lp[2] and all(lp[1] < p <= lp[2] for p in inside)),
                     key=lambda lp: lp[2] - lp[1], default=None)  # fmt: skip
     if pipelined and innermost is not None and innermost[0] is loop:
-        return "pipelined (the next iteration's producer fills a slot while this one reads)"
+        return "pipelined (the next iteration's load fills a slot while this one reads)"
     return ""
 
 
