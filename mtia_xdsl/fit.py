@@ -134,15 +134,22 @@ def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp,
     """
     errors = resource_errors()
     original = module.clone()
+    forced = options.sub_block or 0
     try:
-        lower_once(module, options, options.sub_block or 0, "unrolled")
+        lower_once(module, options, forced, "unrolled")
         return
     except errors as e:
-        if options.sub_block:
-            raise  # the user chose the sub-tile size
+        if forced and not hasattr(e, "required"):
+            raise  # the user chose the sub-tile size; only too many CB IDs make the loop form worth a try
         first = e
     notes = [f"as written: {_shortfall(first)}"]
-    for step in fit_steps(original, options, notes):
+    if forced:  # the user chose the sub-tile size: the loop form needs no more CB IDs than un-split
+        notes[0] = f"sub_block={forced} (compile option), unrolled: {_shortfall(first)}"
+        steps: Iterator[FitStep] = iter([FitStep(f"the same sub-tiles in a loop (mtia-sub-tile{{sub-block={forced} "
+                                                 "form=loop}), CB IDs as un-split", options, forced, "loop")])  # fmt: skip
+    else:
+        steps = fit_steps(original, options, notes)
+    for step in steps:
         attempt = original.clone()
         try:
             lower_once(attempt, step.options, step.sub_block, step.form)
