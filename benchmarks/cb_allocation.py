@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from mtia_xdsl.machine.report import CbSummary, cb_report, cb_summary  # noqa: E402
 
-EXAMPLES = ("vector_add", "softmax", "layer_norm", "matmul", "attention")
+EXAMPLES = ("vector_add", "softmax", "layer_norm", "matmul", "attention", "flash_attention")
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "vector_codegen=False": {"vector_codegen": False}}
 
 

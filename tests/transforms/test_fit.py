@@ -149,3 +149,18 @@ def test_sort_of_512_fits_14_cb_ids():
     kernel = mtia_xdsl.compile(sort_rows, {"X": "*fp32", "Y": "*fp32"}, {"N": 512})
     summary = cb_summary(cb_report(kernel.fixed.program))
     assert summary.count > 400 and summary.ids_in_use <= 14 and summary.ls_high_water_bytes <= 384 * 1024
+
+
+@pytest.mark.parametrize(
+    "example", ["vector_add", "softmax", "layer_norm", "matmul", "attention", "flash_attention"]
+)
+def test_every_example_fits_14_cb_ids(example):
+    """Each example as its `# mtia-opt:` lines specialise it (flash attention: HEAD_DIM 128, causal)."""
+    from pathlib import Path
+
+    from mtia_xdsl.frontend.pyfile import module_from_python_file
+    from mtia_xdsl.pipeline import lower
+
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{example}.py"
+    summary = cb_summary(cb_report(lower(module_from_python_file(str(path)))))
+    assert summary.ids_in_use <= 14 and summary.ls_high_water_bytes <= 384 * 1024

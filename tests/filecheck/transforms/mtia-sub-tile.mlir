@@ -1,5 +1,6 @@
 // RUN: mtia-opt %s --split-input-file -p 'mtia-sub-tile{sub-block=16}' | filecheck %s
 // RUN: mtia-opt %s --split-input-file -p 'mtia-sub-tile{sub-block=0}' | filecheck %s --check-prefix=OFF
+// RUN: mtia-opt %s --split-input-file -p 'mtia-sub-tile{sub-block=16 form=loop}' | filecheck %s --check-prefix=LOOP
 
 // Rows pid * 32 + [0, 32) of a row-wise loop: the row values split into 2 sub-tiles of 16 rows, each
 // with its own carried accumulator; the column load of each iteration (no row dimension) stays one load
@@ -23,6 +24,23 @@
 // CHECK:         tt.store %{{.*}} : tensor<16x!tt.ptr<f32>>
 // CHECK:         "tt.reduce"(%{{.*}}) <{axis = 1 : i32}>
 // CHECK:         tt.store %{{.*}} : tensor<16x!tt.ptr<f32>>
+// The loop form: one scf.for over the 2 sub-tiles around the rows' work, every row value at 16 rows, the
+// rows' range offset by s * 16; the column load stays in the inner loop (once per sub-tile).
+// LOOP-LABEL: tt.func public @rows
+// LOOP-SAME:    mtia.sub_tiles = "2 x 16 of the 32 rows at {{.*}}, loop"
+// LOOP:         arith.constant 2 : i32
+// LOOP:         %[[SIXTEEN:[0-9a-z_]+]] = arith.constant 16 : i32
+// LOOP:         scf.for %[[IV:[0-9a-z_]+]] = %{{[0-9a-z_]+}} to %{{[0-9a-z_]+}} step
+// LOOP:           %[[SHIFT:[0-9a-z_]+]] = arith.muli %[[IV]], %[[SIXTEEN]] : i32
+// LOOP:           %[[R:[0-9a-z_]+]] = tt.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
+// LOOP:           %[[SH:[0-9a-z_]+]] = tt.splat %[[SHIFT]] : i32 -> tensor<16xi32>
+// LOOP:           arith.addi %[[R]], %[[SH]] : tensor<16xi32>
+// LOOP:           scf.for {{.*}} -> (tensor<16x8xf32>)
+// LOOP:             tt.load %{{.*}} : tensor<1x8x!tt.ptr<f32>>
+// LOOP:             tt.load %{{.*}} : tensor<16x8x!tt.ptr<f32>>
+// LOOP:           tt.store %{{.*}} : tensor<16x!tt.ptr<f32>>
+// LOOP-NOT:       tt.store
+// LOOP:         tt.return
 // OFF-LABEL: tt.func public @rows
 // OFF-NOT:     mtia.sub_tiles
 // OFF:         tensor<32x8xf32>
