@@ -113,8 +113,13 @@ class _Dims:
             self.parent[ra] = rb
 
     def poison(self, n: Node, why: str) -> None:
-        self.union(n, _POISON)
+        """Mark `n` as a dimension that must not be split, for the reason `why` (its op's line and what it does)."""
+        self.find(n)
         self.why.setdefault(n, why)
+
+    def reasons(self, root: Node) -> list[str]:
+        """Why the class of `root` must not be split: the reasons of its poisoned members, in IR order."""
+        return list(dict.fromkeys(w for n, w in self.why.items() if self.find(n) == root))
 
 
 def _operand_node(op: Operation, i: int, d: int) -> Node:
@@ -138,6 +143,17 @@ def _relate_op(dims: _Dims, op: Operation) -> None:  # noqa: C901  (one branch p
                 dims.union(_operand_node(op, 3 + k, d), (res, d))
                 dims.union((body.args[1 + k], d), (res, d))
                 dims.union((yielded[k], d), (res, d))
+        return
+    if isinstance(op, scf.IfOp):  # related to its yields, and not split (yet): its branches would need copies
+        for branch in (op.true_region, op.false_region):
+            term = branch.blocks[0].last_op if branch.blocks else None
+            for k, res in enumerate(op.results):
+                for d in range(len(_shape(res) or ())):
+                    if term is not None:
+                        dims.union(_operand_node(term, k, d), (res, d))
+                    dims.poison((res, d), f"{where}: scf.if with tensor results is not split")
+        return
+    if isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.IfOp):
         return
     if isinstance(op, scf.YieldOp) and isinstance(op.parent_op(), scf.ForOp):
         for i, v in enumerate(op.operands):
@@ -274,7 +290,7 @@ def plan_sub_tile(func: Operation, sub_block: int) -> SubTilePlan:
     dims = _Dims()
     _relate(dims, func.regions[0].blocks[0])
     reasons: list[str] = []
-    poison = dims.find(_POISON)
+    tried: set[Node] = set()
     for seed in _seeds(func):
         size = (_shape(seed) or (0,))[0]
         where = location_str(seed.owner.location)  # type: ignore[union-attr]
@@ -282,9 +298,12 @@ def plan_sub_tile(func: Operation, sub_block: int) -> SubTilePlan:
             reasons.append(f"{where}: its {size} rows do not split into sub-tiles of {sub_block}")
             continue
         root = dims.find((seed, 0))
-        if root == poison:
-            why = sorted(w for n, w in dims.why.items() if dims.find(n) == root)
-            reasons.append(f"{where}: the dimension is not parallel ({'; '.join(why[:2])})")
+        if root in tried:
+            continue  # another seed of the same dimension
+        tried.add(root)
+        why = dims.reasons(root)
+        if why:
+            reasons.append(f"{where}: the rows are not independent ({'; '.join(why[:2])})")
             continue
         split: dict[object, int] = {}
         clash = ""
