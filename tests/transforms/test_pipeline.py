@@ -2,8 +2,8 @@
 
 import pytest
 
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.pipeline import default_pipeline, pipeline_for
-from mtia_xdsl.runtime.options import MtiaOptions
 
 
 def test_defaults_turn_every_optimization_on() -> None:

@@ -34,7 +34,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.transforms.mtia_software_pipeline import PIPELINE_STAGES
 from mtia_xdsl.utils.locations import location_str
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
@@ -173,7 +172,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
             start, end = 0, len(ops) - 1
             why.append("alive in the whole kernel: unstructured control flow (a region with several blocks)")
         pipelined = (
-            PIPELINE_STAGES in alloc.attributes
+            mtia.PIPELINE_STAGES_ATTR in alloc.attributes
             and cb.type.depth.data > 1
             and any(isinstance(u.operation, mtia.DmaLoadOp) and u.operation.out is cb for u in cb.uses)
         )
@@ -245,7 +244,7 @@ class TestMtiaCbLivenessPass(ModulePass):
         for func in kernels(op):
             live = analyze_cb_liveness(func)
             for r in live.ranges:
-                r.alloc.attributes["mtia.liveness"] = StringAttr(describe_range(r))
+                r.alloc.attributes[mtia.LIVENESS_ATTR] = StringAttr(describe_range(r))
             ids, by_bytes = live.peak(), live.peak(by_bytes=True)
             func.attributes["mtia.cb_peak"] = StringAttr(
                 f"{ids.count} CBs alive at point {ids.point} ({ids.loc}); {by_bytes.size_bytes} bytes alive at "
