@@ -44,8 +44,8 @@ from test_frontend_conformance import _new_context, _run_ttir_passes  # noqa: E4
 import mtia_xdsl  # noqa: E402
 from examples.attention import attn_fwd  # noqa: E402
 from mtia_xdsl.frontend import build_tt_module  # noqa: E402
+from mtia_xdsl.options import MtiaOptions  # noqa: E402
 from mtia_xdsl.pipeline import lower  # noqa: E402
-from mtia_xdsl.runtime.options import MtiaOptions  # noqa: E402
 
 STEPS = ("frontend", "pipeline", "print")
 

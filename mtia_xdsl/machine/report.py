@@ -116,7 +116,7 @@ def cb_report(module: Any) -> list[CbInfo]:
     for i, alloc in enumerate(allocs):
         t = alloc.result.type
         writer = first_writer.get(alloc.result, alloc)
-        reason = alloc.attributes.get("mtia.depth_reason")
+        reason = alloc.attributes.get(mtia.DEPTH_REASON_ATTR)
         out.append(
             CbInfo(
                 index=i,

@@ -46,7 +46,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import PE_MAPPINGS, MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
 from mtia_xdsl.machine.program_shape import (
     DMA,
@@ -61,7 +61,7 @@ from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_c
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
-MAPPINGS = ("linear", "round_robin", "zigzag")
+MAPPINGS = PE_MAPPINGS
 """Program -> PE strategies, as distributions of the linear program ids (axis 0 fastest) over the n PEs
 numbered row-major; a PE runs its programs in increasing program id:
 - "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);

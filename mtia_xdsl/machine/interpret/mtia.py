@@ -50,7 +50,7 @@ from mtia_xdsl.machine.interpret.masks import (
     valid_lanes,
 )
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
-from mtia_xdsl.machine.interpret.tt import get_launch_state
+from mtia_xdsl.machine.interpret.tt import get_launch_state, round_tf32
 from mtia_xdsl.machine.interpret.values import as_value
 from mtia_xdsl.utils.locations import location_str
 
@@ -364,9 +364,7 @@ class MtiaFunctions(InterpreterFunctions):
             b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
         if a.dtype == np.float32 and precision == 0:
-            from mtia_xdsl.machine.interpret.tt import _round_tf32
-
-            a, b = _round_tf32(a), _round_tf32(b)
+            a, b = round_tf32(a), round_tf32(b)
         if a.dtype.kind in "iub":
             acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
         else:
