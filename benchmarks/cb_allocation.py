@@ -106,12 +106,12 @@ def corpus_rows() -> list[tuple[str, str, CbSummary | None, str]]:
 
     from corpus import all_cases  # type: ignore[import-not-found]
     from runners import build_for  # type: ignore[import-not-found]
-    from spec import Draw  # type: ignore[import-not-found]
+    from spec import RandomDraw  # type: ignore[import-not-found]
 
     rows = []
     for name, case in sorted(all_cases().items()):
         try:
-            launch = case.build(Draw(random.Random(0)))
+            launch = case.build(RandomDraw(random.Random(0)))
         except Exception as e:
             rows.append((name, "default", None, f"draw: {_first_line(e)}"))
             continue
