@@ -97,27 +97,20 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    on_stack: set[str] = set()
     found: list[list[str]] = []
 
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
-        on_stack.add(v)
         for w in graph.get(v, {}):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
-            elif w in on_stack:
+            elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
+            component = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
             if len(component) > 1:
                 found.append(sorted(component))
 

@@ -20,7 +20,7 @@ from mtia_xdsl.machine.interpret.values import as_value
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """Return erf(x) in float64 (numpy has no erf; torch's is used)."""
+    """Return the error function of x in float64 (numpy has no erf; torch's is used)."""
     import torch
 
     x64 = np.ascontiguousarray(x, dtype=np.float64)

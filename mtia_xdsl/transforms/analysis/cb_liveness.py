@@ -188,9 +188,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
                     start, end = min(start, lo), max(end, hi)
                     why.append(f"{reason} at {_short_loc(loop)}")
                     changed = True
-        ranges.append(
-            CbLiveRange(alloc, index, start, end, size, location_str(ops[uses[0]].location), tuple(why))
-        )
+        ranges.append(CbLiveRange(alloc, index, start, end, size, location_str(ops[uses[0]].location), tuple(why)))
     return CbLiveness(tuple(ranges), tuple(ops))
 
 
@@ -251,7 +249,6 @@ class TestMtiaCbLivenessPass(ModulePass):
                 f"{ids.count} CBs alive at point {ids.point} ({ids.loc}); {by_bytes.size_bytes} bytes alive at "
                 f"point {by_bytes.point} ({by_bytes.loc})"
             )
-
 
 
 def _cb_text(r: CbLiveRange) -> str:
