@@ -44,8 +44,9 @@ _READS_FIRST = (mtia.CbWaitOp, mtia.CbPopOp, mtia.CbReadOp)
 class CbLiveRange:
     """The live range of one CB: program points [start, end], both inclusive.
 
-    `size_bytes` is depth x tile bytes; `value_loc` the kernel line ("file:line:col") of the first command
-    using the CB (the value it holds); `widened` says which loops the range covers whole, and why.
+    `size_bytes` is depth x tile bytes; `value_loc` the kernel line ("file:line:col") of the first engine
+    command using the CB (the command making the value it holds); `widened` says which loops the range
+    covers whole, and why.
     """
 
     alloc: mtia.CbAllocOp
@@ -188,7 +189,8 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
                     start, end = min(start, lo), max(end, hi)
                     why.append(f"{reason} at {_short_loc(loop)}")
                     changed = True
-        ranges.append(CbLiveRange(alloc, index, start, end, size, location_str(ops[uses[0]].location), tuple(why)))
+        made_by = next((ops[p] for p in uses if isinstance(ops[p], mtia.ENGINE_OPS)), ops[uses[0]])
+        ranges.append(CbLiveRange(alloc, index, start, end, size, location_str(made_by.location), tuple(why)))
     return CbLiveness(tuple(ranges), tuple(ops))
 
 
