@@ -14,14 +14,27 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtia_xdsl"
 
 LAYER_IMPORTS: dict[str, set[str]] = {
     "utils": set(),
+    "semantics": set(),
     "dialects": {"utils"},
-    "machine": {"dialects", "utils"},
-    "transforms": {"dialects", "utils", "machine"},
+    "machine": {"dialects", "utils", "semantics"},
+    "transforms": {"dialects", "utils", "semantics", "machine"},
     "backend": {"dialects", "utils", "machine", "transforms"},
     "options": {"machine"},
     "frontend": {"dialects", "utils", "machine", "transforms", "options"},
-    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options"},
-    "runtime": {"dialects", "utils", "machine", "transforms", "backend", "options", "frontend", "pipeline"},
+    "fit": {"dialects", "utils", "machine", "transforms", "options"},
+    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options", "fit"},
+    "runtime": {
+        "dialects",
+        "utils",
+        "semantics",
+        "machine",
+        "transforms",
+        "backend",
+        "options",
+        "frontend",
+        "fit",
+        "pipeline",
+    },
 }
 """Which top-level parts of `mtia_xdsl` each part may import (besides itself and the root package, whose
 `__init__` every import runs anyway). `tools` may import anything; a part not listed here is not checked

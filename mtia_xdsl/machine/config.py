@@ -133,6 +133,10 @@ class MachineConfig:
     cb_align_bytes: int = 32  # source: S7 (32-byte alignment); ASSUMPTION: a CB starts on that boundary of LS
     cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
+    pe_programs_in_flight: int = 1  # ASSUMPTION: 1, one program after another. 2: the CP holds the CB state
+    # of the running program and the next, so a PE issues its next program while the previous one drains
+    # when both programs' CBs fit LS and the CB IDs. Not the default: in the fluid DRAM model, PEs then
+    # run in lockstep and streaming kernels lose 3-7 % to chip-wide latency gaps (vector add, softmax)
 
     # ---- scalar core ----
     scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
@@ -180,6 +184,10 @@ class MachineConfig:
                     raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
                 _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
+        if self.pe_programs_in_flight not in (1, 2):
+            raise ValueError(
+                f"MachineConfig field 'pe_programs_in_flight' must be 1 or 2, got {self.pe_programs_in_flight}"
+            )
         if self.dma_granule_bytes & (self.dma_granule_bytes - 1):
             raise ValueError(
                 f"MachineConfig field 'dma_granule_bytes' must be a power of two, got {self.dma_granule_bytes}"
