@@ -37,6 +37,10 @@ class MtiaOptions:
     """`mtia-effective-shape`: masked tails shrink DMA and compute to the valid region."""
     vector_codegen: bool = True
     """`mtia-vector-codegen`: vector-scalar forms and fusion of consecutive vector loops."""
+    sub_block: int | None = None
+    """Automatic sub-tiling (`mtia-sub-tile`, see mtia_xdsl/fit.py): None lets the compiler split the program's
+    row-parallel block dimension into the largest sub-tiles that fit when the kernel's CBs do not fit as
+    written; 0 never splits; N > 0 always splits into sub-tiles of N rows (a power of two)."""
     warp_size: int = 1
     """One 'thread' per program: read by Triton's CompiledKernel resource check."""
     maxnreg: int | None = None
@@ -193,6 +197,9 @@ def _check_optimization_options(o: MtiaOptions) -> None:
         raise ValueError(f"cb_sizing must be one of {', '.join(map(repr, CB_SIZINGS))}, got {o.cb_sizing!r}")
     if o.pe_mapping not in PE_MAPPINGS:
         raise ValueError(f"pe_mapping must be one of {', '.join(map(repr, PE_MAPPINGS))}, got {o.pe_mapping!r}")
+    sb = o.sub_block
+    if sb is not None and (isinstance(sb, bool) or not isinstance(sb, int) or sb < 0 or sb & (sb - 1)):
+        raise ValueError(f"sub_block must be None (automatic), 0 (off) or a power of two, got {sb!r}")
     for name in ("effective_shapes", "vector_codegen"):
         if not isinstance(getattr(o, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")

@@ -206,6 +206,9 @@ class Report:
     """Every kernel source line that issued commands, with what they cost, most command cycles first."""
     cbs: list[CbInfo] = field(default_factory=list)
     """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
+    fit: list[str] = field(default_factory=list)
+    """How the compiler made the kernel's CBs fit (`mtia_xdsl.fit`): what was tried, what was applied and
+    why; empty when the kernel fitted as written."""
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
@@ -312,6 +315,7 @@ class Report:
         return "\n".join(
             self._format_header() + self._format_engines() + self._format_memory() + self._format_lines()
             + self._format_cbs()
+            + self._format_fit()
             + self._format_legend()
         )  # fmt: skip
 
@@ -403,6 +407,11 @@ class Report:
             f"({100 * summary.ls_high_water_bytes / cap:.1f} %; {_bytes(summary.total_bytes)} without sharing)"
         )
         return lines
+
+    def _format_fit(self) -> list[str]:
+        if not self.fit:
+            return []
+        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
 
     def _format_legend(self) -> list[str]:
         return [
