@@ -37,7 +37,7 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
-from mtia_xdsl.machine.interpret.cb import SimCB
+from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo
 from mtia_xdsl.machine.interpret.dma_trace import ActiveLanes, DmaInfo, active_lanes, dma_block, record_dma_commands
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
@@ -132,6 +132,11 @@ class MtiaFunctions(InterpreterFunctions):
         state = get_pe_state(interpreter)
         t = op.result.type
         cb = SimCB(len(state.cbs), t.depth.data, t.tile, location_str(op.location))
+        if state.cb_space is None:
+            state.cb_space = CbSpace(state.config.cb_ids)
+        cb_id = op.cb_id.value.data if op.cb_id is not None else None
+        offset = op.ls_offset.value.data if op.ls_offset is not None else None
+        state.cb_space.add(cb, op, cb_id, offset)
         state.cbs.append(cb)
         return (cb,)
 
