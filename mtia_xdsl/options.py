@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig, derive_config
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,6 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        from mtia_xdsl.machine.config import derive_config
-
         return derive_config(self.machine, self.machine_overrides)
 
     @classmethod
