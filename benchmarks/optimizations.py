@@ -13,7 +13,8 @@ every optimization on and once with each turned off in turn:
 
 A cell shows the simulated time (us) and the achieved fraction of the roofline of the memory level the data
 lives in (`Report.achieved_fraction`); the all-on run also shows its CB IDs and the LS bytes per PE up to the
-end of its highest CB, as mtia-cb-allocate placed them (`cb_summary`). A second table compares greedy CB sizing with uniform triple buffering
+end of its highest CB, as mtia-cb-allocate placed them (`cb_summary`). A second table compares greedy CB sizing
+with uniform triple buffering
 (cb_sizing="uniform", num_stages=3): time and LS high-water mark per PE. The goal lines of issue 5 follow,
 each PASS or MISS with its figures. An option whose pass has not landed yet changes nothing (pipeline_for
 leaves the pass out); options that give the same buffer-level program as a run before are not rerun (the
@@ -47,8 +48,8 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 
 import mtia_xdsl  # noqa: E402
-from mtia_xdsl.machine.report import cb_summary  # noqa: E402
 from examples import attention, layer_norm, matmul, softmax, vector_add  # noqa: E402
+from mtia_xdsl.machine.report import cb_summary  # noqa: E402
 
 ALL_ON: dict[str, Any] = {
     "num_stages": 3,

@@ -77,9 +77,9 @@ def _shortfall(e: Exception) -> str:
     return str(e).split("\n", 1)[0].split(": error: ", 1)[-1]
 
 
-def sub_tile_plan_for(module: ModuleOp, options: Any) -> Any:
-    """Return the SubTilePlan (at the smallest sub-tile) of the kernel in tt `module`, on a clone."""
-    from mtia_xdsl.pipeline import tt_prefix
+def sub_tile_plan_for(module: ModuleOp, options: Any, tt_prefix: Callable[[ModuleOp, Any], None]) -> Any:
+    """Return the SubTilePlan (at the smallest sub-tile) of the kernel in tt `module`, on a clone that
+    `tt_prefix` (the pipeline's tt-level steps, `pipeline.tt_prefix`) prepared."""
     from mtia_xdsl.transforms.mtia_sub_tile import plan_sub_tile
 
     m = module.clone()
@@ -90,8 +90,13 @@ def sub_tile_plan_for(module: ModuleOp, options: Any) -> Any:
     return plan_sub_tile(funcs[-1], MIN_SUB_BLOCK) if funcs else None
 
 
-def fit_steps(module: ModuleOp, options: Any, notes: list[str]) -> Iterator[FitStep]:
-    """Yield the ways to lower `module` again, in the order they are tried; add to `notes` why steps are skipped."""
+def fit_steps(
+    module: ModuleOp, options: Any, notes: list[str], tt_prefix: Callable[[ModuleOp, Any], None]
+) -> Iterator[FitStep]:
+    """Yield the ways to lower `module` again, in the order they are tried; add to `notes` why steps are skipped.
+
+    `tt_prefix` runs the pipeline's tt-level steps (see `sub_tile_plan_for`).
+    """
     o = options
     if o.num_stages > 1:
         yield FitStep(f"fewer pipeline slots: num_stages={o.num_stages} -> 1 (one slot per streamed CB)",
@@ -106,7 +111,7 @@ def fit_steps(module: ModuleOp, options: Any, notes: list[str]) -> Iterator[FitS
     if o.sub_block == 0:
         notes.append("sub-tiling: turned off (sub_block=0)")
         return
-    plan = sub_tile_plan_for(module, o)
+    plan = sub_tile_plan_for(module, o, tt_prefix)
     if plan is None or not plan.split:
         notes.append(f"sub-tiling: not applicable ({plan.reason if plan is not None else 'no kernel'})")
         return
@@ -132,8 +137,16 @@ def _move_into(target: ModuleOp, source: ModuleOp) -> None:
     target.attributes.update(source.attributes)
 
 
-def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp, Any, int, str], None]) -> None:
+def lower_to_fit(
+    module: ModuleOp,
+    options: Any,
+    lower_once: Callable[[ModuleOp, Any, int, str], None],
+    tt_prefix: Callable[[ModuleOp, Any], None],
+) -> None:
     """Lower tt `module` in place with `lower_once(module, options, sub_block, form)`, making it fit if it does not.
+
+    `tt_prefix` runs the pipeline's tt-level steps (the sub-tiling plan reads the kernel after them); the
+    pipeline passes both, so this module does not import the pipeline that calls it.
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
     what each step left, when no step makes the kernel fit; other errors of the lowering as they are.
@@ -153,10 +166,10 @@ def lower_to_fit(module: ModuleOp, options: Any, lower_once: Callable[[ModuleOp,
     notes = [f"as written: {_shortfall(first)}"]
     if forced:  # the user chose the sub-tile size: the loop form needs no more CB IDs than un-split
         notes[0] = f"sub_block={forced} (compile option), unrolled: {_shortfall(first)}"
-        steps: Iterator[FitStep] = iter([FitStep(f"the same sub-tiles in a loop (mtia-sub-tile{{sub-block={forced} "
-                                                 "form=loop}), CB IDs as un-split", options, forced, "loop")])  # fmt: skip
+        what = f"the same sub-tiles in a loop (mtia-sub-tile{{sub-block={forced} form=loop}}), CB IDs as un-split"
+        steps: Iterator[FitStep] = iter([FitStep(what, options, forced, "loop")])
     else:
-        steps = fit_steps(original, options, notes)
+        steps = fit_steps(original, options, notes, tt_prefix)
     for step in steps:
         attempt = original.clone()
         try:

@@ -8,12 +8,9 @@ are present here with values that make sense for MTIA, next to our own (`machine
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS
-
-if TYPE_CHECKING:
-    from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig
 
 
 @dataclass(frozen=True)
@@ -78,7 +75,7 @@ class MtiaOptions:
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     extern_libs: tuple[tuple[str, str], ...] | None = None
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
+    supported_fp8_dtypes: tuple[str, ...] = MachineConfig.TRITON_FP8_DTYPES
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
@@ -115,8 +112,6 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        from mtia_xdsl.machine.config import MachineConfig
-
         config = MachineConfig.preset(self.machine)
         if not self.machine_overrides:
             return config

@@ -107,7 +107,7 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
     o = options if options is not None else MtiaOptions()
-    lower_to_fit(module, o, _lower_once)
+    lower_to_fit(module, o, _lower_once, tt_prefix)
     return module
 
 

@@ -80,7 +80,7 @@ def ieee_max_min(a: Any, b: Any, nan_propagates: bool, is_max: bool) -> Any:
 
 
 def erf(x: Any) -> np.ndarray:
-    """Return erf(x) in float64 (numpy has no erf; torch's is used)."""
+    """Return the error function of x in float64 (numpy has no erf; torch's is used)."""
     import torch
 
     x64 = np.ascontiguousarray(x, dtype=np.float64)

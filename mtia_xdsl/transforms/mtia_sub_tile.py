@@ -332,7 +332,8 @@ def _split_inside_unsupported(func: Operation, plan: SubTilePlan) -> str:
         if op is func or isinstance(op, scf.ForOp) or not op.regions or splitter._is_split_op(op):
             continue
         if splitter._has_split(op):
-            return f"{location_str(op.location)}: {op.name} holds work on the split rows (only scf.for bodies are split)"
+            where = location_str(op.location)
+            return f"{where}: {op.name} holds work on the split rows (only scf.for bodies are split)"
     return ""
 
 
@@ -466,7 +467,12 @@ class _Splitter:
         for k, v in enumerate(loop.iter_args):
             res = loop.results[k]
             if res in self.plan.split:
-                inits.extend(self.copies[v] if v in self.copies else [self._operand(loop, 3 + k, s, at) for s in range(self.plan.count)])
+                copies = self.copies.get(v)
+                inits.extend(
+                    copies
+                    if copies is not None
+                    else [self._operand(loop, 3 + k, s, at) for s in range(self.plan.count)]
+                )
             else:
                 inits.append(v)
         # the body's carried block arguments: one per sub-tile for split values

@@ -7,6 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
+
 @triton.jit
 def _maximum(a, b):
     return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
@@ -25,6 +26,7 @@ def _max_min(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + 1, tl.min(x, axis=0))
     tl.store(out_ptr + 2, tl.reduce(x, 0, _maximum))
     tl.store(out_ptr + 3, tl.reduce(x, 0, _minimum))
+
 
 def test_re_reduce_max_orders_signed_zeros() -> None:
     """max of {-0, +0} is +0 and min is -0, on the machine's RE as in the reference interpreter."""

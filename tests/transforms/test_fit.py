@@ -17,8 +17,10 @@ from tests.transforms.cb_fit_kernels import layer_norm_8_chunks, sort_rows
 _G = torch.Generator().manual_seed(0)
 _ATTENTION_SIGNATURE = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32"} | {
     name: "i32"
-    for name in ("stride_qz", "stride_qh", "stride_qm", "stride_kz", "stride_kh", "stride_kn", "stride_vz",
-                 "stride_vh", "stride_vn", "stride_oz", "stride_oh", "stride_om", "H", "N_CTX")  # fmt: skip
+    for name in (
+        *("stride_qz", "stride_qh", "stride_qm", "stride_kz", "stride_kh", "stride_kn", "stride_vz"),
+        *("stride_vh", "stride_vn", "stride_oz", "stride_oh", "stride_om", "H", "N_CTX"),
+    )
 }
 _ATTENTION_BLOCKS = {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64, "CAUSAL": 1}
 
@@ -146,9 +148,7 @@ def test_sort_of_512_fits_14_cb_ids():
     assert summary.count > 400 and summary.ids_in_use <= 14 and summary.ls_high_water_bytes <= 384 * 1024
 
 
-@pytest.mark.parametrize(
-    "example", ["vector_add", "softmax", "layer_norm", "matmul", "attention", "flash_attention"]
-)
+@pytest.mark.parametrize("example", ["vector_add", "softmax", "layer_norm", "matmul", "attention", "flash_attention"])
 def test_every_example_fits_14_cb_ids(example):
     """Each example as its `# mtia-opt:` lines specialise it (flash attention: HEAD_DIM 128, causal)."""
     from pathlib import Path

@@ -50,6 +50,7 @@ Fn = Callable[..., Any]
 
 
 def int_width(t: Attribute) -> int:
+    """Return the bit width of integer (or index) type `t` or of its elements."""
     e = element_type_of(t)
     if isinstance(e, builtin.IntegerType):
         return e.width.data
@@ -279,6 +280,7 @@ def _float_convert(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
 
 
 def bitcast_value(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    """Reinterpret the bits of `x` (values of type `src`) as values of type `dst` (same width)."""
     sfmt, dfmt = element_format(element_type_of(src)), element_format(element_type_of(dst))
     raw = f32_to_bf16_bits(x) if sfmt.name == "bf16" else x.astype(sfmt.storage)
     if dfmt.name == "bf16":

@@ -48,5 +48,3 @@ def keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> An
     """`tile` with the lanes outside the effective shape `valid` replaced by `outside` (left unwritten)."""
     shape = list(t.get_shape()) if isinstance(t, TensorType) else []
     return as_value(np.where(valid_lanes(valid, shape), tile, outside), t)
-
-

@@ -190,6 +190,7 @@ def _elem_bytes(ptr_type: Attribute) -> int:
 # reductions and scans
 # ----------------------------------------------------------------------------------------------------
 
+
 def _fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
     """Return a numpy function equal to a one-op combine region `(a, b) -> a op b`, else None.
 

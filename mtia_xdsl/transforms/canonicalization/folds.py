@@ -169,6 +169,7 @@ def _shift(name: str) -> Callable[[int, int, int], int | None]:
 
 def _nonzero_divisor(name: str, signed: bool) -> Callable[[int, int, int], int | None]:
     """A division folds only by a nonzero divisor (MLIR leaves a division by zero, UB, alone)."""
+
     def fold(a: int, b: int, w: int) -> int | None:
         divisor = _signed(b, w) if signed else _unsigned(b, w)
         return semantics.eval_int(name, a, b, w) if divisor else None
