@@ -9,7 +9,7 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    chain needs no CB between its commands;
 3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
    into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
-   "unrolled" (operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
+   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
    costs CB IDs for the extra carried values), then "loop" (one loop over the sub-tiles: CB IDs as un-split,
    shared tiles inside a row loop loaded once per sub-tile).
 
@@ -35,6 +35,11 @@ FIT = "mtia.fit"
 MIN_SUB_BLOCK = 16
 """Smallest sub-tile the driver tries, rows: the DPE's smallest efficient M (one 16-row MAC tile pass, an
 ASSUMPTION matching MachineConfig's 32 x 32 B DPE command at fp16)."""
+
+
+MAX_UNROLLED_SUB_TILES = 4
+"""Most sub-tiles the unrolled form is tried with: each copies the row work (the commands the scalar core
+issues and the compile time grow with it); beyond, only the loop form is tried."""
 
 
 def resource_errors() -> tuple[type[Exception], ...]:
@@ -113,8 +118,9 @@ def fit_steps(
     sub = plan.block_elems // 2
     while sub >= MIN_SUB_BLOCK:
         n = plan.block_elems // sub
-        yield FitStep(f"sub-tiling: {n} sub-tiles of {sub} rows, unrolled, shared operands loaded once "
-                      f"(mtia-sub-tile{{sub-block={sub}}})", o, sub)  # fmt: skip
+        if n <= MAX_UNROLLED_SUB_TILES:
+            yield FitStep(f"sub-tiling: {n} sub-tiles of {sub} rows, unrolled, shared operands loaded once "
+                          f"(mtia-sub-tile{{sub-block={sub}}})", o, sub)  # fmt: skip
         yield FitStep(f"sub-tiling: a loop over {n} sub-tiles of {sub} rows, CB IDs as un-split "
                       f"(mtia-sub-tile{{sub-block={sub} form=loop}})", o, sub, "loop")  # fmt: skip
         sub //= 2
@@ -152,6 +158,8 @@ def lower_to_fit(
         lower_once(module, options, forced, "unrolled")
         return
     except errors as e:
+        if not options.make_fit:
+            raise
         if forced and not hasattr(e, "required"):
             raise  # the user chose the sub-tile size; only too many CB IDs make the loop form worth a try
         first = e
