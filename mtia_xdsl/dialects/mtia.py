@@ -868,6 +868,8 @@ ENGINE_BODY_OPS = frozenset(
         "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
         # device print of a tensor, run where the tensor lives
         "tt.print",
+        # atomics on the vector core (convert-tt-to-mtia{scalar-core-atomics=false})
+        "tt.atomic_rmw", "tt.atomic_cas",
     }
 )  # fmt: skip
 """The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions

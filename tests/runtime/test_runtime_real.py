@@ -84,9 +84,7 @@ def test_autotune_skips_a_config_that_overflows_local_storage() -> None:
     # As upstream skips configs that raise OutOfResources: 2^20 fp32 per block cannot fit 384 KiB of LS
     # (make_fit=False: not split into sub-tiles that would fit).
     configs = [triton.Config({"BLOCK": 1 << 20, "make_fit": False}), triton.Config({"BLOCK": 256, "make_fit": False})]
-    tuned = triton.autotune(configs=configs, key=["n"])(
-        add_kernel
-    )
+    tuned = triton.autotune(configs=configs, key=["n"])(add_kernel)
     n = 1000
     x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
     tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
