@@ -119,12 +119,13 @@ def local_storage_bytes(module: ModuleOp) -> int:
     """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
 
     What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
-    take: the sum of depth x tile bytes over the kernel's `mtia.cb_alloc`s (at least 1, so host code that
-    divides `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs).
+    take: the LS high-water mark of mtia-cb-allocate's placement (CBs never alive together share bytes;
+    without an allocation, the sum of depth x tile bytes), at least 1, so host code that divides
+    `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs.
     """
-    from mtia_xdsl.machine.report import cb_report
+    from mtia_xdsl.machine.report import cb_report, cb_summary
 
-    return max(1, sum(cb.bytes for cb in cb_report(module)))
+    return max(1, cb_summary(cb_report(module)).ls_high_water_bytes)
 
 
 def _forget_last_result() -> None:
