@@ -387,7 +387,8 @@ class Report:
         where_w = max([len(w) for w in wheres] + [26]) + 2
         lines = [
             "",
-            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why",
+            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}"
+            f"{'value at':<{where_w}}why",
         ]
         for c, where in zip(self.cbs, wheres, strict=True):
             cb_id = "-" if c.cb_id is None else str(c.cb_id)

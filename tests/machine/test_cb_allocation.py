@@ -53,7 +53,10 @@ def test_two_live_cbs_sharing_bytes_is_caught_by_the_model() -> None:
     text = str(info.value)
     assert "reads a tile whose LS bytes another CB has written since" in text, text
     lines = open(__file__).read().splitlines()
-    read_at, write_at = lines.index("    tl.store(out_ptr + tl.arange(0, B), x + y)") + 1, lines.index("    y = x * 2.0") + 1
+    read_at, write_at = (
+        lines.index("    tl.store(out_ptr + tl.arange(0, B), x + y)") + 1,
+        lines.index("    y = x * 2.0") + 1,
+    )
     assert f"test_cb_allocation.py:{read_at}:" in text.split(": error:")[0]  # `x + y` reads x
     assert f"written at {__file__}:{write_at}:" in text  # `y = x * 2.0` wrote y over x's bytes
     assert torch.equal(out, torch.zeros(64))

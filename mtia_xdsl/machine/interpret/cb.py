@@ -95,7 +95,8 @@ class SimCB:
         """`CB #i <type> (CB ID k, LS bytes [a, b)), allocated at LOC`."""
         where = f"LS bytes [{self.ls_offset}, {self.ls_offset + self.depth * self.slot_bytes})"
         hw = f"CB ID {self.hw_id}, " if self.hw_id is not None else ""
-        return f"CB #{self.cb_id} {mtia.CircularBufferType(self.depth, self.tile)} ({hw}{where}), allocated at {self.where}"
+        cb_type = mtia.CircularBufferType(self.depth, self.tile)
+        return f"CB #{self.cb_id} {cb_type} ({hw}{where}), allocated at {self.where}"
 
     def write(self, tile: Any, op: Operation) -> SlotRef:
         for i, slot in enumerate(self.reserved):
@@ -174,7 +175,10 @@ class CbSpace:
         cb.overlaps = [[] for _ in range(cb.depth)]
         cb.clobbered = [None] * cb.depth
         for other in self.cbs:
-            if other.ls_offset >= cb.ls_offset + cb.depth * size or cb.ls_offset >= other.ls_offset + other.depth * other.slot_bytes:
+            if (
+                other.ls_offset >= cb.ls_offset + cb.depth * size
+                or cb.ls_offset >= other.ls_offset + other.depth * other.slot_bytes
+            ):
                 continue
             for k in range(cb.depth):
                 lo = cb.ls_offset + k * size
