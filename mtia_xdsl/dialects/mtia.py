@@ -658,6 +658,7 @@ class EngineComputeOp(IRDLOperation):
         produced = [tile_type(o.type) for o in self.outs] if self.outs else [r.type for r in self.res]
         if [v.type for v in term.values] != produced:
             raise VerifyException("yielded types do not match the results or outs tiles")
+        _verify_engine_body(self)
         if self.valid:
             shapes = {tuple(t.get_shape()) if isinstance(t, TensorType) else () for t in produced}
             if len(shapes) != 1 or len(next(iter(shapes))) != len(self.valid):
@@ -846,6 +847,42 @@ class CbReadOp(IRDLOperation):
     def __init__(self, cb: SSAValue) -> None:
         assert isinstance(cb.type, CircularBufferType)
         super().__init__(operands=[cb], result_types=[cb.type.tile])
+
+
+ENGINE_BODY_DIALECTS = ("arith", "math", "scf", "ub")
+"""Dialects every op of which an engine command body may hold (elementwise arithmetic and functions, and
+the structured control flow and poison values of combine regions)."""
+
+ENGINE_BODY_OPS = frozenset(
+    {
+        "mtia.yield",
+        "builtin.unrealized_conversion_cast",
+        # elementwise
+        "tt.addptr", "tt.bitcast", "tt.clampf", "tt.extern_elementwise", "tt.fp_to_fp", "tt.mulhiui",
+        "tt.precise_divf", "tt.precise_sqrt", "tt.approx_divf", "tt.int_to_ptr", "tt.ptr_to_int",
+        "tt.map_elementwise", "tt.map_elementwise.return",
+        # layout and creation (the MLU's and operand forms)
+        "tt.broadcast", "tt.cat", "tt.expand_dims", "tt.join", "tt.make_range", "tt.reshape", "tt.split",
+        "tt.splat", "tt.trans", "tt.unsplat",
+        # reductions, scans, gathers, histograms and dots the RE/DPE do not take
+        "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
+        # device print of a tensor, run where the tensor lives
+        "tt.print",
+    }
+)  # fmt: skip
+"""The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions
+nested in it) may hold: what `convert-tt-to-mtia` wraps into SE/VEC/MLU commands and `mtia-vector-codegen`
+fuses, so what an emitter must translate. The verifier rejects any other op in a body."""
+
+
+def _verify_engine_body(op: EngineComputeOp) -> None:
+    """Raise VerifyException if `op`'s body holds an op outside ENGINE_BODY_OPS / ENGINE_BODY_DIALECTS."""
+    for inner in op.body.walk():
+        if inner.name not in ENGINE_BODY_OPS and inner.name.split(".", 1)[0] not in ENGINE_BODY_DIALECTS:
+            raise VerifyException(
+                f"{inner.name} may not appear in the body of {op.name} (mtia.ENGINE_BODY_OPS lists what an "
+                "engine command computes)"
+            )
 
 
 ENGINE_OPS = (

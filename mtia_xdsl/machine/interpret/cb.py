@@ -175,10 +175,8 @@ class CbSpace:
         cb.overlaps = [[] for _ in range(cb.depth)]
         cb.clobbered = [None] * cb.depth
         for other in self.cbs:
-            if (
-                other.ls_offset >= cb.ls_offset + cb.depth * size
-                or cb.ls_offset >= other.ls_offset + other.depth * other.slot_bytes
-            ):
+            other_end = other.ls_offset + other.depth * other.slot_bytes
+            if other.ls_offset >= cb.ls_offset + cb.depth * size or cb.ls_offset >= other_end:
                 continue
             for k in range(cb.depth):
                 lo = cb.ls_offset + k * size

@@ -119,9 +119,10 @@ def local_storage_bytes(module: ModuleOp) -> int:
     """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
 
     What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
-    take: the LS high-water mark of mtia-cb-allocate's placement (CBs never alive together share bytes;
-    without an allocation, the sum of depth x tile bytes), at least 1, so host code that divides
-    `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs.
+    take: the end of the highest CB mtia-cb-allocate placed (CBs alive at different times share bytes; the
+    sum of depth x tile bytes for a program not allocated), at least 1, so host code that divides
+    `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs. A sum here made Triton's
+    launcher refuse kernels that fit (causal FlashAttention: 433,536 B summed, 165,632 B placed).
     """
     from mtia_xdsl.machine.report import cb_report, cb_summary
 
