@@ -51,8 +51,21 @@ class MtiaUtils:
         """Release nothing: a loaded kernel is plain Python data."""
 
     def get_device_properties(self, device: Any) -> dict[str, Any]:
-        """Return the properties Triton reads; local-storage limits are checked by the compiler instead."""
-        return {"max_shared_mem": 0, "multiprocessor_count": 1, "warpSize": 1, "max_num_regs": 0}
+        """Return the properties Triton and Inductor read, from the default MachineConfig preset.
+
+        `multiprocessor_count` is the PE count (MachineConfig.n_pes), `max_shared_mem` one PE's local
+        storage in bytes (MachineConfig.ls_bytes); a kernel's LS use is checked by the compiler, which
+        reports `shared = 0`, so Triton's own check never refuses one.
+        """
+        from mtia_xdsl.runtime.inductor import device_machine_config
+
+        machine = device_machine_config()
+        return {
+            "max_shared_mem": machine.ls_bytes,
+            "multiprocessor_count": machine.n_pes,
+            "warpSize": 1,
+            "max_num_regs": 0,
+        }
 
 
 class MtiaLauncher:
@@ -104,6 +117,8 @@ class MtiaLauncher:
         result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
         if self.driver is not None:
             self.driver.last_result = result
+            if self.driver.measured_us is not None:
+                self.driver.measured_us.append(float(result.report.time_us))
         if exit_hook is not None:
             exit_hook(launch_metadata)
         return result
@@ -118,6 +133,11 @@ class MtiaDriver(DriverBase):
         self.launcher_cls = functools.partial(MtiaLauncher, driver=self)
         self.last_result: Any = None
         """RunResult of the most recent launch through this driver (read by the benchmarker)."""
+        self.measured_us: list[float] | None = None
+        """While `simulated_time_ms` runs: the modelled time (us) of each launch, in order."""
+        from mtia_xdsl.runtime.inductor import install_if_inductor_loaded
+
+        install_if_inductor_loaded()
 
     @classmethod
     def is_active(cls) -> bool:
@@ -170,6 +190,20 @@ class MtiaDriver(DriverBase):
 
     def clear_cache(self, cache: Any) -> None:
         """Do nothing: there is no cache state to clear between modelled runs."""
+
+    def simulated_time_ms(self, call: Callable[[], Any]) -> float | None:
+        """Run `call` once; return the summed modelled time (ms) of the kernels it launched, None if none.
+
+        Used by Inductor's benchmarker hook (`mtia_xdsl.runtime.inductor`): a call may launch several
+        kernels (a template and its epilogue), and all of them run on MTIA.
+        """
+        self.measured_us = []
+        try:
+            call()
+            measured = self.measured_us
+        finally:
+            self.measured_us = None
+        return sum(measured) / 1000.0 if measured else None
 
     def get_benchmarker(self) -> Callable[..., Any]:
         """Return the benchmarker that reports modelled kernel time in milliseconds."""
