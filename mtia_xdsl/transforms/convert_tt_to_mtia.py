@@ -35,6 +35,7 @@ from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
     Materializer,
+    add,
     analyze_function,
     constant_other,
     leaves,
@@ -125,24 +126,33 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     yield_op = body.last_op
     assert isinstance(yield_op, scf.YieldOp) and form.ptr is not None
     shape = tuple(loop.iter_args[idx].type.get_shape())
-    # init: the scalar base, computed before the loop
     before = Materializer(loop)
-    p0 = before.ptr(form.ptr, form.base)
-    coeffs_outside = tuple(before.i64(c) if not isinstance(c, int) else c for c in form.coeffs)
-    # new scalar iter_arg, appended
-    new_arg = body.insert_arg(p0.type, len(body.args))
-    # rebuild the tensor at the top of the body
     first = body.first_op
     assert first is not None
     top = Materializer(first)
-    splat = top._insert(tt.SplatOp(new_arg, shape))
-    offs = _offsets_tensor(top, coeffs_outside, shape)
-    rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
+    at_yield = Materializer(yield_op)
+    if form.limits:
+        # a form valid only up to its limits (a hinted `rm % M`) is not rebuilt from its coefficients:
+        # the loop carries the scalar distance advanced, added to the loop-invariant initial tensor
+        p0 = before.const(0)
+        new_arg = body.insert_arg(p0.type, len(body.args))
+        delta = top._insert(tt.SplatOp(new_arg, TensorType(builtin.i64, shape)))
+        rebuilt = top._insert(tt.AddPtrOp(loop.iter_args[idx], delta))
+        p_next = at_yield.i64(add(new_arg, step.base))
+    else:
+        # init: the scalar base, computed before the loop
+        p0 = before.ptr(form.ptr, form.base)
+        coeffs_outside = tuple(before.i64(c) if not isinstance(c, int) else c for c in form.coeffs)
+        # new scalar iter_arg, appended
+        new_arg = body.insert_arg(p0.type, len(body.args))
+        # rebuild the tensor at the top of the body
+        splat = top._insert(tt.SplatOp(new_arg, shape))
+        offs = _offsets_tensor(top, coeffs_outside, shape)
+        rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
+        # yield: advance the scalar base by the step
+        p_next = at_yield.ptr(new_arg, step.base)
     old_arg = body.args[idx + 1]
     old_arg.replace_all_uses_with(rebuilt)
-    # yield: advance the scalar base by the step
-    at_yield = Materializer(yield_op)
-    p_next = at_yield.ptr(new_arg, step.base)
     new_yield = with_loc(scf.YieldOp(*yield_op.operands, p_next), yield_op)
     Rewriter.replace_op(yield_op, new_yield)
     inits = [*loop.iter_args, p0]

@@ -57,3 +57,101 @@ tt.func public @unnamed(%arg0: !tt.ptr<f32>, %arg1: i32) {
   %10 = tt.load %9, %7 : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// Inductor's decomposition of a flat index into (x0, x1) = (xindex % 64, xindex // 64): with XBLOCK = 16
+// and xoffset = pid * 16, a block stays inside one row of 64, so both are affine and the load is a DMA.
+// CHECK-LABEL: tt.func public @flat_index_decomposition
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+((%off % 64) + ((%off // 64) * 128)) strides=[1] bounds=[16] shape=[16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+(%off % 64) strides=[1] bounds=[16] shape=[16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%c+(%off // 64) strides=[0] bounds=[16] shape=[16]"}
+tt.func public @flat_index_decomposition(%x: !tt.ptr<f32>, %b: !tt.ptr<f32>, %c: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c16 = arith.constant 16 : i32
+  %off = arith.muli %pid, %c16 : i32
+  %offs = tt.splat %off : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %xindex = arith.addi %offs, %r : tensor<16xi32>
+  %c64 = arith.constant dense<64> : tensor<16xi32>
+  %c128 = arith.constant dense<128> : tensor<16xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<16xi32>
+  %x1 = arith.divsi %xindex, %c64 : tensor<16xi32>
+  %row = arith.muli %x1, %c128 : tensor<16xi32>
+  %idx = arith.addi %x0, %row : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %idx : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+  // a broadcast bias indexed by x0, and a per-row scale indexed by x1 (stride 0: one element, broadcast)
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %pb = tt.addptr %bs, %x0 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %vb = tt.load %pb : tensor<16x!tt.ptr<f32>>
+  %cs = tt.splat %c : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %pc = tt.addptr %cs, %x1 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %vc = tt.load %pc : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// A block of 128 spans two rows of 64: `xindex % 64` wraps inside it and is no strided block.
+// CHECK-LABEL: tt.func public @flat_index_wraps
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+tt.func public @flat_index_wraps(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c128 = arith.constant 128 : i32
+  %off = arith.muli %pid, %c128 : i32
+  %offs = tt.splat %off : i32 -> tensor<128xi32>
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %xindex = arith.addi %offs, %r : tensor<128xi32>
+  %c64 = arith.constant dense<64> : tensor<128xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<128xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %x0 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %v = tt.load %p : tensor<128x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's GEMM template: `rm % M` under tl.multiple_of / tl.max_contiguous hints. M is not known to be a
+// multiple of 32, so the hint is taken at its word up to the wrap point: the rows past M - rm0 % M read 0.
+// A store through the same index would write the wrapped rows: it stays on the scalar core.
+// CHECK-LABEL: tt.func public @gemm_rows_mod_m
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%a+((%rm0 % %m) * %lda) strides=[%lda, 1] bounds=[(%m - (%rm0 % %m)), 16] shape=[32, 16]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index that may wrap around"}
+tt.func public @gemm_rows_mod_m(%a: !tt.ptr<f32>, %m: i32 {tt.divisibility = 16 : i32}, %lda: i32) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid, %c32 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %rm = arith.addi %rms, %r : tensor<32xi32>
+  %ms = tt.splat %m : i32 -> tensor<32xi32>
+  %ram = arith.remsi %rm, %ms {tt.divisibility = dense<32> : tensor<1xi32>, tt.contiguity = dense<32> : tensor<1xi32>} : tensor<32xi32>
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ldas = tt.splat %lda : i32 -> tensor<32x1xi32>
+  %rowoff = arith.muli %rows, %ldas : tensor<32x1xi32>
+  %k = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %cols = tt.expand_dims %k {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<32x1xi32> -> tensor<32x16xi32>
+  %cb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<32x16xi32>
+  %offs = arith.addi %rb, %cb : tensor<32x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %p = tt.addptr %as, %offs : tensor<32x16x!tt.ptr<f32>>, tensor<32x16xi32>
+  %v = tt.load %p : tensor<32x16x!tt.ptr<f32>>
+  tt.store %p, %v : tensor<32x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// Without the hints nothing proves `rm % M` stays in one period: scalar gathers.
+// CHECK-LABEL: tt.func public @rows_mod_m_unhinted
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+tt.func public @rows_mod_m_unhinted(%a: !tt.ptr<f32>, %m: i32) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid, %c32 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %rm = arith.addi %rms, %r : tensor<32xi32>
+  %ms = tt.splat %m : i32 -> tensor<32xi32>
+  %ram = arith.remsi %rm, %ms : tensor<32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p = tt.addptr %as, %ram : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  %v = tt.load %p : tensor<32x!tt.ptr<f32>>
+  tt.return
+}
