@@ -10,6 +10,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   the call once and returns the simulated MTIA time of every kernel it launched through our driver
   (`MtiaDriver.simulated_time_ms`): deterministic, and the choice is the best-simulated one. A call that
   launched nothing through our driver (a host library call) is timed on the host as before.
+- **Matmuls.** CPU Inductor keeps mm, addmm and bmm as host library calls (extern_kernels.*) unless
+  max-autotune asks for Triton templates. The hook wraps `torch._inductor.compile_fx.compile_fx` so
+  that, while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's
+  defaults): the templates, with their fused epilogues, run on the DPE, and template configurations are
+  chosen by simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker).
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -88,6 +93,22 @@ class MtiaDeviceProperties:
         )
 
 
+GEMM_CONFIG: dict[str, Any] = {
+    "max_autotune_gemm": True,
+    "max_autotune_gemm_backends": "TRITON",
+    "benchmark_epilogue_fusion": False,
+}
+"""Inductor settings under which mm, addmm and bmm (and their fused epilogues) become Triton templates
+that run on the DPE instead of host library calls. `benchmark_epilogue_fusion` is off because torch
+2.13's CPU Triton path writes the fused-template benchmark module with a wrong indentation."""
+
+
+def gemm_config(inductor_config: Any) -> dict[str, Any]:
+    """The GEMM_CONFIG entries the user has left at Inductor's defaults (a user's own setting wins)."""
+    is_default = _require(inductor_config, "_is_default", "torch._inductor.config")
+    return {name: value for name, value in GEMM_CONFIG.items() if is_default(name)}
+
+
 _installed = False
 
 
@@ -113,6 +134,15 @@ def install() -> None:
     create = _require(device_properties, "create", "torch._inductor.runtime.hints.DeviceProperties")
     cache_clear = _require(create, "cache_clear", "torch._inductor.runtime.hints.DeviceProperties.create")
 
+    from torch._inductor import autotune_process, compile_fx
+
+    request_cls = _require(autotune_process, "TritonCPUBenchmarkRequest", "torch._inductor.autotune_process")
+    request_bench = _require(request_cls, "do_bench", "torch._inductor.autotune_process.TritonCPUBenchmarkRequest")
+    compile_entry = _require(compile_fx, "compile_fx", "torch._inductor.compile_fx")
+    inductor_config = sys.modules["torch._inductor.config"]
+    for name in GEMM_CONFIG:
+        _require(inductor_config, name, "torch._inductor.config")
+
     host_benchmark = dispatch.get("cpu")
 
     def benchmark(self: Any, fn: Callable[[], Any], warmup: int = 20, rep: int = 100, **kwargs: Any) -> float:
@@ -137,11 +167,69 @@ def install() -> None:
 
     get_device_properties.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     worker.get_device_properties = staticmethod(get_device_properties)
+
+    @functools.wraps(request_bench)
+    def do_bench(self: Any, fn: Callable[[], Any], *input_tensors: Any, out: Any = None) -> float:
+        if mtia_active():
+            from triton.runtime import driver
+
+            time_ms = driver.active.simulated_time_ms(fn)
+            if time_ms is not None:
+                return time_ms
+        return request_bench(self, fn, *input_tensors, out=out)
+
+    request_cls.do_bench = do_bench
+
+    @functools.wraps(compile_entry)
+    def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
+        if not mtia_active():
+            return compile_entry(*args, **kwargs)
+        with inductor_config.patch(gemm_config(inductor_config)):
+            return compile_entry(*args, **kwargs)
+
+    compile_fx.compile_fx = compile_with_gemm_templates
     cache_clear()  # properties cached before the hook described the host
     _installed = True
 
 
-def install_if_inductor_loaded() -> None:
-    """Call `install()` if torch._inductor is already imported (never import it from here)."""
-    if "torch._inductor.runtime.hints" in sys.modules or "torch._inductor.config" in sys.modules:
+HOOK_AFTER = "torch._inductor.compile_fx"
+"""The module whose loading triggers `install()`: Inductor's entry point, imported by torch.compile when
+it first compiles, after torch._dynamo has finished importing (Triton, and so this backend, is imported
+while torch._dynamo is still half-initialised, too early to hook anything)."""
+
+
+def install_when_inductor_loads() -> None:
+    """Call `install()` now if Inductor's entry point is loaded, else right after it loads.
+
+    Inductor reads device properties and registers nothing for us before torch.compile runs, so
+    installing when `HOOK_AFTER` has been executed is early enough and never imports torch._inductor.
+    """
+    module = sys.modules.get(HOOK_AFTER)
+    if module is not None and hasattr(module, "compile_fx"):
         install()
+    elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())
+
+
+class _InstallAfterImport:
+    """A meta-path finder that runs `install()` once `HOOK_AFTER` has been executed, then removes itself."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != HOOK_AFTER:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        exec_module = spec.loader.exec_module
+        finder = self
+
+        def exec_then_install(module: Any) -> None:
+            exec_module(module)
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+            install()
+
+        spec.loader.exec_module = exec_then_install  # type: ignore[method-assign]
+        return spec

@@ -4,6 +4,6 @@ Registered through the `triton.backends` entry point; Triton imports `.compiler`
 `import triton` is still running, so neither imports `triton.compiler` or `triton.runtime` at import time.
 """
 
-from mtia_xdsl.runtime.inductor import install_if_inductor_loaded
+from mtia_xdsl.runtime.inductor import install_when_inductor_loads
 
-install_if_inductor_loaded()  # Inductor's hooks, if torch.compile brought triton in (else MtiaDriver installs them)
+install_when_inductor_loads()  # Inductor's hooks (mtia_xdsl/runtime/inductor.py), once Inductor is loaded

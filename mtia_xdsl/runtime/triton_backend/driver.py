@@ -135,9 +135,6 @@ class MtiaDriver(DriverBase):
         """RunResult of the most recent launch through this driver (read by the benchmarker)."""
         self.measured_us: list[float] | None = None
         """While `simulated_time_ms` runs: the modelled time (us) of each launch, in order."""
-        from mtia_xdsl.runtime.inductor import install_if_inductor_loaded
-
-        install_if_inductor_loaded()
 
     @classmethod
     def is_active(cls) -> bool:
