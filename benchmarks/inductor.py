@@ -56,6 +56,9 @@ from mtia_xdsl.transforms.analysis.memory_access import analyze_function  # noqa
 inductor_config.cpu_backend = "triton"
 inductor_config.compile_threads = 1  # compile in this process, where the recording hooks below live
 inductor_config.force_disable_caches = True  # every run compiles and autotunes afresh
+MM_CONFIGS = 6
+"""GEMM template configurations autotuned per matmul (Inductor's first ones): keeps the suite's run short."""
+inductor_config.test_configs.max_mm_configs = MM_CONFIGS
 
 DMA_OPS = ("mtia.dma_load", "mtia.dma_store", "mtia.dma_gather_rows")
 """Buffer-level ops that move a tensor by DMA (plain strided block, or rows gathered by an index tile)."""
@@ -565,7 +568,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     args = parser.parse_args(argv)
     chosen = CASES if not args.models else [c for c in CASES if c.name in args.models.split(",")]
-    print(f"mtia_xdsl from {Path(mtia_xdsl.__file__).parent.parent}; torch {torch.__version__}", flush=True)
+    print(
+        f"mtia_xdsl from {Path(mtia_xdsl.__file__).parent.parent}; torch {torch.__version__}; "
+        f"at most {MM_CONFIGS} GEMM template configs per matmul",
+        flush=True,
+    )
     _install_recording()
     results = []
     for case in chosen:

@@ -4,7 +4,8 @@
   RISC-V vector core (`fp8_emulation.py`).
 - Loop-carried tensors of pointers that advance by a uniform step become scalar base pointers.
 - tt.load/tt.store whose pointers form a strided block with a box mask -> mtia.dma_load/dma_store
-  (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
+  (effective shape in the bounds); a load of rows picked by an index tile (embedding lookups) ->
+  mtia.dma_gather_rows (indexed DMA); other tensor accesses -> mtia.gather/scatter (scalar core);
   scalar accesses -> mtia.scalar_load/scalar_store.
 - tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
 - tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar core, element by element,
@@ -109,6 +110,8 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             step_op = yield_op.operands[idx].owner
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
+            if form.index is not None:
+                continue  # rows picked by an index tile stay a tensor of pointers
             step = info.forms.get(step_op.offset)
             if (
                 step is None
@@ -195,7 +198,11 @@ def convert_memory_accesses(func: Operation) -> None:
             bounds = [mat.i64(b) for b in access.bounds]
             if isinstance(op, tt.LoadOp):
                 other = _constant_scalar(op, access.other) if access.other is not None else None
-                new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
+                if access.index is not None:
+                    scale = mat.i64(access.index_scale)
+                    new = mtia.DmaGatherRowsOp(base, access.index, scale, strides, bounds, other, op.result.type)
+                else:
+                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
             else:
                 new = mtia.DmaStoreOp(base, strides, bounds, op.value)
         elif isinstance(op, tt.LoadOp):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -150,19 +150,40 @@ class AffineForm:
     `rm % M` the kernel's hints say does not happen, see `_rem`): a load reads `other` there, a store
     falls back to the scalar core. Empty when the form holds everywhere."""
 
+    index: SSAValue | None = None
+    """An integer tile (broadcasting to the form's shape) whose elements, times `index_scale`, are added:
+    `ptr + base + index[i] * index_scale + sum_d coeffs[d] * i_d` (embedding rows picked by a loaded id)."""
+    index_scale: Expr = 0
+
+    @property
+    def uniform_coeffs(self) -> bool:
+        """True when no coefficient is non-zero (the index tile, if any, may still vary)."""
+        return all(isinstance(c, int) and c == 0 for c in self.coeffs)
+
+    @property
+    def uniform(self) -> bool:
+        """True when every element has the same value (all coefficients zero, no index tile)."""
+        return self.index is None and self.uniform_coeffs
+
     def limited(self, limits: tuple[tuple[Expr, ...], ...]) -> AffineForm:
         """This form with `limits` added (per dimension)."""
         if not limits:
             return self
         if not self.limits:
-            return AffineForm(self.base, self.coeffs, self.ptr, limits)
-        merged = tuple(a + b for a, b in zip(self.limits, limits, strict=True))
-        return AffineForm(self.base, self.coeffs, self.ptr, merged)
+            return replace(self, limits=limits)
+        return replace(self, limits=tuple(a + b for a, b in zip(self.limits, limits, strict=True)))
 
-    @property
-    def uniform(self) -> bool:
-        """True when every element has the same value (all coefficients zero)."""
-        return all(isinstance(c, int) and c == 0 for c in self.coeffs)
+    def plus(self, other: AffineForm, sign: int = 1) -> AffineForm | None:
+        """self + sign * other (`other` an integer form; at most one of them with an index tile), else None."""
+        if self.index is not None and other.index is not None:
+            return None
+        coeffs = tuple(add(x, y if sign > 0 else neg(y)) for x, y in zip(self.coeffs, other.coeffs, strict=True))
+        base = add(self.base, other.base if sign > 0 else neg(other.base))
+        index, scale = (self.index, self.index_scale) if self.index is not None else (other.index, other.index_scale)
+        if other.index is not None and sign < 0:
+            scale = neg(scale)
+        form = AffineForm(base, coeffs, self.ptr, (), index, scale)
+        return form.limited(self.limits).limited(other.limits)
 
 
 @dataclass(frozen=True)
@@ -186,6 +207,10 @@ class BlockAccess:
     bounds: tuple[Expr, ...]
     shape: tuple[int, ...]
     other: Attribute | None = None  # a scalar FloatAttr/IntegerAttr, or None for 0 / no mask
+    index: SSAValue | None = None
+    """Index tile of an indexed DMA (rows picked by loaded ids): element i is at
+    `ptr + offset + index[i] * index_scale + sum_d strides[d] * i_d`; None for a strided block."""
+    index_scale: Expr = 0
 
 
 @dataclass
@@ -358,6 +383,11 @@ class _Analyzer:
         forms = [self.form_of(v) for v in values]
         return None if any(f is None or f.ptr is not None for f in forms) else forms  # type: ignore[return-value]
 
+    def _ints_or_index(self, *values: SSAValue) -> list[AffineForm] | None:
+        """Like `_ints`, but an integer tensor without a form (loaded ids) becomes an index tile."""
+        forms = [self.form_of(v) or _index_leaf(v) for v in values]
+        return None if any(f is None or f.ptr is not None for f in forms) else forms  # type: ignore[return-value]
+
     def _range(self, op: tt.MakeRangeOp, shape: tuple[int, ...]) -> AffineForm:
         return AffineForm(op.start.value.data, (1,))
 
@@ -374,7 +404,7 @@ class _Analyzer:
 
     def _expand_dims(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> AffineForm | None:
         src = self.form_of(op.src)
-        if src is None:
+        if src is None or src.index is not None:
             return None
         coeffs = list(src.coeffs)
         coeffs.insert(op.axis.value.data, 0)
@@ -384,25 +414,27 @@ class _Analyzer:
         return AffineForm(src.base, tuple(coeffs), src.ptr, tuple(limits))
 
     def _broadcast(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> AffineForm | None:
-        src = self.form_of(op.src)
+        src = self.form_of(op.src) or _index_leaf(op.src)
         if src is None:
             return None
         pairs = zip(_shape(op.src.type), shape, src.coeffs, strict=True)
         coeffs = tuple(0 if s == 1 and d != 1 else c for s, d, c in pairs)
-        return AffineForm(src.base, coeffs, src.ptr, src.limits)  # a size-1 dimension never reaches a limit
+        # a size-1 dimension never reaches a limit; the index tile broadcasts as it is
+        return replace(src, coeffs=coeffs)
 
     def _add(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
-        forms = self._ints(op.operands[0], op.operands[1])
+        forms = self._ints_or_index(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, b = forms
-        if isinstance(op, arith.SubiOp):
-            b = AffineForm(neg(b.base), tuple(neg(c) for c in b.coeffs), limits=b.limits)
-        total = AffineForm(add(a.base, b.base), tuple(add(x, y) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
-        return total.limited(a.limits).limited(b.limits)
+        if (a.index is not None and a.index is op.operands[0] and b.uniform) or (
+            b.index is not None and b.index is op.operands[1] and a.uniform
+        ):
+            return None  # a loaded id plus a constant is a new id tile (Inductor's `id + n` wrap), not an offset
+        return a.plus(b, -1 if isinstance(op, arith.SubiOp) else 1)
 
     def _mul(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
-        forms = self._ints(op.operands[0], op.operands[1])
+        forms = self._ints_or_index(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, b = forms
@@ -410,7 +442,8 @@ class _Analyzer:
             a, b = b, a
         if not a.uniform:
             return None  # a product of two index-dependent values is not affine
-        product = AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs))
+        scale = mul(b.index_scale, a.base) if b.index is not None else 0
+        product = AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs), None, (), b.index, scale)
         return product.limited(a.limits).limited(b.limits)
 
     def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
@@ -427,7 +460,7 @@ class _Analyzer:
         if forms is None:
             return None
         a, c = forms
-        if not c.uniform or a.limits or c.limits:
+        if not c.uniform or a.limits or c.limits or a.index is not None:
             return None
         is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
         if isinstance(c.base, int) and c.base <= 0:
@@ -453,16 +486,10 @@ class _Analyzer:
         return None
 
     def _addptr(self, op: tt.AddPtrOp, shape: tuple[int, ...]) -> AffineForm | None:
-        p, o = self.form_of(op.ptr), self.form_of(op.offset)
+        p, o = self.form_of(op.ptr), self.form_of(op.offset) or _index_leaf(op.offset)
         if p is None or o is None or p.ptr is None or o.ptr is not None:
             return None
-        return (
-            AffineForm(
-                add(p.base, o.base), tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)), ptr=p.ptr
-            )
-            .limited(p.limits)
-            .limited(o.limits)
-        )
+        return p.plus(o)
 
     # -- masks -------------------------------------------------------------------------------
     def mask_of(self, v: SSAValue) -> BoxMask | None:
@@ -512,6 +539,8 @@ class _Analyzer:
         # arith.cmpi predicates: 2 slt, 4 sgt; unsigned compares would also reject negative offsets
         a, b = self.form_of(op.lhs), self.form_of(op.rhs)
         if a is None or b is None or a.ptr is not None or b.ptr is not None or a.limits or b.limits:
+            return None
+        if a.index is not None or b.index is not None:
             return None
         if pred == 4:  # b > a  ==  a < b with operands swapped
             a, b, pred = b, a, 2
@@ -584,6 +613,11 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         return None, "pointer is not an affine block"
     if getattr(op, "boundaryCheck", None) is not None and len(op.boundaryCheck.get_values()) > 0:
         return None, "boundary check"
+    if form.index is not None:
+        if isinstance(op, tt.StoreOp):
+            return None, "store through an index tile (a scatter)"
+        if not _rows_only(form.index, analyzer):
+            return None, "index tile varies along the last dimension (an element gather, not rows)"
     bounds: tuple[Expr, ...] = tuple(shape)
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
@@ -600,7 +634,57 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         other = constant_other(op.other)
         if other is None:
             return None, "`other` is not a constant"
-    return BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other), ""
+    return BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale), ""
+
+
+def _index_leaf(v: SSAValue) -> AffineForm | None:
+    """A loaded integer tensor (ids read from memory) as an index tile (`v[i] * 1`), else None."""
+    t = v.type
+    if not isinstance(t, TensorType) or not isinstance(t.element_type, IntegerType) or t.element_type.width.data == 1:
+        return None
+    if not _loaded(v):
+        return None
+    return AffineForm(0, (0,) * len(t.get_shape()), index=v, index_scale=1)
+
+
+def _loaded(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
+    """True if `v` is read from memory (a tt.load), possibly through elementwise integer ops."""
+    owner = v.owner
+    if not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, tt.LoadOp):
+        return True
+    if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp)):
+        return False
+    return any(_loaded(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))
+
+
+_ROWS_DEPTH = 8
+"""How many elementwise ops `_rows_only` looks through (Inductor's negative-id wrap is 3 ops deep)."""
+
+
+def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bool:
+    """True if `v` provably has one value per row: the same along the last dimension of its tensor.
+
+    Size-1 last dimension; a splat or constant; a load whose pointer form does not move along the last
+    dimension; elementwise integer ops (the `where(id < 0, id + n, id)` wrap) of such values.
+    """
+    t = v.type
+    if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[-1] == 1:
+        return True
+    owner = v.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, tt.SplatOp | arith.ConstantOp):
+        return True
+    if isinstance(owner, tt.BroadcastOp):
+        return _rows_only(owner.src, analyzer, depth - 1)
+    if isinstance(owner, tt.LoadOp):
+        form = analyzer.form_of(owner.ptr)
+        return form is not None and form.index is None and form.coeffs[-1] == 0
+    if owner.name.startswith("arith.") and len(owner.results) == 1:
+        return all(_rows_only(x, analyzer, depth - 1) for x in owner.operands)
+    return False
 
 
 def constant_other(other: SSAValue) -> Attribute | None:
@@ -723,8 +807,14 @@ class TestMtiaMemoryAccessPass(ModulePass):
             for access_op in func.walk():
                 if access_op in info.accesses:
                     a = info.accesses[access_op]
+                    indexed = (
+                        f"index={expr_str(a.index, names)}*{expr_str(a.index_scale, names)} "
+                        if a.index is not None
+                        else ""
+                    )
                     text = (
-                        f"dma base={expr_str(a.ptr, names)}+{expr_str(a.offset, names)} "
+                        f"{'dma_gather_rows' if a.index is not None else 'dma'} "
+                        f"base={expr_str(a.ptr, names)}+{expr_str(a.offset, names)} {indexed}"
                         f"strides=[{', '.join(expr_str(s, names) for s in a.strides)}] "
                         f"bounds=[{', '.join(expr_str(b, names) for b in a.bounds)}] shape={list(a.shape)}"
                     )

@@ -155,3 +155,51 @@ tt.func public @rows_mod_m_unhinted(%a: !tt.ptr<f32>, %m: i32) {
   %v = tt.load %p : tensor<32x!tt.ptr<f32>>
   tt.return
 }
+
+// Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
+// picked by them: an indexed DMA. A store through the ids is a scatter and stays on the scalar core, and so is
+// a load of single elements picked by ids that vary along the last dimension (an element gather).
+// CHECK-LABEL: tt.func public @embedding_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+%off strides=[1, 0] bounds=[(%n - %off), 1] shape=[8, 1]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%table+0 index=%id*64 strides=[0, 1] bounds=[(%n - %off), 64] shape=[8, 64]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile (a scatter)"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %c8 = arith.constant 8 : i32
+  %off = arith.muli %pid, %c8 : i32
+  %offs = tt.splat %off : i32 -> tensor<8x1xi32>
+  %r8 = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %rx = tt.expand_dims %r8 {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %x = arith.addi %offs, %rx : tensor<8x1xi32>
+  %ns = tt.splat %n : i32 -> tensor<8x1xi32>
+  %xmask = arith.cmpi slt, %x, %ns : tensor<8x1xi32>
+  %idss = tt.splat %ids : !tt.ptr<i64> -> tensor<8x1x!tt.ptr<i64>>
+  %idp = tt.addptr %idss, %x : tensor<8x1x!tt.ptr<i64>>, tensor<8x1xi32>
+  %xmaskb = tt.broadcast %xmask : tensor<8x1xi1> -> tensor<8x64xi1>
+  %raw1 = tt.load %idp, %xmask : tensor<8x1x!tt.ptr<i64>>
+  %c1000 = arith.constant dense<1000> : tensor<8x1xi64>
+  %c0 = arith.constant dense<0> : tensor<8x1xi64>
+  %wrapped = arith.addi %raw1, %c1000 : tensor<8x1xi64>
+  %neg = arith.cmpi slt, %raw1, %c0 : tensor<8x1xi64>
+  %id = arith.select %neg, %wrapped, %raw1 : tensor<8x1xi1>, tensor<8x1xi64>
+  %c64 = arith.constant dense<64> : tensor<8x1xi64>
+  %rowoff = arith.muli %id, %c64 : tensor<8x1xi64>
+  %rowb = tt.broadcast %rowoff : tensor<8x1xi64> -> tensor<8x64xi64>
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rc = tt.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rc64 = arith.extsi %rc : tensor<1x64xi32> to tensor<1x64xi64>
+  %rcb = tt.broadcast %rc64 : tensor<1x64xi64> -> tensor<8x64xi64>
+  %offs2 = arith.addi %rcb, %rowb : tensor<8x64xi64>
+  %ts = tt.splat %table : !tt.ptr<f32> -> tensor<8x64x!tt.ptr<f32>>
+  %rows = tt.addptr %ts, %offs2 : tensor<8x64x!tt.ptr<f32>>, tensor<8x64xi64>
+  %v = tt.load %rows, %xmaskb : tensor<8x64x!tt.ptr<f32>>
+  tt.store %rows, %v, %xmaskb : tensor<8x64x!tt.ptr<f32>>
+  %idr = tt.splat %ids : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>
+  %idrp = tt.addptr %idr, %r64 : tensor<64x!tt.ptr<i64>>, tensor<64xi32>
+  %elem_ids = tt.load %idrp : tensor<64x!tt.ptr<i64>>
+  %t1 = tt.splat %table : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %elems = tt.addptr %t1, %elem_ids : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
+  %e = tt.load %elems : tensor<64x!tt.ptr<f32>>
+  tt.return
+}

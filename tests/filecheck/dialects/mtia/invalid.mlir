@@ -102,3 +102,9 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
 %x = "test.op"() : () -> tensor<4x8xf32>
 %r = mtia.re_reduce %x {axis = 1 : i32, kind = "addf"} : tensor<4x8xf32> -> tensor<8xf32>
 // CHECK: reducing axis 1 of tensor<4x8xf32> gives shape [4], not tensor<8xf32>
+
+// -----
+
+%p, %s, %ids = "test.op"() : () -> (!tt.ptr<f32>, i64, tensor<3x1xi64>)
+%t = mtia.dma_gather_rows %p[%ids * %s] [%s, %s] bounds[%s, %s] : !tt.ptr<f32>, tensor<3x1xi64> -> tensor<4x4xf32>
+// CHECK: index tile of shape [3, 1] does not broadcast to the block [4, 4]
