@@ -68,10 +68,12 @@ def mtia_active() -> bool:
 
 
 def device_machine_config() -> Any:
-    """The MachineConfig Inductor's device properties describe: the preset of the default MtiaOptions."""
-    from mtia_xdsl.runtime.options import MtiaOptions
+    """The MachineConfig Inductor's device properties describe: the driver's target preset (as Triton's
+    `get_device_properties` of the driver reports it)."""
+    from mtia_xdsl.machine.config import MachineConfig
+    from mtia_xdsl.runtime.triton_backend.driver import TARGET
 
-    return MtiaOptions().machine_config
+    return MachineConfig.preset(TARGET.arch)
 
 
 class MtiaDeviceProperties:
