@@ -24,15 +24,11 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
-from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, active_lanes, get_pe_state
+from mtia_xdsl.machine.interpret.batching import batch_scalar
+from mtia_xdsl.machine.interpret.dma_trace import active_lanes
+from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, get_pe_state
 from mtia_xdsl.machine.interpret.tt import get_launch_state
-from mtia_xdsl.machine.interpret.values import (
-    as_value,
-    batch_scalar,
-    element_format,
-    element_type_of,
-    location_str,
-)
+from mtia_xdsl.machine.interpret.values import as_value, element_format, element_type_of, location_str
 
 MAX_LISTED_RUNS = 4096
 """Runs listed one by one for the timing model's granule rounding and LLC; past this, the byte extent."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import builtin, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -263,9 +263,8 @@ def expr_divisor(e: Expr, depth: int = _FACT_DEPTH) -> int:
     if depth == 0 or not isinstance(owner, Operation):
         return hint
     found = 1
-    if isinstance(owner, arith.ConstantOp):
-        c = _splat_int(owner.value)
-        found = abs(c) if c is not None else 1
+    if (c := constant_value(e)) is not None:
+        found = abs(c)
     elif isinstance(owner, arith.MuliOp):
         found = expr_divisor(owner.lhs, depth - 1) * expr_divisor(owner.rhs, depth - 1)
     elif isinstance(owner, arith.AddiOp):
@@ -282,6 +281,8 @@ def expr_nonneg(e: Expr, depth: int = _FACT_DEPTH) -> bool:
     if isinstance(e, tuple):
         kind, *args = e
         return kind in ("add", "mul", "rem", "div") and all(expr_nonneg(a, depth) for a in args)
+    if _assumed_nonneg(e) or ((c := constant_value(e)) is not None and c >= 0):
+        return True
     owner = e.owner
     if depth == 0 or not isinstance(owner, Operation):
         return False
@@ -297,6 +298,42 @@ def expr_nonneg(e: Expr, depth: int = _FACT_DEPTH) -> bool:
     if isinstance(owner, arith.ExtSIOp | arith.IndexCastOp | tt.SplatOp):
         return expr_nonneg(owner.operands[0], depth - 1)
     return False
+
+
+def _assumed_nonneg(v: SSAValue) -> bool:
+    """True if the kernel assumes `v >= 0` (`tl.assume(v >= 0)`, as Inductor's GEMM template does)."""
+    for use in v.uses:
+        cmp = use.operation
+        if not isinstance(cmp, arith.CmpiOp) or use.index != 0 or cmp.predicate.value.data not in (4, 5):
+            continue  # sgt / sge
+        bound = constant_value(cmp.rhs)
+        if bound is None or bound < (0 if cmp.predicate.value.data == 5 else -1):
+            continue
+        if any(u.operation.name == "llvm.intr.assume" for u in cmp.result.uses):
+            return True
+    return False
+
+
+_FOLD = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivSIOp: lambda a, b: int(a / b) if b else None,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+def constant_value(v: SSAValue, depth: int = _FACT_DEPTH) -> int | None:
+    """The value of a scalar integer computed from constants only (the canonicalizer leaves such arith)."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp):
+        return _splat_int(owner.value)
+    fold = _FOLD.get(type(owner)) if isinstance(owner, Operation) else None
+    if fold is None or depth == 0 or isinstance(v.type, TensorType):
+        return None
+    a, b = constant_value(owner.operands[0], depth - 1), constant_value(owner.operands[1], depth - 1)
+    return None if a is None or b is None else fold(a, b)
 
 
 def _divisibility_hint(v: SSAValue) -> int:
@@ -356,6 +393,9 @@ class _Analyzer:
     def form_of(self, v: SSAValue) -> AffineForm | None:
         if v in self.info.forms:
             return self.info.forms[v]
+        owner = v.owner
+        if isinstance(owner, scf.IfOp) and isinstance(v.type, TensorType):
+            return self._if_form(owner, owner.results.index(v))
         t = v.type
         if not isinstance(t, TensorType):
             if isinstance(t, tt.PointerType):
@@ -363,6 +403,20 @@ class _Analyzer:
             if isinstance(t, IntegerType | IndexType):
                 return AffineForm(v, ())
         return None
+
+    def _if_form(self, op: scf.IfOp, i: int) -> AffineForm | None:
+        """The form of result i of an scf.if whose branches yield the same form (Inductor's template picks
+        `tl.multiple_of(rm % M, ..)` or plain `rm % M` by a condition the canonicalizer leaves in place)."""
+        if not op.false_region.blocks:
+            return None
+        then_y, else_y = op.true_region.block.last_op, op.false_region.block.last_op
+        if not isinstance(then_y, scf.YieldOp) or not isinstance(else_y, scf.YieldOp):
+            return None
+        a, b = self.form_of(then_y.operands[i]), self.form_of(else_y.operands[i])
+        if a is None or a != b:
+            return None
+        self.info.forms[op.results[i]] = a
+        return a
 
     def visit(self, op: Operation) -> None:
         form = self._form_for_op(op)

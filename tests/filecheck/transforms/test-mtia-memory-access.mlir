@@ -203,3 +203,34 @@ tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32
   %e = tt.load %elems : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// Inductor's GEMM template: pid_m is computed through divisions the analysis cannot bound, but the kernel
+// assumes pid_m >= 0 (tl.assume); `rm % 64` is picked by an scf.if between the hinted and the plain form,
+// whose condition the canonicalizer leaves in place. Both branches have the same form: one DMA.
+// CHECK-LABEL: tt.func public @template_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%a+(%rm0 % 64) strides=[1] bounds=[16] shape=[16]"}
+tt.func public @template_rows(%a: !tt.ptr<f32>, %n: i32, %cond: i1) {
+  %pid = tt.get_program_id x : i32
+  %pid_m = arith.divsi %pid, %n : i32
+  %c0 = arith.constant 0 : i32
+  %nonneg = arith.cmpi sge, %pid_m, %c0 : i32
+  llvm.intr.assume %nonneg : i1
+  %c16 = arith.constant 16 : i32
+  %rm0 = arith.muli %pid_m, %c16 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rm = arith.addi %rms, %r : tensor<16xi32>
+  %ram = scf.if %cond -> (tensor<16xi32>) {
+    %c64 = arith.constant dense<64> : tensor<16xi32>
+    %h = arith.remsi %rm, %c64 {tt.divisibility = dense<16> : tensor<1xi32>, tt.contiguity = dense<16> : tensor<1xi32>} : tensor<16xi32>
+    scf.yield %h : tensor<16xi32>
+  } else {
+    %c64 = arith.constant dense<64> : tensor<16xi32>
+    %p = arith.remsi %rm, %c64 : tensor<16xi32>
+    scf.yield %p : tensor<16xi32>
+  }
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %ptrs = tt.addptr %as, %ram : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
