@@ -187,6 +187,7 @@ def convert_memory_accesses(func: Operation) -> None:
             new.location = op.location
             Rewriter.replace_op(op, new)
     info = analyze_function(func)
+    replaced: dict[SSAValue, SSAValue] = {}  # results of converted loads (an index tile may be one)
     for op in list(func.walk()):
         if not isinstance(op, tt.LoadOp | tt.StoreOp):
             continue
@@ -200,7 +201,8 @@ def convert_memory_accesses(func: Operation) -> None:
                 other = _constant_scalar(op, access.other) if access.other is not None else None
                 if access.index is not None:
                     scale = mat.i64(access.index_scale)
-                    new = mtia.DmaGatherRowsOp(base, access.index, scale, strides, bounds, other, op.result.type)
+                    index = replaced.get(access.index, access.index)
+                    new = mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
                 else:
                     new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
             else:
@@ -210,6 +212,8 @@ def convert_memory_accesses(func: Operation) -> None:
         else:
             new = mtia.ScatterOp(op.ptr, op.value, op.mask)
         new.location = op.location
+        if isinstance(op, tt.LoadOp) and new.results:
+            replaced[op.result] = new.results[-1]
         Rewriter.replace_op(op, new)
 
 

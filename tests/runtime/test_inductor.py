@@ -84,3 +84,20 @@ def test_missing_torch_attribute_fails_loudly(monkeypatch):
     monkeypatch.delattr(benchmarking, "register_benchmarker")
     with pytest.raises(inductor.InductorHookError, match=r"register_benchmarker.*torch 2\.\d+.*tested with torch"):
         inductor.install()
+
+
+def test_matmul_epilogue_is_a_dpe_template(mtia_inductor, monkeypatch):
+    """addmm + relu: a Triton template with the fused epilogue, run on the DPE, not a host library call."""
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(inductor_config.test_configs, "max_mm_configs", 2)  # keep the autotuning short
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(32, 16)
+    x = torch.randn(8, 32)
+    out, codes = run_and_get_code(torch.compile(lambda t: torch.relu(linear(t))), x)
+    torch.testing.assert_close(out, torch.relu(linear(x)))
+    code = "\n".join(codes)
+    assert "extern_kernels.addmm" not in code and "extern_kernels.mm" not in code
+    assert "def triton_tem_fused_addmm_relu" in code
+    run = mtia_xdsl.last_run()
+    assert any(c.kind == "dpe_matmul" for t in run.traces for c in t.commands)

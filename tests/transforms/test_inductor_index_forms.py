@@ -1,5 +1,6 @@
 """Inductor's index forms run as DMA blocks and give eager's results (memory_access.py `_rem_div`)."""
 
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -52,21 +53,23 @@ def test_hinted_rows_mod_m_is_dma_and_matches_eager():
 
 
 @triton.jit
-def embedding_rows(ids_ptr, table_ptr, out_ptr, xnumel, R: tl.constexpr, XBLOCK: tl.constexpr):
-    """Inductor's embedding lookup: ids as a [XBLOCK, 1] tile, negative ids wrapped, rows picked by them."""
+def embedding_rows(ids_ptr, table_ptr, out_ptr, xnumel, R: tl.constexpr, XBLOCK: tl.constexpr, WRAP: tl.constexpr):
+    """Inductor's embedding lookup: ids as a [XBLOCK, 1] tile (negative ids wrapped), rows picked by them."""
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
     xmask = xindex < xnumel
     r = tl.arange(0, R)[None, :]
     tmp0 = tl.load(ids_ptr + xindex, xmask)
-    tmp3 = tl.where(tmp0 < 0, tmp0 + 1000, tmp0)
-    row = tl.load(table_ptr + (r + R * tmp3), xmask, other=0.0)
+    if WRAP:
+        tmp0 = tl.where(tmp0 < 0, tmp0 + 1000, tmp0)
+    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
     tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
 
 
-def test_embedding_rows_are_an_indexed_dma_and_match_eager():
-    ids, table = torch.randint(-1000, 1000, (37,)), torch.randn(1000, 64)
+@pytest.mark.parametrize("wrap", [True, False])
+def test_embedding_rows_are_an_indexed_dma_and_match_eager(wrap):
+    ids, table = torch.randint(-1000 if wrap else 0, 1000, (37,)), torch.randn(1000, 64)
     out = torch.empty(37, 64)
-    kernel = mtia_xdsl.compile(embedding_rows, constexprs={"R": 64, "XBLOCK": 8})
+    kernel = mtia_xdsl.compile(embedding_rows, constexprs={"R": 64, "XBLOCK": 8, "WRAP": wrap})
     run = kernel[(5,)](ids, table, out, 37)  # the last block has 5 valid rows of 8
     torch.testing.assert_close(out, table[ids] * 2.0)
     mtia = kernel.asm["mtia"]
