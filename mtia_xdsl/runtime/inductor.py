@@ -106,9 +106,18 @@ that run on the DPE instead of host library calls. `benchmark_epilogue_fusion` i
 
 
 def gemm_config(inductor_config: Any) -> dict[str, Any]:
-    """The GEMM_CONFIG entries the user has left at Inductor's defaults (a user's own setting wins)."""
-    is_default = _require(inductor_config, "_is_default", "torch._inductor.config")
-    return {name: value for name, value in GEMM_CONFIG.items() if is_default(name)}
+    """The GEMM_CONFIG entries whose current value is Inductor's default (a user's own setting wins).
+
+    The value is compared with the entry's default: `config._is_default` turns False for good once a
+    `config.patch` has touched the entry, even after the patch ends.
+    """
+    entries = _require(inductor_config, "_config", "torch._inductor.config")
+    out = {}
+    for name, value in GEMM_CONFIG.items():
+        default = _require(entries[name], "default", f"torch._inductor.config._config[{name!r}]")
+        if getattr(inductor_config, name) == default:
+            out[name] = value
+    return out
 
 
 _installed = False

@@ -101,3 +101,12 @@ def test_matmul_epilogue_is_a_dpe_template(mtia_inductor, monkeypatch):
     assert "def triton_tem_fused_addmm_relu" in code
     run = mtia_xdsl.last_run()
     assert any(c.kind == "dpe_matmul" for t in run.traces for c in t.commands)
+
+
+def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user(monkeypatch):
+    assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG
+    with inductor_config.patch(inductor.GEMM_CONFIG):
+        pass
+    assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG  # every compile, not only the first
+    monkeypatch.setattr(inductor_config, "max_autotune_gemm_backends", "ATEN,TRITON")
+    assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)
