@@ -149,7 +149,8 @@ def lower_to_fit(
     pipeline passes both, so this module does not import the pipeline that calls it.
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
-    what each step left, when no step makes the kernel fit; other errors of the lowering as they are.
+    what each step left, when no step makes the kernel fit (a step that fails inside the compiler is noted in
+    that message, so an autotuner still sees OutOfResources); other errors of the first lowering as they are.
     """
     errors = resource_errors()
     original = module.clone()
@@ -176,6 +177,10 @@ def lower_to_fit(
             lower_once(attempt, step.options, step.sub_block, step.form)
         except errors as e:
             notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
+            continue
+        except Exception as e:  # noqa: BLE001 - a step that breaks is a bug to report, not a reason to hide `first`
+            cause = e.__cause__ or e
+            notes.append(f"{step.what}: failed inside the compiler ({type(cause).__name__}: {cause}); please report")
             continue
         notes.append(f"applied {step.what}")
         attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])

@@ -38,3 +38,19 @@ def test_a_carried_pointer_survives_automatic_sub_tiling():
 
 def test_a_carried_pointer_survives_a_forced_sub_block():
     _run(sub_block=32)
+
+
+def test_a_sub_tiling_step_that_breaks_still_raises_out_of_resources(monkeypatch):
+    """A fitting step that fails for another reason is noted; the launch raises OutOfResources (autotune skips it)."""
+    import pytest
+    from triton.runtime.errors import OutOfResources
+
+    from mtia_xdsl.transforms import mtia_sub_tile
+
+    def broken(*_args, **_kwargs):
+        raise AttributeError("a rewrite bug")
+
+    monkeypatch.setattr(mtia_sub_tile, "apply_sub_tile", broken)
+    with pytest.raises(OutOfResources) as info:
+        _run(machine_overrides={"ls_bytes": 20_000})
+    assert "failed inside the compiler (AttributeError: a rewrite bug)" in str(info.value)
