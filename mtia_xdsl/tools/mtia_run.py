@@ -194,6 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         check_args(module, args.kernel, kernel_args)
         result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
+        if hasattr(result.report, "fit"):
+            from mtia_xdsl.fit import fit_lines
+
+            result.report.fit = fit_lines(module)  # how the lowering above made the CBs fit, as the Python API says
     except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
         return 1
