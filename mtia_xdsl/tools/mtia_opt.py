@@ -97,6 +97,9 @@ def main(args: Sequence[str] | None = None) -> None:
             raise
         print(f"mtia-opt: {e}; `mtia-opt --help` lists the passes", file=sys.stderr)
         raise SystemExit(1) from None
+    except OSError as e:  # the input file cannot be read
+        print(f"mtia-opt: error: cannot read {e.filename!r}: {e.strerror}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 if __name__ == "__main__":

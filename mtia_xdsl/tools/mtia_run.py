@@ -71,6 +71,20 @@ def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
     return pairs
 
 
+def parse_grid(text: str) -> tuple[int, ...]:
+    """Turn `--grid` text (`4`, `4x2`, `4x2x1`) into a tuple of 1 to 3 program counts.
+
+    Raises: ValueError naming the option and the expected form if `text` is not 1 to 3 integers >= 1 joined by x.
+    """
+    try:
+        grid = tuple(int(g) for g in text.split("x"))
+    except ValueError:
+        grid = ()
+    if not 1 <= len(grid) <= 3 or min(grid) < 1:
+        raise ValueError(f"--grid {text!r}: expected 1 to 3 program counts >= 1 joined by x, e.g. 4 or 4x2")
+    return grid
+
+
 def parse_arg(spec: str, index: int, seed: int) -> Any:
     """Turn one `--arg` spec into a torch tensor or a Python number.
 
@@ -103,7 +117,9 @@ def _parse_arg(spec: str, index: int, seed: int) -> Any:
     try:
         shape = [int(d) for d in shape_text.split("x")]
     except ValueError:
-        raise ValueError(f"shape {shape_text!r} must be sizes separated by x, e.g. 64x128") from None
+        shape = []
+    if not shape or min(shape) < 0:
+        raise ValueError(f"shape {shape_text!r} must be sizes >= 0 separated by x, e.g. 64x128")
     dtype = getattr(torch, _DTYPES[dtype_name])
     n = 1
     for d in shape:
@@ -185,8 +201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
     try:
-        grid = tuple(int(g) for g in args.grid.split("x"))
+        grid = parse_grid(args.grid)
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
+    except ValueError as e:
+        parser.error(str(e))  # a usage error: "mtia-run: error: ...", exit status 2
+    try:
         options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()))
         _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
         module = load_module(args.input, options)
