@@ -157,6 +157,13 @@ def lower_to_fit(
     forced = options.sub_block or 0
     try:
         lower_once(module, options, forced, "unrolled")
+        if forced:  # the user's sub-tiles fitted: the report still says they were applied
+            from mtia_xdsl.transforms.mtia_sub_tile import SUB_TILES
+
+            applied = [f.attributes[SUB_TILES] for f in module.walk() if SUB_TILES in f.attributes]
+            lines = [f"applied sub_block={forced} (compile option): {a.data}" for a in applied]  # type: ignore[union-attr]
+            if lines:
+                module.attributes[FIT] = ArrayAttr([StringAttr(line) for line in lines])
         return
     except errors as e:
         if not options.make_fit:

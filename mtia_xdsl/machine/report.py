@@ -412,7 +412,9 @@ class Report:
     def _format_fit(self) -> list[str]:
         if not self.fit:
             return []
-        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
+        forced = len(self.fit) == 1 and self.fit[0].startswith("applied sub_block=")
+        heading = "sub-tiled (compile option sub_block):" if forced else "made to fit (the CBs did not fit as written):"
+        return ["", f"  {heading}"] + [f"    {line}" for line in self.fit]
 
     def _format_legend(self) -> list[str]:
         return [

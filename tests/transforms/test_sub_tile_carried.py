@@ -37,7 +37,13 @@ def test_a_carried_pointer_survives_automatic_sub_tiling():
 
 
 def test_a_carried_pointer_survives_a_forced_sub_block():
+    """sub_block=32 fits as asked: the report says sub-tiling was applied, though no fitting was needed."""
+    import mtia_xdsl
+
     _run(sub_block=32)
+    report = mtia_xdsl.last_report()
+    assert report.fit[0].startswith("applied sub_block=32 (compile option): 2 x 32 of the 64 rows at ")
+    assert "sub-tiled (compile option sub_block):" in report.format()
 
 
 def test_a_sub_tiling_step_that_breaks_still_raises_out_of_resources(monkeypatch):
