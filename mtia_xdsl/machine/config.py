@@ -149,7 +149,8 @@ class MachineConfig:
     dma_write_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, LS -> global
     dma_granule_bytes: int = 32  # source: S7 (32-byte alignment); each contiguous run rounds up to it
     dma_issue_cycles: int = 50  # ASSUMPTION: cycles to issue one DMA command
-    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run
+    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
+    # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
 
     # ---- global memory ----

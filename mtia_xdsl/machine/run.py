@@ -36,6 +36,7 @@ from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig, derive_config, module_config
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+from mtia_xdsl.machine.interpret.mtia_indexed_dma import MtiaIndexedDmaFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
@@ -141,6 +142,7 @@ class _BatchRunner:
         self.interpreter = make_tt_interpreter(module, counter=self.counter)
         self.interpreter.register_implementations(MtiaFunctions())
         self.interpreter.register_implementations(MtiaAtomicFunctions())
+        self.interpreter.register_implementations(MtiaIndexedDmaFunctions())
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
