@@ -152,6 +152,24 @@ class LocalStorageOutOfResources(OutOfResources):
         return (type(self), (self.required, self.limit, self.message))
 
 
+class CbIdsOutOfResources(OutOfResources):
+    """Triton's OutOfResources for CB IDs (`MachineConfig.cb_ids`), with our located message (kernel line,
+    the values alive at the peak).
+
+    `required` is the CBs alive at once, `limit` the CB IDs.
+    """
+
+    def __init__(self, required: int, limit: int, message: str = "") -> None:
+        super().__init__(required, limit, "CB IDs")
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message or super().__str__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.required, self.limit, self.message))
+
+
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
     """Serialise the buffer-level program, with kernel source locations, for `load_binary`."""
     from io import StringIO
