@@ -39,7 +39,7 @@ class FrontendOptions:
     num_warps: int = 4
     num_ctas: int = 1
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int | None = None

@@ -1,6 +1,6 @@
 """Global memory of the timing model: placement, LLC coverage, shared bandwidth pools, traffic, hazards.
 
-Model (numbers from `MachineConfig`; see MACHINE.md):
+Model (numbers from `MachineConfig`; see docs/machine.md):
 
 - Placement (`global_placement`): "dram" sends every access to LPDDR5 (no cache); "sram" places the
   kernel's tensors in SRAM scratch (no DRAM traffic); "llc" keeps them in DRAM behind the SRAM used as a

@@ -356,7 +356,7 @@ def _se_takes(t: Attribute) -> bool:
 
 
 def _dpe_takes(t: Attribute) -> bool:
-    """Whether the DPE takes `tl.dot` operands of type `t`: int8, fp16, bf16, fp32 (MACHINE.md, DPE)."""
+    """Whether the DPE takes `tl.dot` operands of type `t`: int8, fp16, bf16, fp32 (docs/machine.md, DPE)."""
     et = _element(t)
     if isinstance(et, builtin.IntegerType):
         return et.width.data == 8
