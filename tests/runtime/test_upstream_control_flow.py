@@ -33,3 +33,29 @@ def test_a_while_loop_whose_tensor_never_changes_is_still_reported():
     x, y = torch.ones(4, dtype=torch.int32), torch.zeros(4, dtype=torch.int32)
     with pytest.raises(Exception, match="never ends"):
         _spin_on_a_tensor[(1,)](x, y, 4)
+
+
+@triton.jit
+def _nested_if_else_return(c1, c2, c3, v1, v2, v3, out):
+    val = 0
+    if tl.load(c1):
+        if tl.load(c2):
+            val = tl.load(v1)
+        else:
+            return
+    else:
+        if tl.load(c3):
+            val = tl.load(v2)
+        else:
+            val = tl.load(v3)
+    tl.store(out, val)
+
+
+@pytest.mark.parametrize("c1, c2, c3, expected", [(1, 1, 0, 1), (1, 0, 1, -1), (0, 0, 1, 2), (0, 1, 0, 3)])
+def test_nested_if_else_with_a_return_runs(c1, c2, c3, expected):
+    def one(v: int) -> torch.Tensor:
+        return torch.tensor([v], dtype=torch.int32)
+
+    out = one(-1)
+    _nested_if_else_return[(1,)](one(c1), one(c2), one(c3), one(1), one(2), one(3), out)
+    assert out.item() == expected
