@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.machine.config import DEFAULT_CHIP
 from mtia_xdsl.utils.locations import fill_unknown_locations
 
 DEFAULT_PIPELINE = ",".join(
@@ -28,7 +29,7 @@ DEFAULT_PIPELINE = ",".join(
 )
 
 
-def default_pipeline(chip: str = "mtia2i") -> str:
+def default_pipeline(chip: str = DEFAULT_CHIP) -> str:
     """Return the lowering pipeline for `chip` (a MachineConfig preset name), without the optimizations."""
     return DEFAULT_PIPELINE.format(chip=chip)
 
@@ -45,7 +46,7 @@ def pipeline_for(options: Any = None) -> str:
     Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
-    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.options import MtiaOptions
 
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
@@ -78,9 +79,10 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     from xdsl.transforms import get_all_passes as xdsl_passes
 
     from mtia_xdsl.dialects import make_context
-    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
+    from mtia_xdsl.options import MtiaOptions
     from mtia_xdsl.transforms import get_all_passes
-    from mtia_xdsl.transforms.mtia_set_target import MACHINE_OVERRIDES, overrides_attr
+    from mtia_xdsl.transforms.mtia_set_target import overrides_attr
 
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
@@ -89,7 +91,7 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     available = {**xdsl_passes(), **get_all_passes()}
     pipeline = PassPipeline.parse_spec(available, pipeline_for(o))
     if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
-        module.attributes[MACHINE_OVERRIDES] = overrides_attr(o.machine_overrides)
+        module.attributes[MACHINE_OVERRIDES_ATTR] = overrides_attr(o.machine_overrides)
     try:
         pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds

@@ -65,6 +65,28 @@ def _i32(value: int) -> IntegerAttr:
 
 
 # ----------------------------------------------------------------------------------------------
+# Discardable attributes: their names, one spelling each for the passes that set them and the
+# passes and machine model that read them
+# ----------------------------------------------------------------------------------------------
+
+TARGET_ATTR = "mtia.target"
+"""Module attribute: the chip it is compiled for (a `TargetAttr`), set by mtia-set-target."""
+MACHINE_OVERRIDES_ATTR = "mtia.machine_overrides"
+"""Module attribute: MachineConfig fields changed for the run (a dictionary), set by the pipeline from the
+compile option `machine_overrides` and read by mtia-set-target."""
+PE_MAPPING_ATTR = "mtia.pe_mapping"
+"""Kernel-function attribute: the program -> PE strategy, set by mtia-pe-mapping, read by the machine model."""
+DEPTH_REASON_ATTR = "mtia.depth_reason"
+"""`cb_alloc` attribute: why the CB has its depth, set by mtia-cb-sizing, shown in the machine's CB report."""
+PIPELINE_STAGES_ATTR = "mtia.pipeline_stages"
+"""`cb_alloc` and loop attribute: the software-pipelining depth, set by mtia-software-pipeline."""
+LIVENESS_ATTR = "mtia.liveness"
+"""`cb_alloc` attribute: the CB's live range in words, set by test-mtia-cb-liveness (for FileCheck)."""
+ACCESS_ATTR = "mtia.access"
+"""Memory-op attribute: the access analysis' finding, set by its test pass (for FileCheck)."""
+
+
+# ----------------------------------------------------------------------------------------------
 # Attributes and types
 # ----------------------------------------------------------------------------------------------
 

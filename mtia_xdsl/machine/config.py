@@ -43,6 +43,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+DEFAULT_CHIP = "mtia2i"
+"""The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
+`machine`, `mtia-set-target{chip=...}`, `mtia-run --machine`)."""
+
+PE_MAPPINGS = ("linear", "round_robin", "zigzag")
+"""Strategies placing program ids on the PE grid (defined in `machine/timing.py`, recorded by the
+`mtia-pe-mapping` pass, chosen by the compile option `pe_mapping` or `mtia-run --mapping`)."""
+
+DEFAULT_PE_MAPPING = "zigzag"
+"""The compile default of `pe_mapping`: it balances programs whose work grows with the program id (causal
+attention) and keeps consecutive programs on the chip at the same time (LLC reuse), see
+benchmarks/optimizations.py."""
+
 GLOBAL_PLACEMENTS = ("dram", "sram", "llc")
 """Where kernel tensors live: DRAM (no cache), SRAM scratch, or DRAM behind the SRAM used as LLC."""
 
@@ -58,9 +71,9 @@ class MachineConfig:
     Example: MachineConfig.preset("mtia2i").replace(global_placement="sram")
     """
 
-    PRESET_NAMES: ClassVar[tuple[str, ...]] = ("mtia2i", "small_test")
+    PRESET_NAMES: ClassVar[tuple[str, ...]] = (DEFAULT_CHIP, "small_test")
 
-    name: str = "mtia2i"
+    name: str = DEFAULT_CHIP
 
     # ---- chip ----
     pe_rows: int = 8  # source: S1 spec table (8 x 8 PE grid)

@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import PE_MAPPINGS, MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
 from mtia_xdsl.machine.program_shape import (
     DMA,
@@ -58,7 +58,7 @@ from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_c
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
-MAPPINGS = ("linear", "round_robin", "zigzag")
+MAPPINGS = PE_MAPPINGS
 """Program -> PE strategies, as distributions of the linear program ids (axis 0 fastest) over the n PEs
 numbered row-major; a PE runs its programs in increasing program id:
 - "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);
@@ -148,8 +148,9 @@ class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
     __slots__ = (
-        "block_index", "dma_inflight", "engine_free", "engine_used", "latency", "ls_high_water", "next_program", "pe",
-        "port_busy", "queue", "run", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
+        "block_index", "dma_inflight", "dma_issue", "dma_slot_cycles", "engine_free", "engine_used", "latency",
+        "ls_high_water", "next_program", "pe", "port_busy", "port_bytes", "queue", "run", "scalar_busy", "try_at",
+        "wait_engine", "wait_index", "xfer_fifo",
     )  # fmt: skip
 
     def __init__(self, pe: int, program_indices: list[int], memory: MemorySystem) -> None:
@@ -171,6 +172,13 @@ class _PE:
         self.dma_inflight = 0
         self.xfer_fifo: tuple[deque[list], deque[list]] = (deque(), deque())
         self.port_busy = [False, False]
+        self.port_bytes = [0.0, 0.0]
+        """Granule-rounded bytes moved through the read and the write port."""
+        self.dma_issue = 0.0
+        """Cycles the DMA engine spent issuing commands (issue plus per-descriptor cycles)."""
+        self.dma_slot_cycles = 0.0
+        """Sum over DMA commands of the least time each holds an in-flight slot: issue, memory latency and
+        its transfer at the port rate."""
         self.ls_high_water = 0
 
 
@@ -210,6 +218,7 @@ class _Simulator:
         self.dma_outstanding = config.dma_outstanding_commands
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
+        self.port_rate = (config.dma_read_bytes_per_cycle, config.dma_write_bytes_per_cycle)
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
@@ -468,12 +477,17 @@ class _Simulator:
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        free = pe.engine_free[DMA] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        issue = self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        free = pe.engine_free[DMA] = now + issue
+        pe.dma_issue += issue
         pe.dma_inflight += 1
         write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
+        nbytes = sum([part[1] for part in parts])
+        pe.port_bytes[direction] += nbytes
+        pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
         pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
         self.push(ready, _E_XFER, pe, direction)
 
@@ -573,6 +587,18 @@ class _Simulator:
                 )
         raise TimingError(f"deadlock in program {run.prog.program_id} on PE {pe.pe}")
 
+    def _dma_bound(self, pe: _PE) -> float:
+        """Cycles PE `pe`'s DMA needs at least: its engine issues commands one at a time; each port moves
+        one transfer at a time at most at its per-PE rate (`dma_read/write_bytes_per_cycle`); and at most
+        `dma_outstanding_commands` commands are in flight, each for at least its issue, memory latency and
+        transfer at the port rate (Little's law)."""
+        return max(
+            pe.dma_issue,
+            pe.port_bytes[0] / self.port_rate[0],
+            pe.port_bytes[1] / self.port_rate[1],
+            pe.dma_slot_cycles / self.dma_outstanding,
+        )
+
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
         total = max((end for _, end in self.program_cycles), default=0.0)
         return Timeline(
@@ -591,6 +617,7 @@ class _Simulator:
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
             scalar_issue_cycles={pe.pe: pe.scalar_busy for pe in self.pes},
+            dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
             programs=self.programs,

@@ -30,7 +30,7 @@ def lower(module: ModuleOp, options: Any) -> ModuleOp:
     (`MachineConfig.cb_ids`), from `mtia_xdsl.compile` and launches alike.
     """
     from mtia_xdsl.pipeline import lower as lower_module
-    from mtia_xdsl.runtime.triton_backend.compiler import CbIdsOutOfResources, LocalStorageOutOfResources
+    from mtia_xdsl.runtime.errors import CbIdsOutOfResources, LocalStorageOutOfResources
     from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow
     from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
 

@@ -13,8 +13,8 @@ import triton.language as tl
 from test_runtime_support import FakeToolchain, install
 
 import mtia_xdsl
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime.launch import KernelLaunchError
-from mtia_xdsl.runtime.options import MtiaOptions
 from mtia_xdsl.runtime.triton_backend.compiler import MtiaBackend
 from mtia_xdsl.runtime.triton_backend.driver import TARGET, MtiaDriver
 

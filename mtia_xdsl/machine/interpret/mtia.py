@@ -50,7 +50,7 @@ from mtia_xdsl.machine.interpret.masks import (
     valid_lanes,
 )
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
-from mtia_xdsl.machine.interpret.tt import get_launch_state
+from mtia_xdsl.machine.interpret.tt import get_launch_state, round_tf32
 from mtia_xdsl.machine.interpret.values import as_value
 from mtia_xdsl.utils.locations import location_str
 
@@ -232,13 +232,16 @@ class MtiaFunctions(InterpreterFunctions):
         elem_bytes = element_format(element_type_of(t)).size_bytes
         lanes = active_lanes(ptrs, mask, rank, state.size, elem_bytes)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
                 "gather",
                 where,
-                tuple(waits),
-                (slot,),
+                reads,
+                writes,
                 elems=lanes.active[b],
                 global_read_bytes=lanes.active[b] * elem_bytes,
                 global_extent=lanes.extent[b],
@@ -265,12 +268,14 @@ class MtiaFunctions(InterpreterFunctions):
         elem_bytes = element_format(elem).size_bytes
         lanes = active_lanes(ptrs, mask, logical_rank(t), state.size, elem_bytes)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
                 "scatter",
                 where,
-                tuple(waits),
+                reads,
                 (),
                 elems=lanes.active[b],
                 global_write_bytes=lanes.active[b] * elem_bytes,
@@ -359,9 +364,7 @@ class MtiaFunctions(InterpreterFunctions):
             b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
         if a.dtype == np.float32 and precision == 0:
-            from mtia_xdsl.machine.interpret.tt import _round_tf32
-
-            a, b = _round_tf32(a), _round_tf32(b)
+            a, b = round_tf32(a), round_tf32(b)
         if a.dtype.kind in "iub":
             acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
         else:
@@ -382,13 +385,16 @@ class MtiaFunctions(InterpreterFunctions):
         ls_bytes = mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t)
         where = location_str(op.location)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(p: int) -> Command:
             return Command(
                 Engine.DPE,
                 "dpe_matmul",
                 where,
-                tuple(waits),
-                (slot,),
+                reads,
+                writes,
                 macs=per_program(macs, p),
                 dtype=dtype,
                 dpe_passes=passes,
@@ -432,9 +438,12 @@ class MtiaFunctions(InterpreterFunctions):
         where, dtype = location_str(op.location), dtype_name(out_t)
         ls_bytes = mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(p: int) -> Command:
             return Command(
-                Engine.RE, "re_reduce", where, tuple(waits), (slot,), elems=per_program(elems, p), dtype=dtype,
+                Engine.RE, "re_reduce", where, reads, writes, elems=per_program(elems, p), dtype=dtype,
                 ls_bytes=ls_bytes,
             )  # fmt: skip
 
@@ -485,12 +494,14 @@ class MtiaFunctions(InterpreterFunctions):
                 out_elems = max(elem_count(out_t), 1)
                 elems = -(-info.elems * np.asarray(valid_count(valid, list(out_t.get_shape()))) // out_elems)
 
+            reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+
             def make(p: int) -> Command:
                 return Command(
                     engine,
                     kind,
                     info.where,
-                    tuple(waits),
+                    reads,
                     fills,
                     elems=per_program(elems, p),
                     dtype=info.dtype,

@@ -16,7 +16,6 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.cb import SimCB
-from mtia_xdsl.machine.interpret.dma_trace import strided_block_runs
 
 
 @dataclass
@@ -47,14 +46,6 @@ class PeState:
             c.scalar_instrs = self.scalar_instrs
         self.scalar_instrs = 0
         self.commands.append(cmd)
-
-    def block_runs(self, strides: list[int], bounds: list[int], elem_bytes: int) -> tuple:
-        """`strided_block_runs` of a block at address 0, remembered per batch (programs share block shapes)."""
-        key = (tuple(strides), tuple(bounds), elem_bytes)
-        runs = self.runs_cache.get(key)
-        if runs is None:
-            runs = self.runs_cache[key] = strided_block_runs(0, strides, bounds, elem_bytes)
-        return runs
 
     def issue_each(self, make: Callable[[int], Command], uniform: bool) -> None:
         """Record one command per program (`make(b)` for batch entry b), or `make(0)` for all if uniform."""

@@ -181,7 +181,9 @@ def _elem_bytes(ptr_type: Attribute) -> int:
     return element_format(pointee).size_bytes
 
 
-def _round_tf32(x: np.ndarray) -> np.ndarray:
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """Round fp32 values to tf32 (10 explicit mantissa bits, nearest even), as a `tl.dot` with
+    input_precision "tf32" reads its operands; returned as float32."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(np.shape(x))
     rounded = (u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)
     r = rounded.view(np.float32)
@@ -656,7 +658,7 @@ class TtFunctions(InterpreterFunctions):
             acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
             return (as_value(acc, op.results[0].type),)
         if _int_prop(op, "inputPrecision", 2) == 0 and a.dtype == np.float32:
-            a, b = _round_tf32(a), _round_tf32(b)
+            a, b = round_tf32(a), round_tf32(b)
         acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
         return (as_value(acc, op.results[0].type),)
 

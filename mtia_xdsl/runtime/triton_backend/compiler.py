@@ -12,11 +12,10 @@ from types import ModuleType
 from typing import Any
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
-from triton.runtime.errors import OutOfResources
 from xdsl.dialects.builtin import ModuleOp
 
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import binary, toolchain
-from mtia_xdsl.runtime.options import MtiaOptions
 
 BINARY_EXT = "binary"
 
@@ -133,41 +132,6 @@ def _forget_last_result() -> None:
 
     if hasattr(driver.active, "last_result"):
         driver.active.last_result = None
-
-
-class LocalStorageOutOfResources(OutOfResources):
-    """Triton's OutOfResources for local storage, with our located message (kernel line, largest CBs).
-
-    `required` and `limit` are bytes per PE.
-    """
-
-    def __init__(self, required: int, limit: int, message: str = "") -> None:
-        super().__init__(required, limit, "local storage")
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message or super().__str__()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.required, self.limit, self.message))
-
-
-class CbIdsOutOfResources(OutOfResources):
-    """Triton's OutOfResources for CB IDs (`MachineConfig.cb_ids`), with our located message (kernel line,
-    the values alive at the peak).
-
-    `required` is the CBs alive at once, `limit` the CB IDs.
-    """
-
-    def __init__(self, required: int, limit: int, message: str = "") -> None:
-        super().__init__(required, limit, "CB IDs")
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message or super().__str__()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.required, self.limit, self.message))
 
 
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
