@@ -116,15 +116,24 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
 
 
 def local_storage_bytes(module: ModuleOp) -> int:
-    """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
+    """Return the LS bytes per PE the kernel's circular buffers occupy (Triton's `metadata.shared`).
 
     What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
-    take: the sum of depth x tile bytes over the kernel's `mtia.cb_alloc`s (at least 1, so host code that
-    divides `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs).
+    take: the LS high-water mark of their placement (`mtia-cb-allocate`'s `ls_offset` plus depth x tile
+    bytes; CBs never alive together share bytes), or the sum of depth x tile bytes for a program without
+    placements. At least 1, so host code that divides `max_shared_mem` by it (tutorial 02) works for a
+    kernel without CBs.
     """
-    from mtia_xdsl.machine.report import cb_report
+    from mtia_xdsl.dialects import mtia
 
-    return max(1, sum(cb.bytes for cb in cb_report(module)))
+    top, total = 0, 0
+    for op in module.walk():
+        if isinstance(op, mtia.CbAllocOp):
+            size = op.result.type.depth.data * mtia.tile_bytes(op.result.type.tile)
+            total += size
+            if op.ls_offset is not None:
+                top = max(top, op.ls_offset.value.data + size)
+    return max(1, top or total)
 
 
 def _forget_last_result() -> None:
