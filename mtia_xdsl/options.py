@@ -8,12 +8,9 @@ are present here with values that make sense for MTIA, next to our own (`machine
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS
-
-if TYPE_CHECKING:
-    from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig, derive_config
 
 
 @dataclass(frozen=True)
@@ -37,6 +34,13 @@ class MtiaOptions:
     """`mtia-effective-shape`: masked tails shrink DMA and compute to the valid region."""
     vector_codegen: bool = True
     """`mtia-vector-codegen`: vector-scalar forms and fusion of consecutive vector loops."""
+    make_fit: bool = True
+    """When the kernel's CBs do not fit a PE (CB IDs or LS), lower it again with fewer pipeline slots, fusion
+    and sub-tiling until it fits (`mtia_xdsl/fit.py`); False refuses it as written."""
+    sub_block: int | None = None
+    """Automatic sub-tiling (`mtia-sub-tile`, see mtia_xdsl/fit.py): None lets the compiler split the program's
+    row-parallel block dimension into the largest sub-tiles that fit when the kernel's CBs do not fit as
+    written; 0 never splits; N > 0 always splits into sub-tiles of N rows (a power of two)."""
     warp_size: int = 1
     """One 'thread' per program: read by Triton's CompiledKernel resource check."""
     maxnreg: int | None = None
@@ -73,7 +77,7 @@ class MtiaOptions:
     launch_cooperative_grid: bool = False
     launch_pdl: bool = False
     extern_libs: tuple[tuple[str, str], ...] | None = None
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e4b15", "fp8e4nv", "fp8e5", "fp8e4b8", "fp8e5b16")
+    supported_fp8_dtypes: tuple[str, ...] = MachineConfig.TRITON_FP8_DTYPES
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
@@ -110,15 +114,7 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        from mtia_xdsl.machine.config import MachineConfig
-
-        config = MachineConfig.preset(self.machine)
-        if not self.machine_overrides:
-            return config
-        with_overrides = getattr(config, "with_overrides", None)
-        if with_overrides is not None:
-            return with_overrides(dict(self.machine_overrides))
-        return config.replace(**dict(self.machine_overrides))
+        return derive_config(self.machine, self.machine_overrides)
 
     @classmethod
     def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":
@@ -195,7 +191,10 @@ def _check_optimization_options(o: MtiaOptions) -> None:
         raise ValueError(f"cb_sizing must be one of {', '.join(map(repr, CB_SIZINGS))}, got {o.cb_sizing!r}")
     if o.pe_mapping not in PE_MAPPINGS:
         raise ValueError(f"pe_mapping must be one of {', '.join(map(repr, PE_MAPPINGS))}, got {o.pe_mapping!r}")
-    for name in ("effective_shapes", "vector_codegen"):
+    sb = o.sub_block
+    if sb is not None and (isinstance(sb, bool) or not isinstance(sb, int) or sb < 0 or sb & (sb - 1)):
+        raise ValueError(f"sub_block must be None (automatic), 0 (off) or a power of two, got {sb!r}")
+    for name in ("effective_shapes", "vector_codegen", "make_fit"):
         if not isinstance(getattr(o, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")
 

@@ -14,14 +14,27 @@ PACKAGE = Path(__file__).resolve().parents[1] / "mtia_xdsl"
 
 LAYER_IMPORTS: dict[str, set[str]] = {
     "utils": set(),
+    "semantics": set(),
     "dialects": {"utils"},
-    "machine": {"dialects", "utils"},
-    "transforms": {"dialects", "utils", "machine"},
+    "machine": {"dialects", "utils", "semantics"},
+    "transforms": {"dialects", "utils", "semantics", "machine"},
     "backend": {"dialects", "utils", "machine", "transforms"},
     "options": {"machine"},
     "frontend": {"dialects", "utils", "machine", "transforms", "options"},
-    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options"},
-    "runtime": {"dialects", "utils", "machine", "transforms", "backend", "options", "frontend", "pipeline"},
+    "fit": {"dialects", "utils", "machine", "transforms", "options"},
+    "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options", "fit"},
+    "runtime": {
+        "dialects",
+        "utils",
+        "semantics",
+        "machine",
+        "transforms",
+        "backend",
+        "options",
+        "frontend",
+        "fit",
+        "pipeline",
+    },
 }
 """Which top-level parts of `mtia_xdsl` each part may import (besides itself and the root package, whose
 `__init__` every import runs anyway). `tools` may import anything; a part not listed here is not checked
@@ -97,27 +110,20 @@ def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
-    on_stack: set[str] = set()
     found: list[list[str]] = []
 
     def visit(v: str) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
-        on_stack.add(v)
         for w in graph.get(v, {}):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
-            elif w in on_stack:
+            elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
+            component = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
             if len(component) > 1:
                 found.append(sorted(component))
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -59,9 +59,6 @@ benchmarks/optimizations.py."""
 GLOBAL_PLACEMENTS = ("dram", "sram", "llc")
 """Where kernel tensors live: DRAM (no cache), SRAM scratch, or DRAM behind the SRAM used as LLC."""
 
-_DPE_INT8_DTYPES = frozenset({"i8", "u8", "f8e4m3", "f8e5m2", "f8"})
-_DPE_16BIT_DTYPES = frozenset({"bf16", "f16", "f32", "tf32"})
-
 
 @dataclass(frozen=True, kw_only=True)
 class MachineConfig:
@@ -72,6 +69,18 @@ class MachineConfig:
     """
 
     PRESET_NAMES: ClassVar[tuple[str, ...]] = (DEFAULT_CHIP, "small_test")
+
+    # ---- which element types each engine takes (facts of the units, not tunable: class constants) ----
+    DPE_INT8_RATE_DTYPES: ClassVar[frozenset[str]] = frozenset({"i8", "u8", "f8e4m3", "f8e5m2", "f8"})
+    """DPE inputs at the INT8/FP8 MAC rate. Source: S1 (INT8 and FP8 peaks)."""
+    DPE_16BIT_RATE_DTYPES: ClassVar[frozenset[str]] = frozenset({"bf16", "f16", "f32", "tf32"})
+    """DPE inputs at the BF16/FP16 MAC rate; fp32 runs as tf32 or as BF16 passes (`dpe_fp32_ieee_passes`),
+    since the DPE takes no FP32 inputs. Source: S1."""
+    SE_DTYPES: ClassVar[frozenset[str]] = frozenset({"i1", "i8", "i16", "i32", "f16", "bf16", "f32"})
+    """Element types the SE computes on (others, f64 and i64, go to the RISC-V vector core). Source: S1, S6."""
+    TRITON_FP8_DTYPES: ClassVar[tuple[str, ...]] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    """The fp8 formats (Triton names) kernels may use: Triton refuses the others (`supported_fp8_dtypes` of
+    the compile options). fp8 values are bytes that the lowering converts where used (`fp8-emulation`)."""
 
     name: str = DEFAULT_CHIP
 
@@ -124,6 +133,10 @@ class MachineConfig:
     cb_align_bytes: int = 32  # source: S7 (32-byte alignment); ASSUMPTION: a CB starts on that boundary of LS
     cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
+    pe_programs_in_flight: int = 1  # ASSUMPTION: 1, one program after another. 2: the CP holds the CB state
+    # of the running program and the next, so a PE issues its next program while the previous one drains
+    # when both programs' CBs fit LS and the CB IDs. Not the default: in the fluid DRAM model, PEs then
+    # run in lockstep and streaming kernels lose 3-7 % to chip-wide latency gaps (vector add, softmax)
 
     # ---- scalar core ----
     scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
@@ -136,7 +149,8 @@ class MachineConfig:
     dma_write_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, LS -> global
     dma_granule_bytes: int = 32  # source: S7 (32-byte alignment); each contiguous run rounds up to it
     dma_issue_cycles: int = 50  # ASSUMPTION: cycles to issue one DMA command
-    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run
+    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
+    # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
 
     # ---- global memory ----
@@ -171,6 +185,10 @@ class MachineConfig:
                     raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
                 _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
+        if self.pe_programs_in_flight not in (1, 2):
+            raise ValueError(
+                f"MachineConfig field 'pe_programs_in_flight' must be 1 or 2, got {self.pe_programs_in_flight}"
+            )
         if self.dma_granule_bytes & (self.dma_granule_bytes - 1):
             raise ValueError(
                 f"MachineConfig field 'dma_granule_bytes' must be a power of two, got {self.dma_granule_bytes}"
@@ -267,11 +285,19 @@ class MachineConfig:
 
         Raises: ValueError for a dtype the DPE does not take.
         """
-        if dtype in _DPE_INT8_DTYPES:
+        if dtype in self.DPE_INT8_RATE_DTYPES:
             return self.dpe_int8_macs_per_cycle
-        if dtype in _DPE_16BIT_DTYPES:
+        if dtype in self.DPE_16BIT_RATE_DTYPES:
             return self.dpe_bf16_macs_per_cycle
         raise ValueError(f"the DPE takes no {dtype!r} inputs; expected one of bf16, f16, f32 (passes), i8, f8")
+
+    def dpe_takes(self, dtype: str) -> bool:
+        """Return whether the DPE takes `tl.dot` operands of element type `dtype` ("i8", "bf16", ...)."""
+        return dtype in self.DPE_INT8_RATE_DTYPES or dtype in self.DPE_16BIT_RATE_DTYPES
+
+    def se_takes(self, dtype: str) -> bool:
+        """Return whether the SE computes on elements of type `dtype` ("f32", "i16", ...)."""
+        return dtype in self.SE_DTYPES
 
     def vec_elems_per_cycle(self, dtype: str) -> int:
         """Vector-core elements per cycle per PE for `dtype` (512-bit RVV)."""
@@ -409,3 +435,40 @@ SMALL_TEST = MachineConfig(
     llc_bytes=32 * 1024 * 1024,
 )
 """A 2 x 2 PE chip with a 64 KiB LS, for fast tests; every other number as MTIA-2i."""
+
+
+def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig of preset `chip` with `overrides` (field -> value or value string) applied.
+
+    The one derivation of a machine: the compile driver's options (`MtiaOptions.machine_config`), a
+    module's attributes (`module_config`) and `mtia-run --machine/--set` all call it, so CB sizing, the LS
+    check and the timing model see the same machine.
+    Raises: ValueError for an unknown preset or field, or a value that does not parse or is nonsense.
+    """
+    config = MachineConfig.preset(chip)
+    pairs = dict(overrides)
+    return config.with_overrides(pairs) if pairs else config
+
+
+def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
+    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+
+    Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
+    """
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
+
+    target = module.attributes.get(TARGET_ATTR)
+    if not isinstance(target, TargetAttr):
+        raise ValueError(
+            f'the module has no {TARGET_ATTR} attribute (e.g. #mtia.target<"{DEFAULT_CHIP}">); '
+            f"run mtia-set-target{{chip={DEFAULT_CHIP}}} first"
+        )
+    recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
+    pairs: dict[str, Any] = {}
+    if isinstance(recorded, DictionaryAttr):
+        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+    pairs.update(dict(overrides))
+    return derive_config(target.chip.data, pairs)

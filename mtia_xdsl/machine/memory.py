@@ -31,6 +31,7 @@ from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.cost import scalar_access_cycles
 
 DRAM, SRAM = 0, 1
 """Pool indices."""
@@ -358,8 +359,7 @@ class MemorySystem:
         self.traffic.scalar_dram_bytes += dram
         self.traffic.scalar_sram_bytes += sram
         latency = self.access_latency_cycles("dram" if dram > 0 else "sram", pe)
-        per_elem = max(1.0, latency / cfg.scalar_outstanding_loads)
-        return latency + max(0, c.elems - 1) * per_elem
+        return scalar_access_cycles(max(c.elems, 1), latency, cfg)
 
     def granule_bytes(self, c: Command, raw: float, regular: tuple[int, int] | None = None) -> float:
         """Bytes moved once every contiguous run is rounded out to whole granules.

@@ -210,6 +210,9 @@ class Report:
     """DRAM bytes of scalar-core gathers and scatters (in the roofline and the intensity with DMA's)."""
     gather_sram_bytes: float = 0.0
     """SRAM bytes of scalar-core gathers and scatters."""
+    fit: list[str] = field(default_factory=list)
+    """How the compiler made the kernel's CBs fit (`mtia_xdsl.fit`): what was tried, what was applied and
+    why; empty when the kernel fitted as written."""
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
@@ -322,6 +325,7 @@ class Report:
         return "\n".join(
             self._format_header() + self._format_engines() + self._format_memory() + self._format_lines()
             + self._format_cbs()
+            + self._format_fit()
             + self._format_legend()
         )  # fmt: skip
 
@@ -397,7 +401,8 @@ class Report:
         where_w = max([len(w) for w in wheres] + [26]) + 2
         lines = [
             "",
-            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why",
+            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  "
+            f"{'tile':<{tile_w}}{'value at':<{where_w}}why",
         ]
         for c, where in zip(self.cbs, wheres, strict=True):
             cb_id = "-" if c.cb_id is None else str(c.cb_id)
@@ -413,6 +418,11 @@ class Report:
             f"({100 * summary.ls_high_water_bytes / cap:.1f} %; {_bytes(summary.total_bytes)} without sharing)"
         )
         return lines
+
+    def _format_fit(self) -> list[str]:
+        if not self.fit:
+            return []
+        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
 
     def _format_legend(self) -> list[str]:
         return [

@@ -32,11 +32,11 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
-from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig, derive_config, module_config
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+from mtia_xdsl.machine.interpret.mtia_indexed_dma import MtiaIndexedDmaFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
@@ -60,22 +60,23 @@ class RunResult:
 
 
 def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
-    """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
-    module's `mtia.target`.
+    """Return the MachineConfig for a run: `options.machine_config` (the compile options' machine, with
+    their overrides), else `options.machine`, else the module's own (`config.module_config`: its
+    `mtia.target` with its `mtia.machine_overrides`, the machine the passes sized it for).
 
     Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
-    mtia-set-target).
+    mtia-set-target), or the module's overrides are bad.
     """
     config = getattr(options, "machine_config", None)
     if isinstance(config, MachineConfig):
         return config
     name = getattr(options, "machine", None)
-    target = module.attributes.get(mtia.TARGET_ATTR)
-    if name is None and isinstance(target, TargetAttr):
-        name = target.chip.data
-    if name is None:
-        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
-    return MachineConfig.preset(name)
+    if name is not None:
+        return derive_config(name)
+    try:
+        return module_config(module)
+    except ValueError as e:
+        raise InterpretationError(f"no chip to run on: {e}") from None
 
 
 def run_kernel(
@@ -141,6 +142,7 @@ class _BatchRunner:
         self.interpreter = make_tt_interpreter(module, counter=self.counter)
         self.interpreter.register_implementations(MtiaFunctions())
         self.interpreter.register_implementations(MtiaAtomicFunctions())
+        self.interpreter.register_implementations(MtiaIndexedDmaFunctions())
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)

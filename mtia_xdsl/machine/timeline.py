@@ -65,7 +65,7 @@ class LineCost:
 
 
 def line_key(loc: str) -> str:
-    """ "file:line" of a "file:line:col" location (unchanged if it has no column)."""
+    """Return the "file:line" of a "file:line:col" location (unchanged if it has no column)."""
     head, sep, col = loc.rpartition(":")
     return head if sep and col.isdigit() and ":" in head else loc
 

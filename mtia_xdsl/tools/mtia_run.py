@@ -38,16 +38,23 @@ class RunOptions:
     machine: str
     mapping_override: str | None = None
     """--mapping: the program-id -> PE mapping of the run, over the kernel's `mtia.pe_mapping` attribute."""
-    machine_config: Any = None
-    """The MachineConfig to run on (the preset `machine` with the --set overrides applied)."""
+    machine_overrides: tuple[tuple[str, str], ...] = ()
+    """--set FIELD=VALUE pairs: the lowering sizes CBs for them and the run simulates with them."""
+
+    @property
+    def machine_config(self) -> Any:
+        """The MachineConfig to run on: `derive_config` of the preset `machine` with the --set overrides."""
+        from mtia_xdsl.machine.config import derive_config
+
+        return derive_config(self.machine, self.machine_overrides)
 
     def compile_options(self) -> Any:
-        """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
+        """Return the MtiaOptions a tt-level input is lowered with: the machine with its --set overrides (so
+        CB sizing and the LS check see the machine the run simulates) and the mapping, if given."""
         from mtia_xdsl.options import MtiaOptions
 
-        if self.mapping_override:
-            return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override)
-        return MtiaOptions(machine=self.machine)
+        extra = {"pe_mapping": self.mapping_override} if self.mapping_override else {}
+        return MtiaOptions(machine=self.machine, machine_overrides=self.machine_overrides, **extra)
 
 
 def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
@@ -189,9 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = tuple(int(g) for g in args.grid.split("x"))
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
-
-        config = MachineConfig.preset(args.machine).with_overrides(parse_overrides(args.set))
-        options = RunOptions(args.machine, args.mapping, config)
+        options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()))
+        _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 

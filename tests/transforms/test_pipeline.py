@@ -22,7 +22,11 @@ def test_defaults_turn_every_optimization_on() -> None:
 
 def test_options_as_a_dict_turn_passes_off_and_set_pass_options() -> None:
     text = pipeline_for({"num_stages": 1, "effective_shapes": False, "vector_codegen": False, "pe_mapping": "linear"})
-    assert text == default_pipeline() + ",mtia-cb-sizing{strategy=greedy max-depth=1},mtia-cb-allocate,mtia-pe-mapping{strategy=linear}"
+    assert (
+        text
+        == default_pipeline()
+        + ",mtia-cb-sizing{strategy=greedy max-depth=1},mtia-cb-allocate,mtia-pe-mapping{strategy=linear}"
+    )
     assert "mtia-software-pipeline{num-stages=4}" in pipeline_for({"num_stages": 4})
     assert "strategy=uniform max-depth=3" in pipeline_for({"cb_sizing": "uniform"})
 

@@ -37,12 +37,11 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
-from mtia_xdsl.machine.interpret.cb import SimCB
-from mtia_xdsl.machine.interpret.command_work import ComputeInfo, elem_count
+from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
+from mtia_xdsl.machine.interpret.command_work import ComputeInfo
 from mtia_xdsl.machine.interpret.dma_trace import ActiveLanes, DmaInfo, active_lanes, dma_block, record_dma_commands
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import (
-    REDUCE_IDENTITY,
     keep_valid,
     per_program,
     uninitialized,
@@ -50,8 +49,11 @@ from mtia_xdsl.machine.interpret.masks import (
     valid_lanes,
 )
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
-from mtia_xdsl.machine.interpret.tt import get_launch_state, round_tf32
+from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value
+from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.semantics.dot import dot
+from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 from mtia_xdsl.utils.locations import location_str
 
 __all__ = [
@@ -130,6 +132,11 @@ class MtiaFunctions(InterpreterFunctions):
         state = get_pe_state(interpreter)
         t = op.result.type
         cb = SimCB(len(state.cbs), t.depth.data, t.tile, location_str(op.location))
+        if state.cb_space is None:
+            state.cb_space = CbSpace(state.config.cb_ids)
+        cb_id = op.cb_id.value.data if op.cb_id is not None else None
+        offset = op.ls_offset.value.data if op.ls_offset is not None else None
+        state.cb_space.add(cb, op, cb_id, offset)
         state.cbs.append(cb)
         return (cb,)
 
@@ -363,12 +370,7 @@ class MtiaFunctions(InterpreterFunctions):
             a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
             b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
-        if a.dtype == np.float32 and precision == 0:
-            a, b = round_tf32(a), round_tf32(b)
-        if a.dtype.kind in "iub":
-            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
-        else:
-            acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        acc = dot(a, b, c, precision)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         d = as_value(acc, out_t)
         if valid:  # rows past M and columns past N are not computed
@@ -414,21 +416,7 @@ class MtiaFunctions(InterpreterFunctions):
         valid = args[len(args) - len(op.valid) :] if op.valid else ()
         if valid:  # lanes outside the effective shape are not read: they count as the identity
             x = np.where(valid_lanes(valid, list(t_in.get_shape())), x, REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
-        fn = {
-            "addf": np.add,
-            "addi": np.add,
-            "maxnumf": np.fmax,
-            "minnumf": np.fmin,
-            "maximumf": np.maximum,
-            "minimumf": np.minimum,
-            "maxsi": np.maximum,
-            "minsi": np.minimum,
-        }.get(kind)
-        if fn is None:
-            xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
-            r = (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
-        else:
-            r = fn.reduce(x, axis=axis, dtype=x.dtype)
+        r = reduce(kind, x, axis)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         r = as_value(np.asarray(r), out_t)
         if op.out is None:

@@ -45,7 +45,8 @@ class CbLiveRange:
     """The live range of one CB: program points [start, end], both inclusive.
 
     `size_bytes` is depth x tile bytes; `value_loc` the kernel line ("file:line:col") of the first engine
-    command using the CB (the command making the value it holds); `widened` says which loops the range covers whole, and why.
+    command using the CB (the command making the value it holds); `widened` says which loops the range
+    covers whole, and why.
     """
 
     alloc: mtia.CbAllocOp
@@ -250,7 +251,6 @@ class TestMtiaCbLivenessPass(ModulePass):
                 f"{ids.count} CBs alive at point {ids.point} ({ids.loc}); {by_bytes.size_bytes} bytes alive at "
                 f"point {by_bytes.point} ({by_bytes.loc})"
             )
-
 
 
 def _cb_text(r: CbLiveRange) -> str:

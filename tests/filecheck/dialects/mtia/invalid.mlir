@@ -105,6 +105,12 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
 
 // -----
 
+%p, %s, %ids = "test.op"() : () -> (!tt.ptr<f32>, i64, tensor<3x1xi64>)
+%t = mtia.dma_gather_rows %p[%ids * %s] [%s, %s] bounds[%s, %s] : !tt.ptr<f32>, tensor<3x1xi64> -> tensor<4x4xf32>
+// CHECK: index tile of shape [3, 1] does not broadcast to the block [4, 4]
+
+// -----
+
 %cb = mtia.cb_alloc {cb_id = 1 : i32} : !mtia.cb<1, tensor<64xf32>>
 // CHECK: an allocated CB has both a cb_id and an ls_offset (set by mtia-cb-allocate)
 
@@ -117,3 +123,14 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
 
 %cb = mtia.cb_alloc {cb_id = 0 : i32, ls_offset = -32 : i64} : !mtia.cb<1, tensor<64xf32>>
 // CHECK: ls_offset must be non-negative, got -32
+
+// -----
+
+// An engine command computes: memory ops are DMA commands, not part of a body (mtia.ENGINE_BODY_OPS).
+%p = "test.op"() : () -> tensor<4x!tt.ptr<f32>>
+%t = mtia.se_compute ins(%p : tensor<4x!tt.ptr<f32>>) {
+^bb0(%q: tensor<4x!tt.ptr<f32>>):
+  %v = tt.load %q : tensor<4x!tt.ptr<f32>>
+  mtia.yield %v : tensor<4xf32>
+} -> tensor<4xf32>
+// CHECK: tt.load may not appear in the body of mtia.se_compute (mtia.ENGINE_BODY_OPS lists what an engine command computes)
