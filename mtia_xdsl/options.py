@@ -57,7 +57,9 @@ class MtiaOptions:
     min_shared_mem: int | None = None
     clc: bool | None = None
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
+    """As upstream: with `debug` (what `TRITON_DEBUG=1` sets), i32 add/sub/mul are checked for wrapping
+    and a wrap is reported at the kernel line; without `debug` it changes nothing."""
     machine: str = DEFAULT_CHIP
     """MachineConfig preset the kernel is compiled for and run on."""
     machine_overrides: tuple[tuple[str, Any], ...] = ()
@@ -80,7 +82,7 @@ class MtiaOptions:
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
     `input_precision` is "tf32" (one DPE pass, tf32-rounded inputs) because "tf32" is allowed. Pass
-    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see MACHINE.md)."""
+    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see docs/machine.md)."""
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int = 0
     instrumentation_mode: str = ""

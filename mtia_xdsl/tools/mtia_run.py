@@ -154,9 +154,14 @@ def load_module(path: str, options: Any = None) -> Any:
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.frontend.ttir_import import parse_ttir, verify_parsed
 
-    text = Path(path).read_text() if path != "-" else sys.stdin.read()
-    module = parse_ttir(text, make_context(), path)
-    verify_parsed(module, text, path)
+    if path.endswith(".py"):  # a Triton kernel named by its '# mtia-opt:' comment, as mtia-opt reads it
+        from mtia_xdsl.frontend.pyfile import module_from_python_file
+
+        module = module_from_python_file(path)  # the pipeline below inlines its helpers
+    else:
+        text = Path(path).read_text() if path != "-" else sys.stdin.read()
+        module = parse_ttir(text, make_context(), path)
+        verify_parsed(module, text, path)
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
 
@@ -166,9 +171,11 @@ def load_module(path: str, options: Any = None) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run mtia-run on the command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="mtia-run", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)  # fmt: skip
-    parser.add_argument("input", help="an .mlir file with one public tt.func (tt or buffer level), or - for stdin")
+    first, _, rest = __doc__.partition("\n")
+    parser = argparse.ArgumentParser(prog="mtia-run", description=first,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=rest.strip())  # fmt: skip
+    parser.add_argument("input", help="an .mlir file with one public tt.func (tt or buffer level), a Triton kernel "
+                        ".py with a '# mtia-opt:' comment (see mtia-opt --help), or - for stdin")  # fmt: skip
     parser.add_argument("--grid", default="1", help="program grid, e.g. 4 or 4x2 (default 1)")
     parser.add_argument("--arg", action="append", default=[], help="a kernel argument spec (repeat, in order)")
     parser.add_argument("--kernel", help="name of the tt.func to run when the module has several")
@@ -184,6 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
+    from mtia_xdsl.frontend.errors import KernelError
+
     try:
         grid = tuple(int(g) for g in args.grid.split("x"))
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
@@ -194,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         check_args(module, args.kernel, kernel_args)
         result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
-    except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError) as e:
+    except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError, KernelError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
         return 1
     print(result.report.format())
