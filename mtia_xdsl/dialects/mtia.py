@@ -54,7 +54,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -764,6 +764,49 @@ class CbReadOp(IRDLOperation):
         super().__init__(operands=[cb], result_types=[cb.type.tile])
 
 
+# ----------------------------------------------------------------------------------------------
+# The PE grid (language extension get_pe_id)
+# ----------------------------------------------------------------------------------------------
+
+PE_AXES = ("x", "y")
+"""PE grid axes: 0 = x (the column, along the launch's tile width), 1 = y (the row, along its height)."""
+
+
+class _PeAxisOp(IRDLOperation):
+    """Base of the ops reading one coordinate of the launch's PE grid (S10: base PE, tile width, height)."""
+
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType(32))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, axis: int) -> None:
+        super().__init__(properties={"axis": _i32(axis)}, result_types=[IntegerType(32)])
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1):
+            raise VerifyException(f"axis must be 0 (x, PE column) or 1 (y, PE row), got {self.axis.value.data}")
+
+
+@irdl_op_definition
+class PeIdOp(_PeAxisOp):
+    """Coordinate along `axis` of the PE running this program, within the launch's PE sub-grid.
+
+    0 <= result < `mtia.num_pes` of the same axis; the PE is the one the program-id -> PE mapping
+    (`machine/placement.py`) places the program on. The scalar core reads it from a register.
+    """
+
+    name = "mtia.pe_id"
+
+
+@irdl_op_definition
+class NumPesOp(_PeAxisOp):
+    """Extent along `axis` of the launch's PE sub-grid (tile width for x, tile height for y)."""
+
+    name = "mtia.num_pes"
+
+
 ENGINE_OPS = (
     DmaLoadOp,
     DmaStoreOp,
@@ -801,6 +844,8 @@ MTIA = Dialect(
         CbWaitOp,
         CbPopOp,
         CbReadOp,
+        PeIdOp,
+        NumPesOp,
     ],
     [CircularBufferType, TargetAttr],
 )

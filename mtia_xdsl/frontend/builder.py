@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from mtia_xdsl.dialects import arith, tt
+from mtia_xdsl.dialects import arith, mtia, tt
 from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
@@ -675,6 +675,14 @@ class XdslBuilder:
     def create_get_program_id(self, axis: int) -> Value:
         """Return tt.get_program_id."""
         return self.result(tt.GetProgramIdOp(axis))
+
+    def create_pe_id(self, axis: int) -> Value:
+        """Return mtia.pe_id (language extension get_pe_id): the PE's column (axis 0) or row (axis 1)."""
+        return self.result(mtia.PeIdOp(axis))
+
+    def create_num_pes(self, axis: int) -> Value:
+        """Return mtia.num_pes: the launch's PE grid width (axis 0) or height (axis 1)."""
+        return self.result(mtia.NumPesOp(axis))
 
     def create_get_num_programs(self, axis: int) -> Value:
         """Return tt.get_num_programs."""

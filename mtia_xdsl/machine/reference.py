@@ -25,6 +25,7 @@ from mtia_xdsl.machine.interpret.cf import CfFunctions
 from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
 from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
 from mtia_xdsl.machine.interpret.math import MathFunctions
+from mtia_xdsl.machine.interpret.mtia_pe import MtiaPeFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
@@ -184,7 +185,7 @@ def make_tt_interpreter(
     module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: OpCounter | None = None
 ) -> _Interpreter:
     """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
-    math, scf, cf and func semantics registered; `counter` counts scalar-core instructions."""
+    math, scf, cf, func and PE-grid (mtia.pe_id) semantics registered; `counter` counts scalar-core instructions."""
     interpreter = _Interpreter(module, listeners, counter)
     functions = (
         TtFunctions(),
@@ -195,6 +196,7 @@ def make_tt_interpreter(
         FuncFunctions(),
         DescriptorFunctions(),
         MapElementwiseFunctions(),
+        MtiaPeFunctions(),
     )
     for f in functions:
         interpreter.register_implementations(f)
@@ -223,23 +225,43 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
 
 
 def run_tt(
-    module: builtin.ModuleOp, grid: tuple[int, int, int], args: list[Any], kernel_name: str | None = None
+    module: builtin.ModuleOp,
+    grid: tuple[int, int, int],
+    args: list[Any],
+    kernel_name: str | None = None,
+    options: Any = None,
 ) -> None:
     """Run a tt-level kernel for every program id of `grid`, then write results into the torch tensors.
 
     `args` are the kernel's non-constexpr arguments in order: torch CPU tensors for pointers (or None for
     a null pointer), Python numbers for scalars. On any error the caller's tensors are left untouched.
+    `options` (as for `machine.run.run_kernel`: `machine`, `pe_mapping`, `pe_subgrid`) place the programs
+    on PEs for kernels that ask for theirs (`mtia_xdsl.language.get_pe_id`).
     Raises: InterpretationError naming the kernel line (out-of-bounds access, bad arguments, ...).
     """
     launch = prepare_launch(module, grid, args, kernel_name)
     interpreter = make_tt_interpreter(module)
+    placement = _reference_placement(module, launch, options)
     for pid in launch.program_ids():
-        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
+        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid, placement))
         try:
             interpreter.call_op(launch.kernel, launch.values)
         except InterpretationError as e:
             raise InterpretationError(located_error_text(e, interpreter.last_op, pid)) from None
     launch.memory.commit()
+
+
+def _reference_placement(module: builtin.ModuleOp, launch: Launch, options: Any) -> Any:
+    """Return the launch's Placement, or the InterpretationError a PE query raises when no machine is named."""
+    from mtia_xdsl.machine.run import machine_config, run_placement
+
+    try:
+        config = machine_config(module, options)
+    except InterpretationError as e:
+        return InterpretationError(
+            f"{e}; a kernel that asks for its PE (get_pe_id) runs on a machine: pass options with `machine`"
+        )
+    return run_placement(launch.kernel, launch.grid, config, options)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -39,6 +39,8 @@ from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreC
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
+from mtia_xdsl.machine.interpret.values import location_str
+from mtia_xdsl.machine.placement import SUBGRID_ATTR, PeSubgrid, Placement
 from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, make_tt_interpreter, prepare_launch
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
@@ -98,21 +100,53 @@ def run_kernel(
     launch = prepare_launch(module, grid, args, kernel_name)
     config = machine_config(module, options)
     with _ProgressBar("programs", launch.grid[0] * launch.grid[1] * launch.grid[2]) as bar:
-        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update)
+        placement = run_placement(launch.kernel, launch.grid, config, options)
+        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update, placement)
         traces = runner.run_all()
-    mapping = run_mapping(launch.kernel, options)
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
-            timeline = simulate(traces, config, mapping, launch.grid, **extra)
+            timeline = simulate(
+                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra
+            )
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
     return RunResult(build_report(timeline, _sym_name(launch.kernel)), timeline, traces)
 
 
+def run_placement(
+    kernel: Operation, grid: tuple[int, int, int], config: MachineConfig, options: Any = None
+) -> Placement:
+    """Return where the programs of a launch of `kernel` run: `run_mapping` on `run_subgrid`.
+
+    Raises: InterpretationError naming the kernel for a sub-grid off the chip of `config`.
+    """
+    try:
+        return Placement(run_mapping(kernel, options), run_subgrid(kernel, config, options), grid)
+    except ValueError as e:
+        raise InterpretationError(f"{location_str(kernel.location)}: error: {e}") from None
+
+
+def run_subgrid(kernel: Operation, config: MachineConfig, options: Any = None) -> PeSubgrid:
+    """Return the rectangle of PEs a launch runs on (S10; machine/placement.py).
+
+    In order: `options.subgrid_override` (mtia-run --pe-subgrid), the kernel's `mtia.pe_subgrid` attribute
+    (recorded by mtia-pe-mapping from the launch option `pe_subgrid`), `options.pe_subgrid`, else the
+    whole chip.
+    Raises: ValueError for a sub-grid off the chip of `config`.
+    """
+    override = getattr(options, "subgrid_override", None)
+    if override:
+        return PeSubgrid.parse(tuple(override), config)
+    recorded = kernel.attributes.get(SUBGRID_ATTR)
+    if isinstance(recorded, DenseArrayBase):
+        return PeSubgrid.parse(tuple(int(v) for v in recorded.get_values()), config)
+    return PeSubgrid.parse(getattr(options, "pe_subgrid", None), config)
+
+
 def run_mapping(kernel: Operation, options: Any = None) -> str:
-    """Return the program-id -> PE mapping of a run (see timing.MAPPINGS).
+    """Return the program-id -> PE mapping of a run (see placement.MAPPINGS).
 
     In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
     (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
@@ -131,9 +165,16 @@ class _BatchRunner:
     """Runs the programs of a launch in batches; see the module docstring."""
 
     def __init__(
-        self, module: ModuleOp, launch: Launch, config: MachineConfig, max_batch: int, done: Callable[[int], Any]
+        self,
+        module: ModuleOp,
+        launch: Launch,
+        config: MachineConfig,
+        max_batch: int,
+        done: Callable[[int], Any],
+        placement: Placement,
     ) -> None:
         self.launch = launch
+        self.placement = placement
         self.config = config
         self.max_batch = max_batch
         self.done = done
@@ -209,7 +250,9 @@ class _BatchRunner:
             program_id = (ids[:, 0], ids[:, 1], ids[:, 2])
         state = PeState(pids, self.config, runs_cache=self.runs_cache)
         self.counter.state = state
-        set_launch_state(self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid))
+        set_launch_state(
+            self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid, self.placement)
+        )
         set_pe_state(self.interpreter, state)
         self.interpreter.call_op(self.launch.kernel, self.launch.values)
         return state.traces(self.last_op)

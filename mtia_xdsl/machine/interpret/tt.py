@@ -69,6 +69,9 @@ class LaunchState:
     program_id: tuple[Any, Any, Any]
     """Per axis: an int, or an int32 array (B,) of the batch's program ids along that axis."""
     num_programs: tuple[int, int, int]
+    placement: Any = None
+    """The launch's `machine.placement.Placement` (which PE runs each program), or an InterpretationError
+    to raise when a kernel asks for its PE but the run names no machine (a tt-level run without options)."""
 
     @property
     def batch_size(self) -> int:
