@@ -26,6 +26,7 @@ from functools import cache
 from xdsl.dialects.builtin import (
     I32,
     I64,
+    DenseArrayBase,
     FixedBitwidthType,
     IntAttr,
     IntegerAttr,
@@ -807,6 +808,72 @@ class NumPesOp(_PeAxisOp):
     name = "mtia.num_pes"
 
 
+# ----------------------------------------------------------------------------------------------
+# Slices of tiles in LS (language extension extract_slice)
+# ----------------------------------------------------------------------------------------------
+
+DYNAMIC_OFFSET = -(2**63)
+"""`static_offsets` entry of a dimension whose offset is an operand (MLIR's ShapedType::kDynamic)."""
+
+
+@irdl_op_definition
+class ExtractSliceOp(IRDLOperation):
+    """The block of `source` starting at the offsets, of the result's shape (no global memory access).
+
+    Shapes: source `tensor<S0 x .. x Sn x T>` -> result `tensor<R0 x .. x Rn x T>`, Ri <= Si. Offsets:
+    `static_offsets` has one entry per dimension; an entry DYNAMIC_OFFSET takes the next of `offsets`
+    (integer scalars, in order). A static offset must keep the slice inside the source (checked here); a
+    dynamic one is checked when the program runs. Lowered to an MLU command copying inside LS.
+    """
+
+    name = "mtia.extract_slice"
+
+    source = operand_def(TensorType)
+    offsets = var_operand_def(IntegerType)
+    result = result_def(TensorType)
+    static_offsets = prop_def(DenseArrayBase)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$source (`[` $offsets^ `]`)? attr-dict `:` type($source) `->` type($result) (`,` type($offsets)^)?"
+
+    def __init__(
+        self, source: SSAValue, static_offsets: Sequence[int], offsets: Sequence[SSAValue], result_type: Attribute
+    ) -> None:
+        super().__init__(
+            operands=[source, offsets],
+            result_types=[result_type],
+            properties={"static_offsets": DenseArrayBase.from_list(IntegerType(64), list(static_offsets))},
+        )
+
+    def offsets_per_dim(self) -> list[int | SSAValue]:
+        """Return each dimension's offset: an int, or the operand giving it."""
+        dynamic = iter(self.offsets)
+        return [next(dynamic) if o == DYNAMIC_OFFSET else o for o in self.static_offsets.get_values()]
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        statics = list(self.static_offsets.get_values())
+        shape, sizes = list(src.get_shape()), list(res.get_shape())
+        if src.element_type != res.element_type:
+            raise VerifyException(f"a slice of {src} has its element type, not {res.element_type}")
+        if not len(statics) == len(sizes) == len(shape):
+            raise VerifyException(
+                f"source rank {len(shape)}, result rank {len(sizes)} and {len(statics)} static offsets must agree"
+            )
+        if statics.count(DYNAMIC_OFFSET) != len(self.offsets):
+            raise VerifyException(
+                f"{statics.count(DYNAMIC_OFFSET)} dynamic offsets in static_offsets but {len(self.offsets)} operands"
+            )
+        for dim, (off, size, extent) in enumerate(zip(statics, sizes, shape, strict=True)):
+            if size > extent:
+                raise VerifyException(f"dimension {dim}: a slice of {size} does not fit a source of {extent}")
+            if off != DYNAMIC_OFFSET and not 0 <= off <= extent - size:
+                raise VerifyException(
+                    f"dimension {dim}: offset {off} + size {size} leaves the source of extent {extent}"
+                )
+
+
 ENGINE_OPS = (
     DmaLoadOp,
     DmaStoreOp,
@@ -846,6 +913,7 @@ MTIA = Dialect(
         CbReadOp,
         PeIdOp,
         NumPesOp,
+        ExtractSliceOp,
     ],
     [CircularBufferType, TargetAttr],
 )

@@ -684,6 +684,13 @@ class XdslBuilder:
         """Return mtia.num_pes: the launch's PE grid width (axis 0) or height (axis 1)."""
         return self.result(mtia.NumPesOp(axis))
 
+    def create_mtia_extract_slice(
+        self, src: Value, static_offsets: Sequence[int], offsets: Sequence[Value], ret_ty: Type
+    ) -> Value:
+        """Return mtia.extract_slice (language extension extract_slice) of `src` with result type `ret_ty`."""
+        source, dynamic = unwrap([src, *offsets])[0], unwrap(offsets)
+        return self.result(mtia.ExtractSliceOp(source, static_offsets, dynamic, ret_ty.attr))
+
     def create_get_num_programs(self, axis: int) -> Value:
         """Return tt.get_num_programs."""
         return self.result(tt.GetNumProgramsOp(axis))

@@ -26,6 +26,7 @@ from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
 from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
 from mtia_xdsl.machine.interpret.math import MathFunctions
 from mtia_xdsl.machine.interpret.mtia_pe import MtiaPeFunctions
+from mtia_xdsl.machine.interpret.mtia_slice import MtiaSliceFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
@@ -185,7 +186,7 @@ def make_tt_interpreter(
     module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: OpCounter | None = None
 ) -> _Interpreter:
     """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
-    math, scf, cf, func and PE-grid (mtia.pe_id) semantics registered; `counter` counts scalar-core instructions."""
+    math, scf, cf, func, PE-grid (mtia.pe_id) and mtia.extract_slice semantics registered; `counter` counts scalar-core instructions."""
     interpreter = _Interpreter(module, listeners, counter)
     functions = (
         TtFunctions(),
@@ -197,6 +198,7 @@ def make_tt_interpreter(
         DescriptorFunctions(),
         MapElementwiseFunctions(),
         MtiaPeFunctions(),
+        MtiaSliceFunctions(),
     )
     for f in functions:
         interpreter.register_implementations(f)
