@@ -78,7 +78,9 @@ def extract_slice(x: Any, offsets: Any, sizes: Any, strides: Any = None, _semant
 
     if not isinstance(x, tl.tensor) or not x.type.is_block():
         raise misuse(f"extract_slice: the source must be a tile (a block tensor), got {x!r}")
-    if strides is not None and any(s != 1 for s in _ints(strides, "strides")):
+    from triton.language.core import _unwrap_if_constexpr
+
+    if _unwrap_if_constexpr(strides) is not None and any(s != 1 for s in _ints(strides, "strides")):
         raise misuse(f"extract_slice: only unit strides are supported, got {_ints(strides, 'strides')}")
     static_sizes = _static_sizes(x, _ints(sizes, "sizes"))
     static, dynamic = _offsets(x, _ints(offsets, "offsets"), static_sizes, _semantic)

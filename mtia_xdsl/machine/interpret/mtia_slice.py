@@ -36,7 +36,7 @@ class MtiaSliceFunctions(InterpreterFunctions):
             if not 0 <= off <= shape[dim] - sizes[dim]:
                 raise InterpretationError(
                     f"{location_str(op.location)}: error: extract_slice: offset {off} + size {sizes[dim]} leaves "
-                    f"dimension {dim} of the source (extent {shape[dim]}); keep 0 <= offset <= {shape[dim] - sizes[dim]}"
+                    f"dimension {dim} of the tile (extent {shape[dim]}); keep 0 <= offset <= {shape[dim] - sizes[dim]}"
                 )
             offsets.append(off)
         x = np.asarray(args[0])
