@@ -1,4 +1,5 @@
-"""The paper's spellings: `tl.mtia.<extension>` and `tl.extract_slice` on `triton.language`.
+"""The paper's spellings: `tl.mtia.<extension>` and `tl.extract_slice` on `triton.language`, and
+ctypes.Structure kernel arguments in Triton's launch binder.
 
 `install_when_imported()` (called by `import mtia_xdsl`) adds them to `triton.language` now if it is
 imported, else right after it is first imported (a one-shot import hook), so importing mtia_xdsl does not
@@ -18,9 +19,14 @@ _TL = "triton.language"
 
 
 def install(tl: ModuleType) -> None:
-    """Set `tl.mtia` to mtia_xdsl.language and `tl.extract_slice` to ours unless Triton defines its own."""
-    import mtia_xdsl.language as mtl
+    """Set `tl.mtia` to mtia_xdsl.language and `tl.extract_slice` to ours unless Triton defines its own, and
+    let Triton's launch binder take ctypes.Structure arguments (`mtia_xdsl.language.structs.install`)."""
+    import triton.runtime.jit as jit
 
+    import mtia_xdsl.language as mtl
+    from mtia_xdsl.language.structs import install as install_structs
+
+    install_structs(jit)
     tl.mtia = mtl  # type: ignore[attr-defined]
     extract = getattr(mtl, "extract_slice", None)
     if extract is not None and getattr(tl, "extract_slice", extract) is extract:
