@@ -1,7 +1,7 @@
 """Compile time: ours (Python source -> buffer-level mtia program) next to upstream (source -> TTIR).
 
-Per kernel (the examples and the conformance kernels of tests/test_frontend_kernels.py, with the
-signatures of tests/test_frontend_conformance.py), in a warm process, the median of several runs of:
+Per kernel (the examples and the conformance kernels of tests/frontend/test_frontend_kernels.py, with the
+signatures of tests/frontend/test_frontend_conformance.py), in a warm process, the median of several runs of:
 
 - ours: `mtia_xdsl.compile(fn, signature, constexprs)` without running it: the frontend (Triton's code
   generator driving our xDSL builder) and `mtia_xdsl.pipeline.DEFAULT_PIPELINE`. The same steps are also
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "frontend")]
 
 from test_frontend_conformance import CASES, _new_context, _run_ttir_passes  # noqa: E402
 

@@ -39,8 +39,9 @@ def pipeline_for(options: Any = None) -> str:
 
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
-    `mtia-software-pipeline{num-stages=N}` and `mtia-cb-sizing{strategy=S max-depth=N}` on the
-    buffer-level program, and `mtia-pe-mapping{strategy=M}` (with `subgrid=B,W,H` for a `pe_subgrid`) last.
+    `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
+    `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
+    (with `subgrid=B,W,H` for a `pe_subgrid`) last.
     Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
@@ -60,6 +61,7 @@ def pipeline_for(options: Any = None) -> str:
     if o.num_stages > 1:
         steps.append(f"mtia-software-pipeline{{num-stages={o.num_stages}}}")
     steps.append(f"mtia-cb-sizing{{strategy={o.cb_sizing} max-depth={max(o.num_stages, 1)}}}")
+    steps.append("mtia-cb-allocate")
     subgrid = f" subgrid={','.join(map(str, o.pe_subgrid))}" if o.pe_subgrid else ""
     steps.append(f"mtia-pe-mapping{{strategy={o.pe_mapping}{subgrid}}}")
     return ",".join(steps)

@@ -2,7 +2,7 @@
 
 Models: `include/triton/Dialect/Triton/IR/TritonOps.td` of triton==3.9.0 (pinned; the libtriton shipped in
 that wheel is the reference: our generic form parses there unchanged, see
-tests/test_frontend_conformance.py). Names, operand order, property names and the i32 enum encodings are
+tests/frontend/test_frontend_conformance.py). Names, operand order, property names and the i32 enum encodings are
 upstream's: e.g. `tt.atomic_rmw` stores `atomic_rmw_op = 5 : i32` for `fadd`, `tt.dot` stores
 `inputPrecision = 2 : i32` for `ieee`, `tt.get_program_id` stores `axis = 0 : i32` for `x`.
 

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import SSAValue
 
 from mtia_xdsl.frontend.builder import XdslBuilder
-from mtia_xdsl.frontend.errors import KernelError
+from mtia_xdsl.frontend.errors import KernelError, located_error_class
 from mtia_xdsl.frontend.handles import Attr, BlockArg, Value
 
 _BUILD_LOCK = threading.Lock()
@@ -189,13 +189,26 @@ def _message(exc: BaseException) -> str:
 
 
 def _kernel_error(exc: BaseException, last_loc: Any, fn: Any) -> KernelError:
+    """Return the located error for `exc`, of the CompilationError subclass Triton raised (if any)."""
+    from triton.compiler.errors import CompilationError
+
+    cls = located_error_class(type(exc)) if isinstance(exc, CompilationError) else KernelError
     inner = _innermost(exc)
     if isinstance(inner, KernelError) and inner.file is not None:
-        return KernelError(inner.message, inner.file, inner.line, inner.col)
+        return cls(inner.message, inner.file, inner.line, inner.col)
     loc = last_loc.attr if last_loc is not None else None
     if isinstance(loc, FileLineColLoc):
-        return KernelError(_message(inner), loc.filename.data, loc.line.data, loc.column.data)
-    return KernelError(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
+        return cls(_message(inner), loc.filename.data, loc.line.data, loc.column.data)
+    return cls(_message(inner), getattr(fn, "file_name", None), getattr(fn, "def_file_line_number", None), 0)
+
+
+def _upstream_cause(exc: BaseException) -> BaseException:
+    """The exception upstream's error would chain: a CompilationError's own cause, else `exc`."""
+    from triton.compiler.errors import CompilationError
+
+    if isinstance(exc, CompilationError) and not isinstance(exc, KernelError) and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc
 
 
 def _with_none_argument_hint(error: KernelError, fn: Any, constants: dict[Any, object]) -> KernelError:
@@ -209,7 +222,7 @@ def _with_none_argument_hint(error: KernelError, fn: Any, constants: dict[Any, o
         f"; argument {', '.join(repr(n) for n in names)} is None, which Triton specializes as a constexpr: pass a "
         "tensor, or guard its uses with `if <arg> is not None:`"
     )
-    return KernelError(error.message + hint, error.file, error.line, error.col)
+    return type(error)(error.message + hint, error.file, error.line, error.col)
 
 
 def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict[Any, object]:
@@ -249,7 +262,7 @@ def build_tt_module(
             )
         except Exception as e:
             error = _kernel_error(e, proxy.last_loc[0], fn)
-            raise _with_none_argument_hint(error, fn, src.constants) from e
+            raise _with_none_argument_hint(error, fn, src.constants) from _upstream_cause(e)
     _name_kernel_arguments(handle.op, fn, signature)
     return handle.op
 

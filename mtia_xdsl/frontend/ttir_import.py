@@ -3,7 +3,7 @@
 libtriton prints location aliases (`#loc12 = loc(...)`) partly after the module that uses them, which
 MLIR allows and xDSL's parser does not: the aliases are hoisted above the module before parsing.
 Produce such files with Triton's own cache or dumps (`TRITON_KERNEL_DUMP=1` writes `*.ttir` under
-`TRITON_DUMP_DIR`), or with `ASTSource(...).make_ir(...)` as tests/test_frontend_conformance.py does.
+`TRITON_DUMP_DIR`), or with `ASTSource(...).make_ir(...)` as tests/frontend/test_frontend_conformance.py does.
 """
 
 from __future__ import annotations

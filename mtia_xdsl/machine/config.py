@@ -15,6 +15,8 @@ Glossary of hardware terms (the MTIA papers' names; use no other word for these 
   circular buffers with hardware producer/consumer tracking. Source: S1.
 - CB (circular buffer): a FIFO of equally sized slots ("tiles") in LS, `depth` slots deep; producers fill
   slots, consumers release them; the CP tracks both. Source: S1.
+- CB ID: the number by which the CP tracks a CB; a kernel has `cb_ids` of them (14, S9), so CBs alive at the
+  same time are limited like registers, and CBs alive at different times share IDs and LS bytes.
 - LS (local storage): the per-PE scratchpad (384 KB, 1.0 TB/s read+write). Source: S1, S6.
 - DMA: the engine moving blocks between LS and global memory (SRAM/DRAM) over the NoC, including indexed
   DMA for embedding rows. Source: S1.
@@ -27,7 +29,8 @@ Glossary of hardware terms (the MTIA papers' names; use no other word for these 
 - VEC (vector core): the RISC-V vector core of a PE, RVV with 512-bit registers. Source: S1.
 
 Sources (see /work/shared/MACHINE.md): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
-Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro.
+Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro;
+S9 pytorch/helion pull request #3116 (July 2026), quoting Triton-MTIA's CB ID limit.
 Values marked ASSUMPTION have no public source and stay overridable via `MachineConfig.replace`.
 """
 
@@ -103,7 +106,9 @@ class MachineConfig:
     # ---- LS, CP, CBs ----
     ls_bytes: int = 384 * 1024  # source: S1, S6 (384 KB per PE)
     ls_bytes_per_cycle: int = 740  # source: S1, S6 (M) 1.0 TB/s / 1.35 GHz, read+write
-    cb_count: int = 32  # ASSUMPTION: circular buffers per PE
+    cb_ids: int = 14  # source: S9 (Triton-MTIA: "maximum number [of CB IDs] available on the target
+    # architecture (14)"; the MTIA generation is not named): CBs alive at once per kernel on a PE
+    cb_align_bytes: int = 32  # source: S7 (32-byte alignment); ASSUMPTION: a CB starts on that boundary of LS
     cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
 

@@ -53,11 +53,42 @@ class CbInfo:
     tile_bytes: int
     reason: str
     """Why it has `depth` slots (`mtia.depth_reason`; empty if mtia-cb-sizing did not run)."""
+    cb_id: int | None = None
+    """CB ID mtia-cb-allocate gave it (None: not allocated)."""
+    ls_offset: int | None = None
+    """Byte offset of its slots in LS from mtia-cb-allocate (None: not allocated)."""
 
     @property
     def bytes(self) -> int:
         """LS bytes the CB holds: depth x tile bytes."""
         return self.depth * self.tile_bytes
+
+
+@dataclass(frozen=True)
+class CbSummary:
+    """What a kernel's CBs take of a PE, before and after mtia-cb-allocate shares IDs and bytes.
+
+    Units: bytes per PE.
+    """
+
+    count: int
+    """CBs of the kernel (the CB IDs it would need if none shared one)."""
+    total_bytes: int
+    """Sum of every CB's depth x tile bytes (the LS it would need if none shared bytes)."""
+    ids_in_use: int
+    """CB IDs the allocation uses (the most CBs alive at once); `count` if the program is not allocated."""
+    ls_high_water_bytes: int
+    """End of the highest CB in LS after allocation; `total_bytes` if the program is not allocated."""
+
+
+def cb_summary(cbs: list[CbInfo]) -> CbSummary:
+    """Summarise `cbs` (from `cb_report`): CB count and bytes, and the CB IDs and LS bytes the allocation uses."""
+    total = sum(c.bytes for c in cbs)
+    if any(c.cb_id is None or c.ls_offset is None for c in cbs):
+        return CbSummary(len(cbs), total, len(cbs), total)
+    ids = len({c.cb_id for c in cbs})
+    top = max((c.ls_offset + c.bytes for c in cbs if c.ls_offset is not None), default=0)
+    return CbSummary(len(cbs), total, ids, top)
 
 
 def cb_report(module: Any) -> list[CbInfo]:
@@ -85,6 +116,8 @@ def cb_report(module: Any) -> list[CbInfo]:
                 depth=t.depth.data,
                 tile_bytes=mtia.tile_bytes(t.tile),
                 reason=reason.data if reason is not None else "",  # type: ignore[union-attr]
+                cb_id=alloc.cb_id.value.data if alloc.cb_id is not None else None,
+                ls_offset=alloc.ls_offset.value.data if alloc.ls_offset is not None else None,
             )
         )
     return out
@@ -139,6 +172,8 @@ class Report:
     """Largest LS footprint of any PE (sum of depth x tile bytes of its CBs, plus extra)."""
     ls_high_water_per_pe: dict[int, int]
     ls_capacity_bytes: int
+    cb_ids: int
+    """CB IDs a PE's CP tracks (MachineConfig.cb_ids)."""
     dpe_flops: float
     se_elems: int
     vec_elems: int
@@ -212,6 +247,7 @@ class Report:
             ls_high_water_bytes=high_water,
             ls_high_water_per_pe=dict(sorted(timeline.ls_high_water_bytes.items())),
             ls_capacity_bytes=cfg.ls_bytes,
+            cb_ids=cfg.cb_ids,
             dpe_flops=work.dpe_flops,
             se_elems=work.se_elems,
             vec_elems=work.vec_elems,
@@ -315,18 +351,26 @@ class Report:
     def _format_cbs(self) -> list[str]:
         if not self.cbs:
             return []
-        total = sum(c.bytes for c in self.cbs)
+        summary = cb_summary(self.cbs)
         wheres = [c.loc.rsplit("/", 1)[-1] for c in self.cbs]
         tile_w = max([len(c.tile) for c in self.cbs] + [24]) + 2
         where_w = max([len(w) for w in wheres] + [26]) + 2
-        lines = ["", f"  {'CB':<4}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why"]
+        lines = [
+            "",
+            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why",
+        ]
         for c, where in zip(self.cbs, wheres, strict=True):
+            cb_id = "-" if c.cb_id is None else str(c.cb_id)
+            offset = "-" if c.ls_offset is None else str(c.ls_offset)
             lines.append(
-                f"  {c.index:<4}{c.depth:>6}{_bytes(c.bytes):>12}  {c.tile:<{tile_w}}{where:<{where_w}}{c.reason}"
+                f"  {c.index:<4}{cb_id:>4}{offset:>11}{c.depth:>6}{_bytes(c.bytes):>12}  {c.tile:<{tile_w}}"
+                f"{where:<{where_w}}{c.reason}"
             )
+        cap = self.ls_capacity_bytes
         lines.append(
-            f"  CBs take {_bytes(total)} of {_bytes(self.ls_capacity_bytes)} of LS per PE "
-            f"({100 * total / self.ls_capacity_bytes:.1f} %)"
+            f"  {summary.count} CBs use {summary.ids_in_use} CB IDs at the peak (of {self.cb_ids}); LS high-water "
+            f"mark of the allocation {_bytes(summary.ls_high_water_bytes)} of {_bytes(cap)} per PE "
+            f"({100 * summary.ls_high_water_bytes / cap:.1f} %; {_bytes(summary.total_bytes)} without sharing)"
         )
         return lines
 

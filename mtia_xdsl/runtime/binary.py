@@ -19,11 +19,13 @@ class LoadedKernel:
     name: str
     module: ModuleOp
     """Buffer-level mtia program."""
+    num_warps: int = 1
+    """The kernel's `num_warps` option (only read to report `n_regs`, see MtiaUtils.load_binary)."""
 
 
-def encode(name: str, program_text: str) -> bytes:
-    """Return the binary holding kernel `name` and its buffer-level program text."""
-    header = json.dumps({"format": _MAGIC, "name": name})
+def encode(name: str, program_text: str, num_warps: int = 1) -> bytes:
+    """Return the binary holding kernel `name`, its `num_warps` option and its buffer-level program text."""
+    header = json.dumps({"format": _MAGIC, "name": name, "num_warps": num_warps})
     return (header + "\n" + program_text).encode("utf-8")
 
 
@@ -61,4 +63,4 @@ def load(binary: bytes) -> LoadedKernel:
         raise ValueError(
             f"kernel {name}: its printed mtia program does not parse back (a printer/parser mismatch in a dialect): {e}"
         ) from e
-    return LoadedKernel(name, module)
+    return LoadedKernel(name, module, int(header.get("num_warps", 1)))

@@ -114,9 +114,13 @@ def _convert(where: str, name: str, ty: str, value: Any) -> Any:
 def _pointer(where: str, name: str, ty: str, value: Any) -> Any:
     import torch
 
+    value = _underlying_tensor(value)
+    if value is None:
+        return None  # a null pointer (an object whose data_ptr() is 0)
     if not isinstance(value, torch.Tensor):
         raise KernelLaunchError(
-            f"{where}: error: argument '{name}' ({ty}) must be a torch tensor, got {type(value).__name__}"
+            f"{where}: error: argument '{name}' ({ty}) must be a torch tensor, or an object with data_ptr() "
+            f"and dtype wrapping one in `.base` (as triton.reinterpret makes), got {type(value).__name__}"
         )
     if value.device.type != "cpu":
         raise KernelLaunchError(
@@ -124,6 +128,27 @@ def _pointer(where: str, name: str, ty: str, value: Any) -> Any:
             "MTIA machine model runs on CPU tensors, move it with .cpu()"
         )
     return flat_view(value)
+
+
+def _underlying_tensor(value: Any) -> Any:
+    """Return the torch tensor behind a pointer argument, None for a null one, else `value` unchanged.
+
+    Triton takes any object with `data_ptr()` and `dtype` as a pointer: `triton.reinterpret` makes a
+    `TensorWrapper` (the same memory under another element type, the tensor in `.base`); the kernel's
+    signature already carries the wrapper's dtype, and the machine model's memory is byte-addressed, so
+    the wrapped tensor's storage is what the kernel reads and writes.
+    """
+    import torch
+
+    seen = 0
+    while not isinstance(value, torch.Tensor) and hasattr(value, "data_ptr") and seen < 8:
+        base = getattr(value, "base", None)
+        if base is None:
+            return None if value.data_ptr() == 0 else value
+        if base.data_ptr() != value.data_ptr():
+            return value  # a wrapper that points elsewhere than its base: refused by the caller
+        value, seen = base, seen + 1
+    return value
 
 
 def _name(fn: Any) -> str:

@@ -38,6 +38,18 @@ class MtiaOptions:
     warp_size: int = 1
     """One 'thread' per program: read by Triton's CompiledKernel resource check."""
     maxnreg: int | None = None
+    """CUDA's register cap: accepted and ignored with a warning (see OTHER_BACKEND_OPTIONS)."""
+    matrix_instr_nonkdim: int | None = None
+    waves_per_eu: int | None = None
+    kpack: int | None = None
+    schedule_hint: str | None = None
+    allow_flush_denorm: bool | None = None
+    wgp_cu_mode: str | None = None
+    ptx_version: int | None = None
+    ptx_options: str | None = None
+    enable_reflect_ftz: bool | None = None
+    min_shared_mem: int | None = None
+    clc: bool | None = None
     debug: bool = False
     sanitize_overflow: bool = False
     machine: str = "mtia2i"
@@ -82,6 +94,7 @@ class MtiaOptions:
         two (as upstream's backends refuse it), or an optimization option out of its range (`num_stages`
         >= 1, `cb_sizing`, `pe_mapping`, booleans).
         """
+        _ignore_other_backend_options(self)
         if not isinstance(self.num_warps, int) or self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
             raise ValueError(f"num_warps must be a power of two, got {self.num_warps!r}")
         _check_optimization_options(self)
@@ -137,6 +150,45 @@ class MtiaOptions:
         """Return a stable digest of every field (Triton puts it in the kernel cache key)."""
         key = "_".join(f"{f.name}-{getattr(self, f.name)}" for f in fields(self))
         return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+OTHER_BACKEND_OPTIONS = (
+    "maxnreg",
+    "matrix_instr_nonkdim",
+    "waves_per_eu",
+    "kpack",
+    "schedule_hint",
+    "allow_flush_denorm",
+    "wgp_cu_mode",
+    "ptx_version",
+    "ptx_options",
+    "enable_reflect_ftz",
+    "min_shared_mem",
+    "clc",
+)
+"""Options of Triton's CUDA and AMD backends that kernels and autotune configs carry (tutorial 03's AMD
+configs set `matrix_instr_nonkdim`, `waves_per_eu` and `kpack`). They have no MTIA meaning: a given
+value is ignored (reset to None, so it does not split Triton's cache) with one warning per option name
+per process."""
+
+_WARNED: set[str] = set()
+
+
+def _ignore_other_backend_options(o: MtiaOptions) -> None:
+    import warnings
+
+    for name in OTHER_BACKEND_OPTIONS:
+        value = getattr(o, name)
+        if value is None:
+            continue
+        object.__setattr__(o, name, None)
+        if name not in _WARNED:
+            _WARNED.add(name)
+            warnings.warn(
+                f"mtia_xdsl ignores the option {name}={value!r} of another Triton backend (it has no MTIA meaning)",
+                UserWarning,
+                stacklevel=4,
+            )
 
 
 CB_SIZINGS = ("greedy", "uniform")

@@ -25,25 +25,28 @@ def build_tt_module(
 def lower(module: ModuleOp, options: Any) -> ModuleOp:
     """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`.
 
-    Raises: LocalStorageOutOfResources (Triton's OutOfResources, which `@triton.autotune` skips) when the
-    kernel's CBs do not fit a PE's local storage, from `mtia_xdsl.compile` and launches alike.
+    Raises: LocalStorageOutOfResources / CbIdsOutOfResources (Triton's OutOfResources, which
+    `@triton.autotune` skips) when the kernel's CBs do not fit a PE's local storage or its CB IDs
+    (`MachineConfig.cb_ids`), from `mtia_xdsl.compile` and launches alike.
     """
     from mtia_xdsl.pipeline import lower as lower_module
-    from mtia_xdsl.runtime.triton_backend.compiler import LocalStorageOutOfResources
+    from mtia_xdsl.runtime.triton_backend.compiler import CbIdsOutOfResources, LocalStorageOutOfResources
+    from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow
     from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
 
     try:
         return lower_module(module, options)
     except LocalStorageOverflow as e:
         raise LocalStorageOutOfResources(e.required_bytes, e.limit_bytes, str(e)) from None
+    except CbIdOverflow as e:
+        raise CbIdsOutOfResources(e.required, e.limit, str(e)) from None
 
 
 def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
     """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`.
 
-    The result's report lists the program's CBs (depth, bytes, why: `mtia_xdsl.machine.report.cb_report`)
-    and warns when there are more than the CP tracks (`MachineConfig.cb_count`, an ASSUMPTION): the model
-    runs such a kernel, real hardware would need CBs reused.
+    The result's report lists the program's CBs (depth, bytes, CB ID, LS offset, why:
+    `mtia_xdsl.machine.report.cb_report`).
     """
     from mtia_xdsl.machine import run_kernel as run
     from mtia_xdsl.machine.report import cb_report
@@ -52,11 +55,4 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     report = getattr(result, "report", None)
     if report is not None and hasattr(report, "cbs"):
         report.cbs = cb_report(module)
-        limit = options.machine_config.cb_count if hasattr(options, "machine_config") else None
-        if limit is not None and len(report.cbs) > limit:
-            report.warnings.append(
-                f"the kernel uses {len(report.cbs)} circular buffers, more than the {limit} a PE's CP tracks "
-                "(MachineConfig.cb_count, an assumption); the model runs it, the chip would need CBs reused "
-                "(vector_codegen=True fuses commands and removes CBs)"
-            )
     return result

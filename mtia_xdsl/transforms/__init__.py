@@ -23,6 +23,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return TestMtiaMemoryAccessPass
 
+    def test_cb_liveness() -> type[ModulePass]:
+        from mtia_xdsl.transforms.analysis.cb_liveness import TestMtiaCbLivenessPass
+
+        return TestMtiaCbLivenessPass
+
+    def cb_allocate() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_cb_allocate import MtiaCbAllocatePass
+
+        return MtiaCbAllocatePass
+
     def set_target() -> type[ModulePass]:
         from mtia_xdsl.transforms.mtia_set_target import MtiaSetTargetPass
 
@@ -80,5 +90,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "convert-tt-to-mtia": convert_tt_to_mtia,
         "mtia-cb-bufferize": cb_bufferize,
         "test-mtia-memory-access": test_memory_access,
+        "test-mtia-cb-liveness": test_cb_liveness,
+        "mtia-cb-allocate": cb_allocate,
         "mtia-set-target": set_target,
     }

@@ -19,11 +19,12 @@ marked `inplace`, names the CB as input and output, and is preceded by a `mtia.c
 reserve, push or pop), so the CB keeps one slot (the DPE accumulates in the RE/LS).
 
 Every CB starts at depth 1, except any other loop-carried CB whose next value is produced while the
-current one is still read (depth 2). LS use (sum of depth x tile bytes) must fit `MachineConfig.ls_bytes`.
+current one is still read (depth 2). The CBs alive at the same time (transforms/analysis/cb_liveness.py)
+must fit `MachineConfig.ls_bytes`; mtia-cb-allocate later lets CBs never alive together share bytes.
 
 Requires: convert-tt-to-mtia.
-Raises: LocalStorageOverflow (a PassFailedException) when the CBs exceed local storage (the largest
-CBs listed).
+Raises: LocalStorageOverflow (a PassFailedException) when the CBs alive at once exceed local storage (the
+largest of them listed).
 Example: mtia-opt k.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 """
 
@@ -675,22 +676,29 @@ _LISTED_CBS = 8
 
 
 def check_ls_budget(func: tt.FuncOp, plan: CbPlan, ls_bytes: int) -> None:
-    """Raise LocalStorageOverflow if the CBs of `func` need more than `ls_bytes` of LS."""
-    sizes = [(a, a.result.type.depth.data * mtia.tile_bytes(a.result.type.tile)) for a in plan.allocs]
-    total = sum(b for _, b in sizes)
+    """Raise LocalStorageOverflow if the CBs of `func` alive at the same time need more than `ls_bytes`.
+
+    Run on the bufferized kernel: CBs never alive together may share bytes (mtia-cb-allocate places them),
+    so the bytes alive at the peak of the CB liveness analysis are what no allocation can go below.
+    """
+    from mtia_xdsl.transforms.analysis.cb_liveness import analyze_cb_liveness
+
+    peak = analyze_cb_liveness(func).peak(by_bytes=True)
+    total = peak.size_bytes
     if total <= ls_bytes:
         return
-    largest = sorted(sizes, key=lambda ab: -ab[1])
+    largest = sorted(peak.ranges, key=lambda r: (-r.size_bytes, r.index))
     lines = [
-        f"  {a.result.type}: {b} bytes, for the value made at {plan.origin[a.result]}" for a, b in largest[:_LISTED_CBS]
+        f"  {r.cb.type}: {r.size_bytes} bytes, for the value made at {plan.origin.get(r.cb, r.value_loc)}"
+        for r in largest[:_LISTED_CBS]
     ]
     rest = largest[_LISTED_CBS:]
     if rest:
-        lines.append(f"  ... and {len(rest)} more CBs with {sum(b for _, b in rest)} bytes")
+        lines.append(f"  ... and {len(rest)} more CBs with {sum(r.size_bytes for r in rest)} bytes")
     raise LocalStorageOverflow(
-        f"{_loc(func)}: error: the kernel's {len(sizes)} circular buffers need {total} bytes of local storage "
-        f"but a PE has {ls_bytes}; lower the block sizes (BLOCK_*) (every tensor value an engine makes has its "
-        f"own CB for now). Largest CBs:\n" + "\n".join(lines),
+        f"{_loc(func)}: error: the kernel's {len(largest)} circular buffers alive at once at {peak.loc} need "
+        f"{total} bytes of local storage but a PE has {ls_bytes}; lower the block sizes (BLOCK_*) (every tensor "
+        f"value an engine makes has its own CB while it is alive). Largest CBs:\n" + "\n".join(lines),
         total,
         ls_bytes,
     )
@@ -719,9 +727,9 @@ def bufferize_function(func: tt.FuncOp, ls_bytes: int) -> None:
     resident = compute_resident(func)
     resident = make_carried_values_exclusive(func, resident)
     plan = plan_cbs(func, resident)
-    check_ls_budget(func, plan, ls_bytes)
     reads = insert_scalar_reads(func, resident, plan)
     insert_pops(resident, plan, reads)
     old = lower_commands(func, resident, plan)
     erase_old(old)
     drop_carried(func, resident)
+    check_ls_budget(func, plan, ls_bytes)

@@ -29,6 +29,7 @@ from mtia_xdsl.machine.interpret.values import (
     element_format,
     element_type_of,
     f32_to_bf16_bits,
+    to_bf16_f32,
     is_shaped,
     location_str,
     logical_rank,
@@ -119,9 +120,13 @@ def _cast(fn: Fn) -> Fn:
 
 
 def _divsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signed division rounding toward zero; MIN / -1 wraps to MIN (|MIN| has no positive twin, so the
+    quotient is the floor quotient corrected by one where the signs differ and a remainder is left)."""
     safe = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(safe)
-    return np.where(b == 0, 0, np.where((a < 0) != (safe < 0), -q, q))
+    q = np.floor_divide(a, safe)
+    inexact = (a - q * safe) != 0
+    q = np.where(inexact & ((a < 0) != (safe < 0)), q + 1, q)
+    return np.where(b == 0, 0, q)
 
 
 def _remsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -258,13 +263,53 @@ def _trunci(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
     return (x.astype(np.int64) & 1) if int_width(dst) == 1 else x.astype(np.int64)
 
 
+_SIGNIFICAND_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8}
+"""Significand bits (with the implicit one) of the float formats an integer converts to in one rounding."""
+
+
+def _round_magnitude(m: np.ndarray, bits: int) -> np.ndarray:
+    """Round unsigned integers (uint64) to `bits` significant bits, nearest even; return them as float64.
+
+    Exact: the rounded significand has at most `bits` <= 53 bits and is scaled by a power of two, so the
+    result converts to a float format of `bits` significand bits without a second rounding.
+    """
+    m = m.astype(np.uint64)
+    with np.errstate(all="ignore"):
+        _, exp = np.frexp(m.astype(np.float64))  # bit length, or one more where float64 rounded up
+    exp = exp.astype(np.int64)
+    too_long = (exp > 0) & (exp <= 64) & ((m >> np.clip(exp - 1, 0, 63).astype(np.uint64)) == 0)
+    length = np.where(too_long, exp - 1, exp)
+    shift = np.clip(length - bits, 0, 63).astype(np.uint64)
+    q = m >> shift
+    rest = m - (q << shift)
+    half = np.where(shift > 0, np.uint64(1) << np.maximum(shift, np.uint64(1)) - np.uint64(1), np.uint64(0))
+    up = (shift > 0) & ((rest > half) | ((rest == half) & ((q & np.uint64(1)) == 1)))
+    q = q + up.astype(np.uint64)
+    return np.ldexp(q.astype(np.float64), shift.astype(np.int64))
+
+
+def _int_to_float(x: np.ndarray, negative: np.ndarray | bool, magnitude: np.ndarray, dst: Attribute) -> np.ndarray:
+    bits = _SIGNIFICAND_BITS.get(element_format(element_type_of(dst)).name)
+    if bits is None:  # fp8: rounded from float64 by the fp8 emulation
+        return x
+    value = _round_magnitude(magnitude, bits)
+    return np.where(negative, -value, value)
+
+
 def _uitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return unsigned(x, int_width(src)).astype(np.float64)
+    """Unsigned integer -> float, rounded once to the result format (not via float64 first)."""
+    m = unsigned(x, int_width(src))
+    return _int_to_float(m.astype(np.float64), False, m, dst)
 
 
 def _sitofp(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    # i1 true is -1 when read as signed
-    return (-x.astype(np.float64)) if int_width(src) == 1 else x.astype(np.float64)
+    """Signed integer -> float, rounded once to the result format (not via float64 first)."""
+    if int_width(src) == 1:  # i1 true is -1 when read as signed
+        return -x.astype(np.float64)
+    s = x.astype(np.int64)
+    negative = s < 0
+    magnitude = np.where(negative, (~s).astype(np.uint64) + np.uint64(1), s.astype(np.uint64))  # |INT64_MIN| too
+    return _int_to_float(s.astype(np.float64), negative, magnitude, dst)
 
 
 def _fptosi(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
@@ -278,7 +323,10 @@ def _fptoui(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
 
 
 def _float_convert(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
-    return x  # as_value rounds to the result type (bf16 included)
+    """as_value rounds to the result type; fp64 -> bf16 is rounded here, once (not via fp32)."""
+    if x.dtype == np.float64 and element_format(element_type_of(dst)).name == "bf16":
+        return to_bf16_f32(x)
+    return x
 
 
 def bitcast_value(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:

@@ -212,8 +212,14 @@ _FAST_COMBINERS: dict[str, Fn] = {
 }
 
 
-def _fast_combiner(region: Region) -> Fn | None:
-    """Return a numpy function equal to a one-op combine region `(a, b) -> a op b`, else None."""
+def _fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
+    """Return a numpy function equal to a one-op combine region `(a, b) -> a op b`, else None.
+
+    With `wide_bf16_add`, a bf16 `arith.addf` region gets fp32 addition (no rounding to bf16 between
+    steps; the caller rounds the results once), as compiled Triton accumulates a bf16 `tl.cumsum`.
+    """
+    if wide_bf16_add and _is_bf16_add(region):
+        return np.add
     block = region.block
     ops = list(block.ops)
     if len(block.args) != 2 or len(ops) != 2:
@@ -227,6 +233,19 @@ def _fast_combiner(region: Region) -> Fn | None:
     if body.name in ("arith.addi", "arith.muli"):
         return lambda a, b: fn(a, b).astype(a.dtype)
     return fn
+
+
+def _is_bf16_add(region: Region) -> bool:
+    block = region.block
+    ops = list(block.ops)
+    return (
+        len(block.args) == 2
+        and len(ops) == 2
+        and ops[0].name == "arith.addf"
+        and set(ops[0].operands) == set(block.args)
+        and list(ops[1].operands) == [ops[0].results[0]]
+        and element_format(block.args[0].type).name == "bf16"
+    )
 
 
 def _combine(interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list[Any], rhs: list[Any]) -> list[Any]:
@@ -252,8 +271,8 @@ def _tree_reduce(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) 
 
 
 def _hillis_steele_scan(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) -> list[np.ndarray]:
-    """Inclusive scan along axis 0 of every array in `xs` together."""
-    fast = _fast_combiner(op.regions[0]) if len(xs) == 1 else None
+    """Inclusive scan along axis 0 of every array in `xs` together (a bf16 sum accumulates in fp32)."""
+    fast = _fast_combiner(op.regions[0], wide_bf16_add=True) if len(xs) == 1 else None
     n = xs[0].shape[0]
     step = 1
     while step < n:

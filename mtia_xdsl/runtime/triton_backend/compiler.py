@@ -108,10 +108,24 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
     the kernel's CBs do not fit a PE's local storage; PassFailedException for other located errors.
     """
     try:
-        return toolchain.lower(module, options)
+        lowered = toolchain.lower(module, options)
     except Exception:
         _forget_last_result()  # mtia_xdsl.last_report() must not show an earlier kernel's report
         raise
+    metadata["shared"] = local_storage_bytes(lowered)
+    return lowered
+
+
+def local_storage_bytes(module: ModuleOp) -> int:
+    """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
+
+    What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
+    take: the sum of depth x tile bytes over the kernel's `mtia.cb_alloc`s (at least 1, so host code that
+    divides `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs).
+    """
+    from mtia_xdsl.machine.report import cb_report
+
+    return max(1, sum(cb.bytes for cb in cb_report(module)))
 
 
 def _forget_last_result() -> None:
@@ -138,6 +152,24 @@ class LocalStorageOutOfResources(OutOfResources):
         return (type(self), (self.required, self.limit, self.message))
 
 
+class CbIdsOutOfResources(OutOfResources):
+    """Triton's OutOfResources for CB IDs (`MachineConfig.cb_ids`), with our located message (kernel line,
+    the values alive at the peak).
+
+    `required` is the CBs alive at once, `limit` the CB IDs.
+    """
+
+    def __init__(self, required: int, limit: int, message: str = "") -> None:
+        super().__init__(required, limit, "CB IDs")
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message or super().__str__()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.required, self.limit, self.message))
+
+
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
     """Serialise the buffer-level program, with kernel source locations, for `load_binary`."""
     from io import StringIO
@@ -147,7 +179,7 @@ def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:
     text = StringIO()
     # generic form: xDSL 0.74 misplaces loc(...) in the custom form of ops such as scf.while
     Printer(stream=text, print_debuginfo=True, print_generic_format=True).print_op(module)
-    return binary.encode(metadata["name"], text.getvalue())
+    return binary.encode(metadata["name"], text.getvalue(), int(metadata.get("num_warps", 1)))
 
 
 def kernel_name(module: ModuleOp) -> str:

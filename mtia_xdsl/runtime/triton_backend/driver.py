@@ -39,20 +39,53 @@ _CPP_TYPES = {
 }
 
 
+SCALAR_CORE_REGISTERS = 32
+"""Integer registers x0-x31 of a PE's scalar RISC-V core (RISC-V unprivileged ISA, RV64I); what the
+driver reports as `max_num_regs`, the register file one program owns."""
+
+
 class MtiaUtils:
-    """Binary loading and device queries, as Triton's CompiledKernel calls them on `driver.active.utils`."""
+    """Binary loading and device queries, as Triton's CompiledKernel calls them on `driver.active.utils`.
+
+    The numbers host code reads get MTIA meanings (docs/machine.md, "What Triton's driver reports"):
+    a PE runs one program at a time and owns its scalar core's registers and its local storage (LS).
+    """
 
     def load_binary(self, name: str, kernel: bytes, shared: int, device: Any) -> tuple[Any, Any, int, int, int]:
-        """Parse a kernel binary; return (module, function, n_regs, n_spills, n_max_threads)."""
+        """Parse a kernel binary; return (module, function, n_regs, n_spills, n_max_threads).
+
+        n_regs is `SCALAR_CORE_REGISTERS // num_warps` (at least 1): a program holds the whole register
+        file whatever `num_warps` says, so CUDA's occupancy formula `max_num_regs // (n_regs * warpSize *
+        num_warps)` gives one program per PE. n_spills is 0 (no register allocation is modelled);
+        n_max_threads is 1 thread per program.
+        """
         loaded = binary.load(kernel)
-        return loaded, loaded, 0, 0, 2**31 - 1
+        n_regs = max(1, SCALAR_CORE_REGISTERS // max(1, loaded.num_warps))
+        return loaded, loaded, n_regs, 0, 2**31 - 1
 
     def unload_module(self, module: Any) -> None:
         """Release nothing: a loaded kernel is plain Python data."""
 
-    def get_device_properties(self, device: Any) -> dict[str, Any]:
-        """Return the properties Triton reads; local-storage limits are checked by the compiler instead."""
-        return {"max_shared_mem": 0, "multiprocessor_count": 1, "warpSize": 1, "max_num_regs": 0}
+    def get_device_properties(self, device: Any = None) -> dict[str, Any]:
+        """Return the device properties upstream's host code reads, for the MTIA-2i machine model.
+
+        multiprocessor_count: PEs (64); max_shared_mem: LS bytes per PE (MachineConfig.ls_bytes);
+        max_num_regs: the scalar core's 32 registers; warpSize: 1 (one thread per program); clock rates
+        in kHz as CUDA reports them (MachineConfig.clock_hz; memory clock: none modelled, 0); mem_bus_width
+        in bits: 0 (not modelled).
+        """
+        from mtia_xdsl.machine.config import MachineConfig
+
+        config = MachineConfig.preset(TARGET.arch)
+        return {
+            "max_shared_mem": config.ls_bytes,
+            "multiprocessor_count": config.n_pes,
+            "warpSize": 1,
+            "max_num_regs": SCALAR_CORE_REGISTERS,
+            "sm_clock_rate": int(config.clock_hz // 1000),
+            "mem_clock_rate": 0,
+            "mem_bus_width": 0,
+        }
 
 
 class MtiaLauncher:

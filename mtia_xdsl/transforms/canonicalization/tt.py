@@ -17,7 +17,7 @@ for what Triton kernels contain:
 
 Matching MLIR's order matters: upstream's TTIR passes keep a contiguous block of constants as it is, so
 our module, printed generic and run through them, is textually identical to upstream's TTIR
-(tests/test_frontend_conformance.py).
+(tests/frontend/test_frontend_conformance.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Triton 3.9 language additions: tl.map_elementwise, approximate division, atomic load/store/poll.
 
-Each kernel is checked op for op against libtriton's TTIR (as tests/test_frontend_conformance.py), run
+Each kernel is checked op for op against libtriton's TTIR (as tests/frontend/test_frontend_conformance.py), run
 through the tt reference semantics and compared with torch and Triton's interpreter; kernels the machine
 model lowers also run through `kernel[grid]`. Top-level kernels so the corpus can reuse them.
 """

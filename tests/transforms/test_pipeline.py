@@ -37,5 +37,5 @@ def test_the_optimized_examples_filecheck_runs_the_default_pipeline() -> None:
     """tests/filecheck/examples/optimized.mlir spells the pipeline out; it must stay what the driver runs."""
     from pathlib import Path
 
-    text = (Path(__file__).parent / "filecheck" / "examples" / "optimized.mlir").read_text()
+    text = (Path(__file__).parents[1] / "filecheck" / "examples" / "optimized.mlir").read_text()
     assert text.count(f"-p '{pipeline_for()}'") == 2

@@ -199,7 +199,7 @@ def test_tensor_arith_verifiers(line: str, message: str) -> None:
 def test_tt_ops_generic_form_parses_in_libtriton(tmp_path: Path) -> None:
     from triton._C.libtriton import ir
 
-    text = (Path(__file__).parent / "filecheck" / "dialects" / "tt" / "ops.mlir").read_text()
+    text = (Path(__file__).parents[1] / "filecheck" / "dialects" / "tt" / "ops.mlir").read_text()
     module = Parser(make_context(), text).parse_module()
     path = tmp_path / "ops.mlir"
     with path.open("w") as f:

@@ -133,7 +133,7 @@ def test_run_mapping_prefers_override_then_attribute():
 
 
 def test_mtia_run_mapping_flag(capsys):
-    src = Path(__file__).parent / "filecheck" / "tools" / "mtia-run-set.mlir"
+    src = Path(__file__).parents[1] / "filecheck" / "tools" / "mtia-run-set.mlir"
     args = ["f32:4000", "f32:4000", "zeros:f32:4000", "4000"]
     argv = [str(src), "--grid", "4", *(x for a in args for x in ("--arg", a))]
     assert mtia_run.main([*argv, "--mapping", "linear"]) == 0

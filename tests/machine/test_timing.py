@@ -135,7 +135,7 @@ def test_more_programs_than_pes_run_in_waves():
 
 
 def test_mappings_place_programs_differently():
-    progs = [program([], {}, pid=p) for p in range(128)]  # two programs per PE (tests/test_pe_mapping.py)
+    progs = [program([], {}, pid=p) for p in range(128)]  # two programs per PE (tests/transforms/test_pe_mapping.py)
     grid = (128, 1, 1)
     assert place_programs(progs, MTIA2I, "linear", grid)[:4] == [0, 0, 1, 1]
     assert place_programs(progs, MTIA2I, "round_robin", grid)[62:66] == [62, 63, 0, 1]
@@ -331,7 +331,7 @@ def test_same_run_in_a_fresh_process_gives_the_same_cycles():
     import sys
 
     script = (
-        "import tests.unit.test_timing as t; from mtia_xdsl.machine.config import MTIA2I; "
+        "import tests.machine.test_timing as t; from mtia_xdsl.machine.config import MTIA2I; "
         "tl = t.simulate(t._mixed_programs(), MTIA2I); print(repr((tl.total_cycles, tl.program_cycles)))"
     )
     here = simulate(_mixed_programs(), MTIA2I)

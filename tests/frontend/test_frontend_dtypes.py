@@ -2,7 +2,7 @@
 
 For each dtype a tiny kernel loads a block, converts it to and from fp32 and int32, mixes it with an i32
 and an fp32 scalar (integer and float promotion) and bitcasts it; its module, printed generic and run
-through libtriton's TTIR passes, must equal upstream's TTIR (tests/test_frontend_conformance.py).
+through libtriton's TTIR passes, must equal upstream's TTIR (tests/frontend/test_frontend_conformance.py).
 The kernels are top-level so other tests can reuse them.
 """
 

@@ -1,0 +1,246 @@
+"""DMA descriptors and their traces: the bytes, contiguous runs and addresses a block transfer, gather or
+scatter moves, recorded as `Command`s for the timing model (which charges descriptors and keeps
+overlapping byte ranges ordered).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.interpreter import PythonValues
+from xdsl.ir import Attribute, Operation
+
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import Command, Engine
+from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
+from mtia_xdsl.machine.interpret.masks import uninitialized
+from mtia_xdsl.utils.locations import location_str
+
+if TYPE_CHECKING:
+    from mtia_xdsl.machine.interpret.pe_state import PeState
+
+_MAX_LISTED_RUNS = 4096
+"""Blocks with more contiguous runs than this record only their extent (keeps traces small)."""
+
+
+def strided_block_runs(
+    base: int, strides: list[int], bounds: list[int], elem_bytes: int
+) -> tuple[int, int, tuple, tuple[int, int] | None]:
+    """Return (bytes, contiguous runs, ranges, [first, last) byte extent) of a strided block's valid part.
+
+    `ranges` is () (too many runs to list) or (start addresses, bytes per run); the start addresses are
+    a list when there are at most 4, else an int64 array.
+    """
+    valid = int(np.prod(bounds)) if bounds else 1
+    if valid == 0:
+        return 0, 0, (), None
+    if not bounds:
+        return elem_bytes, 1, ([base], elem_bytes), (base, base + elem_bytes)
+    lo = sum(min(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
+    hi = sum(max(0, s * (b - 1)) for s, b in zip(strides, bounds, strict=True))
+    extent = (base + lo * elem_bytes, base + (hi + 1) * elem_bytes)
+    inner_contig = strides[-1] == 1
+    run_elems = bounds[-1] if inner_contig else 1
+    runs = valid // run_elems
+    ranges: tuple = ()
+    if runs <= _MAX_LISTED_RUNS:
+        outer = [range(b) for b in (bounds[:-1] if inner_contig else bounds)]
+        outer_strides = strides[:-1] if inner_contig else strides
+        idx = (
+            np.stack(np.meshgrid(*[np.arange(len(r)) for r in outer], indexing="ij"), -1).reshape(-1, len(outer))
+            if outer
+            else np.zeros((1, 0), dtype=np.int64)
+        )
+        starts = base + (idx @ np.asarray(outer_strides, dtype=np.int64)) * elem_bytes if outer else np.asarray([base])
+        starts = starts.astype(np.int64)
+        ranges = (starts.tolist() if len(starts) <= 4 else starts), run_elems * elem_bytes
+    return valid * elem_bytes, runs, ranges, extent
+
+
+def _shifted_starts(runs_of: list[tuple], which: list[int], base: list[int]) -> list[list[int]] | None:
+    """Start addresses of every program's runs (one numpy pass for the batch), when all programs share one
+    block shape with more than 4 listed runs; else None (`_ranges` per program)."""
+    if len(runs_of) != 1 or len(base) == 1:
+        return None
+    ranges = runs_of[0][2]
+    if not ranges or len(ranges[0]) <= 4:
+        return None
+    return (np.asarray(base, dtype=np.int64)[:, None] + ranges[0][None, :]).tolist()
+
+
+def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
+    """The (address, nbytes) ranges of `strided_block_runs`'s (starts, run bytes), moved by `shift` bytes."""
+    if not runs:
+        return ()
+    starts, run_bytes = runs
+    if len(starts) <= 4:
+        return tuple((int(a) + shift, run_bytes) for a in starts)
+    return tuple(zip((starts + shift).tolist(), itertools.repeat(run_bytes), strict=False))
+
+
+@dataclass(frozen=True)
+class ActiveLanes:
+    """Per program of a batch: active lanes of a gather/scatter and their [first, last) byte extent."""
+
+    active: list[int]
+    extent: list[tuple[int, int] | None]
+    uniform: bool
+    """Every program has the same addresses and mask (one command serves the batch)."""
+
+
+def active_lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -> ActiveLanes:
+    """Count the active lanes of each program and their byte extent (Shapes: batch dims in front)."""
+    a = np.asarray(addrs, dtype=np.int64)
+    m = np.ones((), bool) if mask is None else np.asarray(mask, dtype=bool)
+    shape = np.broadcast_shapes(a.shape, m.shape)
+    uniform = len(shape) <= rank
+    n = 1 if uniform else size
+    a2 = np.broadcast_to(a, shape).reshape(n, -1)
+    m2 = np.broadcast_to(m, shape).reshape(n, -1)
+    active = m2.sum(-1)
+    lo = np.where(m2, a2, np.iinfo(np.int64).max).min(-1, initial=np.iinfo(np.int64).max)
+    hi = np.where(m2, a2, np.iinfo(np.int64).min).max(-1, initial=np.iinfo(np.int64).min)
+    extent = [(int(x), int(y) + elem_bytes) if k else None for x, y, k in zip(lo, hi, active, strict=True)]
+    return ActiveLanes([int(k) for k in active], extent, uniform)
+
+
+@dataclass(frozen=True)
+class DmaBlock:
+    """A DMA command's block: base address, strides in elements, bounds clamped to the block shape.
+
+    Each is a Python int (the same for every program of the batch) or an int64 array (B,).
+    """
+
+    base: Any
+    strides: list[Any]
+    bounds: list[Any]
+
+    @property
+    def uniform(self) -> bool:
+        return all(np.ndim(v) == 0 for v in [self.base, *self.strides, *self.bounds])
+
+
+def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> DmaBlock:
+    """The block of a DMA command's operands."""
+    rank = len(op.strides)
+
+    def ints(v: Any) -> Any:
+        if np.ndim(v) == 0:
+            return int(v)
+        arr = np.asarray(v, dtype=np.int64)
+        first = arr.reshape(-1)[0]
+        return int(first) if (arr == first).all() else arr  # the same for every program: one int
+
+    def bound(v: Any, size: int) -> Any:
+        if np.ndim(v) == 0:
+            return min(max(int(v), 0), size)
+        return ints(np.clip(np.asarray(v, dtype=np.int64), 0, size))
+
+    base = ints(args[0])
+    strides = [ints(s) for s in args[1 : 1 + rank]]
+    bounds = [bound(b, s) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
+    return DmaBlock(base, strides, bounds)
+
+
+def record_dma_commands(
+    state: PeState,
+    op: Operation,
+    kind: str,
+    waits: tuple,
+    fills: tuple,
+    block: DmaBlock,
+    t: Attribute,
+    whole_tile: bool = True,
+) -> None:
+    """Record the DMA command of a block transfer (bytes, contiguous runs, addresses) for each program.
+
+    Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
+    A load with `whole_tile` (an `other` fill) writes every lane of its LS slot, else only the valid ones.
+    """
+    elem_bytes, ls_bytes, dtype = tile_facts(t)
+    n = 1 if block.uniform else state.size
+    base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,)).tolist()
+    rank = len(block.strides)
+    if all(np.ndim(v) == 0 for v in [*block.strides, *block.bounds]):
+        runs_of = [state.block_runs(block.strides, block.bounds, elem_bytes)]
+        which: list[int] = [0] * n
+    else:
+        shape_key = np.zeros((n, 2 * rank), dtype=np.int64)
+        for d, v in enumerate([*block.strides, *block.bounds]):
+            shape_key[:, d] = v
+        keys, inverse = np.unique(shape_key, axis=0, return_inverse=True)
+        which = inverse.reshape(-1).tolist()
+        runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
+    where = location_str(op.location)
+    load = kind == "dma_load"
+    starts_of = _shifted_starts(runs_of, which, base)
+    commands = []
+    for b in range(n):
+        nbytes, runs, ranges, extent = runs_of[which[b]]
+        shift = base[b]
+        if starts_of is not None:
+            global_ranges = tuple(zip(starts_of[b], itertools.repeat(ranges[1]), strict=False))
+        elif ranges and len(ranges[0]) == 1:
+            global_ranges = ((ranges[0][0] + shift, ranges[1]),)
+        else:
+            global_ranges = _ranges(ranges, shift)
+        commands.append(
+            Command(
+                Engine.DMA,
+                kind,
+                where,
+                waits,
+                fills,
+                global_read_bytes=nbytes if load else 0,
+                global_write_bytes=0 if load else nbytes,
+                global_ranges=global_ranges,
+                global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+                ls_bytes=ls_bytes if whole_tile or not load else nbytes,
+                descriptors=max(runs, 1),
+                dtype=dtype,
+            )
+        )
+    state.issue(commands[0] if block.uniform else commands)
+
+
+def tile_facts(t: Attribute) -> tuple[int, int, str]:
+    """(bytes per element, bytes per tile, element dtype name) of tile type `t`, remembered by identity."""
+    facts = _TILE_FACTS.get(id(t))
+    if facts is None or facts[0] is not t:
+        if len(_TILE_FACTS) > 4096:
+            _TILE_FACTS.clear()
+        facts = _TILE_FACTS[id(t)] = (
+            t,
+            element_format(element_type_of(t)).size_bytes,
+            mtia.tile_bytes(t),
+            dtype_name(t),
+        )
+    return facts[1], facts[2], facts[3]
+
+
+_TILE_FACTS: dict[int, tuple[Attribute, int, int, str]] = {}
+"""`tile_facts` of the tile types seen, by identity (bounded; an entry holds its type, so its id is not reused)."""
+
+
+@dataclass(frozen=True)
+class DmaInfo:
+    """What a DMA op's run needs that depends on the op alone."""
+
+    tile: Attribute
+    """The block's tile type."""
+    shape: list[int]
+    elem: Attribute
+    where: str
+    to_cb: bool
+    """A buffer-level load (into a CB) rather than a tensor-level one (a result)."""
+    uninitialized: Any
+    """What masked-off elements of the block read as when the op has no `other`."""
+
+    @staticmethod
+    def of(op: Operation, t: Attribute, to_cb: bool) -> DmaInfo:
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        return DmaInfo(t, shape, element_type_of(t), location_str(op.location), to_cb, uninitialized(t) if to_cb else 0)

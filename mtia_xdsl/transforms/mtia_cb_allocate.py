@@ -1,0 +1,227 @@
+"""mtia-cb-allocate: give every circular buffer (CB) a CB ID and an LS byte range, sharing both between CBs
+whose live ranges do not overlap (register allocation for CBs).
+
+The live ranges come from `transforms/analysis/cb_liveness.py`. Live ranges are intervals of program
+points, so the CBs form an interval graph:
+
+- CB IDs: linear scan in order of range start, each CB taking the smallest ID no CB alive with it holds.
+  This colours an interval graph optimally: the kernel uses exactly as many IDs as CBs are alive at its peak.
+- LS bytes: each CB takes depth x tile bytes rounded up to `MachineConfig.cb_align_bytes`, at the lowest
+  offset (a multiple of that alignment) clear of the bytes of every CB alive with it already placed. Two
+  orders are tried, largest CB first (TFLite's greedy-by-size arena planning) and by range start; the one
+  with the lower LS high-water mark is kept (greedy-by-size on a tie). Deterministic: ties go by
+  cb_alloc order.
+
+The result is written on each `mtia.cb_alloc` as the properties `cb_id` and `ls_offset`; the cb_alloc
+verifier checks the assignment against the liveness analysis whenever the IR is verified.
+
+Requires: mtia-cb-bufferize (run after mtia-cb-sizing: the depths decide the bytes).
+Raises: CbIdOverflow (a PassFailedException) when more CBs are alive at once than `MachineConfig.cb_ids`;
+LocalStorageOverflow when the placed CBs need more than `MachineConfig.ls_bytes`. Both name the kernel
+lines of the values alive at the peak.
+Example: mtia-opt k.mlir -p mtia-cb-sizing,mtia-cb-allocate
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.transforms.analysis.cb_liveness import (
+    CbLiveness,
+    CbLiveRange,
+    CbPeak,
+    analyze_cb_liveness,
+    kernels,
+)
+from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.utils.locations import location_str
+
+
+class CbIdOverflow(PassFailedException):
+    """More CBs of a kernel are alive at once than the CP has CB IDs (`MachineConfig.cb_ids`).
+
+    `required` is the CBs alive at the peak, `limit` the CB IDs; the message names the kernel lines of the
+    values alive at the peak.
+    """
+
+    def __init__(self, message: str, required: int, limit: int) -> None:
+        super().__init__(message)
+        self.required = required
+        self.limit = limit
+
+
+@dataclass(frozen=True)
+class CbPlacement:
+    """Where one CB lives: its CB ID and its LS bytes [ls_offset, ls_offset + size_bytes)."""
+
+    range: CbLiveRange
+    cb_id: int
+    ls_offset: int
+    size_bytes: int
+    """depth x tile bytes rounded up to MachineConfig.cb_align_bytes."""
+
+
+@dataclass(frozen=True)
+class CbAllocation:
+    """The placement of every CB of one kernel (in cb_alloc order) and the liveness it rests on."""
+
+    liveness: CbLiveness
+    placements: tuple[CbPlacement, ...]
+
+    @property
+    def ids_used(self) -> int:
+        """CB IDs the kernel uses (the most CBs alive at once)."""
+        return max((p.cb_id for p in self.placements), default=-1) + 1
+
+    @property
+    def ls_high_water_bytes(self) -> int:
+        """Bytes of LS from offset 0 to the end of the highest placed CB."""
+        return max((p.ls_offset + p.size_bytes for p in self.placements), default=0)
+
+
+def _aligned(n: int, align: int) -> int:
+    return -(-n // align) * align
+
+
+def assign_ids(ranges: Sequence[CbLiveRange]) -> dict[int, int]:
+    """CB index -> CB ID: linear scan by range start, smallest free ID first (optimal for intervals)."""
+    ids: dict[int, int] = {}
+    active: list[CbLiveRange] = []
+    for r in sorted(ranges, key=lambda r: (r.start, r.index)):
+        active = [a for a in active if a.end >= r.start]
+        taken = {ids[a.index] for a in active}
+        ids[r.index] = next(i for i in range(len(taken) + 1) if i not in taken)
+        active.append(r)
+    return ids
+
+
+def place_bytes(ranges: Sequence[CbLiveRange], order: Iterable[CbLiveRange], align: int) -> dict[int, int]:
+    """CB index -> LS offset: each CB of `order` at the lowest aligned offset clear of the CBs placed before it
+    that are alive with it."""
+    offsets: dict[int, int] = {}
+    placed: list[CbLiveRange] = []
+    for r in order:
+        size = _aligned(r.size_bytes, align)
+        busy = sorted(
+            (offsets[p.index], offsets[p.index] + _aligned(p.size_bytes, align)) for p in placed if p.overlaps(r)
+        )
+        at = 0
+        for lo, hi in busy:
+            if at + size <= lo:
+                break
+            at = max(at, _aligned(hi, align))
+        offsets[r.index] = at
+        placed.append(r)
+    return offsets
+
+
+def plan_allocation(func: Operation, config: MachineConfig) -> CbAllocation:
+    """Decide the CB ID and LS offset of every CB of `func` (see module docstring); change nothing."""
+    live = analyze_cb_liveness(func)
+    ranges = live.ranges
+    align = config.cb_align_bytes
+    ids = assign_ids(ranges)
+    orders = (
+        sorted(ranges, key=lambda r: (-_aligned(r.size_bytes, align), r.start, r.index)),
+        sorted(ranges, key=lambda r: (r.start, r.index)),
+    )
+    best: dict[int, int] | None = None
+    best_top = 0
+    for order in orders:
+        offsets = place_bytes(ranges, order, align)
+        top = max((offsets[r.index] + _aligned(r.size_bytes, align) for r in ranges), default=0)
+        if best is None or top < best_top:
+            best, best_top = offsets, top
+    assert best is not None
+    placements = tuple(CbPlacement(r, ids[r.index], best[r.index], _aligned(r.size_bytes, align)) for r in ranges)
+    return CbAllocation(live, placements)
+
+
+_LISTED = 16
+"""How many of the CBs alive at the peak a refusal lists."""
+
+
+def _peak_lines(peak: CbPeak) -> str:
+    ranked = sorted(peak.ranges, key=lambda r: (-r.size_bytes, r.index))
+    lines = [f"  {r.cb.type}: {r.size_bytes} bytes, for the value made at {r.value_loc}" for r in ranked[:_LISTED]]
+    if len(ranked) > _LISTED:
+        rest = ranked[_LISTED:]
+        lines.append(f"  ... and {len(rest)} more CBs with {sum(r.size_bytes for r in rest)} bytes")
+    return "\n".join(lines)
+
+
+def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> None:
+    """Refuse an allocation that needs more CB IDs or LS bytes than a PE has.
+
+    Raises: CbIdOverflow (too many CBs alive at once) or LocalStorageOverflow (LS high-water mark above
+    `config.ls_bytes`), each naming the kernel line of `func` and the values alive at the peak.
+    """
+    where = location_str(func.location)
+    if plan.ids_used > config.cb_ids:
+        peak = plan.liveness.peak()
+        raise CbIdOverflow(
+            f"{where}: error: {peak.count} circular buffers are alive at once at {peak.loc}, but the CP of a PE "
+            f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); lower the values alive at the same time "
+            "(fewer tensors held across a loop, smaller BLOCK_* with more loop iterations, vector_codegen=True to "
+            f"fuse elementwise chains). CBs alive there:\n{_peak_lines(peak)}",
+            peak.count,
+            config.cb_ids,
+        )
+    top = plan.ls_high_water_bytes
+    if top > config.ls_bytes:
+        peak = plan.liveness.peak(by_bytes=True)
+        raise LocalStorageOverflow(
+            f"{where}: error: the kernel's circular buffers need {top} bytes of local storage but a PE has "
+            f"{config.ls_bytes}; {peak.count} CBs with {peak.size_bytes} bytes are alive at once at {peak.loc}; "
+            f"lower the block sizes (BLOCK_*) or num_stages. CBs alive there:\n{_peak_lines(peak)}",
+            top,
+            config.ls_bytes,
+        )
+
+
+def apply_allocation(plan: CbAllocation) -> None:
+    """Write each placement on its cb_alloc (properties `cb_id` and `ls_offset`)."""
+    for p in plan.placements:
+        p.range.alloc.properties["cb_id"] = IntegerAttr(p.cb_id, 32)
+        p.range.alloc.properties["ls_offset"] = IntegerAttr(p.ls_offset, 64)
+
+
+@dataclass(frozen=True)
+class MtiaCbAllocatePass(ModulePass):
+    """Assign each CB a CB ID and an LS byte range, shared between CBs never alive together; see module doc.
+
+    Requires: mtia-cb-bufferize (after mtia-cb-sizing). Raises: CbIdOverflow, LocalStorageOverflow.
+    Example: mtia-opt k.mlir -p mtia-cb-allocate
+    """
+
+    name = "mtia-cb-allocate"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        require_buffer_level(op, self.name)
+        config = machine_config_for(op, self.name)
+        for func in kernels(op):
+            plan = plan_allocation(func, config)
+            check_fits(func, plan, config)
+            apply_allocation(plan)
+
+
+def allocation_of(func: Operation) -> dict[mtia.CbAllocOp, tuple[int, int]] | None:
+    """cb_alloc -> (CB ID, LS offset) as the IR records them, or None if `func` has an unallocated CB."""
+    out: dict[mtia.CbAllocOp, tuple[int, int]] = {}
+    for op in func.walk():
+        if isinstance(op, mtia.CbAllocOp):
+            if op.cb_id is None or op.ls_offset is None:
+                return None
+            out[op] = (op.cb_id.value.data, op.ls_offset.value.data)
+    return out

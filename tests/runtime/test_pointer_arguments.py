@@ -1,0 +1,34 @@
+"""Pointer arguments other than plain torch tensors: triton.reinterpret's TensorWrapper, null pointers."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from mtia_xdsl.runtime.launch import KernelLaunchError, runtime_args
+
+
+@triton.jit
+def _twice_plus_one(x, y, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y + offs, tl.load(x + offs) * 2 + 1)
+
+
+def test_reinterpreted_unsigned_tensors_are_read_and_written_in_place():
+    x = torch.tensor([0, 1, -1, 2**31 - 1], dtype=torch.int32)  # as uint32: 0, 1, 2^32-1, 2^31-1
+    y = torch.zeros(4, dtype=torch.int32)
+    _twice_plus_one[(1,)](triton.reinterpret(x, tl.uint32), triton.reinterpret(y, tl.uint32), 4)
+    expected = ((x.to(torch.int64) & 0xFFFFFFFF) * 2 + 1) & 0xFFFFFFFF
+    assert torch.equal(y.to(torch.int64) & 0xFFFFFFFF, expected)
+
+
+class _NotATensor:
+    dtype = torch.float32
+
+    def data_ptr(self) -> int:
+        return 1234
+
+
+def test_an_object_with_data_ptr_but_no_tensor_behind_it_is_refused():
+    with pytest.raises(KernelLaunchError, match="data_ptr"):
+        runtime_args(_twice_plus_one, {"x": "*fp32", "y": "*fp32", "N": "constexpr"}, [_NotATensor(), torch.zeros(4), 4])
