@@ -870,6 +870,45 @@ class NumPesOp(_PeAxisOp):
     name = "mtia.num_pes"
 
 
+@irdl_op_definition
+class ReAllreduceOp(IRDLOperation):
+    """Reduce `input` elementwise across the PEs of this PE's row (`pe_axis` 0) or column (1) of the launch's
+    sub-grid, through the reduction engines' neighbour network; every participant gets the result.
+
+    Participants: the programs running in the same round (the k-th program each PE runs) on those PEs;
+    each contributes its `input`. Shapes: result type = input type (a tile or a scalar). `kind` is the
+    arith op name of the combiner (addf, addi, maxnumf, minsi, ...). The issuing scalar core waits for
+    the result (a collective). Language extension re_reduce; semantics in machine/interpret/mtia_renet.py.
+    """
+
+    name = "mtia.re_allreduce"
+
+    input = operand_def()
+    result = result_def()
+    pe_axis = prop_def(IntegerAttr[I32])
+    kind = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, pe_axis: int, kind: str) -> None:
+        super().__init__(
+            operands=[input],
+            result_types=[input.type],
+            properties={"pe_axis": _i32(pe_axis), "kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        if self.result.type != self.input.type:
+            raise VerifyException(f"the result has the input's type {self.input.type}, not {self.result.type}")
+        if self.pe_axis.value.data not in (0, 1):
+            raise VerifyException(
+                f"pe_axis must be 0 (the PEs of a row) or 1 (the PEs of a column), got {self.pe_axis.value.data}"
+            )
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"unknown reduction kind '{self.kind.data}', expected one of {REDUCE_KINDS}")
+
+
 # ----------------------------------------------------------------------------------------------
 # Slices of tiles in LS (language extension extract_slice)
 # ----------------------------------------------------------------------------------------------
@@ -976,6 +1015,7 @@ MTIA = Dialect(
         PeIdOp,
         NumPesOp,
         ExtractSliceOp,
+        ReAllreduceOp,
     ],
     [CircularBufferType, TargetAttr],
 )

@@ -691,6 +691,11 @@ class XdslBuilder:
         source, dynamic = unwrap([src, *offsets])[0], unwrap(offsets)
         return self.result(mtia.ExtractSliceOp(source, static_offsets, dynamic, ret_ty.attr))
 
+    def create_mtia_re_allreduce(self, x: Value, pe_axis: int, kind: str) -> Value:
+        """Return mtia.re_allreduce (language extension re_reduce) of `x` over a PE row (0) or column (1)."""
+        (value,) = unwrap([x])
+        return self.result(mtia.ReAllreduceOp(value, pe_axis, kind))
+
     def create_get_num_programs(self, axis: int) -> Value:
         """Return tt.get_num_programs."""
         return self.result(tt.GetNumProgramsOp(axis))

@@ -7,6 +7,8 @@ for every function here, and `tl.extract_slice` (Triton 3.9 defines no `tl.extra
 
 - `get_pe_id(axis=None)`, `get_num_pes(axis=None)`: the PE running the program and the PE grid's shape.
 - `extract_slice(x, offsets, sizes)`: a block of a tile already in LS, without another DMA.
+- `re_reduce(x, axis, op)`: a reduction of a tile across the PEs of a row or column (RE network).
+- ctypes.Structure kernel arguments (`mtia_xdsl.language.structs`): passed by field, read as attributes.
 
 See README "Language extensions".
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 from mtia_xdsl.language._extension import ExtensionError
 from mtia_xdsl.language.pe import get_num_pes, get_pe_id
+from mtia_xdsl.language.renet import re_reduce
 from mtia_xdsl.language.slice import extract_slice
 
-__all__ = ["ExtensionError", "extract_slice", "get_num_pes", "get_pe_id"]
+__all__ = ["ExtensionError", "extract_slice", "get_num_pes", "get_pe_id", "re_reduce"]

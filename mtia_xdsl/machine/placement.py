@@ -128,3 +128,25 @@ class Placement:
     def chip_pe(self, program_id: tuple[int, int, int], config: MachineConfig) -> int:
         """Return the chip's PE number (row-major over `config`'s grid) running program `(x, y, z)`."""
         return self.subgrid.chip_pe(self.local_pe(program_id), config)
+
+    def rounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return (local PE, round) of every linear program id of the launch, as two int64 arrays.
+
+        A program's round is its rank among the programs of its PE (which runs them in increasing id):
+        the k-th program of every PE runs in round k. `mtia.re_allreduce` groups programs by round.
+        """
+        gx, gy, gz = self.grid
+        n_programs = gx * gy * gz
+        linear = np.arange(n_programs, dtype=np.int64)
+        pe = np.asarray(local_pe(linear, n_programs, self.subgrid.n_pes, self.mapping), dtype=np.int64)
+        order = np.lexsort((linear, pe))
+        sorted_pe = pe[order]
+        rounds = np.empty(n_programs, dtype=np.int64)
+        rounds[order] = np.arange(n_programs) - np.searchsorted(sorted_pe, sorted_pe, side="left")
+        return pe, rounds
+
+    def linear_ids(self, program_id: tuple[Any, Any, Any]) -> Any:
+        """Linear program id (axis 0 fastest) of program `(x, y, z)`; each axis an int or an int array."""
+        gx, gy, _ = self.grid
+        x, y, z = (np.asarray(a, dtype=np.int64) for a in program_id)
+        return x + gx * (y + gy * z)

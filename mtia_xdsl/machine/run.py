@@ -37,6 +37,7 @@ from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
 from mtia_xdsl.machine.interpret.values import location_str
@@ -184,7 +185,17 @@ class _BatchRunner:
         self.interpreter.register_implementations(MtiaAtomicFunctions())
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
+        self.collective = has_collective(launch.kernel)
+        if self.collective:  # mtia.re_allreduce groups run in one batch: order by round, whole rounds per batch
+            self.pids = by_round(self.pids, placement)
+            n_pes = placement.subgrid.n_pes
+            self.max_batch = max(n_pes, self.max_batch // n_pes * n_pes)
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
+        self.collective_results: dict[tuple[int, int], Any] = {}
+        self.collective_inputs: dict[tuple[int, int], Any] = {}
+        """LaunchState.collective_results / collective_inputs shared by every batch of the launch."""
+        self.waiting: list[tuple[np.ndarray, CollectiveWait]] = []
+        """Batches that reached a cross-PE reduction before the rest of their group, to retry."""
         self.runs_cache: dict[tuple, tuple] = {}
         """PeState.runs_cache shared by every batch of the launch."""
 
@@ -198,9 +209,29 @@ class _BatchRunner:
                 stop = min(start + self.max_batch, len(self.pids))
                 self._run_group(np.arange(start, stop))
                 start = stop
+            self._retry_waiting()
         finally:
             memory.end_undo()
-        return [t for t in self.traces if t is not None]
+        traces = [t for t in self.traces if t is not None]
+        if self.collective:  # back to launch order
+            gx, gy, _ = self.launch.grid
+            traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
+        return traces
+
+    def _retry_waiting(self) -> None:
+        """Rerun the batches waiting at a cross-PE reduction until none is left or none makes progress.
+
+        Raises: InterpretationError (the first wait's message) when waiting batches can make no progress.
+        """
+        while self.waiting:
+            waiting, self.waiting = self.waiting, []
+            before = len(self.collective_inputs)
+            for group, _ in waiting:
+                self._run_group(group)
+            if self.waiting and len(self.collective_inputs) == before:
+                group, wait = self.waiting[0]
+                text = located_error_text(wait, None, self.pids[int(group[0])])
+                raise InterpretationError(f"{text}; no tensor was written")
 
     def _run_group(self, group: np.ndarray) -> None:
         """Run the programs `group` (indices into the launch, ascending), splitting as needed."""
@@ -208,6 +239,10 @@ class _BatchRunner:
         memory.undo_log = []
         try:
             traces = self._run_batch(group)
+        except CollectiveWait as wait:
+            memory.undo()
+            self.waiting.append((group, wait))
+            return
         except Divergence as d:
             memory.undo()
             _, first, which = np.unique(d.values, return_index=True, return_inverse=True)
@@ -250,12 +285,30 @@ class _BatchRunner:
             program_id = (ids[:, 0], ids[:, 1], ids[:, 2])
         state = PeState(pids, self.config, runs_cache=self.runs_cache)
         self.counter.state = state
-        set_launch_state(
-            self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid, self.placement)
+        launch = LaunchState(
+            self.launch.memory,
+            program_id,
+            self.launch.grid,
+            self.placement,
+            self.collective_results,
+            self.collective_inputs,
         )
+        set_launch_state(self.interpreter, launch)
         set_pe_state(self.interpreter, state)
         self.interpreter.call_op(self.launch.kernel, self.launch.values)
         return state.traces(self.last_op)
+
+
+def has_collective(kernel: Operation) -> bool:
+    """Whether `kernel` uses the cross-PE reduction (mtia.re_allreduce), whose groups must run together."""
+    return any(isinstance(op, mtia.ReAllreduceOp) for op in kernel.walk())
+
+
+def by_round(pids: list[tuple[int, int, int]], placement: Placement) -> list[tuple[int, int, int]]:
+    """Return `pids` ordered by (round, PE): each round's programs contiguous (machine/placement.py)."""
+    pe, rounds = placement.rounds()
+    gx, gy, _ = placement.grid
+    return sorted(pids, key=lambda p: (int(rounds[(k := p[0] + gx * (p[1] + gy * p[2]))]), int(pe[k])))
 
 
 def _batch_limit(kernel: Operation, max_batch: int | None) -> int:

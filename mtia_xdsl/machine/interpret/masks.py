@@ -65,3 +65,28 @@ REDUCE_IDENTITY: dict[str, Callable[[np.dtype], Any]] = {
 }
 """What a lane outside a reduction's effective shape counts as: the combiner's identity (+0.0 for addf,
 the value a zero-filled masked load holds)."""
+
+
+_REDUCE_UFUNC: dict[str, np.ufunc] = {
+    "addf": np.add,
+    "addi": np.add,
+    "maxnumf": np.fmax,
+    "minnumf": np.fmin,
+    "maximumf": np.maximum,
+    "minimumf": np.minimum,
+    "maxsi": np.maximum,
+    "minsi": np.minimum,
+}
+"""Reduction kind -> the numpy ufunc combining two values (maxui/minui compare the bits unsigned)."""
+
+
+def reduce_by_kind(x: np.ndarray, axis: int, kind: str) -> Any:
+    """Reduce `x` along `axis` with the combiner `kind` (an mtia REDUCE_KINDS name), in x's dtype.
+
+    Used by the RE's in-PE reduction (mtia.re_reduce) and its cross-PE one (mtia.re_allreduce).
+    """
+    fn = _REDUCE_UFUNC.get(kind)
+    if fn is None:
+        xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
+        return (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
+    return fn.reduce(x, axis=axis, dtype=x.dtype)

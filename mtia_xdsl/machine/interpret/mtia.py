@@ -45,6 +45,7 @@ from mtia_xdsl.machine.interpret.masks import (
     REDUCE_IDENTITY,
     keep_valid,
     per_program,
+    reduce_by_kind,
     uninitialized,
     valid_count,
     valid_lanes,
@@ -408,21 +409,7 @@ class MtiaFunctions(InterpreterFunctions):
         valid = args[len(args) - len(op.valid) :] if op.valid else ()
         if valid:  # lanes outside the effective shape are not read: they count as the identity
             x = np.where(valid_lanes(valid, list(t_in.get_shape())), x, REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
-        fn = {
-            "addf": np.add,
-            "addi": np.add,
-            "maxnumf": np.fmax,
-            "minnumf": np.fmin,
-            "maximumf": np.maximum,
-            "minimumf": np.minimum,
-            "maxsi": np.maximum,
-            "minsi": np.minimum,
-        }.get(kind)
-        if fn is None:
-            xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
-            r = (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
-        else:
-            r = fn.reduce(x, axis=axis, dtype=x.dtype)
+        r = reduce_by_kind(x, axis, kind)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         r = as_value(np.asarray(r), out_t)
         if op.out is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
@@ -20,7 +21,8 @@ from mtia_xdsl.machine.interpret.values import location_str
 from mtia_xdsl.machine.placement import Placement
 
 
-def _placement(interpreter: Interpreter, op: mtia.PeIdOp | mtia.NumPesOp) -> Placement:
+def launch_placement(interpreter: Interpreter, op: Operation) -> Placement:
+    """Return the launch's Placement, or raise InterpretationError at `op` when the run has none."""
     placement = get_launch_state(interpreter).placement
     if isinstance(placement, InterpretationError):
         raise InterpretationError(f"{location_str(op.location)}: error: {op.name}: {placement}")
@@ -38,7 +40,7 @@ class MtiaPeFunctions(InterpreterFunctions):
 
     @impl(mtia.PeIdOp)
     def run_pe_id(self, interpreter: Interpreter, op: mtia.PeIdOp, args: PythonValues) -> PythonValues:
-        placement = _placement(interpreter, op)
+        placement = launch_placement(interpreter, op)
         local = placement.local_pe(get_launch_state(interpreter).program_id)
         row, col = np.divmod(np.asarray(local, dtype=np.int32), np.int32(placement.subgrid.tile_width))
         value = col if op.axis.value.data == 0 else row
@@ -46,5 +48,5 @@ class MtiaPeFunctions(InterpreterFunctions):
 
     @impl(mtia.NumPesOp)
     def run_num_pes(self, interpreter: Interpreter, op: mtia.NumPesOp, args: PythonValues) -> PythonValues:
-        grid = _placement(interpreter, op).subgrid
+        grid = launch_placement(interpreter, op).subgrid
         return (np.int32(grid.tile_width if op.axis.value.data == 0 else grid.tile_height),)
