@@ -37,3 +37,14 @@ def test_another_backend_refuses_at_the_kernel_line():
 
     with pytest.raises(CompilationError, match=r"(?s)at 2:22:.*cannot run under another Triton backend"):
         triton.compile(ASTSource(triton.jit(_pe_row), {"out_ptr": "*i32"}, {}), target=GPUTarget("cuda", 80, 32))
+
+
+def _slice_and_reduce(out_ptr):
+    x = tl.load(out_ptr + tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 2), tl.extract_slice(x, [1], [2]))
+    tl.store(out_ptr + tl.arange(0, 4), tl.mtia.re_reduce(x, 0, "sum"))
+
+
+def test_every_extension_refuses_under_the_interpreter_at_its_line():
+    with pytest.raises(Exception, match=r"test_language_refusals.py:46: error: mtl.extract_slice is an MTIA language"):
+        InterpretedFunction(_slice_and_reduce)[(1,)](torch.zeros(4))
