@@ -38,14 +38,17 @@ class RunOptions:
     """--mapping: the program-id -> PE mapping of the run, over the kernel's `mtia.pe_mapping` attribute."""
     machine_config: Any = None
     """The MachineConfig to run on (the preset `machine` with the --set overrides applied)."""
+    subgrid_override: tuple[int, ...] | None = None
+    """--pe-subgrid: the launch's PE sub-grid (base PE, tile width, tile height), over `mtia.pe_subgrid`."""
 
     def compile_options(self) -> Any:
         """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
         from mtia_xdsl.runtime.options import MtiaOptions
 
+        extra = {"pe_subgrid": self.subgrid_override} if self.subgrid_override else {}
         if self.mapping_override:
-            return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override)
-        return MtiaOptions(machine=self.machine)
+            return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override, **extra)
+        return MtiaOptions(machine=self.machine, **extra)
 
 
 def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
@@ -168,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
     parser.add_argument("--mapping", choices=MAPPING_CHOICES,
                         help="program-id to PE mapping (default: the kernel's mtia.pe_mapping)")  # fmt: skip
+    parser.add_argument("--pe-subgrid", metavar="BASE,WIDTH,HEIGHT",
+                        help="launch on a rectangle of PEs (default: the kernel's mtia.pe_subgrid, else all)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
     args = parser.parse_args(argv)
@@ -179,7 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mtia_xdsl.machine.config import MachineConfig
 
         config = MachineConfig.preset(args.machine).with_overrides(parse_overrides(args.set))
-        options = RunOptions(args.machine, args.mapping, config)
+        subgrid = tuple(int(v) for v in args.pe_subgrid.split(",")) if args.pe_subgrid else None
+        options = RunOptions(args.machine, args.mapping, config, subgrid)
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 
