@@ -22,8 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import mtia_xdsl  # noqa: E402
-from examples import row_sums, sliding_window, tensor_view  # noqa: E402
+import mtia_xdsl
+from examples import row_sums, sliding_window, tensor_view
 
 PLACEMENTS = ("llc", "sram")
 

@@ -35,7 +35,9 @@ class TensorView(ctypes.Structure):
     def of(x: torch.Tensor, scale: float = 1.0, bias: float = 0.0) -> "TensorView":
         """Return the view of the fp32 2-D tensor `x`; it keeps `x` alive (and visible to the launch)."""
         pointer = ctypes.cast(x.data_ptr(), ctypes.POINTER(ctypes.c_float))
-        view = TensorView(pointer, (ctypes.c_int64 * 2)(*x.shape), (ctypes.c_int64 * 2)(*x.stride()), Epilogue(scale, bias))
+        view = TensorView(
+            pointer, (ctypes.c_int64 * 2)(*x.shape), (ctypes.c_int64 * 2)(*x.stride()), Epilogue(scale, bias)
+        )
         view.tensor = x  # the usual ctypes idiom: the structure holds what its pointer points into
         return view
 

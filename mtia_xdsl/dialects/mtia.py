@@ -935,7 +935,9 @@ class ExtractSliceOp(IRDLOperation):
     static_offsets = prop_def(DenseArrayBase)
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$source (`[` $offsets^ `]`)? attr-dict `:` type($source) `->` type($result) (`,` type($offsets)^)?"
+    assembly_format = (
+        "$source (`[` $offsets^ `]`)? attr-dict `:` type($source) `->` type($result) (`,` type($offsets)^)?"
+    )
 
     def __init__(
         self, source: SSAValue, static_offsets: Sequence[int], offsets: Sequence[SSAValue], result_type: Attribute

@@ -6,8 +6,8 @@ The file names the kernel to build and its specialisation in comments (several l
     # mtia-opt: constexprs=BLOCK:1024
 
 Arguments not in `signature` must be constexprs. A signature type may name a ctypes.Structure class of
-the file (`view:TensorView`): the argument is passed by field (mtia_xdsl.language.structs). The module is the frontend's raw output (helper calls
-not yet inlined: add `-p tt-inline`).
+the file (`view:TensorView`): the argument is passed by field (mtia_xdsl.language.structs). The module is
+the frontend's raw output (helper calls not yet inlined: add `-p tt-inline`).
 Example: mtia-opt examples/vector_add.py -p tt-inline,convert-tt-to-mtia
 """
 

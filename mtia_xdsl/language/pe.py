@@ -19,8 +19,7 @@ def _axis(axis: Any, what: str) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value in (0, 1)):
         return value
     raise misuse(
-        f"{what}: axis must be 0 (x, the PE column), 1 (y, the PE row) or None (the row-major PE number), "
-        f"got {value!r}"
+        f"{what}: axis must be 0 (x, the PE column), 1 (y, the PE row) or None (the row-major PE number), got {value!r}"
     )
 
 

@@ -25,11 +25,14 @@ def _ints(values: Any, what: str) -> list[Any]:
 def _static_sizes(x: Any, sizes: list[Any]) -> list[int]:
     shape = list(x.type.shape)
     if len(sizes) != len(shape):
-        raise misuse(f"extract_slice: {len(sizes)} sizes for a tile of rank {len(shape)} ({shape}); give one per dimension")
+        raise misuse(
+            f"extract_slice: {len(sizes)} sizes for a tile of rank {len(shape)} ({shape}); give one per dimension"
+        )
     for dim, (size, extent) in enumerate(zip(sizes, shape, strict=True)):
         if not isinstance(size, int) or isinstance(size, bool) or size < 1 or size & (size - 1):
             raise misuse(
-                f"extract_slice: size {size!r} of dimension {dim} must be a constexpr power of two, as Triton blocks are"
+                f"extract_slice: size {size!r} of dimension {dim} must be a constexpr power of two, as Triton "
+                "blocks are"
             )
         if size > extent:
             raise misuse(f"extract_slice: size {size} of dimension {dim} exceeds the tile's extent {extent} ({shape})")
@@ -44,7 +47,9 @@ def _offsets(x: Any, offsets: list[Any], sizes: list[int], semantic: Any) -> tup
 
     shape = list(x.type.shape)
     if len(offsets) != len(shape):
-        raise misuse(f"extract_slice: {len(offsets)} offsets for a tile of rank {len(shape)} ({shape}); give one per dimension")
+        raise misuse(
+            f"extract_slice: {len(offsets)} offsets for a tile of rank {len(shape)} ({shape}); give one per dimension"
+        )
     static: list[int] = []
     dynamic: list[Any] = []
     for dim, (off, size, extent) in enumerate(zip(offsets, sizes, shape, strict=True)):

@@ -187,7 +187,8 @@ def make_tt_interpreter(
     module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: OpCounter | None = None
 ) -> _Interpreter:
     """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
-    math, scf, cf, func, PE-grid (mtia.pe_id, mtia.re_allreduce) and mtia.extract_slice semantics registered; `counter` counts scalar-core instructions."""
+    math, scf, cf, func, PE-grid (mtia.pe_id, mtia.re_allreduce) and mtia.extract_slice semantics registered;
+    `counter` counts scalar-core instructions."""
     interpreter = _Interpreter(module, listeners, counter)
     functions = (
         TtFunctions(),

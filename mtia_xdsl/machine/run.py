@@ -39,8 +39,7 @@ from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreC
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
-from mtia_xdsl.machine.interpret.values import Divergence
-from mtia_xdsl.machine.interpret.values import location_str
+from mtia_xdsl.machine.interpret.values import Divergence, location_str
 from mtia_xdsl.machine.placement import SUBGRID_ATTR, PeSubgrid, Placement
 from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, make_tt_interpreter, prepare_launch
 from mtia_xdsl.machine.report import Report, build_report

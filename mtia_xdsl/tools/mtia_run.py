@@ -172,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mapping", choices=MAPPING_CHOICES,
                         help="program-id to PE mapping (default: the kernel's mtia.pe_mapping)")  # fmt: skip
     parser.add_argument("--pe-subgrid", metavar="BASE,WIDTH,HEIGHT",
-                        help="launch on a rectangle of PEs (default: the kernel's mtia.pe_subgrid, else all)")  # fmt: skip
+                        help="run on a rectangle of PEs (default: the kernel's mtia.pe_subgrid, else all)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
     args = parser.parse_args(argv)

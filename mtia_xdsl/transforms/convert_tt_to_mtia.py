@@ -11,7 +11,8 @@
   charged as global reads and writes); with `scalar-core-atomics=false` they stay inside a vector
   command (right results, but their memory traffic is not charged).
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
-  one engine command: MLU for layout ops (mtia.extract_slice too: a copy inside LS, no DMA), SE for floating point in fp16/bf16/fp32 (with int8..int32),
+  one engine command: MLU for layout ops (mtia.extract_slice too: a copy inside LS, no DMA), SE for
+  floating point in fp16/bf16/fp32 (with int8..int32),
   the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
   Constant operands are cloned into the command's body (immediates).
 

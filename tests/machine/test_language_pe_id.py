@@ -15,6 +15,14 @@ from mtia_xdsl.runtime.options import MtiaOptions
 MTIA2I = MachineConfig.preset("mtia2i")
 
 
+def line_of(fn, text: str) -> int:
+    """Line number of the first source line of kernel `fn` (jit or plain) containing `text`."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(getattr(fn, "fn", fn))
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
 @triton.jit
 def pe_kernel(out_ptr):
     pid = tl.program_id(0) + tl.num_programs(0) * tl.program_id(1)
@@ -61,7 +69,9 @@ def test_tt_reference_places_programs_like_the_machine():
 
 def test_tt_reference_without_a_machine_names_what_to_pass():
     module = build_tt_module(pe_kernel, {"out_ptr": "*i32"})
-    with pytest.raises(Exception, match=r"test_language_pe_id.py:21:.*pass options with `machine`"):
+    with pytest.raises(
+        Exception, match=rf"test_language_pe_id.py:{line_of(pe_kernel, 'get_pe_id(0)')}:.*pass options with `machine`"
+    ):
         run_tt(module, (1, 1, 1), [torch.zeros(4, dtype=torch.int32)])
 
 

@@ -17,6 +17,14 @@ from mtia_xdsl.runtime.options import MtiaOptions
 MTIA2I = MachineConfig.preset("mtia2i")
 
 
+def line_of(fn, text: str) -> int:
+    """Line number of the first source line of kernel `fn` (jit or plain) containing `text`."""
+    import inspect
+
+    lines, start = inspect.getsourcelines(getattr(fn, "fn", fn))
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
 @triton.jit
 def contributions(out_ptr, AXIS: tl.constexpr):
     pid = tl.program_id(0)
@@ -82,9 +90,13 @@ def _partial_row(out_ptr):
 
 def test_a_pe_without_a_program_in_the_round_is_named():
     out = torch.zeros(12, dtype=torch.int32)
-    with pytest.raises(Exception, match=r"test_language_re_reduce.py:80:\d+: error: re_reduce: program \(8, 0, 0\) on "
-                       r"PE \(x=0, y=1\).* waits for the other PEs of its PE row, which run no program in that round "
-                       r"\(12 programs on 64 PEs\)"):
+    with pytest.raises(
+        Exception,
+        match=rf"test_language_re_reduce.py:{line_of(_partial_row, 're_reduce')}"
+        r":\d+: error: re_reduce: program \(8, 0, 0\) on "
+        r"PE \(x=0, y=1\).* waits for the other PEs of its PE row, which run no program in that round "
+        r"\(12 programs on 64 PEs\)",
+    ):
         _partial_row[(12,)](out)
     assert out.eq(0).all()
 
@@ -100,8 +112,12 @@ def _branchy(out_ptr):
 
 def test_a_participant_that_never_arrives_is_an_error_not_a_hang():
     out = torch.zeros(8, dtype=torch.int32)
-    with pytest.raises(Exception, match=r"test_language_re_reduce.py:97:\d+: error: re_reduce: participant program "
-                       r"\(3, 0, 0\) on PE \(x=3, y=0\).* never arrives: the programs of a PE row must reach re_reduce"):
+    with pytest.raises(
+        Exception,
+        match=rf"test_language_re_reduce.py:{line_of(_branchy, 're_reduce')}"
+        r":\d+: error: re_reduce: participant program "
+        r"\(3, 0, 0\) on PE \(x=3, y=0\).* never arrives: the programs of a PE row must reach re_reduce",
+    ):
         _branchy[(8,)](out, pe_subgrid=(0, 8, 1))
 
 
@@ -115,8 +131,12 @@ def _uneven_loop(out_ptr):
 
 
 def test_programs_reducing_a_different_number_of_times_are_an_error():
-    with pytest.raises(Exception, match=r"test_language_re_reduce.py:113:\d+: error: re_reduce: participant .* never "
-                       r"arrives"):
+    with pytest.raises(
+        Exception,
+        match=rf"test_language_re_reduce.py:{line_of(_uneven_loop, 're_reduce')}"
+        r":\d+: error: re_reduce: participant .* never "
+        r"arrives",
+    ):
         _uneven_loop[(8,)](torch.zeros(8, dtype=torch.int32), pe_subgrid=(0, 8, 1))
 
 

@@ -14,7 +14,9 @@ from mtia_xdsl.runtime.launch import KernelLaunchError
 
 
 def _strided() -> torch.Tensor:
-    return torch.randn(70, 90, generator=torch.Generator().manual_seed(3))[5:, ::2].t()  # 45 x 65, strides (2, 90): columns of a row are 90 elements apart
+    return torch.randn(70, 90, generator=torch.Generator().manual_seed(3))[
+        5:, ::2
+    ].t()  # 45 x 65, strides (2, 90): columns of a row are 90 elements apart
 
 
 def test_tensor_view_of_a_strided_tensor_through_triton_launch():
@@ -72,7 +74,9 @@ def test_a_field_with_no_triton_type_is_named(ctype, why):
 
 def test_a_bit_field_is_named():
     bits = type("Bits", (ctypes.Structure,), {"_fields_": [("low", ctypes.c_int32, 4)]})
-    with pytest.raises(StructFieldError, match=r"field 'v.low' has ctypes type c_int, which has no Triton type \(a bit"):
+    with pytest.raises(
+        StructFieldError, match=r"field 'v.low' has ctypes type c_int, which has no Triton type \(a bit"
+    ):
         field_type(bits, "v")
 
 
@@ -91,8 +95,11 @@ def test_pointer_outside_every_visible_tensor_is_named():
     x, out = torch.arange(4.0), torch.zeros(1)
     view = TensorView.of(x)
     del view.tensor  # nothing visible holds x's storage any more
-    with pytest.raises(KernelLaunchError, match=r"argument 'view': field 'view.data' points to 0x[0-9a-f]+, inside no "
-                       "tensor the launch can see; keep the tensor"):
+    with pytest.raises(
+        KernelLaunchError,
+        match=r"argument 'view': field 'view.data' points to 0x[0-9a-f]+, inside no "
+        "tensor the launch can see; keep the tensor",
+    ):
         _first[(1,)](view, out)
     assert out.eq(0).all()
 
@@ -103,8 +110,11 @@ def test_null_and_misaligned_pointers_are_named():
     x = torch.arange(8.0)
     view = TensorView.of(x)
     view.data = ctypes.cast(x.data_ptr() + 2, ctypes.POINTER(ctypes.c_float))
-    with pytest.raises(KernelLaunchError, match=r"field 'view.data' \(\*fp32\) points 2 bytes into a tensor's "
-                       "storage, not a multiple of its element size 4"):
+    with pytest.raises(
+        KernelLaunchError,
+        match=r"field 'view.data' \(\*fp32\) points 2 bytes into a tensor's "
+        "storage, not a multiple of its element size 4",
+    ):
         _first[(1,)](view, torch.zeros(1))
 
 

@@ -46,6 +46,7 @@ from mtia_xdsl.machine.interpret.values import (
 )
 from mtia_xdsl.machine.placement import Placement
 
+
 class CollectiveWait(InterpretationError):
     """A batch reached a cross-PE reduction before the rest of a group; its message is the error to report
     if the others never arrive."""
@@ -176,4 +177,3 @@ def _record_link(interpreter: Interpreter, op: mtia.ReAllreduceOp, placement: Pl
         scalar_blocking=True,
     )
     state.issue_each(lambda b: command, True)
-
