@@ -26,7 +26,7 @@ class ExtensionError(RuntimeError):
     """An MTIA language extension used where mtia_xdsl does not compile the kernel."""
 
 
-def _caller_line() -> str:
+def caller_line() -> str:
     """Return `file:line` of the innermost frame outside mtia_xdsl, Triton and the standard library."""
     import triton
 
@@ -80,7 +80,7 @@ def extension(fn: F) -> F:
             runner = _runner(_semantic)
             # another backend's code generator wraps this in a CompilationError at the kernel line; under the
             # interpreter the kernel runs as Python, so the calling frame is the kernel line
-            where = "" if runner == _OTHER_BACKEND else f"{_caller_line()}: error: "
+            where = "" if runner == _OTHER_BACKEND else f"{caller_line()}: error: "
             raise ExtensionError(
                 f"{where}{name} is an MTIA language extension and cannot run under "
                 f"{runner}; launch the kernel on CPU tensors with mtia_xdsl installed (its Triton "

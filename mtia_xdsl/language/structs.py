@@ -15,7 +15,8 @@ A pointer field holds an address; it must point into a torch tensor the launch c
 of the launch, or a tensor kept on the structure instance as a Python attribute, the usual ctypes idiom
 for keeping a buffer alive), so the machine model can check every access. Anything else (unions, bit
 fields, c_longdouble, wide chars, py_object, pointers to structures, NULL pointers) is an error naming the
-field. `install(jit_module)` lets Triton's launch binder specialise structure arguments this way.
+field. `install(jit_module)` lets Triton's launch binder specialise structure arguments this way, and makes
+Triton's interpreter (TRITON_INTERPRET=1) refuse them at the launch line.
 """
 
 from __future__ import annotations
@@ -230,3 +231,27 @@ def install(jit_module: Any) -> None:
 
     specialize_impl.__mtia_structs__ = True  # type: ignore[attr-defined]
     jit_module.native_specialize_impl = specialize_impl
+    _refuse_in_interpreter()
+
+
+def _refuse_in_interpreter() -> None:
+    """Make Triton's interpreter (TRITON_INTERPRET=1) refuse a structure argument at the launch line."""
+    import triton.runtime.interpreter as interpreter
+
+    convert = interpreter._implicit_cvt  # pyright: ignore[reportPrivateUsage]
+    if getattr(convert, "__mtia_structs__", False):
+        return
+
+    def implicit_cvt(arg: Any) -> Any:
+        if is_struct(arg):
+            from mtia_xdsl.language._extension import ExtensionError, caller_line
+
+            raise ExtensionError(
+                f"{caller_line()}: error: a ctypes.Structure argument ({type(arg).__name__}) is an MTIA language "
+                "extension and cannot run under Triton's interpreter (TRITON_INTERPRET=1); launch the kernel "
+                "with mtia_xdsl's backend (unset TRITON_INTERPRET) or pass the fields as separate arguments"
+            )
+        return convert(arg)
+
+    implicit_cvt.__mtia_structs__ = True  # type: ignore[attr-defined]
+    interpreter._implicit_cvt = implicit_cvt  # pyright: ignore[reportPrivateUsage]

@@ -123,3 +123,15 @@ def test_pointer_into_another_argument_is_visible():
     view = TensorView(ctypes.cast(out.data_ptr() + 8, ctypes.POINTER(ctypes.c_float)), (1, 1), (1, 1), Epilogue())
     _first[(1,)](view, out)
     assert out.tolist() == [9.0, 0.0, 9.0, 0.0]
+
+
+def test_triton_interpreter_refuses_a_structure_at_the_launch_line():
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.arange(4.0)
+    with pytest.raises(
+        Exception,
+        match=r"test_language_structs.py:\d+: error: a ctypes.Structure argument "
+        r"\(TensorView\) is an MTIA language extension and cannot run under Triton's interpreter",
+    ):
+        InterpretedFunction(_first.fn)[(1,)](TensorView.of(x), torch.zeros(1))
