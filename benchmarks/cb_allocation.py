@@ -1,7 +1,8 @@
 """CB IDs and LS bytes per kernel, before and after mtia-cb-allocate shares them between CBs never alive together.
 
 Compiles (no run) each example kernel (examples/*.py, with the kernel, signature and constexprs of its
-`# mtia-opt:` header) with the default options and with vector_codegen=False, and, with --corpus, every
+`# mtia-opt:` header) with the default options and with vector_codegen=False, the kernels of issue 10 that ran
+out of CB IDs or LS elsewhere (`fit_rows`), and, with --corpus, every
 kernel of the conformance corpus (tests/conformance) at its first drawn launch. Per kernel it prints:
 
   CBs        the kernel's circular buffers: the CB IDs it needs if every CB has its own (before)
@@ -27,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from mtia_xdsl.machine.report import CbSummary, cb_report, cb_summary  # noqa: E402
 
-EXAMPLES = ("vector_add", "softmax", "layer_norm", "matmul", "attention")
+EXAMPLES = ("vector_add", "softmax", "layer_norm", "matmul", "attention", "flash_attention")
 VARIANTS: dict[str, dict[str, Any]] = {"default": {}, "vector_codegen=False": {"vector_codegen": False}}
 
 
@@ -69,6 +70,35 @@ def example_rows() -> list[tuple[str, str, CbSummary | None, str]]:
     return rows
 
 
+def fit_rows() -> list[tuple[str, str, CbSummary | None, str]]:
+    """Kernels that ran out of CB IDs or LS elsewhere: FlashAttention at tutorial 06's blocks (HEAD_DIM 64 and
+    128, causal and not), a two-pass layer norm over 8 chunks, tl.sort of 512 (tests/transforms/cb_fit_kernels.py)."""
+    import mtia_xdsl
+    from examples import flash_attention
+    from tests.transforms.cb_fit_kernels import layer_norm_8_chunks, sort_rows
+
+    fa_sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "Z": "i32", "H": "i32",
+              "N_CTX": "i32"}  # fmt: skip
+    ln_sig = {"X": "*fp32", "W": "*fp32", "B": "*fp32", "Y": "*fp32", "M": "i32", "eps": "fp32"}
+    cases: list[tuple[str, str, Any, dict[str, str], dict[str, Any]]] = [
+        (f"flash_attention d{d}", "causal" if stage == 3 else "not causal", flash_attention.attn_fwd, fa_sig,
+         {"HEAD_DIM": d, "BLOCK_M": 128, "BLOCK_N": 64, "STAGE": stage})
+        for d in (64, 128) for stage in (1, 3)
+    ]  # fmt: skip
+    cases.append(("layer_norm 8 chunks", "4x4096 rows", layer_norm_8_chunks, ln_sig,
+                  {"N": 4096, "BLOCK_M": 4, "CHUNK": 512}))  # fmt: skip
+    cases.append(("tl.sort", "512 fp32", sort_rows, {"X": "*fp32", "Y": "*fp32"}, {"N": 512}))
+    rows = []
+    for name, variant, fn, sig, consts in cases:
+        try:
+            program = mtia_xdsl.compile(fn, sig, consts).fixed.program  # type: ignore[union-attr]
+        except Exception as e:
+            rows.append((name, variant, None, _first_line(e)))
+            continue
+        rows.append((name, variant, cb_columns(program), "fits"))
+    return rows
+
+
 def corpus_rows() -> list[tuple[str, str, CbSummary | None, str]]:
     """(kernel, "default", figures, result) for every conformance corpus kernel (first drawn launch)."""
     sys.path.insert(0, str(ROOT / "tests" / "conformance"))
@@ -76,12 +106,12 @@ def corpus_rows() -> list[tuple[str, str, CbSummary | None, str]]:
 
     from corpus import all_cases  # type: ignore[import-not-found]
     from runners import build_for  # type: ignore[import-not-found]
-    from spec import Draw  # type: ignore[import-not-found]
+    from spec import RandomDraw  # type: ignore[import-not-found]
 
     rows = []
     for name, case in sorted(all_cases().items()):
         try:
-            launch = case.build(Draw(random.Random(0)))
+            launch = case.build(RandomDraw(random.Random(0)))
         except Exception as e:
             rows.append((name, "default", None, f"draw: {_first_line(e)}"))
             continue
@@ -95,7 +125,7 @@ def main() -> None:
     parser.add_argument("--corpus", action="store_true", help="also every conformance corpus kernel")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = parser.parse_args()
-    rows = example_rows() + (corpus_rows() if args.corpus else [])
+    rows = example_rows() + fit_rows() + (corpus_rows() if args.corpus else [])
     head = ("kernel", "options", "CBs", "bytes", "IDs", "LS", "result")
     sep = " | " if args.markdown else "  "
     fmt = ["{:<28}", "{:<22}", "{:>4}", "{:>9}", "{:>4}", "{:>9}", "{}"]

@@ -12,7 +12,9 @@ every optimization on and once with each turned off in turn:
   all off       all of the above off
 
 A cell shows the simulated time (us) and the achieved fraction of the roofline of the memory level the data
-lives in (`Report.achieved_fraction`). A second table compares greedy CB sizing with uniform triple buffering
+lives in (`Report.achieved_fraction`); the all-on run also shows its CB IDs and the LS bytes per PE up to the
+end of its highest CB, as mtia-cb-allocate placed them (`cb_summary`). A second table compares greedy CB sizing
+with uniform triple buffering
 (cb_sizing="uniform", num_stages=3): time and LS high-water mark per PE. The goal lines of issue 5 follow,
 each PASS or MISS with its figures. An option whose pass has not landed yet changes nothing (pipeline_for
 leaves the pass out); options that give the same buffer-level program as a run before are not rerun (the
@@ -47,6 +49,7 @@ import triton  # noqa: E402
 
 import mtia_xdsl  # noqa: E402
 from examples import attention, layer_norm, matmul, softmax, vector_add  # noqa: E402
+from mtia_xdsl.machine.report import cb_summary  # noqa: E402
 
 ALL_ON: dict[str, Any] = {
     "num_stages": 3,
@@ -89,6 +92,10 @@ class Cell:
     fraction: float = math.nan
     ls_bytes: int = 0
     mapping: str = ""
+    cb_ids: int = 0
+    """CB IDs the program uses (`cb_summary`: the most CBs alive at once, after mtia-cb-allocate)."""
+    cb_ls_bytes: int = 0
+    """End of its highest CB in LS as mtia-cb-allocate placed them (`cb_summary`), bytes per PE."""
     error: str = ""
     reused: bool = False
     """The options gave a program that already ran with other options: not rerun."""
@@ -132,7 +139,9 @@ class Launch:
             text = str(e).strip()
             return Cell(error=text.splitlines()[0] if text else type(e).__name__)
         report = mtia_xdsl.last_report()
-        cell = Cell(report.time_us, report.achieved_fraction, report.ls_high_water_bytes, report.mapping)
+        cbs = cb_summary(report.cbs)
+        cell = Cell(report.time_us, report.achieved_fraction, report.ls_high_water_bytes, report.mapping,
+                    cbs.ids_in_use, cbs.ls_high_water_bytes)  # fmt: skip
         self.seen[program] = cell
         return cell
 
@@ -228,11 +237,17 @@ def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
 
 def format_tables(rows: list[Row], markdown: bool) -> str:
     """Return the two tables and the goal lines as text (or markdown)."""
-    heads = ["kernel", "shape", "all on", *COLUMNS]
-    body = [[r.kernel.name, r.kernel.shape, *(r.cells[c].text() for c in ["all on", *COLUMNS])] for r in rows]
-    for r, line in zip(rows, body, strict=True):
-        line[2] += f" {r.cells['all on'].mapping}" if not r.cells["all on"].error else ""
-    legend = "time us (fraction of roofline); 'all on' names its PE mapping; '=': same program as a run before"
+    heads = ["kernel", "shape", "all on", "CB IDs", "LS KiB", *COLUMNS]
+    body = []
+    for r in rows:
+        on = r.cells["all on"]
+        body.append([r.kernel.name, r.kernel.shape, on.text() + (f" {on.mapping}" if not on.error else ""),
+                     str(on.cb_ids) if not on.error else "", f"{on.cb_ls_bytes / 1024:.0f}" if not on.error else "",
+                     *(r.cells[c].text() for c in COLUMNS)])  # fmt: skip
+    legend = (
+        "time us (fraction of roofline); 'all on' names its PE mapping, then its CB IDs and LS KiB per PE as"
+        " mtia-cb-allocate placed its CBs; '=': same program as a run before"
+    )
     out = [legend, _table(heads, body, markdown), ""]
     heads2 = ["kernel", "greedy us", "greedy LS KiB", "uniform us", "uniform LS KiB", "slowdown", "LS ratio"]
     body2 = []

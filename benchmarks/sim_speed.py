@@ -1,9 +1,11 @@
 """Wall time of the machine model (results and timing) next to Triton's interpreter, per kernel.
 
 Each kernel runs with the same inputs on the machine model (this process: `kernel[grid](...)` through the
-`cpu` backend of mtia_xdsl) and on Triton's interpreter (a subprocess with TRITON_INTERPRET=1, since
-Triton reads it at import). Times exclude compilation: each side runs once to warm up, then the median
-of `--repeats` runs is reported. Results of both sides are checked against each other.
+`cpu` backend of mtia_xdsl) and on Triton's interpreter (a child process with TRITON_INTERPRET=1, since
+Triton reads it at import). Times are CPU seconds of each process (time.process_time), which a loaded
+machine disturbs less than wall time, and exclude compilation: each side runs once to warm up, then the
+two sides alternate run by run (so a change of load hits both alike) and the median of `--repeats` runs
+per side is reported. Results of both sides are checked against each other.
 
 Example: python benchmarks/sim_speed.py [--repeats 3] [--only softmax]
 """
@@ -59,34 +61,62 @@ KERNELS = {
 }
 
 
-def time_kernel(name: str, repeats: int) -> tuple[float, torch.Tensor]:
-    """Warm up once, then return (median wall seconds of `repeats` runs, the output)."""
-    fn, args, _ = _inputs(name)
+def _timed(fn: Callable[..., torch.Tensor], args: tuple[torch.Tensor, ...]) -> tuple[float, torch.Tensor]:
+    """Run `fn(*args)` once; return (CPU seconds of this process, the output)."""
+    start = time.process_time()
     out = fn(*args)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn(*args)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    return time.process_time() - start, out
 
 
-def _child(names: list[str], repeats: int, out_path: str) -> None:
-    """Run under TRITON_INTERPRET=1: time each kernel on Triton's interpreter, save times and outputs."""
-    results = {}
-    for name in names:
-        seconds, out = time_kernel(name, repeats)
-        results[name] = (seconds, out)
-    torch.save(results, out_path)
+def _child() -> None:
+    """Run under TRITON_INTERPRET=1, serving the parent: per line `NAME` on stdin, run kernel NAME once on
+    Triton's interpreter and answer its CPU seconds on stdout; on `SAVE PATH`, save the last outputs there."""
+    outputs: dict[str, torch.Tensor] = {}
+    inputs: dict[str, tuple] = {}
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "SAVE":
+            torch.save(outputs, arg)
+            print("ok", flush=True)
+            continue
+        if cmd not in inputs:
+            inputs[cmd] = _inputs(cmd)[:2]
+        seconds, outputs[cmd] = _timed(*inputs[cmd])
+        print(seconds, flush=True)
 
 
-def _triton_interpreter(names: list[str], repeats: int) -> dict[str, tuple[float, torch.Tensor]]:
-    with tempfile.TemporaryDirectory() as tmp:
-        out_path = os.path.join(tmp, "triton.pt")
+class _Interpreter:
+    """Triton's interpreter in a child process (Triton reads TRITON_INTERPRET at import), one run per call."""
+
+    def __init__(self) -> None:
         env = {**os.environ, "TRITON_INTERPRET": "1"}
-        cmd = [sys.executable, __file__, "--child", out_path, "--repeats", str(repeats), "--only", *names]
-        subprocess.run(cmd, env=env, check=True)
-        return torch.load(out_path)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--child"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+    def ask(self, line: str) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError("the Triton interpreter process ended early")
+        return answer.strip()
+
+    def run(self, name: str) -> float:
+        """CPU seconds of one run of kernel `name` on Triton's interpreter."""
+        return float(self.ask(name))
+
+    def outputs(self) -> dict[str, torch.Tensor]:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "triton.pt")
+            self.ask(f"SAVE {path}")
+            return torch.load(path)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def main() -> int:
@@ -94,22 +124,36 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per side (median reported)")
     parser.add_argument("--only", nargs="+", choices=list(KERNELS), default=list(KERNELS))
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child:
-        _child(opts.only, opts.repeats, opts.child)
+        _child()
         return 0
-    theirs = _triton_interpreter(opts.only, opts.repeats)
+    theirs = _Interpreter()
+    try:
+        ours_s: dict[str, list[float]] = {name: [] for name in opts.only}
+        their_s: dict[str, list[float]] = {name: [] for name in opts.only}
+        ours: dict[str, torch.Tensor] = {}
+        for name in opts.only:
+            fn, args, _ = _inputs(name)
+            theirs.run(name)  # warm-up of both sides (compilation, caches)
+            fn(*args)
+            for _ in range(opts.repeats):  # interleaved: a change of load hits both sides alike
+                their_s[name].append(theirs.run(name))
+                seconds, ours[name] = _timed(fn, args)
+                ours_s[name].append(seconds)
+        their_out = theirs.outputs()
+    finally:
+        theirs.close()
     print(f"{'kernel':34} {'machine model s':>16} {'triton interp s':>16} {'speedup':>8}  agree")
     ratios, ok = [], True
     for name in opts.only:
-        ours_s, ours = time_kernel(name, opts.repeats)
-        their_s, their = theirs[name]
+        mine, other = statistics.median(ours_s[name]), statistics.median(their_s[name])
         tol = _inputs(name)[2]
-        agree = torch.allclose(ours.float(), their.float(), rtol=tol, atol=tol)
+        agree = torch.allclose(ours[name].float(), their_out[name].float(), rtol=tol, atol=tol)
         ok &= agree
-        ratios.append(their_s / ours_s)
-        print(f"{KERNELS[name]:34} {ours_s:16.3f} {their_s:16.3f} {their_s / ours_s:7.1f}x  {'yes' if agree else 'NO'}")
+        ratios.append(other / mine)
+        print(f"{KERNELS[name]:34} {mine:16.3f} {other:16.3f} {other / mine:7.1f}x  {'yes' if agree else 'NO'}")
     geomean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
     print(f"{'geometric mean':34} {'':16} {'':16} {geomean:7.1f}x")
     return 0 if ok else 1

@@ -46,7 +46,8 @@ def _examples(small: bool) -> list[tuple[str, Any]]:
 
 
 def _sim_speed(small: bool) -> list[tuple[str, Any]]:
-    from benchmarks import sim_speed
+    sys.path.insert(0, str(ROOT / "benchmarks"))  # a `benchmarks` package in site-packages would shadow ours
+    import sim_speed
 
     def launch(name: str) -> Any:
         fn, args, _ = sim_speed._inputs(name)

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.machine.config import DEFAULT_CHIP
 from mtia_xdsl.utils.locations import fill_unknown_locations
 
 DEFAULT_PIPELINE = ",".join(
@@ -28,16 +29,22 @@ DEFAULT_PIPELINE = ",".join(
 )
 
 
-def default_pipeline(chip: str = "mtia2i") -> str:
+def default_pipeline(chip: str = DEFAULT_CHIP) -> str:
     """Return the lowering pipeline for `chip` (a MachineConfig preset name), without the optimizations."""
     return DEFAULT_PIPELINE.format(chip=chip)
 
 
-def pipeline_for(options: Any = None) -> str:
+TT_PREFIX = ("tt-inline", "tt-lift-early-returns", "tt-rewrite-tensor-descriptor-to-pointer")
+"""The tt-level steps before any target decision; mtia-sub-tile runs right after them."""
+
+
+def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_form: str = "unrolled") -> str:
     """Return the pass pipeline the compile driver runs for `options` (an MtiaOptions or a dict of its
     fields, as given to `mtia_xdsl.compile`; None: the defaults).
 
     It is the lowering pipeline plus the optimizations the options turn on:
+    `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
+    N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
     `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
@@ -45,12 +52,16 @@ def pipeline_for(options: Any = None) -> str:
     Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
-    from mtia_xdsl.runtime.options import MtiaOptions
+    from mtia_xdsl.options import MtiaOptions
 
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
     o = options if options is not None else MtiaOptions()
     steps = default_pipeline(o.machine).split(",")
+    sub = o.sub_block if sub_block is None else sub_block
+    if sub:
+        form = "" if sub_tile_form == "unrolled" else f" form={sub_tile_form}"
+        steps.insert(steps.index(TT_PREFIX[-1]) + 1, f"mtia-sub-tile{{sub-block={sub}{form}}}")
     tensor_level: list[str] = []
     if o.vector_codegen:
         tensor_level.append("mtia-vector-codegen")
@@ -67,30 +78,54 @@ def pipeline_for(options: Any = None) -> str:
     return ",".join(steps)
 
 
+def tt_prefix(module: ModuleOp, options: Any = None) -> None:
+    """Run the tt-level steps (TT_PREFIX) on `module` in place, as the start of `lower` does."""
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    from mtia_xdsl.dialects import make_context
+    from mtia_xdsl.transforms import get_all_passes
+
+    available = {**xdsl_passes(), **get_all_passes()}
+    PassPipeline.parse_spec(available, ",".join(TT_PREFIX)).apply(make_context(), module)
+
+
 def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     """Lower a tt module in place to the buffer-level mtia program and return it.
+
+    A kernel whose CBs do not fit (LS bytes or CB IDs) is lowered again with fewer pipeline slots, fusion,
+    then automatic sub-tiling (`mtia_xdsl.fit`); the module attribute `mtia.fit` says what was applied.
 
     `options` (an MtiaOptions or a dict of its fields) chooses the optimizations (`pipeline_for`); its
     `machine_overrides` become the module attribute `mtia.machine_overrides`, so the LS budget and the
     cost models are those of the machine the kernel runs on.
     Requires: helper calls inlined (the frontend does this). Raises: PassFailedException naming the
-    kernel line where a construct cannot be lowered.
+    kernel line where a construct cannot be lowered; LocalStorageOverflow (or the CB-ID refusal) with what
+    was tried when nothing makes the kernel fit.
     """
-    from xdsl.transforms import get_all_passes as xdsl_passes
-
-    from mtia_xdsl.dialects import make_context
-    from mtia_xdsl.runtime.options import MtiaOptions
-    from mtia_xdsl.transforms import get_all_passes
-    from mtia_xdsl.transforms.mtia_set_target import MACHINE_OVERRIDES, overrides_attr
+    from mtia_xdsl.fit import lower_to_fit
+    from mtia_xdsl.options import MtiaOptions
 
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
     o = options if options is not None else MtiaOptions()
+    lower_to_fit(module, o, _lower_once, tt_prefix)
+    return module
+
+
+def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "unrolled") -> None:
+    """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    from mtia_xdsl.dialects import make_context
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
+    from mtia_xdsl.transforms import get_all_passes
+    from mtia_xdsl.transforms.mtia_set_target import overrides_attr
+
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}
-    pipeline = PassPipeline.parse_spec(available, pipeline_for(o))
+    pipeline = PassPipeline.parse_spec(available, pipeline_for(o, sub_block, sub_tile_form))
     if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
-        module.attributes[MACHINE_OVERRIDES] = overrides_attr(o.machine_overrides)
+        module.attributes[MACHINE_OVERRIDES_ATTR] = overrides_attr(o.machine_overrides)
     try:
         pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds
@@ -101,4 +136,3 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
         raise PassFailedException(
             f"internal compiler error while lowering ({type(e).__name__}: {e}); please report this kernel"
         ) from e
-    return module

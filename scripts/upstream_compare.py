@@ -46,10 +46,14 @@ def main() -> None:
     passed_interp = sum(n for (i, _), n in pairs.items() if i == "passed")
     both = pairs[("passed", "passed")]
     share = f" ({100 * both / passed_interp:.0f} %)" if passed_interp else ""
-    print(f"\nof the {passed_interp} tests the interpreter passes, {both} pass here{share}, "
-          f"{pairs[('passed', 'failed')]} fail, {pairs[('passed', 'skipped')]} skip")
-    print(f"tests the interpreter does not pass that pass here: "
-          f"{sum(n for (i, o), n in pairs.items() if i != 'passed' and o == 'passed')}")
+    print(
+        f"\nof the {passed_interp} tests the interpreter passes, {both} pass here{share}, "
+        f"{pairs[('passed', 'failed')]} fail, {pairs[('passed', 'skipped')]} skip"
+    )
+    print(
+        f"tests the interpreter does not pass that pass here: "
+        f"{sum(n for (i, o), n in pairs.items() if i != 'passed' and o == 'passed')}"
+    )
     missing = [t for t in interp if interp[t][0] == "passed" and t in ours and ours[t][0] != "passed"]
     reasons = Counter(reason_class(ours[t][1]) for t in missing)
     if reasons:

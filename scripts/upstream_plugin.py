@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-
 _OUTCOMES: dict[str, list[str]] = {}
 """Test id -> [outcome, one-line reason] of this session."""
 

@@ -1,9 +1,26 @@
-"""Target registry: lazy factories keyed by the `-t` name (C++ and LLVM IR emitters land later)."""
+"""Target registry: what `mtia-opt -t NAME` can emit, as lazy factories keyed by the target name.
+
+A factory takes no arguments and returns an xDSL `Target` class (xDSL's own convention, see
+`xdsl.universe`): `mtia-opt` builds it from the `-t` spec and calls `emit(ctx, module, output)`. A factory
+imports its emitter only when called, so `mtia-opt` starts without loading every backend. Emitters (C++
+for the PE's RISC-V cores, LLVM IR) register here; an emitter must translate every op of
+`mtia.ENGINE_BODY_OPS` inside an engine command body, and the buffer-level ops around them.
+
+Targets today:
+- "mlir": the module as MLIR text (xDSL's MLIRTarget; the default of `mtia-opt`).
+"""
 
 from collections.abc import Callable
-from typing import Any
+
+from xdsl.utils.target import Target
 
 
-def get_all_targets() -> dict[str, Callable[[], Any]]:
-    """Return every mtia_xdsl emitter target by its `-t` name."""
-    return {}
+def _mlir() -> type[Target]:
+    from xdsl.targets.mlir import MLIRTarget
+
+    return MLIRTarget
+
+
+def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
+    """Return every mtia_xdsl target by its `-t` name (lazy factories returning the Target class)."""
+    return {"mlir": _mlir}

@@ -66,6 +66,28 @@ def _i32(value: int) -> IntegerAttr:
 
 
 # ----------------------------------------------------------------------------------------------
+# Discardable attributes: their names, one spelling each for the passes that set them and the
+# passes and machine model that read them
+# ----------------------------------------------------------------------------------------------
+
+TARGET_ATTR = "mtia.target"
+"""Module attribute: the chip it is compiled for (a `TargetAttr`), set by mtia-set-target."""
+MACHINE_OVERRIDES_ATTR = "mtia.machine_overrides"
+"""Module attribute: MachineConfig fields changed for the run (a dictionary), set by the pipeline from the
+compile option `machine_overrides` and read by mtia-set-target."""
+PE_MAPPING_ATTR = "mtia.pe_mapping"
+"""Kernel-function attribute: the program -> PE strategy, set by mtia-pe-mapping, read by the machine model."""
+DEPTH_REASON_ATTR = "mtia.depth_reason"
+"""`cb_alloc` attribute: why the CB has its depth, set by mtia-cb-sizing, shown in the machine's CB report."""
+PIPELINE_STAGES_ATTR = "mtia.pipeline_stages"
+"""`cb_alloc` and loop attribute: the software-pipelining depth, set by mtia-software-pipeline."""
+LIVENESS_ATTR = "mtia.liveness"
+"""`cb_alloc` attribute: the CB's live range in words, set by test-mtia-cb-liveness (for FileCheck)."""
+ACCESS_ATTR = "mtia.access"
+"""Memory-op attribute: the access analysis' finding, set by its test pass (for FileCheck)."""
+
+
+# ----------------------------------------------------------------------------------------------
 # Attributes and types
 # ----------------------------------------------------------------------------------------------
 
@@ -637,6 +659,7 @@ class EngineComputeOp(IRDLOperation):
         produced = [tile_type(o.type) for o in self.outs] if self.outs else [r.type for r in self.res]
         if [v.type for v in term.values] != produced:
             raise VerifyException("yielded types do not match the results or outs tiles")
+        _verify_engine_body(self)
         if self.valid:
             shapes = {tuple(t.get_shape()) if isinstance(t, TensorType) else () for t in produced}
             if len(shapes) != 1 or len(next(iter(shapes))) != len(self.valid):
@@ -975,6 +998,42 @@ class ExtractSliceOp(IRDLOperation):
                 raise VerifyException(
                     f"dimension {dim}: offset {off} + size {size} leaves the source of extent {extent}"
                 )
+
+
+ENGINE_BODY_DIALECTS = ("arith", "math", "scf", "ub")
+"""Dialects every op of which an engine command body may hold (elementwise arithmetic and functions, and
+the structured control flow and poison values of combine regions)."""
+
+ENGINE_BODY_OPS = frozenset(
+    {
+        "mtia.yield",
+        "builtin.unrealized_conversion_cast",
+        # elementwise
+        "tt.addptr", "tt.bitcast", "tt.clampf", "tt.extern_elementwise", "tt.fp_to_fp", "tt.mulhiui",
+        "tt.precise_divf", "tt.precise_sqrt", "tt.approx_divf", "tt.int_to_ptr", "tt.ptr_to_int",
+        "tt.map_elementwise", "tt.map_elementwise.return",
+        # layout and creation (the MLU's and operand forms)
+        "tt.broadcast", "tt.cat", "tt.expand_dims", "tt.join", "tt.make_range", "tt.reshape", "tt.split",
+        "tt.splat", "tt.trans", "tt.unsplat", "mtia.extract_slice",
+        # reductions, scans, gathers, histograms and dots the RE/DPE do not take
+        "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
+        # device print of a tensor, run where the tensor lives
+        "tt.print",
+    }
+)  # fmt: skip
+"""The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions
+nested in it) may hold: what `convert-tt-to-mtia` wraps into SE/VEC/MLU commands and `mtia-vector-codegen`
+fuses, so what an emitter must translate. The verifier rejects any other op in a body."""
+
+
+def _verify_engine_body(op: EngineComputeOp) -> None:
+    """Raise VerifyException if `op`'s body holds an op outside ENGINE_BODY_OPS / ENGINE_BODY_DIALECTS."""
+    for inner in op.body.walk():
+        if inner.name not in ENGINE_BODY_OPS and inner.name.split(".", 1)[0] not in ENGINE_BODY_DIALECTS:
+            raise VerifyException(
+                f"{inner.name} may not appear in the body of {op.name} (mtia.ENGINE_BODY_OPS lists what an "
+                "engine command computes)"
+            )
 
 
 ENGINE_OPS = (

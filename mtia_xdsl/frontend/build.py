@@ -27,6 +27,7 @@ from xdsl.ir import SSAValue
 from mtia_xdsl.frontend.builder import XdslBuilder
 from mtia_xdsl.frontend.errors import KernelError, located_error_class
 from mtia_xdsl.frontend.handles import Attr, BlockArg, Value
+from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
 
 _BUILD_LOCK = threading.Lock()
 """Serialises builds: the `ir` rebinding is process-wide while a build runs."""
@@ -43,9 +44,9 @@ class FrontendOptions:
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int | None = None
-    supported_fp8_dtypes: tuple[str, ...] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    supported_fp8_dtypes: tuple[str, ...] = MachineConfig.TRITON_FP8_DTYPES
     deprecated_fp8_dot_operand_dtypes: tuple[str, ...] = ()
-    arch: str = "mtia2i"
+    arch: str = DEFAULT_CHIP
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
     @staticmethod

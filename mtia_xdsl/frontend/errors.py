@@ -37,8 +37,16 @@ class KernelError(CompilationError):
         return self.text
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild, (type(self).__mro__[2] if _is_located_subclass(type(self)) else None,
-                           self.message, self.file, self.line, self.col))
+        return (
+            _rebuild,
+            (
+                type(self).__mro__[2] if _is_located_subclass(type(self)) else None,
+                self.message,
+                self.file,
+                self.line,
+                self.col,
+            ),
+        )
 
 
 class UnsupportedConstruct(KernelError):

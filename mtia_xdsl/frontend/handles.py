@@ -8,7 +8,7 @@ exists per xDSL value/block (the builder memoises them), which keeps identity me
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
@@ -27,8 +27,31 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from mtia_xdsl.dialects import tt
 
-if TYPE_CHECKING:
-    from mtia_xdsl.frontend.builder import XdslBuilder
+
+class HandleOwner(Protocol):
+    """What a handle asks of the builder that made it (`frontend.builder.XdslBuilder` is one).
+
+    Handles only need the builder's memoised handles and two block edits; stating that here keeps
+    `handles` below `builder` (the builder imports the handles, not the other way round).
+    """
+
+    context: Any
+
+    def value(self, ssa: SSAValue) -> Value:
+        """Return the one handle of `ssa`."""
+        ...
+
+    def block(self, block: Block) -> BlockHandle:
+        """Return the one handle of `block`."""
+        ...
+
+    def erase_block(self, block: Block) -> None:
+        """Erase `block` and its ops."""
+        ...
+
+    def merge_block_before(self, src: Block, dst: Block) -> None:
+        """Move the ops of `src` to the start of `dst` and erase `src`."""
+        ...
 
 
 class Loc:
@@ -91,7 +114,7 @@ class Attr:
 class Value:
     """An SSA value (`ir.value`); compared by identity."""
 
-    def __init__(self, builder: XdslBuilder | None = None, ssa: SSAValue | None = None):
+    def __init__(self, builder: HandleOwner | None = None, ssa: SSAValue | None = None):
         self.builder = builder
         self.ssa = ssa
 
@@ -148,7 +171,7 @@ class BlockArg(Value):
 class BlockHandle:
     """A basic block (`ir.block`); compared by identity."""
 
-    def __init__(self, builder: XdslBuilder, block: Block):
+    def __init__(self, builder: HandleOwner, block: Block):
         self.builder = builder
         self.block = block
 
@@ -214,7 +237,7 @@ class BlockHandle:
 class RegionHandle:
     """A region (`ir.region`)."""
 
-    def __init__(self, builder: XdslBuilder, region: Region):
+    def __init__(self, builder: HandleOwner, region: Region):
         self.builder = builder
         self.region = region
 
@@ -238,7 +261,7 @@ class RegionHandle:
 class OpState:
     """An operation (`ir.OpState` and the ForOp/IfOp/WhileOp/... wrappers)."""
 
-    def __init__(self, builder: XdslBuilder, op: Operation):
+    def __init__(self, builder: HandleOwner, op: Operation):
         self.builder = builder
         self.op = op
 
@@ -354,7 +377,7 @@ class FunctionHandle(OpState):
 class ModuleHandle:
     """The module (`ir.module`)."""
 
-    def __init__(self, builder: XdslBuilder, module: ModuleOp):
+    def __init__(self, builder: HandleOwner, module: ModuleOp):
         self.builder = builder
         self.op = module
         self.context: Any = None

@@ -95,9 +95,18 @@ class ProgramTrace:
     """Scalar instructions after the last command."""
     extra_ls_bytes: int = field(default=0)
     """LS bytes held outside CBs for the whole program (scratch, spills); part of the LS high-water mark."""
+    cb_ls_offset: dict[int, int] | None = None
+    """cb id -> LS offset of its first slot (mtia-cb-allocate; CBs never alive together share bytes);
+    None: every CB has bytes of its own."""
 
     def ls_footprint_bytes(self) -> int:
-        """Bytes of LS this program holds: every CB's depth x tile bytes plus `extra_ls_bytes`."""
+        """Bytes of LS this program holds: the end of its highest CB (every CB's depth x tile bytes summed
+        without `cb_ls_offset`) plus `extra_ls_bytes`."""
+        if self.cb_ls_offset is not None:
+            top = 0
+            for cb, depth in self.cb_depth.items():
+                top = max(top, self.cb_ls_offset.get(cb, 0) + depth * self.cb_tile_bytes.get(cb, 0))
+            return top + self.extra_ls_bytes
         total = self.extra_ls_bytes
         for cb, depth in self.cb_depth.items():
             total += depth * self.cb_tile_bytes.get(cb, 0)

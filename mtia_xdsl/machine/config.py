@@ -43,11 +43,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+DEFAULT_CHIP = "mtia2i"
+"""The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
+`machine`, `mtia-set-target{chip=...}`, `mtia-run --machine`)."""
+
+PE_MAPPINGS = ("linear", "round_robin", "zigzag")
+"""Strategies placing program ids on the PE grid (defined in `machine/placement.py`, recorded by the
+`mtia-pe-mapping` pass, chosen by the compile option `pe_mapping` or `mtia-run --mapping`)."""
+
+DEFAULT_PE_MAPPING = "zigzag"
+"""The compile default of `pe_mapping`: it balances programs whose work grows with the program id (causal
+attention) and keeps consecutive programs on the chip at the same time (LLC reuse), see
+benchmarks/optimizations.py."""
+
 GLOBAL_PLACEMENTS = ("dram", "sram", "llc")
 """Where kernel tensors live: DRAM (no cache), SRAM scratch, or DRAM behind the SRAM used as LLC."""
-
-_DPE_INT8_DTYPES = frozenset({"i8", "u8", "f8e4m3", "f8e5m2", "f8"})
-_DPE_16BIT_DTYPES = frozenset({"bf16", "f16", "f32", "tf32"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,9 +68,21 @@ class MachineConfig:
     Example: MachineConfig.preset("mtia2i").replace(global_placement="sram")
     """
 
-    PRESET_NAMES: ClassVar[tuple[str, ...]] = ("mtia2i", "small_test")
+    PRESET_NAMES: ClassVar[tuple[str, ...]] = (DEFAULT_CHIP, "small_test")
 
-    name: str = "mtia2i"
+    # ---- which element types each engine takes (facts of the units, not tunable: class constants) ----
+    DPE_INT8_RATE_DTYPES: ClassVar[frozenset[str]] = frozenset({"i8", "u8", "f8e4m3", "f8e5m2", "f8"})
+    """DPE inputs at the INT8/FP8 MAC rate. Source: S1 (INT8 and FP8 peaks)."""
+    DPE_16BIT_RATE_DTYPES: ClassVar[frozenset[str]] = frozenset({"bf16", "f16", "f32", "tf32"})
+    """DPE inputs at the BF16/FP16 MAC rate; fp32 runs as tf32 or as BF16 passes (`dpe_fp32_ieee_passes`),
+    since the DPE takes no FP32 inputs. Source: S1."""
+    SE_DTYPES: ClassVar[frozenset[str]] = frozenset({"i1", "i8", "i16", "i32", "f16", "bf16", "f32"})
+    """Element types the SE computes on (others, f64 and i64, go to the RISC-V vector core). Source: S1, S6."""
+    TRITON_FP8_DTYPES: ClassVar[tuple[str, ...]] = ("fp8e5", "fp8e4nv", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    """The fp8 formats (Triton names) kernels may use: Triton refuses the others (`supported_fp8_dtypes` of
+    the compile options). fp8 values are bytes that the lowering converts where used (`fp8-emulation`)."""
+
+    name: str = DEFAULT_CHIP
 
     # ---- chip ----
     pe_rows: int = 8  # source: S1 spec table (8 x 8 PE grid)
@@ -111,6 +133,10 @@ class MachineConfig:
     cb_align_bytes: int = 32  # source: S7 (32-byte alignment); ASSUMPTION: a CB starts on that boundary of LS
     cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
+    pe_programs_in_flight: int = 1  # ASSUMPTION: 1, one program after another. 2: the CP holds the CB state
+    # of the running program and the next, so a PE issues its next program while the previous one drains
+    # when both programs' CBs fit LS and the CB IDs. Not the default: in the fluid DRAM model, PEs then
+    # run in lockstep and streaming kernels lose 3-7 % to chip-wide latency gaps (vector add, softmax)
 
     # ---- scalar core ----
     scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
@@ -158,6 +184,10 @@ class MachineConfig:
                     raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
                 _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
+        if self.pe_programs_in_flight not in (1, 2):
+            raise ValueError(
+                f"MachineConfig field 'pe_programs_in_flight' must be 1 or 2, got {self.pe_programs_in_flight}"
+            )
         if self.dma_granule_bytes & (self.dma_granule_bytes - 1):
             raise ValueError(
                 f"MachineConfig field 'dma_granule_bytes' must be a power of two, got {self.dma_granule_bytes}"
@@ -254,11 +284,19 @@ class MachineConfig:
 
         Raises: ValueError for a dtype the DPE does not take.
         """
-        if dtype in _DPE_INT8_DTYPES:
+        if dtype in self.DPE_INT8_RATE_DTYPES:
             return self.dpe_int8_macs_per_cycle
-        if dtype in _DPE_16BIT_DTYPES:
+        if dtype in self.DPE_16BIT_RATE_DTYPES:
             return self.dpe_bf16_macs_per_cycle
         raise ValueError(f"the DPE takes no {dtype!r} inputs; expected one of bf16, f16, f32 (passes), i8, f8")
+
+    def dpe_takes(self, dtype: str) -> bool:
+        """Return whether the DPE takes `tl.dot` operands of element type `dtype` ("i8", "bf16", ...)."""
+        return dtype in self.DPE_INT8_RATE_DTYPES or dtype in self.DPE_16BIT_RATE_DTYPES
+
+    def se_takes(self, dtype: str) -> bool:
+        """Return whether the SE computes on elements of type `dtype` ("f32", "i16", ...)."""
+        return dtype in self.SE_DTYPES
 
     def vec_elems_per_cycle(self, dtype: str) -> int:
         """Vector-core elements per cycle per PE for `dtype` (512-bit RVV)."""

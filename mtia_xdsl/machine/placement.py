@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import PE_MAPPINGS, MachineConfig
 
-MAPPINGS = ("linear", "round_robin", "zigzag")
-"""Program -> PE strategies, as distributions of the linear program ids (axis 0 fastest) over the n PEs
+MAPPINGS = PE_MAPPINGS
+"""Program -> PE strategies (the names are `machine.config.PE_MAPPINGS`), as distributions of the linear program ids (axis 0 fastest) over the n PEs
 of the launch's grid numbered row-major; a PE runs its programs in increasing program id:
 - "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);
 - "round_robin": program i on PE i mod n;

@@ -214,7 +214,7 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
     Raises: InterpretationError if there is no such function, or several candidates and no name.
     """
     funcs = [op for op in module.walk() if op.name == "tt.func"]
-    names = [_sym_name(f) for f in funcs]
+    names = [sym_name(f) for f in funcs]
     if kernel_name is not None:
         for f, n in zip(funcs, names, strict=True):
             if n == kernel_name:
@@ -223,7 +223,7 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
     public = [f for f in funcs if _visibility(f) != "private"]
     if len(public) != 1:
         raise InterpretationError(
-            f"the module has {len(public)} public tt.func ops ({', '.join(_sym_name(f) for f in public)}); "
+            f"the module has {len(public)} public tt.func ops ({', '.join(sym_name(f) for f in public)}); "
             "pass kernel_name"
         )
     return public[0]
@@ -362,7 +362,7 @@ def prepare_launch(
     names = [_arg_name(kernel, i) for i in range(len(param_types))]
     if len(args) != len(param_types):
         raise InterpretationError(
-            f"{location_str(kernel.location)}: error: kernel '{_sym_name(kernel)}' takes {len(param_types)} "
+            f"{location_str(kernel.location)}: error: kernel '{sym_name(kernel)}' takes {len(param_types)} "
             f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
         )
     memory = GlobalMemory.from_tensors(args, names)
@@ -392,7 +392,8 @@ def _grid3(grid: Sequence[int], where: str = "<unknown location>") -> tuple[int,
     return dims[0], dims[1], dims[2]
 
 
-def _sym_name(op: Operation) -> str:
+def sym_name(op: Operation) -> str:
+    """Return the `sym_name` of a function op (a kernel), or "?" if it has none."""
     attr = op.properties.get("sym_name")
     return attr.data if isinstance(attr, builtin.StringAttr) else "?"
 

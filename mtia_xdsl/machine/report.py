@@ -2,8 +2,10 @@
 
 Built from a `Timeline` (machine/timing.py). Busy fractions are given over the PEs the launch used and
 over the whole chip. The roofline bound is the largest of: DPE work at peak, SE work at peak, vector-core
-work at peak (each spread over all PEs of the chip), and the DMA bytes of each global level over that
-level's chip bandwidth (sustained DRAM bandwidth, i.e. with the ECC cost). The timing model can never beat
+work at peak (each spread over all PEs of the chip), the DMA bytes of each global level over that
+level's chip bandwidth (sustained DRAM bandwidth, i.e. with the ECC cost), and two per-PE bounds of the
+busiest PE: its DMA ("dma": issue cycles, or bytes through a port at the per-PE port rate) and its
+scalar core's instructions and command issue ("scalar"). The timing model can never beat
 any of these terms, so the achieved fraction is at most 1; `build_report` refuses a timeline that does
 (`RooflineViolation`, an internal error of the model), so every kernel run checks the invariant.
 """
@@ -11,13 +13,18 @@ any of these terms, so the achieved fraction is at most 1; `build_report` refuse
 from __future__ import annotations
 
 import dataclasses
+import linecache
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.timeline import LineCost
 from mtia_xdsl.machine.timing import Timeline
+
+HOT_LINES = 10
+"""Source lines the report's text lists (all are in `Report.hot_lines`)."""
 
 ROOFLINE_TOLERANCE = 1e-6
 """Relative slack on the roofline invariant, for float rounding in the fluid bandwidth model."""
@@ -33,6 +40,8 @@ _TERM_TEXT = {
     "vec": "vector-core work at peak",
     "dram": "DRAM DMA bytes / sustained bandwidth",
     "sram": "SRAM DMA bytes / bandwidth",
+    "dma": "the busiest PE's DMA: issue cycles, or port bytes / per-PE port rate",
+    "scalar": "the busiest PE's scalar core: instructions and command issue",
 }
 
 
@@ -107,7 +116,7 @@ def cb_report(module: Any) -> list[CbInfo]:
     for i, alloc in enumerate(allocs):
         t = alloc.result.type
         writer = first_writer.get(alloc.result, alloc)
-        reason = alloc.attributes.get("mtia.depth_reason")
+        reason = alloc.attributes.get(mtia.DEPTH_REASON_ATTR)
         out.append(
             CbInfo(
                 index=i,
@@ -193,8 +202,13 @@ class Report:
     """Chip DRAM bandwidth with the ECC cost, GB/s."""
     peak_sram_gb_per_s: float
     warnings: list[str] = field(default_factory=list)
+    hot_lines: list[LineCost] = field(default_factory=list)
+    """Every kernel source line that issued commands, with what they cost, most command cycles first."""
     cbs: list[CbInfo] = field(default_factory=list)
     """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
+    fit: list[str] = field(default_factory=list)
+    """How the compiler made the kernel's CBs fit (`mtia_xdsl.fit`): what was tried, what was applied and
+    why; empty when the kernel fitted as written."""
 
     @classmethod
     def from_timeline(cls, timeline: Timeline, kernel: str = "") -> Report:
@@ -262,6 +276,7 @@ class Report:
             sustained_dram_gb_per_s=cfg.dram_bytes_per_cycle * cfg.clock_hz / 1e9,
             peak_sram_gb_per_s=cfg.sram_bytes_per_cycle * cfg.clock_hz / 1e9,
             warnings=warnings,
+            hot_lines=timeline.line_costs(),
         )
 
     # ---- derived figures (the roofline plot's coordinates) ----
@@ -298,7 +313,9 @@ class Report:
     def format(self) -> str:
         """Return a readable text table that explains its own figures."""
         return "\n".join(
-            self._format_header() + self._format_engines() + self._format_memory() + self._format_cbs()
+            self._format_header() + self._format_engines() + self._format_memory() + self._format_lines()
+            + self._format_cbs()
+            + self._format_fit()
             + self._format_legend()
         )  # fmt: skip
 
@@ -348,6 +365,23 @@ class Report:
         ]
         return lines + [f"  warning: {w}" for w in self.warnings]
 
+    def _format_lines(self, top: int = HOT_LINES) -> list[str]:
+        if not self.hot_lines:
+            return []
+        total = sum(x.cycles for x in self.hot_lines) or 1.0
+        lines = ["", f"  {'hot lines':<28}{'cmd cycles':>14}{'share':>7}{'commands':>10}{'global':>12}{'LS':>12}  "
+                 "engines   source"]  # fmt: skip
+        for x in self.hot_lines[:top]:
+            where = x.loc.rsplit("/", 1)[-1]
+            source = _source_line(x.loc)
+            lines.append(
+                f"  {where:<28}{x.cycles:>14,.0f}{100 * x.cycles / total:>6.1f}%{x.commands:>10,}"
+                f"{_bytes(x.global_bytes):>12}{_bytes(x.ls_bytes):>12}  {','.join(x.engines):<9} {source}"
+            )
+        if len(self.hot_lines) > top:
+            lines.append(f"  ... {len(self.hot_lines) - top} more lines (Report.hot_lines)")
+        return lines
+
     def _format_cbs(self) -> list[str]:
         if not self.cbs:
             return []
@@ -357,7 +391,8 @@ class Report:
         where_w = max([len(w) for w in wheres] + [26]) + 2
         lines = [
             "",
-            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  {'tile':<{tile_w}}{'value at':<{where_w}}why",
+            f"  {'CB':<4}{'ID':>4}{'LS offset':>11}{'depth':>6}{'bytes':>12}  "
+            f"{'tile':<{tile_w}}{'value at':<{where_w}}why",
         ]
         for c, where in zip(self.cbs, wheres, strict=True):
             cb_id = "-" if c.cb_id is None else str(c.cb_id)
@@ -374,12 +409,20 @@ class Report:
         )
         return lines
 
+    def _format_fit(self) -> list[str]:
+        if not self.fit:
+            return []
+        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
+
     def _format_legend(self) -> list[str]:
         return [
             "",
             "  roofline = the largest lower bound: each engine's work at chip peak, each level's DMA bytes at",
-            "  chip bandwidth (DRAM sustained = peak x ECC efficiency); achieved = roofline / simulated cycles.",
+            "  chip bandwidth (DRAM sustained = peak x ECC efficiency), the busiest PE's DMA (issue, or port bytes",
+            "  at the per-PE rate) and scalar core (issue); achieved = roofline / simulated cycles.",
             "  busy = share of the kernel's cycles with a command of that engine in flight.",
+            "  hot lines: per kernel source line, its commands' cycles (end - start, summed over PEs and engines,",
+            "  so they overlap in time) and share of all command cycles, and the global and LS bytes they moved.",
         ]
 
 
@@ -428,6 +471,8 @@ def _roofline_terms(timeline: Timeline) -> dict[str, float]:
         "vec": work.vec_cycles / n,
         "dram": traffic.dma_dram_bytes / cfg.dram_bytes_per_cycle,
         "sram": traffic.dma_sram_bytes / cfg.sram_bytes_per_cycle,
+        "dma": max(timeline.dma_bound_cycles.values(), default=0.0),
+        "scalar": max(timeline.scalar_issue_cycles.values(), default=0.0),
     }
     return terms
 
@@ -444,6 +489,14 @@ def _busy_fractions(timeline: Timeline, used: list[int]) -> tuple[dict[str, floa
         busy_used[engine.value] = cycles / (total * len(used)) if total > 0 and used else 0.0
         busy_chip[engine.value] = cycles / (total * n_chip) if total > 0 else 0.0
     return busy_used, busy_chip
+
+
+def _source_line(loc: str) -> str:
+    """The stripped source text at "file:line" (empty when the file cannot be read)."""
+    path, _, line = loc.rpartition(":")
+    if not line.isdigit():
+        return ""
+    return linecache.getline(path, int(line)).strip()[:60]
 
 
 def _intensity(value: float) -> str:

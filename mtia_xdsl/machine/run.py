@@ -34,14 +34,14 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence, location_str
 from mtia_xdsl.machine.placement import SUBGRID_ATTR, PeSubgrid, Placement
-from mtia_xdsl.machine.reference import Launch, _sym_name, located_error_text, make_tt_interpreter, prepare_launch
+from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
 
@@ -72,7 +72,7 @@ def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
     if isinstance(config, MachineConfig):
         return config
     name = getattr(options, "machine", None)
-    target = module.attributes.get("mtia.target")
+    target = module.attributes.get(mtia.TARGET_ATTR)
     if name is None and isinstance(target, TargetAttr):
         name = target.chip.data
     if name is None:
@@ -112,7 +112,7 @@ def run_kernel(
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
-    return RunResult(build_report(timeline, _sym_name(launch.kernel)), timeline, traces)
+    return RunResult(build_report(timeline, sym_name(launch.kernel)), timeline, traces)
 
 
 def run_placement(
@@ -155,10 +155,10 @@ def run_mapping(kernel: Operation, options: Any = None) -> str:
     override = getattr(options, "mapping_override", None)
     if override:
         return str(override)
-    recorded = kernel.attributes.get("mtia.pe_mapping")
+    recorded = kernel.attributes.get(mtia.PE_MAPPING_ATTR)
     if isinstance(recorded, StringAttr):
         return recorded.data
-    return str(getattr(options, "pe_mapping", None) or "zigzag")
+    return str(getattr(options, "pe_mapping", None) or DEFAULT_PE_MAPPING)
 
 
 class _BatchRunner:

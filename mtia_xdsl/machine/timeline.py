@@ -45,6 +45,31 @@ class WorkTotals:
     vec_elems: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class LineCost:
+    """What the commands issued from one kernel source line cost, summed over every program of a launch.
+
+    Units: cycles are command cycles (each command's end - start: engine occupancy plus, for DMA, memory
+    latency and transfer; commands of different engines and PEs overlap, so lines do not add up to the
+    kernel's time); bytes are useful global bytes read + written and LS bytes read + written.
+    """
+
+    loc: str
+    """"file:line" of the kernel source."""
+    commands: int
+    cycles: float
+    global_bytes: float
+    ls_bytes: float
+    engines: tuple[str, ...]
+    """Engines its commands ran on (Engine values), in first-seen order."""
+
+
+def line_key(loc: str) -> str:
+    """Return the "file:line" of a "file:line:col" location (unchanged if it has no column)."""
+    head, sep, col = loc.rpartition(":")
+    return head if sep and col.isdigit() and ":" in head else loc
+
+
 SpanRow = tuple[int, int, int, Command, float, float, float]
 """(pe, program, index, command, issue, start, end): a CommandSpan before it is built."""
 
@@ -73,6 +98,10 @@ class Timeline:
     scalar_issue_cycles: dict[int, float]
     """PE -> cycles its scalar core spent on instructions and command issue (not on Engine.SCALAR
     commands, which are in `engine_busy_cycles`)."""
+    dma_bound_cycles: dict[int, float] = field(default_factory=dict)
+    """PE -> cycles its DMA needs at least: the largest of its engine's issue cycles (one command at a time),
+    each port's granule-rounded bytes at the per-PE port rate (one transfer at a time), and the least
+    in-flight time of its commands (issue + memory latency + transfer) over the commands it keeps in flight."""
     llc_resident_bytes: int = 0
     llc_overflowed: bool = False
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
@@ -100,6 +129,30 @@ class Timeline:
             CommandSpan(pe, prog, i, c.engine, c.kind, c.loc, issue, start, end)
             for pe, prog, i, c, issue, start, end in self.span_rows
         ]
+
+    def line_costs(self) -> list[LineCost]:
+        """Cost of each kernel source line (see LineCost), most command cycles first."""
+        acc: dict[str, list] = {}
+        for prog, (_, start, end) in zip(self.programs, self.command_cycles, strict=False):
+            for c, s, e in zip(prog.commands, start, end, strict=False):
+                a = acc.get(c.loc)
+                if a is None:
+                    a = acc[c.loc] = [0, 0.0, 0.0, 0.0, {}]
+                a[0] += 1
+                a[1] += e - s
+                a[2] += c.global_read_bytes + c.global_write_bytes
+                a[3] += c.ls_bytes
+                a[4][c.engine.value] = None
+        by_line: dict[str, list] = {}
+        for loc, (n, cycles, gbytes, lbytes, engines) in acc.items():
+            b = by_line.setdefault(line_key(loc), [0, 0.0, 0.0, 0.0, {}])
+            b[0] += n
+            b[1] += cycles
+            b[2] += gbytes
+            b[3] += lbytes
+            b[4].update(engines)
+        lines = [LineCost(loc, n, cyc, gb, lb, tuple(eng)) for loc, (n, cyc, gb, lb, eng) in by_line.items()]
+        return sorted(lines, key=lambda x: (-x.cycles, x.loc))
 
     @property
     def command_count(self) -> int:

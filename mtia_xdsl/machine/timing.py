@@ -3,8 +3,11 @@
 Model (numbers from `MachineConfig`; see MACHINE.md):
 
 - Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
-  mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs one after
-  another in increasing program id, starting the next when the previous one has finished. A
+  mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
+  increasing program id, starting the next when the previous one has finished, or, with
+  `pe_programs_in_flight` 2, as soon as the previous one's scalar core issued its last command if both
+  programs' CBs fit LS and the CB IDs (each program keeps its own CB state; engines still run commands in
+  issue order and programs retire in order; global-memory order between the two is not checked). A
   program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
@@ -136,8 +139,9 @@ class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
     __slots__ = (
-        "block_index", "dma_inflight", "engine_free", "engine_used", "latency", "ls_high_water", "next_program", "pe",
-        "port_busy", "queue", "run", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
+        "block_index", "block_run", "dma_inflight", "dma_issue", "dma_slot_cycles", "engine_free", "engine_used",
+        "latency", "ls_high_water", "next_program", "older", "older_footprint", "pe", "port_busy", "port_bytes",
+        "queue", "run", "run_footprint", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
     )  # fmt: skip
 
     def __init__(self, pe: int, program_indices: list[int], memory: MemorySystem) -> None:
@@ -147,6 +151,12 @@ class _PE:
         self.queue = program_indices
         self.next_program = 0
         self.run: ProgramRun | None = None
+        """The program whose scalar core issues (or last issued) commands."""
+        self.older: ProgramRun | None = None
+        """The previous program, still draining while `run` issues (programs in flight: see `_maybe_overlap`)."""
+        self.run_footprint = 0
+        self.older_footprint = 0
+        """LS bytes of `run` and `older`."""
         self.engine_free = [0.0] * len(ENGINES)
         self.engine_used = [False] * len(ENGINES)
         self.try_at = [-1.0] * len(ENGINES)
@@ -155,10 +165,18 @@ class _PE:
         """Engine whose queue is full while the scalar core waits to issue `wait_index` (-1: none)."""
         self.wait_index = -1
         self.block_index = -1
-        """Command whose end the scalar core waits for (-1: none)."""
+        """Command whose end the scalar core waits for (-1: none), of program run `block_run`."""
+        self.block_run: ProgramRun | None = None
         self.dma_inflight = 0
         self.xfer_fifo: tuple[deque[list], deque[list]] = (deque(), deque())
         self.port_busy = [False, False]
+        self.port_bytes = [0.0, 0.0]
+        """Granule-rounded bytes moved through the read and the write port."""
+        self.dma_issue = 0.0
+        """Cycles the DMA engine spent issuing commands (issue plus per-descriptor cycles)."""
+        self.dma_slot_cycles = 0.0
+        """Sum over DMA commands of the least time each holds an in-flight slot: issue, memory latency and
+        its transfer at the port rate."""
         self.ls_high_water = 0
 
 
@@ -196,8 +214,10 @@ class _Simulator:
         self.now = 0.0
         self.queue_depth = config.cp_queue_depth_commands
         self.dma_outstanding = config.dma_outstanding_commands
+        self.in_flight = config.pe_programs_in_flight
         self.dma_issue_cycles = config.dma_issue_cycles
         self.dma_descriptor_cycles = config.dma_descriptor_cycles
+        self.port_rate = (config.dma_read_bytes_per_cycle, config.dma_write_bytes_per_cycle)
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
@@ -226,7 +246,7 @@ class _Simulator:
             elif kind == _ESCALAR:
                 self._resume_scalar(a, b)  # type: ignore[arg-type]
             elif kind == _E_END:
-                self._finish(a, b)  # type: ignore[arg-type]
+                self._finish(a, *b)  # type: ignore[arg-type, misc]
             elif kind == _E_ADVANCE:
                 self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type]
             else:
@@ -234,7 +254,7 @@ class _Simulator:
         if self.progress is not None and len(self.end_order) > self.reported:
             self.progress(len(self.end_order) - self.reported)
         for pe in self.pes:
-            if pe.run is not None or pe.next_program < len(pe.queue):
+            if pe.run is not None or pe.older is not None or pe.next_program < len(pe.queue):
                 self._raise_deadlock(pe)
 
     # ---- programs ----
@@ -246,10 +266,7 @@ class _Simulator:
         index = pe.queue[pe.next_program]
         pe.next_program += 1
         prog = self.programs[index]
-        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
-        footprint = self.footprints.get(key)
-        if footprint is None:
-            footprint = self.footprints[key] = prog.ls_footprint_bytes()
+        footprint = self._footprint(prog)
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
         shape = program_shape(prog, self.config, self.shapes)
@@ -260,8 +277,44 @@ class _Simulator:
         for name, value in shape.work:
             setattr(work, name, getattr(work, name) + value)
         pe.run = run
-        pe.ls_high_water = max(pe.ls_high_water, footprint)
+        pe.run_footprint = footprint
+        in_flight = footprint + (pe.older_footprint if pe.older is not None else 0)
+        pe.ls_high_water = max(pe.ls_high_water, in_flight)
         self._advance_scalar(pe, run, 0, t)
+
+    def _footprint(self, prog: ProgramTrace) -> int:
+        """LS bytes a program holds (`ProgramTrace.ls_footprint_bytes`), remembered per batch."""
+        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
+        footprint = self.footprints.get(key)
+        if footprint is None:
+            footprint = self.footprints[key] = prog.ls_footprint_bytes()
+        return footprint
+
+    def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
+        """`run` (the issuing program) has issued its last command: start the PE's next program now if the
+        CP can hold both programs' CB state (`pe_programs_in_flight` 2, both LS footprints fit `ls_bytes`,
+        their CBs fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
+
+        The next program's scalar core then issues while `run` drains; each engine still runs its
+        commands in issue order (a program's commands after the previous program's), and programs retire
+        in order (a program is done no earlier than the one before it).
+        """
+        if (
+            self.in_flight < 2
+            or pe.older is not None
+            or run is not pe.run
+            or run.done_queued
+            or pe.next_program >= len(pe.queue)
+        ):
+            return
+        nxt = self.programs[pe.queue[pe.next_program]]
+        if pe.run_footprint + self._footprint(nxt) > self.config.ls_bytes:
+            return
+        if len(run.prog.cb_depth) + len(nxt.cb_depth) > self.config.cb_ids:
+            return
+        pe.older, pe.older_footprint = run, pe.run_footprint
+        assert run.scalar_end is not None
+        self._start_next_program(pe, run.scalar_end)
 
     def _advance_scalar(self, pe: _PE, run: ProgramRun, i: int, t: float) -> None:
         """The scalar core starts on command i at cycle t; issue ahead until it must wait (as `_issue`)."""
@@ -274,17 +327,18 @@ class _Simulator:
             run.queues,
             run.head,
         )
+        draining = pe.older is not None  # its queued commands count too: always check
         while i < n:
             cost = costs[i]
             pe.scalar_busy += cost
             t += cost
             e = engine[i]
-            if e != SCALAR and issued[e] - started[e] >= depth and self._queue_full(pe, run, e, i, t):
+            if e != SCALAR and (draining or issued[e] - started[e] >= depth) and self._queue_full(pe, run, e, i, t):
                 return
             issue_t[i] = t
             issued[e] += 1
             if blocking[i]:
-                pe.block_index = i
+                pe.block_index, pe.block_run = i, run
             if e == DMA or e == SCALAR:
                 self._try_start_now(pe, e)
             elif deps_left[i] == 0 and queues[e][heads[e]] == i:  # else a dependency's end commits it
@@ -296,6 +350,7 @@ class _Simulator:
         pe.scalar_busy += tail
         run.scalar_end = t + tail
         self._check_program_done(pe, run)
+        self._maybe_overlap(pe, run)
 
     def _queue_full(self, pe: _PE, run: ProgramRun, e: int, i: int, t: float) -> bool:
         """Whether engine e's queue is full at cycle t >= now, when command i is to be issued; if so arrange
@@ -305,15 +360,22 @@ class _Simulator:
         cycles; uncommitted ones cannot start before the current cycle, so a full queue at t is known
         only once t is reached (an event at t), unless a committed start frees a place first.
         """
-        queue, start_t, head = run.queues[e], run.start_t, run.head[e]
-        k = run.started[e]
-        while k < head and start_t[queue[k]] <= t:
-            k += 1
-        run.started[e] = k
-        if run.issued[e] - k < self.queue_depth:
+        queued = 0
+        next_start = None
+        for r in (pe.older, run) if pe.older is not None else (run,):
+            queue, start_t, head = r.queues[e], r.start_t, r.head[e]
+            k = r.started[e]
+            while k < head and start_t[queue[k]] <= t:
+                k += 1
+            r.started[e] = k
+            pending = r.issued[e] - k
+            if pending and next_start is None:  # the older program's commands start first
+                next_start = start_t[queue[k]] if k < head else -1.0
+            queued += pending
+        if queued < self.queue_depth:
             return False
-        if k < head:
-            self.push(start_t[queue[k]], _ESCALAR, pe, i)
+        if next_start is not None and next_start >= 0:
+            self.push(next_start, _ESCALAR, pe, i)
         elif t > self.now:
             self.push(t, _ESCALAR, pe, i)
         else:
@@ -325,7 +387,7 @@ class _Simulator:
         run.issue_t[i] = t
         run.issued[e] += 1
         if run.blocking[i]:
-            pe.block_index = i
+            pe.block_index, pe.block_run = i, run
         if e == DMA or e == SCALAR:
             self._try_start_now(pe, e)
         elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
@@ -351,6 +413,8 @@ class _Simulator:
     def _check_program_done(self, pe: _PE, run: ProgramRun) -> None:
         if run.ended < run.n or run.scalar_end is None or run.done_queued:
             return
+        if run is not pe.older and pe.older is not None:
+            return  # programs retire in order: checked again when the older one is done
         run.done_queued = True
         self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, run)
 
@@ -359,6 +423,14 @@ class _Simulator:
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
             self.reported = len(self.end_order)
+        if run is pe.older:  # the issuing program may now be done, or let its successor start
+            pe.older = None
+            current = pe.run
+            assert current is not None
+            self._check_program_done(pe, current)
+            if current.scalar_end is not None:
+                self._maybe_overlap(pe, current)
+            return
         self._start_next_program(pe, self.now)
 
     # ---- engines ----
@@ -373,12 +445,17 @@ class _Simulator:
         ) = run.commit_state  # fmt: skip
         engine_free, engine_used, log = pe.engine_free, pe.engine_used, self.end_order
         ended, end_max = 0, run.end_max
+        older = pe.older
+        blocked_by = older if older is not None and older is not run else None
+        handoff: list[int] = []
         while work:
             e = work.pop()
             if e == DMA or e == SCALAR:
                 self._try_start_now(pe, e)
                 continue
             queue, head = queues[e], heads[e]
+            if blocked_by is not None and blocked_by.head[e] < len(blocked_by.queues[e]):
+                continue  # the older program's commands on e go first; its last commit hands e over
             while head < len(queue):
                 i = queue[head]
                 issued = issue_t[i]
@@ -407,17 +484,23 @@ class _Simulator:
                     end_max = end
                 log.append(first + i)
                 self._release(pe, run, i, end, work)
+            if run is older and head == len(queue) and e not in handoff:
+                handoff.append(e)
         run.ended += ended
         run.end_max = end_max
         self._check_program_done(pe, run)
+        if handoff and pe.run is not None and pe.run is not run:
+            self._drain(pe, pe.run, handoff)
 
     def _try_start_now(self, pe: _PE, e: int) -> None:
         """Start head commands of engine e (DMA or scalar core) now while they can; else retry when they can.
 
         These starts stay in time order because they touch the chip-wide LLC and bandwidth pools.
         """
-        run = pe.run
-        assert run is not None
+        run = pe.older
+        if run is None or run.head[e] == len(run.queues[e]):  # the older program's commands go first
+            run = pe.run
+            assert run is not None
         queue, heads, issue_t, deps_left = run.queues[e], run.head, run.issue_t, run.deps_left
         h = heads[e]
         while h < len(queue):
@@ -452,16 +535,23 @@ class _Simulator:
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
                 pe.engine_free[e] = now + occupancy
-                self.push(now + occupancy, _E_END, pe, i)
+                self.push(now + occupancy, _E_END, pe, (run, i))
+        if run is pe.older and pe.run is not run:  # all of the older program's commands on e started
+            self._try_start_now(pe, e)
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        free = pe.engine_free[DMA] = now + self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        issue = self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        free = pe.engine_free[DMA] = now + issue
+        pe.dma_issue += issue
         pe.dma_inflight += 1
         write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
+        nbytes = sum([part[1] for part in parts])
+        pe.port_bytes[direction] += nbytes
+        pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
         pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
         self.push(ready, _E_XFER, pe, direction)
 
@@ -479,11 +569,11 @@ class _Simulator:
 
     def _next_part(self, pe: _PE, entry: list) -> None:
         """Start the next memory-level part of a transfer, or finish the DMA command."""
-        _, i, _, parts, direction = entry
+        run, i, _, parts, direction = entry
         if not parts:
             pe.port_busy[direction] = False
             pe.dma_inflight -= 1
-            self._finish(pe, i)
+            self._finish(pe, run, i)
             # The head DMA changes only if it waited for this in-flight slot, or if its start attempt is due
             # now (it then starts here, before that event, as it always has); any other retry is queued.
             if pe.dma_inflight == self.dma_outstanding - 1 or pe.try_at[DMA] == self.now:
@@ -523,14 +613,12 @@ class _Simulator:
                 dep_ready[d] = end
             if deps_left[d] == 0:
                 work.append(engine[d])
-        if pe.block_index == i:
+        if pe.block_index == i and pe.block_run is run:
             pe.block_index = -1
             self.push(end, _E_ADVANCE, pe, i + 1)
 
-    def _finish(self, pe: _PE, i: int) -> None:
-        """A DMA or scalar-core command i ended now: record it and release its dependents."""
-        run = pe.run
-        assert run is not None
+    def _finish(self, pe: _PE, run: ProgramRun, i: int) -> None:
+        """A DMA or scalar-core command i of `run` ended now: record it and release its dependents."""
         end = self.now
         run.ended += 1
         if end > run.end_max:
@@ -547,7 +635,7 @@ class _Simulator:
     # ---- results ----
 
     def _raise_deadlock(self, pe: _PE) -> None:
-        run = pe.run
+        run = pe.older or pe.run
         if run is None:
             raise TimingError(f"PE {pe.pe} did not start all its programs")
         for e, engine in enumerate(ENGINES):
@@ -560,6 +648,18 @@ class _Simulator:
                     "released: check cb depths and pop order"
                 )
         raise TimingError(f"deadlock in program {run.prog.program_id} on PE {pe.pe}")
+
+    def _dma_bound(self, pe: _PE) -> float:
+        """Cycles PE `pe`'s DMA needs at least: its engine issues commands one at a time; each port moves
+        one transfer at a time at most at its per-PE rate (`dma_read/write_bytes_per_cycle`); and at most
+        `dma_outstanding_commands` commands are in flight, each for at least its issue, memory latency and
+        transfer at the port rate (Little's law)."""
+        return max(
+            pe.dma_issue,
+            pe.port_bytes[0] / self.port_rate[0],
+            pe.port_bytes[1] / self.port_rate[1],
+            pe.dma_slot_cycles / self.dma_outstanding,
+        )
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
         total = max((end for _, end in self.program_cycles), default=0.0)
@@ -579,6 +679,7 @@ class _Simulator:
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
             scalar_issue_cycles={pe.pe: pe.scalar_busy for pe in self.pes},
+            dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
             programs=self.programs,

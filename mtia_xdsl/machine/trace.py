@@ -1,7 +1,8 @@
 """Chrome/Perfetto trace of engine activity: one process per PE, one track per engine (and overlap lane).
 
 Open the written JSON in https://ui.perfetto.dev or chrome://tracing. Timestamps are microseconds of
-model time; each event carries the command kind, the kernel location and the cycles.
+model time; each event carries the command kind, the kernel location (and its "file:line", the key of the
+report's hot lines) and the cycles.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mtia_xdsl.machine.commands import Engine
+from mtia_xdsl.machine.timeline import line_key
 from mtia_xdsl.machine.timing import CommandSpan, Timeline
 
 _ENGINE_ORDER = {e: k for k, e in enumerate(Engine)}
@@ -52,6 +54,7 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
                     "dur": max(0.0, span.end_cycle - span.start_cycle) * us_per_cycle,
                     "args": {
                         "loc": span.loc,
+                        "line": line_key(span.loc),
                         "program_id": list(program) if isinstance(program, tuple) else program,
                         "command": span.index,
                         "issue_cycle": span.issue_cycle,

@@ -10,6 +10,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import toolchain
 from mtia_xdsl.runtime.launch import (
     KernelLaunchError,
@@ -18,7 +19,6 @@ from mtia_xdsl.runtime.launch import (
     runtime_args,
     scalar_type,
 )
-from mtia_xdsl.runtime.options import MtiaOptions
 from mtia_xdsl.runtime.result import KernelRun
 
 

@@ -30,7 +30,7 @@ def lower(module: ModuleOp, options: Any) -> ModuleOp:
     (`MachineConfig.cb_ids`), from `mtia_xdsl.compile` and launches alike.
     """
     from mtia_xdsl.pipeline import lower as lower_module
-    from mtia_xdsl.runtime.triton_backend.compiler import CbIdsOutOfResources, LocalStorageOutOfResources
+    from mtia_xdsl.runtime.errors import CbIdsOutOfResources, LocalStorageOutOfResources
     from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow
     from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
 
@@ -46,8 +46,9 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`.
 
     The result's report lists the program's CBs (depth, bytes, CB ID, LS offset, why:
-    `mtia_xdsl.machine.report.cb_report`).
+    `mtia_xdsl.machine.report.cb_report`) and how the compiler made them fit (`mtia_xdsl.fit.fit_lines`).
     """
+    from mtia_xdsl.fit import fit_lines
     from mtia_xdsl.machine import run_kernel as run
     from mtia_xdsl.machine.report import cb_report
 
@@ -55,4 +56,5 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     report = getattr(result, "report", None)
     if report is not None and hasattr(report, "cbs"):
         report.cbs = cb_report(module)
+        report.fit = fit_lines(module)
     return result

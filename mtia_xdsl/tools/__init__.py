@@ -1,0 +1,1 @@
+"""Command-line tools: mtia-opt (passes and targets) and mtia-run (the machine model)."""

@@ -69,7 +69,8 @@ class MtiaOptMain(xDSLOptMain):
             raise _PassOptionError(f"mtia-opt: bad pass option in -p: {e}") from None
 
     def register_all_targets(self) -> None:
-        super().register_all_targets()
+        """Offer the targets of mtia_xdsl's registry (`mtia_xdsl.backend.get_all_targets`) only: xDSL's
+        other targets (x86-asm, wgsl, ...) do not translate tt or mtia ops."""
         from mtia_xdsl.backend import get_all_targets
 
         for name, factory in get_all_targets().items():

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mtia_xdsl.machine.config import DEFAULT_CHIP, PE_MAPPINGS, MachineConfig
+
 _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
            "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
 
 
-MAPPING_CHOICES = ("linear", "round_robin", "zigzag")
-"""--mapping values (the machine model's timing.MAPPINGS)."""
+MAPPING_CHOICES = PE_MAPPINGS
+"""--mapping values (`machine.config.PE_MAPPINGS`)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class RunOptions:
 
     def compile_options(self) -> Any:
         """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
-        from mtia_xdsl.runtime.options import MtiaOptions
+        from mtia_xdsl.options import MtiaOptions
 
         extra = {"pe_subgrid": self.subgrid_override} if self.subgrid_override else {}
         if self.mapping_override:
@@ -166,7 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grid", default="1", help="program grid, e.g. 4 or 4x2 (default 1)")
     parser.add_argument("--arg", action="append", default=[], help="a kernel argument spec (repeat, in order)")
     parser.add_argument("--kernel", help="name of the tt.func to run when the module has several")
-    parser.add_argument("--machine", default="mtia2i", help="MachineConfig preset (mtia2i, small_test)")
+    parser.add_argument(
+        "--machine", default=DEFAULT_CHIP, help=f"MachineConfig preset ({', '.join(MachineConfig.PRESET_NAMES)})"
+    )
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
     parser.add_argument("--mapping", choices=MAPPING_CHOICES,
@@ -181,7 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = tuple(int(g) for g in args.grid.split("x"))
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
-        from mtia_xdsl.machine.config import MachineConfig
 
         config = MachineConfig.preset(args.machine).with_overrides(parse_overrides(args.set))
         subgrid = tuple(int(v) for v in args.pe_subgrid.split(",")) if args.pe_subgrid else None

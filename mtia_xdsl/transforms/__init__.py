@@ -78,7 +78,13 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MtiaPeMappingPass
 
+    def sub_tile() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_sub_tile import MtiaSubTilePass
+
+        return MtiaSubTilePass
+
     return {
+        "mtia-sub-tile": sub_tile,
         "mtia-vector-codegen": vector_codegen,
         "mtia-effective-shape": effective_shape,
         "mtia-software-pipeline": software_pipeline,

@@ -33,6 +33,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
     Materializer,
@@ -43,6 +44,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
+from mtia_xdsl.utils.dtypes import element_dtype_name
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 _LAYOUT_OPS = (
@@ -358,19 +360,14 @@ def _element(t: Attribute) -> Attribute:
 
 
 def _se_takes(t: Attribute) -> bool:
-    """Whether the SE computes on elements of type `t`: int8..int32 (and i1 masks), fp16, bf16, fp32."""
-    et = _element(t)
-    if isinstance(et, builtin.IntegerType):
-        return et.width.data <= 32
-    return isinstance(et, builtin.Float16Type | builtin.BFloat16Type | builtin.Float32Type)
+    """Whether the SE computes on elements of type `t` (`MachineConfig.SE_DTYPES`)."""
+    return element_dtype_name(t) in MachineConfig.SE_DTYPES
 
 
 def _dpe_takes(t: Attribute) -> bool:
-    """Whether the DPE takes `tl.dot` operands of type `t`: int8, fp16, bf16, fp32 (MACHINE.md, DPE)."""
-    et = _element(t)
-    if isinstance(et, builtin.IntegerType):
-        return et.width.data == 8
-    return isinstance(et, builtin.Float16Type | builtin.BFloat16Type | builtin.Float32Type)
+    """Whether the DPE takes `tl.dot` operands of type `t` (`MachineConfig.dpe_takes`)."""
+    name = element_dtype_name(t)
+    return name in MachineConfig.DPE_INT8_RATE_DTYPES or name in MachineConfig.DPE_16BIT_RATE_DTYPES
 
 
 def _engine_for(op: Operation) -> type[mtia.EngineComputeOp]:

@@ -38,12 +38,8 @@ from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
-from mtia_xdsl.transforms.mtia_software_pipeline import PIPELINE_STAGES
-from mtia_xdsl.transforms.program_level import SIZED, require_buffer_level
+from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.utils.locations import location_str
-
-DEPTH_REASON = SIZED
-"""Attribute on each cb_alloc after mtia-cb-sizing: why the CB has its depth."""
 
 STRATEGIES = ("greedy", "uniform")
 
@@ -179,7 +175,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
         min_depth = t.depth.data
         reason = _min_reason(alloc.result, min_depth, writers)
         choice = CbChoice(alloc, min_depth, min_depth, mtia.tile_bytes(t.tile), reason)
-        stages = alloc.attributes.get(PIPELINE_STAGES)
+        stages = alloc.attributes.get(mtia.PIPELINE_STAGES_ATTR)
         producer = writers.get(alloc.result)
         if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):
             cap = min(stages.value.data, max_depth)
@@ -227,7 +223,7 @@ def apply_depths(choices: list[CbChoice], ls_bytes: int) -> None:
         old = c.alloc.result.type
         if c.depth != old.depth.data:
             Rewriter.replace_value_with_new_type(c.alloc.result, mtia.CircularBufferType(c.depth, old.tile))
-        c.alloc.attributes[DEPTH_REASON] = StringAttr(reason_text(c, ls_bytes))
+        c.alloc.attributes[mtia.DEPTH_REASON_ATTR] = StringAttr(reason_text(c, ls_bytes))
 
 
 @dataclass(frozen=True)

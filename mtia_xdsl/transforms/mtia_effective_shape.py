@@ -48,6 +48,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, round_bf16
 from mtia_xdsl.transforms.program_level import require_tensor_level
 
 Dims = tuple[SSAValue | None, ...]
@@ -138,31 +140,14 @@ _FINITE_SAMPLES = (0.0, -0.0, 1.0, -1.0, 2.5, -3.75, 1e-30, -1e-30, 6e4, -6e4, 3
 _ANY_SAMPLES = (*_FINITE_SAMPLES, float("inf"), float("-inf"), float("nan"))
 _INT_SAMPLES = (0, 1, -1, 7, -9, 2**20, -(2**20))
 
-_FLOAT_FNS: dict[str, Callable[..., Any]] = {
-    "arith.addf": np.add,
-    "arith.subf": np.subtract,
-    "arith.mulf": np.multiply,
-    "arith.divf": np.divide,
-    "arith.negf": np.negative,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "math.exp": np.exp,
-    "math.exp2": np.exp2,
-    "math.log": np.log,
-    "math.log2": np.log2,
-    "math.sqrt": np.sqrt,
-    "math.rsqrt": lambda x: np.divide(1, np.sqrt(x)),
-    "math.absf": np.abs,
-    "math.tanh": np.tanh,
-    "arith.addi": np.add,
-    "arith.subi": np.subtract,
-    "arith.muli": np.multiply,
-    "arith.maxsi": np.maximum,
-    "arith.minsi": np.minimum,
+_LANE_FNS: dict[str, Callable[..., Any]] = {
+    **FLOAT_BINARY,
+    **FLOAT_UNARY,
+    **{name: INT_BINARY[name] for name in ("arith.addi", "arith.subi", "arith.muli", "arith.maxsi", "arith.minsi")},
     "arith.select": lambda c, a, b: a if c else b,
 }
+"""What a body op computes on one lane: `semantics.scalar`'s table (integers evaluated in int64, whose
+wrap-around a fill of a masked lane does not reach in practice)."""
 _CASTS = ("arith.extf", "arith.truncf", "tt.splat")
 
 
@@ -173,6 +158,14 @@ def _np_dtype(t: Attribute) -> Any:
     if isinstance(elem, AnyFloat):
         return {16: np.float16, 64: np.float64}.get(elem.bitwidth, np.float32) if elem.name != "bf16" else np.float32
     return None
+
+
+def _round_to(value: Any, dtype: Any, t: Attribute) -> Any:
+    """`value` as an element of type `t` holds it (`dtype` from `_np_dtype`; bf16 rounds to nearest even)."""
+    elem = t.element_type if isinstance(t, TensorType) else t
+    if isinstance(elem, AnyFloat) and elem.name == "bf16":
+        return np.float32(round_bf16(np.float32(value)))
+    return dtype(value)
 
 
 def _constant_value(op: arith.ConstantOp) -> Any:
@@ -199,12 +192,12 @@ def _evaluate(body: Block, args: Sequence[Any]) -> list[Any]:
                 value = _constant_value(op)
             else:
                 ins = [env.get(v, _UNKNOWN) for v in op.operands]
-                fn = _FLOAT_FNS.get(op.name)
+                fn = _LANE_FNS.get(op.name)
                 if any(x is _UNKNOWN for x in ins) or dtype is None or (fn is None and op.name not in _CASTS):
                     value = _UNKNOWN
                 else:
                     value = ins[0] if fn is None else fn(*ins)
-            env[op.results[0]] = _UNKNOWN if value is _UNKNOWN else dtype(value)
+            env[op.results[0]] = _UNKNOWN if value is _UNKNOWN else _round_to(value, dtype, op.results[0].type)
     return [_UNKNOWN]
 
 
@@ -287,8 +280,9 @@ class _Facts:
     """dpe_matmul ops whose a and b hold 0 past one K extent: (M, N, K) with M, N from a and b."""
 
 
-_IDENTITY: dict[str, float] = {"addf": 0.0, "maxnumf": -np.inf, "maximumf": -np.inf, "minnumf": np.inf}
-_IDENTITY |= {"minimumf": np.inf, "addi": 0}
+_FILL_KINDS = ("addf", "maxnumf", "maximumf", "minnumf", "minimumf", "addi")
+"""Reduction kinds whose identity (`semantics.reduce.REDUCE_IDENTITY`) the fill analysis compares with a
+fill (as a float64: the integer kinds' identities other than addi's 0 depend on the width)."""
 
 
 def _arg_fill(v: SSAValue, facts: _Facts) -> Any:
@@ -328,7 +322,8 @@ def _forward_dot(op: mtia.DpeMatmulOp, facts: _Facts) -> None:
 
 def _forward_reduce(op: mtia.ReReduceOp, facts: _Facts) -> None:
     e = facts.ext.get(op.input)
-    identity = _IDENTITY.get(op.kind.data)
+    kind = op.kind.data
+    identity = REDUCE_IDENTITY[kind](np.float64) if kind in _FILL_KINDS else None
     if op.out is not None or e is None or identity is None or e.fill is None:
         return
     if not _same_bits(np.float64(e.fill), np.float64(identity)):

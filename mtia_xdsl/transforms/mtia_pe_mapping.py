@@ -21,20 +21,19 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, PE_MAPPINGS
 from mtia_xdsl.machine.placement import SUBGRID_ATTR, PeSubgrid
 from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
 
-PE_MAPPING_ATTR = "mtia.pe_mapping"
-"""Name of the kernel-function attribute holding the strategy."""
-
-STRATEGIES = ("linear", "round_robin", "zigzag")
-"""The strategies the pass accepts; the same names as the machine model's MAPPINGS."""
+STRATEGIES = PE_MAPPINGS
+"""The strategies the pass accepts (`machine.config.PE_MAPPINGS`)."""
 
 
 def kernel_pe_mapping(kernel: Operation) -> str | None:
     """Return the strategy recorded on `kernel` (a tt.func) by mtia-pe-mapping, or None if absent."""
-    attr = kernel.attributes.get(PE_MAPPING_ATTR)
+    attr = kernel.attributes.get(mtia.PE_MAPPING_ATTR)
     return attr.data if isinstance(attr, StringAttr) else None
 
 
@@ -50,7 +49,7 @@ class MtiaPeMappingPass(ModulePass):
     """
 
     name = "mtia-pe-mapping"
-    strategy: str = "zigzag"
+    strategy: str = DEFAULT_PE_MAPPING
     subgrid: tuple[int, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -72,4 +71,4 @@ class MtiaPeMappingPass(ModulePass):
             )
         value = StringAttr(self.strategy)
         for func in funcs:
-            func.attributes[PE_MAPPING_ATTR] = value
+            func.attributes[mtia.PE_MAPPING_ATTR] = value

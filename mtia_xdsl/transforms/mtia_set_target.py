@@ -17,10 +17,10 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.dialects import mtia
 from mtia_xdsl.dialects.mtia import TargetAttr
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
 
-MACHINE_OVERRIDES = "mtia.machine_overrides"
 """Module attribute: MachineConfig fields changed from the preset, as a dictionary of value strings."""
 
 
@@ -36,13 +36,13 @@ def machine_config_for(module: ModuleOp, pass_name: str) -> MachineConfig:
     Raises: PassFailedException naming `pass_name` if the attribute is missing or names no preset, or an
     override names no field or has a bad value.
     """
-    target = module.attributes.get("mtia.target")
+    target = module.attributes.get(mtia.TARGET_ATTR)
     if not isinstance(target, TargetAttr):
         raise PassFailedException(
             f'{pass_name} needs the module attribute mtia.target (e.g. #mtia.target<"mtia2i">); '
             "run mtia-set-target{chip=mtia2i} first"
         )
-    overrides = module.attributes.get(MACHINE_OVERRIDES)
+    overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     try:
         config = MachineConfig.preset(target.chip.data)
         if isinstance(overrides, DictionaryAttr) and overrides.data:
@@ -62,11 +62,11 @@ class MtiaSetTargetPass(ModulePass):
     """
 
     name = "mtia-set-target"
-    chip: str = "mtia2i"
+    chip: str = DEFAULT_CHIP
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
             MachineConfig.preset(self.chip)  # validate before touching the module
         except ValueError as e:
             raise PassFailedException(f"{self.name}: {e}") from e
-        op.attributes["mtia.target"] = TargetAttr(self.chip)
+        op.attributes[mtia.TARGET_ATTR] = TargetAttr(self.chip)

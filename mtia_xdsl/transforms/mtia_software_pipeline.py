@@ -39,7 +39,6 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.transforms.program_level import require_buffer_level
 
-PIPELINE_STAGES = "mtia.pipeline_stages"
 """Attribute on a pipelined loop and on its streamed CBs' cb_alloc: the most slots a streamed CB may get."""
 
 _GLOBAL_WRITERS = (mtia.DmaStoreOp, mtia.ScatterOp, mtia.AtomicRmwOp, mtia.AtomicCasOp, mtia.ScalarStoreOp)
@@ -203,8 +202,8 @@ class MtiaSoftwarePipelinePass(ModulePass):
             cbs = streamed_cbs(loop, body)
             if not cbs:
                 continue
-            loop.attributes[PIPELINE_STAGES] = stages
+            loop.attributes[mtia.PIPELINE_STAGES_ATTR] = stages
             for cb in cbs:
                 if cb in allocs:
-                    allocs[cb].attributes[PIPELINE_STAGES] = stages
+                    allocs[cb].attributes[mtia.PIPELINE_STAGES_ATTR] = stages
             hoist_loads(body, cbs)

@@ -11,7 +11,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 
-SIZED = "mtia.depth_reason"
 """Attribute mtia-cb-sizing leaves on every cb_alloc (kept here so passes ordered before it can check)."""
 
 
@@ -42,7 +41,8 @@ def require_buffer_level(module: ModuleOp, pass_name: str, before_sizing: bool =
             f"{pass_name} works on the buffer-level mtia program: run mtia-cb-bufferize first "
             "(see mtia_xdsl.pipeline.pipeline_for)"
         )
-    if before_sizing and any(isinstance(op, mtia.CbAllocOp) and SIZED in op.attributes for op in module.walk()):
+    sized = (op for op in module.walk() if isinstance(op, mtia.CbAllocOp) and mtia.DEPTH_REASON_ATTR in op.attributes)
+    if before_sizing and any(sized):
         raise PassFailedException(
             f"{pass_name} must run before mtia-cb-sizing, which sizes the CBs it marks as streamed"
         )

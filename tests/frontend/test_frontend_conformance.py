@@ -15,13 +15,13 @@ import pytest
 triton = pytest.importorskip("triton")
 
 import test_frontend_kernels as fk  # noqa: E402
-from tests.conformance.ttir_compare import _new_context, _run_ttir_passes, our_ttir  # noqa: E402, F401
-from tests.conformance.ttir_compare import upstream_ttir as _upstream_ttir  # noqa: E402
 
 from examples.layer_norm import _layer_norm_fwd_fused  # noqa: E402
 from examples.matmul import matmul_kernel  # noqa: E402
 from examples.softmax import softmax_kernel  # noqa: E402
 from examples.vector_add import add_kernel  # noqa: E402
+from tests.conformance.ttir_compare import _new_context, _run_ttir_passes, our_ttir  # noqa: E402, F401
+from tests.conformance.ttir_compare import upstream_ttir as _upstream_ttir  # noqa: E402
 
 CASES: dict[str, tuple[Any, dict[str, str], dict[str, object]]] = {
     "vector_add": (

@@ -47,10 +47,12 @@ def test_plot_roofline_writes_a_png_with_one_point_per_kernel(tmp_path):
     assert len(drawn) == len(out.points)
 
 
-def test_roofs_come_from_the_config():
-    memory, engines = roofs(MTIA2I)
-    assert engines["DPE bf16"] == pytest.approx(177e12, rel=1e-3)
-    assert engines["SE"] == pytest.approx(32 * 64 * 1.35e9)
-    assert memory["DRAM"] == pytest.approx(0.9 * 204.8e9)
-    assert memory["SRAM"] == pytest.approx(2.7e12)
-    assert memory["LS"] == pytest.approx(740 * 64 * 1.35e9)
+@pytest.mark.parametrize("config", [MTIA2I, MTIA2I.replace(pe_rows=2, clock_hz=1.0e9, se_elems_per_cycle=64)])
+def test_roofs_come_from_the_config(config):
+    memory, engines = roofs(config)
+    hz, pes = config.clock_hz, config.n_pes
+    assert engines["DPE bf16"] == pytest.approx(2 * config.dpe_bf16_macs_per_cycle * pes * hz)  # 2 flops per MAC
+    assert engines["SE"] == pytest.approx(config.se_elems_per_cycle * pes * hz)
+    assert memory["DRAM"] == pytest.approx(config.dram_bytes_per_cycle * hz)
+    assert memory["SRAM"] == pytest.approx(config.sram_bytes_per_cycle * hz)
+    assert memory["LS"] == pytest.approx(config.ls_bytes_per_cycle * pes * hz)

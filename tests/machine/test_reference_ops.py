@@ -335,5 +335,7 @@ def test_error_without_location_gets_the_failing_ops_location():
   %v = "tt.load"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (!tt.ptr<f32>) -> f32
   %h = "tt.fp_to_fp"(%v) <{rounding = 1 : i32}> : (f32) -> f8E8M0FNU loc("fp8.py":3:9)"""
     k = kernel("%x: !tt.ptr<f32>", body)
-    with pytest.raises(InterpretationError, match=r"^fp8.py:3:9: error: tt.fp_to_fp: .*f8E8M0FNU has no representation"):
+    with pytest.raises(
+        InterpretationError, match=r"^fp8.py:3:9: error: tt.fp_to_fp: .*f8E8M0FNU has no representation"
+    ):
         run_tt(k, (1, 1, 1), [torch.ones(1)])

@@ -236,3 +236,42 @@ def test_report_explains_itself():
     assert report.memory_level == "dram"
     assert report.intensity_ops_per_byte == pytest.approx(report.ops / report.dma_dram_bytes)
     assert report.achieved_ops_per_s == pytest.approx(report.ops / (report.total_cycles / 1.35e9))
+
+
+def test_one_pe_streaming_is_bound_by_its_dma_ports_not_the_chip():
+    """One program alone cannot use the chip's DRAM bandwidth: its PE's read port (64 B/cycle) bounds it."""
+    cfg = MTIA2I.replace(global_placement="dram")
+    report = build_report(simulate([stream_program(0, 32, depth=8)], cfg), "one_pe")
+    terms = report.roofline_terms_cycles
+    assert report.roofline_limiter == "dma"
+    assert terms["dma"] >= 32 * 8192 / cfg.dma_read_bytes_per_cycle > terms["dram"]
+    assert 0.8 < report.achieved_fraction <= 1.0
+    assert "dma-bound (the busiest PE's DMA" in report.format()
+
+
+def test_scalar_issue_is_a_named_bound():
+    """A program whose scalar core runs long stretches of instructions between commands is scalar-bound."""
+    prog = stream_program(0, 8)
+    for c in prog.commands:
+        c.scalar_instrs = 5000
+    report = build_report(simulate([prog], MTIA2I), "scalar_heavy")
+    assert report.roofline_limiter == "scalar"
+    assert report.roofline_terms_cycles["scalar"] >= 5000 * len(prog.commands) * MTIA2I.scalar_cycles_per_instr
+    assert 0.9 < report.achieved_fraction <= 1.0
+
+
+def test_hot_lines_attribute_command_cycles_and_bytes_to_source_lines():
+    timeline = simulate([stream_program(p, 4) for p in range(3)], MTIA2I)
+    report = build_report(timeline, "stream")
+    lines = {x.loc: x for x in report.hot_lines}
+    assert set(lines) == {"k.py:3", "k.py:4", "k.py:5"}  # columns dropped: one row per source line
+    assert lines["k.py:3"].global_bytes == 3 * 4 * 8192 and lines["k.py:3"].engines == ("dma",)
+    assert lines["k.py:4"].global_bytes == 0 and lines["k.py:4"].engines == ("se",)
+    assert [x.commands for x in report.hot_lines] == [12, 12, 12]
+    for loc, x in lines.items():
+        spans = [s for s in timeline.spans if s.loc.startswith(loc + ":")]
+        assert x.cycles == pytest.approx(sum(s.end_cycle - s.start_cycle for s in spans))
+    assert [x.cycles for x in report.hot_lines] == sorted((x.cycles for x in report.hot_lines), reverse=True)
+    assert "hot lines" in report.format()
+    events = [e for e in chrome_trace(timeline)["traceEvents"] if e["ph"] == "X"]
+    assert {e["args"]["line"] for e in events} == set(lines)

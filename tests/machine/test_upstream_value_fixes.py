@@ -54,11 +54,20 @@ def _round_once(value: int, bits: int) -> float:
 
 
 # values where rounding to float64 first lands on a tie that then rounds the wrong way
-_INT64S = [2**62 + 2**38 + 1, -(2**62 + 2**38 + 1), 2**60 + 2**36 + 2**7 + 1, (1 << 24) + 1 + (1 << 54), -(2**63), 0, 7, -(2**40) - 3]
+_INT64S = [
+    2**62 + 2**38 + 1,
+    -(2**62 + 2**38 + 1),
+    2**60 + 2**36 + 2**7 + 1,
+    (1 << 24) + 1 + (1 << 54),
+    -(2**63),
+    0,
+    7,
+    -(2**40) - 3,
+]
 _UINT64S = [2**64 - 1, 2**63 + 2**39 + 1, 2**63 + 2**55 + 1, 2**64 - 2**39 - 1]
 
 
-@pytest.mark.parametrize("dst, bits", [(torch.float32, 24), (torch.float16, 11), (torch.bfloat16, 8)])
+@pytest.mark.parametrize(("dst", "bits"), [(torch.float32, 24), (torch.float16, 11), (torch.bfloat16, 8)])
 def test_int64_and_uint64_to_narrow_floats_round_once(dst, bits):
     x = torch.tensor(_INT64S, dtype=torch.int64)
     y = torch.empty(len(_INT64S), dtype=dst)

@@ -9,9 +9,9 @@ import triton
 import triton.language as tl
 from triton.runtime import driver
 
+from mtia_xdsl import options as options_module
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.runtime import options as options_module
-from mtia_xdsl.runtime.options import MtiaOptions
+from mtia_xdsl.options import MtiaOptions
 
 
 @triton.jit

@@ -31,4 +31,6 @@ class _NotATensor:
 
 def test_an_object_with_data_ptr_but_no_tensor_behind_it_is_refused():
     with pytest.raises(KernelLaunchError, match="data_ptr"):
-        runtime_args(_twice_plus_one, {"x": "*fp32", "y": "*fp32", "N": "constexpr"}, [_NotATensor(), torch.zeros(4), 4])
+        runtime_args(
+            _twice_plus_one, {"x": "*fp32", "y": "*fp32", "N": "constexpr"}, [_NotATensor(), torch.zeros(4), 4]
+        )

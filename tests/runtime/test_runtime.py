@@ -10,9 +10,9 @@ import triton.language as tl
 from test_runtime_support import FakeToolchain, install
 
 import mtia_xdsl
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import binary
 from mtia_xdsl.runtime.launch import KernelLaunchError, flat_view, normalize_grid, scalar_type
-from mtia_xdsl.runtime.options import MtiaOptions
 
 
 @triton.jit

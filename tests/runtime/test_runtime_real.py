@@ -81,8 +81,10 @@ def test_autotune_runs_real_kernel() -> None:
 
 
 def test_autotune_skips_a_config_that_overflows_local_storage() -> None:
-    # As upstream skips configs that raise OutOfResources: 2^20 fp32 per block cannot fit 384 KiB of LS.
-    tuned = triton.autotune(configs=[triton.Config({"BLOCK": 1 << 20}), triton.Config({"BLOCK": 256})], key=["n"])(
+    # As upstream skips configs that raise OutOfResources: 2^20 fp32 per block cannot fit 384 KiB of LS
+    # (make_fit=False: not split into sub-tiles that would fit).
+    configs = [triton.Config({"BLOCK": 1 << 20, "make_fit": False}), triton.Config({"BLOCK": 256, "make_fit": False})]
+    tuned = triton.autotune(configs=configs, key=["n"])(
         add_kernel
     )
     n = 1000
@@ -97,7 +99,7 @@ def test_local_storage_overflow_is_triton_out_of_resources_with_the_kernel_line(
 
     x = torch.randn(1 << 20)
     with pytest.raises(OutOfResources) as info:
-        add_kernel[(1,)](x, x, torch.zeros_like(x), x.numel(), BLOCK=1 << 20)
+        add_kernel[(1,)](x, x, torch.zeros_like(x), x.numel(), BLOCK=1 << 20, make_fit=False)
     assert info.value.required > info.value.limit == 384 * 1024
     assert "test_runtime_real.py" in str(info.value) and "lower the block sizes" in str(info.value)
 
@@ -117,7 +119,7 @@ def test_local_storage_overflow_lists_only_the_largest_cbs() -> None:
     x = torch.randn(16384)
     with pytest.raises(OutOfResources) as info:
         # vector_codegen would fuse the chain into one command: keep one CB per step to overflow LS
-        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12, vector_codegen=False)
+        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12, vector_codegen=False, make_fit=False)
     message = str(info.value)
     assert message.count("bytes, for the value made at") == 8, message
     assert re.search(r"\.\.\. and \d+ more CBs with \d+ bytes", message), message
@@ -232,7 +234,7 @@ def test_compile_api_raises_the_same_out_of_resources_as_a_launch() -> None:
     from triton.runtime.errors import OutOfResources
 
     with pytest.raises(OutOfResources, match="a PE has 393216"):
-        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 1 << 20})
+        mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 1 << 20}, options={"make_fit": False})
 
 
 def test_last_report_is_cleared_by_a_failed_launch() -> None:
@@ -241,5 +243,5 @@ def test_last_report_is_cleared_by_a_failed_launch() -> None:
     assert mtia_xdsl.last_report() is not None
     big = torch.randn(1 << 20)
     with pytest.raises(Exception, match="local storage"):
-        add_kernel[(1,)](big, big, torch.zeros_like(big), big.numel(), BLOCK=1 << 20)
+        add_kernel[(1,)](big, big, torch.zeros_like(big), big.numel(), BLOCK=1 << 20, make_fit=False)
     assert mtia_xdsl.last_report() is None

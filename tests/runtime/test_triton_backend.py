@@ -13,8 +13,8 @@ import triton.language as tl
 from test_runtime_support import FakeToolchain, install
 
 import mtia_xdsl
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime.launch import KernelLaunchError
-from mtia_xdsl.runtime.options import MtiaOptions
 from mtia_xdsl.runtime.triton_backend.compiler import MtiaBackend
 from mtia_xdsl.runtime.triton_backend.driver import TARGET, MtiaDriver
 
@@ -48,7 +48,7 @@ def test_launch_runs_through_backend(fake: FakeToolchain) -> None:
     assert torch.equal(out, x + 2)
     assert {"ttir", "mtia", "binary"} <= set(compiled.asm)
     assert compiled.metadata.name == "add_kernel"
-    name, signature, constexprs, options = fake.calls[0][1]
+    _name, signature, constexprs, options = fake.calls[0][1]
     assert signature == {
         "x_ptr": "*fp32",
         "y_ptr": "*fp32",

@@ -1,6 +1,8 @@
 """Software pipelining and CB sizing: results unchanged, loads overlap compute, greedy within uniform's LS,
 and the per-CB report (mtia-software-pipeline, mtia-cb-sizing, machine/report.py cb_report)."""
 
+import re
+
 import pytest
 import torch
 import triton
@@ -97,7 +99,12 @@ def test_report_lists_every_cb_with_depth_bytes_and_reason():
     assert all(c.bytes == c.depth * c.tile_bytes and c.reason for c in cbs)
     text = result.report.format()
     assert "streamed by DMA in the loop at matmul.py:" in text
-    assert "of LS per PE" in text
+    assert all(c.cb_id is not None and c.ls_offset is not None for c in cbs)  # mtia-cb-allocate placed each
+    ids = len({c.cb_id for c in cbs})
+    top = max(c.ls_offset + c.bytes for c in cbs)
+    assert ids < len(cbs)  # the output tile reuses the ID (and bytes) of an operand stream of the K loop
+    assert f"{len(cbs)} CBs use {ids} CB IDs at the peak (of 14)" in text
+    assert f"LS high-water mark of the allocation {top / 1024:.2f} KiB" in text
 
 
 def test_depth_model():
@@ -166,17 +173,39 @@ def _chain(x_ptr, out_ptr, B: tl.constexpr, STEPS: tl.constexpr):
     tl.store(out_ptr + tl.arange(0, B), x)
 
 
-def test_more_cbs_than_the_cp_tracks_is_a_report_warning() -> None:
+def test_a_chain_of_more_cbs_than_cb_ids_shares_them() -> None:
+    """Without vector codegen the 20-step chain has over 40 CBs, more than the 14 CB IDs, but at most three
+    are alive at once: mtia-cb-allocate shares IDs and LS bytes, the kernel runs correctly."""
+    from mtia_xdsl.machine.report import cb_summary
+
     x = torch.rand(64)
-    warnings = {}
-    for vc in (False, True):
-        out = torch.zeros(64)
-        _chain[(1,)](x, out, B=64, STEPS=20, vector_codegen=vc)
-        report = mtia_xdsl.last_report()
-        assert report is not None
-        warnings[vc] = [w for w in report.warnings if "circular buffers, more than the 32" in w]
-        assert (len(report.cbs) > 32) == (not vc)
-    assert len(warnings[False]) == 1 and not warnings[True]
+    out = torch.zeros(64)
+    _chain[(1,)](x, out, B=64, STEPS=20, vector_codegen=False)
+    report = mtia_xdsl.last_report()
+    assert report is not None
+    summary = cb_summary(report.cbs)
+    assert summary.count > 14 >= summary.ids_in_use
+    assert summary.ls_high_water_bytes < summary.total_bytes
+    want = x
+    for _ in range(20):
+        want = torch.exp(want) * 0.5
+    torch.testing.assert_close(out, want)
+
+
+def test_more_cbs_alive_than_cb_ids_is_out_of_resources_naming_the_lines() -> None:
+    """With one CB ID (machine override) the chain, which holds two values at once, is refused at compile
+    time with Triton's OutOfResources, naming the kernel lines of the values alive at the peak."""
+    from triton.runtime.errors import OutOfResources
+
+    x, out = torch.rand(64), torch.zeros(64)
+    with pytest.raises(OutOfResources) as info:
+        _chain[(1,)](x, out, B=64, STEPS=2, vector_codegen=False, machine_overrides={"cb_ids": 1})
+    text = str(info.value)
+    assert "2 circular buffers are alive at once" in text and "tracks 1 CB IDs (MachineConfig.cb_ids)" in text
+    lines = open(__file__).read().splitlines()
+    exp_line = lines.index("        x = tl.exp(x) * 0.5") + 1
+    assert re.search(rf"for the value made at .*test_cb_sizing.py:{exp_line}:", text), text
+    assert torch.equal(out, torch.zeros(64))
 
 
 def test_ls_bytes_override_reaches_the_compiler() -> None:

@@ -2,8 +2,8 @@
 
 import pytest
 
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.pipeline import default_pipeline, pipeline_for
-from mtia_xdsl.runtime.options import MtiaOptions
 
 
 def test_defaults_turn_every_optimization_on() -> None:
@@ -14,6 +14,7 @@ def test_defaults_turn_every_optimization_on() -> None:
         "mtia-cb-bufferize",
         "mtia-software-pipeline",
         "mtia-cb-sizing",
+        "mtia-cb-allocate",
         "mtia-pe-mapping",
     ]
     assert pipeline_for() == pipeline_for(MtiaOptions())
@@ -21,7 +22,11 @@ def test_defaults_turn_every_optimization_on() -> None:
 
 def test_options_as_a_dict_turn_passes_off_and_set_pass_options() -> None:
     text = pipeline_for({"num_stages": 1, "effective_shapes": False, "vector_codegen": False, "pe_mapping": "linear"})
-    assert text == default_pipeline() + ",mtia-cb-sizing{strategy=greedy max-depth=1},mtia-pe-mapping{strategy=linear}"
+    assert (
+        text
+        == default_pipeline()
+        + ",mtia-cb-sizing{strategy=greedy max-depth=1},mtia-cb-allocate,mtia-pe-mapping{strategy=linear}"
+    )
     assert "mtia-software-pipeline{num-stages=4}" in pipeline_for({"num_stages": 4})
     assert "strategy=uniform max-depth=3" in pipeline_for({"cb_sizing": "uniform"})
 

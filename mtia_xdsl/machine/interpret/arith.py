@@ -5,9 +5,12 @@ truncate toward zero; an integer division by zero gives 0 and a shift by >= the 
 sign for `shrsi`) instead of poison, since Triton kernels do compute such lanes under a mask and discard
 them. Floats compute in the operand dtype and round to the result type (bf16: nearest even).
 `maxnumf`/`minnumf` return the non-NaN operand, `maximumf`/`minimumf` propagate NaN and order -0 < +0.
+What each element-wise op computes is `mtia_xdsl.semantics.scalar`'s table; this module binds it to the
+ops (operand conversion, result rounding and wrapping) and holds the ops that are not element-wise
+functions of their operands (constants, casts, shifts, comparisons, select, extended multiplies).
 
 Ops are bound by their MLIR name (`arith.addi`) to the classes of the project's tensor-capable `arith`
-dialect, so the table below is the single list of what is implemented.
+dialect.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from mtia_xdsl.machine.interpret.values import (
     element_format,
     element_type_of,
     f32_to_bf16_bits,
-    to_bf16_f32,
     is_shaped,
     location_str,
     logical_rank,
+    to_bf16_f32,
 )
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, SHIFTS, UINT_BINARY, unsigned
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in Arith.operations}
 
@@ -46,17 +50,11 @@ Fn = Callable[..., Any]
 
 
 def int_width(t: Attribute) -> int:
+    """Return the bit width of integer (or index) type `t` or of its elements."""
     e = element_type_of(t)
     if isinstance(e, builtin.IntegerType):
         return e.width.data
     return 64  # index
-
-
-def unsigned(x: np.ndarray, width: int) -> np.ndarray:
-    """Reinterpret signed storage as unsigned integers of `width` bits (as uint64 for arithmetic)."""
-    if width == 1:
-        return x.astype(np.uint64)
-    return x.astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
 
 
 def _int_operands(args: PythonValues) -> list[np.ndarray]:
@@ -109,6 +107,16 @@ def _float_binary(fn: Fn) -> Fn:
     return run
 
 
+def _shift_op(fn: Fn) -> Fn:
+    """Bind a shift fn(value, amount, width) on int64 operands; the result wraps to the result width."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        a, b = _int_operands(args)
+        return _result(op, _wrap_i1(fn(a, b, int_width(op.results[0].type)), op.results[0].type))
+
+    return run
+
+
 def _cast(fn: Fn) -> Fn:
     """Bind a cast: fn(value, source type, result type) -> numpy result before rounding to the result type."""
 
@@ -117,64 +125,6 @@ def _cast(fn: Fn) -> Fn:
             return _result(op, fn(np.asarray(args[0]), op.operands[0].type, op.results[0].type))
 
     return run
-
-
-def _divsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Signed division rounding toward zero; MIN / -1 wraps to MIN (|MIN| has no positive twin, so the
-    quotient is the floor quotient corrected by one where the signs differ and a remainder is left)."""
-    safe = np.where(b == 0, 1, b)
-    q = np.floor_divide(a, safe)
-    inexact = (a - q * safe) != 0
-    q = np.where(inexact & ((a < 0) != (safe < 0)), q + 1, q)
-    return np.where(b == 0, 0, q)
-
-
-def _remsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.fmod(a, safe))
-
-
-def _floordivsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.floor_divide(a, safe))
-
-
-def _ceildivsi(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, -np.floor_divide(-a, safe))
-
-
-def _udiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(b == 0, np.uint64(0), a // np.where(b == 0, np.uint64(1), b))
-
-
-def _urem(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.where(b == 0, np.uint64(0), a % np.where(b == 0, np.uint64(1), b))
-
-
-def _uceildiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    q, r = _udiv(a, b), _urem(a, b)
-    return q + (r != 0).astype(np.uint64)
-
-
-def _shift_amount(b: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    too_far = (b < 0) | (b >= width)
-    return np.where(too_far, 0, b).astype(np.uint64), too_far
-
-
-def ieee_max_min(a: np.ndarray, b: np.ndarray, nan_propagates: bool, is_max: bool) -> np.ndarray:
-    """Return IEEE max/min: -0 < +0; NaN propagates (maximumf) or loses to a number (maxnumf)."""
-    if is_max:
-        pick = np.maximum if nan_propagates else np.fmax
-    else:
-        pick = np.minimum if nan_propagates else np.fmin
-    r = pick(a, b)
-    both_zero = (a == 0) & (b == 0)
-    if np.any(both_zero):
-        neg_a = np.signbit(a)
-        zero = np.where(neg_a != is_max, a, b) if is_max else np.where(neg_a, a, b)
-        r = np.where(both_zero, zero, r)
-    return r
 
 
 _CMPI: dict[int, tuple[bool, Fn]] = {
@@ -330,6 +280,7 @@ def _float_convert(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
 
 
 def bitcast_value(x: np.ndarray, src: Attribute, dst: Attribute) -> np.ndarray:
+    """Reinterpret the bits of `x` (values of type `src`) as values of type `dst` (same width)."""
     sfmt, dfmt = element_format(element_type_of(src)), element_format(element_type_of(dst))
     raw = f32_to_bf16_bits(x) if sfmt.name == "bf16" else x.astype(sfmt.storage)
     if dfmt.name == "bf16":
@@ -366,32 +317,14 @@ def _bind(name: str, fn: Fn) -> Fn:
 class ArithFunctions(InterpreterFunctions):
     """Functional semantics of the tensor-capable `arith` dialect."""
 
-    run_addi = _bind("arith.addi", _int_binary(np.add))
-    run_subi = _bind("arith.subi", _int_binary(np.subtract))
-    run_muli = _bind("arith.muli", _int_binary(np.multiply))
-    run_divsi = _bind("arith.divsi", _int_binary(_divsi))
-    run_remsi = _bind("arith.remsi", _int_binary(_remsi))
-    run_floordivsi = _bind("arith.floordivsi", _int_binary(_floordivsi))
-    run_ceildivsi = _bind("arith.ceildivsi", _int_binary(_ceildivsi))
-    run_divui = _bind("arith.divui", _uint_binary(_udiv))
-    run_remui = _bind("arith.remui", _uint_binary(_urem))
-    run_ceildivui = _bind("arith.ceildivui", _uint_binary(_uceildiv))
-    run_maxsi = _bind("arith.maxsi", _int_binary(np.maximum))
-    run_minsi = _bind("arith.minsi", _int_binary(np.minimum))
-    run_maxui = _bind("arith.maxui", _uint_binary(np.maximum))
-    run_minui = _bind("arith.minui", _uint_binary(np.minimum))
-    run_andi = _bind("arith.andi", _int_binary(np.bitwise_and))
-    run_ori = _bind("arith.ori", _int_binary(np.bitwise_or))
-    run_xori = _bind("arith.xori", _int_binary(np.bitwise_xor))
-    run_addf = _bind("arith.addf", _float_binary(np.add))
-    run_subf = _bind("arith.subf", _float_binary(np.subtract))
-    run_mulf = _bind("arith.mulf", _float_binary(np.multiply))
-    run_divf = _bind("arith.divf", _float_binary(np.divide))
-    run_remf = _bind("arith.remf", _float_binary(np.fmod))
-    run_maximumf = _bind("arith.maximumf", _float_binary(lambda a, b: ieee_max_min(a, b, True, True)))
-    run_minimumf = _bind("arith.minimumf", _float_binary(lambda a, b: ieee_max_min(a, b, True, False)))
-    run_maxnumf = _bind("arith.maxnumf", _float_binary(lambda a, b: ieee_max_min(a, b, False, True)))
-    run_minnumf = _bind("arith.minnumf", _float_binary(lambda a, b: ieee_max_min(a, b, False, False)))
+    for _name, _fn in INT_BINARY.items():
+        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _int_binary(_fn))
+    for _name, _fn in UINT_BINARY.items():
+        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _uint_binary(_fn))
+    for _name, _fn in FLOAT_BINARY.items():
+        if _name.startswith("arith."):
+            locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _float_binary(_fn))
+    del _name, _fn
     run_extf = _bind("arith.extf", _cast(_float_convert))
     run_truncf = _bind("arith.truncf", _cast(_float_convert))
     run_extsi = _bind("arith.extsi", _cast(_extsi))
@@ -439,32 +372,11 @@ class ArithFunctions(InterpreterFunctions):
 
     @impl(_OPS["arith.negf"])
     def run_negf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        return _result(op, np.negative(np.asarray(args[0])))
+        return _result(op, FLOAT_UNARY["arith.negf"](np.asarray(args[0])))
 
-    @impl(_OPS["arith.shli"])
-    def run_shli(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = int_width(op.results[0].type)
-        a, b = _int_operands(args)
-        amount, too_far = _shift_amount(b, w)
-        r = (a.astype(np.uint64) << amount).astype(np.int64)
-        return _result(op, _wrap_i1(np.where(too_far, 0, r), op.results[0].type))
-
-    @impl(_OPS["arith.shrui"])
-    def run_shrui(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = int_width(op.results[0].type)
-        amount, too_far = _shift_amount(np.asarray(args[1]).astype(np.int64), w)
-        r = unsigned(np.asarray(args[0]), w) >> amount
-        return _result(op, np.where(too_far, 0, r.astype(np.int64)))
-
-    @impl(_OPS["arith.shrsi"])
-    def run_shrsi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = int_width(op.results[0].type)
-        a, b = _int_operands(args)
-        if w == 1:
-            a = -a
-        amount, too_far = _shift_amount(b, w)
-        r = np.where(too_far, np.where(a < 0, -1, 0), a >> amount.astype(np.int64))
-        return _result(op, _wrap_i1(r, op.results[0].type))
+    for _name, _shift in SHIFTS.items():
+        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _shift_op(_shift))
+    del _name, _shift
 
     @impl(_OPS["arith.cmpi"])
     def run_cmpi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:

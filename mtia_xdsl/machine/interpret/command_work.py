@@ -31,6 +31,7 @@ LUT_OPS = (
 
 
 def elem_count(t: Attribute) -> int:
+    """Return the number of elements of tensor type `t` (1 for a scalar type)."""
     n = 1
     if isinstance(t, TensorType):
         for d in t.get_shape():

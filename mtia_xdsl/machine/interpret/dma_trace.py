@@ -61,6 +61,16 @@ def strided_block_runs(
     return valid * elem_bytes, runs, ranges, extent
 
 
+def cached_block_runs(cache: dict[tuple, tuple], strides: list[int], bounds: list[int], elem_bytes: int) -> tuple:
+    """`strided_block_runs` of a block at address 0, remembered in `cache` (a PeState's `runs_cache`: the
+    programs of a batch, or of a launch, share block shapes)."""
+    key = (tuple(strides), tuple(bounds), elem_bytes)
+    runs = cache.get(key)
+    if runs is None:
+        runs = cache[key] = strided_block_runs(0, strides, bounds, elem_bytes)
+    return runs
+
+
 def _shifted_starts(runs_of: list[tuple], which: list[int], base: list[int]) -> list[list[int]] | None:
     """Start addresses of every program's runs (one numpy pass for the batch), when all programs share one
     block shape with more than 4 listed runs; else None (`_ranges` per program)."""
@@ -166,7 +176,7 @@ def record_dma_commands(
     base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,)).tolist()
     rank = len(block.strides)
     if all(np.ndim(v) == 0 for v in [*block.strides, *block.bounds]):
-        runs_of = [state.block_runs(block.strides, block.bounds, elem_bytes)]
+        runs_of = [cached_block_runs(state.runs_cache, block.strides, block.bounds, elem_bytes)]
         which: list[int] = [0] * n
     else:
         shape_key = np.zeros((n, 2 * rank), dtype=np.int64)
@@ -174,7 +184,10 @@ def record_dma_commands(
             shape_key[:, d] = v
         keys, inverse = np.unique(shape_key, axis=0, return_inverse=True)
         which = inverse.reshape(-1).tolist()
-        runs_of = [state.block_runs([int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes) for k in keys]
+        runs_of = [
+            cached_block_runs(state.runs_cache, [int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes)
+            for k in keys
+        ]
     where = location_str(op.location)
     load = kind == "dma_load"
     starts_of = _shifted_starts(runs_of, which, base)

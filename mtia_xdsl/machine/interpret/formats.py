@@ -14,33 +14,15 @@ from xdsl.dialects import builtin
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.semantics.scalar import bf16_bits_to_f32, f32_to_bf16_bits
 from mtia_xdsl.utils.fp8 import FP8_FORMATS, decode_fp8_np, encode_fp8_np
 
 FP8_BY_NAME = {str(kind()): fmt for kind, fmt in FP8_FORMATS.items()}
 """fp8 formats by MLIR spelling ("f8E4M3FN", ...): fp8 values are float32 holding fp8 values, bits in memory."""
 
 # ----------------------------------------------------------------------------------------------------
-# bf16 helpers
+# bf16 helpers (the bit-level rounding is semantics.scalar's)
 # ----------------------------------------------------------------------------------------------------
-
-
-def f32_to_bf16_bits(a: Any) -> np.ndarray:
-    """Round float32 values to bf16 (nearest even) and return their 16-bit patterns (uint16).
-
-    NaNs stay NaN (quiet, sign kept); overflow rounds to +-inf as IEEE requires.
-    """
-    arr = np.asarray(a, dtype=np.float32)
-    u = np.ascontiguousarray(arr).view(np.uint32).reshape(arr.shape)  # ascontiguousarray makes 0-d 1-d
-    rounded = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
-    is_nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    quiet_nan = (u >> np.uint32(16)) | np.uint32(0x0040)
-    return np.where(is_nan, quiet_nan, rounded).astype(np.uint16)
-
-
-def bf16_bits_to_f32(bits: Any) -> np.ndarray:
-    """Widen 16-bit bf16 patterns (uint16/int16) to the float32 values they encode (exact)."""
-    b = np.asarray(bits).astype(np.uint16).astype(np.uint32) << np.uint32(16)
-    return b.view(np.float32).reshape(b.shape)
 
 
 def _f64_to_f32_round_to_odd(a: np.ndarray) -> np.ndarray:

@@ -4,7 +4,6 @@ per-program counts of a batch (an int shared by every program, or an int64 array
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,44 +48,3 @@ def keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> An
     """`tile` with the lanes outside the effective shape `valid` replaced by `outside` (left unwritten)."""
     shape = list(t.get_shape()) if isinstance(t, TensorType) else []
     return as_value(np.where(valid_lanes(valid, shape), tile, outside), t)
-
-
-REDUCE_IDENTITY: dict[str, Callable[[np.dtype], Any]] = {
-    "addf": lambda dt: 0.0,
-    "addi": lambda dt: 0,
-    "maxnumf": lambda dt: -np.inf,
-    "maximumf": lambda dt: -np.inf,
-    "minnumf": lambda dt: np.inf,
-    "minimumf": lambda dt: np.inf,
-    "maxsi": lambda dt: np.iinfo(dt).min,
-    "minsi": lambda dt: np.iinfo(dt).max,
-    "maxui": lambda dt: 0,
-    "minui": lambda dt: -1 if np.iinfo(dt).min < 0 else np.iinfo(dt).max,
-}
-"""What a lane outside a reduction's effective shape counts as: the combiner's identity (+0.0 for addf,
-the value a zero-filled masked load holds)."""
-
-
-_REDUCE_UFUNC: dict[str, np.ufunc] = {
-    "addf": np.add,
-    "addi": np.add,
-    "maxnumf": np.fmax,
-    "minnumf": np.fmin,
-    "maximumf": np.maximum,
-    "minimumf": np.minimum,
-    "maxsi": np.maximum,
-    "minsi": np.minimum,
-}
-"""Reduction kind -> the numpy ufunc combining two values (maxui/minui compare the bits unsigned)."""
-
-
-def reduce_by_kind(x: np.ndarray, axis: int, kind: str) -> Any:
-    """Reduce `x` along `axis` with the combiner `kind` (an mtia REDUCE_KINDS name), in x's dtype.
-
-    Used by the RE's in-PE reduction (mtia.re_reduce) and its cross-PE one (mtia.re_allreduce).
-    """
-    fn = _REDUCE_UFUNC.get(kind)
-    if fn is None:
-        xu = x.astype(np.dtype(f"u{x.dtype.itemsize}"))
-        return (np.max if kind == "maxui" else np.min)(xu, axis=axis).astype(x.dtype)
-    return fn.reduce(x, axis=axis, dtype=x.dtype)

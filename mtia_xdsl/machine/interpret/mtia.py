@@ -37,15 +37,13 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
-from mtia_xdsl.machine.interpret.cb import SimCB
+from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, elem_count
 from mtia_xdsl.machine.interpret.dma_trace import ActiveLanes, DmaInfo, active_lanes, dma_block, record_dma_commands
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import (
-    REDUCE_IDENTITY,
     keep_valid,
     per_program,
-    reduce_by_kind,
     uninitialized,
     valid_count,
     valid_lanes,
@@ -53,6 +51,8 @@ from mtia_xdsl.machine.interpret.masks import (
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value
+from mtia_xdsl.semantics.dot import dot
+from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 from mtia_xdsl.utils.locations import location_str
 
 __all__ = [
@@ -131,6 +131,11 @@ class MtiaFunctions(InterpreterFunctions):
         state = get_pe_state(interpreter)
         t = op.result.type
         cb = SimCB(len(state.cbs), t.depth.data, t.tile, location_str(op.location))
+        if state.cb_space is None:
+            state.cb_space = CbSpace(state.config.cb_ids)
+        cb_id = op.cb_id.value.data if op.cb_id is not None else None
+        offset = op.ls_offset.value.data if op.ls_offset is not None else None
+        state.cb_space.add(cb, op, cb_id, offset)
         state.cbs.append(cb)
         return (cb,)
 
@@ -233,13 +238,16 @@ class MtiaFunctions(InterpreterFunctions):
         elem_bytes = element_format(element_type_of(t)).size_bytes
         lanes = active_lanes(ptrs, mask, rank, state.size, elem_bytes)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
                 "gather",
                 where,
-                tuple(waits),
-                (slot,),
+                reads,
+                writes,
                 elems=lanes.active[b],
                 global_read_bytes=lanes.active[b] * elem_bytes,
                 global_extent=lanes.extent[b],
@@ -266,12 +274,14 @@ class MtiaFunctions(InterpreterFunctions):
         elem_bytes = element_format(elem).size_bytes
         lanes = active_lanes(ptrs, mask, logical_rank(t), state.size, elem_bytes)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
                 "scatter",
                 where,
-                tuple(waits),
+                reads,
                 (),
                 elems=lanes.active[b],
                 global_write_bytes=lanes.active[b] * elem_bytes,
@@ -359,14 +369,7 @@ class MtiaFunctions(InterpreterFunctions):
             a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
             b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
         precision = op.input_precision.value.data
-        if a.dtype == np.float32 and precision == 0:
-            from mtia_xdsl.machine.interpret.tt import _round_tf32
-
-            a, b = _round_tf32(a), _round_tf32(b)
-        if a.dtype.kind in "iub":
-            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
-        else:
-            acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        acc = dot(a, b, c, precision)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         d = as_value(acc, out_t)
         if valid:  # rows past M and columns past N are not computed
@@ -383,13 +386,16 @@ class MtiaFunctions(InterpreterFunctions):
         ls_bytes = mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t)
         where = location_str(op.location)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(p: int) -> Command:
             return Command(
                 Engine.DPE,
                 "dpe_matmul",
                 where,
-                tuple(waits),
-                (slot,),
+                reads,
+                writes,
                 macs=per_program(macs, p),
                 dtype=dtype,
                 dpe_passes=passes,
@@ -409,7 +415,7 @@ class MtiaFunctions(InterpreterFunctions):
         valid = args[len(args) - len(op.valid) :] if op.valid else ()
         if valid:  # lanes outside the effective shape are not read: they count as the identity
             x = np.where(valid_lanes(valid, list(t_in.get_shape())), x, REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
-        r = reduce_by_kind(x, axis, kind)
+        r = reduce(kind, x, axis)
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
         r = as_value(np.asarray(r), out_t)
         if op.out is None:
@@ -419,9 +425,12 @@ class MtiaFunctions(InterpreterFunctions):
         where, dtype = location_str(op.location), dtype_name(out_t)
         ls_bytes = mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t)
 
+        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+        writes = (slot,)
+
         def make(p: int) -> Command:
             return Command(
-                Engine.RE, "re_reduce", where, tuple(waits), (slot,), elems=per_program(elems, p), dtype=dtype,
+                Engine.RE, "re_reduce", where, reads, writes, elems=per_program(elems, p), dtype=dtype,
                 ls_bytes=ls_bytes,
             )  # fmt: skip
 
@@ -472,12 +481,14 @@ class MtiaFunctions(InterpreterFunctions):
                 out_elems = max(elem_count(out_t), 1)
                 elems = -(-info.elems * np.asarray(valid_count(valid, list(out_t.get_shape()))) // out_elems)
 
+            reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+
             def make(p: int) -> Command:
                 return Command(
                     engine,
                     kind,
                     info.where,
-                    tuple(waits),
+                    reads,
                     fills,
                     elems=per_program(elems, p),
                     dtype=info.dtype,

@@ -15,7 +15,6 @@ Register next to MtiaFunctions: `interpreter.register_implementations(MtiaAtomic
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -26,13 +25,7 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, active_lanes, get_pe_state
-from mtia_xdsl.machine.interpret.tt import (
-    RMW_UPDATES,
-    atomic_update,
-    get_launch_state,
-    pointee_type,
-    unsigned_minmax,
-)
+from mtia_xdsl.machine.interpret.tt import atomic_update, get_launch_state, pointee_type
 from mtia_xdsl.machine.interpret.values import (
     as_value,
     element_format,
@@ -40,6 +33,7 @@ from mtia_xdsl.machine.interpret.values import (
     location_str,
     logical_rank,
 )
+from mtia_xdsl.semantics.atomic import cas_update, rmw_update
 
 
 def _result_type(op: mtia.AtomicRmwOp | mtia.AtomicCasOp) -> Attribute:
@@ -116,10 +110,7 @@ class MtiaAtomicFunctions(InterpreterFunctions):
         val = MtiaFunctions._read(args[1], op, waits)
         mask = MtiaFunctions._read(args[2], op, waits) if op.mask is not None else None
         code = op.atomic_rmw_op.value.data
-        fn: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = {
-            8: unsigned_minmax(True),
-            9: unsigned_minmax(False),
-        }.get(code, RMW_UPDATES.get(code))
+        fn = rmw_update(code)
         if fn is None:
             raise InterpretationError(f"{location_str(op.location)}: error: atomic_rmw kind {code} is not supported")
         ptr_b, val_b, mask_b = _per_program(interpreter, op, [ptr, val, True if mask is None else mask])
@@ -142,7 +133,7 @@ class MtiaAtomicFunctions(InterpreterFunctions):
         flat_cmp, flat_val = cmp_b.reshape(-1), val_b.reshape(-1)
 
         def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
-            return np.where(old == flat_cmp[lanes], flat_val[lanes], old).astype(old.dtype)
+            return cas_update(old, flat_cmp[lanes], flat_val[lanes])
 
         memory = get_launch_state(interpreter).memory
         old = atomic_update(memory, ptr_b, None, _pointee(op), update, location_str(op.location))

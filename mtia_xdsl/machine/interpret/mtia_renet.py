@@ -33,7 +33,6 @@ from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine
-from mtia_xdsl.machine.interpret.masks import reduce_by_kind
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
 from mtia_xdsl.machine.interpret.mtia_pe import launch_placement
 from mtia_xdsl.machine.interpret.tt import get_launch_state
@@ -45,6 +44,7 @@ from mtia_xdsl.machine.interpret.values import (
     logical_rank,
 )
 from mtia_xdsl.machine.placement import Placement
+from mtia_xdsl.semantics.reduce import reduce
 
 
 class CollectiveWait(InterpretationError):
@@ -154,7 +154,7 @@ def _reduce_groups(
         expected = expected[np.argsort(pe_all[expected], kind="stable")]  # PE order
         arrived = np.asarray([i for i in expected if (int(i), call) in inputs], dtype=np.int64)
         _check_group(op, placement, int(key), arrived, key_all, pe_all)
-        total = reduce_by_kind(np.stack([inputs[(int(i), call)] for i in expected]), 0, op.kind.data)
+        total = reduce(op.kind.data, np.stack([inputs[(int(i), call)] for i in expected]), 0)
         results.update(((int(i), call), total) for i in expected)
 
 

@@ -15,8 +15,7 @@ from xdsl.ir import Operation
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.interpret.cb import SimCB
-from mtia_xdsl.machine.interpret.dma_trace import strided_block_runs
+from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
 
 
 @dataclass
@@ -28,6 +27,8 @@ class PeState:
     config: MachineConfig
     """The chip the programs run on (for costs the functional run must record, e.g. DPE passes)."""
     cbs: list[SimCB] = field(default_factory=list)
+    cb_space: CbSpace | None = None
+    """The CB IDs and LS bytes the CBs use (made at the first cb_alloc)."""
     commands: list[Command | list[Command]] = field(default_factory=list)
     """Per command issued: one Command shared by every program, or one per program of the batch."""
     scalar_instrs: int = 0
@@ -48,14 +49,6 @@ class PeState:
         self.scalar_instrs = 0
         self.commands.append(cmd)
 
-    def block_runs(self, strides: list[int], bounds: list[int], elem_bytes: int) -> tuple:
-        """`strided_block_runs` of a block at address 0, remembered per batch (programs share block shapes)."""
-        key = (tuple(strides), tuple(bounds), elem_bytes)
-        runs = self.runs_cache.get(key)
-        if runs is None:
-            runs = self.runs_cache[key] = strided_block_runs(0, strides, bounds, elem_bytes)
-        return runs
-
     def issue_each(self, make: Callable[[int], Command], uniform: bool) -> None:
         """Record one command per program (`make(b)` for batch entry b), or `make(0)` for all if uniform."""
         self.issue(make(0) if uniform else [make(b) for b in range(self.size)])
@@ -74,6 +67,7 @@ class PeState:
                 )
         depth = {cb.cb_id: cb.depth for cb in self.cbs}
         tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
+        offsets = {cb.cb_id: cb.ls_offset for cb in self.cbs}
         n = self.size
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
@@ -83,6 +77,7 @@ class PeState:
                 commands=list(commands),
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
+                cb_ls_offset=offsets,
                 tail_scalar_instrs=self.scalar_instrs,
             )
             for pid, commands in zip(self.program_ids, per_program, strict=False)

@@ -9,8 +9,9 @@ Reductions and scans evaluate the combine region on whole slices at once (the re
 values then hold arrays of lanes). `tt.reduce` combines adjacent pairs in a binary tree, (x0 op x1),
 (x2 op x3), ... then again on the results, an odd last element carried up unchanged; `tt.scan` is a
 Hillis-Steele inclusive scan (log2 n steps). Common single-op combiners (addf, addi, mulf, maxnumf,
-maximumf, minnumf, minimumf, maxsi, minsi, ...) run as numpy ops in the same tree, so the fast and the
-generic path give bitwise equal results. `tt.dot` multiplies in float64 (exact for f16/bf16 inputs),
+maximumf, minnumf, minimumf, maxsi, minsi, ...) run as numpy ops in the same tree
+(`semantics.reduce.combiner_of`), so the fast and the generic path give bitwise equal results.
+`tt.dot` (`semantics.dot`) multiplies in float64 (exact for f16/bf16 inputs),
 adds the accumulator and rounds once to the result type; inputPrecision tf32 first rounds f32 inputs to
 tf32. Atomics apply lanes in row-major order; in a batch, program by program (the batch dimension first),
 once per program even when every program passes the same operands.
@@ -54,6 +55,10 @@ from mtia_xdsl.machine.interpret.values import (
     location_str,
     logical_rank,
 )
+from mtia_xdsl.semantics.atomic import cas_update, rmw_update
+from mtia_xdsl.semantics.dot import dot
+from mtia_xdsl.semantics.reduce import combiner_of
+from mtia_xdsl.semantics.scalar import erf
 from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -192,32 +197,9 @@ def _elem_bytes(ptr_type: Attribute) -> int:
     return element_format(pointee).size_bytes
 
 
-def _round_tf32(x: np.ndarray) -> np.ndarray:
-    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(np.shape(x))
-    rounded = (u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)
-    r = rounded.view(np.float32)
-    return np.where(np.isfinite(x), r, x)
-
-
 # ----------------------------------------------------------------------------------------------------
 # reductions and scans
 # ----------------------------------------------------------------------------------------------------
-
-_FAST_COMBINERS: dict[str, Fn] = {
-    "arith.addf": np.add,
-    "arith.addi": np.add,
-    "arith.mulf": np.multiply,
-    "arith.muli": np.multiply,
-    "arith.maxsi": np.maximum,
-    "arith.minsi": np.minimum,
-    "arith.andi": np.bitwise_and,
-    "arith.ori": np.bitwise_or,
-    "arith.xori": np.bitwise_xor,
-    "arith.maxnumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=False, is_max=True),
-    "arith.minnumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=False, is_max=False),
-    "arith.maximumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=True, is_max=True),
-    "arith.minimumf": lambda a, b: arith_semantics.ieee_max_min(a, b, nan_propagates=True, is_max=False),
-}
 
 
 def _fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
@@ -233,7 +215,7 @@ def _fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
     if len(block.args) != 2 or len(ops) != 2:
         return None
     body, ret = ops
-    fn = _FAST_COMBINERS.get(body.name)
+    fn = combiner_of(body.name)
     if fn is None or len(body.operands) != 2 or set(body.operands) != set(block.args):
         return None
     if list(ret.operands) != [body.results[0]] or element_format(block.args[0].type).name in ("i1", "bf16"):
@@ -313,29 +295,6 @@ def _store(self: Any, interpreter: Interpreter, op: Operation, args: PythonValue
     return ()
 
 
-RMW_UPDATES: dict[int, Fn] = {  # tt.atomic_rmw kind -> (old, val) -> new; shared with mtia_atomics
-    1: np.bitwise_and,
-    2: np.bitwise_or,
-    3: np.bitwise_xor,
-    4: np.add,
-    5: np.add,
-    6: np.maximum,
-    7: np.minimum,
-    10: lambda old, val: val,
-}
-"""tt.atomic_rmw op encoding (RMWOp) -> update; UMAX (8) and UMIN (9) are handled on unsigned views."""
-
-
-def unsigned_minmax(is_max: bool) -> Fn:
-    def run(old: np.ndarray, val: np.ndarray) -> np.ndarray:
-        bits = old.dtype.itemsize * 8
-        to_u = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
-        u = (np.maximum if is_max else np.minimum)(old.view(to_u), val.astype(old.dtype).view(to_u))
-        return u.view(old.dtype)
-
-    return run
-
-
 def atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, update: Fn, where: str) -> np.ndarray:
     """Apply `update(old, lane_indices) -> new` lane by lane in row-major order; return the old values.
 
@@ -361,7 +320,7 @@ def atomic_update(memory: GlobalMemory, ptr: Any, mask: Any, dtype: Attribute, u
 def _atomic_rmw(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     ptr, val, mask = _operands(op, args, "ptr", "val", "mask")
     kind = _int_prop(op, "atomic_rmw_op")
-    fn = {8: unsigned_minmax(True), 9: unsigned_minmax(False)}.get(kind, RMW_UPDATES.get(kind))
+    fn = rmw_update(kind)
     if fn is None:
         raise InterpretationError(f"{_where(op)}: error: tt.atomic_rmw kind {kind} is not supported")
     dtype = pointee_type(op.operands[0].type)
@@ -386,7 +345,7 @@ def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: Python
     flat_val = np.broadcast_to(np.asarray(val), shape).reshape(-1)
 
     def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
-        return np.where(old == flat_cmp[lanes], flat_val[lanes], old).astype(old.dtype)
+        return cas_update(old, flat_cmp[lanes], flat_val[lanes])
 
     memory = get_launch_state(interpreter).memory
     old = atomic_update(memory, ptr, None, pointee_type(op.operands[0].type), update, _where(op))
@@ -418,7 +377,7 @@ _LIBDEVICE: dict[str, Fn] = {
     "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round_half_away,
     "rint": np.rint, "nearbyint": np.rint, "llrint": np.rint, "lrint": np.rint, "llround": _round_half_away,
-    "lround": _round_half_away, "fabs": np.abs, "abs": np.abs, "llabs": np.abs, "erf": lambda x: _erf(x),
+    "lround": _round_half_away, "fabs": np.abs, "abs": np.abs, "llabs": np.abs, "erf": erf,
     "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin, "fmax": np.fmax,
     "hypot": np.hypot, "copysign": np.copysign, "fdim": _fdim, "saturate": _saturate,
     "ldexp": lambda x, n: np.ldexp(x, n), "scalbn": lambda x, n: np.ldexp(x, n), "nextafter": np.nextafter,
@@ -433,12 +392,6 @@ Each computes in the argument's dtype, so the `_rn` forms and the exact function
 copysign, ...) match CUDA bit for bit; transcendental functions are within a few ulp of libdevice's.
 `round`/`llround` round halves away from zero, `rint`/`nearbyint`/`llrint` to even, as CUDA does.
 """
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    from mtia_xdsl.machine.interpret.math import erf
-
-    return erf(x)
 
 
 def _libdevice_stem(symbol: str) -> str:
@@ -662,13 +615,7 @@ class TtFunctions(InterpreterFunctions):
 
     @_op("tt.dot")
     def run_dot(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        a, b, c = (np.asarray(v) for v in args)
-        if a.dtype.kind in "iub":
-            acc = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
-            return (as_value(acc, op.results[0].type),)
-        if _int_prop(op, "inputPrecision", 2) == 0 and a.dtype == np.float32:
-            a, b = _round_tf32(a), _round_tf32(b)
-        acc = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+        acc = dot(*args, input_precision=_int_prop(op, "inputPrecision", 2))
         return (as_value(acc, op.results[0].type),)
 
     @_op("tt.reduce")

@@ -12,11 +12,10 @@ from types import ModuleType
 from typing import Any
 
 from triton.backends.compiler import BaseBackend, GPUTarget, Language
-from triton.runtime.errors import OutOfResources
 from xdsl.dialects.builtin import ModuleOp
 
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import binary, toolchain
-from mtia_xdsl.runtime.options import MtiaOptions
 
 BINARY_EXT = "binary"
 
@@ -120,12 +119,14 @@ def local_storage_bytes(module: ModuleOp) -> int:
     """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
 
     What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
-    take: the sum of depth x tile bytes over the kernel's `mtia.cb_alloc`s (at least 1, so host code that
-    divides `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs).
+    take: the end of the highest CB mtia-cb-allocate placed (CBs alive at different times share bytes; the
+    sum of depth x tile bytes for a program not allocated), at least 1, so host code that divides
+    `max_shared_mem` by it, as tutorial 02 does, works for a kernel without CBs. A sum here made Triton's
+    launcher refuse kernels that fit (causal FlashAttention: 433,536 B summed, 165,632 B placed).
     """
-    from mtia_xdsl.machine.report import cb_report
+    from mtia_xdsl.machine.report import cb_report, cb_summary
 
-    return max(1, sum(cb.bytes for cb in cb_report(module)))
+    return max(1, cb_summary(cb_report(module)).ls_high_water_bytes)
 
 
 def _forget_last_result() -> None:
@@ -133,41 +134,6 @@ def _forget_last_result() -> None:
 
     if hasattr(driver.active, "last_result"):
         driver.active.last_result = None
-
-
-class LocalStorageOutOfResources(OutOfResources):
-    """Triton's OutOfResources for local storage, with our located message (kernel line, largest CBs).
-
-    `required` and `limit` are bytes per PE.
-    """
-
-    def __init__(self, required: int, limit: int, message: str = "") -> None:
-        super().__init__(required, limit, "local storage")
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message or super().__str__()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.required, self.limit, self.message))
-
-
-class CbIdsOutOfResources(OutOfResources):
-    """Triton's OutOfResources for CB IDs (`MachineConfig.cb_ids`), with our located message (kernel line,
-    the values alive at the peak).
-
-    `required` is the CBs alive at once, `limit` the CB IDs.
-    """
-
-    def __init__(self, required: int, limit: int, message: str = "") -> None:
-        super().__init__(required, limit, "CB IDs")
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message or super().__str__()
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.required, self.limit, self.message))
 
 
 def make_binary(module: ModuleOp, metadata: dict[str, Any]) -> bytes:

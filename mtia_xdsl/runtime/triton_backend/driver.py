@@ -14,11 +14,12 @@ from typing import Any
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
+from mtia_xdsl.machine.config import DEFAULT_CHIP
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import binary, toolchain
 from mtia_xdsl.runtime.launch import KernelLaunchError, kernel_location, runtime_args
-from mtia_xdsl.runtime.options import MtiaOptions
 
-TARGET = GPUTarget("cpu", "mtia2i", 1)
+TARGET = GPUTarget("cpu", DEFAULT_CHIP, 1)
 
 _CPP_TYPES = {
     "i1": "bool",

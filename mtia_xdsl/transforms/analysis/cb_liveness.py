@@ -34,7 +34,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.transforms.mtia_software_pipeline import PIPELINE_STAGES
 from mtia_xdsl.utils.locations import location_str
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
@@ -45,8 +44,9 @@ _READS_FIRST = (mtia.CbWaitOp, mtia.CbPopOp, mtia.CbReadOp)
 class CbLiveRange:
     """The live range of one CB: program points [start, end], both inclusive.
 
-    `size_bytes` is depth x tile bytes; `value_loc` the kernel line ("file:line:col") of the first command
-    using the CB (the value it holds); `widened` says which loops the range covers whole, and why.
+    `size_bytes` is depth x tile bytes; `value_loc` the kernel line ("file:line:col") of the first engine
+    command using the CB (the command making the value it holds); `widened` says which loops the range
+    covers whole, and why.
     """
 
     alloc: mtia.CbAllocOp
@@ -173,7 +173,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
             start, end = 0, len(ops) - 1
             why.append("alive in the whole kernel: unstructured control flow (a region with several blocks)")
         pipelined = (
-            PIPELINE_STAGES in alloc.attributes
+            mtia.PIPELINE_STAGES_ATTR in alloc.attributes
             and cb.type.depth.data > 1
             and any(isinstance(u.operation, mtia.DmaLoadOp) and u.operation.out is cb for u in cb.uses)
         )
@@ -189,9 +189,8 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
                     start, end = min(start, lo), max(end, hi)
                     why.append(f"{reason} at {_short_loc(loop)}")
                     changed = True
-        ranges.append(
-            CbLiveRange(alloc, index, start, end, size, location_str(ops[uses[0]].location), tuple(why))
-        )
+        made_by = next((ops[p] for p in uses if isinstance(ops[p], mtia.ENGINE_OPS)), ops[uses[0]])
+        ranges.append(CbLiveRange(alloc, index, start, end, size, location_str(made_by.location), tuple(why)))
     return CbLiveness(tuple(ranges), tuple(ops))
 
 
@@ -246,13 +245,12 @@ class TestMtiaCbLivenessPass(ModulePass):
         for func in kernels(op):
             live = analyze_cb_liveness(func)
             for r in live.ranges:
-                r.alloc.attributes["mtia.liveness"] = StringAttr(describe_range(r))
+                r.alloc.attributes[mtia.LIVENESS_ATTR] = StringAttr(describe_range(r))
             ids, by_bytes = live.peak(), live.peak(by_bytes=True)
             func.attributes["mtia.cb_peak"] = StringAttr(
                 f"{ids.count} CBs alive at point {ids.point} ({ids.loc}); {by_bytes.size_bytes} bytes alive at "
                 f"point {by_bytes.point} ({by_bytes.loc})"
             )
-
 
 
 def _cb_text(r: CbLiveRange) -> str:

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from mtia_xdsl.dialects import tt
+from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
 
 # ----------------------------------------------------------------------------------------------
@@ -543,9 +543,9 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         f"strides=[{', '.join(expr_str(s, names) for s in a.strides)}] "
                         f"bounds=[{', '.join(expr_str(b, names) for b in a.bounds)}] shape={list(a.shape)}"
                     )
-                    access_op.attributes["mtia.access"] = StringAttr(text)
+                    access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
-                    access_op.attributes["mtia.access"] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")
+                    access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")
 
 
 def block_accesses(ops: Sequence[Operation], info: MemoryAccessInfo) -> list[Operation]:

@@ -26,6 +26,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import Commutative
 
 from mtia_xdsl.dialects import arith, tt
+from mtia_xdsl.semantics import scalar as semantics
+from mtia_xdsl.semantics.scalar import round_bf16
 
 Materialize = Callable[[Attribute, Attribute, Operation], SSAValue]
 """(value, type, op) -> a new constant inserted right before op."""
@@ -99,9 +101,7 @@ def _to_float(value: float, dst: Attribute) -> float | None:
     if name in _FLOAT_DTYPES:
         return float(_FLOAT_DTYPES[name](value))
     if name == "bf16":  # round to nearest even on the f32 bits
-        bits = int(np.array(value, dtype=np.float32).view(np.uint32))
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-        return float(np.array(bits, dtype=np.uint32).view(np.float32))
+        return float(round_bf16(np.float32(value)))
     return None
 
 
@@ -158,32 +158,45 @@ def _fold_cast(op: Operation) -> Attribute | SSAValue | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _div_trunc(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+def _eval(name: str) -> Callable[[int, int, int], int]:
+    return lambda a, b, w: semantics.eval_int(name, a, b, w)
+
+
+def _shift(name: str) -> Callable[[int, int, int], int | None]:
+    """A shift folds only by less than the width (MLIR leaves a larger shift, poison, alone)."""
+    return lambda a, b, w: semantics.eval_int(name, a, b, w) if _unsigned(b, w) < w else None
+
+
+def _nonzero_divisor(name: str, signed: bool) -> Callable[[int, int, int], int | None]:
+    """A division folds only by a nonzero divisor (MLIR leaves a division by zero, UB, alone)."""
+
+    def fold(a: int, b: int, w: int) -> int | None:
+        divisor = _signed(b, w) if signed else _unsigned(b, w)
+        return semantics.eval_int(name, a, b, w) if divisor else None
+
+    return fold
 
 
 _INT_EVAL: dict[type[Operation], Callable[[int, int, int], int | None]] = {
-    xarith.AddiOp: lambda a, b, w: a + b,
-    xarith.SubiOp: lambda a, b, w: a - b,
-    xarith.MuliOp: lambda a, b, w: a * b,
-    xarith.AndIOp: lambda a, b, w: a & b,
-    xarith.OrIOp: lambda a, b, w: a | b,
-    xarith.XOrIOp: lambda a, b, w: a ^ b,
-    xarith.ShLIOp: lambda a, b, w: a << _unsigned(b, w) if _unsigned(b, w) < w else None,
-    xarith.ShRUIOp: lambda a, b, w: _unsigned(a, w) >> _unsigned(b, w) if _unsigned(b, w) < w else None,
-    xarith.ShRSIOp: lambda a, b, w: _signed(a, w) >> _unsigned(b, w) if _unsigned(b, w) < w else None,
-    xarith.DivSIOp: lambda a, b, w: _div_trunc(_signed(a, w), _signed(b, w)) if _signed(b, w) else None,
-    xarith.RemSIOp: lambda a, b, w: (
-        _signed(a, w) - _signed(b, w) * _div_trunc(_signed(a, w), _signed(b, w)) if _signed(b, w) else None
-    ),
-    xarith.DivUIOp: lambda a, b, w: _unsigned(a, w) // _unsigned(b, w) if _unsigned(b, w) else None,
-    xarith.RemUIOp: lambda a, b, w: _unsigned(a, w) % _unsigned(b, w) if _unsigned(b, w) else None,
-    xarith.MaxSIOp: lambda a, b, w: max(_signed(a, w), _signed(b, w)),
-    xarith.MinSIOp: lambda a, b, w: min(_signed(a, w), _signed(b, w)),
-    xarith.MaxUIOp: lambda a, b, w: max(_unsigned(a, w), _unsigned(b, w)),
-    xarith.MinUIOp: lambda a, b, w: min(_unsigned(a, w), _unsigned(b, w)),
+    xarith.AddiOp: _eval("arith.addi"),
+    xarith.SubiOp: _eval("arith.subi"),
+    xarith.MuliOp: _eval("arith.muli"),
+    xarith.AndIOp: _eval("arith.andi"),
+    xarith.OrIOp: _eval("arith.ori"),
+    xarith.XOrIOp: _eval("arith.xori"),
+    xarith.ShLIOp: _shift("arith.shli"),
+    xarith.ShRUIOp: _shift("arith.shrui"),
+    xarith.ShRSIOp: _shift("arith.shrsi"),
+    xarith.DivSIOp: _nonzero_divisor("arith.divsi", True),
+    xarith.RemSIOp: _nonzero_divisor("arith.remsi", True),
+    xarith.DivUIOp: _nonzero_divisor("arith.divui", False),
+    xarith.RemUIOp: _nonzero_divisor("arith.remui", False),
+    xarith.MaxSIOp: _eval("arith.maxsi"),
+    xarith.MinSIOp: _eval("arith.minsi"),
+    xarith.MaxUIOp: _eval("arith.maxui"),
+    xarith.MinUIOp: _eval("arith.minui"),
 }
+"""What each integer op folds to: `semantics.scalar`'s value where MLIR folds it (make_attr wraps it)."""
 
 
 def _identity(op: Operation, lhs: SSAValue, rhs: SSAValue, w: int) -> Attribute | SSAValue | None:

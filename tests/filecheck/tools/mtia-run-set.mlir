@@ -1,6 +1,7 @@
 // RUN: mtia-run %s --grid 4 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=DEFAULT
 // RUN: mtia-run %s --grid 4 --set global_placement=sram --set sram_latency_cycles=1_000 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=SET
 // RUN: mtia-run %s --grid 4 --machine small_test --set pe_rows=1 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=PRESET
+// RUN: mtia-run %s --grid 4 --machine small_test --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=SMALL
 
 // `--set FIELD=VALUE` overrides MachineConfig fields of the `--machine` preset; the report names them.
 // DEFAULT:     add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping zigzag, tensors in llc
@@ -13,7 +14,9 @@
 // PRESET:      add_kernel on small_test (2 PEs
 // PRESET-NEXT: overridden fields: pe_rows=1
 // PRESET:      arg 2: sum = 8.002e+06
-// SMALL: arg 2: sum = 8.002e+06
+// SMALL:      add_kernel on small_test (4 PEs
+// SMALL-NEXT: preset small_test, overridden fields: none
+// SMALL:      arg 2: sum = 8.002e+06
 tt.func public @add_kernel(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32) {
   %c1024 = arith.constant 1024 : i32
   %pid = tt.get_program_id x : i32

@@ -102,3 +102,29 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
 %x = "test.op"() : () -> tensor<4x8xf32>
 %r = mtia.re_reduce %x {axis = 1 : i32, kind = "addf"} : tensor<4x8xf32> -> tensor<8xf32>
 // CHECK: reducing axis 1 of tensor<4x8xf32> gives shape [4], not tensor<8xf32>
+
+// -----
+
+%cb = mtia.cb_alloc {cb_id = 1 : i32} : !mtia.cb<1, tensor<64xf32>>
+// CHECK: an allocated CB has both a cb_id and an ls_offset (set by mtia-cb-allocate)
+
+// -----
+
+%cb = mtia.cb_alloc {cb_id = -1 : i32, ls_offset = 0 : i64} : !mtia.cb<1, tensor<64xf32>>
+// CHECK: cb_id must be non-negative, got -1
+
+// -----
+
+%cb = mtia.cb_alloc {cb_id = 0 : i32, ls_offset = -32 : i64} : !mtia.cb<1, tensor<64xf32>>
+// CHECK: ls_offset must be non-negative, got -32
+
+// -----
+
+// An engine command computes: memory ops are DMA commands, not part of a body (mtia.ENGINE_BODY_OPS).
+%p = "test.op"() : () -> tensor<4x!tt.ptr<f32>>
+%t = mtia.se_compute ins(%p : tensor<4x!tt.ptr<f32>>) {
+^bb0(%q: tensor<4x!tt.ptr<f32>>):
+  %v = tt.load %q : tensor<4x!tt.ptr<f32>>
+  mtia.yield %v : tensor<4xf32>
+} -> tensor<4xf32>
+// CHECK: tt.load may not appear in the body of mtia.se_compute (mtia.ENGINE_BODY_OPS lists what an engine command computes)

@@ -53,6 +53,9 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   // CHECK: %[[CB:.*]] = mtia.cb_alloc : !mtia.cb<2, tensor<64x32xf16>>
   %cb = mtia.cb_alloc : !mtia.cb<2, tensor<64x32xf16>>
   %cs = mtia.cb_alloc : !mtia.cb<1, tensor<32xf16>>
+  // A CB placed by mtia-cb-allocate: its CB ID and LS offset are properties.
+  // CHECK: %{{.*}} = mtia.cb_alloc {cb_id = 5 : i32, ls_offset = 16384 : i64} : !mtia.cb<1, tensor<32xf16>>
+  %placed = mtia.cb_alloc {cb_id = 5 : i32, ls_offset = 16384 : i64} : !mtia.cb<1, tensor<32xf16>>
   // CHECK: mtia.cb_reserve %[[CB]], 1 : !mtia.cb<2, tensor<64x32xf16>>
   mtia.cb_reserve %cb, 1 : !mtia.cb<2, tensor<64x32xf16>>
   // CHECK: mtia.dma_load %{{.*}} : !tt.ptr<f16> into %[[CB]] : !mtia.cb<2, tensor<64x32xf16>>

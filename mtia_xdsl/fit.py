@@ -1,0 +1,196 @@
+"""Making a kernel fit a PE's CBs: what the compile driver tries before it refuses a kernel.
+
+A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) or more local storage
+(`MachineConfig.ls_bytes`) than a PE has is lowered again with, in order:
+
+1. fewer pipeline slots: `num_stages=1` (mtia-cb-sizing already gives slots back within one lowering; this
+   also drops the second slot software pipelining gives every streamed CB);
+2. fusing chains of commands into one (`vector_codegen=True`, when the options had turned it off): a fused
+   chain needs no CB between its commands;
+3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
+   into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
+   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
+   costs CB IDs for the extra carried values), then "loop" (one loop over the sub-tiles: CB IDs as un-split,
+   shared tiles inside a row loop loaded once per sub-tile).
+
+Each step starts again from the kernel as written (its own options plus the step's change), so the first
+step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the
+module attribute `mtia.fit` carries the same lines. When no step fits, the kernel is refused with the
+original error (kernel lines and CBs) followed by what each step left and what to change in the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+FIT = "mtia.fit"
+"""Module attribute after a kernel was made to fit: the report's lines saying what was applied and why."""
+
+MIN_SUB_BLOCK = 16
+"""Smallest sub-tile the driver tries, rows: the DPE's smallest efficient M (one 16-row MAC tile pass, an
+ASSUMPTION matching MachineConfig's 32 x 32 B DPE command at fp16)."""
+
+
+MAX_UNROLLED_SUB_TILES = 4
+"""Most sub-tiles the unrolled form is tried with: each copies the row work (the commands the scalar core
+issues and the compile time grow with it); beyond, only the loop form is tried."""
+
+
+def resource_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that mean "the CBs do not fit" (LS bytes or CB IDs), which fitting may cure."""
+    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+
+    errors: list[type[Exception]] = [LocalStorageOverflow]
+    try:  # the CB-ID refusal of mtia-cb-allocate, where that pass exists
+        from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow  # type: ignore[import-not-found]
+
+        errors.append(CbIdOverflow)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+@dataclass(frozen=True)
+class FitStep:
+    """One way of lowering the kernel again."""
+
+    what: str
+    """What the report says was applied, e.g. "sub-tiling: 2 sub-tiles of 64 rows"."""
+    options: Any
+    """MtiaOptions to lower with."""
+    sub_block: int = 0
+    form: str = "unrolled"
+
+
+def _shortfall(e: Exception) -> str:
+    """What a resource error says does not fit, in one line: needed against available."""
+    if hasattr(e, "required_bytes"):
+        return f"the CBs need {e.required_bytes:,} B of LS, a PE has {e.limit_bytes:,}"  # type: ignore[attr-defined]
+    if hasattr(e, "required") and hasattr(e, "limit"):
+        return f"{e.required} CBs are alive at once, the CP has {e.limit} CB IDs"  # type: ignore[attr-defined]
+    return str(e).split("\n", 1)[0].split(": error: ", 1)[-1]
+
+
+def sub_tile_plan_for(module: ModuleOp, options: Any, tt_prefix: Callable[[ModuleOp, Any], None]) -> Any:
+    """Return the SubTilePlan (at the smallest sub-tile) of the kernel in tt `module`, on a clone that
+    `tt_prefix` (the pipeline's tt-level steps, `pipeline.tt_prefix`) prepared."""
+    from mtia_xdsl.transforms.mtia_sub_tile import plan_sub_tile
+
+    m = module.clone()
+    tt_prefix(m, options)
+    from mtia_xdsl.dialects import tt
+
+    funcs = [f for f in m.walk() if isinstance(f, tt.FuncOp) and f.regions[0].blocks]
+    return plan_sub_tile(funcs[-1], MIN_SUB_BLOCK) if funcs else None
+
+
+def fit_steps(
+    module: ModuleOp, options: Any, notes: list[str], tt_prefix: Callable[[ModuleOp, Any], None]
+) -> Iterator[FitStep]:
+    """Yield the ways to lower `module` again, in the order they are tried; add to `notes` why steps are skipped.
+
+    `tt_prefix` runs the pipeline's tt-level steps (see `sub_tile_plan_for`).
+    """
+    o = options
+    if o.num_stages > 1:
+        yield FitStep(f"fewer pipeline slots: num_stages={o.num_stages} -> 1 (one slot per streamed CB)",
+                      replace(o, num_stages=1))  # fmt: skip
+    else:
+        notes.append("fewer pipeline slots: not applicable (num_stages=1 already)")
+    if not o.vector_codegen:
+        o = replace(o, vector_codegen=True)
+        yield FitStep("fusing chains of commands: vector_codegen=True (a fused chain needs no CB inside)", o)
+    else:
+        notes.append("fusing chains of commands: already on (vector_codegen=True)")
+    if o.sub_block == 0:
+        notes.append("sub-tiling: turned off (sub_block=0)")
+        return
+    plan = sub_tile_plan_for(module, o, tt_prefix)
+    if plan is None or not plan.split:
+        notes.append(f"sub-tiling: not applicable ({plan.reason if plan is not None else 'no kernel'})")
+        return
+    sub = plan.block_elems // 2
+    while sub >= MIN_SUB_BLOCK:
+        n = plan.block_elems // sub
+        if n <= MAX_UNROLLED_SUB_TILES:
+            yield FitStep(f"sub-tiling: {n} sub-tiles of {sub} rows, unrolled, shared operands loaded once "
+                          f"(mtia-sub-tile{{sub-block={sub}}})", o, sub)  # fmt: skip
+        yield FitStep(f"sub-tiling: a loop over {n} sub-tiles of {sub} rows, CB IDs as un-split "
+                      f"(mtia-sub-tile{{sub-block={sub} form=loop}})", o, sub, "loop")  # fmt: skip
+        sub //= 2
+
+
+def _move_into(target: ModuleOp, source: ModuleOp) -> None:
+    """Replace `target`'s body and attributes by `source`'s (lower() works in place)."""
+    for op in list(target.body.block.ops):
+        Rewriter.erase_op(op, safe_erase=False)
+    for op in list(source.body.block.ops):
+        op.detach()
+        target.body.block.add_op(op)
+    target.attributes.clear()
+    target.attributes.update(source.attributes)
+
+
+def lower_to_fit(
+    module: ModuleOp,
+    options: Any,
+    lower_once: Callable[[ModuleOp, Any, int, str], None],
+    tt_prefix: Callable[[ModuleOp, Any], None],
+) -> None:
+    """Lower tt `module` in place with `lower_once(module, options, sub_block, form)`, making it fit if it does not.
+
+    `tt_prefix` runs the pipeline's tt-level steps (the sub-tiling plan reads the kernel after them); the
+    pipeline passes both, so this module does not import the pipeline that calls it.
+
+    Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
+    what each step left, when no step makes the kernel fit; other errors of the lowering as they are.
+    """
+    errors = resource_errors()
+    original = module.clone()
+    forced = options.sub_block or 0
+    try:
+        lower_once(module, options, forced, "unrolled")
+        return
+    except errors as e:
+        if not options.make_fit:
+            raise
+        if forced and not hasattr(e, "required"):
+            raise  # the user chose the sub-tile size; only too many CB IDs make the loop form worth a try
+        first = e
+    notes = [f"as written: {_shortfall(first)}"]
+    if forced:  # the user chose the sub-tile size: the loop form needs no more CB IDs than un-split
+        notes[0] = f"sub_block={forced} (compile option), unrolled: {_shortfall(first)}"
+        what = f"the same sub-tiles in a loop (mtia-sub-tile{{sub-block={forced} form=loop}}), CB IDs as un-split"
+        steps: Iterator[FitStep] = iter([FitStep(what, options, forced, "loop")])
+    else:
+        steps = fit_steps(original, options, notes, tt_prefix)
+    for step in steps:
+        attempt = original.clone()
+        try:
+            lower_once(attempt, step.options, step.sub_block, step.form)
+        except errors as e:
+            notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
+            continue
+        notes.append(f"applied {step.what}")
+        attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])
+        _move_into(module, attempt)
+        return
+    message = str(first).rstrip() + "\n  tried, in order:\n" + "\n".join(f"    {n}" for n in notes[1:])
+    message += "\n  to make it fit: lower BLOCK_* (the largest CBs above are the values to shrink) or split the work"
+    first.args = (message, *first.args[1:])
+    raise first
+
+
+def fit_lines(module: Any) -> list[str]:
+    """Return the `mtia.fit` lines of a buffer-level module ([] if it fitted as written)."""
+    attr = module.attributes.get(FIT) if hasattr(module, "attributes") else None
+    return [a.data for a in attr.data] if isinstance(attr, ArrayAttr) else []  # type: ignore[union-attr]
+
+
+__all__ = ["FIT", "FitStep", "PassFailedException", "fit_lines", "fit_steps", "lower_to_fit", "resource_errors"]

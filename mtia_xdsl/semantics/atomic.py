@@ -1,0 +1,52 @@
+"""Atomic read-modify-write kinds (tt.atomic_rmw / mtia.atomic_rmw `atomic_rmw_op`, Triton's RMWOp code).
+
+`rmw_update(code)` returns (old, val) -> new on numpy arrays of the memory's compute dtype; `cas_update`
+the compare-and-swap. The machine applies them lane by lane in memory (`interpret/tt.atomic_update`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+Update = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+RMW_KINDS: dict[int, str] = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "fadd", 6: "max", 7: "min", 8: "umax",
+                             9: "umin", 10: "xchg"}  # fmt: skip
+"""RMWOp code -> Triton's name of the kind."""
+
+
+def _unsigned_minmax(is_max: bool) -> Update:
+    def run(old: np.ndarray, val: np.ndarray) -> np.ndarray:
+        bits = old.dtype.itemsize * 8
+        to_u = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
+        u = (np.maximum if is_max else np.minimum)(old.view(to_u), val.astype(old.dtype).view(to_u))
+        return u.view(old.dtype)
+
+    return run
+
+
+_RMW_UPDATES: dict[int, Update] = {
+    1: np.bitwise_and,
+    2: np.bitwise_or,
+    3: np.bitwise_xor,
+    4: np.add,
+    5: np.add,
+    6: np.maximum,
+    7: np.minimum,
+    8: _unsigned_minmax(True),
+    9: _unsigned_minmax(False),
+    10: lambda old, val: val,
+}
+
+
+def rmw_update(code: int) -> Update | None:
+    """The update (old, val) -> new of RMWOp `code`, or None if the kind is not supported."""
+    return _RMW_UPDATES.get(code)
+
+
+def cas_update(old: np.ndarray, cmp: Any, val: Any) -> np.ndarray:
+    """Compare-and-swap: `val` where `old == cmp`, else `old` (in `old`'s dtype)."""
+    return np.where(old == cmp, val, old).astype(old.dtype)

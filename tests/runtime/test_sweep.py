@@ -1,0 +1,115 @@
+"""mtia-sweep: points, the table, resuming, plotting, Ray and process pools, autotuning on the pool."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from mtia_xdsl import sweep
+from mtia_xdsl.tools.mtia_sweep import main as sweep_main
+
+SPEC = str(Path(__file__).with_name("sweep_spec.py"))
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_points_are_the_product_of_kernels_configs_and_machines() -> None:
+    points = sweep.load_spec(SPEC).points()
+    assert [(p.kernel, p.config.get("BLOCK"), p.machine["dram_ecc_efficiency"]) for p in points] == [
+        ("add", 256, 0.5), ("add", 256, 1.0), ("add", 1024, 0.5), ("add", 1024, 1.0),
+        ("broken", None, 0.5), ("broken", None, 1.0),
+    ]  # fmt: skip
+
+
+def test_machine_axes_are_a_cartesian_product() -> None:
+    assert sweep.machine_axes(["ls_bytes=1,2", "global_placement=dram"]) == [
+        {"ls_bytes": 1, "global_placement": "dram"},
+        {"ls_bytes": 2, "global_placement": "dram"},
+    ]
+    with pytest.raises(ValueError, match="FIELD=V1,V2"):
+        sweep.machine_axes(["ls_bytes"])
+
+
+def test_sweep_in_processes_resumes_without_redoing_points(tmp_path: Path) -> None:
+    out = tmp_path / "s.csv"
+    # An interrupted earlier run finished one point (its cycles marked so a rerun would show).
+    done = sweep.run_point(SPEC, sweep.Point("add", {"BLOCK": 256}, {"dram_ecc_efficiency": 0.5}))
+    assert done["status"] == "ok", done
+    sweep.write_table(out, [{**done, "cycles": -7}])
+    status = sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--workers", "2", "--no-progress"])
+    assert status == 1  # the broken points failed
+    rows = _rows(out)
+    assert len(rows) == 6
+    kept = [r for r in rows if r["cycles"] == "-7"]
+    assert len(kept) == 1 and json.loads(kept[0]["config"]) == {"BLOCK": 256}
+    errors = [r for r in rows if r["status"] == "error"]
+    assert [r["kernel"] for r in errors] == ["broken", "broken"]
+    assert "fails on purpose" in errors[0]["error"]
+    ok = {(json.loads(r["config"])["BLOCK"], json.loads(r["machine"])["dram_ecc_efficiency"]): int(r["cycles"])
+          for r in rows if r["status"] == "ok" and r["cycles"] != "-7"}  # fmt: skip
+    assert ok[(1024, 0.5)] > ok[(1024, 1.0)]  # half the DRAM bandwidth is slower
+    # Running again does nothing: every point is in the table.
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 1
+    assert _rows(out) == rows
+
+
+def test_plot_draws_the_varying_machine_field(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    rows = [
+        {"kernel": "add", "config": '{"BLOCK":256}', "machine": json.dumps({"ls_bytes": v}), "status": "ok",
+         "time_us": t}
+        for v, t in ((1, 3.0), (2, 2.0))
+    ]  # fmt: skip
+    assert sweep.plot(rows, tmp_path / "p.png") == "ls_bytes"
+    assert (tmp_path / "p.png").stat().st_size > 0
+    with pytest.raises(ValueError, match="neither"):
+        sweep.plot(rows, tmp_path / "p.png", x="nope")
+
+
+def test_bad_table_extension_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sweep_main([SPEC, "-o", str(tmp_path / "s.txt"), "--backend", "processes"]) == 2
+    assert ".csv or .parquet" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install ray)")
+def test_sweep_on_a_local_ray(tmp_path: Path) -> None:
+    out = tmp_path / "s.csv"
+    status = sweep_main([SPEC, "-o", str(out), "--backend", "ray", "--workers", "2", "--no-progress",
+                         "--machine", "dram_ecc_efficiency=0.5"])  # fmt: skip
+    assert status == 1
+    rows = _rows(out)
+    assert sorted((r["kernel"], r["status"]) for r in rows) == [
+        ("add", "ok"), ("add", "ok"), ("broken", "error")
+    ]  # fmt: skip
+    local = sweep.run_point(SPEC, sweep.Point("add", {"BLOCK": 1024}, {"dram_ecc_efficiency": 0.5}))
+    on_ray = next(r for r in rows if r["config"] == '{"BLOCK":1024}')
+    assert int(on_ray["cycles"]) == local["cycles"]  # a Ray worker runs the same model
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def test_autotune_configurations_are_timed_on_the_pool() -> None:
+    x = torch.arange(8192, dtype=torch.float32)
+    out = torch.empty_like(x)
+    grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)  # noqa: E731
+    sweep.autotune_in_pool(scale_kernel, x, out, x.numel(), grid=grid, backend="processes", workers=2)
+    assert torch.equal(out, x * 2)
+    timings = {c.kwargs["BLOCK"]: t[0] for c, t in scale_kernel.configs_timings.items()}
+    assert set(timings) == {64, 1024} and timings[64] != timings[1024]
+    assert scale_kernel.best_config.kwargs["BLOCK"] == min(timings, key=timings.get)
