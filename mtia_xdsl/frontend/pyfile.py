@@ -6,7 +6,7 @@ The file names the kernel to build and its specialisation in comments (several l
     # mtia-opt: constexprs=BLOCK:1024
 
 Arguments not in `signature` must be constexprs. A signature type may name a ctypes.Structure class of
-the file (`view:TensorView`): the argument is passed by field (mtia_xdsl.language.structs). The module is
+the file (`view:TensorView`): the argument is passed by field (mtia_xdsl.utils.structs). The module is
 the frontend's raw output (helper calls not yet inlined: add `-p tt-inline`).
 Example: mtia-opt examples/vector_add.py -p tt-inline,convert-tt-to-mtia
 """
@@ -104,7 +104,7 @@ def _struct_or(module: Any, ty: str, name: str, path: str) -> Any:
 
     cls = getattr(module, ty, None)
     if isinstance(cls, type) and issubclass(cls, ctypes.Structure):
-        from mtia_xdsl.language.structs import StructFieldError, field_type
+        from mtia_xdsl.utils.structs import StructFieldError, field_type
 
         try:
             return field_type(cls, name)

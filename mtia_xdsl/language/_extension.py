@@ -9,36 +9,16 @@ refuses with an error naming the kernel line and saying what to do.
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
 
+from mtia_xdsl.utils.caller import ExtensionError, caller_line
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-_OWN_DIRS = tuple(
-    os.path.dirname(os.path.abspath(p))
-    for p in (__file__, inspect.getfile(inspect))  # this package, and the standard library
-)
 
-
-class ExtensionError(RuntimeError):
-    """An MTIA language extension used where mtia_xdsl does not compile the kernel."""
-
-
-def caller_line() -> str:
-    """Return `file:line` of the innermost frame outside mtia_xdsl, Triton and the standard library."""
-    import triton
-
-    skip = (*_OWN_DIRS, os.path.dirname(os.path.abspath(triton.__file__)))
-    frame = inspect.currentframe()
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(skip):
-            return f"{path}:{frame.f_lineno}"
-        frame = frame.f_back
-    return "<unknown location>"
-
+__all__ = ["ExtensionError", "caller_line", "extension", "is_mtia_semantic", "misuse"]
 
 _OTHER_BACKEND = "another Triton backend"
 

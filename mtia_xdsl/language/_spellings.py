@@ -20,11 +20,11 @@ _TL = "triton.language"
 
 def install(tl: ModuleType) -> None:
     """Set `tl.mtia` to mtia_xdsl.language and `tl.extract_slice` to ours unless Triton defines its own, and
-    let Triton's launch binder take ctypes.Structure arguments (`mtia_xdsl.language.structs.install`)."""
+    let Triton's launch binder take ctypes.Structure arguments (`mtia_xdsl.utils.structs.install`)."""
     import triton.runtime.jit as jit
 
     import mtia_xdsl.language as mtl
-    from mtia_xdsl.language.structs import install as install_structs
+    from mtia_xdsl.utils.structs import install as install_structs
 
     install_structs(jit)
     tl.mtia = mtl  # type: ignore[attr-defined]

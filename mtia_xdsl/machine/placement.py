@@ -11,16 +11,22 @@ parameters are a base PE, a tile width and a tile height); by default the whole 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
 
-from mtia_xdsl.machine.config import PE_MAPPINGS, MachineConfig
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.dialects.mtia import TargetAttr
+from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, PE_MAPPINGS, SUBGRID_ATTR, MachineConfig, PeSubgrid
+from mtia_xdsl.utils.locations import location_str
 
 MAPPINGS = PE_MAPPINGS
-"""Program -> PE strategies (the names are `machine.config.PE_MAPPINGS`), as distributions of the linear program ids (axis 0 fastest) over the n PEs
+"""Program -> PE strategies (the names are `machine.config.PE_MAPPINGS`), as distributions of the linear
+program ids (axis 0 fastest) over the n PEs
 of the launch's grid numbered row-major; a PE runs its programs in increasing program id:
 - "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);
 - "round_robin": program i on PE i mod n;
@@ -28,66 +34,6 @@ of the launch's grid numbered row-major; a PE runs its programs in increasing pr
   PE n-1-(i mod n)), so a PE that got a light program in one round gets a heavy one in the next when work
   grows with the program id (causal attention).
 ASSUMPTION: our reading of S8 (the paper names the three strategies, not their exact definition)."""
-
-SUBGRID_ATTR = "mtia.pe_subgrid"
-"""Kernel-function attribute `array<i32: base_pe, tile_width, tile_height>` set by mtia-pe-mapping."""
-
-
-@dataclass(frozen=True)
-class PeSubgrid:
-    """The rectangle of PEs a launch runs on (S10): `tile_height` rows of `tile_width` PEs from `base_pe`.
-
-    `base_pe` is the chip's row-major PE number of the rectangle's top-left PE.
-    """
-
-    base_pe: int
-    tile_width: int
-    tile_height: int
-
-    @staticmethod
-    def whole_chip(config: MachineConfig) -> PeSubgrid:
-        """Return the sub-grid covering every PE of `config`."""
-        return PeSubgrid(0, config.pe_cols, config.pe_rows)
-
-    @staticmethod
-    def parse(value: Sequence[int] | None, config: MachineConfig) -> PeSubgrid:
-        """Return the sub-grid `(base_pe, tile_width, tile_height)`, or the whole chip for None or ().
-
-        Raises: ValueError naming the values when it is not three integers or leaves the chip.
-        """
-        if value is None or len(value) == 0:
-            return PeSubgrid.whole_chip(config)
-        if len(value) != 3 or not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in value):
-            raise ValueError(f"pe_subgrid must be three integers (base_pe, tile_width, tile_height), got {value!r}")
-        grid = PeSubgrid(*(int(v) for v in value))
-        grid.check(config)
-        return grid
-
-    def check(self, config: MachineConfig) -> None:
-        """Raise ValueError unless the rectangle lies on the chip of `config` and holds at least one PE."""
-        row, col = divmod(self.base_pe, config.pe_cols) if self.base_pe >= 0 else (-1, -1)
-        if self.tile_width < 1 or self.tile_height < 1:
-            raise ValueError(f"pe_subgrid {self.as_tuple()}: tile width and height must be at least 1")
-        if row < 0 or row + self.tile_height > config.pe_rows or col + self.tile_width > config.pe_cols:
-            raise ValueError(
-                f"pe_subgrid {self.as_tuple()}: {self.tile_height} rows of {self.tile_width} PEs from PE "
-                f"{self.base_pe} (row {row}, column {col}) leave the {config.pe_rows} x {config.pe_cols} PE grid; "
-                "choose a base PE and tile size inside it"
-            )
-
-    def as_tuple(self) -> tuple[int, int, int]:
-        """Return (base_pe, tile_width, tile_height)."""
-        return (self.base_pe, self.tile_width, self.tile_height)
-
-    @property
-    def n_pes(self) -> int:
-        """Number of PEs of the sub-grid."""
-        return self.tile_width * self.tile_height
-
-    def chip_pe(self, local: int, config: MachineConfig) -> int:
-        """Return the chip's PE number of the sub-grid's row-major PE `local`."""
-        row, col = divmod(local, self.tile_width)
-        return self.base_pe + row * config.pe_cols + col
 
 
 def local_pe(linear: Any, n_programs: int, n_pes: int, mapping: str) -> Any:
@@ -150,3 +96,80 @@ class Placement:
         gx, gy, _ = self.grid
         x, y, z = (np.asarray(a, dtype=np.int64) for a in program_id)
         return x + gx * (y + gy * z)
+
+
+def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
+    """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
+    module's `mtia.target`.
+
+    Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
+    mtia-set-target).
+    """
+    config = getattr(options, "machine_config", None)
+    if isinstance(config, MachineConfig):
+        return config
+    name = getattr(options, "machine", None)
+    target = module.attributes.get(mtia.TARGET_ATTR)
+    if name is None and isinstance(target, TargetAttr):
+        name = target.chip.data
+    if name is None:
+        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
+    return MachineConfig.preset(name)
+
+
+def run_placement(
+    kernel: Operation, grid: tuple[int, int, int], config: MachineConfig, options: Any = None
+) -> Placement:
+    """Return where the programs of a launch of `kernel` run: `run_mapping` on `run_subgrid`.
+
+    Raises: InterpretationError naming the kernel for a sub-grid off the chip of `config`.
+    """
+    try:
+        return Placement(run_mapping(kernel, options), run_subgrid(kernel, config, options), grid)
+    except ValueError as e:
+        raise InterpretationError(f"{location_str(kernel.location)}: error: {e}") from None
+
+
+def run_subgrid(kernel: Operation, config: MachineConfig, options: Any = None) -> PeSubgrid:
+    """Return the rectangle of PEs a launch runs on (S10; machine/placement.py).
+
+    In order: `options.subgrid_override` (mtia-run --pe-subgrid), the kernel's `mtia.pe_subgrid` attribute
+    (recorded by mtia-pe-mapping from the launch option `pe_subgrid`), `options.pe_subgrid`, else the
+    whole chip.
+    Raises: ValueError for a sub-grid off the chip of `config`.
+    """
+    override = getattr(options, "subgrid_override", None)
+    if override:
+        return PeSubgrid.parse(tuple(override), config)
+    recorded = kernel.attributes.get(SUBGRID_ATTR)
+    if isinstance(recorded, DenseArrayBase):
+        return PeSubgrid.parse(tuple(int(v) for v in recorded.get_values()), config)
+    return PeSubgrid.parse(getattr(options, "pe_subgrid", None), config)
+
+
+def run_mapping(kernel: Operation, options: Any = None) -> str:
+    """Return the program-id -> PE mapping of a run (see placement.MAPPINGS).
+
+    In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
+    (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
+    else "zigzag" (the compile default).
+    """
+    override = getattr(options, "mapping_override", None)
+    if override:
+        return str(override)
+    recorded = kernel.attributes.get(mtia.PE_MAPPING_ATTR)
+    if isinstance(recorded, StringAttr):
+        return recorded.data
+    return str(getattr(options, "pe_mapping", None) or DEFAULT_PE_MAPPING)
+
+
+def has_collective(kernel: Operation) -> bool:
+    """Whether `kernel` uses the cross-PE reduction (mtia.re_allreduce), whose groups must run together."""
+    return any(isinstance(op, mtia.ReAllreduceOp) for op in kernel.walk())
+
+
+def by_round(pids: list[tuple[int, int, int]], placement: Placement) -> list[tuple[int, int, int]]:
+    """Return `pids` ordered by (round, PE): each round's programs contiguous (machine/placement.py)."""
+    pe, rounds = placement.rounds()
+    gx, gy, _ = placement.grid
+    return sorted(pids, key=lambda p: (int(rounds[(k := p[0] + gx * (p[1] + gy * p[2]))]), int(pe[k])))

@@ -267,7 +267,7 @@ def _run_by_round(interpreter: _Interpreter, launch: Launch, placement: Any) -> 
     """
     import numpy as np
 
-    from mtia_xdsl.machine.run import by_round
+    from mtia_xdsl.machine.placement import by_round
 
     if isinstance(placement, InterpretationError):
         raise placement
@@ -323,7 +323,7 @@ def _run_batch_splitting(
 
 def _reference_placement(module: builtin.ModuleOp, launch: Launch, options: Any) -> Any:
     """Return the launch's Placement, or the InterpretationError a PE query raises when no machine is named."""
-    from mtia_xdsl.machine.run import machine_config, run_placement
+    from mtia_xdsl.machine.placement import machine_config, run_placement
 
     try:
         config = machine_config(module, options)

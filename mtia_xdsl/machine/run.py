@@ -27,20 +27,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
-from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
-from mtia_xdsl.machine.interpret.values import Divergence, location_str
-from mtia_xdsl.machine.placement import SUBGRID_ATTR, PeSubgrid, Placement
+from mtia_xdsl.machine.interpret.values import Divergence
+from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's helpers live with placement)
+    Placement,
+    by_round,
+    has_collective,
+    machine_config,
+    run_mapping,
+    run_placement,
+    run_subgrid,
+)
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
@@ -59,25 +66,6 @@ class RunResult:
     report: Report
     timeline: Timeline
     traces: list[ProgramTrace]
-
-
-def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
-    """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
-    module's `mtia.target`.
-
-    Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
-    mtia-set-target).
-    """
-    config = getattr(options, "machine_config", None)
-    if isinstance(config, MachineConfig):
-        return config
-    name = getattr(options, "machine", None)
-    target = module.attributes.get(mtia.TARGET_ATTR)
-    if name is None and isinstance(target, TargetAttr):
-        name = target.chip.data
-    if name is None:
-        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
-    return MachineConfig.preset(name)
 
 
 def run_kernel(
@@ -113,52 +101,6 @@ def run_kernel(
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
     return RunResult(build_report(timeline, sym_name(launch.kernel)), timeline, traces)
-
-
-def run_placement(
-    kernel: Operation, grid: tuple[int, int, int], config: MachineConfig, options: Any = None
-) -> Placement:
-    """Return where the programs of a launch of `kernel` run: `run_mapping` on `run_subgrid`.
-
-    Raises: InterpretationError naming the kernel for a sub-grid off the chip of `config`.
-    """
-    try:
-        return Placement(run_mapping(kernel, options), run_subgrid(kernel, config, options), grid)
-    except ValueError as e:
-        raise InterpretationError(f"{location_str(kernel.location)}: error: {e}") from None
-
-
-def run_subgrid(kernel: Operation, config: MachineConfig, options: Any = None) -> PeSubgrid:
-    """Return the rectangle of PEs a launch runs on (S10; machine/placement.py).
-
-    In order: `options.subgrid_override` (mtia-run --pe-subgrid), the kernel's `mtia.pe_subgrid` attribute
-    (recorded by mtia-pe-mapping from the launch option `pe_subgrid`), `options.pe_subgrid`, else the
-    whole chip.
-    Raises: ValueError for a sub-grid off the chip of `config`.
-    """
-    override = getattr(options, "subgrid_override", None)
-    if override:
-        return PeSubgrid.parse(tuple(override), config)
-    recorded = kernel.attributes.get(SUBGRID_ATTR)
-    if isinstance(recorded, DenseArrayBase):
-        return PeSubgrid.parse(tuple(int(v) for v in recorded.get_values()), config)
-    return PeSubgrid.parse(getattr(options, "pe_subgrid", None), config)
-
-
-def run_mapping(kernel: Operation, options: Any = None) -> str:
-    """Return the program-id -> PE mapping of a run (see placement.MAPPINGS).
-
-    In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
-    (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
-    else "zigzag" (the compile default).
-    """
-    override = getattr(options, "mapping_override", None)
-    if override:
-        return str(override)
-    recorded = kernel.attributes.get(mtia.PE_MAPPING_ATTR)
-    if isinstance(recorded, StringAttr):
-        return recorded.data
-    return str(getattr(options, "pe_mapping", None) or DEFAULT_PE_MAPPING)
 
 
 class _BatchRunner:
@@ -296,18 +238,6 @@ class _BatchRunner:
         set_pe_state(self.interpreter, state)
         self.interpreter.call_op(self.launch.kernel, self.launch.values)
         return state.traces(self.last_op)
-
-
-def has_collective(kernel: Operation) -> bool:
-    """Whether `kernel` uses the cross-PE reduction (mtia.re_allreduce), whose groups must run together."""
-    return any(isinstance(op, mtia.ReAllreduceOp) for op in kernel.walk())
-
-
-def by_round(pids: list[tuple[int, int, int]], placement: Placement) -> list[tuple[int, int, int]]:
-    """Return `pids` ordered by (round, PE): each round's programs contiguous (machine/placement.py)."""
-    pe, rounds = placement.rounds()
-    gx, gy, _ = placement.grid
-    return sorted(pids, key=lambda p: (int(rounds[(k := p[0] + gx * (p[1] + gy * p[2]))]), int(pe[k])))
 
 
 def _batch_limit(kernel: Operation, max_batch: int | None) -> int:

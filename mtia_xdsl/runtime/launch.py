@@ -69,12 +69,12 @@ def _leaves(where: str, name: str, ty: Any, value: Any, tensors: list[Any]) -> l
     """Return (name, type, value) of each leaf of an argument, in the order the kernel's parameters take them.
 
     Tuples and named tuples are passed by element, as Triton 3.9 does; a ctypes.Structure by field
-    (mtia_xdsl.language.structs), its pointer fields becoming tensor views.
+    (mtia_xdsl.utils.structs), its pointer fields becoming tensor views.
     Raises: KernelLaunchError naming the argument or field when the value does not have the type's shape.
     """
     if isinstance(ty, str):
         return [(name, ty, value)]
-    from mtia_xdsl.language.structs import StructFieldError, is_struct, struct_leaves
+    from mtia_xdsl.utils.structs import StructFieldError, is_struct, struct_leaves
 
     if is_struct(value):
         try:
@@ -179,10 +179,10 @@ def scalar_type(value: Any) -> Any:
     """Return Triton's signature type for a Python scalar or torch tensor argument.
 
     Example: scalar_type(torch.empty(4)) == "*fp32"; scalar_type(7) == "i32". A ctypes.Structure gives the
-    named tuple of its field types (mtia_xdsl.language.structs).
+    named tuple of its field types (mtia_xdsl.utils.structs).
     Raises: TypeError for a value with no Triton type (naming the field of a structure).
     """
-    from mtia_xdsl.language.structs import is_struct, struct_type
+    from mtia_xdsl.utils.structs import is_struct, struct_type
 
     if is_struct(value):
         return struct_type(value, type(value).__name__)
