@@ -9,9 +9,9 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    chain needs no CB between its commands;
 3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
    into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
-   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
-   costs CB IDs for the extra carried values), then "loop" (one loop over the sub-tiles: CB IDs as un-split,
-   shared tiles inside a row loop loaded once per sub-tile).
+   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V
+   tiles, loaded once for all sub-tiles; costs CB IDs for the extra carried values), then "loop" (one loop over
+   the sub-tiles: CB IDs as un-split, shared tiles inside a row loop loaded once per sub-tile).
 
 Each step starts again from the kernel as written (its own options plus the step's change), so the first
 step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the

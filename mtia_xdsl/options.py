@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig, derive_config
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ class MtiaOptions:
     min_shared_mem: int | None = None
     clc: bool | None = None
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
+    """As upstream: with `debug` (what `TRITON_DEBUG=1` sets), i32 add/sub/mul are checked for wrapping
+    and a wrap is reported at the kernel line; without `debug` it changes nothing."""
     machine: str = DEFAULT_CHIP
     """MachineConfig preset the kernel is compiled for and run on."""
     machine_overrides: tuple[tuple[str, Any], ...] = ()
@@ -85,7 +87,7 @@ class MtiaOptions:
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
     `input_precision` is "tf32" (one DPE pass, tf32-rounded inputs) because "tf32" is allowed. Pass
-    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see MACHINE.md)."""
+    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see docs/machine.md)."""
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int = 0
     instrumentation_mode: str = ""
@@ -123,13 +125,7 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        config = MachineConfig.preset(self.machine)
-        if not self.machine_overrides:
-            return config
-        with_overrides = getattr(config, "with_overrides", None)
-        if with_overrides is not None:
-            return with_overrides(dict(self.machine_overrides))
-        return config.replace(**dict(self.machine_overrides))
+        return derive_config(self.machine, self.machine_overrides)
 
     @classmethod
     def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":

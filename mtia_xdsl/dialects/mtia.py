@@ -318,6 +318,82 @@ class GatherOp(IRDLOperation):
 
 
 @irdl_op_definition
+class DmaGatherRowsOp(IRDLOperation):
+    """Indexed DMA: copy rows picked by an index tile from global memory into LS (embedding lookups).
+
+    Element i = (i0, .., in) of the block is read from
+    `base + index[i] * row_stride + sum_d i_d * strides[d]` (in elements) if i_d < bounds[d] for every d,
+    else it is `other` (0 if absent) and is never read. `index` is an integer tile that broadcasts to the
+    block (Inductor's `tmp0` of shape [XBLOCK, 1] for a [XBLOCK, R] block of embedding rows). The DMA
+    engine reads the index tile from LS and issues one descriptor per row (MTIA's indexed DMA mode for
+    embedding rows, S1; its timing, one descriptor per row like a run of a strided block, is an
+    ASSUMPTION stated at MachineConfig.dma_descriptor_cycles).
+    Shapes: result/tile `tensor<S0 x .. x Sn x T>`, base `!tt.ptr<T>`, index `tensor<... x iN>` (a CB at
+    buffer level), row_stride, one stride and one bound per dimension (integers). Buffer level: `out`
+    names the CB whose reserved slot receives the block.
+    """
+
+    name = "mtia.dma_gather_rows"
+
+    base = operand_def()
+    index = operand_def()
+    row_stride = operand_def(I64)
+    strides = var_operand_def(I64)
+    bounds = var_operand_def(I64)
+    other = opt_operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$base `[` $index `*` $row_stride `]` `[` $strides `]` `bounds` `[` $bounds `]` "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict `:` type($base) `,` type($index) "
+        "(`into` $out^ `:` type($out))? (`->` type($result)^)?"
+    )
+
+    def __init__(
+        self,
+        base: SSAValue,
+        index: SSAValue,
+        row_stride: SSAValue,
+        strides: Sequence[SSAValue],
+        bounds: Sequence[SSAValue],
+        other: SSAValue | None,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[base, index, row_stride, strides, bounds, [other] if other else [], [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+        )
+
+    @property
+    def block_type(self) -> TensorType[Attribute]:
+        """The block's tensor type (result type, or the tile of `out`)."""
+        t = self.out.type.tile if self.out is not None else self.result[0].type
+        if not isinstance(t, TensorType):
+            raise VerifyException(f"mtia.dma_gather_rows moves a tensor block, not {t}")
+        return t
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+        if self.out is None and len(self.result) != 1:
+            raise VerifyException("mtia.dma_gather_rows needs a result or an `out` CB")
+        shape = tuple(self.block_type.get_shape())
+        if len(self.strides) != len(shape) or len(self.bounds) != len(shape):
+            raise VerifyException(
+                f"block of rank {len(shape)} needs {len(shape)} strides and bounds, got {len(self.strides)} "
+                f"strides and {len(self.bounds)} bounds"
+            )
+        index = tile_type(self.index.type)
+        index_shape = tuple(index.get_shape()) if isinstance(index, TensorType) else ()
+        if len(index_shape) != len(shape) or any(i not in (1, s) for i, s in zip(index_shape, shape, strict=True)):
+            raise VerifyException(
+                f"index tile of shape {list(index_shape)} does not broadcast to the block {list(shape)}"
+            )
+
+
+@irdl_op_definition
 class ScatterOp(IRDLOperation):
     """Store each element through its own pointer (scalar fallback); masked-off elements are skipped."""
 
@@ -1019,6 +1095,8 @@ ENGINE_BODY_OPS = frozenset(
         "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
         # device print of a tensor, run where the tensor lives
         "tt.print",
+        # atomics on the vector core (convert-tt-to-mtia{scalar-core-atomics=false})
+        "tt.atomic_rmw", "tt.atomic_cas",
     }
 )  # fmt: skip
 """The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions
@@ -1039,6 +1117,7 @@ def _verify_engine_body(op: EngineComputeOp) -> None:
 ENGINE_OPS = (
     DmaLoadOp,
     DmaStoreOp,
+    DmaGatherRowsOp,
     GatherOp,
     ScatterOp,
     AtomicRmwOp,
@@ -1055,6 +1134,7 @@ MTIA = Dialect(
     [
         DmaLoadOp,
         DmaStoreOp,
+        DmaGatherRowsOp,
         GatherOp,
         ScatterOp,
         AtomicRmwOp,

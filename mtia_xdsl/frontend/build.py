@@ -40,7 +40,7 @@ class FrontendOptions:
     num_warps: int = 4
     num_ctas: int = 1
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int | None = None
@@ -99,17 +99,22 @@ def _patched_ir() -> Iterator[_IrProxy]:
     import triton.compiler.code_generator as code_generator
     import triton.language.semantic as semantic
 
+    from mtia_xdsl.frontend.dot_scaled import emulated_dot_scaled
+
     modules = (code_generator, semantic)
     saved = [m.ir for m in modules]
     proxy = _IrProxy(saved[0])
+    saved_dot_scaled = semantic.TritonSemantic.dot_scaled
     with _BUILD_LOCK:
         for m in modules:
             m.ir = proxy  # type: ignore[attr-defined]
+        semantic.TritonSemantic.dot_scaled = emulated_dot_scaled  # type: ignore[method-assign]
         try:
             yield proxy
         finally:
             for m, old in zip(modules, saved):
                 m.ir = old  # type: ignore[attr-defined]
+            semantic.TritonSemantic.dot_scaled = saved_dot_scaled  # type: ignore[method-assign]
 
 
 def _min_dot_size(lhs_type: Any, rhs_type: Any) -> tuple[int, int, int]:

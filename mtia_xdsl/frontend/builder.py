@@ -123,11 +123,6 @@ _GPU_ONLY = {
         "inline assembly targets one GPU's instruction set and cannot run on MTIA; write the computation with "
         "tl operations (tl.map_elementwise for scalar code)",
     ),
-    "create_dot_scaled": (
-        "tl.dot_scaled",
-        "MTIA's DPE has no microscaling (mxfp) formats; dequantize the operands with their scales "
-        "(x.to(tl.float16) * scale) and use tl.dot",
-    ),
     "create_grid_dependency_wait": (
         "tl.extra.cuda.gdc_wait",
         "programmatic dependent launch is CUDA-only; remove the call (launches on MTIA run in stream order)",

@@ -28,7 +28,7 @@ Glossary of hardware terms (the MTIA papers' names; use no other word for these 
 - Scalar core: the RISC-V core of a PE running the kernel's control code and issuing commands. Source: S1.
 - VEC (vector core): the RISC-V vector core of a PE, RVV with 512-bit registers. Source: S1.
 
-Sources (see /work/shared/MACHINE.md): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
+Sources (docs/machine.md lists them and every field below): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
 Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro;
 S9 pytorch/helion pull request #3116 (July 2026), quoting Triton-MTIA's CB ID limit.
 Values marked ASSUMPTION have no public source and stay overridable via `MachineConfig.replace`.
@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -149,7 +149,8 @@ class MachineConfig:
     dma_write_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, LS -> global
     dma_granule_bytes: int = 32  # source: S7 (32-byte alignment); each contiguous run rounds up to it
     dma_issue_cycles: int = 50  # ASSUMPTION: cycles to issue one DMA command
-    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run
+    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
+    # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
 
     # ---- global memory ----
@@ -423,7 +424,7 @@ def _check_positive_number(name: str, value: object, annotation: object, allow_z
 
 
 MTIA2I = MachineConfig()
-"""MTIA-2i as described in MACHINE.md (the default chip)."""
+"""MTIA-2i as described in docs/machine.md (the default chip)."""
 
 SMALL_TEST = MachineConfig(
     name="small_test",
@@ -495,3 +496,40 @@ class PeSubgrid:
         """Return the chip's PE number of the sub-grid's row-major PE `local`."""
         row, col = divmod(local, self.tile_width)
         return self.base_pe + row * config.pe_cols + col
+
+
+def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig of preset `chip` with `overrides` (field -> value or value string) applied.
+
+    The one derivation of a machine: the compile driver's options (`MtiaOptions.machine_config`), a
+    module's attributes (`module_config`) and `mtia-run --machine/--set` all call it, so CB sizing, the LS
+    check and the timing model see the same machine.
+    Raises: ValueError for an unknown preset or field, or a value that does not parse or is nonsense.
+    """
+    config = MachineConfig.preset(chip)
+    pairs = dict(overrides)
+    return config.with_overrides(pairs) if pairs else config
+
+
+def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
+    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+
+    Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
+    """
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
+
+    target = module.attributes.get(TARGET_ATTR)
+    if not isinstance(target, TargetAttr):
+        raise ValueError(
+            f'the module has no {TARGET_ATTR} attribute (e.g. #mtia.target<"{DEFAULT_CHIP}">); '
+            f"run mtia-set-target{{chip={DEFAULT_CHIP}}} first"
+        )
+    recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
+    pairs: dict[str, Any] = {}
+    if isinstance(recorded, DictionaryAttr):
+        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+    pairs.update(dict(overrides))
+    return derive_config(target.chip.data, pairs)

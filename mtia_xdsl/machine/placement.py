@@ -20,8 +20,15 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.dialects.mtia import TargetAttr
-from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, PE_MAPPINGS, SUBGRID_ATTR, MachineConfig, PeSubgrid
+from mtia_xdsl.machine.config import (
+    DEFAULT_PE_MAPPING,
+    PE_MAPPINGS,
+    SUBGRID_ATTR,
+    MachineConfig,
+    PeSubgrid,
+    derive_config,
+    module_config,
+)
 from mtia_xdsl.utils.locations import location_str
 
 MAPPINGS = PE_MAPPINGS
@@ -99,22 +106,23 @@ class Placement:
 
 
 def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
-    """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
-    module's `mtia.target`.
+    """Return the MachineConfig for a run: `options.machine_config` (the compile options' machine, with
+    their overrides), else `options.machine`, else the module's own (`config.module_config`: its
+    `mtia.target` with its `mtia.machine_overrides`, the machine the passes sized it for).
 
     Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
-    mtia-set-target).
+    mtia-set-target), or the module's overrides are bad.
     """
     config = getattr(options, "machine_config", None)
     if isinstance(config, MachineConfig):
         return config
     name = getattr(options, "machine", None)
-    target = module.attributes.get(mtia.TARGET_ATTR)
-    if name is None and isinstance(target, TargetAttr):
-        name = target.chip.data
-    if name is None:
-        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
-    return MachineConfig.preset(name)
+    if name is not None:
+        return derive_config(name)
+    try:
+        return module_config(module)
+    except ValueError as e:
+        raise InterpretationError(f"no chip to run on: {e}") from None
 
 
 def run_placement(

@@ -366,6 +366,7 @@ def prepare_launch(
             f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
         )
     memory = GlobalMemory.from_tensors(args, names)
+    memory.adopt_live_tensors = any(op.name == "tt.int_to_ptr" for op in kernel.walk())
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
     return Launch(kernel, _grid3(grid, location_str(kernel.location)), memory, values)
 

@@ -36,6 +36,7 @@ from mtia_xdsl.machine.commands import ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+from mtia_xdsl.machine.interpret.mtia_indexed_dma import MtiaIndexedDmaFunctions
 from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
@@ -124,6 +125,7 @@ class _BatchRunner:
         self.interpreter = make_tt_interpreter(module, counter=self.counter)
         self.interpreter.register_implementations(MtiaFunctions())
         self.interpreter.register_implementations(MtiaAtomicFunctions())
+        self.interpreter.register_implementations(MtiaIndexedDmaFunctions())
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.collective = has_collective(launch.kernel)

@@ -1,6 +1,6 @@
 """Discrete-event timing model: schedules recorded engine commands on the PEs and the shared memory.
 
-Model (numbers from `MachineConfig`; see MACHINE.md):
+Model (numbers from `MachineConfig`; see docs/machine.md):
 
 - Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in

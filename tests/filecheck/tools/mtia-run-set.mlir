@@ -2,6 +2,7 @@
 // RUN: mtia-run %s --grid 4 --set global_placement=sram --set sram_latency_cycles=1_000 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=SET
 // RUN: mtia-run %s --grid 4 --machine small_test --set pe_rows=1 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=PRESET
 // RUN: mtia-run %s --grid 4 --machine small_test --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 | filecheck %s --check-prefix=SMALL
+// RUN: mtia-run %s --grid 4 --set ls_bytes=8192 --arg arange:f32:4000 --arg ones:f32:4000 --arg zeros:f32:4000 --arg 4000 2>&1 | filecheck %s --check-prefix=SMALL-LS
 
 // `--set FIELD=VALUE` overrides MachineConfig fields of the `--machine` preset; the report names them.
 // DEFAULT:     add_kernel on mtia2i (64 PEs at 1.35 GHz), mapping zigzag, tensors in llc
@@ -17,6 +18,12 @@
 // SMALL:      add_kernel on small_test (4 PEs
 // SMALL-NEXT: preset small_test, overridden fields: none
 // SMALL:      arg 2: sum = 8.002e+06
+// The lowering fits the CBs to the machine the kernel runs on: the blocks are sub-tiled into an 8 KiB LS
+// (before, mtia-run lowered for the preset's 384 KiB and the run then overflowed the overridden LS).
+// SMALL-LS-NOT: local storage overflow
+// SMALL-LS:     overridden fields: ls_bytes=8192
+// SMALL-LS-NOT: local storage overflow
+// SMALL-LS:     arg 2: sum = 8.002e+06
 tt.func public @add_kernel(%x: !tt.ptr<f32>, %y: !tt.ptr<f32>, %out: !tt.ptr<f32>, %n: i32) {
   %c1024 = arith.constant 1024 : i32
   %pid = tt.get_program_id x : i32

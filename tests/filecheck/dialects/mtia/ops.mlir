@@ -12,6 +12,10 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   %a = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] other(%zero : f16) : !tt.ptr<f16> -> tensor<64x32xf16>
   // CHECK: %[[B:.*]] = mtia.dma_load %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] : !tt.ptr<f16> -> tensor<32x64xf16>
   %b = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] : !tt.ptr<f16> -> tensor<32x64xf16>
+  // Indexed DMA: rows of %p picked by an index tile (embedding lookups).
+  %ids = "test.op"() : () -> tensor<64x1xi64>
+  // CHECK: mtia.dma_gather_rows %{{.*}}[%{{.*}} * %{{.*}}] [%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>
+  %rows = mtia.dma_gather_rows %p[%ids * %s0] [%s0, %s1] bounds[%b0, %b1] other(%zero : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>
   %acc = "test.op"() : () -> tensor<64x64xf32>
   // CHECK: %[[D:.*]] = mtia.dpe_matmul %[[A]], %[[B]], %{{.*}} {input_precision = 2 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   %d = mtia.dpe_matmul %a, %b, %acc {input_precision = 2 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
