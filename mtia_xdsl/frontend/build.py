@@ -294,9 +294,22 @@ def _check_signature(fn: Any, signature: dict[str, str]) -> None:
             ) from None
 
 
+def _leaf_names(name: str, ty: Any) -> list[str]:
+    """Names of the non-constexpr leaves of an argument of type `ty` (tuples are passed by element)."""
+    if isinstance(ty, tuple):
+        fields = getattr(ty, "_fields", None)
+        return [
+            leaf
+            for i, sub in enumerate(ty)
+            for leaf in _leaf_names(f"{name}_{fields[i] if fields else i}", sub)
+        ]
+    return [] if ty == "constexpr" else [name]
+
+
 def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str]) -> None:
-    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do."""
-    names = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
+    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do;
+    the elements of a tuple or structure argument are `%view_data`, `%view_sizes_0`, ..."""
+    names = [leaf for n in fn.arg_names for leaf in _leaf_names(n, signature.get(n, "constexpr"))]
     for op in module.ops:
         if op.name == "tt.func" and op.properties.get("sym_visibility") != StringAttr("private"):
             args = op.regions[0].blocks[0].args

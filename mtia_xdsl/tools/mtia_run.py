@@ -47,13 +47,17 @@ class RunOptions:
         from mtia_xdsl.machine.config import derive_config
 
         return derive_config(self.machine, self.machine_overrides)
+    subgrid_override: tuple[int, ...] | None = None
+    """--pe-subgrid: the launch's PE sub-grid (base PE, tile width, tile height), over `mtia.pe_subgrid`."""
 
     def compile_options(self) -> Any:
         """Return the MtiaOptions a tt-level input is lowered with: the machine with its --set overrides (so
         CB sizing and the LS check see the machine the run simulates) and the mapping, if given."""
         from mtia_xdsl.options import MtiaOptions
 
-        extra = {"pe_mapping": self.mapping_override} if self.mapping_override else {}
+        extra: dict[str, Any] = {"pe_mapping": self.mapping_override} if self.mapping_override else {}
+        if self.subgrid_override:
+            extra["pe_subgrid"] = self.subgrid_override
         return MtiaOptions(machine=self.machine, machine_overrides=self.machine_overrides, **extra)
 
 
@@ -186,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
     parser.add_argument("--mapping", choices=MAPPING_CHOICES,
                         help="program-id to PE mapping (default: the kernel's mtia.pe_mapping)")  # fmt: skip
+    parser.add_argument("--pe-subgrid", metavar="BASE,WIDTH,HEIGHT",
+                        help="run on a rectangle of PEs (default: the kernel's mtia.pe_subgrid, else all)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
     args = parser.parse_args(argv)
@@ -196,7 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = tuple(int(g) for g in args.grid.split("x"))
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
-        options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()))
+        subgrid = tuple(int(v) for v in args.pe_subgrid.split(",")) if args.pe_subgrid else None
+        options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()), subgrid)
         _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
