@@ -44,14 +44,14 @@ if not os.environ.get("PYTHONPATH"):  # else measure the tree PYTHONPATH names
 os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="mtia-inductor-bench-"))
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="mtia-inductor-bench-ind-"))
 
-import torch  # noqa: E402
-import torch._inductor.config as inductor_config  # noqa: E402
-from torch import nn  # noqa: E402
+import torch
+import torch._inductor.config as inductor_config
+from torch import nn
 
-import mtia_xdsl  # noqa: E402
-from mtia_xdsl.runtime import toolchain  # noqa: E402
-from mtia_xdsl.transforms import convert_tt_to_mtia  # noqa: E402
-from mtia_xdsl.transforms.analysis.memory_access import analyze_function  # noqa: E402
+import mtia_xdsl
+from mtia_xdsl.runtime import toolchain
+from mtia_xdsl.transforms import convert_tt_to_mtia
+from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
 inductor_config.cpu_backend = "triton"
 inductor_config.compile_threads = 1  # compile in this process, where the recording hooks below live

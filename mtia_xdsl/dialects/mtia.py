@@ -26,6 +26,7 @@ from functools import cache
 from xdsl.dialects.builtin import (
     I32,
     I64,
+    DenseArrayBase,
     FixedBitwidthType,
     IntAttr,
     IntegerAttr,
@@ -54,7 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, OpTrait
+from xdsl.traits import IsTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -925,6 +926,156 @@ class CbReadOp(IRDLOperation):
         super().__init__(operands=[cb], result_types=[cb.type.tile])
 
 
+# ----------------------------------------------------------------------------------------------
+# The PE grid (language extension get_pe_id)
+# ----------------------------------------------------------------------------------------------
+
+PE_AXES = ("x", "y")
+"""PE grid axes: 0 = x (the column, along the launch's tile width), 1 = y (the row, along its height)."""
+
+
+class _PeAxisOp(IRDLOperation):
+    """Base of the ops reading one coordinate of the launch's PE grid (S10: base PE, tile width, height)."""
+
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType(32))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, axis: int) -> None:
+        super().__init__(properties={"axis": _i32(axis)}, result_types=[IntegerType(32)])
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1):
+            raise VerifyException(f"axis must be 0 (x, PE column) or 1 (y, PE row), got {self.axis.value.data}")
+
+
+@irdl_op_definition
+class PeIdOp(_PeAxisOp):
+    """Coordinate along `axis` of the PE running this program, within the launch's PE sub-grid.
+
+    0 <= result < `mtia.num_pes` of the same axis; the PE is the one the program-id -> PE mapping
+    (`machine/placement.py`) places the program on. The scalar core reads it from a register.
+    """
+
+    name = "mtia.pe_id"
+
+
+@irdl_op_definition
+class NumPesOp(_PeAxisOp):
+    """Extent along `axis` of the launch's PE sub-grid (tile width for x, tile height for y)."""
+
+    name = "mtia.num_pes"
+
+
+@irdl_op_definition
+class ReAllreduceOp(IRDLOperation):
+    """Reduce `input` elementwise across the PEs of this PE's row (`pe_axis` 0) or column (1) of the launch's
+    sub-grid, through the reduction engines' neighbour network; every participant gets the result.
+
+    Participants: the programs running in the same round (the k-th program each PE runs) on those PEs;
+    each contributes its `input`. Shapes: result type = input type (a tile or a scalar). `kind` is the
+    arith op name of the combiner (addf, addi, maxnumf, minsi, ...). The issuing scalar core waits for
+    the result (a collective). Language extension re_reduce; semantics in machine/interpret/mtia_renet.py.
+    """
+
+    name = "mtia.re_allreduce"
+
+    input = operand_def()
+    result = result_def()
+    pe_axis = prop_def(IntegerAttr[I32])
+    kind = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, pe_axis: int, kind: str) -> None:
+        super().__init__(
+            operands=[input],
+            result_types=[input.type],
+            properties={"pe_axis": _i32(pe_axis), "kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        if self.result.type != self.input.type:
+            raise VerifyException(f"the result has the input's type {self.input.type}, not {self.result.type}")
+        if self.pe_axis.value.data not in (0, 1):
+            raise VerifyException(
+                f"pe_axis must be 0 (the PEs of a row) or 1 (the PEs of a column), got {self.pe_axis.value.data}"
+            )
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"unknown reduction kind '{self.kind.data}', expected one of {REDUCE_KINDS}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Slices of tiles in LS (language extension extract_slice)
+# ----------------------------------------------------------------------------------------------
+
+DYNAMIC_OFFSET = -(2**63)
+"""`static_offsets` entry of a dimension whose offset is an operand (MLIR's ShapedType::kDynamic)."""
+
+
+@irdl_op_definition
+class ExtractSliceOp(IRDLOperation):
+    """The block of `source` starting at the offsets, of the result's shape (no global memory access).
+
+    Shapes: source `tensor<S0 x .. x Sn x T>` -> result `tensor<R0 x .. x Rn x T>`, Ri <= Si. Offsets:
+    `static_offsets` has one entry per dimension; an entry DYNAMIC_OFFSET takes the next of `offsets`
+    (integer scalars, in order). A static offset must keep the slice inside the source (checked here); a
+    dynamic one is checked when the program runs. Lowered to an MLU command copying inside LS.
+    """
+
+    name = "mtia.extract_slice"
+
+    source = operand_def(TensorType)
+    offsets = var_operand_def(IntegerType)
+    result = result_def(TensorType)
+    static_offsets = prop_def(DenseArrayBase)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$source (`[` $offsets^ `]`)? attr-dict `:` type($source) `->` type($result) (`,` type($offsets)^)?"
+    )
+
+    def __init__(
+        self, source: SSAValue, static_offsets: Sequence[int], offsets: Sequence[SSAValue], result_type: Attribute
+    ) -> None:
+        super().__init__(
+            operands=[source, offsets],
+            result_types=[result_type],
+            properties={"static_offsets": DenseArrayBase.from_list(IntegerType(64), list(static_offsets))},
+        )
+
+    def offsets_per_dim(self) -> list[int | SSAValue]:
+        """Return each dimension's offset: an int, or the operand giving it."""
+        dynamic = iter(self.offsets)
+        return [next(dynamic) if o == DYNAMIC_OFFSET else o for o in self.static_offsets.get_values()]
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        statics = list(self.static_offsets.get_values())
+        shape, sizes = list(src.get_shape()), list(res.get_shape())
+        if src.element_type != res.element_type:
+            raise VerifyException(f"a slice of {src} has its element type, not {res.element_type}")
+        if not len(statics) == len(sizes) == len(shape):
+            raise VerifyException(
+                f"source rank {len(shape)}, result rank {len(sizes)} and {len(statics)} static offsets must agree"
+            )
+        if statics.count(DYNAMIC_OFFSET) != len(self.offsets):
+            raise VerifyException(
+                f"{statics.count(DYNAMIC_OFFSET)} dynamic offsets in static_offsets but {len(self.offsets)} operands"
+            )
+        for dim, (off, size, extent) in enumerate(zip(statics, sizes, shape, strict=True)):
+            if size > extent:
+                raise VerifyException(f"dimension {dim}: a slice of {size} does not fit a source of {extent}")
+            if off != DYNAMIC_OFFSET and not 0 <= off <= extent - size:
+                raise VerifyException(
+                    f"dimension {dim}: offset {off} + size {size} leaves the source of extent {extent}"
+                )
+
+
 ENGINE_BODY_DIALECTS = ("arith", "math", "scf", "ub")
 """Dialects every op of which an engine command body may hold (elementwise arithmetic and functions, and
 the structured control flow and poison values of combine regions)."""
@@ -939,7 +1090,7 @@ ENGINE_BODY_OPS = frozenset(
         "tt.map_elementwise", "tt.map_elementwise.return",
         # layout and creation (the MLU's and operand forms)
         "tt.broadcast", "tt.cat", "tt.expand_dims", "tt.join", "tt.make_range", "tt.reshape", "tt.split",
-        "tt.splat", "tt.trans", "tt.unsplat",
+        "tt.splat", "tt.trans", "tt.unsplat", "mtia.extract_slice",
         # reductions, scans, gathers, histograms and dots the RE/DPE do not take
         "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
         # device print of a tensor, run where the tensor lives
@@ -1002,6 +1153,10 @@ MTIA = Dialect(
         CbWaitOp,
         CbPopOp,
         CbReadOp,
+        PeIdOp,
+        NumPesOp,
+        ExtractSliceOp,
+        ReAllreduceOp,
     ],
     [CircularBufferType, TargetAttr],
 )

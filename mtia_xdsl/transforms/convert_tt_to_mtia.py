@@ -12,7 +12,8 @@
   charged as global reads and writes); with `scalar-core-atomics=false` they stay inside a vector
   command (right results, but their memory traffic is not charged).
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
-  one engine command: MLU for layout ops, SE for floating point in fp16/bf16/fp32 (with int8..int32),
+  one engine command: MLU for layout ops (mtia.extract_slice too: a copy inside LS, no DMA), SE for
+  floating point in fp16/bf16/fp32 (with int8..int32),
   the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
   Constant operands are cloned into the command's body (immediates).
 
@@ -48,7 +49,16 @@ from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.dtypes import element_dtype_name
 from mtia_xdsl.utils.locations import location_str, with_loc
 
-_LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
+_LAYOUT_OPS = (
+    "tt.broadcast",
+    "tt.expand_dims",
+    "tt.reshape",
+    "tt.trans",
+    "tt.join",
+    "tt.split",
+    "tt.cat",
+    "mtia.extract_slice",
+)
 _STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 
 
@@ -303,7 +313,7 @@ class _EngineMapper:
         elif isinstance(op, scf.IfOp | scf.WhileOp):
             self._visit_branches(op)
         elif not isinstance(op, _STRUCTURAL) and not (
-            op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS)
+            op.name.startswith("mtia.") and not isinstance(op, (*mtia.ENGINE_OPS, mtia.ExtractSliceOp))
         ):
             new = self.map_op(op)
             if new is not None:

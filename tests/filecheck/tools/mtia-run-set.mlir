@@ -21,6 +21,7 @@
 // SMALL:      arg 2: sum = 8.002e+06
 // The lowering sizes CBs for the machine the kernel runs on: a too-small LS is made to fit by sub-tiling, and
 // the report says so (before, mtia-run lowered for the preset's LS and the run then overflowed the overridden one).
+// SMALL-LS-NOT: local storage overflow
 // SMALL-LS:    overridden fields: ls_bytes=8192
 // SMALL-LS:    made to fit (the CBs did not fit as written):
 // SMALL-LS-NEXT: as written: the CBs need 12,288 B of LS, a PE has 8,192

@@ -9,7 +9,7 @@
 // GRID-COMMA: mtia-run: error: --grid '4,x': expected 1 to 3 program counts >= 1 joined by x
 // SHAPE:      mtia-run: error: --arg #1 'f32:-3': shape '-3' must be sizes >= 0 separated by x, e.g. 64x128
 // SHAPE-NOT:  Traceback
-// MISSING:    mtia-opt: error: cannot read '{{.*}}does-not-exist.py': No such file or directory
+// MISSING:    mtia-opt: cannot read {{.*}}does-not-exist.py: No such file or directory
 // MISSING-NOT: Traceback
 tt.func public @scale(%x: !tt.ptr<f32>, %n: i32) {
   %v = tt.load %x : !tt.ptr<f32>
