@@ -1,4 +1,4 @@
-"""Calibrate the timing model against the two GEMMs MACHINE.md quotes from S1.
+"""Calibrate the timing model against the two GEMMs docs/machine.md quotes from S1.
 
 Builds synthetic engine-command traces (no compiler involved) for:
 

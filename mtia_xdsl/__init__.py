@@ -5,12 +5,18 @@ Public entry points:
     `.asm` (ttir, mtia) and `[grid](*args)`.
   - `mtia_xdsl.last_report()` / `mtia_xdsl.last_run()`: the machine-model report (and timeline, with
     `.write_trace(path)` for a Chrome/Perfetto trace) of the most recent launch through the Triton backend.
+  - `mtia_xdsl.language` (`import mtia_xdsl.language as mtl`): the MTIA language extensions; importing
+    mtia_xdsl also makes them `tl.mtia.<name>` (and `tl.extract_slice`) on `triton.language`.
   - the `mtia-opt` and `mtia-run` command-line tools.
 """
 
 from typing import Any
 
+from mtia_xdsl.language._spellings import install_when_imported as _install_spellings
+
 __version__ = "0.1.0"
+
+_install_spellings()
 
 
 def compile(*args: Any, **kwargs: Any) -> Any:

@@ -9,9 +9,9 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    chain needs no CB between its commands;
 3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
    into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
-   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V tiles, loaded once for all sub-tiles;
-   costs CB IDs for the extra carried values), then "loop" (one loop over the sub-tiles: CB IDs as un-split,
-   shared tiles inside a row loop loaded once per sub-tile).
+   "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V
+   tiles, loaded once for all sub-tiles; costs CB IDs for the extra carried values), then "loop" (one loop over
+   the sub-tiles: CB IDs as un-split, shared tiles inside a row loop loaded once per sub-tile).
 
 Each step starts again from the kernel as written (its own options plus the step's change), so the first
 step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the
@@ -149,13 +149,21 @@ def lower_to_fit(
     pipeline passes both, so this module does not import the pipeline that calls it.
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
-    what each step left, when no step makes the kernel fit; other errors of the lowering as they are.
+    what each step left, when no step makes the kernel fit (a step that fails inside the compiler is noted in
+    that message, so an autotuner still sees OutOfResources); other errors of the first lowering as they are.
     """
     errors = resource_errors()
     original = module.clone()
     forced = options.sub_block or 0
     try:
         lower_once(module, options, forced, "unrolled")
+        if forced:  # the user's sub-tiles fitted: the report still says they were applied
+            from mtia_xdsl.transforms.mtia_sub_tile import SUB_TILES
+
+            applied = [f.attributes[SUB_TILES] for f in module.walk() if SUB_TILES in f.attributes]
+            lines = [f"applied sub_block={forced} (compile option): {a.data}" for a in applied]  # type: ignore[union-attr]
+            if lines:
+                module.attributes[FIT] = ArrayAttr([StringAttr(line) for line in lines])
         return
     except errors as e:
         if not options.make_fit:
@@ -176,6 +184,10 @@ def lower_to_fit(
             lower_once(attempt, step.options, step.sub_block, step.form)
         except errors as e:
             notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
+            continue
+        except Exception as e:  # noqa: BLE001 - a step that breaks is a bug to report, not a reason to hide `first`
+            cause = e.__cause__ or e
+            notes.append(f"{step.what}: failed inside the compiler ({type(cause).__name__}: {cause}); please report")
             continue
         notes.append(f"applied {step.what}")
         attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig, derive_config
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,9 @@ class MtiaOptions:
     min_shared_mem: int | None = None
     clc: bool | None = None
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
+    """As upstream: with `debug` (what `TRITON_DEBUG=1` sets), i32 add/sub/mul are checked for wrapping
+    and a wrap is reported at the kernel line; without `debug` it changes nothing."""
     machine: str = DEFAULT_CHIP
     """MachineConfig preset the kernel is compiled for and run on."""
     machine_overrides: tuple[tuple[str, Any], ...] = ()
@@ -69,6 +71,11 @@ class MtiaOptions:
     """Strategy placing program ids on the PE grid (`mtia-pe-mapping`): "linear", "round_robin" or "zigzag".
     Zigzag is the default: it balances programs whose work grows with the program id (causal attention) and
     keeps consecutive programs on the chip at the same time (LLC reuse), see benchmarks/optimizations.py."""
+    pe_subgrid: tuple[int, ...] = ()
+    """The rectangle of PEs the kernel is launched on, `(base_pe, tile_width, tile_height)` as MTIA's launch
+    parameters (S10): `tile_height` rows of `tile_width` PEs from the chip's row-major PE `base_pe`; empty:
+    the whole chip. The PE mapping places programs inside it, and `mtl.get_pe_id` counts within it.
+    Example: `kernel[grid](..., pe_subgrid=(18, 4, 2))` (rows 2-3, columns 2-5 of the 8 x 8 grid)."""
     backend_name: str = "cpu"
     arch: str = DEFAULT_CHIP
     enable_fp_fusion: bool = True
@@ -80,7 +87,7 @@ class MtiaOptions:
     default_dot_input_precision: str = "ieee"
     """Used only when "tf32" is not allowed: like upstream Triton, an fp32 `tl.dot` without
     `input_precision` is "tf32" (one DPE pass, tf32-rounded inputs) because "tf32" is allowed. Pass
-    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see MACHINE.md)."""
+    `input_precision="ieee"` for exact fp32 (three BF16 passes on the DPE, see docs/machine.md)."""
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int = 0
     instrumentation_mode: str = ""
@@ -91,8 +98,9 @@ class MtiaOptions:
         """Normalise `machine_overrides` to sorted pairs and check them against MachineConfig.
 
         Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range),
-        or for a `num_warps` that is not a power of two (as upstream's backends refuse it), or for an
-        optimization option out of its range (`num_stages` >= 1, `cb_sizing`, `pe_mapping`, booleans).
+        a `pe_subgrid` that is not three integers or leaves the chip, a `num_warps` that is not a power of
+        two (as upstream's backends refuse it), or an optimization option out of its range (`num_stages`
+        >= 1, `cb_sizing`, `pe_mapping`, booleans).
         """
         _ignore_other_backend_options(self)
         if not isinstance(self.num_warps, int) or self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
@@ -105,6 +113,11 @@ class MtiaOptions:
                 _ = self.machine_config
             except ValueError as e:
                 raise ValueError(f"machine_overrides: {e}") from None
+        if self.pe_subgrid:
+            from mtia_xdsl.machine.placement import PeSubgrid
+
+            object.__setattr__(self, "pe_subgrid", tuple(self.pe_subgrid))
+            PeSubgrid.parse(self.pe_subgrid, self.machine_config)
 
     @property
     def machine_config(self) -> "MachineConfig":
@@ -112,13 +125,7 @@ class MtiaOptions:
 
         Raises: ValueError for an unknown preset or override field, or a bad override value.
         """
-        config = MachineConfig.preset(self.machine)
-        if not self.machine_overrides:
-            return config
-        with_overrides = getattr(config, "with_overrides", None)
-        if with_overrides is not None:
-            return with_overrides(dict(self.machine_overrides))
-        return config.replace(**dict(self.machine_overrides))
+        return derive_config(self.machine, self.machine_overrides)
 
     @classmethod
     def from_dict(cls, opts: dict[str, Any], strict: bool = False) -> "MtiaOptions":
@@ -191,6 +198,8 @@ def _check_optimization_options(o: MtiaOptions) -> None:
     """Raise ValueError naming an optimization option whose value the passes would refuse."""
     if isinstance(o.num_stages, bool) or not isinstance(o.num_stages, int) or o.num_stages < 1:
         raise ValueError(f"num_stages must be an integer >= 1 (1 turns software pipelining off), got {o.num_stages!r}")
+    if o.machine not in MachineConfig.PRESET_NAMES:
+        raise ValueError(f"machine must be one of {', '.join(map(repr, MachineConfig.PRESET_NAMES))}, got {o.machine!r}")
     if o.cb_sizing not in CB_SIZINGS:
         raise ValueError(f"cb_sizing must be one of {', '.join(map(repr, CB_SIZINGS))}, got {o.cb_sizing!r}")
     if o.pe_mapping not in PE_MAPPINGS:

@@ -48,7 +48,7 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
     `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
-    last.
+    (with `subgrid=B,W,H` for a `pe_subgrid`) last.
     Raises: TypeError for an unknown option, ValueError for a bad option value.
     Example: mtia-opt k.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
     """
@@ -73,7 +73,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
         steps.append(f"mtia-software-pipeline{{num-stages={o.num_stages}}}")
     steps.append(f"mtia-cb-sizing{{strategy={o.cb_sizing} max-depth={max(o.num_stages, 1)}}}")
     steps.append("mtia-cb-allocate")
-    steps.append(f"mtia-pe-mapping{{strategy={o.pe_mapping}}}")
+    subgrid = f" subgrid={','.join(map(str, o.pe_subgrid))}" if o.pe_subgrid else ""
+    steps.append(f"mtia-pe-mapping{{strategy={o.pe_mapping}{subgrid}}}")
     return ",".join(steps)
 
 

@@ -26,6 +26,7 @@ from functools import cache
 from xdsl.dialects.builtin import (
     I32,
     I64,
+    DenseArrayBase,
     FixedBitwidthType,
     IntAttr,
     IntegerAttr,
@@ -54,7 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, OpTrait
+from xdsl.traits import IsTerminator, OpTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -327,6 +328,82 @@ class GatherOp(IRDLOperation):
             operands=[ptrs, [mask] if mask else [], [other] if other else [], [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
         )
+
+
+@irdl_op_definition
+class DmaGatherRowsOp(IRDLOperation):
+    """Indexed DMA: copy rows picked by an index tile from global memory into LS (embedding lookups).
+
+    Element i = (i0, .., in) of the block is read from
+    `base + index[i] * row_stride + sum_d i_d * strides[d]` (in elements) if i_d < bounds[d] for every d,
+    else it is `other` (0 if absent) and is never read. `index` is an integer tile that broadcasts to the
+    block (Inductor's `tmp0` of shape [XBLOCK, 1] for a [XBLOCK, R] block of embedding rows). The DMA
+    engine reads the index tile from LS and issues one descriptor per row (MTIA's indexed DMA mode for
+    embedding rows, S1; its timing, one descriptor per row like a run of a strided block, is an
+    ASSUMPTION stated at MachineConfig.dma_descriptor_cycles).
+    Shapes: result/tile `tensor<S0 x .. x Sn x T>`, base `!tt.ptr<T>`, index `tensor<... x iN>` (a CB at
+    buffer level), row_stride, one stride and one bound per dimension (integers). Buffer level: `out`
+    names the CB whose reserved slot receives the block.
+    """
+
+    name = "mtia.dma_gather_rows"
+
+    base = operand_def()
+    index = operand_def()
+    row_stride = operand_def(I64)
+    strides = var_operand_def(I64)
+    bounds = var_operand_def(I64)
+    other = opt_operand_def()
+    out = opt_operand_def(CircularBufferType)
+    result = var_result_def()
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$base `[` $index `*` $row_stride `]` `[` $strides `]` `bounds` `[` $bounds `]` "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict `:` type($base) `,` type($index) "
+        "(`into` $out^ `:` type($out))? (`->` type($result)^)?"
+    )
+
+    def __init__(
+        self,
+        base: SSAValue,
+        index: SSAValue,
+        row_stride: SSAValue,
+        strides: Sequence[SSAValue],
+        bounds: Sequence[SSAValue],
+        other: SSAValue | None,
+        result_type: Attribute | None,
+        out: SSAValue | None = None,
+    ) -> None:
+        super().__init__(
+            operands=[base, index, row_stride, strides, bounds, [other] if other else [], [out] if out else []],
+            result_types=[[result_type] if result_type is not None else []],
+        )
+
+    @property
+    def block_type(self) -> TensorType[Attribute]:
+        """The block's tensor type (result type, or the tile of `out`)."""
+        t = self.out.type.tile if self.out is not None else self.result[0].type
+        if not isinstance(t, TensorType):
+            raise VerifyException(f"mtia.dma_gather_rows moves a tensor block, not {t}")
+        return t
+
+    def verify_(self) -> None:
+        _verify_level(self, [self.out] if self.out else [], self.result)
+        if self.out is None and len(self.result) != 1:
+            raise VerifyException("mtia.dma_gather_rows needs a result or an `out` CB")
+        shape = tuple(self.block_type.get_shape())
+        if len(self.strides) != len(shape) or len(self.bounds) != len(shape):
+            raise VerifyException(
+                f"block of rank {len(shape)} needs {len(shape)} strides and bounds, got {len(self.strides)} "
+                f"strides and {len(self.bounds)} bounds"
+            )
+        index = tile_type(self.index.type)
+        index_shape = tuple(index.get_shape()) if isinstance(index, TensorType) else ()
+        if len(index_shape) != len(shape) or any(i not in (1, s) for i, s in zip(index_shape, shape, strict=True)):
+            raise VerifyException(
+                f"index tile of shape {list(index_shape)} does not broadcast to the block {list(shape)}"
+            )
 
 
 @irdl_op_definition
@@ -862,6 +939,156 @@ class CbReadOp(IRDLOperation):
         super().__init__(operands=[cb], result_types=[cb.type.tile])
 
 
+# ----------------------------------------------------------------------------------------------
+# The PE grid (language extension get_pe_id)
+# ----------------------------------------------------------------------------------------------
+
+PE_AXES = ("x", "y")
+"""PE grid axes: 0 = x (the column, along the launch's tile width), 1 = y (the row, along its height)."""
+
+
+class _PeAxisOp(IRDLOperation):
+    """Base of the ops reading one coordinate of the launch's PE grid (S10: base PE, tile width, height)."""
+
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(IntegerType(32))
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, axis: int) -> None:
+        super().__init__(properties={"axis": _i32(axis)}, result_types=[IntegerType(32)])
+
+    def verify_(self) -> None:
+        if self.axis.value.data not in (0, 1):
+            raise VerifyException(f"axis must be 0 (x, PE column) or 1 (y, PE row), got {self.axis.value.data}")
+
+
+@irdl_op_definition
+class PeIdOp(_PeAxisOp):
+    """Coordinate along `axis` of the PE running this program, within the launch's PE sub-grid.
+
+    0 <= result < `mtia.num_pes` of the same axis; the PE is the one the program-id -> PE mapping
+    (`machine/placement.py`) places the program on. The scalar core reads it from a register.
+    """
+
+    name = "mtia.pe_id"
+
+
+@irdl_op_definition
+class NumPesOp(_PeAxisOp):
+    """Extent along `axis` of the launch's PE sub-grid (tile width for x, tile height for y)."""
+
+    name = "mtia.num_pes"
+
+
+@irdl_op_definition
+class ReAllreduceOp(IRDLOperation):
+    """Reduce `input` elementwise across the PEs of this PE's row (`pe_axis` 0) or column (1) of the launch's
+    sub-grid, through the reduction engines' neighbour network; every participant gets the result.
+
+    Participants: the programs running in the same round (the k-th program each PE runs) on those PEs;
+    each contributes its `input`. Shapes: result type = input type (a tile or a scalar). `kind` is the
+    arith op name of the combiner (addf, addi, maxnumf, minsi, ...). The issuing scalar core waits for
+    the result (a collective). Language extension re_reduce; semantics in machine/interpret/mtia_renet.py.
+    """
+
+    name = "mtia.re_allreduce"
+
+    input = operand_def()
+    result = result_def()
+    pe_axis = prop_def(IntegerAttr[I32])
+    kind = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, pe_axis: int, kind: str) -> None:
+        super().__init__(
+            operands=[input],
+            result_types=[input.type],
+            properties={"pe_axis": _i32(pe_axis), "kind": StringAttr(kind)},
+        )
+
+    def verify_(self) -> None:
+        if self.result.type != self.input.type:
+            raise VerifyException(f"the result has the input's type {self.input.type}, not {self.result.type}")
+        if self.pe_axis.value.data not in (0, 1):
+            raise VerifyException(
+                f"pe_axis must be 0 (the PEs of a row) or 1 (the PEs of a column), got {self.pe_axis.value.data}"
+            )
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"unknown reduction kind '{self.kind.data}', expected one of {REDUCE_KINDS}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Slices of tiles in LS (language extension extract_slice)
+# ----------------------------------------------------------------------------------------------
+
+DYNAMIC_OFFSET = -(2**63)
+"""`static_offsets` entry of a dimension whose offset is an operand (MLIR's ShapedType::kDynamic)."""
+
+
+@irdl_op_definition
+class ExtractSliceOp(IRDLOperation):
+    """The block of `source` starting at the offsets, of the result's shape (no global memory access).
+
+    Shapes: source `tensor<S0 x .. x Sn x T>` -> result `tensor<R0 x .. x Rn x T>`, Ri <= Si. Offsets:
+    `static_offsets` has one entry per dimension; an entry DYNAMIC_OFFSET takes the next of `offsets`
+    (integer scalars, in order). A static offset must keep the slice inside the source (checked here); a
+    dynamic one is checked when the program runs. Lowered to an MLU command copying inside LS.
+    """
+
+    name = "mtia.extract_slice"
+
+    source = operand_def(TensorType)
+    offsets = var_operand_def(IntegerType)
+    result = result_def(TensorType)
+    static_offsets = prop_def(DenseArrayBase)
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$source (`[` $offsets^ `]`)? attr-dict `:` type($source) `->` type($result) (`,` type($offsets)^)?"
+    )
+
+    def __init__(
+        self, source: SSAValue, static_offsets: Sequence[int], offsets: Sequence[SSAValue], result_type: Attribute
+    ) -> None:
+        super().__init__(
+            operands=[source, offsets],
+            result_types=[result_type],
+            properties={"static_offsets": DenseArrayBase.from_list(IntegerType(64), list(static_offsets))},
+        )
+
+    def offsets_per_dim(self) -> list[int | SSAValue]:
+        """Return each dimension's offset: an int, or the operand giving it."""
+        dynamic = iter(self.offsets)
+        return [next(dynamic) if o == DYNAMIC_OFFSET else o for o in self.static_offsets.get_values()]
+
+    def verify_(self) -> None:
+        src, res = self.source.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(res, TensorType)
+        statics = list(self.static_offsets.get_values())
+        shape, sizes = list(src.get_shape()), list(res.get_shape())
+        if src.element_type != res.element_type:
+            raise VerifyException(f"a slice of {src} has its element type, not {res.element_type}")
+        if not len(statics) == len(sizes) == len(shape):
+            raise VerifyException(
+                f"source rank {len(shape)}, result rank {len(sizes)} and {len(statics)} static offsets must agree"
+            )
+        if statics.count(DYNAMIC_OFFSET) != len(self.offsets):
+            raise VerifyException(
+                f"{statics.count(DYNAMIC_OFFSET)} dynamic offsets in static_offsets but {len(self.offsets)} operands"
+            )
+        for dim, (off, size, extent) in enumerate(zip(statics, sizes, shape, strict=True)):
+            if size > extent:
+                raise VerifyException(f"dimension {dim}: a slice of {size} does not fit a source of {extent}")
+            if off != DYNAMIC_OFFSET and not 0 <= off <= extent - size:
+                raise VerifyException(
+                    f"dimension {dim}: offset {off} + size {size} leaves the source of extent {extent}"
+                )
+
+
 ENGINE_BODY_DIALECTS = ("arith", "math", "scf", "ub")
 """Dialects every op of which an engine command body may hold (elementwise arithmetic and functions, and
 the structured control flow and poison values of combine regions)."""
@@ -876,11 +1103,13 @@ ENGINE_BODY_OPS = frozenset(
         "tt.map_elementwise", "tt.map_elementwise.return",
         # layout and creation (the MLU's and operand forms)
         "tt.broadcast", "tt.cat", "tt.expand_dims", "tt.join", "tt.make_range", "tt.reshape", "tt.split",
-        "tt.splat", "tt.trans", "tt.unsplat",
+        "tt.splat", "tt.trans", "tt.unsplat", "mtia.extract_slice",
         # reductions, scans, gathers, histograms and dots the RE/DPE do not take
         "tt.reduce", "tt.reduce.return", "tt.scan", "tt.scan.return", "tt.gather", "tt.histogram", "tt.dot",
         # device print of a tensor, run where the tensor lives
         "tt.print",
+        # atomics on the vector core (convert-tt-to-mtia{scalar-core-atomics=false})
+        "tt.atomic_rmw", "tt.atomic_cas",
     }
 )  # fmt: skip
 """The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions
@@ -901,6 +1130,7 @@ def _verify_engine_body(op: EngineComputeOp) -> None:
 ENGINE_OPS = (
     DmaLoadOp,
     DmaStoreOp,
+    DmaGatherRowsOp,
     GatherOp,
     ScatterOp,
     AtomicRmwOp,
@@ -917,6 +1147,7 @@ MTIA = Dialect(
     [
         DmaLoadOp,
         DmaStoreOp,
+        DmaGatherRowsOp,
         GatherOp,
         ScatterOp,
         AtomicRmwOp,
@@ -935,6 +1166,10 @@ MTIA = Dialect(
         CbWaitOp,
         CbPopOp,
         CbReadOp,
+        PeIdOp,
+        NumPesOp,
+        ExtractSliceOp,
+        ReAllreduceOp,
     ],
     [CircularBufferType, TargetAttr],
 )

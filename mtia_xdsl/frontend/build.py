@@ -40,7 +40,7 @@ class FrontendOptions:
     num_warps: int = 4
     num_ctas: int = 1
     debug: bool = False
-    sanitize_overflow: bool = False
+    sanitize_overflow: bool = True
     default_dot_input_precision: str = "ieee"
     allowed_dot_input_precisions: tuple[str, ...] = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
     max_num_imprecise_acc_default: int | None = None
@@ -99,17 +99,22 @@ def _patched_ir() -> Iterator[_IrProxy]:
     import triton.compiler.code_generator as code_generator
     import triton.language.semantic as semantic
 
+    from mtia_xdsl.frontend.dot_scaled import emulated_dot_scaled
+
     modules = (code_generator, semantic)
     saved = [m.ir for m in modules]
     proxy = _IrProxy(saved[0])
+    saved_dot_scaled = semantic.TritonSemantic.dot_scaled
     with _BUILD_LOCK:
         for m in modules:
             m.ir = proxy  # type: ignore[attr-defined]
+        semantic.TritonSemantic.dot_scaled = emulated_dot_scaled  # type: ignore[method-assign]
         try:
             yield proxy
         finally:
             for m, old in zip(modules, saved):
                 m.ir = old  # type: ignore[attr-defined]
+            semantic.TritonSemantic.dot_scaled = saved_dot_scaled  # type: ignore[method-assign]
 
 
 def _min_dot_size(lhs_type: Any, rhs_type: Any) -> tuple[int, int, int]:
@@ -289,9 +294,22 @@ def _check_signature(fn: Any, signature: dict[str, str]) -> None:
             ) from None
 
 
+def _leaf_names(name: str, ty: Any) -> list[str]:
+    """Names of the non-constexpr leaves of an argument of type `ty` (tuples are passed by element)."""
+    if isinstance(ty, tuple):
+        fields = getattr(ty, "_fields", None)
+        return [
+            leaf
+            for i, sub in enumerate(ty)
+            for leaf in _leaf_names(f"{name}_{fields[i] if fields else i}", sub)
+        ]
+    return [] if ty == "constexpr" else [name]
+
+
 def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str]) -> None:
-    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do."""
-    names = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
+    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do;
+    the elements of a tuple or structure argument are `%view_data`, `%view_sizes_0`, ..."""
+    names = [leaf for n in fn.arg_names for leaf in _leaf_names(n, signature.get(n, "constexpr"))]
     for op in module.ops:
         if op.name == "tt.func" and op.properties.get("sym_visibility") != StringAttr("private"):
             args = op.regions[0].blocks[0].args

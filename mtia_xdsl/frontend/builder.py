@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from mtia_xdsl.dialects import arith, tt
+from mtia_xdsl.dialects import arith, mtia, tt
 from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
@@ -122,11 +122,6 @@ _GPU_ONLY = {
         "tl.inline_asm_elementwise",
         "inline assembly targets one GPU's instruction set and cannot run on MTIA; write the computation with "
         "tl operations (tl.map_elementwise for scalar code)",
-    ),
-    "create_dot_scaled": (
-        "tl.dot_scaled",
-        "MTIA's DPE has no microscaling (mxfp) formats; dequantize the operands with their scales "
-        "(x.to(tl.float16) * scale) and use tl.dot",
     ),
     "create_grid_dependency_wait": (
         "tl.extra.cuda.gdc_wait",
@@ -675,6 +670,26 @@ class XdslBuilder:
     def create_get_program_id(self, axis: int) -> Value:
         """Return tt.get_program_id."""
         return self.result(tt.GetProgramIdOp(axis))
+
+    def create_pe_id(self, axis: int) -> Value:
+        """Return mtia.pe_id (language extension get_pe_id): the PE's column (axis 0) or row (axis 1)."""
+        return self.result(mtia.PeIdOp(axis))
+
+    def create_num_pes(self, axis: int) -> Value:
+        """Return mtia.num_pes: the launch's PE grid width (axis 0) or height (axis 1)."""
+        return self.result(mtia.NumPesOp(axis))
+
+    def create_mtia_extract_slice(
+        self, src: Value, static_offsets: Sequence[int], offsets: Sequence[Value], ret_ty: Type
+    ) -> Value:
+        """Return mtia.extract_slice (language extension extract_slice) of `src` with result type `ret_ty`."""
+        source, dynamic = unwrap([src, *offsets])[0], unwrap(offsets)
+        return self.result(mtia.ExtractSliceOp(source, static_offsets, dynamic, ret_ty.attr))
+
+    def create_mtia_re_allreduce(self, x: Value, pe_axis: int, kind: str) -> Value:
+        """Return mtia.re_allreduce (language extension re_reduce) of `x` over a PE row (0) or column (1)."""
+        (value,) = unwrap([x])
+        return self.result(mtia.ReAllreduceOp(value, pe_axis, kind))
 
     def create_get_num_programs(self, axis: int) -> Value:
         """Return tt.get_num_programs."""

@@ -5,8 +5,9 @@ The file names the kernel to build and its specialisation in comments (several l
     # mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,n:i32
     # mtia-opt: constexprs=BLOCK:1024
 
-Arguments not in `signature` must be constexprs. The module is the frontend's raw output (helper calls
-not yet inlined: add `-p tt-inline`).
+Arguments not in `signature` must be constexprs. A signature type may name a ctypes.Structure class of
+the file (`view:TensorView`): the argument is passed by field (mtia_xdsl.utils.structs). The module is
+the frontend's raw output (helper calls not yet inlined: add `-p tt-inline`).
 Example: mtia-opt examples/vector_add.py -p tt-inline,convert-tt-to-mtia
 """
 
@@ -81,7 +82,7 @@ def module_from_python_file(path: str) -> ModuleOp:
     fn: Any = getattr(module, name, None)
     if fn is None or not hasattr(fn, "arg_names"):
         raise KernelError(f"no @triton.jit function named '{name}' in the file", path, 1, 1)
-    full = {a: signature.get(a, "constexpr") for a in fn.arg_names}
+    full: dict[str, Any] = {a: _struct_or(module, signature.get(a, "constexpr"), a, path) for a in fn.arg_names}
     missing = [a for a in fn.arg_names if full[a] == "constexpr" and a not in constexprs]
     if missing:
         raise KernelError(
@@ -91,6 +92,25 @@ def module_from_python_file(path: str) -> ModuleOp:
             1,
         )
     return build_tt_module(fn, full, constexprs)
+
+
+def _struct_or(module: Any, ty: str, name: str, path: str) -> Any:
+    """Return the field types of the ctypes.Structure class `ty` of the file (a signature type may name one),
+    else `ty` unchanged.
+
+    Raises: KernelError naming the file and the field for a field with no Triton type.
+    """
+    import ctypes
+
+    cls = getattr(module, ty, None)
+    if isinstance(cls, type) and issubclass(cls, ctypes.Structure):
+        from mtia_xdsl.utils.structs import StructFieldError, field_type
+
+        try:
+            return field_type(cls, name)
+        except StructFieldError as e:
+            raise KernelError(f"argument '{name}': {e}", path, 1, 1) from None
+    return ty
 
 
 def import_file(file: Path) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -42,12 +42,18 @@ class _LocatingParser(Parser):
     def parse_operation(self) -> Operation:
         start = self.pos
         try:
-            return super().parse_operation()
+            op = super().parse_operation()
         except VerifyException as e:
             try:
                 self.raise_error(f"invalid operation: {e}", start, self.pos)
             except ParseError as located:  # keep the exception type (a diagnostic), add the position
                 raise VerifyException(str(located)) from None
+        if isinstance(op.location, UnknownLoc):  # no debug location in the text: name the op's line of the file
+            source = self.lexer.input
+            line = source.content.count("\n", 0, start) + 1
+            column = start - source.content.rfind("\n", 0, start)
+            op.location = FileLineColLoc(StringAttr(source.name), IntAttr(line), IntAttr(column))
+        return op
 
 
 def verify_parsed(module: ModuleOp, text: str, name: str) -> None:

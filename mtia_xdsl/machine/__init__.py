@@ -2,6 +2,10 @@
 
 from typing import Any
 
+from mtia_xdsl.machine.config import MachineConfig
+
+__all__ = ["MachineConfig", "run_kernel"]
+
 
 def run_kernel(*args: Any, **kwargs: Any) -> Any:
     """Run a buffer-level kernel on the machine model; see `mtia_xdsl.machine.run.run_kernel`."""

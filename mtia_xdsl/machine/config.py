@@ -28,7 +28,7 @@ Glossary of hardware terms (the MTIA papers' names; use no other word for these 
 - Scalar core: the RISC-V core of a PE running the kernel's control code and issuing commands. Source: S1.
 - VEC (vector core): the RISC-V vector core of a PE, RVV with 512-bit registers. Source: S1.
 
-Sources (see /work/shared/MACHINE.md): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
+Sources (docs/machine.md lists them and every field below): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
 Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro;
 S9 pytorch/helion pull request #3116 (July 2026), quoting Triton-MTIA's CB ID limit.
 Values marked ASSUMPTION have no public source and stay overridable via `MachineConfig.replace`.
@@ -39,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -48,7 +48,7 @@ DEFAULT_CHIP = "mtia2i"
 `machine`, `mtia-set-target{chip=...}`, `mtia-run --machine`)."""
 
 PE_MAPPINGS = ("linear", "round_robin", "zigzag")
-"""Strategies placing program ids on the PE grid (defined in `machine/timing.py`, recorded by the
+"""Strategies placing program ids on the PE grid (defined in `machine/placement.py`, recorded by the
 `mtia-pe-mapping` pass, chosen by the compile option `pe_mapping` or `mtia-run --mapping`)."""
 
 DEFAULT_PE_MAPPING = "zigzag"
@@ -149,7 +149,8 @@ class MachineConfig:
     dma_write_bytes_per_cycle: int = 64  # ASSUMPTION: per PE, LS -> global
     dma_granule_bytes: int = 32  # source: S7 (32-byte alignment); each contiguous run rounds up to it
     dma_issue_cycles: int = 50  # ASSUMPTION: cycles to issue one DMA command
-    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run
+    dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
+    # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
 
     # ---- global memory ----
@@ -423,7 +424,7 @@ def _check_positive_number(name: str, value: object, annotation: object, allow_z
 
 
 MTIA2I = MachineConfig()
-"""MTIA-2i as described in MACHINE.md (the default chip)."""
+"""MTIA-2i as described in docs/machine.md (the default chip)."""
 
 SMALL_TEST = MachineConfig(
     name="small_test",
@@ -434,3 +435,101 @@ SMALL_TEST = MachineConfig(
     llc_bytes=32 * 1024 * 1024,
 )
 """A 2 x 2 PE chip with a 64 KiB LS, for fast tests; every other number as MTIA-2i."""
+
+
+SUBGRID_ATTR = "mtia.pe_subgrid"
+"""Kernel-function attribute `array<i32: base_pe, tile_width, tile_height>` set by mtia-pe-mapping."""
+
+
+@dataclass(frozen=True)
+class PeSubgrid:
+    """The rectangle of PEs a launch runs on (S10): `tile_height` rows of `tile_width` PEs from `base_pe`.
+
+    `base_pe` is the chip's row-major PE number of the rectangle's top-left PE.
+    """
+
+    base_pe: int
+    tile_width: int
+    tile_height: int
+
+    @staticmethod
+    def whole_chip(config: MachineConfig) -> PeSubgrid:
+        """Return the sub-grid covering every PE of `config`."""
+        return PeSubgrid(0, config.pe_cols, config.pe_rows)
+
+    @staticmethod
+    def parse(value: Sequence[int] | None, config: MachineConfig) -> PeSubgrid:
+        """Return the sub-grid `(base_pe, tile_width, tile_height)`, or the whole chip for None or ().
+
+        Raises: ValueError naming the values when it is not three integers or leaves the chip.
+        """
+        if value is None or len(value) == 0:
+            return PeSubgrid.whole_chip(config)
+        if len(value) != 3 or not all(hasattr(v, "__index__") and not isinstance(v, bool) for v in value):
+            raise ValueError(f"pe_subgrid must be three integers (base_pe, tile_width, tile_height), got {value!r}")
+        grid = PeSubgrid(*(int(v) for v in value))
+        grid.check(config)
+        return grid
+
+    def check(self, config: MachineConfig) -> None:
+        """Raise ValueError unless the rectangle lies on the chip of `config` and holds at least one PE."""
+        row, col = divmod(self.base_pe, config.pe_cols) if self.base_pe >= 0 else (-1, -1)
+        if self.tile_width < 1 or self.tile_height < 1:
+            raise ValueError(f"pe_subgrid {self.as_tuple()}: tile width and height must be at least 1")
+        if row < 0 or row + self.tile_height > config.pe_rows or col + self.tile_width > config.pe_cols:
+            raise ValueError(
+                f"pe_subgrid {self.as_tuple()}: {self.tile_height} rows of {self.tile_width} PEs from PE "
+                f"{self.base_pe} (row {row}, column {col}) leave the {config.pe_rows} x {config.pe_cols} PE grid; "
+                "choose a base PE and tile size inside it"
+            )
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        """Return (base_pe, tile_width, tile_height)."""
+        return (self.base_pe, self.tile_width, self.tile_height)
+
+    @property
+    def n_pes(self) -> int:
+        """Number of PEs of the sub-grid."""
+        return self.tile_width * self.tile_height
+
+    def chip_pe(self, local: int, config: MachineConfig) -> int:
+        """Return the chip's PE number of the sub-grid's row-major PE `local`."""
+        row, col = divmod(local, self.tile_width)
+        return self.base_pe + row * config.pe_cols + col
+
+
+def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig of preset `chip` with `overrides` (field -> value or value string) applied.
+
+    The one derivation of a machine: the compile driver's options (`MtiaOptions.machine_config`), a
+    module's attributes (`module_config`) and `mtia-run --machine/--set` all call it, so CB sizing, the LS
+    check and the timing model see the same machine.
+    Raises: ValueError for an unknown preset or field, or a value that does not parse or is nonsense.
+    """
+    config = MachineConfig.preset(chip)
+    pairs = dict(overrides)
+    return config.with_overrides(pairs) if pairs else config
+
+
+def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
+    """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
+    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+
+    Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
+    """
+    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+
+    from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
+
+    target = module.attributes.get(TARGET_ATTR)
+    if not isinstance(target, TargetAttr):
+        raise ValueError(
+            f'the module has no {TARGET_ATTR} attribute (e.g. #mtia.target<"{DEFAULT_CHIP}">); '
+            f"run mtia-set-target{{chip={DEFAULT_CHIP}}} first"
+        )
+    recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
+    pairs: dict[str, Any] = {}
+    if isinstance(recorded, DictionaryAttr):
+        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+    pairs.update(dict(overrides))
+    return derive_config(target.chip.data, pairs)

@@ -1,6 +1,6 @@
 """Global memory of the timing model: placement, LLC coverage, shared bandwidth pools, traffic, hazards.
 
-Model (numbers from `MachineConfig`; see MACHINE.md):
+Model (numbers from `MachineConfig`; see docs/machine.md):
 
 - Placement (`global_placement`): "dram" sends every access to LPDDR5 (no cache); "sram" places the
   kernel's tensors in SRAM scratch (no DRAM traffic); "llc" keeps them in DRAM behind the SRAM used as a
@@ -31,6 +31,7 @@ from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.cost import scalar_access_cycles
 
 DRAM, SRAM = 0, 1
 """Pool indices."""
@@ -59,7 +60,11 @@ class MemoryTraffic:
     dma_sram_bytes: float = 0.0
     """Useful (unrounded) SRAM bytes moved by DMA."""
     scalar_access_bytes: float = 0.0
-    """Bytes of scalar-core gathers/scatters (latency bound, not in the roofline's bandwidth term)."""
+    """Bytes of scalar-core gathers/scatters (latency bound in the timing model)."""
+    scalar_dram_bytes: float = 0.0
+    """The part of `scalar_access_bytes` served by DRAM; with `dma_dram_bytes`, the roofline's DRAM term."""
+    scalar_sram_bytes: float = 0.0
+    """The part of `scalar_access_bytes` served by SRAM; with `dma_sram_bytes`, the roofline's SRAM term."""
     ls_bytes: float = 0.0
 
 
@@ -351,9 +356,10 @@ class MemorySystem:
         dram, sram = self.split_levels(c, c.global_write_bytes > c.global_read_bytes)
         self.count_traffic(c, dram, sram)
         self.traffic.scalar_access_bytes += nbytes
+        self.traffic.scalar_dram_bytes += dram
+        self.traffic.scalar_sram_bytes += sram
         latency = self.access_latency_cycles("dram" if dram > 0 else "sram", pe)
-        per_elem = max(1.0, latency / cfg.scalar_outstanding_loads)
-        return latency + max(0, c.elems - 1) * per_elem
+        return scalar_access_cycles(max(c.elems, 1), latency, cfg)
 
     def granule_bytes(self, c: Command, raw: float, regular: tuple[int, int] | None = None) -> float:
         """Bytes moved once every contiguous run is rounded out to whole granules.

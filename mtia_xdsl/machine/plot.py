@@ -1,8 +1,9 @@
 """Roofline plot: simulated kernels as points under the MTIA-2i memory roofs and engine ceilings.
 
-x is a kernel's arithmetic intensity (`Report.intensity_ops_per_byte`: DPE FLOPs plus SE and vector-core
-elements, per DMA byte of the global level that bounds it), y its achieved ops per second of simulated
-time. Roofs are the chip bandwidths of DRAM (sustained, with the ECC cost), SRAM and LS (all PEs); the
+Two panels, since FLOPs and elements are different units: DPE FLOPs under the BF16 DPE peak, and SE plus
+vector-core elements under the SE peak. x is a kernel's intensity in the panel's unit (per byte of the
+global level that bounds it, DMA and gathers), y its achieved rate in simulated time; a kernel doing both
+kinds of work (attention) appears on both. Roofs are the chip bandwidths of DRAM (sustained, with the ECC cost), SRAM and LS (all PEs); the
 ceilings are the BF16 DPE peak and the SE peak, all from `MachineConfig`. matplotlib is an optional
 dependency (extra `plot`), imported only when a plot is drawn; no pyplot global state is touched.
 """
@@ -19,12 +20,20 @@ from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.report import Report
 
 
+PANELS = ("dpe", "elements")
+"""The two panels: DPE FLOPs (ceiling: the BF16 DPE peak) and SE + vector-core elements (ceiling: the SE
+peak). FLOPs and elements are different units, so each has its own axes."""
+
+
 @dataclass(frozen=True)
 class RooflinePoint:
-    """One kernel on the plot."""
+    """One kernel on one panel: its intensity and achieved rate in that panel's unit."""
 
     label: str
+    panel: str
+    """"dpe" (FLOPs) or "elements" (SE and vector-core elements)."""
     intensity_ops_per_byte: float
+    """The panel's ops per byte of the global level that bounds the kernel (DMA and gathers)."""
     achieved_ops_per_s: float
     achieved_fraction: float
     """Of the kernel's own roofline (Report.achieved_fraction)."""
@@ -35,7 +44,7 @@ class RooflinePlot:
     """What `plot_roofline` drew: the figure, the kernel points, the roofs and where it was written."""
 
     figure: Any
-    """matplotlib.figure.Figure."""
+    """matplotlib.figure.Figure with one axes per panel that has points (DPE first)."""
     points: list[RooflinePoint]
     roofs_bytes_per_s: dict[str, float]
     """Level ("DRAM", "SRAM", "LS") -> chip bandwidth used as a roof."""
@@ -44,14 +53,24 @@ class RooflinePlot:
     path: Path | None
 
 
+def _panel_ops(report: Report, panel: str) -> float:
+    return report.dpe_flops if panel == "dpe" else report.se_elems + report.vec_elems
+
+
 def roofline_points(reports: Sequence[Report], labels: Sequence[str] | None = None) -> list[RooflinePoint]:
-    """Return the plot coordinates of each report; kernels with no ops or no global traffic are skipped."""
+    """Return the plot coordinates of each report on each panel where it has ops (DPE FLOPs, elements).
+
+    Kernels with no ops or no global traffic are skipped.
+    """
     names = list(labels) if labels is not None else [r.kernel or f"kernel {k}" for k, r in enumerate(reports)]
     points = []
-    for name, report in zip(names, reports, strict=True):
-        x, y = report.intensity_ops_per_byte, report.achieved_ops_per_s
-        if math.isfinite(x) and x > 0 and y > 0:
-            points.append(RooflinePoint(name, x, y, report.achieved_fraction))
+    for panel in PANELS:
+        for name, report in zip(names, reports, strict=True):
+            ops, total = _panel_ops(report, panel), report.ops
+            x, y = report.intensity_ops_per_byte, report.achieved_ops_per_s
+            if ops > 0 and math.isfinite(x) and x > 0 and y > 0:
+                share = ops / total
+                points.append(RooflinePoint(name, panel, x * share, y * share, report.achieved_fraction))
     return points
 
 
@@ -70,13 +89,20 @@ def roofs(config: MachineConfig) -> tuple[dict[str, float], dict[str, float]]:
     return memory, engines
 
 
+_PANEL_TEXT = {
+    "dpe": ("DPE bf16", "FLOP per byte", "achieved FLOP/s (DPE)"),
+    "elements": ("SE", "elements per byte", "achieved elements/s (SE + vector core)"),
+}
+
+
 def plot_roofline(
     reports: Sequence[Report],
     config: MachineConfig,
     path: str | Path | None = None,
     labels: Sequence[str] | None = None,
 ) -> RooflinePlot:
-    """Draw the roofline of `config` with one point per report; write a PNG to `path` if given.
+    """Draw the roofline of `config`: a DPE panel (FLOPs) and an SE/vector panel (elements), one point
+    per kernel and panel where it has ops, named in each panel's legend; write a PNG to `path` if given.
 
     Raises: ImportError naming the `plot` extra if matplotlib is not installed.
     """
@@ -88,34 +114,33 @@ def plot_roofline(
 
     points = roofline_points(reports, labels)
     memory, engines = roofs(config)
-    figure = Figure(figsize=(9, 6), dpi=110)
+    panels = [p for p in PANELS if any(q.panel == p for q in points)] or ["dpe"]
+    figure = Figure(figsize=(7 * len(panels), 6), dpi=110)
     FigureCanvasAgg(figure)
-    ax = figure.add_subplot()
-    lo, hi = _x_range(points, memory, engines)
-    xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
-    top = max(engines.values())
-    for (level, bandwidth), style in zip(memory.items(), ("-", "--", ":"), strict=True):
-        ax.plot(xs, [min(x * bandwidth, top) for x in xs], style, color="gray", lw=1.2)
-        ax.annotate(f"{level} {bandwidth / 1e9:,.0f} GB/s", (lo, lo * bandwidth), fontsize=8, color="gray")
-    for (engine, peak), color in zip(engines.items(), ("tab:red", "tab:orange"), strict=True):
-        ax.axhline(peak, color=color, lw=1.0, ls="-.")
-        ax.annotate(f"{engine} peak {peak / 1e12:.2f} Tops/s", (lo, peak * 1.08), fontsize=8, color=color)
-    for point in points:
-        ax.plot(point.intensity_ops_per_byte, point.achieved_ops_per_s, "o", ms=7)
-        ax.annotate(
-            f"{point.label} ({100 * point.achieved_fraction:.0f} %)",
-            (point.intensity_ops_per_byte, point.achieved_ops_per_s),
-            textcoords="offset points",
-            xytext=(6, -10),
-            fontsize=8,
-        )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_xlabel("arithmetic intensity (ops per byte of the bounding global level)")
-    ax.set_ylabel("achieved ops/s (DPE FLOPs + SE/vector elements)")
-    ax.set_title(f"Roofline of {config.name}: example kernels on the machine model (% of own roofline)")
-    ax.grid(True, which="both", lw=0.3)
+    markers = "osD^v<>ph*"
+    for k, panel in enumerate(panels):
+        ax = figure.add_subplot(1, len(panels), k + 1)
+        engine, xlabel, ylabel = _PANEL_TEXT[panel]
+        mine = [q for q in points if q.panel == panel]
+        peak = engines[engine]
+        lo, hi = _x_range(mine, memory, {engine: peak})
+        xs = [lo * (hi / lo) ** (j / 200) for j in range(201)]
+        for (level, bandwidth), style in zip(memory.items(), ("-", "--", ":"), strict=True):
+            ax.plot(xs, [min(x * bandwidth, peak) for x in xs], style, color="gray", lw=1.2,
+                    label=f"{level} {bandwidth / 1e9:,.0f} GB/s")  # fmt: skip
+        ax.axhline(peak, color="tab:red", lw=1.0, ls="-.", label=f"{engine} peak {peak / 1e12:.2f} T/s")
+        for j, point in enumerate(mine):
+            ax.plot(point.intensity_ops_per_byte, point.achieved_ops_per_s, markers[j % len(markers)], ms=7,
+                    label=f"{point.label} ({100 * point.achieved_fraction:.0f} % of roofline)")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel(f"arithmetic intensity ({xlabel} of the bounding global level)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{config.name}: {engine} roofline")
+        ax.grid(True, which="both", lw=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    figure.tight_layout()
     written = None
     if path is not None:
         written = Path(path)
@@ -128,6 +153,8 @@ def _x_range(
 ) -> tuple[float, float]:
     """Span the kernels' intensities and every ridge point (where a roof meets a ceiling), in decades."""
     xs = [p.intensity_ops_per_byte for p in points]
+    if not points:
+        xs += [1.0]
     xs += [peak / bw for peak in engines.values() for bw in memory.values()]
     lo = 10 ** math.floor(math.log10(min(xs)) - 0.5)
     hi = 10 ** math.ceil(math.log10(max(xs)) + 0.5)

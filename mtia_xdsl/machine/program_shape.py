@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
+from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import memory_hazards
@@ -88,33 +89,29 @@ class ProgramShape:
 
 def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
     """Return (engine occupancy, extra latency until results are visible) of a compute command; add its
-    ideal work to `w`. DPE occupancy excludes the pipeline fill."""
+    ideal work to `w`. The costs are `machine/cost.py`'s (the ones CB sizing uses); occupancy is whole
+    cycles, at least 1. DPE occupancy excludes the pipeline fill."""
     engine = c.engine
     if e == DPE:
-        ideal = c.macs * c.dpe_passes / cfg.dpe_macs_per_cycle(c.dtype)
+        ideal = cost.dpe_cycles(c.macs, c.dtype, c.dpe_passes, cfg)
         w.dpe_cycles += ideal
         w.dpe_macs += c.macs
         w.dpe_flops += 2.0 * c.macs * c.dpe_passes
         return max(1, math.ceil(ideal)), 0.0
+    if engine is Engine.RE and c.kind == RE_LINK_KIND:
+        return re_link_cycles(c, cfg)
+    ideal = cost.compute_cycles(engine, c.elems, c.dtype, cfg)
     if engine is Engine.SE:
-        ideal = c.elems / cfg.se_elems_per_cycle
         w.se_cycles += ideal
         w.se_elems += c.elems
-        return max(1, math.ceil(ideal)), cfg.se_lut_latency_cycles if c.lut else cfg.se_alu_latency_cycles
-    if engine is Engine.VEC:
-        ideal = c.elems / cfg.vec_elems_per_cycle(c.dtype)
+    elif engine is Engine.VEC:
         w.vec_cycles += ideal
         w.vec_elems += c.elems
-        return max(1, math.ceil(ideal)), cfg.vec_latency_cycles
-    if engine is Engine.RE:
-        if c.kind == RE_LINK_KIND:
-            return re_link_cycles(c, cfg)
-        ideal = c.elems / cfg.re_elems_per_cycle
+    elif engine is Engine.RE:
         w.re_cycles += ideal
-        return max(1, math.ceil(ideal)), cfg.re_latency_cycles + c.re_hops * cfg.re_hop_cycles
-    ideal = c.elems / cfg.mlu_elems_per_cycle
-    w.mlu_cycles += ideal
-    return max(1, math.ceil(ideal)), cfg.mlu_latency_cycles
+    else:
+        w.mlu_cycles += ideal
+    return max(1, math.ceil(ideal)), cost.latency_cycles(engine, cfg, c.lut, c.re_hops)
 
 
 def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, ProgramShape]) -> ProgramShape:

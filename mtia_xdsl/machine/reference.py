@@ -25,6 +25,9 @@ from mtia_xdsl.machine.interpret.cf import CfFunctions
 from mtia_xdsl.machine.interpret.descriptor import DescriptorFunctions
 from mtia_xdsl.machine.interpret.map_elementwise import MapElementwiseFunctions
 from mtia_xdsl.machine.interpret.math import MathFunctions
+from mtia_xdsl.machine.interpret.mtia_pe import MtiaPeFunctions
+from mtia_xdsl.machine.interpret.mtia_renet import MtiaReNetFunctions
+from mtia_xdsl.machine.interpret.mtia_slice import MtiaSliceFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
@@ -184,7 +187,8 @@ def make_tt_interpreter(
     module: builtin.ModuleOp, listeners: tuple[Interpreter.Listener, ...] = (), counter: OpCounter | None = None
 ) -> _Interpreter:
     """Return an interpreter for `module` with the tt (incl. tensor descriptors and map_elementwise), arith,
-    math, scf, cf and func semantics registered; `counter` counts scalar-core instructions."""
+    math, scf, cf, func, PE-grid (mtia.pe_id, mtia.re_allreduce) and mtia.extract_slice semantics registered;
+    `counter` counts scalar-core instructions."""
     interpreter = _Interpreter(module, listeners, counter)
     functions = (
         TtFunctions(),
@@ -195,6 +199,9 @@ def make_tt_interpreter(
         FuncFunctions(),
         DescriptorFunctions(),
         MapElementwiseFunctions(),
+        MtiaPeFunctions(),
+        MtiaSliceFunctions(),
+        MtiaReNetFunctions(),
     )
     for f in functions:
         interpreter.register_implementations(f)
@@ -223,23 +230,108 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
 
 
 def run_tt(
-    module: builtin.ModuleOp, grid: tuple[int, int, int], args: list[Any], kernel_name: str | None = None
+    module: builtin.ModuleOp,
+    grid: tuple[int, int, int],
+    args: list[Any],
+    kernel_name: str | None = None,
+    options: Any = None,
 ) -> None:
     """Run a tt-level kernel for every program id of `grid`, then write results into the torch tensors.
 
     `args` are the kernel's non-constexpr arguments in order: torch CPU tensors for pointers (or None for
     a null pointer), Python numbers for scalars. On any error the caller's tensors are left untouched.
+    `options` (as for `machine.run.run_kernel`: `machine`, `pe_mapping`, `pe_subgrid`) place the programs
+    on PEs for kernels that ask for theirs (`mtia_xdsl.language.get_pe_id`).
     Raises: InterpretationError naming the kernel line (out-of-bounds access, bad arguments, ...).
     """
     launch = prepare_launch(module, grid, args, kernel_name)
     interpreter = make_tt_interpreter(module)
+    placement = _reference_placement(module, launch, options)
+    if any(op.name == "mtia.re_allreduce" for op in launch.kernel.walk()):
+        _run_by_round(interpreter, launch, placement)
+        launch.memory.commit()
+        return
     for pid in launch.program_ids():
-        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid))
+        set_launch_state(interpreter, LaunchState(launch.memory, pid, launch.grid, placement))
         try:
             interpreter.call_op(launch.kernel, launch.values)
         except InterpretationError as e:
             raise InterpretationError(located_error_text(e, interpreter.last_op, pid)) from None
     launch.memory.commit()
+
+
+def _run_by_round(interpreter: _Interpreter, launch: Launch, placement: Any) -> None:
+    """Run the programs of each round together (as a batch), so cross-PE reductions see their groups.
+
+    A batch whose programs disagree on a branch or loop bound is undone and rerun split by that value.
+    """
+    import numpy as np
+
+    from mtia_xdsl.machine.placement import by_round
+
+    if isinstance(placement, InterpretationError):
+        raise placement
+    pids = by_round(list(launch.program_ids()), placement)
+    n = placement.subgrid.n_pes
+    shared = (placement, {}, {})  # placement, cross-PE reduction results and inputs (LaunchState)
+    waiting: list[Any] = []
+    launch.memory.begin_undo()
+    try:
+        for start in range(0, len(pids), n):
+            _run_batch_splitting(interpreter, launch, shared, np.asarray(pids[start : start + n]), waiting)
+        while waiting:  # batches that reached a reduction before the rest of their group
+            retry, waiting[:] = list(waiting), []
+            before = len(shared[2])
+            for ids, _ in retry:
+                _run_batch_splitting(interpreter, launch, shared, ids, waiting)
+            if waiting and len(shared[2]) == before:
+                ids, wait = waiting[0]
+                raise InterpretationError(located_error_text(wait, None, tuple(map(int, ids[0]))))
+    finally:
+        launch.memory.end_undo()
+
+
+def _run_batch_splitting(
+    interpreter: _Interpreter, launch: Launch, shared: tuple[Any, Any, Any], ids: Any, waiting: list[Any]
+) -> None:
+    """Run the programs `ids` as one batch; on a divergence undo and rerun them split by the diverging value;
+    a batch waiting at a cross-PE reduction is undone and appended to `waiting` (with its CollectiveWait).
+
+    `shared` is (placement, cross-PE reduction results, inputs) of the launch (see LaunchState).
+    """
+    import numpy as np
+
+    from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
+    from mtia_xdsl.machine.interpret.values import Divergence
+
+    launch.memory.undo_log = []
+    program_id = tuple(ids[:, a].astype(np.int32) for a in range(3)) if len(ids) > 1 else tuple(map(int, ids[0]))
+    set_launch_state(interpreter, LaunchState(launch.memory, program_id, launch.grid, *shared))
+    try:
+        interpreter.call_op(launch.kernel, launch.values)
+    except CollectiveWait as wait:
+        launch.memory.undo()
+        waiting.append((ids, wait))
+    except Divergence as d:
+        launch.memory.undo()
+        _, first, which = np.unique(d.values, return_index=True, return_inverse=True)
+        for k in np.argsort(first):
+            _run_batch_splitting(interpreter, launch, shared, ids[which.reshape(-1) == k], waiting)
+    except InterpretationError as e:
+        raise InterpretationError(located_error_text(e, interpreter.last_op, tuple(map(int, ids[0])))) from None
+
+
+def _reference_placement(module: builtin.ModuleOp, launch: Launch, options: Any) -> Any:
+    """Return the launch's Placement, or the InterpretationError a PE query raises when no machine is named."""
+    from mtia_xdsl.machine.placement import machine_config, run_placement
+
+    try:
+        config = machine_config(module, options)
+    except InterpretationError as e:
+        return InterpretationError(
+            f"{e}; a kernel that asks for its PE (get_pe_id) runs on a machine: pass options with `machine`"
+        )
+    return run_placement(launch.kernel, launch.grid, config, options)
 
 
 @dataclass(frozen=True)
@@ -274,6 +366,7 @@ def prepare_launch(
             f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
         )
     memory = GlobalMemory.from_tensors(args, names)
+    memory.adopt_live_tensors = any(op.name == "tt.int_to_ptr" for op in kernel.walk())
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
     return Launch(kernel, _grid3(grid, location_str(kernel.location)), memory, values)
 

@@ -206,6 +206,10 @@ class Report:
     """Every kernel source line that issued commands, with what they cost, most command cycles first."""
     cbs: list[CbInfo] = field(default_factory=list)
     """The kernel's CBs (depth, bytes, why), when the runtime knows the compiled program (`cb_report`)."""
+    gather_dram_bytes: float = 0.0
+    """DRAM bytes of scalar-core gathers and scatters (in the roofline and the intensity with DMA's)."""
+    gather_sram_bytes: float = 0.0
+    """SRAM bytes of scalar-core gathers and scatters."""
     fit: list[str] = field(default_factory=list)
     """How the compiler made the kernel's CBs fit (`mtia_xdsl.fit`): what was tried, what was applied and
     why; empty when the kernel fitted as written."""
@@ -255,6 +259,8 @@ class Report:
             ls_bytes=traffic.ls_bytes,
             dma_dram_bytes=traffic.dma_dram_bytes,
             dma_sram_bytes=traffic.dma_sram_bytes,
+            gather_dram_bytes=traffic.scalar_dram_bytes,
+            gather_sram_bytes=traffic.scalar_sram_bytes,
             dram_transferred_bytes=traffic.dram_transferred_bytes,
             sram_transferred_bytes=traffic.sram_transferred_bytes,
             granule_bytes=cfg.dma_granule_bytes,
@@ -294,8 +300,12 @@ class Report:
 
     @property
     def intensity_ops_per_byte(self) -> float:
-        """Arithmetic intensity: `ops` per DMA byte of `memory_level` (inf when it moved no bytes)."""
-        nbytes = self.dma_sram_bytes if self.memory_level == "sram" else self.dma_dram_bytes
+        """Arithmetic intensity: `ops` per byte of `memory_level` moved by DMA or scalar-core gathers and
+        scatters (inf when it moved no bytes)."""
+        if self.memory_level == "sram":
+            nbytes = self.dma_sram_bytes + self.gather_sram_bytes
+        else:
+            nbytes = self.dma_dram_bytes + self.gather_dram_bytes
         return self.ops / nbytes if nbytes > 0 else math.inf
 
     @property
@@ -412,7 +422,9 @@ class Report:
     def _format_fit(self) -> list[str]:
         if not self.fit:
             return []
-        return ["", "  made to fit (the CBs did not fit as written):"] + [f"    {line}" for line in self.fit]
+        forced = len(self.fit) == 1 and self.fit[0].startswith("applied sub_block=")
+        heading = "sub-tiled (compile option sub_block):" if forced else "made to fit (the CBs did not fit as written):"
+        return ["", f"  {heading}"] + [f"    {line}" for line in self.fit]
 
     def _format_legend(self) -> list[str]:
         return [
@@ -469,8 +481,9 @@ def _roofline_terms(timeline: Timeline) -> dict[str, float]:
         "dpe": work.dpe_cycles / n,
         "se": work.se_cycles / n,
         "vec": work.vec_cycles / n,
-        "dram": traffic.dma_dram_bytes / cfg.dram_bytes_per_cycle,
-        "sram": traffic.dma_sram_bytes / cfg.sram_bytes_per_cycle,
+        # gathers and scatters of the scalar core move bytes too (a kernel with non-box masks has no DMA)
+        "dram": (traffic.dma_dram_bytes + traffic.scalar_dram_bytes) / cfg.dram_bytes_per_cycle,
+        "sram": (traffic.dma_sram_bytes + traffic.scalar_sram_bytes) / cfg.sram_bytes_per_cycle,
         "dma": max(timeline.dma_bound_cycles.values(), default=0.0),
         "scalar": max(timeline.scalar_issue_cycles.values(), default=0.0),
     }

@@ -27,18 +27,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.dialects.mtia import TargetAttr
 from mtia_xdsl.machine.commands import ProgramTrace
-from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
+from mtia_xdsl.machine.interpret.mtia_indexed_dma import MtiaIndexedDmaFunctions
+from mtia_xdsl.machine.interpret.mtia_renet import CollectiveWait
 from mtia_xdsl.machine.interpret.tt import LaunchState, set_launch_state
 from mtia_xdsl.machine.interpret.values import Divergence
+from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's helpers live with placement)
+    Placement,
+    by_round,
+    has_collective,
+    machine_config,
+    run_mapping,
+    run_placement,
+    run_subgrid,
+)
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
@@ -57,25 +67,6 @@ class RunResult:
     report: Report
     timeline: Timeline
     traces: list[ProgramTrace]
-
-
-def machine_config(module: ModuleOp, options: Any = None) -> MachineConfig:
-    """Return the MachineConfig for a run: `options.machine_config`, else `options.machine`, else the
-    module's `mtia.target`.
-
-    Raises: InterpretationError if none names a chip (lower the module with the default pipeline, or run
-    mtia-set-target).
-    """
-    config = getattr(options, "machine_config", None)
-    if isinstance(config, MachineConfig):
-        return config
-    name = getattr(options, "machine", None)
-    target = module.attributes.get(mtia.TARGET_ATTR)
-    if name is None and isinstance(target, TargetAttr):
-        name = target.chip.data
-    if name is None:
-        raise InterpretationError("no chip to run on: the module has no mtia.target; run mtia-set-target first")
-    return MachineConfig.preset(name)
 
 
 def run_kernel(
@@ -98,42 +89,35 @@ def run_kernel(
     launch = prepare_launch(module, grid, args, kernel_name)
     config = machine_config(module, options)
     with _ProgressBar("programs", launch.grid[0] * launch.grid[1] * launch.grid[2]) as bar:
-        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update)
+        placement = run_placement(launch.kernel, launch.grid, config, options)
+        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update, placement)
         traces = runner.run_all()
-    mapping = run_mapping(launch.kernel, options)
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
-            timeline = simulate(traces, config, mapping, launch.grid, **extra)
+            timeline = simulate(
+                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra
+            )
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
     return RunResult(build_report(timeline, sym_name(launch.kernel)), timeline, traces)
 
 
-def run_mapping(kernel: Operation, options: Any = None) -> str:
-    """Return the program-id -> PE mapping of a run (see timing.MAPPINGS).
-
-    In order: `options.mapping_override` (mtia-run --mapping), the kernel's `mtia.pe_mapping` attribute
-    (recorded by the mtia-pe-mapping pass from the compile option `pe_mapping`), `options.pe_mapping`,
-    else "zigzag" (the compile default).
-    """
-    override = getattr(options, "mapping_override", None)
-    if override:
-        return str(override)
-    recorded = kernel.attributes.get(mtia.PE_MAPPING_ATTR)
-    if isinstance(recorded, StringAttr):
-        return recorded.data
-    return str(getattr(options, "pe_mapping", None) or DEFAULT_PE_MAPPING)
-
-
 class _BatchRunner:
     """Runs the programs of a launch in batches; see the module docstring."""
 
     def __init__(
-        self, module: ModuleOp, launch: Launch, config: MachineConfig, max_batch: int, done: Callable[[int], Any]
+        self,
+        module: ModuleOp,
+        launch: Launch,
+        config: MachineConfig,
+        max_batch: int,
+        done: Callable[[int], Any],
+        placement: Placement,
     ) -> None:
         self.launch = launch
+        self.placement = placement
         self.config = config
         self.max_batch = max_batch
         self.done = done
@@ -141,9 +125,20 @@ class _BatchRunner:
         self.interpreter = make_tt_interpreter(module, counter=self.counter)
         self.interpreter.register_implementations(MtiaFunctions())
         self.interpreter.register_implementations(MtiaAtomicFunctions())
+        self.interpreter.register_implementations(MtiaIndexedDmaFunctions())
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
+        self.collective = has_collective(launch.kernel)
+        if self.collective:  # mtia.re_allreduce groups run in one batch: order by round, whole rounds per batch
+            self.pids = by_round(self.pids, placement)
+            n_pes = placement.subgrid.n_pes
+            self.max_batch = max(n_pes, self.max_batch // n_pes * n_pes)
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
+        self.collective_results: dict[tuple[int, int], Any] = {}
+        self.collective_inputs: dict[tuple[int, int], Any] = {}
+        """LaunchState.collective_results / collective_inputs shared by every batch of the launch."""
+        self.waiting: list[tuple[np.ndarray, CollectiveWait]] = []
+        """Batches that reached a cross-PE reduction before the rest of their group, to retry."""
         self.runs_cache: dict[tuple, tuple] = {}
         """PeState.runs_cache shared by every batch of the launch."""
 
@@ -157,9 +152,29 @@ class _BatchRunner:
                 stop = min(start + self.max_batch, len(self.pids))
                 self._run_group(np.arange(start, stop))
                 start = stop
+            self._retry_waiting()
         finally:
             memory.end_undo()
-        return [t for t in self.traces if t is not None]
+        traces = [t for t in self.traces if t is not None]
+        if self.collective:  # back to launch order
+            gx, gy, _ = self.launch.grid
+            traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
+        return traces
+
+    def _retry_waiting(self) -> None:
+        """Rerun the batches waiting at a cross-PE reduction until none is left or none makes progress.
+
+        Raises: InterpretationError (the first wait's message) when waiting batches can make no progress.
+        """
+        while self.waiting:
+            waiting, self.waiting = self.waiting, []
+            before = len(self.collective_inputs)
+            for group, _ in waiting:
+                self._run_group(group)
+            if self.waiting and len(self.collective_inputs) == before:
+                group, wait = self.waiting[0]
+                text = located_error_text(wait, None, self.pids[int(group[0])])
+                raise InterpretationError(f"{text}; no tensor was written")
 
     def _run_group(self, group: np.ndarray) -> None:
         """Run the programs `group` (indices into the launch, ascending), splitting as needed."""
@@ -167,6 +182,10 @@ class _BatchRunner:
         memory.undo_log = []
         try:
             traces = self._run_batch(group)
+        except CollectiveWait as wait:
+            memory.undo()
+            self.waiting.append((group, wait))
+            return
         except Divergence as d:
             memory.undo()
             _, first, which = np.unique(d.values, return_index=True, return_inverse=True)
@@ -209,7 +228,15 @@ class _BatchRunner:
             program_id = (ids[:, 0], ids[:, 1], ids[:, 2])
         state = PeState(pids, self.config, runs_cache=self.runs_cache)
         self.counter.state = state
-        set_launch_state(self.interpreter, LaunchState(self.launch.memory, program_id, self.launch.grid))
+        launch = LaunchState(
+            self.launch.memory,
+            program_id,
+            self.launch.grid,
+            self.placement,
+            self.collective_results,
+            self.collective_inputs,
+        )
+        set_launch_state(self.interpreter, launch)
         set_pe_state(self.interpreter, state)
         self.interpreter.call_op(self.launch.kernel, self.launch.values)
         return state.traces(self.last_op)

@@ -1,6 +1,6 @@
 """Discrete-event timing model: schedules recorded engine commands on the PEs and the shared memory.
 
-Model (numbers from `MachineConfig`; see MACHINE.md):
+Model (numbers from `MachineConfig`; see docs/machine.md):
 
 - Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
@@ -45,9 +45,12 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from mtia_xdsl.machine.commands import Command, ProgramTrace
-from mtia_xdsl.machine.config import PE_MAPPINGS, MachineConfig
+from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
+from mtia_xdsl.machine.placement import MAPPINGS, PeSubgrid, Placement
 from mtia_xdsl.machine.program_shape import (
     DMA,
     ENGINES,
@@ -61,16 +64,6 @@ from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_c
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
-MAPPINGS = PE_MAPPINGS
-"""Program -> PE strategies, as distributions of the linear program ids (axis 0 fastest) over the n PEs
-numbered row-major; a PE runs its programs in increasing program id:
-- "linear": contiguous chunks, PE p runs programs [p*k, (p+1)*k) with k = ceil(P / n);
-- "round_robin": program i on PE i mod n;
-- "zigzag": round-robin in rounds of n whose direction alternates (round i // n even: PE i mod n, odd:
-  PE n-1-(i mod n)), so a PE that got a light program in one round gets a heavy one in the next when work
-  grows with the program id (causal attention).
-ASSUMPTION: our reading of S8 (the paper names the three strategies, not their exact definition)."""
-
 _WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
@@ -82,11 +75,13 @@ def simulate(
     mapping: str = "linear",
     grid: tuple[int, int, int] | None = None,
     progress: Callable[[int], None] | None = None,
+    subgrid: PeSubgrid | None = None,
 ) -> Timeline:
     """Schedule every program's commands on the chip and return when each ran.
 
     `progress`, if given, is called now and then with the number of commands finished since its last
-    call (the calls add up to the number of commands).
+    call (the calls add up to the number of commands). `subgrid` is the rectangle of PEs the launch runs
+    on (machine/placement.py; default the whole chip).
     Units: cycles. Deterministic: the same inputs always give the same cycles.
     Requires: `programs` holds one trace per program id of the launch.
     Raises: TimingError naming the kernel loc for inconsistent CB references, a deadlock or a program
@@ -95,7 +90,7 @@ def simulate(
     if mapping not in MAPPINGS:
         raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
     grid = grid or _infer_grid(programs)
-    pe_of_program = place_programs(programs, config, mapping, grid)
+    pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
     sim = _Simulator(list(programs), config, pe_of_program, progress)
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small objects and frees nothing cyclic: collections only cost time
@@ -108,32 +103,25 @@ def simulate(
 
 
 def place_programs(
-    programs: Sequence[ProgramTrace], config: MachineConfig, mapping: str, grid: tuple[int, int, int]
+    programs: Sequence[ProgramTrace],
+    config: MachineConfig,
+    mapping: str,
+    grid: tuple[int, int, int],
+    subgrid: PeSubgrid | None = None,
 ) -> list[int]:
-    """Return the PE of each program under `mapping` (see MAPPINGS).
+    """Return the chip PE number of each program under `mapping` on `subgrid` (machine/placement.py).
 
-    Raises: ValueError for an unknown mapping.
+    Raises: ValueError for an unknown mapping or a sub-grid off the chip.
     """
-    gx, gy, gz = grid
-    n_pes = config.pe_rows * config.pe_cols
-    n_programs = gx * gy * gz
-    result = []
-    for prog in programs:
-        x, y, z = prog.program_id
-        result.append(_pe_order(x + gx * (y + gy * z), n_programs, n_pes, mapping))
-    return result
-
-
-def _pe_order(linear: int, n_programs: int, n_pes: int, mapping: str) -> int:
-    """Return the PE (row-major index) of linear program id `linear` among `n_programs` under `mapping`."""
-    if mapping == "linear":
-        return linear // -(-n_programs // n_pes)
-    if mapping == "round_robin":
-        return linear % n_pes
-    if mapping == "zigzag":
-        lane = linear % n_pes
-        return lane if (linear // n_pes) % 2 == 0 else n_pes - 1 - lane
-    raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
+    area = subgrid or PeSubgrid.whole_chip(config)
+    area.check(config)
+    placement = Placement(mapping, area, grid)
+    if not programs:
+        return []
+    ids = np.asarray([prog.program_id for prog in programs], dtype=np.int64)
+    local = np.atleast_1d(placement.local_pe((ids[:, 0], ids[:, 1], ids[:, 2])))
+    rows, cols = np.divmod(local, area.tile_width)
+    return (area.base_pe + rows * config.pe_cols + cols).tolist()
 
 
 def _infer_grid(programs: Sequence[ProgramTrace]) -> tuple[int, int, int]:

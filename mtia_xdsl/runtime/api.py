@@ -184,7 +184,7 @@ class CompiledKernel:
     def _check_fixed(self, variant: Specialization, bound: dict[str, Any]) -> None:
         for name, ty in variant.signature.items():
             value = bound[name]
-            if ty.startswith("*") and hasattr(value, "dtype") and hasattr(value, "data_ptr"):
+            if isinstance(ty, str) and ty.startswith("*") and hasattr(value, "dtype") and hasattr(value, "data_ptr"):
                 got = scalar_type(value)
                 if got != ty:
                     raise KernelLaunchError(

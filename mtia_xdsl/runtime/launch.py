@@ -55,14 +55,39 @@ def runtime_args(fn: Any, signature: dict[Any, Any], args: Sequence[Any]) -> lis
             f"({', '.join(map(str, signature))}) but {len(args)} were given"
         )
     out: list[Any] = []
+    tensors = [a for a in args if hasattr(a, "untyped_storage")]
     for (name, ty), value in zip(signature.items(), args):
         if ty == "constexpr":
             continue
-        if not isinstance(ty, str):
-            raise KernelLaunchError(
-                f"{where}: error: argument '{name}' has type {ty}; tuple arguments are not supported yet"
-            )
-        out.append(_convert(where, str(name), ty, value))
+        for path, leaf_ty, leaf in _leaves(where, str(name), ty, value, tensors):
+            if leaf_ty != "constexpr":
+                out.append(_convert(where, path, leaf_ty, leaf))
+    return out
+
+
+def _leaves(where: str, name: str, ty: Any, value: Any, tensors: list[Any]) -> list[tuple[str, Any, Any]]:
+    """Return (name, type, value) of each leaf of an argument, in the order the kernel's parameters take them.
+
+    Tuples and named tuples are passed by element, as Triton 3.9 does; a ctypes.Structure by field
+    (mtia_xdsl.utils.structs), its pointer fields becoming tensor views.
+    Raises: KernelLaunchError naming the argument or field when the value does not have the type's shape.
+    """
+    if isinstance(ty, str):
+        return [(name, ty, value)]
+    from mtia_xdsl.utils.structs import StructFieldError, is_struct, struct_leaves
+
+    if is_struct(value):
+        try:
+            return [(p, t, v) for p, t, v in struct_leaves(value, ty, name, tensors)]
+        except StructFieldError as e:
+            raise KernelLaunchError(f"{where}: error: argument '{name}': {e}") from None
+    if not isinstance(value, tuple) or len(value) != len(ty):
+        raise KernelLaunchError(f"{where}: error: argument '{name}' must be a tuple of {len(ty)} values like {ty}")
+    fields = getattr(ty, "_fields", None)
+    out: list[tuple[str, Any, Any]] = []
+    for i, (sub_ty, sub) in enumerate(zip(ty, value, strict=True)):
+        label = f"{name}.{fields[i]}" if fields else f"{name}[{i}]"
+        out.extend(_leaves(where, label, sub_ty, sub, tensors))
     return out
 
 
@@ -150,11 +175,17 @@ def normalize_grid(
     return (int(padded[0]), int(padded[1]), int(padded[2]))
 
 
-def scalar_type(value: Any) -> str:
+def scalar_type(value: Any) -> Any:
     """Return Triton's signature type for a Python scalar or torch tensor argument.
 
-    Example: scalar_type(torch.empty(4)) == "*fp32"; scalar_type(7) == "i32".
+    Example: scalar_type(torch.empty(4)) == "*fp32"; scalar_type(7) == "i32". A ctypes.Structure gives the
+    named tuple of its field types (mtia_xdsl.utils.structs).
+    Raises: TypeError for a value with no Triton type (naming the field of a structure).
     """
+    from mtia_xdsl.utils.structs import is_struct, struct_type
+
+    if is_struct(value):
+        return struct_type(value, type(value).__name__)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         from triton.runtime.jit import mangle_type
 

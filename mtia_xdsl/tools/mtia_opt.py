@@ -3,6 +3,7 @@
 Example: mtia-opt kernel.mlir -p convert-tt-to-mtia,mtia-cb-bufferize
 """
 
+import argparse
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -11,8 +12,46 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 
+DESCRIPTION = "mtia-opt: xdsl-opt with the tt and mtia dialects and mtia_xdsl's passes (listed at the end)"
+
+PY_INPUT_HELP = """\
+A Triton kernel in a .py file is built through Triton's code generator; comments in the file name the
+kernel and its specialisation (several lines are joined; arguments not in the signature are constexprs):
+  # mtia-opt: kernel=add_kernel signature=x_ptr:*fp32,y_ptr:*fp32,output_ptr:*fp32,n_elements:i32
+  # mtia-opt: constexprs=BLOCK_SIZE:1024
+The default pipeline: python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())'"""
+
+
+def our_passes_help() -> str:
+    """The help text listing mtia_xdsl's passes, each with the first line of its docstring."""
+    from mtia_xdsl.transforms import get_all_passes
+
+    lines = ["mtia_xdsl passes (-p NAME or NAME{option=value ...}; xDSL's own passes work too):"]
+    for name, factory in sorted(get_all_passes().items()):
+        doc = (factory().__doc__ or "").strip().splitlines()
+        lines.append(f"  {name:34} {doc[0] if doc else ''}")
+    return "\n".join(lines)
+
+
 class MtiaOptMain(xDSLOptMain):
     """Registration hooks only: dialects, passes, targets and the `.py` kernel frontend."""
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        """xdsl-opt's arguments; the help names our passes first, with descriptions, and the .py input."""
+        super().register_all_arguments(arg_parser)
+        arg_parser.description = DESCRIPTION
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        for action in arg_parser._actions:
+            if action.dest == "passes":
+                action.help = "comma-separated pass pipeline; mtia_xdsl's passes are listed below"
+            elif action.dest == "input_file":
+                action.help = "an .mlir or .ttir file, or a Triton kernel .py with a '# mtia-opt:' comment"
+        base_help = arg_parser.format_help
+
+        def format_help() -> str:  # the pass list imports every pass: built only when help is shown
+            return f"{our_passes_help()}\n\n{base_help()}\n{PY_INPUT_HELP}\n"
+
+        arg_parser.format_help = format_help  # type: ignore[method-assign]
 
     def register_all_dialects(self) -> None:
         from mtia_xdsl.dialects import get_all_dialects
@@ -96,6 +135,9 @@ def main(args: Sequence[str] | None = None) -> None:
         if not str(e).startswith("Unrecognized passes"):
             raise
         print(f"mtia-opt: {e}; `mtia-opt --help` lists the passes", file=sys.stderr)
+        raise SystemExit(1) from None
+    except OSError as e:  # a missing or unreadable input file
+        print(f"mtia-opt: cannot read {e.filename or 'the input'}: {e.strerror or e}", file=sys.stderr)
         raise SystemExit(1) from None
 
 

@@ -38,16 +38,27 @@ class RunOptions:
     machine: str
     mapping_override: str | None = None
     """--mapping: the program-id -> PE mapping of the run, over the kernel's `mtia.pe_mapping` attribute."""
-    machine_config: Any = None
-    """The MachineConfig to run on (the preset `machine` with the --set overrides applied)."""
+    machine_overrides: tuple[tuple[str, str], ...] = ()
+    """--set FIELD=VALUE pairs: the lowering sizes CBs for them and the run simulates with them."""
+
+    @property
+    def machine_config(self) -> Any:
+        """The MachineConfig to run on: `derive_config` of the preset `machine` with the --set overrides."""
+        from mtia_xdsl.machine.config import derive_config
+
+        return derive_config(self.machine, self.machine_overrides)
+    subgrid_override: tuple[int, ...] | None = None
+    """--pe-subgrid: the launch's PE sub-grid (base PE, tile width, tile height), over `mtia.pe_subgrid`."""
 
     def compile_options(self) -> Any:
-        """Return the MtiaOptions a tt-level input is lowered with (the mapping, if given, recorded too)."""
+        """Return the MtiaOptions a tt-level input is lowered with: the machine with its --set overrides (so
+        CB sizing and the LS check see the machine the run simulates) and the mapping, if given."""
         from mtia_xdsl.options import MtiaOptions
 
-        if self.mapping_override:
-            return MtiaOptions(machine=self.machine, pe_mapping=self.mapping_override)
-        return MtiaOptions(machine=self.machine)
+        extra: dict[str, Any] = {"pe_mapping": self.mapping_override} if self.mapping_override else {}
+        if self.subgrid_override:
+            extra["pe_subgrid"] = self.subgrid_override
+        return MtiaOptions(machine=self.machine, machine_overrides=self.machine_overrides, **extra)
 
 
 def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
@@ -62,6 +73,20 @@ def parse_overrides(specs: Sequence[str]) -> dict[str, str]:
             raise ValueError(f"--set {spec!r}: expected FIELD=VALUE, e.g. --set dram_latency_cycles=300")
         pairs[key.strip()] = value.strip()
     return pairs
+
+
+def parse_grid(text: str) -> tuple[int, ...]:
+    """Turn `--grid` text (`4`, `4x2`, `4x2x1`) into a tuple of 1 to 3 program counts.
+
+    Raises: ValueError naming the option and the expected form if `text` is not 1 to 3 integers >= 1 joined by x.
+    """
+    try:
+        grid = tuple(int(g) for g in text.split("x"))
+    except ValueError:
+        grid = ()
+    if not 1 <= len(grid) <= 3 or min(grid) < 1:
+        raise ValueError(f"--grid {text!r}: expected 1 to 3 program counts >= 1 joined by x, e.g. 4 or 4x2")
+    return grid
 
 
 def parse_arg(spec: str, index: int, seed: int) -> Any:
@@ -96,7 +121,9 @@ def _parse_arg(spec: str, index: int, seed: int) -> Any:
     try:
         shape = [int(d) for d in shape_text.split("x")]
     except ValueError:
-        raise ValueError(f"shape {shape_text!r} must be sizes separated by x, e.g. 64x128") from None
+        shape = []
+    if not shape or min(shape) < 0:
+        raise ValueError(f"shape {shape_text!r} must be sizes >= 0 separated by x, e.g. 64x128")
     dtype = getattr(torch, _DTYPES[dtype_name])
     n = 1
     for d in shape:
@@ -147,9 +174,14 @@ def load_module(path: str, options: Any = None) -> Any:
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.frontend.ttir_import import parse_ttir, verify_parsed
 
-    text = Path(path).read_text() if path != "-" else sys.stdin.read()
-    module = parse_ttir(text, make_context(), path)
-    verify_parsed(module, text, path)
+    if path.endswith(".py"):  # a Triton kernel named by its '# mtia-opt:' comment, as mtia-opt reads it
+        from mtia_xdsl.frontend.pyfile import module_from_python_file
+
+        module = module_from_python_file(path)  # the pipeline below inlines its helpers
+    else:
+        text = Path(path).read_text() if path != "-" else sys.stdin.read()
+        module = parse_ttir(text, make_context(), path)
+        verify_parsed(module, text, path)
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
 
@@ -159,9 +191,11 @@ def load_module(path: str, options: Any = None) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run mtia-run on the command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="mtia-run", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)  # fmt: skip
-    parser.add_argument("input", help="an .mlir file with one public tt.func (tt or buffer level), or - for stdin")
+    first, _, rest = __doc__.partition("\n")
+    parser = argparse.ArgumentParser(prog="mtia-run", description=first,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=rest.strip())  # fmt: skip
+    parser.add_argument("input", help="an .mlir file with one public tt.func (tt or buffer level), a Triton kernel "
+                        ".py with a '# mtia-opt:' comment (see mtia-opt --help), or - for stdin")  # fmt: skip
     parser.add_argument("--grid", default="1", help="program grid, e.g. 4 or 4x2 (default 1)")
     parser.add_argument("--arg", action="append", default=[], help="a kernel argument spec (repeat, in order)")
     parser.add_argument("--kernel", help="name of the tt.func to run when the module has several")
@@ -172,23 +206,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="override one MachineConfig field of the preset (repeatable)")  # fmt: skip
     parser.add_argument("--mapping", choices=MAPPING_CHOICES,
                         help="program-id to PE mapping (default: the kernel's mtia.pe_mapping)")  # fmt: skip
+    parser.add_argument("--pe-subgrid", metavar="BASE,WIDTH,HEIGHT",
+                        help="run on a rectangle of PEs (default: the kernel's mtia.pe_subgrid, else all)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the random tensor arguments")
     parser.add_argument("--trace", help="write a Chrome/Perfetto trace (JSON) of engine activity to this path")
     args = parser.parse_args(argv)
     from xdsl.utils.exceptions import DiagnosticException, InterpretationError, ParseError
 
-    try:
-        grid = tuple(int(g) for g in args.grid.split("x"))
-        kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
+    from mtia_xdsl.frontend.errors import KernelError
 
-        config = MachineConfig.preset(args.machine).with_overrides(parse_overrides(args.set))
-        options = RunOptions(args.machine, args.mapping, config)
+    try:
+        grid = parse_grid(args.grid)
+        kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
+    except ValueError as e:
+        parser.error(str(e))  # a usage error: "mtia-run: error: ...", exit status 2
+    try:
+        subgrid = tuple(int(v) for v in args.pe_subgrid.split(",")) if args.pe_subgrid else None
+        options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()), subgrid)
+        _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 
         check_args(module, args.kernel, kernel_args)
         result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
-    except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError) as e:
+        if hasattr(result.report, "fit"):
+            from mtia_xdsl.fit import fit_lines
+
+            result.report.fit = fit_lines(module)  # how the lowering above made the CBs fit, as the Python API says
+    except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError, KernelError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
         return 1
     print(result.report.format())

@@ -4,14 +4,16 @@
   RISC-V vector core (`fp8_emulation.py`).
 - Loop-carried tensors of pointers that advance by a uniform step become scalar base pointers.
 - tt.load/tt.store whose pointers form a strided block with a box mask -> mtia.dma_load/dma_store
-  (effective shape in the bounds); other tensor accesses -> mtia.gather/scatter (scalar core);
+  (effective shape in the bounds); a load of rows picked by an index tile (embedding lookups) ->
+  mtia.dma_gather_rows (indexed DMA); other tensor accesses -> mtia.gather/scatter (scalar core);
   scalar accesses -> mtia.scalar_load/scalar_store.
 - tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
 - tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar core, element by element,
   charged as global reads and writes); with `scalar-core-atomics=false` they stay inside a vector
   command (right results, but their memory traffic is not charged).
 - Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
-  one engine command: MLU for layout ops, SE for floating point in fp16/bf16/fp32 (with int8..int32),
+  one engine command: MLU for layout ops (mtia.extract_slice too: a copy inside LS, no DMA), SE for
+  floating point in fp16/bf16/fp32 (with int8..int32),
   the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
   Constant operands are cloned into the command's body (immediates).
 
@@ -36,6 +38,7 @@ from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
     Materializer,
+    add,
     analyze_function,
     constant_other,
     leaves,
@@ -46,7 +49,16 @@ from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.dtypes import element_dtype_name
 from mtia_xdsl.utils.locations import location_str, with_loc
 
-_LAYOUT_OPS = ("tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.join", "tt.split", "tt.cat")
+_LAYOUT_OPS = (
+    "tt.broadcast",
+    "tt.expand_dims",
+    "tt.reshape",
+    "tt.trans",
+    "tt.join",
+    "tt.split",
+    "tt.cat",
+    "mtia.extract_slice",
+)
 _STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 
 
@@ -110,6 +122,8 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             step_op = yield_op.operands[idx].owner
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
+            if form.index is not None:
+                continue  # rows picked by an index tile stay a tensor of pointers
             step = info.forms.get(step_op.offset)
             if (
                 step is None
@@ -127,24 +141,33 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     yield_op = body.last_op
     assert isinstance(yield_op, scf.YieldOp) and form.ptr is not None
     shape = tuple(loop.iter_args[idx].type.get_shape())
-    # init: the scalar base, computed before the loop
     before = Materializer(loop)
-    p0 = before.ptr(form.ptr, form.base)
-    coeffs_outside = tuple(before.i64(c) if not isinstance(c, int) else c for c in form.coeffs)
-    # new scalar iter_arg, appended
-    new_arg = body.insert_arg(p0.type, len(body.args))
-    # rebuild the tensor at the top of the body
     first = body.first_op
     assert first is not None
     top = Materializer(first)
-    splat = top._insert(tt.SplatOp(new_arg, shape))
-    offs = _offsets_tensor(top, coeffs_outside, shape)
-    rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
+    at_yield = Materializer(yield_op)
+    if form.limits:
+        # a form valid only up to its limits (a hinted `rm % M`) is not rebuilt from its coefficients:
+        # the loop carries the scalar distance advanced, added to the loop-invariant initial tensor
+        p0 = before.const(0)
+        new_arg = body.insert_arg(p0.type, len(body.args))
+        delta = top._insert(tt.SplatOp(new_arg, TensorType(builtin.i64, shape)))
+        rebuilt = top._insert(tt.AddPtrOp(loop.iter_args[idx], delta))
+        p_next = at_yield.i64(add(new_arg, step.base))
+    else:
+        # init: the scalar base, computed before the loop
+        p0 = before.ptr(form.ptr, form.base)
+        coeffs_outside = tuple(before.i64(c) if not isinstance(c, int) else c for c in form.coeffs)
+        # new scalar iter_arg, appended
+        new_arg = body.insert_arg(p0.type, len(body.args))
+        # rebuild the tensor at the top of the body
+        splat = top._insert(tt.SplatOp(new_arg, shape))
+        offs = _offsets_tensor(top, coeffs_outside, shape)
+        rebuilt = splat if offs is None else top._insert(tt.AddPtrOp(splat, offs))
+        # yield: advance the scalar base by the step
+        p_next = at_yield.ptr(new_arg, step.base)
     old_arg = body.args[idx + 1]
     old_arg.replace_all_uses_with(rebuilt)
-    # yield: advance the scalar base by the step
-    at_yield = Materializer(yield_op)
-    p_next = at_yield.ptr(new_arg, step.base)
     new_yield = with_loc(scf.YieldOp(*yield_op.operands, p_next), yield_op)
     Rewriter.replace_op(yield_op, new_yield)
     inits = [*loop.iter_args, p0]
@@ -176,6 +199,7 @@ def convert_memory_accesses(func: Operation) -> None:
             new.location = op.location
             Rewriter.replace_op(op, new)
     info = analyze_function(func)
+    replaced: dict[SSAValue, SSAValue] = {}  # results of converted loads (an index tile may be one)
     for op in list(func.walk()):
         if not isinstance(op, tt.LoadOp | tt.StoreOp):
             continue
@@ -188,7 +212,12 @@ def convert_memory_accesses(func: Operation) -> None:
             starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
             if isinstance(op, tt.LoadOp):
                 other = _constant_scalar(op, access.other) if access.other is not None else None
-                new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+                if access.index is not None:
+                    scale = mat.i64(access.index_scale)
+                    index = replaced.get(access.index, access.index)
+                    new = mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
+                else:
+                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
             else:
                 new = mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
         elif isinstance(op, tt.LoadOp):
@@ -196,6 +225,8 @@ def convert_memory_accesses(func: Operation) -> None:
         else:
             new = mtia.ScatterOp(op.ptr, op.value, op.mask)
         new.location = op.location
+        if isinstance(op, tt.LoadOp) and new.results:
+            replaced[op.result] = new.results[-1]
         Rewriter.replace_op(op, new)
 
 
@@ -283,7 +314,7 @@ class _EngineMapper:
         elif isinstance(op, scf.IfOp | scf.WhileOp):
             self._visit_branches(op)
         elif not isinstance(op, _STRUCTURAL) and not (
-            op.name.startswith("mtia.") and not isinstance(op, mtia.ENGINE_OPS)
+            op.name.startswith("mtia.") and not isinstance(op, (*mtia.ENGINE_OPS, mtia.ExtractSliceOp))
         ):
             new = self.map_op(op)
             if new is not None:

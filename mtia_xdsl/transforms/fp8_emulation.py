@@ -1,6 +1,6 @@
 """fp8 emulation for convert-tt-to-mtia: fp8 values become their 8-bit patterns (i8), computed in fp32.
 
-MTIA-2i's DPE and SE take int8, fp16, bf16 and fp32 (MACHINE.md); the RISC-V vector core emulates fp8.
+MTIA-2i's DPE and SE take int8, fp16, bf16 and fp32 (docs/machine.md); the RISC-V vector core emulates fp8.
 `emulate_fp8(func)` rewrites a tt function so that no fp8 type remains:
 
 - every fp8 value (scalar, tensor, pointee of a pointer, region argument) is retyped to i8 holding the

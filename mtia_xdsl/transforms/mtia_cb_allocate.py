@@ -33,7 +33,6 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.cb_liveness import (
     CbLiveness,
@@ -214,14 +213,3 @@ class MtiaCbAllocatePass(ModulePass):
             plan = plan_allocation(func, config)
             check_fits(func, plan, config)
             apply_allocation(plan)
-
-
-def allocation_of(func: Operation) -> dict[mtia.CbAllocOp, tuple[int, int]] | None:
-    """cb_alloc -> (CB ID, LS offset) as the IR records them, or None if `func` has an unallocated CB."""
-    out: dict[mtia.CbAllocOp, tuple[int, int]] = {}
-    for op in func.walk():
-        if isinstance(op, mtia.CbAllocOp):
-            if op.cb_id is None or op.ls_offset is None:
-                return None
-            out[op] = (op.cb_id.value.data, op.ls_offset.value.data)
-    return out

@@ -489,6 +489,9 @@ def _scalar_core_operands(op: Operation) -> list[int]:
         return [i for i, v in enumerate(op.operands) if v in immediates]
     if isinstance(op, mtia.GatherOp):
         return [i for i, v in enumerate(op.operands) if v is op.other]
+    if isinstance(op, mtia.DmaGatherRowsOp):  # the index tile is read from its CB by the DMA engine
+        immediates = {op.base, op.row_stride, *op.strides, *op.bounds, *([op.other] if op.other else [])}
+        return [i for i, v in enumerate(op.operands) if v in immediates and v is not op.index]
     if isinstance(op, mtia.ENGINE_OPS):
         return []
     if isinstance(op, mtia.ScalarStoreOp):
@@ -525,6 +528,9 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
         )
     if isinstance(op, mtia.DmaStoreOp):
         return mtia.DmaStoreOp(op.base, list(op.strides), list(op.bounds), cb(op.value), list(op.starts))
+    if isinstance(op, mtia.DmaGatherRowsOp):
+        strides, bounds = list(op.strides), list(op.bounds)
+        return mtia.DmaGatherRowsOp(op.base, cb(op.index), op.row_stride, strides, bounds, op.other, None, outs[0])
     if isinstance(op, mtia.GatherOp):
         mask = cb(op.mask) if op.mask is not None else None
         return mtia.GatherOp(cb(op.ptrs), mask, op.other, None, out=outs[0])

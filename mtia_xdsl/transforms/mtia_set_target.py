@@ -19,7 +19,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.dialects.mtia import TargetAttr
-from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
+from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig, module_config
 
 """Module attribute: MachineConfig fields changed from the preset, as a dictionary of value strings."""
 
@@ -30,8 +30,8 @@ def overrides_attr(overrides: tuple[tuple[str, object], ...]) -> DictionaryAttr:
 
 
 def machine_config_for(module: ModuleOp, pass_name: str) -> MachineConfig:
-    """Return the MachineConfig preset named by `module`'s `mtia.target` attribute, with the module's
-    `mtia.machine_overrides` applied.
+    """Return `machine.config.module_config(module)`: the MachineConfig preset named by `module`'s
+    `mtia.target` attribute, with the module's `mtia.machine_overrides` applied.
 
     Raises: PassFailedException naming `pass_name` if the attribute is missing or names no preset, or an
     override names no field or has a bad value.
@@ -42,13 +42,8 @@ def machine_config_for(module: ModuleOp, pass_name: str) -> MachineConfig:
             f'{pass_name} needs the module attribute mtia.target (e.g. #mtia.target<"mtia2i">); '
             "run mtia-set-target{chip=mtia2i} first"
         )
-    overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     try:
-        config = MachineConfig.preset(target.chip.data)
-        if isinstance(overrides, DictionaryAttr) and overrides.data:
-            values = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in overrides.data.items()}
-            config = config.with_overrides(values)
-        return config
+        return module_config(module)
     except ValueError as e:
         raise PassFailedException(f"{pass_name}: {e}") from e
 

@@ -495,7 +495,7 @@ class _Splitter:
             if res in self.plan.split:
                 self.copies[res] = [next(results) for _ in range(self.plan.count)]
             else:
-                res.replace_by(next(results))
+                res.replace_all_uses_with(next(results))
         loop.detach()
         self.replaced.append(loop)
 

@@ -20,7 +20,7 @@ Two rewrites of the tensor-level program, each behind an option:
   what granularity the SE takes commands, so fusing SE commands models one SE command running a short
   program of elementwise instructions.
 
-The machine model charges a body's ops one by one (`_body_op_work` in machine/interpret/command_work.py): a
+The machine model charges a body's ops one by one (`body_op_work` in machine/work.py, which CB sizing uses too): a
 splat, expand_dims or broadcast of a body argument costs nothing there (it is an operand form), so the
 gain of both rewrites is the removed CBs, LS traffic, command issues and latencies, not less arithmetic.
 

@@ -3,10 +3,15 @@
 Triton lowers `if cond: return` to `cf.cond_br` between blocks. The mtia passes and the machine's
 command recording work on structured control flow, so this pass rewrites each function, until it is one
 block:
-- a block ending in `cf.br` to a block with no other predecessor and no arguments absorbs that block;
+- a block no branch reaches is erased;
+- a block ending in `cf.br` to a block with no other predecessor absorbs that block (its arguments
+  replaced by the branch's operands);
 - a block ending in `cf.cond_br %c, ^t, ^f` where ^t and ^f are argument-free blocks that end in a
   `tt.return` (of the same types) and have no other predecessor becomes
-  `%r = scf.if %c { ^t's ops; yield } else { ^f's ops; yield }` followed by `tt.return %r`.
+  `%r = scf.if %c { ^t's ops; yield } else { ^f's ops; yield }` followed by `tt.return %r`;
+- otherwise a block reached by `cf.br` from several blocks is copied into one of them (tail
+  duplication), so that an if/else with a `return` in one branch ends each branch in its own return
+  (upstream's nested if/else with returns; at most `_MAX_DUPLICATED_OPS` ops are copied).
 Helpers made single-block this way (a helper `return`ing early from an `if`) are then inlined into their
 callers, as tt-inline does for the others.
 
@@ -46,12 +51,59 @@ def _returned_types(block: Block) -> list[Attribute]:
 def _merge_straight_line(region: Region) -> bool:
     for block in region.blocks:
         term = block.last_op
-        if isinstance(term, cf.BranchOp) and not term.operands:
+        if isinstance(term, cf.BranchOp):
             succ = term.successor
-            if succ is not block and not succ.args and _single_predecessor(succ):
+            if succ is not block and _single_predecessor(succ):
+                args = list(term.operands)
                 Rewriter.erase_op(term)
-                Rewriter.inline_block(succ, InsertPoint.at_end(block))
+                Rewriter.inline_block(succ, InsertPoint.at_end(block), args)
                 return True
+    return False
+
+
+def _drop_unreachable(region: Region) -> bool:
+    """Erase a block no branch reaches (Triton leaves one after an `if` whose branches both return)."""
+    entry = region.blocks[0]
+    for block in list(region.blocks)[1:]:
+        if block is not entry and not any(True for _ in block.uses):
+            for op in reversed(list(block.ops)):
+                for result in op.results:
+                    for use in list(result.uses):
+                        if use.operation.parent_block() is not block:
+                            return False
+            region.detach_block(block)
+            block.erase(safe_erase=False)
+            return True
+    return False
+
+
+_MAX_DUPLICATED_OPS = 2000
+"""Tail duplication stops (and the pass refuses the kernel) past this many copied ops."""
+
+
+def _duplicate_join(region: Region, budget: list[int]) -> bool:
+    """Copy a block reached by several `cf.br` into one of those predecessors (tail duplication).
+
+    After an if/else whose one branch returns, both branches jump to the code after it; copying that
+    code into each branch leaves every branch ending in its own `tt.return`, which `_lift_diamond` lifts.
+    """
+    for block in region.blocks:
+        preds = [use.operation for use in block.uses]
+        if len(set(preds)) < 2 or not all(isinstance(p, cf.BranchOp) for p in preds):
+            continue
+        size = sum(1 for _ in block.walk())
+        if size > budget[0]:
+            return False
+        budget[0] -= size
+        branch = preds[0]
+        assert isinstance(branch, cf.BranchOp)
+        mapping = dict(zip(block.args, branch.operands, strict=True))
+        pred_block = branch.parent_block()
+        assert pred_block is not None
+        Rewriter.erase_op(branch)
+        for op in block.ops:
+            pred_block.add_op(op.clone(value_mapper=mapping))  # type: ignore[arg-type]
+        return True
     return False
 
 
@@ -92,7 +144,13 @@ def lift_early_returns(func: tt.FuncOp) -> None:
     Raises: PassFailedException if unstructured control flow other than early returns remains.
     """
     region = func.body
-    while len(region.blocks) > 1 and (_merge_straight_line(region) or _lift_diamond(region)):
+    budget = [_MAX_DUPLICATED_OPS]
+    while len(region.blocks) > 1 and (
+        _drop_unreachable(region)
+        or _merge_straight_line(region)
+        or _lift_diamond(region)
+        or _duplicate_join(region, budget)
+    ):
         pass
     if len(region.blocks) > 1:
         where = location_str(region.blocks[0].last_op.location if region.blocks[0].last_op else func.location)

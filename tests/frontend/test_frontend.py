@@ -217,8 +217,19 @@ def test_debug_option_keeps_device_asserts() -> None:
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
     quiet = inline_and_clean(build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}))
     loud = inline_and_clean(
-        build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True))
+        build_tt_module(
+            fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True, sanitize_overflow=False)
+        )
     )
     assert not any(isinstance(op, tt.AssertOp) for op in quiet.walk())
     messages = [op.message.data for op in loud.walk() if isinstance(op, tt.AssertOp)]
     assert messages == ["n must be positive"]
+
+
+def test_debug_checks_i32_overflow_by_default_as_upstream() -> None:
+    """sanitize_overflow defaults to True, as in upstream's backends: TRITON_DEBUG=1 reports an i32 wrap."""
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    loud = inline_and_clean(build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True)))
+    messages = [op.message.data for op in loud.walk() if isinstance(op, tt.AssertOp)]
+    assert "n must be positive" in messages
+    assert any(m.startswith("int32 overflow detected") for m in messages)

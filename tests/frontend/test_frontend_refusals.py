@@ -21,17 +21,6 @@ def inline_asm_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def dot_scaled_kernel(a_ptr, s_ptr, c_ptr, BLOCK: tl.constexpr):
-    r = tl.arange(0, BLOCK)
-    k = tl.arange(0, BLOCK // 2)
-    a = tl.load(a_ptr + r[:, None] * (BLOCK // 2) + k[None, :])
-    b = tl.load(a_ptr + r[:, None] * BLOCK + r[None, :])
-    s = tl.load(s_ptr + r[:, None] * (BLOCK // 32) + tl.arange(0, BLOCK // 32)[None, :])
-    c = tl.dot_scaled(a, s, "e2m1", b, None, "e4m3")
-    tl.store(c_ptr + r[:, None] * BLOCK + r[None, :], c)
-
-
-@triton.jit
 def gdc_wait_kernel(x_ptr):
     gdc_wait()
     tl.store(x_ptr, 1)
@@ -47,10 +36,6 @@ CASES: dict[str, tuple[Any, dict[str, str], dict[str, object], str, str]] = {
     "inline_asm": (
         inline_asm_kernel, {"x_ptr": "*i32", "y_ptr": "*i32"}, {"BLOCK": 32},
         "tl.inline_asm_elementwise is GPU-only", "tl.map_elementwise",
-    ),
-    "dot_scaled": (
-        dot_scaled_kernel, {"a_ptr": "*u8", "s_ptr": "*u8", "c_ptr": "*fp32"}, {"BLOCK": 64},
-        "tl.dot_scaled is GPU-only", "use tl.dot",
     ),
     "gdc_wait": (
         gdc_wait_kernel, {"x_ptr": "*i32"}, {},
@@ -77,7 +62,7 @@ def test_gpu_only_construct_is_refused_at_its_line(name: str) -> None:
     with pytest.raises(KernelError) as info:
         build_tt_module(fn, signature, constexprs)
     err = info.value
-    needle = {"inline_asm": "tl.inline_asm", "dot_scaled": "tl.dot_scaled(", "gdc_wait": "gdc_wait()"}.get(
+    needle = {"inline_asm": "tl.inline_asm", "gdc_wait": "gdc_wait()"}.get(
         name, "gdc_launch_dependents()"
     )
     assert err.file is not None and err.file.endswith("test_frontend_refusals.py")

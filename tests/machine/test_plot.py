@@ -31,20 +31,34 @@ def _report(name: str, elems: int, macs: int) -> Report:
     return Report.from_timeline(simulate([_program(p, elems, macs) for p in range(16)], MTIA2I), name)
 
 
-def test_plot_roofline_writes_a_png_with_one_point_per_kernel(tmp_path):
+def test_plot_roofline_writes_a_png_with_one_point_per_kernel_and_panel(tmp_path):
     reports = [_report("stream", 2048, 0), _report("gemm", 0, 1 << 22), _report("copy", 0, 0)]
     out = plot_roofline(reports, MTIA2I, tmp_path / "roofline.png")
     data = out.path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
-    assert [p.label for p in out.points] == ["stream", "gemm"]  # "copy" does no ops: nothing to plot
-    stream, gemm = out.points
+    # "copy" does no ops: nothing to plot; FLOPs and elements get their own panels (units differ)
+    assert [(p.label, p.panel) for p in out.points] == [("gemm", "dpe"), ("stream", "elements")]
+    gemm, stream = out.points
     assert gemm.intensity_ops_per_byte > stream.intensity_ops_per_byte
     assert stream.achieved_ops_per_s == pytest.approx(reports[0].achieved_ops_per_s)
-    for point in out.points:  # every kernel lies under the roofs and ceilings
-        roof = min(point.intensity_ops_per_byte * out.roofs_bytes_per_s["DRAM"], out.ceilings_ops_per_s["DPE bf16"])
+    ceiling = {"dpe": out.ceilings_ops_per_s["DPE bf16"], "elements": out.ceilings_ops_per_s["SE"]}
+    for point in out.points:  # every kernel lies under the roofs and its panel's ceiling
+        roof = min(point.intensity_ops_per_byte * out.roofs_bytes_per_s["DRAM"], ceiling[point.panel])
         assert point.achieved_ops_per_s <= roof * (1 + 1e-6)
-    drawn = [line for line in out.figure.axes[0].lines if line.get_marker() == "o"]
-    assert len(drawn) == len(out.points)
+    assert len(out.figure.axes) == 2
+    for ax, panel in zip(out.figure.axes, ("dpe", "elements"), strict=True):
+        labels = ax.get_legend_handles_labels()[1]  # kernels are named in a legend, not drawn over each other
+        assert [label.split(" (")[0] for label in labels if "% of roofline" in label] == [
+            p.label for p in out.points if p.panel == panel
+        ]
+        assert not ax.texts
+
+
+def test_the_roofline_benchmark_writes_outside_the_working_tree():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "benchmarks" / "roofline.py").read_text()
+    assert 'default="roofline.png"' not in text and "tempfile.gettempdir()" in text
 
 
 @pytest.mark.parametrize("config", [MTIA2I, MTIA2I.replace(pe_rows=2, clock_hz=1.0e9, se_elems_per_cycle=64)])

@@ -34,3 +34,26 @@ def test_an_object_with_data_ptr_but_no_tensor_behind_it_is_refused():
         runtime_args(
             _twice_plus_one, {"x": "*fp32", "y": "*fp32", "N": "constexpr"}, [_NotATensor(), torch.zeros(4), 4]
         )
+
+
+@triton.jit
+def _copy_through_loaded_pointers(ptrs, N: tl.constexpr):
+    src = tl.load(ptrs).to(tl.pointer_type(tl.float32))
+    dst = tl.load(ptrs + 1).to(tl.pointer_type(tl.float32))
+    offs = tl.arange(0, N)
+    tl.store(dst + offs, tl.load(src + offs) + 1)
+
+
+def test_pointers_loaded_from_memory_reach_the_tensors_they_point_into():
+    # as tutorial 08 keeps A.data_ptr() in an int64 tensor: src and dst are no kernel arguments
+    src, dst = torch.arange(8.0), torch.zeros(8)
+    ptrs = torch.tensor([src.data_ptr(), dst.data_ptr()], dtype=torch.int64)
+    _copy_through_loaded_pointers[(1,)](ptrs, 8)
+    assert torch.equal(dst, src + 1)
+
+
+def test_a_loaded_pointer_into_no_live_tensor_is_still_out_of_bounds():
+    src = torch.arange(8.0)
+    ptrs = torch.tensor([src.data_ptr(), 64], dtype=torch.int64)  # 64: no tensor there
+    with pytest.raises(Exception, match="out-of-bounds"):
+        _copy_through_loaded_pointers[(1,)](ptrs, 8)

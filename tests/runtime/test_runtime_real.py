@@ -84,9 +84,7 @@ def test_autotune_skips_a_config_that_overflows_local_storage() -> None:
     # As upstream skips configs that raise OutOfResources: 2^20 fp32 per block cannot fit 384 KiB of LS
     # (make_fit=False: not split into sub-tiles that would fit).
     configs = [triton.Config({"BLOCK": 1 << 20, "make_fit": False}), triton.Config({"BLOCK": 256, "make_fit": False})]
-    tuned = triton.autotune(configs=configs, key=["n"])(
-        add_kernel
-    )
+    tuned = triton.autotune(configs=configs, key=["n"])(add_kernel)
     n = 1000
     x, y, out = torch.randn(n), torch.randn(n), torch.zeros(n)
     tuned[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, out, n)
@@ -113,16 +111,45 @@ def long_chain(x_ptr, out_ptr, BLOCK: tl.constexpr, STEPS: tl.constexpr):
     tl.store(out_ptr + offs, x)
 
 
+@triton.jit
+def many_alive(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    a = tl.exp(x)
+    b = tl.exp(a)
+    c = tl.exp(b)
+    d = tl.exp(c)
+    e = tl.exp(d)
+    f = tl.exp(e)
+    g = tl.exp(f)
+    h = tl.exp(g)
+    i = tl.exp(h)
+    tl.store(out_ptr + offs, x + a + b + c + d + e + f + g + h + i)
+
+
 def test_local_storage_overflow_lists_only_the_largest_cbs() -> None:
+    """Ten 64 KiB values alive at once (all read by the final sum) do not fit LS even with CBs sharing bytes;
+    the message lists the eight largest CBs alive at the peak. (`long_chain` used to overflow too, but its
+    values are alive one after another, so mtia-cb-allocate lets them share LS and it runs.)"""
     from triton.runtime.errors import OutOfResources
 
     x = torch.randn(16384)
     with pytest.raises(OutOfResources) as info:
         # vector_codegen would fuse the chain into one command: keep one CB per step to overflow LS
-        long_chain[(1,)](x, torch.zeros_like(x), BLOCK=16384, STEPS=12, vector_codegen=False, make_fit=False)
+        many_alive[(1,)](x, torch.zeros_like(x), BLOCK=16384, vector_codegen=False, make_fit=False)
     message = str(info.value)
     assert message.count("bytes, for the value made at") == 8, message
     assert re.search(r"\.\.\. and \d+ more CBs with \d+ bytes", message), message
+
+
+def test_a_chain_of_values_alive_one_after_another_shares_local_storage() -> None:
+    x = torch.randn(16384)
+    out = torch.zeros_like(x)
+    long_chain[(1,)](x, out, BLOCK=16384, STEPS=12, vector_codegen=False)
+    want = x
+    for _ in range(12):
+        want = torch.exp(want) * 0.5
+    torch.testing.assert_close(out, want)
 
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}

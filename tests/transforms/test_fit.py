@@ -43,7 +43,7 @@ def test_sub_tiles_are_bit_exact_with_the_unsplit_kernel():
     assert report.fit == []
     # unrolled, each sub-tile carries its own acc, m_i, l_i: 20 CBs alive at once, so 32 CB IDs for this run
     unrolled, report = _attention(q, k, v, sub_block=32, machine_overrides={"cb_ids": 32})
-    assert report.fit == []
+    assert report.fit[0].startswith("applied sub_block=32 (compile option): 2 x 32 of the 64 rows at ")
     assert torch.equal(unrolled, whole)
     # with the chip's 14 CB IDs the unrolled split is refused and the same sub-tiles run in a loop
     looped, report = _attention(q, k, v, sub_block=32)

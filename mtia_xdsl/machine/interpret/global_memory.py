@@ -72,6 +72,10 @@ class GlobalMemory:
     """How many loops watch for progress; while positive, writes that change memory bump `version`."""
     version: int = 0
     """Counts writes that changed a byte, while `watchers` > 0."""
+    adopt_live_tensors: bool = False
+    """An access outside every region may reach any live torch CPU tensor (its whole storage becomes a
+    region): set for kernels that turn integers into pointers (`tt.int_to_ptr`), as tutorial 08 loads
+    `A.data_ptr()` values from an int64 tensor. Off for other kernels, so a stray access stays an error."""
 
     @staticmethod
     def from_tensors(tensors: Sequence[Any], names: Sequence[str] | None = None) -> GlobalMemory:
@@ -353,6 +357,8 @@ class GlobalMemory:
         safe = np.clip(ridx, 0, max(len(self.regions) - 1, 0))
         inside = (ridx >= 0) & (addrs + size <= ends[safe]) if self.regions else np.zeros(addrs.shape, bool)
         bad = np.flatnonzero(~inside)
+        if bad.size and self.adopt_live_tensors and self._adopt_storages(addrs[bad]):
+            return self._locate(addrs, fmt, where)
         if bad.size:
             self._raise_out_of_bounds(int(addrs[bad[0]]), fmt, where, int(bad.size))
         misaligned = np.flatnonzero(addrs % size != 0)
@@ -412,6 +418,37 @@ class GlobalMemory:
             if self.watchers and not np.array_equal(view[pos], values):
                 self.version += 1
             view[pos] = values
+
+    def _adopt_storages(self, addrs: np.ndarray) -> bool:
+        """Add the storage of every live torch CPU tensor holding one of `addrs` as a region.
+
+        Returns whether any was added. A pointer a kernel loaded from memory is the `data_ptr()` of some
+        tensor the caller keeps alive; the garbage collector's object list finds it (one scan per fault).
+        """
+        import gc
+
+        import torch
+
+        wanted = np.unique(addrs)
+        known = {r.base for r in self.regions}
+        added: dict[int, _Region] = {}
+        for obj in gc.get_objects():
+            # type(), not isinstance: isinstance reads `__class__`, which some lazy module proxies warn on
+            if not issubclass(type(obj), torch.Tensor) or obj.device.type != "cpu" or obj.is_meta:
+                continue
+            storage = obj.untyped_storage()
+            base, nbytes = storage.data_ptr(), storage.nbytes()
+            if base in known or base in added or nbytes == 0:
+                continue
+            pos = int(np.searchsorted(wanted, base))
+            if pos < wanted.size and wanted[pos] < base + nbytes:
+                raw = torch.empty(0, dtype=torch.uint8).set_(storage).detach().numpy()
+                raw.flags.writeable = False
+                added[base] = _Region(base, raw, storage)
+        if not added:
+            return False
+        self.regions = sorted([*self.regions, *added.values()], key=lambda r: r.base)
+        return True
 
     def _nearest_text(self, addr: int, fmt: ElementFormat) -> str:
         if not self.args:

@@ -38,7 +38,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, SlotRef
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
 from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
-from mtia_xdsl.machine.interpret.command_work import ComputeInfo, elem_count
+from mtia_xdsl.machine.interpret.command_work import ComputeInfo
 from mtia_xdsl.machine.interpret.dma_trace import ActiveLanes, DmaInfo, active_lanes, dma_block, record_dma_commands
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import (
@@ -51,6 +51,7 @@ from mtia_xdsl.machine.interpret.masks import (
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value
+from mtia_xdsl.machine.work import elem_count
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 from mtia_xdsl.utils.locations import location_str

@@ -22,6 +22,24 @@ def _same_values(a: PythonValues, b: PythonValues) -> bool:
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
+def _cb_tiles(interpreter: Interpreter) -> list[tuple[np.ndarray, ...]]:
+    """Copies of the published tiles of every CB of the running program (none at tt level).
+
+    After bufferizing, a loop's tensor values live in CBs rather than in the loop's carried values
+    (`while tl.max(v) > 0: v = v // 2` carries nothing), so progress shows there.
+    """
+    from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
+
+    state = interpreter.get_data(MtiaFunctions, "pe", lambda: None)
+    if state is None:
+        return []
+    return [tuple(np.array(t, copy=True) for t in cb.visible) for cb in state.cbs]
+
+
+def _same_tiles(a: list[tuple[np.ndarray, ...]], b: list[tuple[np.ndarray, ...]]) -> bool:
+    return len(a) == len(b) and all(_same_values(x, y) for x, y in zip(a, b, strict=True))
+
+
 @register_impls
 class ScfFunctions(XdslScfFunctions):
     """scf.for/if/while/index_switch/yield/condition; the induction variable is typed."""
@@ -47,8 +65,9 @@ class ScfFunctions(XdslScfFunctions):
 
     @impl(scf.WhileOp)
     def run_while(self, interpreter: Interpreter, op: scf.WhileOp, args: PythonValues) -> PythonValues:
-        """Raises: InterpretationError when an iteration changes neither the carried values nor global
-        memory: the program is deterministic, so it would loop forever (a spin-wait on another program)."""
+        """Raises: InterpretationError when an iteration changes neither the carried values, nor the tiles
+        in the program's CBs, nor global memory: the program is deterministic, so it would loop forever
+        (a spin-wait on another program)."""
         memory = get_launch_state(interpreter).memory
         loop_args = args
         memory.watchers += 1
@@ -56,13 +75,18 @@ class ScfFunctions(XdslScfFunctions):
             while True:
                 version = memory.version
                 before = loop_args
+                tiles_before = _cb_tiles(interpreter)
                 condition, *forwarded = interpreter.run_ssacfg_region(
                     op.before_region, loop_args, "while.before_region"
                 )
                 if not bool(uniform(condition, op)):
                     return tuple(forwarded)
                 loop_args = interpreter.run_ssacfg_region(op.after_region, tuple(forwarded), "while.after_region")
-                if memory.version == version and _same_values(before, loop_args):
+                if (
+                    memory.version == version
+                    and _same_values(before, loop_args)
+                    and _same_tiles(tiles_before, _cb_tiles(interpreter))
+                ):
                     raise InterpretationError(
                         f"{location_str(op.location)}: error: this while loop never ends: an iteration changed "
                         "neither its loop-carried values nor global memory. Programs run one after another on "

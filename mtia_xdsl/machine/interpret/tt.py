@@ -74,6 +74,17 @@ class LaunchState:
     program_id: tuple[Any, Any, Any]
     """Per axis: an int, or an int32 array (B,) of the batch's program ids along that axis."""
     num_programs: tuple[int, int, int]
+    placement: Any = None
+    """The launch's `machine.placement.Placement` (which PE runs each program), or an InterpretationError
+    to raise when a kernel asks for its PE but the run names no machine (a tt-level run without options)."""
+    collective_results: dict[tuple[int, int], Any] | None = None
+    """Results of cross-PE reductions already computed in this launch, by (linear program id, call number):
+    a batch rerun after a divergence past a reduction reuses them (shared by the batches of a launch)."""
+    collective_inputs: dict[tuple[int, int], Any] | None = None
+    """Inputs of cross-PE reductions contributed so far, by (linear program id, call number): a program
+    that arrives before the rest of its group leaves its input here and waits (shared like the results)."""
+    collective_calls: int = 0
+    """Cross-PE reductions this batch has run so far (the call number of the next one)."""
 
     @property
     def batch_size(self) -> int:

@@ -8,3 +8,7 @@ subclasses of DriverBase").
 """
 
 import triton  # noqa: F401
+
+from mtia_xdsl.runtime.inductor import install_when_inductor_loads
+
+install_when_inductor_loads()  # Inductor's hooks (mtia_xdsl/runtime/inductor.py), once Inductor is loaded

@@ -111,12 +111,16 @@ def make_mtia(module: ModuleOp, metadata: dict[str, Any], options: Any) -> Modul
     except Exception:
         _forget_last_result()  # mtia_xdsl.last_report() must not show an earlier kernel's report
         raise
-    metadata["shared"] = local_storage_bytes(lowered)
+    # capped at LS: a kernel whose CBs do not fit gets the machine model's located OutOfResources (naming
+    # the kernel line and the largest CBs) rather than Triton's generic shared-memory check
+    limit = getattr(getattr(options, "machine_config", None), "ls_bytes", None)
+    shared = local_storage_bytes(lowered)
+    metadata["shared"] = min(shared, limit) if limit else shared
     return lowered
 
 
 def local_storage_bytes(module: ModuleOp) -> int:
-    """Return the LS bytes per PE the kernel's circular buffers hold (Triton's `metadata.shared`).
+    """Return the LS bytes per PE the kernel's circular buffers occupy (Triton's `metadata.shared`).
 
     What upstream reports as a kernel's shared memory is, on MTIA, the PE-private local storage its CBs
     take: the end of the highest CB mtia-cb-allocate placed (CBs alive at different times share bytes; the

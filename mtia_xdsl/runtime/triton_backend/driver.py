@@ -138,6 +138,8 @@ class MtiaLauncher:
         result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
         if self.driver is not None:
             self.driver.last_result = result
+            if self.driver.measured_us is not None:
+                self.driver.measured_us.append(float(result.report.time_us))
         if exit_hook is not None:
             exit_hook(launch_metadata)
         return result
@@ -152,6 +154,8 @@ class MtiaDriver(DriverBase):
         self.launcher_cls = functools.partial(MtiaLauncher, driver=self)
         self.last_result: Any = None
         """RunResult of the most recent launch through this driver (read by the benchmarker)."""
+        self.measured_us: list[float] | None = None
+        """While `simulated_time_ms` runs: the modelled time (us) of each launch, in order."""
 
     @classmethod
     def is_active(cls) -> bool:
@@ -204,6 +208,20 @@ class MtiaDriver(DriverBase):
 
     def clear_cache(self, cache: Any) -> None:
         """Do nothing: there is no cache state to clear between modelled runs."""
+
+    def simulated_time_ms(self, call: Callable[[], Any]) -> float | None:
+        """Run `call` once; return the summed modelled time (ms) of the kernels it launched, None if none.
+
+        Used by Inductor's benchmarker hook (`mtia_xdsl.runtime.inductor`): a call may launch several
+        kernels (a template and its epilogue), and all of them run on MTIA.
+        """
+        self.measured_us = []
+        try:
+            call()
+            measured = self.measured_us
+        finally:
+            self.measured_us = None
+        return sum(measured) / 1000.0 if measured else None
 
     def get_benchmarker(self) -> Callable[..., Any]:
         """Return the benchmarker that reports modelled kernel time in milliseconds."""

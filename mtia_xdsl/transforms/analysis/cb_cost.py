@@ -1,7 +1,8 @@
 """Static cost model of buffer-level commands: per-engine cycles of a loop iteration, fill latency of a CB.
 
-Used by mtia-cb-sizing to pick the smallest CB depth that keeps a software pipeline full. Every number
-comes from `MachineConfig`; the estimates are per PE and assume the launch fills the chip (a PE's share
+Used by mtia-cb-sizing to pick the smallest CB depth that keeps a software pipeline full. A command's work
+is `machine/work.py`'s and its cost on an engine `machine/cost.py`'s, the same the timing model charges;
+every number comes from `MachineConfig`; the estimates are per PE and assume the launch fills the chip (a PE's share
 of the global-memory bandwidth is the level's chip bandwidth over the PE count, at most its DMA port).
 Masked tails are not known statically: a DMA moves its whole block.
 """
@@ -10,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, TensorType
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Block, Operation
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine import cost
+from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.config import MachineConfig
-
-_LUT_OPS = frozenset({"math.exp", "math.exp2", "math.rsqrt", "math.sqrt", "math.tanh", "math.log", "math.log2"})
+from mtia_xdsl.machine.work import body_work, dpe_work, elem_count
 
 
 @dataclass(frozen=True)
@@ -74,34 +75,6 @@ def dma_latency_cycles(config: MachineConfig) -> float:
     return config.dma_issue_cycles + config.level_latency_cycles(level) + hops * config.noc_hop_cycles
 
 
-def _elems(t: Attribute) -> int:
-    if isinstance(t, TensorType):
-        n = 1
-        for d in t.get_shape():
-            n *= d
-        return n
-    return 1
-
-
-def _dtype(t: Attribute) -> str:
-    """MachineConfig's dtype name ("f32", "bf16", "i8", ...) of a tile's element type."""
-    elem = t.element_type if isinstance(t, TensorType) else t
-    if isinstance(elem, AnyFloat | IntegerType):
-        return str(elem)
-    return "i64"  # pointers
-
-
-def _body_elems(op: mtia.EngineComputeOp) -> tuple[int, bool]:
-    """Elements of work of an engine body (output elements of each op) and whether it uses a LUT."""
-    work, lut = 0, False
-    for inner in op.body.walk():
-        if inner is op or isinstance(inner, mtia.YieldOp):
-            continue
-        work += sum(_elems(r.type) for r in inner.results)
-        lut = lut or inner.name in _LUT_OPS
-    return max(work, 1), lut
-
-
 def command_cost(op: Operation, config: MachineConfig) -> CommandCost | None:
     """Return the cost of buffer-level command `op`, or None if `op` is no engine command."""
     if isinstance(op, mtia.DmaLoadOp | mtia.DmaStoreOp):
@@ -113,30 +86,30 @@ def command_cost(op: Operation, config: MachineConfig) -> CommandCost | None:
     if isinstance(op, mtia.GatherOp | mtia.ScatterOp | mtia.AtomicRmwOp | mtia.AtomicCasOp):
         t = mtia.tile_type((op.ptrs if isinstance(op, mtia.GatherOp | mtia.ScatterOp) else op.ptr).type)
         latency = config.level_latency_cycles(memory_level(config))
-        return CommandCost("scalar", _elems(t) * latency / config.scalar_outstanding_loads, 0.0)
+        return CommandCost("scalar", cost.scalar_access_cycles(elem_count(t), latency, config), 0.0)
     if isinstance(op, mtia.DpeMatmulOp):
-        a, b = mtia.tile_type(op.a.type), mtia.tile_type(op.b.type)
-        macs = _elems(a) * b.get_shape()[-1]  # type: ignore[union-attr]  # [B x] M x K x N
-        dtype = _dtype(a)
-        passes = config.dpe_fp32_ieee_passes if dtype == "f32" and op.input_precision.value.data == 2 else 1
-        try:
-            rate = config.dpe_macs_per_cycle(dtype)
-        except ValueError:
-            rate = config.dpe_bf16_macs_per_cycle
-        return CommandCost("dpe", macs * passes / rate, float(config.dpe_fill_cycles))
+        w = dpe_work(op)
+        passes = cost.dpe_passes(w.dtype, w.input_precision, config)
+        return CommandCost("dpe", cost.dpe_cycles(w.macs, w.dtype, passes, config), float(config.dpe_fill_cycles))
     if isinstance(op, mtia.ReReduceOp):
-        n = _elems(mtia.tile_type(op.input.type))
-        return CommandCost("re", n / config.re_elems_per_cycle, float(config.re_latency_cycles))
+        n = elem_count(mtia.tile_type(op.input.type))
+        return CommandCost("re", cost.compute_cycles(Engine.RE, n, "", config), cost.latency_cycles(Engine.RE, config))
     if isinstance(op, mtia.EngineComputeOp) and op.outs:
-        work, lut = _body_elems(op)
-        if isinstance(op, mtia.SeComputeOp):
-            latency = config.se_lut_latency_cycles if lut else config.se_alu_latency_cycles
-            return CommandCost("se", work / config.se_elems_per_cycle, float(latency))
-        if isinstance(op, mtia.MluComputeOp):
-            return CommandCost("mlu", work / config.mlu_elems_per_cycle, float(config.mlu_latency_cycles))
-        rate = config.vec_elems_per_cycle(_dtype(mtia.tile_type(op.outs[0].type)))
-        return CommandCost("vec", work / rate, float(config.vec_latency_cycles))
+        w = body_work(op)
+        engine = _COMPUTE_ENGINES[type(op)]
+        return CommandCost(
+            engine.value,
+            cost.compute_cycles(engine, w.elems, w.dtype, config),
+            float(cost.latency_cycles(engine, config, w.lut)),
+        )
     return None
+
+
+_COMPUTE_ENGINES: dict[type[Operation], Engine] = {
+    mtia.SeComputeOp: Engine.SE,
+    mtia.VecComputeOp: Engine.VEC,
+    mtia.MluComputeOp: Engine.MLU,
+}
 
 
 def iteration_cost(body: Block, config: MachineConfig) -> IterationCost:

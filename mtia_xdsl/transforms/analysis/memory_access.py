@@ -16,11 +16,12 @@ Example: mtia-opt k.mlir -p test-mtia-memory-access
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import builtin, scf
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IndexType,
@@ -40,7 +41,9 @@ from mtia_xdsl.transforms.arith_ops import arith
 # Symbolic scalar expressions
 # ----------------------------------------------------------------------------------------------
 
-Expr = int | SSAValue | tuple  # ("add", a, b) | ("mul", a, b) | ("neg", a) | ("min"/"max", a, ...)
+Expr = int | SSAValue | tuple
+"""("add", a, b) | ("mul", a, b) | ("neg", a) | ("rem", a, c) | ("div", a, c) | ("min"/"max", a, ...);
+`rem` and `div` are remainder and quotient of a non-negative dividend by a positive divisor."""
 
 
 def add(a: Expr, b: Expr) -> Expr:
@@ -72,6 +75,20 @@ def neg(a: Expr) -> Expr:
     return -a if isinstance(a, int) else ("neg", a)
 
 
+def rem(a: Expr, c: Expr) -> Expr:
+    """Return a % c (a >= 0, c > 0), folding constants."""
+    if isinstance(a, int) and isinstance(c, int):
+        return a % c
+    return 0 if isinstance(c, int) and c == 1 else ("rem", a, c)
+
+
+def div(a: Expr, c: Expr) -> Expr:
+    """Return a // c (a >= 0, c > 0), folding constants."""
+    if isinstance(a, int) and isinstance(c, int):
+        return a // c
+    return a if isinstance(c, int) and c == 1 else ("div", a, c)
+
+
 def expr_str(e: Expr, names: dict[SSAValue, str] | None = None) -> str:
     """Render an expression; SSA values by their printed names (`names`), else their name hint."""
     if isinstance(e, int):
@@ -87,7 +104,7 @@ def expr_str(e: Expr, names: dict[SSAValue, str] | None = None) -> str:
         return op + "(" + ", ".join(expr_str(x, names) for x in args) + ")"
     if op == "add" and isinstance(args[1], tuple) and args[1][0] == "neg":
         return f"({expr_str(args[0], names)} - {expr_str(args[1][1], names)})"
-    sym = "+" if op == "add" else "*"
+    sym = {"add": "+", "mul": "*", "rem": "%", "div": "//"}[op]
     return f"({expr_str(args[0], names)} {sym} {expr_str(args[1], names)})"
 
 
@@ -130,11 +147,45 @@ class AffineForm:
     base: Expr
     coeffs: tuple[Expr, ...]
     ptr: SSAValue | None = None
+    limits: tuple[tuple[Expr, ...], ...] = ()
+    """Per dimension, upper bounds on the index past which the value is not the affine one (a wrap-around
+    `rm % M` the kernel's hints say does not happen, see `_rem`): a load reads `other` there, a store
+    falls back to the scalar core. Empty when the form holds everywhere."""
+
+    index: SSAValue | None = None
+    """An integer tile (broadcasting to the form's shape) whose elements, times `index_scale`, are added:
+    `ptr + base + index[i] * index_scale + sum_d coeffs[d] * i_d` (embedding rows picked by a loaded id)."""
+    index_scale: Expr = 0
+
+    @property
+    def uniform_coeffs(self) -> bool:
+        """True when no coefficient is non-zero (the index tile, if any, may still vary)."""
+        return all(isinstance(c, int) and c == 0 for c in self.coeffs)
 
     @property
     def uniform(self) -> bool:
-        """True when every element has the same value (all coefficients zero)."""
-        return all(isinstance(c, int) and c == 0 for c in self.coeffs)
+        """True when every element has the same value (all coefficients zero, no index tile)."""
+        return self.index is None and self.uniform_coeffs
+
+    def limited(self, limits: tuple[tuple[Expr, ...], ...]) -> AffineForm:
+        """This form with `limits` added (per dimension)."""
+        if not limits:
+            return self
+        if not self.limits:
+            return replace(self, limits=limits)
+        return replace(self, limits=tuple(a + b for a, b in zip(self.limits, limits, strict=True)))
+
+    def plus(self, other: AffineForm, sign: int = 1) -> AffineForm | None:
+        """self + sign * other (`other` an integer form; at most one of them with an index tile), else None."""
+        if self.index is not None and other.index is not None:
+            return None
+        coeffs = tuple(add(x, y if sign > 0 else neg(y)) for x, y in zip(self.coeffs, other.coeffs, strict=True))
+        base = add(self.base, other.base if sign > 0 else neg(other.base))
+        index, scale = (self.index, self.index_scale) if self.index is not None else (other.index, other.index_scale)
+        if other.index is not None and sign < 0:
+            scale = neg(scale)
+        form = AffineForm(base, coeffs, self.ptr, (), index, scale)
+        return form.limited(self.limits).limited(other.limits)
 
 
 @dataclass(frozen=True)
@@ -163,7 +214,12 @@ class BlockAccess:
     bounds: tuple[Expr, ...]
     shape: tuple[int, ...]
     other: Attribute | None = None  # a scalar FloatAttr/IntegerAttr, or None for 0 / no mask
+    index: SSAValue | None = None
+    """Index tile of an indexed DMA (rows picked by loaded ids): element i is at
+    `ptr + offset + index[i] * index_scale + sum_d strides[d] * i_d`; None for a strided block."""
+    index_scale: Expr = 0
     starts: tuple[Expr, ...] | None = None
+    """First valid index along each dimension (None: all 0), for a block beginning before its tensor."""
 
 
 @dataclass
@@ -188,6 +244,137 @@ def _splat_int(attr: Attribute) -> int | None:
         if len(set(vals)) == 1:
             return int(vals[0])
     return None
+
+
+_FACT_DEPTH = 8
+"""How many defining ops `expr_divisor` / `expr_nonneg` look through (kernels' index math is shallow)."""
+
+
+def expr_divisor(e: Expr, depth: int = _FACT_DEPTH) -> int:
+    """Return a positive integer that provably divides `e` (0 if e is provably 0, 1 if nothing is known).
+
+    Facts: constants; products and sums; `tl.program_id`; the `tt.divisibility` hint of the defining op
+    (`tl.multiple_of`) or of a kernel argument (Triton's specialisation, Inductor's `tt.divisibility`).
+    """
+    if isinstance(e, int):
+        return abs(e)
+    if isinstance(e, tuple):
+        kind, *args = e
+        if kind == "mul":
+            return expr_divisor(args[0], depth) * expr_divisor(args[1], depth)
+        if kind == "add":
+            return math.gcd(expr_divisor(args[0], depth), expr_divisor(args[1], depth))
+        if kind == "neg":
+            return expr_divisor(args[0], depth)
+        return 1
+    hint = _divisibility_hint(e)
+    owner = e.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return hint
+    found = 1
+    if (c := constant_value(e)) is not None:
+        found = abs(c)
+    elif isinstance(owner, arith.MuliOp):
+        found = expr_divisor(owner.lhs, depth - 1) * expr_divisor(owner.rhs, depth - 1)
+    elif isinstance(owner, arith.AddiOp):
+        found = math.gcd(expr_divisor(owner.lhs, depth - 1), expr_divisor(owner.rhs, depth - 1))
+    elif isinstance(owner, arith.ExtSIOp | arith.ExtUIOp | arith.IndexCastOp | tt.SplatOp):
+        found = expr_divisor(owner.operands[0], depth - 1)
+    return math.lcm(found, hint) if found and hint else found or hint
+
+
+def expr_nonneg(e: Expr, depth: int = _FACT_DEPTH) -> bool:
+    """True if `e` is provably >= 0: non-negative constants, program ids, sums, products, rem/div of those."""
+    if isinstance(e, int):
+        return e >= 0
+    if isinstance(e, tuple):
+        kind, *args = e
+        return kind in ("add", "mul", "rem", "div") and all(expr_nonneg(a, depth) for a in args)
+    if _assumed_nonneg(e) or ((c := constant_value(e)) is not None and c >= 0):
+        return True
+    owner = e.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, tt.GetProgramIdOp | tt.GetNumProgramsOp):
+        return True
+    if isinstance(owner, arith.ConstantOp):
+        c = _splat_int(owner.value)
+        return c is not None and c >= 0
+    if isinstance(owner, arith.MuliOp | arith.AddiOp | arith.DivSIOp | arith.MinSIOp | arith.MaxSIOp):
+        return expr_nonneg(owner.lhs, depth - 1) and expr_nonneg(owner.rhs, depth - 1)
+    if isinstance(owner, arith.RemSIOp):  # the remainder has the dividend's sign
+        return expr_nonneg(owner.lhs, depth - 1)
+    if isinstance(owner, arith.ExtSIOp | arith.IndexCastOp | tt.SplatOp):
+        return expr_nonneg(owner.operands[0], depth - 1)
+    return False
+
+
+def _assumed_nonneg(v: SSAValue) -> bool:
+    """True if the kernel assumes `v >= 0` (`tl.assume(v >= 0)`, as Inductor's GEMM template does)."""
+    for use in v.uses:
+        cmp = use.operation
+        if not isinstance(cmp, arith.CmpiOp) or use.index != 0 or cmp.predicate.value.data not in (4, 5):
+            continue  # sgt / sge
+        bound = constant_value(cmp.rhs)
+        if bound is None or bound < (0 if cmp.predicate.value.data == 5 else -1):
+            continue
+        if any(u.operation.name == "llvm.intr.assume" for u in cmp.result.uses):
+            return True
+    return False
+
+
+_FOLD = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.DivSIOp: lambda a, b: int(a / b) if b else None,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+def constant_value(v: SSAValue, depth: int = _FACT_DEPTH) -> int | None:
+    """The value of a scalar integer computed from constants only (the canonicalizer leaves such arith)."""
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp):
+        return _splat_int(owner.value)
+    fold = _FOLD.get(type(owner)) if isinstance(owner, Operation) else None
+    if fold is None or depth == 0 or isinstance(v.type, TensorType):
+        return None
+    a, b = constant_value(owner.operands[0], depth - 1), constant_value(owner.operands[1], depth - 1)
+    return None if a is None or b is None else fold(a, b)
+
+
+def _divisibility_hint(v: SSAValue) -> int:
+    """The `tt.divisibility` hint on `v` (its defining op's attribute, or its kernel argument's), else 1."""
+    owner = v.owner
+    if isinstance(owner, Operation):
+        attr = owner.attributes.get("tt.divisibility")
+        return max(_hint_values(attr), default=1) if attr is not None else 1
+    block = owner
+    func = block.parent_op() if block is not None else None
+    if isinstance(func, tt.FuncOp) and func.arg_attrs is not None and block is func.body.blocks[0]:
+        attrs = func.arg_attrs.data[v.index].data  # type: ignore[attr-defined]
+        if "tt.divisibility" in attrs:
+            return max(_hint_values(attrs["tt.divisibility"]), default=1)
+    return 1
+
+
+def _contiguity(op: Operation, dim: int) -> int:
+    """The `tt.contiguity` hint (`tl.max_contiguous`) of `op`'s result along `dim`, else 1."""
+    attr = op.attributes.get("tt.contiguity")
+    if attr is None:
+        return 1
+    values = _hint_values(attr)
+    return values[dim] if dim < len(values) else (values[0] if len(values) == 1 else 1)
+
+
+def _hint_values(attr: Attribute) -> list[int]:
+    if isinstance(attr, IntegerAttr):
+        return [attr.value.data]
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        return [int(x) for x in attr.get_values()]
+    return []
 
 
 def splat_scalar_attr(attr: Attribute) -> Attribute | None:
@@ -215,6 +402,9 @@ class _Analyzer:
     def form_of(self, v: SSAValue) -> AffineForm | None:
         if v in self.info.forms:
             return self.info.forms[v]
+        owner = v.owner
+        if isinstance(owner, scf.IfOp) and isinstance(v.type, TensorType):
+            return self._if_form(owner, owner.results.index(v))
         t = v.type
         if not isinstance(t, TensorType):
             if isinstance(t, tt.PointerType):
@@ -225,6 +415,20 @@ class _Analyzer:
                     return AffineForm(owner.value.value.data, ())
                 return AffineForm(v, ())
         return None
+
+    def _if_form(self, op: scf.IfOp, i: int) -> AffineForm | None:
+        """The form of result i of an scf.if whose branches yield the same form (Inductor's template picks
+        `tl.multiple_of(rm % M, ..)` or plain `rm % M` by a condition the canonicalizer leaves in place)."""
+        if not op.false_region.blocks:
+            return None
+        then_y, else_y = op.true_region.block.last_op, op.false_region.block.last_op
+        if not isinstance(then_y, scf.YieldOp) or not isinstance(else_y, scf.YieldOp):
+            return None
+        a, b = self.form_of(then_y.operands[i]), self.form_of(else_y.operands[i])
+        if a is None or a != b:
+            return None
+        self.info.forms[op.results[i]] = a
+        return a
 
     def visit(self, op: Operation) -> None:
         form = self._form_for_op(op)
@@ -245,6 +449,11 @@ class _Analyzer:
         forms = [self.form_of(v) for v in values]
         return None if any(f is None or f.ptr is not None for f in forms) else forms  # type: ignore[return-value]
 
+    def _ints_or_index(self, *values: SSAValue) -> list[AffineForm] | None:
+        """Like `_ints`, but an integer tensor without a form (loaded ids) becomes an index tile."""
+        forms = [self.form_of(v) or _index_leaf(v) for v in values]
+        return None if any(f is None or f.ptr is not None for f in forms) else forms  # type: ignore[return-value]
+
     def _range(self, op: tt.MakeRangeOp, shape: tuple[int, ...]) -> AffineForm:
         return AffineForm(op.start.value.data, (1,))
 
@@ -261,30 +470,37 @@ class _Analyzer:
 
     def _expand_dims(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> AffineForm | None:
         src = self.form_of(op.src)
-        if src is None:
+        if src is None or src.index is not None:
             return None
         coeffs = list(src.coeffs)
         coeffs.insert(op.axis.value.data, 0)
-        return AffineForm(src.base, tuple(coeffs), ptr=src.ptr)
+        limits = list(src.limits)
+        if limits:
+            limits.insert(op.axis.value.data, ())
+        return AffineForm(src.base, tuple(coeffs), src.ptr, tuple(limits))
 
     def _broadcast(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> AffineForm | None:
-        src = self.form_of(op.src)
+        src = self.form_of(op.src) or _index_leaf(op.src)
         if src is None:
             return None
         pairs = zip(_shape(op.src.type), shape, src.coeffs, strict=True)
-        return AffineForm(src.base, tuple(0 if s == 1 and d != 1 else c for s, d, c in pairs), ptr=src.ptr)
+        coeffs = tuple(0 if s == 1 and d != 1 else c for s, d, c in pairs)
+        # a size-1 dimension never reaches a limit; the index tile broadcasts as it is
+        return replace(src, coeffs=coeffs)
 
     def _add(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
-        forms = self._ints(op.operands[0], op.operands[1])
+        forms = self._ints_or_index(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, b = forms
-        if isinstance(op, arith.SubiOp):
-            b = AffineForm(neg(b.base), tuple(neg(c) for c in b.coeffs))
-        return AffineForm(add(a.base, b.base), tuple(add(x, y) for x, y in zip(a.coeffs, b.coeffs, strict=True)))
+        if (a.index is not None and a.index is op.operands[0] and b.uniform) or (
+            b.index is not None and b.index is op.operands[1] and a.uniform
+        ):
+            return None  # a loaded id plus a constant is a new id tile (Inductor's `id + n` wrap), not an offset
+        return a.plus(b, -1 if isinstance(op, arith.SubiOp) else 1)
 
     def _mul(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
-        forms = self._ints(op.operands[0], op.operands[1])
+        forms = self._ints_or_index(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, b = forms
@@ -292,15 +508,54 @@ class _Analyzer:
             a, b = b, a
         if not a.uniform:
             return None  # a product of two index-dependent values is not affine
-        return AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs))
+        scale = mul(b.index_scale, a.base) if b.index is not None else 0
+        product = AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs), None, (), b.index, scale)
+        return product.limited(a.limits).limited(b.limits)
+
+    def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
+        """`a % c` and `a // c` (Inductor's decompositions of a flat index, `rm % M`), c > 0 uniform.
+
+        A uniform `a` gives a uniform result. Otherwise `a` must vary along one dimension d with a
+        positive constant coefficient k, over V = k * (shape[d] - 1), from a base b >= 0: when
+        V < gcd(divisor(b), c) (shapes prove the block stays within one period of c), `a % c` is
+        `b % c + k * i_d` and `a // c` is `b // c`. When they cannot, a `%` whose op carries the kernel's
+        `tt.contiguity` hint (`tl.max_contiguous`) covering the block is taken at its word, with a limit:
+        past `c - b % c` the index would wrap, and a load reads `other` there (see AffineForm.limits).
+        """
+        forms = self._ints(op.operands[0], op.operands[1])
+        if forms is None:
+            return None
+        a, c = forms
+        if not c.uniform or a.limits or c.limits or a.index is not None:
+            return None
+        is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
+        if isinstance(c.base, int) and c.base <= 0:
+            return None
+        if a.uniform:
+            base = rem(a.base, c.base) if is_rem else div(a.base, c.base)
+            return AffineForm(base, a.coeffs)
+        varying = [d for d, k in enumerate(a.coeffs) if not (isinstance(k, int) and k == 0)]
+        if len(varying) != 1 or not isinstance(a.coeffs[varying[0]], int) or a.coeffs[varying[0]] <= 0:
+            return None
+        d, k = varying[0], a.coeffs[varying[0]]
+        span = k * (shape[d] - 1)
+        if expr_nonneg(a.base):
+            period = math.gcd(expr_divisor(a.base), expr_divisor(c.base))  # divides b % c, as c > 0
+            if span < period:
+                if is_rem:
+                    return AffineForm(rem(a.base, c.base), a.coeffs)
+                return AffineForm(div(a.base, c.base), (0,) * len(shape))
+        if is_rem and k == 1 and _contiguity(op, d) >= shape[d]:
+            limits: list[tuple[Expr, ...]] = [()] * len(shape)
+            limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
+            return AffineForm(rem(a.base, c.base), a.coeffs, limits=tuple(limits))
+        return None
 
     def _addptr(self, op: tt.AddPtrOp, shape: tuple[int, ...]) -> AffineForm | None:
-        p, o = self.form_of(op.ptr), self.form_of(op.offset)
+        p, o = self.form_of(op.ptr), self.form_of(op.offset) or _index_leaf(op.offset)
         if p is None or o is None or p.ptr is None or o.ptr is not None:
             return None
-        return AffineForm(
-            add(p.base, o.base), tuple(add(x, y) for x, y in zip(p.coeffs, o.coeffs, strict=True)), ptr=p.ptr
-        )
+        return p.plus(o)
 
     # -- masks -------------------------------------------------------------------------------
     def mask_of(self, v: SSAValue) -> BoxMask | None:
@@ -355,7 +610,9 @@ class _Analyzer:
         # arith.cmpi predicates: 2 slt, 3 sle, 4 sgt, 5 sge; unsigned compares would also reject negative
         # offsets. Normalized to `a < b` (an upper bound) or `a >= b` (a lower bound), `a` the index.
         a, b = self.form_of(op.lhs), self.form_of(op.rhs)
-        if a is None or b is None or a.ptr is not None or b.ptr is not None:
+        if a is None or b is None or a.ptr is not None or b.ptr is not None or a.limits or b.limits:
+            return None
+        if a.index is not None or b.index is not None:
             return None
         if pred in (3, 4):  # a <= b == b >= a; a > b == b < a
             a, b, pred = b, a, {3: 5, 4: 2}[pred]
@@ -383,6 +640,10 @@ _FORM_RULES = {
     arith.AddiOp: _Analyzer._add,
     arith.SubiOp: _Analyzer._add,
     arith.MuliOp: _Analyzer._mul,
+    arith.RemSIOp: _Analyzer._rem_div,
+    arith.RemUIOp: _Analyzer._rem_div,
+    arith.DivSIOp: _Analyzer._rem_div,
+    arith.DivUIOp: _Analyzer._rem_div,
     tt.AddPtrOp: _Analyzer._addptr,
 }
 """How each op kind transforms the affine forms of its operands (ops not listed have no form)."""
@@ -426,21 +687,86 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         return None, "pointer is not an affine block"
     if getattr(op, "boundaryCheck", None) is not None and len(op.boundaryCheck.get_values()) > 0:
         return None, "boundary check"
+    if form.index is not None:
+        if isinstance(op, tt.StoreOp):
+            return None, "store through an index tile (a scatter)"
+        if not _rows_only(form.index, analyzer):
+            return None, "index tile varies along the last dimension (an element gather, not rows)"
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
+    limits = form.limits or ((),) * len(shape)
+    if form.limits and isinstance(op, tt.StoreOp):
+        return None, "store through an index that may wrap around"
     if op.mask is not None:
         mask = analyzer.mask_of(op.mask)
         if mask is None:
             return None, "mask is not a box"
-        bounds = tuple(_min_bound(b, s) for b, s in zip(mask.bounds, shape, strict=True))
+        limits = tuple(a + b for a, b in zip(mask.bounds, limits, strict=True))
         if mask.lowers:
+            if form.index is not None:
+                return None, "lower bound on an index tile's rows"
             starts = tuple(_max_start(mask.lower(d)) for d in range(len(shape)))
+    if any(limits):
+        bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
     other: Attribute | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
         other = constant_other(op.other)
         if other is None:
             return None, "`other` is not a constant"
-    return BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, starts), ""
+    return (
+        BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale, starts),
+        "",
+    )
+
+
+def _index_leaf(v: SSAValue) -> AffineForm | None:
+    """A loaded integer tensor (ids read from memory) as an index tile (`v[i] * 1`), else None."""
+    t = v.type
+    if not isinstance(t, TensorType) or not isinstance(t.element_type, IntegerType) or t.element_type.width.data == 1:
+        return None
+    if not _loaded(v):
+        return None
+    return AffineForm(0, (0,) * len(t.get_shape()), index=v, index_scale=1)
+
+
+def _loaded(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
+    """True if `v` is read from memory (a tt.load), possibly through elementwise integer ops."""
+    owner = v.owner
+    if not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, tt.LoadOp):
+        return True
+    if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp)):
+        return False
+    return any(_loaded(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))
+
+
+_ROWS_DEPTH = 8
+"""How many elementwise ops `_rows_only` looks through (Inductor's negative-id wrap is 3 ops deep)."""
+
+
+def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bool:
+    """True if `v` provably has one value per row: the same along the last dimension of its tensor.
+
+    Size-1 last dimension; a splat or constant; a load whose pointer form does not move along the last
+    dimension; elementwise integer ops (the `where(id < 0, id + n, id)` wrap) of such values.
+    """
+    t = v.type
+    if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[-1] == 1:
+        return True
+    owner = v.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, tt.SplatOp | arith.ConstantOp):
+        return True
+    if isinstance(owner, tt.BroadcastOp):
+        return _rows_only(owner.src, analyzer, depth - 1)
+    if isinstance(owner, tt.LoadOp):
+        form = analyzer.form_of(owner.ptr)
+        return form is not None and form.index is None and form.coeffs[-1] == 0
+    if owner.name.startswith("arith.") and len(owner.results) == 1:
+        return all(_rows_only(x, analyzer, depth - 1) for x in owner.operands)
+    return False
 
 
 def constant_other(other: SSAValue) -> Attribute | None:
@@ -514,6 +840,10 @@ class Materializer:
             res = self._insert(arith.MuliOp(vals[0], vals[1]))
         elif kind == "neg":
             res = self._insert(arith.SubiOp(self.const(0), vals[0]))
+        elif kind == "rem":
+            res = self._insert(arith.RemSIOp(vals[0], vals[1]))
+        elif kind == "div":
+            res = self._insert(arith.DivSIOp(vals[0], vals[1]))
         elif kind in ("min", "max"):
             res = vals[0]
             for v in vals[1:]:
@@ -567,8 +897,14 @@ class TestMtiaMemoryAccessPass(ModulePass):
             for access_op in func.walk():
                 if access_op in info.accesses:
                     a = info.accesses[access_op]
+                    indexed = (
+                        f"index={expr_str(a.index, names)}*{expr_str(a.index_scale, names)} "
+                        if a.index is not None
+                        else ""
+                    )
                     text = (
-                        f"dma base={expr_str(a.ptr, names)}+{expr_str(a.offset, names)} "
+                        f"{'dma_gather_rows' if a.index is not None else 'dma'} "
+                        f"base={expr_str(a.ptr, names)}+{expr_str(a.offset, names)} {indexed}"
                         f"strides=[{', '.join(expr_str(s, names) for s in a.strides)}] "
                         f"bounds=[{', '.join(expr_str(b, names) for b in a.bounds)}] shape={list(a.shape)}"
                     )

@@ -22,8 +22,13 @@ our module, printed generic and run through them, is textually identical to upst
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import os
+
 from xdsl.dialects import arith as xarith
 from xdsl.dialects.builtin import (
+    FileLineColLoc,
     IntegerAttr,
     ModuleOp,
 )
@@ -203,9 +208,27 @@ def _inlinable(func: tt.FuncOp) -> bool:
     return len(func.body.blocks) == 1 and isinstance(func.body.blocks[0].last_op, tt.ReturnOp)
 
 
+@functools.cache
+def _triton_package_dir() -> str | None:
+    spec = importlib.util.find_spec("triton")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return os.path.join(locations[0], "") if locations else None
+
+
+def _in_triton_library(loc: Attribute | None) -> bool:
+    """Whether `loc` is a line of Triton's own Python (standard.py's tl.zeros, tl.argmax, ...)."""
+    package = _triton_package_dir()
+    return isinstance(loc, FileLineColLoc) and package is not None and loc.filename.data.startswith(package)
+
+
 def _inline_call(call: tt.CallOp, callee: tt.FuncOp) -> None:
-    """Clone the callee's single block before `call`, map its arguments, replace the call's results."""
+    """Clone the callee's single block before `call`, map its arguments, replace the call's results.
+
+    Ops inlined from a function of Triton's own library take the call's location: buffers and errors of
+    `tl.zeros`, `tl.argmax`, ... are attributed to the user's line, not to triton/language/standard.py.
+    """
     block: Block = callee.body.blocks[0]
+    relocate = _in_triton_library(callee.location) or any(_in_triton_library(op.location) for op in block.ops)
     mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, call.args, strict=True))
     ret = block.last_op
     assert isinstance(ret, tt.ReturnOp)
@@ -215,6 +238,10 @@ def _inline_call(call: tt.CallOp, callee: tt.FuncOp) -> None:
         if op is ret:
             break
         clone = op.clone(value_mapper=mapping)
+        if relocate:
+            for nested in clone.walk():
+                if nested.location is None or _in_triton_library(nested.location):
+                    nested.location = call.location
         parent.insert_op_before(clone, call)
         mapping.update(zip(op.results, clone.results, strict=True))
     Rewriter.replace_op(call, [], [mapping.get(v, v) for v in ret.srcs])

@@ -86,5 +86,179 @@ tt.func public @lower_bounds(%x: !tt.ptr<f32>, %lo: i32, %lo2: i32, %n: i32) {
   %bp = tt.broadcast %cbase : tensor<1x16x!tt.ptr<f32>> -> tensor<8x16x!tt.ptr<f32>>
   // CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+%lo strides=[0, 1] bounds=[8, 16] shape=[8, 16] starts=[0, -(%lo)]"}
   %c = tt.load %bp, %bm : tensor<8x16x!tt.ptr<f32>>
+// Inductor's decomposition of a flat index into (x0, x1) = (xindex % 64, xindex // 64): with XBLOCK = 16
+// and xoffset = pid * 16, a block stays inside one row of 64, so both are affine and the load is a DMA.
+// CHECK-LABEL: tt.func public @flat_index_decomposition
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+((%off % 64) + ((%off // 64) * 128)) strides=[1] bounds=[16] shape=[16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+(%off % 64) strides=[1] bounds=[16] shape=[16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%c+(%off // 64) strides=[0] bounds=[16] shape=[16]"}
+tt.func public @flat_index_decomposition(%x: !tt.ptr<f32>, %b: !tt.ptr<f32>, %c: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c16 = arith.constant 16 : i32
+  %off = arith.muli %pid, %c16 : i32
+  %offs = tt.splat %off : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %xindex = arith.addi %offs, %r : tensor<16xi32>
+  %c64 = arith.constant dense<64> : tensor<16xi32>
+  %c128 = arith.constant dense<128> : tensor<16xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<16xi32>
+  %x1 = arith.divsi %xindex, %c64 : tensor<16xi32>
+  %row = arith.muli %x1, %c128 : tensor<16xi32>
+  %idx = arith.addi %x0, %row : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %idx : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+  // a broadcast bias indexed by x0, and a per-row scale indexed by x1 (stride 0: one element, broadcast)
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %pb = tt.addptr %bs, %x0 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %vb = tt.load %pb : tensor<16x!tt.ptr<f32>>
+  %cs = tt.splat %c : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %pc = tt.addptr %cs, %x1 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %vc = tt.load %pc : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// A block of 128 spans two rows of 64: `xindex % 64` wraps inside it and is no strided block.
+// CHECK-LABEL: tt.func public @flat_index_wraps
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+tt.func public @flat_index_wraps(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c128 = arith.constant 128 : i32
+  %off = arith.muli %pid, %c128 : i32
+  %offs = tt.splat %off : i32 -> tensor<128xi32>
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %xindex = arith.addi %offs, %r : tensor<128xi32>
+  %c64 = arith.constant dense<64> : tensor<128xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<128xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %x0 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %v = tt.load %p : tensor<128x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's GEMM template: `rm % M` under tl.multiple_of / tl.max_contiguous hints. M is not known to be a
+// multiple of 32, so the hint is taken at its word up to the wrap point: the rows past M - rm0 % M read 0.
+// A store through the same index would write the wrapped rows: it stays on the scalar core.
+// CHECK-LABEL: tt.func public @gemm_rows_mod_m
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%a+((%rm0 % %m) * %lda) strides=[%lda, 1] bounds=[(%m - (%rm0 % %m)), 16] shape=[32, 16]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index that may wrap around"}
+tt.func public @gemm_rows_mod_m(%a: !tt.ptr<f32>, %m: i32 {tt.divisibility = 16 : i32}, %lda: i32) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid, %c32 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %rm = arith.addi %rms, %r : tensor<32xi32>
+  %ms = tt.splat %m : i32 -> tensor<32xi32>
+  %ram = arith.remsi %rm, %ms {tt.divisibility = dense<32> : tensor<1xi32>, tt.contiguity = dense<32> : tensor<1xi32>} : tensor<32xi32>
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %ldas = tt.splat %lda : i32 -> tensor<32x1xi32>
+  %rowoff = arith.muli %rows, %ldas : tensor<32x1xi32>
+  %k = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %cols = tt.expand_dims %k {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<32x1xi32> -> tensor<32x16xi32>
+  %cb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<32x16xi32>
+  %offs = arith.addi %rb, %cb : tensor<32x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x16x!tt.ptr<f32>>
+  %p = tt.addptr %as, %offs : tensor<32x16x!tt.ptr<f32>>, tensor<32x16xi32>
+  %v = tt.load %p : tensor<32x16x!tt.ptr<f32>>
+  tt.store %p, %v : tensor<32x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// Without the hints nothing proves `rm % M` stays in one period: scalar gathers.
+// CHECK-LABEL: tt.func public @rows_mod_m_unhinted
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+tt.func public @rows_mod_m_unhinted(%a: !tt.ptr<f32>, %m: i32) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid, %c32 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %rm = arith.addi %rms, %r : tensor<32xi32>
+  %ms = tt.splat %m : i32 -> tensor<32xi32>
+  %ram = arith.remsi %rm, %ms : tensor<32xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p = tt.addptr %as, %ram : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  %v = tt.load %p : tensor<32x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
+// picked by them: an indexed DMA. A store through the ids is a scatter and stays on the scalar core, and so is
+// a load of single elements picked by ids that vary along the last dimension (an element gather).
+// CHECK-LABEL: tt.func public @embedding_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+%off strides=[1, 0] bounds=[(%n - %off), 1] shape=[8, 1]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%table+0 index=%id*64 strides=[0, 1] bounds=[(%n - %off), 64] shape=[8, 64]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile (a scatter)"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %c8 = arith.constant 8 : i32
+  %off = arith.muli %pid, %c8 : i32
+  %offs = tt.splat %off : i32 -> tensor<8x1xi32>
+  %r8 = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %rx = tt.expand_dims %r8 {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %x = arith.addi %offs, %rx : tensor<8x1xi32>
+  %ns = tt.splat %n : i32 -> tensor<8x1xi32>
+  %xmask = arith.cmpi slt, %x, %ns : tensor<8x1xi32>
+  %idss = tt.splat %ids : !tt.ptr<i64> -> tensor<8x1x!tt.ptr<i64>>
+  %idp = tt.addptr %idss, %x : tensor<8x1x!tt.ptr<i64>>, tensor<8x1xi32>
+  %xmaskb = tt.broadcast %xmask : tensor<8x1xi1> -> tensor<8x64xi1>
+  %raw1 = tt.load %idp, %xmask : tensor<8x1x!tt.ptr<i64>>
+  %c1000 = arith.constant dense<1000> : tensor<8x1xi64>
+  %c0 = arith.constant dense<0> : tensor<8x1xi64>
+  %wrapped = arith.addi %raw1, %c1000 : tensor<8x1xi64>
+  %neg = arith.cmpi slt, %raw1, %c0 : tensor<8x1xi64>
+  %id = arith.select %neg, %wrapped, %raw1 : tensor<8x1xi1>, tensor<8x1xi64>
+  %c64 = arith.constant dense<64> : tensor<8x1xi64>
+  %rowoff = arith.muli %id, %c64 : tensor<8x1xi64>
+  %rowb = tt.broadcast %rowoff : tensor<8x1xi64> -> tensor<8x64xi64>
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rc = tt.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %rc64 = arith.extsi %rc : tensor<1x64xi32> to tensor<1x64xi64>
+  %rcb = tt.broadcast %rc64 : tensor<1x64xi64> -> tensor<8x64xi64>
+  %offs2 = arith.addi %rcb, %rowb : tensor<8x64xi64>
+  %ts = tt.splat %table : !tt.ptr<f32> -> tensor<8x64x!tt.ptr<f32>>
+  %rows = tt.addptr %ts, %offs2 : tensor<8x64x!tt.ptr<f32>>, tensor<8x64xi64>
+  %v = tt.load %rows, %xmaskb : tensor<8x64x!tt.ptr<f32>>
+  tt.store %rows, %v, %xmaskb : tensor<8x64x!tt.ptr<f32>>
+  %idr = tt.splat %ids : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>
+  %idrp = tt.addptr %idr, %r64 : tensor<64x!tt.ptr<i64>>, tensor<64xi32>
+  %elem_ids = tt.load %idrp : tensor<64x!tt.ptr<i64>>
+  %t1 = tt.splat %table : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %elems = tt.addptr %t1, %elem_ids : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
+  %e = tt.load %elems : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's GEMM template: pid_m is computed through divisions the analysis cannot bound, but the kernel
+// assumes pid_m >= 0 (tl.assume); `rm % 64` is picked by an scf.if between the hinted and the plain form,
+// whose condition the canonicalizer leaves in place. Both branches have the same form: one DMA.
+// CHECK-LABEL: tt.func public @template_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%a+(%rm0 % 64) strides=[1] bounds=[16] shape=[16]"}
+tt.func public @template_rows(%a: !tt.ptr<f32>, %n: i32, %cond: i1) {
+  %pid = tt.get_program_id x : i32
+  %pid_m = arith.divsi %pid, %n : i32
+  %c0 = arith.constant 0 : i32
+  %nonneg = arith.cmpi sge, %pid_m, %c0 : i32
+  llvm.intr.assume %nonneg : i1
+  %c16 = arith.constant 16 : i32
+  %rm0 = arith.muli %pid_m, %c16 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rm = arith.addi %rms, %r : tensor<16xi32>
+  %ram = scf.if %cond -> (tensor<16xi32>) {
+    %c64 = arith.constant dense<64> : tensor<16xi32>
+    %h = arith.remsi %rm, %c64 {tt.divisibility = dense<16> : tensor<1xi32>, tt.contiguity = dense<16> : tensor<1xi32>} : tensor<16xi32>
+    scf.yield %h : tensor<16xi32>
+  } else {
+    %c64 = arith.constant dense<64> : tensor<16xi32>
+    %p = arith.remsi %rm, %c64 : tensor<16xi32>
+    scf.yield %p : tensor<16xi32>
+  }
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %ptrs = tt.addptr %as, %ram : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
   tt.return
 }

@@ -111,6 +111,12 @@ mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
 
 // -----
 
+%p, %s, %ids = "test.op"() : () -> (!tt.ptr<f32>, i64, tensor<3x1xi64>)
+%t = mtia.dma_gather_rows %p[%ids * %s] [%s, %s] bounds[%s, %s] : !tt.ptr<f32>, tensor<3x1xi64> -> tensor<4x4xf32>
+// CHECK: index tile of shape [3, 1] does not broadcast to the block [4, 4]
+
+// -----
+
 %cb = mtia.cb_alloc {cb_id = 1 : i32} : !mtia.cb<1, tensor<64xf32>>
 // CHECK: an allocated CB has both a cb_id and an ls_offset (set by mtia-cb-allocate)
 

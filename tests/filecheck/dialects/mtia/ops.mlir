@@ -17,6 +17,10 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   %lo = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] other(%zero : f16) : !tt.ptr<f16> -> tensor<8x8xf16>
   // CHECK: mtia.dma_store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] starts[%{{.*}}, %{{.*}}] : tensor<8x8xf16>, !tt.ptr<f16>
   mtia.dma_store %lo, %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] : tensor<8x8xf16>, !tt.ptr<f16>
+  // Indexed DMA: rows of %p picked by an index tile (embedding lookups).
+  %ids = "test.op"() : () -> tensor<64x1xi64>
+  // CHECK: mtia.dma_gather_rows %{{.*}}[%{{.*}} * %{{.*}}] [%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>
+  %rows = mtia.dma_gather_rows %p[%ids * %s0] [%s0, %s1] bounds[%b0, %b1] other(%zero : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>
   %acc = "test.op"() : () -> tensor<64x64xf32>
   // CHECK: %[[D:.*]] = mtia.dpe_matmul %[[A]], %[[B]], %{{.*}} {input_precision = 2 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   %d = mtia.dpe_matmul %a, %b, %acc {input_precision = 2 : i32} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>

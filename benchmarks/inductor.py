@@ -1,0 +1,587 @@
+"""torch.compile on MTIA: a suite of small models through Inductor's Triton CPU path on the machine model.
+
+Every model is plain torch with random weights (nothing downloaded), compiled with
+`torch._inductor.config.cpu_backend = "triton"`, so each Triton kernel Inductor generates is compiled by
+mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
+
+  kernels    Triton kernels in Inductor's output code / compiled by mtia_xdsl / launched in the timed call
+  correct    the compiled model's outputs (training steps: loss, gradients and updated weights) match eager
+  DMA %      of the tensor loads and stores in the launched kernels, the share that are DMA commands (plain
+             strided blocks, or indexed rows); the rest are gathers/scatters/atomics on the scalar core
+  sim us     simulated MTIA time of one call (the sum over its kernel launches, each with its launch cost)
+  roofline   sum of the launches' roofline bounds / sum of their cycles (Report.achieved_fraction, summed)
+  host ops   calls Inductor left to host libraries (extern_kernels.*, aten fallbacks): not run on MTIA and
+             not in `sim us`
+
+A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
+did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
+cause. A fingerprint line (kernel sources and simulated times) shows whether two runs chose the same
+kernels and times.
+
+Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
+an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
+
+Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import os
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if not os.environ.get("PYTHONPATH"):  # else measure the tree PYTHONPATH names
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="mtia-inductor-bench-"))
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="mtia-inductor-bench-ind-"))
+
+import torch
+import torch._inductor.config as inductor_config
+from torch import nn
+
+import mtia_xdsl
+from mtia_xdsl.runtime import toolchain
+from mtia_xdsl.transforms import convert_tt_to_mtia
+from mtia_xdsl.transforms.analysis.memory_access import analyze_function
+
+inductor_config.cpu_backend = "triton"
+inductor_config.compile_threads = 1  # compile in this process, where the recording hooks below live
+inductor_config.force_disable_caches = True  # every run compiles and autotunes afresh
+MM_CONFIGS = 6
+"""GEMM template configurations autotuned per matmul (Inductor's first ones): keeps the suite's run short."""
+inductor_config.test_configs.max_mm_configs = MM_CONFIGS
+
+DMA_OPS = ("mtia.dma_load", "mtia.dma_store", "mtia.dma_gather_rows")
+"""Buffer-level ops that move a tensor by DMA (plain strided block, or rows gathered by an index tile)."""
+SCALAR_OPS = ("mtia.gather", "mtia.scatter", "mtia.atomic_rmw", "mtia.atomic_cas")
+"""Buffer-level tensor accesses done element by element on the scalar core."""
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Models (small configurations, random weights)
+# ----------------------------------------------------------------------------------------------------------
+
+
+class Mlp(nn.Sequential):
+    def __init__(self, sizes: list[int], last_act: bool = False) -> None:
+        layers: list[nn.Module] = []
+        for i, (a, b) in enumerate(zip(sizes, sizes[1:], strict=False)):
+            layers.append(nn.Linear(a, b))
+            if i < len(sizes) - 2 or last_act:
+                layers.append(nn.ReLU())
+        super().__init__(*layers)
+
+
+class Dlrm(nn.Module):
+    """DLRM: bottom MLP on dense features, sum-pooled embedding bags, pairwise dot interaction, top MLP."""
+
+    def __init__(self, tables: int = 4, rows: int = 1000, dim: int = 16) -> None:
+        super().__init__()
+        self.bottom = Mlp([13, 32, dim], last_act=True)
+        self.tables = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for _ in range(tables))
+        n = tables + 1
+        self.top = Mlp([n * (n - 1) // 2 + dim, 32, 1])
+
+    def forward(self, dense: torch.Tensor, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        x = self.bottom(dense)
+        feats = [x] + [t(ids[i], offsets) for i, t in enumerate(self.tables)]
+        z = torch.stack(feats, dim=1)
+        inter = torch.bmm(z, z.transpose(1, 2))
+        i, j = torch.tril_indices(z.shape[1], z.shape[1], offset=-1)
+        return torch.sigmoid(self.top(torch.cat([x, inter[:, i, j]], dim=1)))
+
+
+def dlrm_inputs(batch: int = 16, tables: int = 4, rows: int = 1000, bag: int = 3) -> tuple[torch.Tensor, ...]:
+    return (
+        torch.randn(batch, 13),
+        torch.randint(0, rows, (tables, batch * bag)),
+        torch.arange(0, batch * bag, bag),
+    )
+
+
+class TwoTower(nn.Module):
+    """Two-tower retrieval: user and item towers over mean-pooled embeddings, normalised, dot-product score."""
+
+    def __init__(self, rows: int = 2000, dim: int = 32) -> None:
+        super().__init__()
+        self.user_emb = nn.EmbeddingBag(rows, dim, mode="mean")
+        self.item_emb = nn.EmbeddingBag(rows, dim, mode="mean")
+        self.user = Mlp([dim, 64, dim])
+        self.item = Mlp([dim, 64, dim])
+
+    def forward(self, user_ids: torch.Tensor, item_ids: torch.Tensor) -> torch.Tensor:
+        u = nn.functional.normalize(self.user(self.user_emb(user_ids)), dim=-1)
+        v = nn.functional.normalize(self.item(self.item_emb(item_ids)), dim=-1)
+        return (u * v).sum(-1)
+
+
+class EmbeddingLayerNorm(nn.Module):
+    """Token embedding plus position embedding, then LayerNorm (the input block of every LLM)."""
+
+    def __init__(self, vocab: int = 1000, dim: int = 64, positions: int = 64) -> None:
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(positions, dim)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        pos = torch.arange(ids.shape[-1])
+        return self.norm(self.tok(ids) + self.pos(pos))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2) for y in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (c // self.heads) ** 0.5)
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).reshape(b, t, c)
+        return self.proj(y)
+
+
+class Gpt2Block(nn.Module):
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, heads)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, 4 * dim)
+        self.out = nn.Linear(4 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt2(nn.Module):
+    """GPT-2 architecture from a small configuration (2 layers, 64 wide, 4 heads, vocabulary 512)."""
+
+    def __init__(self, vocab: int = 512, dim: int = 64, heads: int = 4, layers: int = 2, positions: int = 64) -> None:
+        super().__init__()
+        self.wte = nn.Embedding(vocab, dim)
+        self.wpe = nn.Embedding(positions, dim)
+        self.blocks = nn.ModuleList(Gpt2Block(dim, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[-1]))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+class LlamaBlock(nn.Module):
+    """A Llama-style decoder MLP half: RMSNorm then a SwiGLU feed-forward, residual."""
+
+    def __init__(self, dim: int = 64, hidden: int = 172) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.rand(dim) + 0.5)
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class BertLayer(nn.Module):
+    """A BERT encoder layer (post-norm, bidirectional attention, exact GELU)."""
+
+    def __init__(self, dim: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln1 = nn.LayerNorm(dim)
+        self.ff = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.ln2 = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.ln1(x + self.attn(x, x, x, need_weights=False)[0])
+        return self.ln2(x + self.ff(x))
+
+
+class MoeTopK(nn.Module):
+    """Mixture of experts: softmax router, top-2 experts per token, weighted sum of expert MLPs (dense)."""
+
+    def __init__(self, dim: int = 32, experts: int = 4) -> None:
+        super().__init__()
+        self.router = nn.Linear(dim, experts)
+        self.experts = nn.ModuleList(Mlp([dim, 64, dim]) for _ in range(experts))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        probs = self.router(x).softmax(-1)
+        top, idx = probs.topk(2, dim=-1)
+        gates = torch.zeros_like(probs).scatter(-1, idx, top / top.sum(-1, keepdim=True))
+        outs = torch.stack([e(x) for e in self.experts], dim=-1)
+        return (outs * gates.unsqueeze(-2)).sum(-1)
+
+
+class SmallCnn(nn.Module):
+    """A small CNN: two conv + BatchNorm (eval) + ReLU stages, max pooling, global average pool, classifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+        )  # fmt: skip
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.features(x).mean((2, 3)))
+
+
+class MlpMixer(nn.Module):
+    """An MLP-Mixer block: token mixing on the transposed patches, then channel mixing, each pre-norm."""
+
+    def __init__(self, patches: int = 16, dim: int = 32) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(dim)
+        self.tokens = Mlp([patches, 32, patches])
+        self.ln2 = nn.LayerNorm(dim)
+        self.channels = Mlp([dim, 64, dim])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.tokens(self.ln1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channels(self.ln2(x))
+
+
+class JaggedSum(nn.Module):
+    """Jagged (variable-length) features: per-row sums of a packed value array by offsets, then a tanh MLP."""
+
+    def __init__(self, rows: int = 500, dim: int = 16) -> None:
+        super().__init__()
+        self.emb = nn.EmbeddingBag(rows, dim, mode="sum")
+        self.mlp = nn.Sequential(nn.Linear(dim, dim), nn.Tanh())
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        return self.mlp(self.emb(ids, offsets))
+
+
+class TrainStep(nn.Module):
+    """One SGD training step of `model` on `loss_fn`: returns the loss; gradients and weights are compared."""
+
+    def __init__(self, model: nn.Module, loss_fn: Callable[..., torch.Tensor], lr: float = 0.1) -> None:
+        super().__init__()
+        self.model = model
+        self.loss_fn = loss_fn
+        self.lr = lr
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        *args, target = inputs
+        loss = self.loss_fn(self.model(*args), target)
+        loss.backward()
+        with torch.no_grad():
+            for p in self.model.parameters():
+                p -= self.lr * p.grad
+                p.grad = None
+        return loss.detach()
+
+
+@dataclass
+class Case:
+    """One model of the suite: a factory for the module and one for its inputs (the same seed each run)."""
+
+    name: str
+    kind: str
+    make: Callable[[], nn.Module]
+    inputs: Callable[[], tuple[torch.Tensor, ...]]
+    training: bool = False
+
+
+def _dlrm_train() -> nn.Module:
+    return TrainStep(Dlrm(), lambda y, t: nn.functional.binary_cross_entropy(y.squeeze(-1), t))
+
+
+def _mlp_train() -> nn.Module:
+    return TrainStep(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8)), nn.functional.cross_entropy)
+
+
+CASES = [
+    Case("dlrm", "recommendation", Dlrm, dlrm_inputs),
+    Case("two_tower", "recommendation", TwoTower,
+         lambda: (torch.randint(0, 2000, (16, 8)), torch.randint(0, 2000, (16, 8)))),
+    Case("embedding_ln", "embedding", EmbeddingLayerNorm, lambda: (torch.randint(0, 1000, (4, 32)),)),
+    Case("jagged_sum", "recommendation", JaggedSum,
+         lambda: (torch.randint(0, 500, (40,)), torch.tensor([0, 3, 10, 11, 20, 28, 33, 39]))),
+    Case("gpt2", "llm", Gpt2, lambda: (torch.randint(0, 512, (2, 32)),)),
+    Case("gpt2_block", "llm", lambda: Gpt2Block(64, 4), lambda: (torch.randn(2, 32, 64),)),
+    Case("llama_mlp", "llm", LlamaBlock, lambda: (torch.randn(2, 16, 64),)),
+    Case("bert_layer", "llm", BertLayer, lambda: (torch.randn(2, 16, 64),)),
+    Case("moe_top2", "llm", MoeTopK, lambda: (torch.randn(16, 32),)),
+    Case("cnn", "vision", lambda: SmallCnn().eval(), lambda: (torch.randn(2, 3, 16, 16),)),
+    Case("mlp_mixer", "vision", MlpMixer, lambda: (torch.randn(2, 16, 32),)),
+    Case("dlrm_train", "training", _dlrm_train, lambda: (*dlrm_inputs(), torch.rand(16)), training=True),
+    Case("mlp_train", "training", _mlp_train, lambda: (torch.randn(16, 32), torch.randint(0, 8, (16,))),
+         training=True),
+]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Recording what mtia_xdsl compiles and runs
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Recorder:
+    """What the hooks below saw: compile failures, fallback reasons per kernel, and the launches' reports."""
+
+    compiled: set[str] = field(default_factory=set)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+    launches: list[tuple[Any, Any]] | None = None  # (module, report) while the timed call runs
+
+
+REC = Recorder()
+
+
+def _install_recording() -> None:
+    from mtia_xdsl.runtime.triton_backend.compiler import kernel_name
+
+    lower, run_kernel = toolchain.lower, toolchain.run_kernel
+    convert = convert_tt_to_mtia.convert_memory_accesses
+
+    def recording_lower(module: Any, options: Any) -> Any:
+        name = kernel_name(module)
+        try:
+            out = lower(module, options)
+        except Exception as exc:
+            REC.failures.append((name, _cause(exc)))
+            raise
+        REC.compiled.add(name)
+        return out
+
+    def recording_convert(func: Any) -> None:
+        info = analyze_function(func)
+        name = func.sym_name.data
+        REC.reasons[name] = sorted(info.fallback_reasons.get(op, "") for op in info.fallback_reasons
+                                   if hasattr(op.ptr.type, "get_shape"))  # fmt: skip
+        convert(func)
+
+    def recording_run(module: Any, grid: Any, args: Any, options: Any) -> Any:
+        result = run_kernel(module, grid, args, options)
+        if REC.launches is not None:
+            REC.launches.append((module, result.report))
+        return result
+
+    toolchain.lower = recording_lower
+    toolchain.run_kernel = recording_run
+    convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _cause(exc: BaseException) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if "error:" in first:
+        first = first.split("error:", 1)[1].strip()
+    return f"{type(exc).__name__}: {first[:90]}"
+
+
+def _op_counts(module: Any) -> collections.Counter[str]:
+    counts: collections.Counter[str] = collections.Counter()
+    for op in module.walk():
+        if op.name in DMA_OPS or op.name in SCALAR_OPS:
+            counts[op.name] += 1
+    return counts
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Running one model
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    name: str
+    kind: str
+    generated: int = 0
+    compiled: int = 0
+    launched: int = 0
+    correct: bool = False
+    dma: int = 0
+    accesses: int = 0
+    sim_us: float = 0.0
+    bound_cycles: float = 0.0
+    cycles: float = 0.0
+    host_ops: collections.Counter[str] = field(default_factory=collections.Counter)
+    causes: collections.Counter[str] = field(default_factory=collections.Counter)
+    fingerprint: str = ""
+    error: str = ""
+    wall_s: float = 0.0
+
+
+def _outputs(case: Case, module: nn.Module, out: Any) -> list[torch.Tensor]:
+    tensors = list(out) if isinstance(out, tuple | list) else [out]
+    if case.training:
+        tensors += [p.detach().clone() for p in module.parameters()]
+    return tensors
+
+
+def run_case(case: Case) -> Result:
+    from torch._inductor.utils import run_and_get_code
+
+    res = Result(case.name, case.kind)
+    start = time.time()
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    eager_model = case.make()
+    torch.manual_seed(0)
+    compiled_model = case.make()
+    compiled_model.load_state_dict(eager_model.state_dict())
+    torch.manual_seed(1)
+    inputs = case.inputs()
+    REC.failures.clear()
+    REC.compiled.clear()
+    REC.reasons.clear()
+    try:
+        expected = _outputs(case, eager_model, eager_model(*inputs))
+        compiled = torch.compile(compiled_model)
+        out, codes = run_and_get_code(compiled, *inputs)
+        got = _outputs(case, compiled_model, out)
+        res.correct = len(got) == len(expected) and all(
+            torch.allclose(g, e, rtol=1e-3, atol=1e-4) for g, e in zip(got, expected, strict=True)
+        )
+        code = "\n".join(codes)
+        res.generated = code.count("@triton.jit")
+        for word in code.split():
+            for prefix in ("extern_kernels.", "torch.ops.aten.", "aten."):
+                if word.startswith(prefix) and "(" in word:
+                    res.host_ops[word.split("(")[0]] += 1
+        REC.launches = []
+        compiled(*inputs)
+        launches, REC.launches = REC.launches, None
+    except Exception as exc:
+        REC.launches = None
+        res.error = _cause(exc)
+        res.causes[f"model failed: {res.error}"] += 1
+        if os.environ.get("MTIA_BENCH_TRACEBACK"):
+            traceback.print_exc()
+        res.wall_s = time.time() - start
+        return res
+    res.compiled = len(REC.compiled)
+    for name, cause in REC.failures:
+        res.causes[f"kernel not compiled: {cause}"] += 1
+    seen: set[int] = set()
+    digest = hashlib.sha256(code.encode())
+    from mtia_xdsl.runtime.triton_backend.compiler import kernel_name
+
+    res.launched = len({kernel_name(m) for m, _ in launches})
+    for module, report in launches:
+        res.sim_us += float(report.time_us)
+        res.bound_cycles += float(report.roofline_bound_cycles)
+        res.cycles += float(report.total_cycles)
+        digest.update(f"{report.total_cycles}".encode())
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        counts = _op_counts(module)
+        res.dma += sum(counts[o] for o in DMA_OPS)
+        res.accesses += sum(counts.values())
+        name = kernel_name(module)
+        scalar = sum(counts[o] for o in SCALAR_OPS)
+        reasons = [r for r in REC.reasons.get(name, []) if r]
+        for o in ("mtia.atomic_rmw", "mtia.atomic_cas"):
+            if counts[o]:
+                res.causes["access not DMA: atomic read-modify-write (scalar core)"] += counts[o]
+                scalar -= counts[o]
+        for r in reasons[:scalar]:
+            res.causes[f"access not DMA: {r}"] += 1
+        if scalar > len(reasons):
+            res.causes["access not DMA: other"] += scalar - len(reasons)
+    for op, n in res.host_ops.items():
+        res.causes[f"host call (not on MTIA): {op}"] += n
+    if not res.correct:
+        res.causes["wrong result"] += 1
+    res.fingerprint = digest.hexdigest()[:12]
+    res.wall_s = time.time() - start
+    return res
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    if markdown:
+        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(lines)
+    fmt = "  ".join(f"{{:{'<' if i == 0 else '>'}{w}}}" for i, w in enumerate(widths))
+    return "\n".join([fmt.format(*headers), *(fmt.format(*r) for r in rows)])
+
+
+def report(results: list[Result], markdown: bool) -> str:
+    rows = []
+    for r in results:
+        rows.append([
+            r.name, r.kind, f"{r.generated}/{r.compiled}/{r.launched}", "yes" if r.correct else "NO",
+            f"{100 * r.dma / r.accesses:.0f} %" if r.accesses else "-", f"{r.sim_us:.2f}",
+            f"{100 * r.bound_cycles / r.cycles:.1f} %" if r.cycles else "-",
+            str(sum(r.host_ops.values())), r.fingerprint,
+        ])  # fmt: skip
+    out = [_table(["model", "kind", "kernels gen/comp/run", "correct", "DMA %", "sim us", "roofline", "host ops",
+                   "fingerprint"], rows, markdown)]  # fmt: skip
+    dma, acc = sum(r.dma for r in results), sum(r.accesses for r in results)
+    correct = sum(r.correct for r in results)
+    out.append("")
+    out.append(
+        f"suite: {len(results)} models, {correct} correct; kernels generated {sum(r.generated for r in results)}, "
+        f"compiled {sum(r.compiled for r in results)}, launched {sum(r.launched for r in results)}; "
+        f"DMA {dma}/{acc} loads+stores = {100 * dma / acc if acc else 0:.1f} %; "
+        f"simulated {sum(r.sim_us for r in results):.2f} us per call of all models"
+    )
+    causes: collections.Counter[str] = collections.Counter()
+    where: dict[str, list[str]] = collections.defaultdict(list)
+    for r in results:
+        for c, n in r.causes.items():
+            causes[c] += n
+            where[c].append(r.name)
+    out.append("")
+    out.append("coverage: every failure by cause")
+    crow = [[c, str(n), ", ".join(sorted(set(where[c])))] for c, n in sorted(causes.items(), key=lambda x: -x[1])]
+    out.append(_table(["cause", "count", "models"], crow, markdown) if crow else "(none)")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", help="comma-separated subset of: " + ",".join(c.name for c in CASES))
+    parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
+    args = parser.parse_args(argv)
+    chosen = CASES if not args.models else [c for c in CASES if c.name in args.models.split(",")]
+    print(
+        f"mtia_xdsl from {Path(mtia_xdsl.__file__).parent.parent}; torch {torch.__version__}; "
+        f"at most {MM_CONFIGS} GEMM template configs per matmul",
+        flush=True,
+    )
+    _install_recording()
+    results = []
+    for case in chosen:
+        r = run_case(case)
+        print(f"  {r.name}: {r.wall_s:.0f} s{'  ' + r.error if r.error else ''}", file=sys.stderr, flush=True)
+        results.append(r)
+    print(report(results, args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

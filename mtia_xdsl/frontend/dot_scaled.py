@@ -1,0 +1,122 @@
+"""`tl.dot_scaled` emulated with ordinary tt ops: decode, scale, then `tl.dot` in fp32.
+
+MTIA-2i's DPE has no microscaling (mxfp) formats, so, as fp8 is today, the operands are decoded on the
+vector core: e2m1 nibbles (two per uint8, along K or along M/N) and fp8 e4m3/e5m2 to fp32; each block of
+`K / scale_cols` values along K is multiplied by its e8m0 scale 2^(s - 127) (s = 255 is NaN); the product
+is an fp32 `tl.dot` with `input_precision="ieee"` (three BF16 DPE passes, docs/machine.md) accumulating
+into `acc` in `out_dtype`. Numerically this is the reference upstream's tests compare with (operands
+upcast, then an fp32 matmul). `fast_math` changes nothing (NaN scales stay NaN). 3-D (batched) operands
+are refused with the kernel line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def emulated_dot_scaled(
+    self: Any,
+    lhs: Any,
+    lhs_scale: Any,
+    lhs_format: str,
+    rhs: Any,
+    rhs_scale: Any,
+    rhs_format: str,
+    acc: Any,
+    fast_math: bool,
+    lhs_k_pack: bool,
+    rhs_k_pack: bool,
+    out_dtype: Any,
+) -> Any:
+    """TritonSemantic.dot_scaled with the same arguments, built from decode, scale and `dot`.
+
+    Shapes: lhs [M, K / pack] or [M / pack, K], rhs [K / pack, N] or [K, N / pack] (pack = 2 for e2m1,
+    along K when `*_k_pack`), scales [M, K / f] and [N, K / f] uint8 or None; result [M, N] of `out_dtype`.
+    Raises: ValueError for 3-D operands or an unknown format.
+    """
+    from triton.language import core as tl
+
+    if len(lhs.shape) != 2 or len(rhs.shape) != 2:
+        raise ValueError("tl.dot_scaled of 3-D (batched) operands is not supported on MTIA yet; loop over the batch")
+    a = _decode(self, lhs, lhs_format, lhs_k_pack, packed_dim=0)  # [M, K] fp32
+    b = _decode(self, rhs, rhs_format, rhs_k_pack, packed_dim=1)  # [K, N] fp32
+    if not _is_none(lhs_scale):
+        a = self.mul(a, _expand_scale(self, lhs_scale, _dim(a, 0), _dim(a, 1), transpose=False), False)
+    if not _is_none(rhs_scale):
+        b = self.mul(b, _expand_scale(self, rhs_scale, _dim(b, 1), _dim(b, 0), transpose=True), False)
+    if acc is None:
+        acc = self.full([_dim(a, 0), _dim(b, 1)], 0.0, out_dtype)
+    return self.dot(a, b, acc, "ieee", None, out_dtype)
+
+
+def _dim(x: Any, d: int) -> int:
+    """Dimension `d` of a tensor's shape as a Python int (Triton's shapes hold constexprs)."""
+    value = x.shape[d]
+    return int(getattr(value, "value", value))
+
+
+def _shape(x: Any) -> list[int]:
+    return [_dim(x, d) for d in range(len(x.shape))]
+
+
+def _is_none(scale: Any) -> bool:
+    from triton.language import core as tl
+
+    return scale is None or (isinstance(scale, tl.constexpr) and scale.value is None)
+
+
+def _decode(self: Any, x: Any, fmt: str, k_pack: bool, packed_dim: int) -> Any:
+    """Operand -> fp32 [rows, cols] in the dot's orientation; `packed_dim` is the non-K dimension."""
+    from triton.language import core as tl
+
+    if fmt in ("fp16", "bf16", "e4m3", "e5m2"):
+        return self.cast(self._bitcast_to_fp_type(x, fmt), tl.float32)
+    if fmt != "e2m1":
+        raise ValueError(f"tl.dot_scaled format {fmt!r} is not supported")
+    lo = self.and_(x, self.full(_shape(x), 0xF, tl.uint8))
+    hi = self.lshr(x, self.full(_shape(x), 4, tl.uint8))
+    pairs = self.join(self.cast(lo, tl.int32), self.cast(hi, tl.int32))  # [r, c, 2], low nibble first
+    rows, cols = _dim(x, 0), _dim(x, 1)
+    k_dim = 1 - packed_dim  # lhs: K is dim 1; rhs: K is dim 0
+    along = k_dim if k_pack else packed_dim
+    if along == 1:  # pairs extend dim 1: [r, c, 2] -> [r, 2c]
+        nibbles = self.reshape(pairs, [rows, 2 * cols], False)
+    else:  # pairs extend dim 0: [r, c, 2] -> [r, 2, c] -> [2r, c]
+        nibbles = self.reshape(self.permute(pairs, (0, 2, 1)), [2 * rows, cols], False)
+    return _e2m1_value(self, nibbles)
+
+
+def _e2m1_value(self: Any, v: Any) -> Any:
+    """fp32 value of e2m1 nibbles (int32): sign bit 3, exponent bits 2-1 (bias 1), mantissa bit 0."""
+    from triton.language import core as tl
+
+    def const(value: int | float, dtype: Any) -> Any:
+        return self.full(_shape(v), value, dtype)
+
+    exponent = self.and_(self.lshr(v, const(1, tl.int32)), const(3, tl.int32))
+    mantissa = self.cast(self.and_(v, const(1, tl.int32)), tl.float32)
+    half_m = self.mul(mantissa, const(0.5, tl.float32), False)
+    power = self.cast(self.shl(const(1, tl.int32), self.sub(exponent, const(1, tl.int32), False)), tl.float32)
+    normal = self.mul(self.add(const(1.0, tl.float32), half_m, False), power, False)
+    magnitude = self.where(self.equal(exponent, const(0, tl.int32)), half_m, normal)
+    negative = self.not_equal(self.and_(v, const(8, tl.int32)), const(0, tl.int32))
+    return self.where(negative, self.minus(magnitude), magnitude)
+
+
+def _expand_scale(self: Any, scale: Any, rows: int, k: int, transpose: bool) -> Any:
+    """e8m0 scales [rows, k / f] (uint8) -> fp32 factors 2^(s - 127), [rows, k] (or [k, rows] if `transpose`)."""
+    from triton.language import core as tl
+
+    s = self.cast(scale, tl.int32)
+    shape = _shape(s)
+    bits = self.shl(s, self.full(shape, 23, tl.int32))
+    factor = self.bitcast(bits, tl.float32)
+    factor = self.where(self.equal(s, self.full(shape, 0, tl.int32)), self.full(shape, 2.0**-127, tl.float32), factor)
+    factor = self.where(
+        self.equal(s, self.full(shape, 255, tl.int32)), self.full(shape, float("nan"), tl.float32), factor
+    )
+    groups = shape[1]
+    block = k // groups
+    factor = self.broadcast_impl_shape(self.expand_dims(factor, 2), [rows, groups, block])
+    factor = self.reshape(factor, [rows, k], False)
+    return self.permute(factor, (1, 0)) if transpose else factor

@@ -1,0 +1,246 @@
+"""Inductor sees MTIA: simulated-time autotuning and MTIA device properties for `cpu_backend = "triton"`.
+
+With `torch._inductor.config.cpu_backend = "triton"`, Inductor generates Triton kernels for device "cpu"
+and Triton runs them through mtia_xdsl's backend on the machine model. Two of Inductor's host-facing
+choices are then wrong for MTIA, and `install()` hooks both:
+
+- **Benchmarking.** Inductor times candidate configurations (CachingAutotuner, coordinate descent,
+  `select_algorithm`) with `benchmarker.benchmark(..., device="cpu")`, a host wall-clock loop. The hook
+  registers a "cpu" benchmarker (`torch._inductor.runtime.benchmarking.register_benchmarker`) that runs
+  the call once and returns the simulated MTIA time of every kernel it launched through our driver
+  (`MtiaDriver.simulated_time_ms`): deterministic, and the choice is the best-simulated one. A call that
+  launched nothing through our driver (a host library call) is timed on the host as before.
+- **Matmuls.** CPU Inductor keeps mm, addmm and bmm as host library calls (extern_kernels.*) unless
+  max-autotune asks for Triton templates. The hook wraps `torch._inductor.compile_fx.compile_fx` so
+  that, while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's
+  defaults): the templates, with their fused epilogues, run on the DPE, and template configurations are
+  chosen by simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker).
+- **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
+  `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
+  persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
+  count of the MachineConfig preset of `MtiaOptions()` (`MachineConfig.n_pes`, 64 on MTIA-2i).
+
+Both hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Triton's active driver;
+otherwise Inductor's own behaviour is unchanged (the C++ CPU backend keeps host timing and host cores).
+
+Everything hooked is an internal of torch; it is tested against torch 2.13.0 (`PINNED_TORCH`). If an
+attribute is missing, `install()` raises InductorHookError naming the torch version and the attribute.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+PINNED_TORCH = "2.13.0"
+"""The torch release the hooks were written and tested against."""
+
+
+class InductorHookError(RuntimeError):
+    """A torch internal that mtia_xdsl's Inductor hooks need is missing (torch changed)."""
+
+
+def _require(owner: Any, attr: str, where: str) -> Any:
+    """Return `owner.attr`; raise InductorHookError naming torch's version and `where.attr` if missing."""
+    if not hasattr(owner, attr):
+        import torch
+
+        raise InductorHookError(
+            f"mtia_xdsl's Inductor hooks need `{where}.{attr}`, which torch {torch.__version__} does not have "
+            f"(they are tested with torch {PINNED_TORCH}); install torch=={PINNED_TORCH} or update "
+            "mtia_xdsl/runtime/inductor.py"
+        )
+    return getattr(owner, attr)
+
+
+def mtia_active() -> bool:
+    """True when Inductor's CPU path generates Triton and mtia_xdsl's driver is Triton's active driver."""
+    inductor_config = sys.modules.get("torch._inductor.config")
+    if inductor_config is None or getattr(inductor_config, "cpu_backend", None) != "triton":
+        return False
+    from triton.runtime import driver
+
+    from mtia_xdsl.runtime.triton_backend.driver import MtiaDriver
+
+    return isinstance(driver.active, MtiaDriver)
+
+
+def device_machine_config() -> Any:
+    """The MachineConfig Inductor's device properties describe: the driver's target preset (as Triton's
+    `get_device_properties` of the driver reports it)."""
+    from mtia_xdsl.machine.config import MachineConfig
+    from mtia_xdsl.runtime.triton_backend.driver import TARGET
+
+    return MachineConfig.preset(TARGET.arch)
+
+
+class MtiaDeviceProperties:
+    """What Inductor reads of a "cpu" device's properties, for MTIA.
+
+    `multi_processor_count` is the PE count (MachineConfig.n_pes: 8 x 8 on MTIA-2i, S1);
+    `local_storage_bytes` one PE's LS (MachineConfig.ls_bytes, 384 KB, S1/S6).
+    """
+
+    def __init__(self, machine: Any) -> None:
+        self.multi_processor_count: int = machine.n_pes
+        self.local_storage_bytes: int = machine.ls_bytes
+        self.name = machine.name
+
+    def __repr__(self) -> str:
+        return (
+            f"MtiaDeviceProperties(name={self.name!r}, multi_processor_count={self.multi_processor_count}, "
+            f"local_storage_bytes={self.local_storage_bytes})"
+        )
+
+
+GEMM_CONFIG: dict[str, Any] = {
+    "max_autotune_gemm": True,
+    "max_autotune_gemm_backends": "TRITON",
+    "benchmark_epilogue_fusion": False,
+}
+"""Inductor settings under which mm, addmm and bmm (and their fused epilogues) become Triton templates
+that run on the DPE instead of host library calls. `benchmark_epilogue_fusion` is off because torch
+2.13's CPU Triton path writes the fused-template benchmark module with a wrong indentation."""
+
+
+def gemm_config(inductor_config: Any) -> dict[str, Any]:
+    """The GEMM_CONFIG entries whose current value is Inductor's default (a user's own setting wins).
+
+    The value is compared with the entry's default: `config._is_default` turns False for good once a
+    `config.patch` has touched the entry, even after the patch ends.
+    """
+    entries = _require(inductor_config, "_config", "torch._inductor.config")
+    out = {}
+    for name, value in GEMM_CONFIG.items():
+        default = _require(entries[name], "default", f"torch._inductor.config._config[{name!r}]")
+        if getattr(inductor_config, name) == default:
+            out[name] = value
+    return out
+
+
+_installed = False
+
+
+def install() -> None:
+    """Install the benchmarker and device-property hooks into the loaded torch (idempotent).
+
+    Raises: InductorHookError if torch lacks an internal the hooks use (see PINNED_TORCH).
+    """
+    global _installed
+    if _installed:
+        return
+    from torch._dynamo import device_interface
+    from torch._inductor.runtime import benchmarking, hints
+
+    register = _require(benchmarking, "register_benchmarker", "torch._inductor.runtime.benchmarking")
+    benchmarker_cls = _require(benchmarking, "Benchmarker", "torch._inductor.runtime.benchmarking")
+    benchmark_cpu = _require(benchmarker_cls, "benchmark_cpu", "torch._inductor.runtime.benchmarking.Benchmarker")
+    dispatch = _require(benchmarking, "_BENCHMARK_DISPATCH", "torch._inductor.runtime.benchmarking")
+    cpu_interface = _require(device_interface, "CpuInterface", "torch._dynamo.device_interface")
+    worker = _require(cpu_interface, "Worker", "torch._dynamo.device_interface.CpuInterface")
+    host_properties = _require(worker, "get_device_properties", "torch._dynamo.device_interface.CpuInterface.Worker")
+    device_properties = _require(hints, "DeviceProperties", "torch._inductor.runtime.hints")
+    create = _require(device_properties, "create", "torch._inductor.runtime.hints.DeviceProperties")
+    cache_clear = _require(create, "cache_clear", "torch._inductor.runtime.hints.DeviceProperties.create")
+
+    from torch._inductor import autotune_process, compile_fx
+
+    request_cls = _require(autotune_process, "TritonCPUBenchmarkRequest", "torch._inductor.autotune_process")
+    request_bench = _require(request_cls, "do_bench", "torch._inductor.autotune_process.TritonCPUBenchmarkRequest")
+    compile_entry = _require(compile_fx, "compile_fx", "torch._inductor.compile_fx")
+    inductor_config = sys.modules["torch._inductor.config"]
+    for name in GEMM_CONFIG:
+        _require(inductor_config, name, "torch._inductor.config")
+
+    host_benchmark = dispatch.get("cpu")
+
+    def benchmark(self: Any, fn: Callable[[], Any], warmup: int = 20, rep: int = 100, **kwargs: Any) -> float:
+        if mtia_active():
+            from triton.runtime import driver
+
+            time_ms = driver.active.simulated_time_ms(fn)
+            if time_ms is not None:
+                return time_ms
+        if host_benchmark is not None:
+            return host_benchmark(self, fn, warmup=warmup, rep=rep, **kwargs)
+        return benchmark_cpu(self, fn, warmup=warmup, rep=rep)
+
+    benchmark.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    register("cpu", benchmark, override=True)
+
+    @functools.wraps(host_properties)
+    def get_device_properties(device: Any = None) -> Any:
+        if mtia_active():
+            return MtiaDeviceProperties(device_machine_config())
+        return host_properties(device)
+
+    get_device_properties.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    worker.get_device_properties = staticmethod(get_device_properties)
+
+    @functools.wraps(request_bench)
+    def do_bench(self: Any, fn: Callable[[], Any], *input_tensors: Any, out: Any = None) -> float:
+        if mtia_active():
+            from triton.runtime import driver
+
+            time_ms = driver.active.simulated_time_ms(fn)
+            if time_ms is not None:
+                return time_ms
+        return request_bench(self, fn, *input_tensors, out=out)
+
+    request_cls.do_bench = do_bench
+
+    @functools.wraps(compile_entry)
+    def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
+        if not mtia_active():
+            return compile_entry(*args, **kwargs)
+        with inductor_config.patch(gemm_config(inductor_config)):
+            return compile_entry(*args, **kwargs)
+
+    compile_fx.compile_fx = compile_with_gemm_templates
+    cache_clear()  # properties cached before the hook described the host
+    _installed = True
+
+
+HOOK_AFTER = "torch._inductor.compile_fx"
+"""The module whose loading triggers `install()`: Inductor's entry point, imported by torch.compile when
+it first compiles, after torch._dynamo has finished importing (Triton, and so this backend, is imported
+while torch._dynamo is still half-initialised, too early to hook anything)."""
+
+
+def install_when_inductor_loads() -> None:
+    """Call `install()` now if Inductor's entry point is loaded, else right after it loads.
+
+    Inductor reads device properties and registers nothing for us before torch.compile runs, so
+    installing when `HOOK_AFTER` has been executed is early enough and never imports torch._inductor.
+    """
+    module = sys.modules.get(HOOK_AFTER)
+    if module is not None and hasattr(module, "compile_fx"):
+        install()
+    elif not any(isinstance(f, _InstallAfterImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _InstallAfterImport())
+
+
+class _InstallAfterImport:
+    """A meta-path finder that runs `install()` once `HOOK_AFTER` has been executed, then removes itself."""
+
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != HOOK_AFTER:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or spec.loader is None:
+            return None
+        exec_module = spec.loader.exec_module
+        finder = self
+
+        def exec_then_install(module: Any) -> None:
+            exec_module(module)
+            if finder in sys.meta_path:
+                sys.meta_path.remove(finder)
+            install()
+
+        spec.loader.exec_module = exec_then_install  # type: ignore[method-assign]
+        return spec

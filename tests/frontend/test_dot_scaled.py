@@ -1,0 +1,64 @@
+"""tl.dot_scaled is emulated (decode on the vector core, scale, fp32 dot) instead of refused."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+_E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+
+
+@triton.jit
+def _dot_scaled_kernel(a, a_scale, b, b_scale, out, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                       KA: tl.constexpr, FMT_A: tl.constexpr, FMT_B: tl.constexpr):  # fmt: skip
+    a_tile = tl.load(a + tl.arange(0, M)[:, None] * KA + tl.arange(0, KA)[None, :])
+    b_tile = tl.load(b + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    sa = tl.load(a_scale + tl.arange(0, M)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    sb = tl.load(b_scale + tl.arange(0, N)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    c = tl.dot_scaled(a_tile, sa, FMT_A, b_tile, sb, FMT_B)
+    tl.store(out + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+
+
+def _e2m1_unpack(packed: torch.Tensor) -> torch.Tensor:
+    """[M, K/2] uint8 -> [M, K] float, low nibble first."""
+    table = torch.tensor(_E2M1 + [-v for v in _E2M1])
+    lo, hi = (packed & 0xF).long(), (packed >> 4).long()
+    return torch.stack([table[lo], table[hi]], dim=-1).reshape(packed.shape[0], -1)
+
+
+@pytest.mark.parametrize("fmt_a", ["e2m1", "e4m3"])
+def test_dot_scaled_matches_the_upcast_reference(fmt_a):
+    torch.manual_seed(0)
+    M, N, K = 16, 16, 64
+    if fmt_a == "e2m1":
+        a = torch.randint(0, 256, (M, K // 2), dtype=torch.uint8)
+        a_value = _e2m1_unpack(a)
+    else:
+        a_value = (torch.randn(M, K) * 2).to(torch.float8_e4m3fn)
+        a, a_value = a_value.view(torch.uint8), a_value.float()
+    b = torch.randn(K, N).to(torch.float16)
+    sa = torch.randint(120, 134, (M, K // 32), dtype=torch.uint8)
+    sb = torch.randint(120, 134, (N, K // 32), dtype=torch.uint8)
+    out = torch.empty(M, N)
+    _dot_scaled_kernel[(1,)](a, sa, b, sb, out, M, N, K, a.shape[1], fmt_a, "fp16")
+    scale_a = torch.exp2(sa.float() - 127).repeat_interleave(32, dim=1)
+    scale_b = torch.exp2(sb.float() - 127).repeat_interleave(32, dim=1).T
+    expected = (a_value * scale_a).double() @ (b.float() * scale_b).double()
+    torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-5)
+
+
+@triton.jit
+def _batched_dot_scaled(a, b, out):
+    r = tl.arange(0, 16)
+    x = tl.load(a + r[:, None, None] * 256 + r[None, :, None] * 16 + r[None, None, :])
+    c = tl.dot_scaled(x, None, "fp16", x, None, "fp16")
+    tl.store(out + r[:, None, None] * 256 + r[None, :, None] * 16 + r[None, None, :], c)
+
+
+def test_batched_dot_scaled_is_refused_at_its_line():
+    from mtia_xdsl.frontend import KernelError, build_tt_module
+
+    with pytest.raises(KernelError, match="3-D") as info:
+        build_tt_module(_batched_dot_scaled, {"a": "*fp16", "b": "*fp16", "out": "*fp32"})
+    line = next(i for i, text in enumerate(open(__file__), 1) if "c = tl.dot_scaled(x, None" in text)
+    assert info.value.line == line

@@ -1,0 +1,104 @@
+"""CB sizing's cost model and the timing model agree: one cost model (machine/work.py, machine/cost.py).
+
+For every example kernel, the engine work CB sizing estimates for each compute command
+(`cb_cost.command_cost`, what `iteration_cost` sums per loop iteration) is compared per engine with the
+busy cycles the timing model charges the commands the run issued (`program_shape.compute_cost`).
+
+Tolerance: 1 cycle per command, per engine. (Commands are matched to ops by source line; where one line
+stands for several ops, e.g. attention's inner loop inlined for its two stages, the estimate is the range
+between its cheapest and its dearest op.) The timing model charges each command whole cycles (at least
+1); sizing keeps the fraction. The sizes are multiples of the blocks, so no tile is masked and effective
+shapes (which the run may skip and sizing does not know statically) do not shrink any command's work.
+DMA is not compared: the timing model shares bandwidth between PEs and levels at run time, sizing
+assumes the steady share (cb_cost.dma_bytes_per_cycle).
+"""
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from examples import attention, layer_norm, matmul, softmax, vector_add
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import Engine
+from mtia_xdsl.machine.program_shape import ENGINE_INDEX, compute_cost
+from mtia_xdsl.machine.run import machine_config
+from mtia_xdsl.machine.timeline import WorkTotals
+from mtia_xdsl.runtime import toolchain
+from mtia_xdsl.transforms.analysis.cb_cost import command_cost
+from mtia_xdsl.utils.locations import location_str
+
+_COMPUTE = (Engine.DPE, Engine.SE, Engine.VEC, Engine.RE, Engine.MLU)
+
+_CASES: dict[str, Callable[[], Any]] = {
+    "vector_add": lambda: vector_add.add(torch.rand(4096), torch.rand(4096)),
+    "softmax": lambda: softmax.softmax(torch.randn(8, 256)),
+    "matmul": lambda: matmul.matmul(torch.randn(128, 64).half(), torch.randn(64, 128).half()),
+    "layer_norm": lambda: layer_norm.layer_norm(torch.randn(4, 2048), torch.rand(2048), torch.rand(2048)),
+    "attention": lambda: attention.attention(*(torch.randn(1, 1, 128, 64).half() for _ in range(3))),
+}
+
+
+def _capture(monkeypatch: pytest.MonkeyPatch, run: Callable[[], Any]) -> tuple[Any, Any, Any]:
+    """Run an example and return (buffer-level module, run options, RunResult) of its launch."""
+    seen: list[tuple[Any, Any, Any]] = []
+    real = toolchain.run_kernel
+
+    def spy(module: Any, grid: Any, args: Any, options: Any) -> Any:
+        result = real(module, grid, args, options)
+        seen.append((module, options, result))
+        return result
+
+    monkeypatch.setattr(toolchain, "run_kernel", spy)
+    run()
+    assert len(seen) == 1
+    return seen[0]
+
+
+@pytest.mark.parametrize("name", list(_CASES))
+def test_sizing_estimate_agrees_with_simulated_busy_cycles(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch.manual_seed(0)
+    module, options, result = _capture(monkeypatch, _CASES[name])
+    config = machine_config(module, options)
+    ops: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for op in module.walk():
+        cost = command_cost(op, config)
+        if cost is not None and cost.engine in {e.value for e in _COMPUTE}:
+            ops[(location_str(op.location), cost.engine)].append(cost.occupancy_cycles)
+    simulated: dict[str, float] = defaultdict(float)
+    low: dict[str, float] = defaultdict(float)
+    high: dict[str, float] = defaultdict(float)
+    commands: dict[str, int] = defaultdict(int)
+    per_key: dict[tuple[str, str], int] = defaultdict(int)
+    for trace in result.traces:
+        for c in trace.commands:
+            if c.engine in _COMPUTE and c.kind != "re_link":
+                occupancy, _ = compute_cost(c, ENGINE_INDEX[c.engine], config, WorkTotals())
+                simulated[c.engine.value] += occupancy
+                commands[c.engine.value] += 1
+                per_key[(c.loc, c.engine.value)] += 1
+    for key, n in per_key.items():
+        assert key in ops, f"{key}: the run issued a command no op of the program stands for"
+        low[key[1]] += n * min(ops[key])  # ops of one source line (inlined twice) may run unequally often
+        high[key[1]] += n * max(ops[key])
+    assert simulated, "the example issued no compute command"
+    for engine, busy in simulated.items():
+        n = commands[engine]
+        assert low[engine] - n <= busy <= high[engine] + n, (engine, busy, low[engine], high[engine], n)
+
+
+def test_sizing_charges_the_se_lut_latency_the_simulator_charges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """softmax's division is a LUT op on the SE for both models (sizing had 4 cycles, the simulator 10)."""
+    module, options, _ = _capture(monkeypatch, _CASES["softmax"])
+    config = machine_config(module, options)
+    divides = [
+        op
+        for op in module.walk()
+        if isinstance(op, mtia.SeComputeOp) and op.outs and any(o.name == "arith.divf" for o in op.body.walk())
+    ]
+    assert divides
+    for op in divides:
+        cost = command_cost(op, config)
+        assert cost is not None and cost.latency_cycles == config.se_lut_latency_cycles

@@ -1,0 +1,112 @@
+"""torch.compile with `cpu_backend = "triton"`: Inductor's autotuning by simulated MTIA time, MTIA device
+properties, and the hooks' loud failure when torch changes (mtia_xdsl/runtime/inductor.py)."""
+
+import pytest
+import torch
+import torch._inductor.config as inductor_config
+from torch._inductor.runtime import benchmarking, triton_heuristics
+from torch._inductor.runtime.hints import DeviceProperties
+
+import mtia_xdsl
+from mtia_xdsl.runtime import inductor
+from mtia_xdsl.runtime.options import MtiaOptions
+
+
+@pytest.fixture
+def mtia_inductor(monkeypatch):
+    """Inductor's CPU path generates Triton (our backend), with no cache between compiles."""
+    monkeypatch.setattr(inductor_config, "cpu_backend", "triton")
+    monkeypatch.setattr(inductor_config, "force_disable_caches", True)
+    torch._dynamo.reset()
+    from triton.runtime import driver
+
+    _ = driver.active  # creates our driver, which installs the hooks
+    inductor.install()
+    yield
+    torch._dynamo.reset()
+
+
+class EmbeddingLayerNorm(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = torch.nn.Embedding(1000, 64)
+        self.norm = torch.nn.LayerNorm(64)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.norm(self.embedding(ids))
+
+
+def test_device_properties_describe_the_machine(mtia_inductor):
+    machine = MtiaOptions().machine_config
+    props = DeviceProperties.create(torch.device("cpu"))
+    assert props.multi_processor_count == machine.n_pes
+    from triton.runtime import driver
+
+    assert driver.active.utils.get_device_properties(0)["max_shared_mem"] == machine.ls_bytes
+
+
+def test_host_properties_when_backend_is_cpp(monkeypatch):
+    inductor.install()
+    monkeypatch.setattr(inductor_config, "cpu_backend", "cpp")
+    from torch._dynamo.device_interface import CpuInterface
+
+    assert not isinstance(CpuInterface.Worker.get_device_properties(), inductor.MtiaDeviceProperties)
+
+
+def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
+    """The embedding + LayerNorm kernel: every XBLOCK is timed by the model; the fastest is launched."""
+    timings: list[dict[str, float]] = []
+    original = triton_heuristics.CachingAutotuner.benchmark_all_configs
+
+    def record(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        timings.append({str(launcher.config.kwargs): t for launcher, t in result.items()})
+        return result
+
+    monkeypatch.setattr(triton_heuristics.CachingAutotuner, "benchmark_all_configs", record)
+    torch.manual_seed(0)
+    model = EmbeddingLayerNorm()
+    ids = torch.randint(0, 1000, (32,))
+    chosen_us = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        out = torch.compile(model)(ids)
+        torch.testing.assert_close(out, model(ids))
+        chosen_us.append(mtia_xdsl.last_report().time_us)
+    assert len(timings) == 2 and len(timings[0]) > 1, timings
+    assert timings[0] == timings[1]  # simulated: the same every run
+    assert chosen_us[0] == chosen_us[1]
+    assert chosen_us[0] / 1000.0 == pytest.approx(min(timings[0].values()))
+
+
+def test_missing_torch_attribute_fails_loudly(monkeypatch):
+    monkeypatch.setattr(inductor, "_installed", False)
+    monkeypatch.delattr(benchmarking, "register_benchmarker")
+    with pytest.raises(inductor.InductorHookError, match=r"register_benchmarker.*torch 2\.\d+.*tested with torch"):
+        inductor.install()
+
+
+def test_matmul_epilogue_is_a_dpe_template(mtia_inductor, monkeypatch):
+    """addmm + relu: a Triton template with the fused epilogue, run on the DPE, not a host library call."""
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(inductor_config.test_configs, "max_mm_configs", 2)  # keep the autotuning short
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(32, 16)
+    x = torch.randn(8, 32)
+    out, codes = run_and_get_code(torch.compile(lambda t: torch.relu(linear(t))), x)
+    torch.testing.assert_close(out, torch.relu(linear(x)))
+    code = "\n".join(codes)
+    assert "extern_kernels.addmm" not in code and "extern_kernels.mm" not in code
+    assert "def triton_tem_fused_addmm_relu" in code
+    run = mtia_xdsl.last_run()
+    assert any(c.kind == "dpe_matmul" for t in run.traces for c in t.commands)
+
+
+def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user(monkeypatch):
+    assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG
+    with inductor_config.patch(inductor.GEMM_CONFIG):
+        pass
+    assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG  # every compile, not only the first
+    monkeypatch.setattr(inductor_config, "max_autotune_gemm_backends", "ATEN,TRITON")
+    assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)

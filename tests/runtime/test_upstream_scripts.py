@@ -1,0 +1,40 @@
+"""scripts/upstream_compare.py and scripts/upstream_plugin.py: the figures scripts/upstream_tests.sh prints."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_compare_pairs_outcomes_by_test_id(tmp_path):
+    ours = {"a": ["passed", ""], "b": ["failed", "KeyError: 'ttgir'"], "c": ["passed", ""], "d": ["skipped", "x"]}
+    interp = {"a": ["passed", ""], "b": ["passed", ""], "c": ["skipped", "bf16"], "d": ["passed", ""]}
+    counts, pairs = _load("upstream_compare").compare(ours, interp)
+    assert counts["mtia_xdsl"]["passed"] == 2 and counts["interpreter"]["passed"] == 3
+    assert pairs[("passed", "passed")] == 1 and pairs[("passed", "failed")] == 1 and pairs[("skipped", "passed")] == 1
+    (tmp_path / "o.json").write_text(json.dumps(ours))
+    (tmp_path / "i.json").write_text(json.dumps(interp))
+    out = subprocess.run(
+        [sys.executable, str(SCRIPTS / "upstream_compare.py"), str(tmp_path / "o.json"), str(tmp_path / "i.json")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "of the 3 tests the interpreter passes, 1 pass here (33 %), 1 fail, 1 skip" in out
+    assert "KeyError: 'ttgir'" in out
+
+
+def test_the_sample_is_a_stable_hash_order_of_test_ids():
+    plugin = _load("upstream_plugin")
+    ids = [f"test_x[{k}]" for k in range(50)]
+    first = sorted(ids, key=plugin._sample_key)[:10]
+    assert first == sorted(list(reversed(ids)), key=plugin._sample_key)[:10]  # independent of collection order
+    assert first != ids[:10]

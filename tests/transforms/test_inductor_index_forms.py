@@ -1,0 +1,78 @@
+"""Inductor's index forms run as DMA blocks and give eager's results (memory_access.py `_rem_div`)."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import mtia_xdsl
+
+
+@triton.jit
+def bias_rows(in_ptr, bias_ptr, scale_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
+    """Inductor's pointwise form: x0 = xindex % 64 (column), x1 = xindex // 64 (row)."""
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 64
+    x1 = xindex // 64
+    a = tl.load(in_ptr + (x0 + 64 * x1), xmask)
+    b = tl.load(bias_ptr + x0, xmask)
+    s = tl.load(scale_ptr + x1, xmask)
+    tl.store(out_ptr + xindex, a * s + b, xmask)
+
+
+def test_flat_index_decomposition_is_dma_and_matches_eager():
+    x, bias, scale = torch.randn(6, 64), torch.randn(64), torch.randn(6)
+    out = torch.empty_like(x)
+    kernel = mtia_xdsl.compile(bias_rows, constexprs={"XBLOCK": 32})
+    kernel[(x.numel() // 32,)](x, bias, scale, out, x.numel())
+    torch.testing.assert_close(out, x * scale[:, None] + bias)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 3 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def rows_mod_m(a_ptr, out_ptr, M, K: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Inductor's GEMM template rows: `rm % M` under multiple_of / max_contiguous hints, store masked."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    ram = tl.max_contiguous(tl.multiple_of(rm % M, BLOCK_M), BLOCK_M)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + ram[:, None] * K + rk[None, :])
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], a * 2.0, mask=rm[:, None] < M)
+
+
+def test_hinted_rows_mod_m_is_dma_and_matches_eager():
+    a = torch.randn(40, 16)  # 40 rows: the second block of 32 would wrap past M
+    out = torch.zeros_like(a)
+    kernel = mtia_xdsl.compile(rows_mod_m, constexprs={"K": 16, "BLOCK_M": 32})
+    kernel[(2,)](a, out, 40)
+    torch.testing.assert_close(out, a * 2.0)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia
+
+
+@triton.jit
+def embedding_rows(ids_ptr, table_ptr, out_ptr, xnumel, R: tl.constexpr, XBLOCK: tl.constexpr, WRAP: tl.constexpr):
+    """Inductor's embedding lookup: ids as a [XBLOCK, 1] tile (negative ids wrapped), rows picked by them."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r = tl.arange(0, R)[None, :]
+    tmp0 = tl.load(ids_ptr + xindex, xmask)
+    if WRAP:
+        tmp0 = tl.where(tmp0 < 0, tmp0 + 1000, tmp0)
+    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
+    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
+
+
+@pytest.mark.parametrize("wrap", [True, False])
+def test_embedding_rows_are_an_indexed_dma_and_match_eager(wrap):
+    ids, table = torch.randint(-1000 if wrap else 0, 1000, (37,)), torch.randn(1000, 64)
+    out = torch.empty(37, 64)
+    kernel = mtia_xdsl.compile(embedding_rows, constexprs={"R": 64, "XBLOCK": 8, "WRAP": wrap})
+    run = kernel[(5,)](ids, table, out, 37)  # the last block has 5 valid rows of 8
+    torch.testing.assert_close(out, table[ids] * 2.0)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia
+    engines = {c.engine.name for t in run.traces for c in t.commands if c.kind == "dma_gather_rows"}
+    assert engines == {"DMA"}  # the DMA engine moves the rows, not the scalar core
