@@ -86,6 +86,9 @@ tt.func public @lower_bounds(%x: !tt.ptr<f32>, %lo: i32, %lo2: i32, %n: i32) {
   %bp = tt.broadcast %cbase : tensor<1x16x!tt.ptr<f32>> -> tensor<8x16x!tt.ptr<f32>>
   // CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+%lo strides=[0, 1] bounds=[8, 16] shape=[8, 16] starts=[0, -(%lo)]"}
   %c = tt.load %bp, %bm : tensor<8x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // Inductor's decomposition of a flat index into (x0, x1) = (xindex % 64, xindex // 64): with XBLOCK = 16
 // and xoffset = pid * 16, a block stays inside one row of 64, so both are affine and the load is a DMA.
 // CHECK-LABEL: tt.func public @flat_index_decomposition
