@@ -185,7 +185,7 @@ def lower_to_fit(
         except errors as e:
             notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
             continue
-        except Exception as e:  # noqa: BLE001 - a step that breaks is a bug to report, not a reason to hide `first`
+        except Exception as e:
             cause = e.__cause__ or e
             notes.append(f"{step.what}: failed inside the compiler ({type(cause).__name__}: {cause}); please report")
             continue

@@ -199,7 +199,9 @@ def _check_optimization_options(o: MtiaOptions) -> None:
     if isinstance(o.num_stages, bool) or not isinstance(o.num_stages, int) or o.num_stages < 1:
         raise ValueError(f"num_stages must be an integer >= 1 (1 turns software pipelining off), got {o.num_stages!r}")
     if o.machine not in MachineConfig.PRESET_NAMES:
-        raise ValueError(f"machine must be one of {', '.join(map(repr, MachineConfig.PRESET_NAMES))}, got {o.machine!r}")
+        raise ValueError(
+            f"machine must be one of {', '.join(map(repr, MachineConfig.PRESET_NAMES))}, got {o.machine!r}"
+        )
     if o.cb_sizing not in CB_SIZINGS:
         raise ValueError(f"cb_sizing must be one of {', '.join(map(repr, CB_SIZINGS))}, got {o.cb_sizing!r}")
     if o.pe_mapping not in PE_MAPPINGS:

@@ -1109,7 +1109,7 @@ ENGINE_BODY_OPS = frozenset(
         # device print of a tensor, run where the tensor lives
         "tt.print",
         # atomics on the vector core (convert-tt-to-mtia{scalar-core-atomics=false})
-        "tt.atomic_rmw", "tt.atomic_cas",
+        "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_load", "tt.atomic_store", "tt.atomic_poll",
     }
 )  # fmt: skip
 """The ops, besides those of ENGINE_BODY_DIALECTS, that an engine compute command's body (and the regions

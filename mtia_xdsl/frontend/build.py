@@ -298,11 +298,7 @@ def _leaf_names(name: str, ty: Any) -> list[str]:
     """Names of the non-constexpr leaves of an argument of type `ty` (tuples are passed by element)."""
     if isinstance(ty, tuple):
         fields = getattr(ty, "_fields", None)
-        return [
-            leaf
-            for i, sub in enumerate(ty)
-            for leaf in _leaf_names(f"{name}_{fields[i] if fields else i}", sub)
-        ]
+        return [leaf for i, sub in enumerate(ty) for leaf in _leaf_names(f"{name}_{fields[i] if fields else i}", sub)]
     return [] if ty == "constexpr" else [name]
 
 

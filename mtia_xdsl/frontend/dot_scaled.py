@@ -34,8 +34,6 @@ def emulated_dot_scaled(
     along K when `*_k_pack`), scales [M, K / f] and [N, K / f] uint8 or None; result [M, N] of `out_dtype`.
     Raises: ValueError for 3-D operands or an unknown format.
     """
-    from triton.language import core as tl
-
     if len(lhs.shape) != 2 or len(rhs.shape) != 2:
         raise ValueError("tl.dot_scaled of 3-D (batched) operands is not supported on MTIA yet; loop over the batch")
     a = _decode(self, lhs, lhs_format, lhs_k_pack, packed_dim=0)  # [M, K] fp32

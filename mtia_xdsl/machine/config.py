@@ -28,8 +28,8 @@ Glossary of hardware terms (the MTIA papers' names; use no other word for these 
 - Scalar core: the RISC-V core of a PE running the kernel's control code and issuing commands. Source: S1.
 - VEC (vector core): the RISC-V vector core of a PE, RVV with 512-bit registers. Source: S1.
 
-Sources (docs/machine.md lists them and every field below): S1 Coburn et al., ISCA 2025; S2 Meta AI blog April 2024; S5 Hot
-Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro;
+Sources (docs/machine.md lists them and every field below): S1 Coburn et al., ISCA 2025; S2 Meta AI blog
+April 2024; S5 Hot Chips 2024; S6 "MTIA 300", ISCA 2026; S7 TritorX, arXiv 2512.10977; S8 "Triton for MTIA", IEEE Micro;
 S9 pytorch/helion pull request #3116 (July 2026), quoting Triton-MTIA's CB ID limit.
 Values marked ASSUMPTION have no public source and stay overridable via `MachineConfig.replace`.
 """

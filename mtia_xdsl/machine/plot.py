@@ -3,7 +3,8 @@
 Two panels, since FLOPs and elements are different units: DPE FLOPs under the BF16 DPE peak, and SE plus
 vector-core elements under the SE peak. x is a kernel's intensity in the panel's unit (per byte of the
 global level that bounds it, DMA and gathers), y its achieved rate in simulated time; a kernel doing both
-kinds of work (attention) appears on both. Roofs are the chip bandwidths of DRAM (sustained, with the ECC cost), SRAM and LS (all PEs); the
+kinds of work (attention) appears on both. Roofs are the chip bandwidths of DRAM (sustained, with the ECC
+cost), SRAM and LS (all PEs); the
 ceilings are the BF16 DPE peak and the SE peak, all from `MachineConfig`. matplotlib is an optional
 dependency (extra `plot`), imported only when a plot is drawn; no pyplot global state is touched.
 """
@@ -18,7 +19,6 @@ from typing import Any
 
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.report import Report
-
 
 PANELS = ("dpe", "elements")
 """The two panels: DPE FLOPs (ceiling: the BF16 DPE peak) and SE + vector-core elements (ceiling: the SE

@@ -95,9 +95,7 @@ def run_kernel(
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
-            timeline = simulate(
-                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra
-            )
+            timeline = simulate(traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra)
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()

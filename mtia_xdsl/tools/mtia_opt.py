@@ -11,7 +11,6 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-
 DESCRIPTION = "mtia-opt: xdsl-opt with the tt and mtia dialects and mtia_xdsl's passes (listed at the end)"
 
 PY_INPUT_HELP = """\

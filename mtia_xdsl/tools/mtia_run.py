@@ -47,6 +47,7 @@ class RunOptions:
         from mtia_xdsl.machine.config import derive_config
 
         return derive_config(self.machine, self.machine_overrides)
+
     subgrid_override: tuple[int, ...] | None = None
     """--pe-subgrid: the launch's PE sub-grid (base PE, tile width, tile height), over `mtia.pe_subgrid`."""
 
@@ -100,19 +101,23 @@ def parse_arg(spec: str, index: int, seed: int) -> Any:
         raise ValueError(f"--arg #{index + 1} {spec!r}: {e}") from None
 
 
+def _parse_scalar(spec: str) -> int | float:
+    try:
+        return int(spec)
+    except ValueError:
+        pass
+    try:
+        return float(spec)
+    except ValueError:
+        raise ValueError("expected a number or [KIND:]DTYPE:SHAPE (see mtia-run --help)") from None
+
+
 def _parse_arg(spec: str, index: int, seed: int) -> Any:
     import torch
 
     parts = spec.split(":")
     if len(parts) == 1:
-        try:
-            return int(spec)
-        except ValueError:
-            pass
-        try:
-            return float(spec)
-        except ValueError:
-            raise ValueError("expected a number or [KIND:]DTYPE:SHAPE (see mtia-run --help)") from None
+        return _parse_scalar(spec)
     kind, dtype_name, shape_text = ("randn", *parts) if len(parts) == 2 else parts
     if dtype_name not in _DTYPES or kind not in ("randn", "zeros", "ones", "arange"):
         raise ValueError(
@@ -192,8 +197,9 @@ def load_module(path: str, options: Any = None) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run mtia-run on the command line; returns the exit status."""
     first, _, rest = __doc__.partition("\n")
-    parser = argparse.ArgumentParser(prog="mtia-run", description=first,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=rest.strip())  # fmt: skip
+    parser = argparse.ArgumentParser(
+        prog="mtia-run", description=first, formatter_class=argparse.RawDescriptionHelpFormatter, epilog=rest.strip()
+    )
     parser.add_argument("input", help="an .mlir file with one public tt.func (tt or buffer level), a Triton kernel "
                         ".py with a '# mtia-opt:' comment (see mtia-opt --help), or - for stdin")  # fmt: skip
     parser.add_argument("--grid", default="1", help="program grid, e.g. 4 or 4x2 (default 1)")

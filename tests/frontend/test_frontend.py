@@ -229,7 +229,9 @@ def test_debug_option_keeps_device_asserts() -> None:
 def test_debug_checks_i32_overflow_by_default_as_upstream() -> None:
     """sanitize_overflow defaults to True, as in upstream's backends: TRITON_DEBUG=1 reports an i32 wrap."""
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-    loud = inline_and_clean(build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True)))
+    loud = inline_and_clean(
+        build_tt_module(fk.hints_and_asserts, sig, {"BLOCK": 32}, options=FrontendOptions(debug=True))
+    )
     messages = [op.message.data for op in loud.walk() if isinstance(op, tt.AssertOp)]
     assert "n must be positive" in messages
     assert any(m.startswith("int32 overflow detected") for m in messages)

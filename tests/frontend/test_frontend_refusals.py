@@ -62,9 +62,7 @@ def test_gpu_only_construct_is_refused_at_its_line(name: str) -> None:
     with pytest.raises(KernelError) as info:
         build_tt_module(fn, signature, constexprs)
     err = info.value
-    needle = {"inline_asm": "tl.inline_asm", "gdc_wait": "gdc_wait()"}.get(
-        name, "gdc_launch_dependents()"
-    )
+    needle = {"inline_asm": "tl.inline_asm", "gdc_wait": "gdc_wait()"}.get(name, "gdc_launch_dependents()")
     assert err.file is not None and err.file.endswith("test_frontend_refusals.py")
     assert err.line == _line_of(fn, needle)
     assert what in err.message and instead in err.message

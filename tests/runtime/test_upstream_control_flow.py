@@ -51,7 +51,7 @@ def _nested_if_else_return(c1, c2, c3, v1, v2, v3, out):
     tl.store(out, val)
 
 
-@pytest.mark.parametrize("c1, c2, c3, expected", [(1, 1, 0, 1), (1, 0, 1, -1), (0, 0, 1, 2), (0, 1, 0, 3)])
+@pytest.mark.parametrize(("c1", "c2", "c3", "expected"), [(1, 1, 0, 1), (1, 0, 1, -1), (0, 0, 1, 2), (0, 1, 0, 3)])
 def test_nested_if_else_with_a_return_runs(c1, c2, c3, expected):
     def one(v: int) -> torch.Tensor:
         return torch.tensor([v], dtype=torch.int32)
