@@ -188,14 +188,27 @@ def _verify_level(op: IRDLOperation, outs: Sequence[SSAValue], results: Sequence
 # ----------------------------------------------------------------------------------------------
 
 
+def _verify_block(
+    rank: int, strides: Sequence[SSAValue], bounds: Sequence[SSAValue], starts: Sequence[SSAValue]
+) -> None:
+    """A DMA block of rank `rank` has one stride and one bound per dimension, and no or one start each."""
+    if len(strides) != rank or len(bounds) != rank or len(starts) not in (0, rank):
+        raise VerifyException(
+            f"block of rank {rank} needs {rank} strides and bounds (and no or {rank} starts), got "
+            f"{len(strides)} strides, {len(bounds)} bounds and {len(starts)} starts"
+        )
+
+
 @irdl_op_definition
 class DmaLoadOp(IRDLOperation):
     """Copy a strided block from global memory into LS.
 
     Element (i0, .., in) of the block is read from `base + sum(i_d * strides[d])` (in elements) if
-    i_d < bounds[d] for every d, else it is `other` (0 if absent) and is never read: `bounds` is the
-    block's effective shape. Shapes: result/tile `tensor<S0 x .. x Sn x T>`, base `!tt.ptr<T>`,
-    one stride and one bound (integers, any width) per dimension.
+    starts[d] <= i_d < bounds[d] for every d, else it is `other` (0 if absent) and is never read:
+    `bounds` is the block's effective shape; `starts` (optional, 0 when absent) skips the leading lanes
+    of a block that begins before its tensor (a tensor descriptor load at a negative offset).
+    Shapes: result/tile `tensor<S0 x .. x Sn x T>`, base `!tt.ptr<T>`, one stride, one bound and
+    (if any) one start (integers, any width) per dimension.
     Buffer level: `out` names the CB whose reserved slot receives the block.
     """
 
@@ -204,13 +217,15 @@ class DmaLoadOp(IRDLOperation):
     base = operand_def()
     strides = var_operand_def(I64)
     bounds = var_operand_def(I64)
+    starts = var_operand_def(I64)
     other = opt_operand_def()
     out = opt_operand_def(CircularBufferType)
     result = var_result_def()
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$base `[` $strides `]` `bounds` `[` $bounds `]` (`other` `(` $other^ `:` type($other) `)`)? attr-dict "
+        "$base `[` $strides `]` `bounds` `[` $bounds `]` (`starts` `[` $starts^ `]`)? "
+        "(`other` `(` $other^ `:` type($other) `)`)? attr-dict "
         "`:` type($base) (`into` $out^ `:` type($out))? (`->` type($result)^)?"
     )
 
@@ -222,9 +237,10 @@ class DmaLoadOp(IRDLOperation):
         other: SSAValue | None,
         result_type: Attribute | None,
         out: SSAValue | None = None,
+        starts: Sequence[SSAValue] = (),
     ) -> None:
         super().__init__(
-            operands=[base, strides, bounds, [other] if other else [], [out] if out else []],
+            operands=[base, strides, bounds, list(starts), [other] if other else [], [out] if out else []],
             result_types=[[result_type] if result_type is not None else []],
         )
 
@@ -240,21 +256,16 @@ class DmaLoadOp(IRDLOperation):
         _verify_level(self, [self.out] if self.out else [], self.result)
         if self.out is None and len(self.result) != 1:
             raise VerifyException("mtia.dma_load needs a result or an `out` CB")
-        rank = len(self.block_type.get_shape())
-        if len(self.strides) != rank or len(self.bounds) != rank:
-            raise VerifyException(
-                f"block of rank {rank} needs {rank} strides and bounds, got {len(self.strides)} "
-                f"strides and {len(self.bounds)} bounds"
-            )
+        _verify_block(len(self.block_type.get_shape()), self.strides, self.bounds, self.starts)
 
 
 @irdl_op_definition
 class DmaStoreOp(IRDLOperation):
-    """Copy a block from LS to global memory; elements outside `bounds` are not written.
+    """Copy a block from LS to global memory; elements outside `[starts, bounds)` are not written.
 
     Shapes: value `tensor<S0 x .. x Sn x T>` (tensor level) or a CB holding it (buffer level, the
-    front tile is written), base `!tt.ptr<T>`, one stride and one bound per dimension. A 0-d value
-    (scalar tile) is stored at `base`.
+    front tile is written), base `!tt.ptr<T>`, one stride, one bound and (optional, as on
+    `mtia.dma_load`) one start per dimension. A 0-d value (scalar tile) is stored at `base`.
     """
 
     name = "mtia.dma_store"
@@ -262,26 +273,28 @@ class DmaStoreOp(IRDLOperation):
     base = operand_def()
     strides = var_operand_def(I64)
     bounds = var_operand_def(I64)
+    starts = var_operand_def(I64)
     value = operand_def()
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
-        "$value `,` $base `[` $strides `]` `bounds` `[` $bounds `]` attr-dict `:` type($value) `,` type($base)"
+        "$value `,` $base `[` $strides `]` `bounds` `[` $bounds `]` (`starts` `[` $starts^ `]`)? attr-dict "
+        "`:` type($value) `,` type($base)"
     )
 
     def __init__(
-        self, base: SSAValue, strides: Sequence[SSAValue], bounds: Sequence[SSAValue], value: SSAValue
+        self,
+        base: SSAValue,
+        strides: Sequence[SSAValue],
+        bounds: Sequence[SSAValue],
+        value: SSAValue,
+        starts: Sequence[SSAValue] = (),
     ) -> None:
-        super().__init__(operands=[base, strides, bounds, value])
+        super().__init__(operands=[base, strides, bounds, list(starts), value])
 
     def verify_(self) -> None:
         t = tile_type(self.value.type)
-        rank = len(t.get_shape()) if isinstance(t, TensorType) else 0
-        if len(self.strides) != rank or len(self.bounds) != rank:
-            raise VerifyException(
-                f"block of rank {rank} needs {rank} strides and bounds, got {len(self.strides)} "
-                f"strides and {len(self.bounds)} bounds"
-            )
+        _verify_block(len(t.get_shape()) if isinstance(t, TensorType) else 0, self.strides, self.bounds, self.starts)
 
 
 @irdl_op_definition

@@ -209,6 +209,7 @@ def convert_memory_accesses(func: Operation) -> None:
             base = mat.ptr(access.ptr, access.offset)
             strides = [mat.i64(s) for s in access.strides]
             bounds = [mat.i64(b) for b in access.bounds]
+            starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
             if isinstance(op, tt.LoadOp):
                 other = _constant_scalar(op, access.other) if access.other is not None else None
                 if access.index is not None:
@@ -216,9 +217,9 @@ def convert_memory_accesses(func: Operation) -> None:
                     index = replaced.get(access.index, access.index)
                     new = mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
                 else:
-                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type)
+                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
             else:
-                new = mtia.DmaStoreOp(base, strides, bounds, op.value)
+                new = mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
         elif isinstance(op, tt.LoadOp):
             new = _gather(op)
         else:

@@ -475,7 +475,7 @@ def insert_pops(resident: set[SSAValue], plan: CbPlan, reads: dict[SSAValue, lis
 def _scalar_core_operands(op: Operation) -> list[int]:
     """Indices of the operands of `op` that the scalar core itself needs as values.
 
-    All operands of ordinary ops; the immediates of DMA and gather commands (base, strides, bounds,
+    All operands of ordinary ops; the immediates of DMA and gather commands (base, strides, bounds, starts,
     `other`), which the scalar core puts into the command; none of other engine ops, which read CBs.
     """
     if isinstance(op, mtia.DmaLoadOp | mtia.DmaStoreOp):
@@ -483,6 +483,7 @@ def _scalar_core_operands(op: Operation) -> list[int]:
             op.base,
             *op.strides,
             *op.bounds,
+            *op.starts,
             *([op.other] if isinstance(op, mtia.DmaLoadOp) and op.other else []),
         }
         return [i for i, v in enumerate(op.operands) if v in immediates]
@@ -522,9 +523,11 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
 
     outs = [plan.cb_of[r] for r in op.results]
     if isinstance(op, mtia.DmaLoadOp):
-        return mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), op.other, None, out=outs[0])
+        return mtia.DmaLoadOp(
+            op.base, list(op.strides), list(op.bounds), op.other, None, out=outs[0], starts=list(op.starts)
+        )
     if isinstance(op, mtia.DmaStoreOp):
-        return mtia.DmaStoreOp(op.base, list(op.strides), list(op.bounds), cb(op.value))
+        return mtia.DmaStoreOp(op.base, list(op.strides), list(op.bounds), cb(op.value), list(op.starts))
     if isinstance(op, mtia.DmaGatherRowsOp):
         strides, bounds = list(op.strides), list(op.bounds)
         return mtia.DmaGatherRowsOp(op.base, cb(op.index), op.row_stride, strides, bounds, op.other, None, outs[0])

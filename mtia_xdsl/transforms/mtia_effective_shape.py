@@ -364,6 +364,8 @@ def _forward(op: Operation, facts: _Facts) -> None:
 
 
 def _forward_load(op: mtia.DmaLoadOp, facts: _Facts) -> None:
+    if op.starts:
+        return  # leading lanes masked off too: not a prefix box
     dims = _bound_dims(list(op.bounds), op.block_type.get_shape())
     if not _masked(dims):
         return
@@ -549,7 +551,7 @@ def _with_valid(op: Operation, dims: Dims) -> Operation:
 
 
 def _drop_fill(op: mtia.DmaLoadOp) -> Operation:
-    new = mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), None, op.result[0].type)
+    new = mtia.DmaLoadOp(op.base, list(op.strides), list(op.bounds), None, op.result[0].type, starts=list(op.starts))
     new.attributes.update(op.attributes)
     new.location = op.location
     return new

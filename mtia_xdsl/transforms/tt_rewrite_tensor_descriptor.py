@@ -6,9 +6,9 @@ rewritten in terms of the descriptor's base, shape and strides:
   `0 <= i_d + range_d < shape_d` for every d and `other` = the padding (0 or NaN);
 - `tt.descriptor_store` -> masked `tt.store`; `tt.descriptor_reduce` -> masked `tt.atomic_rmw`;
 - `tt.descriptor_gather` / `tt.descriptor_scatter` -> the same with rows taken from `x_offsets`.
-Block loads and stores are emitted twice under `scf.if (all i_d >= 0)`: the common branch carries only
-the upper bounds `i_d + range_d < shape_d`, a box mask that convert-tt-to-mtia turns into a DMA with
-effective-shape bounds; the other branch (a block starting before the tensor) carries the full mask.
+A block load or store is one masked access: its mask is a box (`-i_d <= range_d < shape_d - i_d`),
+which convert-tt-to-mtia turns into one DMA with effective-shape bounds and, for a block beginning
+before its tensor, start lanes (no branch, no pointer or mask tensors at run time).
 
 Requires: helpers inlined (each descriptor is made in the function that uses it).
 Raises: PassFailedException at the op's kernel line for a descriptor that does not come from a
@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
@@ -34,7 +33,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -123,13 +122,10 @@ class _Emit:
 
 @dataclass(frozen=True)
 class _Access:
-    """Pointer tensor and masks of one descriptor access."""
+    """Pointer tensor and mask (both bounds of every dimension) of one descriptor access."""
 
     ptr: SSAValue
-    upper: SSAValue
-    """Mask of the upper bounds only (a box mask)."""
     full: SSAValue
-    """Mask of both bounds."""
 
 
 def _access(e: _Emit, d: _Descriptor, coords: Sequence[SSAValue], shape: Sequence[int]) -> _Access:
@@ -145,17 +141,14 @@ def _access(e: _Emit, d: _Descriptor, coords: Sequence[SSAValue], shape: Sequenc
         lower.append(e.op(arith.CmpiOp(c, zero, _SGE)))
     assert offset is not None
     ptr = e.op(tt.AddPtrOp(e.splat(d.base, shape), offset))
-    up = e.and_all(upper)
-    return _Access(ptr, up, e.and_all([up, *lower]))
+    return _Access(ptr, e.and_all([*upper, *lower]))
 
 
-def _block_access(e: _Emit, d: _Descriptor, indices: Sequence[SSAValue]) -> tuple[_Access, SSAValue]:
-    """Return the block access at `indices` and the scalar condition `all indices >= 0`."""
+def _block_access(e: _Emit, d: _Descriptor, indices: Sequence[SSAValue]) -> _Access:
+    """Return the block access at `indices`."""
     shape = d.block.get_shape()
     coords = [e.to_block(e.coords(i, n), k, shape) for k, (i, n) in enumerate(zip(indices, shape, strict=True))]
-    zero = e.const(0, i32)
-    nonneg = e.and_all([e.op(arith.CmpiOp(i, zero, _SGE)) for i in indices])
-    return _access(e, d, coords, shape), nonneg
+    return _access(e, d, coords, shape)
 
 
 def _gather_access(e: _Emit, d: _Descriptor, x_offsets: SSAValue, y_offset: SSAValue) -> _Access:
@@ -174,37 +167,15 @@ def _padding(e: _Emit, d: _Descriptor, shape: Sequence[int]) -> SSAValue:
     return e.splat(e.const(value, d.block.element_type), shape)
 
 
-def _branch(ops: Sequence[Operation], results: Sequence[SSAValue], anchor: Operation) -> Region:
-    block = Block()
-    for op in ops:
-        block.add_op(op)
-    block.add_op(with_loc(scf.YieldOp(*results), anchor))
-    return Region(block)
-
-
-def _split(
-    e: _Emit, cond: SSAValue, fast: list[Operation], slow: list[Operation], results: list[Attribute]
-) -> scf.IfOp:
-    """scf.if cond { fast } else { slow }; the last op of each list yields its result if `results`."""
-    yields_f = [fast[-1].results[0]] if results else []
-    yields_s = [slow[-1].results[0]] if results else []
-    if_op = scf.IfOp(cond, results, _branch(fast, yields_f, e.anchor), _branch(slow, yields_s, e.anchor))
-    e.op(if_op)
-    return if_op
-
-
 class _RewriteLoad(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorLoadOp, rewriter: PatternRewriter) -> None:
         d = _descriptor(op.desc, op)
         e = _Emit(rewriter, op)
-        acc, nonneg = _block_access(e, d, list(op.indices))
+        acc = _block_access(e, d, list(op.indices))
         other = _padding(e, d, d.block.get_shape())
-        cache, evict = op.cache, op.evict
-        fast = [tt.LoadOp(acc.ptr, acc.upper, other, cache, evict)]
-        slow = [tt.LoadOp(acc.ptr, acc.full, other, cache, evict)]
-        if_op = _split(e, nonneg, fast, slow, [op.result.type])
-        rewriter.replace(op, [], [if_op.results[0]])
+        load = e.op(tt.LoadOp(acc.ptr, acc.full, other, op.cache, op.evict))
+        rewriter.replace(op, [], [load])
 
 
 class _RewriteStore(RewritePattern):
@@ -212,10 +183,8 @@ class _RewriteStore(RewritePattern):
     def match_and_rewrite(self, op: tt.DescriptorStoreOp, rewriter: PatternRewriter) -> None:
         d = _descriptor(op.desc, op)
         e = _Emit(rewriter, op)
-        acc, nonneg = _block_access(e, d, list(op.indices))
-        fast = [tt.StoreOp(acc.ptr, op.src, acc.upper)]
-        slow = [tt.StoreOp(acc.ptr, op.src, acc.full)]
-        _split(e, nonneg, fast, slow, [])
+        acc = _block_access(e, d, list(op.indices))
+        e.op(tt.StoreOp(acc.ptr, op.src, acc.full))
         rewriter.erase(op)
 
 
@@ -240,7 +209,7 @@ class _RewriteReduce(RewritePattern):
         d = _descriptor(op.desc, op)
         kind = _rmw_kind(op, d)
         e = _Emit(rewriter, op)
-        acc, _ = _block_access(e, d, list(op.indices))
+        acc = _block_access(e, d, list(op.indices))
         e.op(tt.AtomicRMWOp(kind, acc.ptr, op.src, acc.full, "relaxed", "gpu"))
         rewriter.erase(op)
 

@@ -6,7 +6,7 @@ overlapping byte ranges ordered).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -122,12 +122,15 @@ def active_lanes(addrs: Any, mask: Any, rank: int, size: int, elem_bytes: int) -
 class DmaBlock:
     """A DMA command's block: base address, strides in elements, bounds clamped to the block shape.
 
-    Each is a Python int (the same for every program of the batch) or an int64 array (B,).
+    Each is a Python int (the same for every program of the batch) or an int64 array (B,). `starts`
+    (empty, or one per dimension, clamped like the bounds) are the first valid lanes; the timing
+    counts the block from lane 0, an over-estimate only for blocks that begin before their tensor.
     """
 
     base: Any
     strides: list[Any]
     bounds: list[Any]
+    starts: list[Any] = field(default_factory=list)
 
     @property
     def uniform(self) -> bool:
@@ -153,7 +156,8 @@ def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: l
     base = ints(args[0])
     strides = [ints(s) for s in args[1 : 1 + rank]]
     bounds = [bound(b, s) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
-    return DmaBlock(base, strides, bounds)
+    starts = [bound(b, s) for b, s in zip(args[1 + 2 * rank : 1 + 3 * rank], shape, strict=True)] if op.starts else []
+    return DmaBlock(base, strides, bounds, starts)
 
 
 def record_dma_commands(

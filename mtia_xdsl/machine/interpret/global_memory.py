@@ -181,14 +181,18 @@ class GlobalMemory:
         dtype: Any,
         other: Any = 0,
         where: str = "<unknown location>",
+        starts: Sequence[Any] = (),
     ) -> np.ndarray:
         """Read a strided block; element idx lives at base_addr + sum(idx[d] * strides_elems[d]) * size.
 
-        Shapes: result has `shape`; element idx is valid iff idx[d] < bounds[d] for every d, otherwise it
-        is `other` and never read. Batched: base, strides and bounds may be arrays of shape (B,), one
-        entry per program; the result then has shape (B, *shape).
+        Shapes: result has `shape`; element idx is valid iff starts[d] <= idx[d] < bounds[d] for every d
+        (no starts: 0), otherwise it is `other` and never read. Batched: base, strides, bounds and starts
+        may be arrays of shape (B,), one entry per program; the result then has shape (B, *shape).
         """
         fmt = element_format(dtype)
+        if _any_start(starts):
+            addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype, starts)
+            return self.gather(addrs, dtype, mask, other, where)
         fast = self._block_view(base_addr, strides_elems, shape, bounds, fmt, write=False)
         if fast is not None:
             views, index, mask = fast
@@ -208,8 +212,13 @@ class GlobalMemory:
         values: Any,
         dtype: Any,
         where: str = "<unknown location>",
+        starts: Sequence[Any] = (),
     ) -> None:
-        """Write the valid part (idx[d] < bounds[d]) of a strided block; see `read_block`."""
+        """Write the valid part (starts[d] <= idx[d] < bounds[d]) of a strided block; see `read_block`."""
+        if _any_start(starts):
+            addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype, starts)
+            self.scatter(addrs, values, dtype, mask, where)
+            return
         fmt = element_format(dtype)
         raw = None
         if (
@@ -308,7 +317,12 @@ class GlobalMemory:
 
     @staticmethod
     def _block_addrs(
-        base_addr: Any, strides: Sequence[Any], shape: Sequence[int], bounds: Sequence[Any], dtype: Any
+        base_addr: Any,
+        strides: Sequence[Any],
+        shape: Sequence[int],
+        bounds: Sequence[Any],
+        dtype: Any,
+        starts: Sequence[Any] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         size = element_format(dtype).size_bytes
         rank = len(shape)
@@ -319,6 +333,8 @@ class GlobalMemory:
             idx = np.arange(shape[d], dtype=np.int64).reshape((shape[d],) + (1,) * (rank - 1 - d))
             offs = offs + idx * batch_scalar(np.asarray(strides[d], dtype=np.int64), rank)
             mask = mask & (idx < batch_scalar(np.asarray(bounds[d], dtype=np.int64), rank))
+            if starts:
+                mask = mask & (idx >= batch_scalar(np.asarray(starts[d], dtype=np.int64), rank))
         addrs = batch_scalar(np.asarray(base_addr, dtype=np.int64), rank) + offs * size
         full = np.broadcast_shapes(np.shape(addrs), np.shape(mask), shape)
         return np.broadcast_to(addrs, full), np.broadcast_to(mask, full)
@@ -457,6 +473,11 @@ class GlobalMemory:
             f"{where}: error: out-of-bounds {fmt.name} access at address {addr:#x}{lanes}, outside every "
             f"tensor argument{self._nearest_text(addr, fmt)}; mask the access or fix the offsets"
         )
+
+
+def _any_start(starts: Sequence[Any]) -> bool:
+    """Whether any start of a DMA block is past lane 0 (for any program)."""
+    return any(np.any(np.asarray(s) > 0) for s in starts)
 
 
 def _block_mask(shape: Sequence[int], bounds: Sequence[Any]) -> np.ndarray | None:

@@ -185,11 +185,13 @@ class MtiaFunctions(InterpreterFunctions):
         t, shape = info.tile, info.shape
         block = dma_block(op, args, shape)
         if op.other is not None:
-            other = batch_scalar(args[1 + 2 * len(block.strides)], len(shape))
+            other = batch_scalar(args[1 + 2 * len(block.strides) + len(op.starts)], len(shape))
         else:
             other = info.uninitialized
         memory = get_launch_state(interpreter).memory
-        value = memory.read_block(block.base, block.strides, shape, block.bounds, info.elem, other, info.where)
+        value = memory.read_block(
+            block.base, block.strides, shape, block.bounds, info.elem, other, info.where, block.starts
+        )
         tile = as_value(value, t)
         if not info.to_cb:
             return (tile,)
@@ -211,7 +213,7 @@ class MtiaFunctions(InterpreterFunctions):
             addr = np.asarray(block.base, dtype=np.int64)[..., None]
             memory.scatter(addr, np.asarray(value)[..., None], elem, None, where)
         else:
-            memory.write_block(block.base, block.strides, shape, block.bounds, value, elem, where)
+            memory.write_block(block.base, block.strides, shape, block.bounds, value, elem, where, block.starts)
         if slot is not None:
             record_dma_commands(get_pe_state(interpreter), op, "dma_store", (slot,), (), block, t)
         return ()

@@ -2,8 +2,9 @@
 
 A tensor of pointers is a *block* when every element is `ptr + offset + sum_d coeffs[d] * i_d` with
 `ptr` a scalar pointer, `offset` and `coeffs` scalars (SSA values or constants) and `i_d` the element's
-index along dimension d; its mask is a *box* when it is a conjunction of `i_d + b < bound` conditions,
-so the valid elements are a prefix along each dimension (the effective shape). Such accesses become
+index along dimension d; its mask is a *box* when it is a conjunction of `i_d + b < bound` and
+`i_d + b >= lower` conditions, so the valid elements are a range along each dimension: a prefix (the
+effective shape) that may skip leading lanes (`starts`, for a block beginning before its tensor). Such accesses become
 `mtia.dma_load`/`mtia.dma_store`; anything else falls back to scalar gathers and scatters.
 
 The analysis is symbolic: it returns `Expr` trees over scalar SSA values, which `materialize`
@@ -40,8 +41,9 @@ from mtia_xdsl.transforms.arith_ops import arith
 # Symbolic scalar expressions
 # ----------------------------------------------------------------------------------------------
 
-Expr = int | SSAValue | tuple  # ("add", a, b) | ("mul", a, b) | ("neg", a) | ("rem", a, c) | ("div", a, c)
-"""`rem` and `div` are remainder and quotient of a non-negative dividend by a positive divisor."""
+Expr = int | SSAValue | tuple
+"""("add", a, b) | ("mul", a, b) | ("neg", a) | ("rem", a, c) | ("div", a, c) | ("min"/"max", a, ...);
+`rem` and `div` are remainder and quotient of a non-negative dividend by a positive divisor."""
 
 
 def add(a: Expr, b: Expr) -> Expr:
@@ -98,8 +100,8 @@ def expr_str(e: Expr, names: dict[SSAValue, str] | None = None) -> str:
     op, *args = e
     if op == "neg":
         return f"-({expr_str(args[0], names)})"
-    if op == "min":
-        return "min(" + ", ".join(expr_str(x, names) for x in args) + ")"
+    if op in ("min", "max"):
+        return op + "(" + ", ".join(expr_str(x, names) for x in args) + ")"
     if op == "add" and isinstance(args[1], tuple) and args[1][0] == "neg":
         return f"({expr_str(args[0], names)} - {expr_str(args[1][1], names)})"
     sym = {"add": "+", "mul": "*", "rem": "%", "div": "//"}[op]
@@ -188,9 +190,13 @@ class AffineForm:
 
 @dataclass(frozen=True)
 class BoxMask:
-    """mask[i] = AND_d (i_d < min(bounds[d])); dimensions without bounds are fully valid."""
+    """mask[i] = AND_d (max(lowers[d]) <= i_d < min(bounds[d])); dimensions without either are fully valid."""
 
     bounds: tuple[tuple[Expr, ...], ...]
+    lowers: tuple[tuple[Expr, ...], ...] = ()
+
+    def lower(self, d: int) -> tuple[Expr, ...]:
+        return self.lowers[d] if self.lowers else ()
 
 
 @dataclass(frozen=True)
@@ -198,7 +204,8 @@ class BlockAccess:
     """A tt.load/tt.store that a DMA can perform.
 
     Shapes: `shape` is the block shape (the tensor's shape); `strides` and `bounds` have one entry per
-    dimension, `bounds[d]` being the effective extent along d (clamped to [0, shape[d]] by the DMA).
+    dimension, `bounds[d]` being the effective extent along d (clamped to [0, shape[d]] by the DMA);
+    `starts` (None: all 0) the first valid index along each dimension.
     """
 
     ptr: SSAValue
@@ -211,6 +218,8 @@ class BlockAccess:
     """Index tile of an indexed DMA (rows picked by loaded ids): element i is at
     `ptr + offset + index[i] * index_scale + sum_d strides[d] * i_d`; None for a strided block."""
     index_scale: Expr = 0
+    starts: tuple[Expr, ...] | None = None
+    """First valid index along each dimension (None: all 0), for a block beginning before its tensor."""
 
 
 @dataclass
@@ -401,6 +410,9 @@ class _Analyzer:
             if isinstance(t, tt.PointerType):
                 return AffineForm(0, (), ptr=v)
             if isinstance(t, IntegerType | IndexType):
+                owner = v.owner
+                if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+                    return AffineForm(owner.value.value.data, ())
                 return AffineForm(v, ())
         return None
 
@@ -566,22 +578,27 @@ class _Analyzer:
         a, b = self.mask_of(op.operands[0]), self.mask_of(op.operands[1])
         if a is None or b is None:
             return None
-        return BoxMask(tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)))
+        rank = len(a.bounds)
+        return BoxMask(
+            tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)),
+            tuple(a.lower(d) + b.lower(d) for d in range(rank)) if a.lowers or b.lowers else (),
+        )
 
     def _expand_mask(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
-        bounds = list(src.bounds)
+        bounds, lowers = list(src.bounds), [src.lower(d) for d in range(len(src.bounds))]
         bounds.insert(op.axis.value.data, ())
-        return BoxMask(tuple(bounds))
+        lowers.insert(op.axis.value.data, ())
+        return BoxMask(tuple(bounds), tuple(lowers) if src.lowers else ())
 
     def _broadcast_mask(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
-        for s, d, b in zip(_shape(op.src.type), shape, src.bounds, strict=True):
-            if s == 1 and d != 1 and b:
+        for k, (s, d, b) in enumerate(zip(_shape(op.src.type), shape, src.bounds, strict=True)):
+            if s == 1 and d != 1 and (b or src.lower(k)):
                 return None  # a bound on a broadcast dimension is a whole-or-nothing condition
         return src
 
@@ -590,15 +607,16 @@ class _Analyzer:
 
     def _cmp_mask(self, op: arith.CmpiOp, rank: int) -> BoxMask | None:
         pred = op.predicate.value.data
-        # arith.cmpi predicates: 2 slt, 4 sgt; unsigned compares would also reject negative offsets
+        # arith.cmpi predicates: 2 slt, 3 sle, 4 sgt, 5 sge; unsigned compares would also reject negative
+        # offsets. Normalized to `a < b` (an upper bound) or `a >= b` (a lower bound), `a` the index.
         a, b = self.form_of(op.lhs), self.form_of(op.rhs)
         if a is None or b is None or a.ptr is not None or b.ptr is not None or a.limits or b.limits:
             return None
         if a.index is not None or b.index is not None:
             return None
-        if pred == 4:  # b > a  ==  a < b with operands swapped
-            a, b, pred = b, a, 2
-        if pred != 2 or not b.uniform:
+        if pred in (3, 4):  # a <= b == b >= a; a > b == b < a
+            a, b, pred = b, a, {3: 5, 4: 2}[pred]
+        if pred not in (2, 5) or not b.uniform:
             return None
         dims = [d for d, c in enumerate(a.coeffs) if not (isinstance(c, int) and c == 0)]
         if len(dims) != 1 or not (isinstance(a.coeffs[dims[0]], int) and a.coeffs[dims[0]] == 1):
@@ -606,6 +624,8 @@ class _Analyzer:
         bound = add(b.base, neg(a.base))
         bounds: list[tuple[Expr, ...]] = [()] * rank
         bounds[dims[0]] = (bound,)
+        if pred == 5:
+            return BoxMask(((),) * rank, tuple(bounds))
         return BoxMask(tuple(bounds))
 
 
@@ -673,6 +693,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         if not _rows_only(form.index, analyzer):
             return None, "index tile varies along the last dimension (an element gather, not rows)"
     bounds: tuple[Expr, ...] = tuple(shape)
+    starts: tuple[Expr, ...] | None = None
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
@@ -681,6 +702,10 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         if mask is None:
             return None, "mask is not a box"
         limits = tuple(a + b for a, b in zip(mask.bounds, limits, strict=True))
+        if mask.lowers:
+            if form.index is not None:
+                return None, "lower bound on an index tile's rows"
+            starts = tuple(_max_start(mask.lower(d)) for d in range(len(shape)))
     if any(limits):
         bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
     other: Attribute | None = None
@@ -688,7 +713,10 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         other = constant_other(op.other)
         if other is None:
             return None, "`other` is not a constant"
-    return BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale), ""
+    return (
+        BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale, starts),
+        "",
+    )
 
 
 def _index_leaf(v: SSAValue) -> AffineForm | None:
@@ -751,6 +779,14 @@ def constant_other(other: SSAValue) -> Attribute | None:
     return None
 
 
+def _max_start(lowers: tuple[Expr, ...]) -> Expr:
+    if not lowers:
+        return 0
+    if len(lowers) == 1:
+        return lowers[0]
+    return ("max", *lowers)
+
+
 def _min_bound(bounds: tuple[Expr, ...], size: int) -> Expr:
     if not bounds:
         return size
@@ -808,10 +844,10 @@ class Materializer:
             res = self._insert(arith.RemSIOp(vals[0], vals[1]))
         elif kind == "div":
             res = self._insert(arith.DivSIOp(vals[0], vals[1]))
-        elif kind == "min":
+        elif kind in ("min", "max"):
             res = vals[0]
             for v in vals[1:]:
-                res = self._insert(arith.MinSIOp(res, v))
+                res = self._insert(arith.MinSIOp(res, v) if kind == "min" else arith.MaxSIOp(res, v))
         else:  # pragma: no cover - internal invariant
             raise AssertionError(kind)
         self.cache[key] = res
@@ -872,6 +908,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         f"strides=[{', '.join(expr_str(s, names) for s in a.strides)}] "
                         f"bounds=[{', '.join(expr_str(b, names) for b in a.bounds)}] shape={list(a.shape)}"
                     )
+                    if a.starts is not None:
+                        text += f" starts=[{', '.join(expr_str(b, names) for b in a.starts)}]"
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")

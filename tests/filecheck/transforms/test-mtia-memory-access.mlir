@@ -58,6 +58,37 @@ tt.func public @unnamed(%arg0: !tt.ptr<f32>, %arg1: i32) {
   tt.return
 }
 
+// Lower bounds: `i + lo >= 0` and `0 <= i + lo` (sge and sle) skip leading lanes: one DMA with starts,
+// the larger start where a dimension has two; broadcasting the mask along a new dimension keeps them.
+// CHECK-LABEL: tt.func public @lower_bounds
+tt.func public @lower_bounds(%x: !tt.ptr<f32>, %lo: i32, %lo2: i32, %n: i32) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %los = tt.splat %lo : i32 -> tensor<16xi32>
+  %idx = arith.addi %los, %r : tensor<16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %ptrs = tt.addptr %xs, %idx : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %zero = arith.constant dense<0> : tensor<16xi32>
+  %ns = tt.splat %n : i32 -> tensor<16xi32>
+  %up = arith.cmpi slt, %idx, %ns : tensor<16xi32>
+  %ge = arith.cmpi sge, %idx, %zero : tensor<16xi32>
+  %le = arith.cmpi sle, %zero, %idx : tensor<16xi32>
+  %lo2s = tt.splat %lo2 : i32 -> tensor<16xi32>
+  %ge2 = arith.cmpi sge, %r, %lo2s : tensor<16xi32>
+  %m1 = arith.andi %up, %ge : tensor<16xi1>
+  // CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+%lo strides=[1] bounds=[(%n - %lo)] shape=[16] starts=[-(%lo)]"}
+  %a = tt.load %ptrs, %m1 : tensor<16x!tt.ptr<f32>>
+  %m2 = arith.andi %le, %ge2 : tensor<16xi1>
+  // CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+%lo strides=[1] bounds=[16] shape=[16] starts=[max(-(%lo), %lo2)]"}
+  tt.store %ptrs, %a, %m2 : tensor<16x!tt.ptr<f32>>
+  %row = tt.expand_dims %ge {axis = 0 : i32} : tensor<16xi1> -> tensor<1x16xi1>
+  %bm = tt.broadcast %row : tensor<1x16xi1> -> tensor<8x16xi1>
+  %cbase = tt.expand_dims %ptrs {axis = 0 : i32} : tensor<16x!tt.ptr<f32>> -> tensor<1x16x!tt.ptr<f32>>
+  %bp = tt.broadcast %cbase : tensor<1x16x!tt.ptr<f32>> -> tensor<8x16x!tt.ptr<f32>>
+  // CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+%lo strides=[0, 1] bounds=[8, 16] shape=[8, 16] starts=[0, -(%lo)]"}
+  %c = tt.load %bp, %bm : tensor<8x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // Inductor's decomposition of a flat index into (x0, x1) = (xindex % 64, xindex // 64): with XBLOCK = 16
 // and xoffset = pid * 16, a block stays inside one row of 64, so both are affine and the load is a DMA.
 // CHECK-LABEL: tt.func public @flat_index_decomposition

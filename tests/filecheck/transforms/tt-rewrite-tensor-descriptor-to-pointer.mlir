@@ -1,25 +1,24 @@
 // RUN: mtia-opt %s --split-input-file -p tt-rewrite-tensor-descriptor-to-pointer | filecheck %s
 // RUN: mtia-opt %s --split-input-file -p tt-rewrite-tensor-descriptor-to-pointer,test-mtia-memory-access | filecheck %s --check-prefix=ACCESS
 
-// A block load: pointers base + sum (i_d + range_d) * stride_d, an scf.if on "every index >= 0" whose
-// then-branch carries only the upper bounds (a DMA box with effective shape) and whose else-branch carries
-// both bounds; masked-off lanes read the padding (NaN here).
+// A block load: one tt.load of pointers base + sum (i_d + range_d) * stride_d, masked by both bounds of
+// every dimension (no branch); masked-off lanes read the padding (NaN here). The mask is a box: the
+// memory-access analysis makes it one DMA with effective-shape bounds and start lanes (a block may begin
+// before its tensor).
 // CHECK-LABEL: tt.func public @load
 // CHECK-NOT:     tt.make_tensor_descriptor
-// CHECK:         %[[NONNEG:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NOT:     scf.if
 // CHECK:         %[[PTR:.*]] = tt.addptr %{{.*}}, %{{.*}} : tensor<16x32x!tt.ptr<f32>>, tensor<16x32xi64>
-// CHECK:         %[[UPPER:.*]] = arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
-// CHECK:         %[[NAN:.*]] = arith.constant 0x7fc00000 : f32
+// CHECK:         arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
+// CHECK-NEXT:    arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
+// CHECK-NEXT:    %[[MASK:.*]] = arith.andi %{{.*}}, %{{.*}} : tensor<16x32xi1>
+// CHECK-NEXT:    %[[NAN:.*]] = arith.constant 0x7fc00000 : f32
 // CHECK:         %[[OTHER:.*]] = tt.splat %[[NAN]]
-// CHECK:         %[[T:.*]] = scf.if %[[NONNEG]] -> (tensor<16x32xf32>) {
-// CHECK-NEXT:      %[[A:.*]] = tt.load %[[PTR]], %[[UPPER]], %[[OTHER]] : tensor<16x32x!tt.ptr<f32>>
-// CHECK-NEXT:      scf.yield %[[A]]
-// CHECK-NEXT:    } else {
-// CHECK-NEXT:      %[[B:.*]] = tt.load %[[PTR]], %{{.*}}, %[[OTHER]] : tensor<16x32x!tt.ptr<f32>>
+// CHECK-NEXT:    %[[T:.*]] = tt.load %[[PTR]], %[[MASK]], %[[OTHER]] : tensor<16x32x!tt.ptr<f32>>
+// CHECK-NOT:     scf.if
 // CHECK:         tt.return %[[T]]
 // ACCESS-LABEL: tt.func public @load
-// ACCESS:       tt.load {{.*}}mtia.access = "dma base=%x+((%i * %s) + (%j * %one)) strides=[%s, %one] bounds=[(%m - %i), (%n - %j)] shape=[16, 32]"
-// ACCESS:       tt.load {{.*}}mtia.access = "scalar: mask is not a box"
+// ACCESS:       tt.load {{.*}}mtia.access = "dma base=%x+((%i * %s) + %j) strides=[%s, 1] bounds=[(%m - %i), (%n - %j)] shape=[16, 32] starts=[-(%i), -(%j)]"
 tt.func public @load(%x: !tt.ptr<f32>, %m: i32, %n: i32, %s: i64, %i: i32, %j: i32) -> tensor<16x32xf32> {
   %one = arith.constant 1 : i64
   %d = tt.make_tensor_descriptor %x, [%m, %n], [%s, %one] {padding = 2 : i32} : <f32>, <16x32xf32>
@@ -29,13 +28,13 @@ tt.func public @load(%x: !tt.ptr<f32>, %m: i32, %n: i32, %s: i64, %i: i32, %j: i
 
 // -----
 
-// A store: the same split, with tt.store in both branches.
+// A store: one masked tt.store, a DMA with start lanes.
 // CHECK-LABEL: tt.func public @store
-// CHECK:         scf.if %{{.*}} {
-// CHECK-NEXT:      tt.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x!tt.ptr<i32>>
-// CHECK:         } else {
-// CHECK-NEXT:      tt.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x!tt.ptr<i32>>
+// CHECK-NOT:     scf.if
+// CHECK:         tt.store %{{.*}}, %{{.*}}, %{{.*}} : tensor<8x!tt.ptr<i32>>
 // CHECK-NOT:     tt.descriptor_store
+// ACCESS-LABEL: tt.func public @store
+// ACCESS:       tt.store {{.*}}mtia.access = "dma base=%x+%i strides=[1] bounds=[(%n - %i)] shape=[8] starts=[-(%i)]"
 tt.func public @store(%x: !tt.ptr<i32>, %n: i32, %i: i32, %v: tensor<8xi32>) {
   %one = arith.constant 1 : i64
   %d = tt.make_tensor_descriptor %x, [%n], [%one] : <i32>, <8xi32>

@@ -19,7 +19,7 @@ mtia.cb_pop %cb, 0 : !mtia.cb<2, tensor<64xf32>>
 
 %p, %s = "test.op"() : () -> (!tt.ptr<f32>, i64)
 %t = mtia.dma_load %p[%s] bounds[%s] : !tt.ptr<f32> -> tensor<4x4xf32>
-// CHECK: block of rank 2 needs 2 strides and bounds, got 1 strides and 1 bounds
+// CHECK: block of rank 2 needs 2 strides and bounds (and no or 2 starts), got 1 strides, 1 bounds and 0 starts
 
 // -----
 
@@ -31,7 +31,13 @@ mtia.dma_load %p[%s] bounds[%s] : !tt.ptr<f32>
 
 %p, %s, %v = "test.op"() : () -> (!tt.ptr<f32>, i64, tensor<4x4xf32>)
 mtia.dma_store %v, %p[%s] bounds[%s] : tensor<4x4xf32>, !tt.ptr<f32>
-// CHECK: block of rank 2 needs 2 strides and bounds, got 1 strides and 1 bounds
+// CHECK: block of rank 2 needs 2 strides and bounds (and no or 2 starts), got 1 strides, 1 bounds and 0 starts
+
+// -----
+
+%p, %s = "test.op"() : () -> (!tt.ptr<f32>, i64)
+%t = mtia.dma_load %p[%s, %s] bounds[%s, %s] starts[%s] : !tt.ptr<f32> -> tensor<4x4xf32>
+// CHECK: block of rank 2 needs 2 strides and bounds (and no or 2 starts), got 2 strides, 2 bounds and 1 starts
 
 // -----
 

@@ -12,6 +12,11 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   %a = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] other(%zero : f16) : !tt.ptr<f16> -> tensor<64x32xf16>
   // CHECK: %[[B:.*]] = mtia.dma_load %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] : !tt.ptr<f16> -> tensor<32x64xf16>
   %b = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] : !tt.ptr<f16> -> tensor<32x64xf16>
+  // A block beginning before its tensor: its leading lanes (below `starts`) are `other` too.
+  // CHECK: mtia.dma_load %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] starts[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16> -> tensor<8x8xf16>
+  %lo = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] other(%zero : f16) : !tt.ptr<f16> -> tensor<8x8xf16>
+  // CHECK: mtia.dma_store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] starts[%{{.*}}, %{{.*}}] : tensor<8x8xf16>, !tt.ptr<f16>
+  mtia.dma_store %lo, %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] : tensor<8x8xf16>, !tt.ptr<f16>
   // Indexed DMA: rows of %p picked by an index tile (embedding lookups).
   %ids = "test.op"() : () -> tensor<64x1xi64>
   // CHECK: mtia.dma_gather_rows %{{.*}}[%{{.*}} * %{{.*}}] [%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>
