@@ -18,14 +18,16 @@ from mtia_xdsl.machine.report import cb_summary
 
 
 @triton.jit
-def _desc_attention(Q, K, V, O, sm_scale, n_ctx, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def _desc_attention(
+    Q, K, V, Out, sm_scale, n_ctx, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr
+):
     start_m = tl.program_id(0)
     head = tl.program_id(1)
     rows = tl.num_programs(1) * n_ctx
     qd = tl.make_tensor_descriptor(Q, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
     kd = tl.make_tensor_descriptor(K, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
     vd = tl.make_tensor_descriptor(V, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_N, HEAD_DIM])
-    od = tl.make_tensor_descriptor(O, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
+    od = tl.make_tensor_descriptor(Out, shape=[rows, HEAD_DIM], strides=[HEAD_DIM, 1], block_shape=[BLOCK_M, HEAD_DIM])
     first = head * n_ctx
     q = qd.load([first + start_m * BLOCK_M, 0])
     m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
