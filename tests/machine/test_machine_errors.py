@@ -39,8 +39,10 @@ def test_out_of_bounds_load_names_the_line_and_writes_nothing() -> None:
 
 def test_local_storage_overflow_is_a_compile_error_naming_the_sizes() -> None:
     x = torch.randn(1 << 17)
+    out = torch.empty_like(x)
+    # make_fit=False: refuse the kernel as written (the driver would otherwise sub-tile it to fit)
     with pytest.raises(Exception, match=r"local storage but a PE has 393216; lower the block sizes") as info:
-        vector_add.add(x, x, BLOCK_SIZE=1 << 17)
+        vector_add.add_kernel[(1,)](x, x, out, x.numel(), BLOCK_SIZE=1 << 17, make_fit=False)
     assert "tensor<131072xf32>" in str(info.value)
 
 

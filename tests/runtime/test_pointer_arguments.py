@@ -57,3 +57,13 @@ def test_a_loaded_pointer_into_no_live_tensor_is_still_out_of_bounds():
     ptrs = torch.tensor([src.data_ptr(), 64], dtype=torch.int64)  # 64: no tensor there
     with pytest.raises(Exception, match="out-of-bounds"):
         _copy_through_loaded_pointers[(1,)](ptrs, 8)
+
+
+def test_a_loaded_pointer_is_resolved_while_functional_tensors_are_alive() -> None:
+    """torch.compile leaves FunctionalTensors (no data pointer) among the live objects the lookup scans."""
+    from torch._subclasses.functional_tensor import FunctionalTensor, FunctionalTensorMode
+
+    with FunctionalTensorMode():
+        functional = FunctionalTensor.to_functional(torch.empty(4))
+    test_pointers_loaded_from_memory_reach_the_tensors_they_point_into()
+    assert functional.shape == (4,)

@@ -436,8 +436,11 @@ class GlobalMemory:
             # type(), not isinstance: isinstance reads `__class__`, which some lazy module proxies warn on
             if not issubclass(type(obj), torch.Tensor) or obj.device.type != "cpu" or obj.is_meta:
                 continue
-            storage = obj.untyped_storage()
-            base, nbytes = storage.data_ptr(), storage.nbytes()
+            try:
+                storage = obj.untyped_storage()
+                base, nbytes = storage.data_ptr(), storage.nbytes()
+            except RuntimeError:  # FakeTensor / FunctionalTensor left by torch.compile: no data behind it
+                continue
             if base in known or base in added or nbytes == 0:
                 continue
             pos = int(np.searchsorted(wanted, base))
