@@ -199,6 +199,25 @@ def _verify_block(
         )
 
 
+_SCALAR_LOAD_HINT = "; use mtia.scalar_load for one element"
+
+
+def _loaded_block_type(op: IRDLOperation, out: SSAValue | None, hint: str = "") -> TensorType[Attribute]:
+    """The tensor type a DMA read into LS produces: its result type, or the tile of its `out` CB."""
+    t = out.type.tile if out is not None else op.results[0].type  # pyright: ignore[reportAttributeAccessIssue]
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{op.name} moves a tensor block, not {t}{hint}")
+    return t
+
+
+def _verify_loaded(op: IRDLOperation, out: SSAValue | None, hint: str = "") -> int:
+    """Check a DMA read's level and its result-or-`out` form; return the block's rank."""
+    _verify_level(op, [out] if out else [], op.results)
+    if out is None and len(op.results) != 1:
+        raise VerifyException(f"{op.name} needs a result or an `out` CB")
+    return len(_loaded_block_type(op, out, hint).get_shape())
+
+
 @irdl_op_definition
 class DmaLoadOp(IRDLOperation):
     """Copy a strided block from global memory into LS.
@@ -247,16 +266,10 @@ class DmaLoadOp(IRDLOperation):
     @property
     def block_type(self) -> TensorType[Attribute]:
         """The block's tensor type (result type, or the tile of `out`)."""
-        t = self.out.type.tile if self.out is not None else self.result[0].type
-        if not isinstance(t, TensorType):
-            raise VerifyException(f"mtia.dma_load moves a tensor block, not {t}; use mtia.scalar_load for one element")
-        return t
+        return _loaded_block_type(self, self.out, _SCALAR_LOAD_HINT)
 
     def verify_(self) -> None:
-        _verify_level(self, [self.out] if self.out else [], self.result)
-        if self.out is None and len(self.result) != 1:
-            raise VerifyException("mtia.dma_load needs a result or an `out` CB")
-        _verify_block(len(self.block_type.get_shape()), self.strides, self.bounds, self.starts)
+        _verify_block(_verify_loaded(self, self.out, _SCALAR_LOAD_HINT), self.strides, self.bounds, self.starts)
 
 
 @irdl_op_definition
@@ -383,21 +396,11 @@ class DmaGatherRowsOp(IRDLOperation):
     @property
     def block_type(self) -> TensorType[Attribute]:
         """The block's tensor type (result type, or the tile of `out`)."""
-        t = self.out.type.tile if self.out is not None else self.result[0].type
-        if not isinstance(t, TensorType):
-            raise VerifyException(f"mtia.dma_gather_rows moves a tensor block, not {t}")
-        return t
+        return _loaded_block_type(self, self.out)
 
     def verify_(self) -> None:
-        _verify_level(self, [self.out] if self.out else [], self.result)
-        if self.out is None and len(self.result) != 1:
-            raise VerifyException("mtia.dma_gather_rows needs a result or an `out` CB")
+        _verify_block(_verify_loaded(self, self.out), self.strides, self.bounds, ())
         shape = tuple(self.block_type.get_shape())
-        if len(self.strides) != len(shape) or len(self.bounds) != len(shape):
-            raise VerifyException(
-                f"block of rank {len(shape)} needs {len(shape)} strides and bounds, got {len(self.strides)} "
-                f"strides and {len(self.bounds)} bounds"
-            )
         index = tile_type(self.index.type)
         index_shape = tuple(index.get_shape()) if isinstance(index, TensorType) else ()
         if len(index_shape) != len(shape) or any(i not in (1, s) for i, s in zip(index_shape, shape, strict=True)):
