@@ -439,7 +439,9 @@ class GlobalMemory:
             try:
                 storage = obj.untyped_storage()
                 base, nbytes = storage.data_ptr(), storage.nbytes()
-            except RuntimeError:  # FakeTensor / FunctionalTensor left by torch.compile: no data behind it
+            except RuntimeError:  # a FunctionalTensor left by torch.compile: no data behind it
+                continue
+            if storage.device.type != "cpu" or base == 0:  # a FakeTensor's storage is on "meta", at address 0
                 continue
             if base in known or base in added or nbytes == 0:
                 continue
