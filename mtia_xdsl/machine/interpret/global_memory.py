@@ -438,10 +438,10 @@ class GlobalMemory:
                 continue
             try:
                 storage = obj.untyped_storage()
+                if storage.device.type != "cpu":  # a FakeTensor (torch.compile): its storage is on "meta"
+                    continue
                 base, nbytes = storage.data_ptr(), storage.nbytes()
             except RuntimeError:  # a FunctionalTensor left by torch.compile: no data behind it
-                continue
-            if storage.device.type != "cpu" or base == 0:  # a FakeTensor's storage is on "meta", at address 0
                 continue
             if base in known or base in added or nbytes == 0:
                 continue
