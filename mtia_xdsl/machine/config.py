@@ -139,6 +139,7 @@ class MachineConfig:
     # run in lockstep and streaming kernels lose 3-7 % to chip-wide latency gaps (vector add, softmax)
 
     # ---- scalar core ----
+    scalar_registers: int = 32  # source: RISC-V unprivileged ISA, RV64I (x0-x31); the core is RISC-V per S1
     scalar_cycles_per_instr: int = 1  # ASSUMPTION: in-order, 1 instruction/cycle
     scalar_issue_cycles: int = 4  # ASSUMPTION: cycles to issue one engine command
     scalar_outstanding_loads: int = 8  # ASSUMPTION: loads in flight for scalar gathers/scatters

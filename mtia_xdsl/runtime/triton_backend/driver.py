@@ -40,11 +40,6 @@ _CPP_TYPES = {
 }
 
 
-SCALAR_CORE_REGISTERS = 32
-"""Integer registers x0-x31 of a PE's scalar RISC-V core (RISC-V unprivileged ISA, RV64I); what the
-driver reports as `max_num_regs`, the register file one program owns."""
-
-
 class MtiaUtils:
     """Binary loading and device queries, as Triton's CompiledKernel calls them on `driver.active.utils`.
 
@@ -55,13 +50,16 @@ class MtiaUtils:
     def load_binary(self, name: str, kernel: bytes, shared: int, device: Any) -> tuple[Any, Any, int, int, int]:
         """Parse a kernel binary; return (module, function, n_regs, n_spills, n_max_threads).
 
-        n_regs is `SCALAR_CORE_REGISTERS // num_warps` (at least 1): a program holds the whole register
+        n_regs is `MachineConfig.scalar_registers // num_warps` (at least 1): a program holds the whole register
         file whatever `num_warps` says, so CUDA's occupancy formula `max_num_regs // (n_regs * warpSize *
         num_warps)` gives one program per PE. n_spills is 0 (no register allocation is modelled);
         n_max_threads is 1 thread per program.
         """
+        from mtia_xdsl.machine.config import MachineConfig
+
         loaded = binary.load(kernel)
-        n_regs = max(1, SCALAR_CORE_REGISTERS // max(1, loaded.num_warps))
+        registers = MachineConfig.preset(TARGET.arch).scalar_registers
+        n_regs = max(1, registers // max(1, loaded.num_warps))
         return loaded, loaded, n_regs, 0, 2**31 - 1
 
     def unload_module(self, module: Any) -> None:
@@ -71,9 +69,9 @@ class MtiaUtils:
         """Return the device properties upstream's host code reads, for the MTIA-2i machine model.
 
         multiprocessor_count: PEs (64); max_shared_mem: LS bytes per PE (MachineConfig.ls_bytes);
-        max_num_regs: the scalar core's 32 registers; warpSize: 1 (one thread per program); clock rates
-        in kHz as CUDA reports them (MachineConfig.clock_hz; memory clock: none modelled, 0); mem_bus_width
-        in bits: 0 (not modelled).
+        max_num_regs: the scalar core's registers (MachineConfig.scalar_registers); warpSize: 1 (one thread
+        per program); clock rates in kHz as CUDA reports them (MachineConfig.clock_hz; memory clock: none
+        modelled, 0); mem_bus_width in bits: 0 (not modelled).
         """
         from mtia_xdsl.machine.config import MachineConfig
 
@@ -82,7 +80,7 @@ class MtiaUtils:
             "max_shared_mem": config.ls_bytes,
             "multiprocessor_count": config.n_pes,
             "warpSize": 1,
-            "max_num_regs": SCALAR_CORE_REGISTERS,
+            "max_num_regs": config.scalar_registers,
             "sm_clock_rate": int(config.clock_hz // 1000),
             "mem_clock_rate": 0,
             "mem_bus_width": 0,
