@@ -11,7 +11,7 @@ from xdsl.utils.exceptions import InterpretationError
 import mtia_xdsl
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import run_kernel
-from mtia_xdsl.runtime.options import MtiaOptions
+from mtia_xdsl.options import MtiaOptions
 
 
 @triton.jit

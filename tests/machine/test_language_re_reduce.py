@@ -12,7 +12,7 @@ from examples.row_sums import row_sums
 from mtia_xdsl.frontend.build import build_tt_module
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.reference import run_tt
-from mtia_xdsl.runtime.options import MtiaOptions
+from mtia_xdsl.options import MtiaOptions
 
 MTIA2I = MachineConfig.preset("mtia2i")
 

@@ -8,8 +8,8 @@ from torch._inductor.runtime import benchmarking, triton_heuristics
 from torch._inductor.runtime.hints import DeviceProperties
 
 import mtia_xdsl
+from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import inductor
-from mtia_xdsl.runtime.options import MtiaOptions
 
 
 @pytest.fixture
