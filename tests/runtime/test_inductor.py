@@ -13,17 +13,20 @@ from mtia_xdsl.runtime import inductor
 
 
 @pytest.fixture
-def mtia_inductor(monkeypatch):
-    """Inductor's CPU path generates Triton (our backend), with no cache between compiles."""
-    monkeypatch.setattr(inductor_config, "cpu_backend", "triton")
-    monkeypatch.setattr(inductor_config, "force_disable_caches", True)
-    torch._dynamo.reset()
-    from triton.runtime import driver
+def mtia_inductor():
+    """Inductor's CPU path generates Triton (our backend), with no cache between compiles.
 
-    _ = driver.active  # creates our driver, which installs the hooks
-    inductor.install()
-    yield
-    torch._dynamo.reset()
+    Inductor's settings are changed with its own `config.patch`: pytest's monkeypatch (9.2) restores a
+    module attribute through `__dict__`, which deletes the settings of torch's config module.
+    """
+    with inductor_config.patch(cpu_backend="triton", force_disable_caches=True):
+        torch._dynamo.reset()
+        from triton.runtime import driver
+
+        _ = driver.active  # creates our driver, which installs the hooks
+        inductor.install()
+        yield
+        torch._dynamo.reset()
 
 
 class EmbeddingLayerNorm(torch.nn.Module):
@@ -45,12 +48,12 @@ def test_device_properties_describe_the_machine(mtia_inductor):
     assert driver.active.utils.get_device_properties(0)["max_shared_mem"] == machine.ls_bytes
 
 
-def test_host_properties_when_backend_is_cpp(monkeypatch):
+def test_host_properties_when_backend_is_cpp():
     inductor.install()
-    monkeypatch.setattr(inductor_config, "cpu_backend", "cpp")
     from torch._dynamo.device_interface import CpuInterface
 
-    assert not isinstance(CpuInterface.Worker.get_device_properties(), inductor.MtiaDeviceProperties)
+    with inductor_config.patch(cpu_backend="cpp"):
+        assert not isinstance(CpuInterface.Worker.get_device_properties(), inductor.MtiaDeviceProperties)
 
 
 def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
@@ -103,10 +106,10 @@ def test_matmul_epilogue_is_a_dpe_template(mtia_inductor, monkeypatch):
     assert any(c.kind == "dpe_matmul" for t in run.traces for c in t.commands)
 
 
-def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user(monkeypatch):
+def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user():
     assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG
     with inductor_config.patch(inductor.GEMM_CONFIG):
         pass
     assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG  # every compile, not only the first
-    monkeypatch.setattr(inductor_config, "max_autotune_gemm_backends", "ATEN,TRITON")
-    assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)
+    with inductor_config.patch(max_autotune_gemm_backends="ATEN,TRITON"):
+        assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)
