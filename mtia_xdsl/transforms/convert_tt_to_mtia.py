@@ -37,6 +37,7 @@ from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
+    BlockAccess,
     Materializer,
     add,
     analyze_function,
@@ -122,8 +123,8 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             step_op = yield_op.operands[idx].owner
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
-            if form.index is not None:
-                continue  # rows picked by an index tile stay a tensor of pointers
+            if form.index is not None or form.split:
+                continue  # rows picked by an index tile, or a flat index split across rows, stay a tensor
             step = info.forms.get(step_op.offset)
             if (
                 step is None
@@ -205,21 +206,7 @@ def convert_memory_accesses(func: Operation) -> None:
             continue
         access = info.accesses.get(op)
         if access is not None:
-            mat = Materializer(op)
-            base = mat.ptr(access.ptr, access.offset)
-            strides = [mat.i64(s) for s in access.strides]
-            bounds = [mat.i64(b) for b in access.bounds]
-            starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
-            if isinstance(op, tt.LoadOp):
-                other = _constant_scalar(op, access.other) if access.other is not None else None
-                if access.index is not None:
-                    scale = mat.i64(access.index_scale)
-                    index = replaced.get(access.index, access.index)
-                    new = mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
-                else:
-                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
-            else:
-                new = mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
+            new = _dma_access(op, access, replaced)
         elif isinstance(op, tt.LoadOp):
             new = _gather(op)
         else:
@@ -228,6 +215,31 @@ def convert_memory_accesses(func: Operation) -> None:
         if isinstance(op, tt.LoadOp) and new.results:
             replaced[op.result] = new.results[-1]
         Rewriter.replace_op(op, new)
+
+
+def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[SSAValue, SSAValue]) -> Operation:
+    """The DMA op moving `access` (inserting its scalar operands before `op`); `replaced` maps converted
+    loads' results to their new values (an index tile may be one)."""
+    mat = Materializer(op)
+    base = mat.ptr(access.ptr, access.offset)
+    strides = [mat.i64(s) for s in access.strides]
+    bounds = [mat.i64(b) for b in access.bounds]
+    starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
+    if isinstance(op, tt.StoreOp):
+        value = op.value
+        if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
+            value = mat._insert(tt.ReshapeOp(op.value, access.shape))
+        return mtia.DmaStoreOp(base, strides, bounds, value, starts)
+    other = _constant_scalar(op, access.other) if access.other is not None else None
+    if access.index is not None:
+        scale = mat.i64(access.index_scale)
+        index = replaced.get(access.index, access.index)
+        return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
+    if access.view is not None:  # a multi-row box, reshaped to the flat tensor
+        box_type = TensorType(op.result.type.element_type, access.shape)
+        box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
+        return tt.ReshapeOp(box, access.view)
+    return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
 
 
 def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:

@@ -33,6 +33,56 @@ def test_flat_index_decomposition_is_dma_and_matches_eager():
 
 
 @triton.jit
+def bias_rows_static(in_ptr, bias_ptr, scale_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
+    """Inductor's pointwise form with a static size (`xnumel = 768` in the body) and a row stride of 128:
+    with XBLOCK a multiple of 64, the block covers whole rows (a multi-row box)."""
+    xnumel = 768
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 64
+    x1 = xindex // 64
+    a = tl.load(in_ptr + (x0 + 128 * x1), xmask)
+    b = tl.load(bias_ptr + x0, xmask)
+    s = tl.load(scale_ptr + x1, xmask)
+    tl.store(out_ptr + (x0 + 64 * x1), a * s + b, xmask)
+
+
+@pytest.mark.parametrize("xblock", [128, 512])  # 768 = 6 x 128; the second block of 512 is half masked
+def test_flat_index_across_rows_is_a_multi_row_box_and_matches_eager(xblock):
+    x, bias, scale = torch.randn(12, 128), torch.randn(64), torch.randn(12)
+    out = torch.full((12, 64), -1.0)
+    kernel = mtia_xdsl.compile(bias_rows_static, constexprs={"XBLOCK": xblock})
+    kernel[(triton.cdiv(768, xblock),)](x, bias, scale, out, 768)
+    torch.testing.assert_close(out, x[:, :64] * scale[:, None] + bias)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 3 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+    assert f"tensor<{xblock // 64}x64xf32>" in mtia  # the rows' box, reshaped to the flat block
+
+
+@triton.jit
+def permute_rows(in_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's copy of a permuted view: out[x2, x1, x0] = in[x1, x2, x0] for a (4, 4, 8) input."""
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    x0 = xindex % 8
+    x1 = (xindex // 8) % 4
+    x2 = xindex // 32
+    v = tl.load(in_ptr + (x0 + 32 * x1 + 8 * x2))
+    tl.store(out_ptr + xindex, v)
+
+
+def test_three_digit_permuted_copy_is_a_box_and_matches_eager():
+    x = torch.randn(4, 4, 8)
+    out = torch.empty(4, 4, 8)
+    kernel = mtia_xdsl.compile(permute_rows, constexprs={"XBLOCK": 64})
+    kernel[(2,)](x, out)
+    torch.testing.assert_close(out, x.transpose(0, 1).contiguous())
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia and "tensor<2x4x8xf32>" in mtia
+
+
+@triton.jit
 def rows_mod_m(a_ptr, out_ptr, M, K: tl.constexpr, BLOCK_M: tl.constexpr):
     """Inductor's GEMM template rows: `rm % M` under multiple_of / max_contiguous hints, store masked."""
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
