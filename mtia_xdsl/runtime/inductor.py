@@ -203,6 +203,17 @@ def install() -> None:
     _installed = True
 
 
+_PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")
+"""Comment lines of Inductor's output code that name the compile (a counter) or a fresh cache directory."""
+
+
+def normalized_output_code(code: str) -> str:
+    """Inductor's output code without the comment lines that differ between two identical compiles (the
+    AOT ID counter, the kernel path in a fresh cache directory): equal texts mean the same kernels, the
+    same configurations and the same calls (the run-to-run identity check of benchmarks/inductor.py)."""
+    return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
+
+
 HOOK_AFTER = "torch._inductor.compile_fx"
 """The module whose loading triggers `install()`: Inductor's entry point, imported by torch.compile when
 it first compiles, after torch._dynamo has finished importing (Triton, and so this backend, is imported

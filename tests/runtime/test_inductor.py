@@ -57,7 +57,10 @@ def test_host_properties_when_backend_is_cpp():
 
 
 def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
-    """The embedding + LayerNorm kernel: every XBLOCK is timed by the model; the fastest is launched."""
+    """The embedding + LayerNorm kernel: every XBLOCK is timed by the model; the fastest is launched, and two
+    compiles from scratch give the same kernels and the same simulated times (run-to-run identity)."""
+    from torch._inductor.utils import run_and_get_code
+
     timings: list[dict[str, float]] = []
     original = triton_heuristics.CachingAutotuner.benchmark_all_configs
 
@@ -70,14 +73,16 @@ def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
     torch.manual_seed(0)
     model = EmbeddingLayerNorm()
     ids = torch.randint(0, 1000, (32,))
-    chosen_us = []
+    chosen_us, codes = [], []
     for _ in range(2):
         torch._dynamo.reset()
-        out = torch.compile(model)(ids)
+        out, code = run_and_get_code(torch.compile(model), ids)
         torch.testing.assert_close(out, model(ids))
         chosen_us.append(mtia_xdsl.last_report().time_us)
+        codes.append([inductor.normalized_output_code(c) for c in code])
     assert len(timings) == 2 and len(timings[0]) > 1, timings
     assert timings[0] == timings[1]  # simulated: the same every run
+    assert codes[0] == codes[1] and "XBLOCK" in codes[0][0]  # the same kernels, the same chosen config
     assert chosen_us[0] == chosen_us[1]
     assert chosen_us[0] / 1000.0 == pytest.approx(min(timings[0].values()))
 
