@@ -396,6 +396,16 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first[:90]}"
 
 
+def _kernel_time_row(name: str, report: Any) -> list[str]:
+    busy = max(report.engine_busy_used.items(), key=lambda kv: kv[1], default=("-", 0.0))
+    hot = report.hot_lines[0] if report.hot_lines else None
+    line = f"{hot.loc.rsplit('/', 1)[-1]} {'+'.join(hot.engines)} {hot.cycles:.0f} cyc" if hot else "-"
+    return [
+        name, f"{report.time_us:.2f}", f"{report.launch_us:.2f}", f"{report.programs}/{report.pes_used}",
+        f"{busy[0]} {100 * busy[1]:.0f} %", f"{report.roofline_limiter} {100 * report.achieved_fraction:.1f} %", line,
+    ]  # fmt: skip
+
+
 def _op_counts(module: Any) -> collections.Counter[str]:
     counts: collections.Counter[str] = collections.Counter()
     for op in module.walk():
@@ -425,6 +435,9 @@ class Result:
     host_ops: collections.Counter[str] = field(default_factory=collections.Counter)
     causes: collections.Counter[str] = field(default_factory=collections.Counter)
     kernel_causes: list[tuple[str, str]] = field(default_factory=list)
+    kernel_times: list[list[str]] = field(default_factory=list)
+    """Per launch of the timed call: kernel, sim us, launch us, programs/PEs, busiest engine, roofline
+    limiter and its fraction, hottest source line (printed with --hot)."""
     """(kernel, reason) for every load/store that is not DMA (printed with --per-kernel)."""
     code: str = ""
     kernels_hash: str = ""
@@ -497,6 +510,7 @@ def run_case(case: Case) -> Result:
         res.sim_us += float(report.time_us)
         res.bound_cycles += float(report.roofline_bound_cycles)
         res.cycles += float(report.total_cycles)
+        res.kernel_times.append(_kernel_time_row(kernel_name(module), report))
         times.update(f"{report.total_cycles};".encode())
         if id(module) in seen:
             continue
@@ -578,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", help="comma-separated subset of: " + ",".join(c.name for c in CASES))
     parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     parser.add_argument("--per-kernel", action="store_true", help="list every access that is not DMA by kernel")
+    parser.add_argument("--hot", action="store_true", help="list every launch of the timed call, slowest first")
     parser.add_argument("--dump", metavar="DIR", help="write each model's Inductor output code to DIR/<model>.py")
     parser.add_argument(
         "--check-determinism", action="store_true",
@@ -601,6 +616,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\naccesses not DMA, by kernel")
         rows = [[r.name, k, c] for r in results for k, c in r.kernel_causes]
         print(_table(["model", "kernel", "cause"], rows, args.markdown) if rows else "(none)")
+    if args.hot:
+        print("\nlaunches of the timed call, slowest first")
+        rows = sorted(([r.name, *k] for r in results for k in r.kernel_times), key=lambda x: -float(x[2]))
+        headers = ["model", "kernel", "sim us", "launch us", "programs/PEs", "busiest engine", "roofline", "hot line"]
+        print(_table(headers, rows, args.markdown) if rows else "(none)")
     if args.dump:
         Path(args.dump).mkdir(parents=True, exist_ok=True)
         for r in results:

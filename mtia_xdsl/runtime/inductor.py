@@ -199,8 +199,68 @@ def install() -> None:
             return compile_entry(*args, **kwargs)
 
     compile_fx.compile_fx = compile_with_gemm_templates
+    from torch._inductor import decomposition
+
+    table = _require(decomposition, "decompositions", "torch._inductor.decomposition")
+    table[torch_aten()._embedding_bag.default] = embedding_bag
     cache_clear()  # properties cached before the hook described the host
     _installed = True
+
+
+def torch_aten() -> Any:
+    """`torch.ops.aten` (torch imported when first needed)."""
+    import torch
+
+    return torch.ops.aten
+
+
+def embedding_bag(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Any = None,
+    include_last_offset: bool = False,
+    padding_idx: int = -1,
+) -> Any:
+    """`aten._embedding_bag` (sum or mean bags of rows, by offsets) as ops Inductor generates kernels for,
+    while our backend is active: the rows are an embedding lookup (MTIA's indexed DMA, `mtia.dma_gather_rows`)
+    and the bags a matmul by the 0/1 membership matrix `member[b, n] = offsets[b] <= n < offsets[b + 1]`
+    (on the DPE): `member @ weight[indices]`, [bags, N] x [N, D]; a mean divides by the bag sizes, an empty
+    bag is 0, as in aten.
+
+    The op's other outputs are what its backward reads: offset2bag (the bag of every index) and the bag
+    sizes, computed here as aten's mean mode gives them on CPU (max indices = bag sizes; its sum mode leaves
+    them empty/zero and recomputes them in the backward, which gives the same gradients either way).
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active, for mode max,
+    a padding index, or indices that are not 1-D.
+    """
+    if not mtia_active() or mode not in (0, 1) or (padding_idx is not None and padding_idx >= 0):
+        return NotImplemented
+    if indices.dim() != 1 or offsets.dim() != 1:
+        return NotImplemented
+    import torch
+
+    n = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    rows = torch_aten().embedding.default(weight, indices)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    starts = offsets[:bags]
+    if include_last_offset:
+        ends = offsets[1 : bags + 1]
+    else:
+        ends = torch.cat([offsets[1:], torch.full((1,), n, dtype=offsets.dtype, device=offsets.device)])
+    pos = torch.arange(n, dtype=offsets.dtype, device=offsets.device).unsqueeze(0)
+    member = (pos >= starts.unsqueeze(1)) & (pos < ends.unsqueeze(1))
+    out = torch.mm(member.to(weight.dtype), rows)
+    sizes = ends - starts
+    if mode == 1:
+        out = out / sizes.clamp(min=1).to(weight.dtype).unsqueeze(1)
+    offset2bag = ((pos >= starts.unsqueeze(1)).sum(0) - 1).to(indices.dtype)
+    return out, offset2bag, sizes, sizes.clone()
 
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")

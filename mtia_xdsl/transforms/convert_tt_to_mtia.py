@@ -234,7 +234,13 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     if access.index is not None:
         scale = mat.i64(access.index_scale)
         index = replaced.get(access.index, access.index)
-        return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
+        if access.view is None:
+            return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
+        assert access.index_box is not None
+        index = mat._insert(tt.ReshapeOp(index, access.index_box))
+        box_type = TensorType(op.result.type.element_type, access.shape)
+        box = mat._insert(mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, box_type))
+        return tt.ReshapeOp(box, access.view)
     if access.view is not None:  # a multi-row box, reshaped to the flat tensor
         box_type = TensorType(op.result.type.element_type, access.shape)
         box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))

@@ -126,3 +126,28 @@ def test_embedding_rows_are_an_indexed_dma_and_match_eager(wrap):
     assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia
     engines = {c.engine.name for t in run.traces for c in t.commands if c.kind == "dma_gather_rows"}
     assert engines == {"DMA"}  # the DMA engine moves the rows, not the scalar core
+
+
+@triton.jit
+def embedding_flat(ids_ptr, table_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's embedding lookup as a flat pointwise kernel (`aten.embedding` alone): x1 picks the id,
+    x0 the column; a block of XBLOCK covers XBLOCK // 16 whole rows (16 = 20 * 16 / XBLOCK programs)."""
+    xnumel = 320
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 16
+    x1 = xindex // 16
+    tmp0 = tl.load(ids_ptr + x1, xmask)
+    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
+    row = tl.load(table_ptr + (x0 + 16 * tmp0), xmask)
+    tl.store(out_ptr + xindex, row, xmask)
+
+
+def test_flat_embedding_rows_are_an_indexed_dma_box_and_match_eager():
+    ids, table = torch.randint(-100, 100, (20,)), torch.randn(100, 16)
+    out = torch.empty(20, 16)
+    kernel = mtia_xdsl.compile(embedding_flat, constexprs={"XBLOCK": 64})
+    kernel[(5,)](ids, table, out)
+    torch.testing.assert_close(out, table[ids])
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia and "tensor<4x16xf32>" in mtia

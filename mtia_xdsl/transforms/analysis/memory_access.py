@@ -322,6 +322,8 @@ class BlockAccess:
     index_scale: Expr = 0
     starts: tuple[Expr, ...] | None = None
     """First valid index along each dimension (None: all 0), for a block beginning before its tensor."""
+    index_box: tuple[int, ...] | None = None
+    """The shape the index tile is reshaped to when the block is a multi-row box (`view` set), else None."""
     view: tuple[int, ...] | None = None
     """The tensor's shape when it differs from the block's `shape` (None: the same): a flat index split
     across rows is moved as a box with one dimension per digit, outer first, whose row-major order is
@@ -825,8 +827,8 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
             return None, "store through an index tile (a scatter)"
-        if not _rows_only(form.index, analyzer):
-            return None, "index tile varies along the last dimension (an element gather, not rows)"
+        if not form.split and not _rows_only(form.index, analyzer):
+            return None, _ELEMENT_GATHER
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
     limits = form.limits or ((),) * len(shape)
@@ -849,7 +851,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         if other is None:
             return None, "`other` is not a constant"
     if form.split:
-        return _split_access(form, bounds, shape, other, starts)
+        return _split_access(analyzer, form, bounds, shape, other, starts)
     return (
         BlockAccess(
             form.ptr,
@@ -866,7 +868,11 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     )
 
 
+_ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
+
+
 def _split_access(
+    analyzer: _Analyzer,
     form: AffineForm,
     bounds: tuple[Expr, ...],
     shape: tuple[int, ...],
@@ -876,22 +882,27 @@ def _split_access(
     """The multi-row box of a form with Digits: one box dimension per digit, outer first.
 
     A split dimension's bound (a flat `xindex < xnumel`) must be a multiple of the outer digit's place
-    (the rows below it are whole): it becomes the outer digit's bound `bound // place`.
+    (the rows below it are whole): it becomes the outer digit's bound `bound // place`. An index tile
+    (embedding rows of a flat kernel: `tmp0 = load(ids + x1)`, `load(w + x0 + 64 * tmp0)`) must be the same
+    along the box's innermost dimension; it is reshaped to the box (`BlockAccess.index_box`).
     """
     assert form.ptr is not None
-    if form.index is not None or form.limits:
-        return None, "flat index split across rows with an index tile or a wrap limit"
+    if form.limits:
+        return None, "flat index split across rows with a wrap limit"
+    index_box: list[int] = []
     strides: list[Expr] = []
     box_bounds: list[Expr] = []
     box_shape: list[int] = []
     box_starts: list[Expr] = []
     for d, c in enumerate(form.coeffs):
         start = starts[d] if starts is not None else 0
+        index_size = _shape(form.index.type)[d] if form.index is not None else 1
         if not isinstance(c, Digits):
             strides.append(c)
             box_bounds.append(bounds[d])
             box_shape.append(shape[d])
             box_starts.append(start)
+            index_box.append(index_size)
             continue
         if not (isinstance(start, int) and start == 0):
             return None, "lower bound on a flat index split across rows"
@@ -908,10 +919,14 @@ def _split_access(
             box_shape.append(c.extents[j])
             box_bounds.append(bound if j == len(c.extents) - 1 else c.extents[j])
             box_starts.append(0)
+            index_box.append(c.extents[j] if index_size != 1 else 1)
+    if form.index is not None and not _rows_only(form.index, analyzer, inner=box_shape[-1]):
+        return None, _ELEMENT_GATHER
     return (
         BlockAccess(
-            form.ptr, form.base, tuple(strides), tuple(box_bounds), tuple(box_shape), other,
-            starts=tuple(box_starts) if starts is not None else None, view=shape,
+            form.ptr, form.base, tuple(strides), tuple(box_bounds), tuple(box_shape), other, form.index,
+            form.index_scale, starts=tuple(box_starts) if starts is not None else None, view=shape,
+            index_box=tuple(index_box) if form.index is not None else None,
         ),
         "",
     )  # fmt: skip
@@ -943,11 +958,13 @@ _ROWS_DEPTH = 8
 """How many elementwise ops `_rows_only` looks through (Inductor's negative-id wrap is 3 ops deep)."""
 
 
-def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bool:
-    """True if `v` provably has one value per row: the same along the last dimension of its tensor.
+def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH, inner: int | None = None) -> bool:
+    """True if `v` provably has one value per row: the same along the last dimension of its tensor, or
+    with `inner`, along runs of `inner` aligned elements of it (the innermost dimension of a multi-row box).
 
     Size-1 last dimension; a splat or constant; a load whose pointer form does not move along the last
-    dimension; elementwise integer ops (the `where(id < 0, id + n, id)` wrap) of such values.
+    dimension (or along its inner digit, a multiple of `inner`); elementwise integer ops (the
+    `where(id < 0, id + n, id)` wrap) of such values.
     """
     t = v.type
     if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[-1] == 1:
@@ -958,12 +975,17 @@ def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bo
     if isinstance(owner, tt.SplatOp | arith.ConstantOp):
         return True
     if isinstance(owner, tt.BroadcastOp):
-        return _rows_only(owner.src, analyzer, depth - 1)
+        return _rows_only(owner.src, analyzer, depth - 1, inner)
     if isinstance(owner, tt.LoadOp):
         form = analyzer.form_of(owner.ptr)
-        return form is not None and form.index is None and form.coeffs[-1] == 0
+        if form is None or form.index is not None:
+            return False
+        last = form.coeffs[-1]
+        if isinstance(last, Digits):
+            return inner is not None and last.coeffs[0] == 0 and last.extents[0] % inner == 0
+        return isinstance(last, int) and last == 0
     if owner.name.startswith("arith.") and len(owner.results) == 1:
-        return all(_rows_only(x, analyzer, depth - 1) for x in owner.operands)
+        return all(_rows_only(x, analyzer, depth - 1, inner) for x in owner.operands)
     return False
 
 

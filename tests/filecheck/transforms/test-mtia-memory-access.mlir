@@ -345,3 +345,31 @@ tt.func public @template_rows(%a: !tt.ptr<f32>, %n: i32, %cond: i1) {
   %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// Embedding rows in a flat kernel: the ids are read by x1 (a box with stride 0 along the row), the table by
+// `x0 + 16 * id`: an indexed DMA over a 4x16 box, the id tile reshaped to it (one id per row of the box).
+// CHECK-LABEL: tt.func public @flat_index_embedding
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+(%off // 16) strides=[1, 0] bounds=[4, 16] shape=[4, 16] view=[64]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%w+0 index=%id*16 strides=[0, 1] bounds=[4, 16] shape=[4, 16] view=[64]"}
+tt.func public @flat_index_embedding(%ids: !tt.ptr<i64>, %w: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %c16 = arith.constant dense<16> : tensor<64xi32>
+  %x0 = arith.remsi %xindex, %c16 : tensor<64xi32>
+  %x1 = arith.divsi %xindex, %c16 : tensor<64xi32>
+  %is = tt.splat %ids : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>
+  %ip = tt.addptr %is, %x1 : tensor<64x!tt.ptr<i64>>, tensor<64xi32>
+  %id = tt.load %ip : tensor<64x!tt.ptr<i64>>
+  %c16l = arith.constant dense<16> : tensor<64xi64>
+  %row = arith.muli %id, %c16l : tensor<64xi64>
+  %x0l = arith.extsi %x0 : tensor<64xi32> to tensor<64xi64>
+  %o = arith.addi %x0l, %row : tensor<64xi64>
+  %ws = tt.splat %w : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %wp = tt.addptr %ws, %o : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
+  %v = tt.load %wp : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
