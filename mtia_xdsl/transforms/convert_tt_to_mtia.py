@@ -222,6 +222,9 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     loads' results to their new values (an index tile may be one)."""
     mat = Materializer(op)
     base = mat.ptr(access.ptr, access.offset)
+    pointer = op.ptr.type.element_type  # type: ignore[attr-defined]
+    if base.type != pointer:  # a block through recast pointers (bools stored as i8)
+        base = mat._insert(tt.BitcastOp(base, pointer))
     strides = [mat.i64(s) for s in access.strides]
     bounds = [mat.i64(b) for b in access.bounds]
     starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []

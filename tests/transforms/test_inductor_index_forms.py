@@ -151,3 +151,24 @@ def test_flat_embedding_rows_are_an_indexed_dma_box_and_match_eager():
     torch.testing.assert_close(out, table[ids])
     mtia = kernel.asm["mtia"]
     assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia and "tensor<4x16xf32>" in mtia
+
+
+@triton.jit
+def relu_and_mask(in_ptr, out_ptr, mask_ptr, XBLOCK: tl.constexpr):
+    """Inductor's forward of a ReLU kept for its backward: the bool `x <= 0` stored through `!tt.ptr<i1>`."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    x = tl.load(in_ptr + xindex)
+    y = tl.maximum(x, 0.0)
+    tl.store(out_ptr + xindex, y)
+    tl.store(mask_ptr + xindex, y <= 0.0)
+
+
+def test_bool_store_is_dma_and_matches_eager():
+    x = torch.randn(128)
+    out, mask = torch.empty(128), torch.zeros(128, dtype=torch.bool)
+    kernel = mtia_xdsl.compile(relu_and_mask, constexprs={"XBLOCK": 64})
+    kernel[(2,)](x, out, mask)
+    torch.testing.assert_close(out, torch.relu(x))
+    assert torch.equal(mask, torch.relu(x) <= 0)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_store") == 2 and "mtia.scatter" not in mtia

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
@@ -688,6 +689,22 @@ class _Analyzer:
             return AffineForm(rem(a.base, c.base), a.coeffs, limits=tuple(limits))
         return None
 
+    def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:
+        """A tensor of pointers recast to pointees of the same storage size (Triton stores bools through
+        `!tt.ptr<i1>` recast to `!tt.ptr<i8>`): the same block; the DMA's base is recast where issued."""
+        src = self.form_of(op.src)
+        s, r = op.src.type, op.result.type
+        if src is None or src.ptr is None or not isinstance(s, TensorType) or not isinstance(r, TensorType):
+            return None
+        a, b = s.element_type, r.element_type
+        if not isinstance(a, tt.PointerType) or not isinstance(b, tt.PointerType):
+            return None
+        try:
+            same = mtia.element_bytes(a.pointee_type) == mtia.element_bytes(b.pointee_type)
+        except VerifyException:  # a pointee without a storage size
+            return None
+        return src if same else None
+
     def _addptr(self, op: tt.AddPtrOp, shape: tuple[int, ...]) -> AffineForm | None:
         p, o = self.form_of(op.ptr), self.form_of(op.offset) or _index_leaf(op.offset)
         if p is None or o is None or p.ptr is None or o.ptr is not None:
@@ -782,6 +799,7 @@ _FORM_RULES = {
     arith.DivSIOp: _Analyzer._rem_div,
     arith.DivUIOp: _Analyzer._rem_div,
     tt.AddPtrOp: _Analyzer._addptr,
+    tt.BitcastOp: _Analyzer._bitcast,
 }
 """How each op kind transforms the affine forms of its operands (ops not listed have no form)."""
 

@@ -373,3 +373,20 @@ tt.func public @flat_index_embedding(%ids: !tt.ptr<i64>, %w: !tt.ptr<f32>) {
   %v = tt.load %wp : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// Triton stores bools through `!tt.ptr<i1>` recast to `!tt.ptr<i8>` (one byte each): the same block.
+// CHECK-LABEL: tt.func public @bool_store
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%b+%off strides=[1] bounds=[64] shape=[64]"}
+tt.func public @bool_store(%b: !tt.ptr<i1>, %v: tensor<64xi8>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %bs = tt.splat %b : !tt.ptr<i1> -> tensor<64x!tt.ptr<i1>>
+  %p = tt.addptr %bs, %xindex : tensor<64x!tt.ptr<i1>>, tensor<64xi32>
+  %q = tt.bitcast %p : tensor<64x!tt.ptr<i1>> -> tensor<64x!tt.ptr<i8>>
+  tt.store %q, %v : tensor<64x!tt.ptr<i8>>
+  tt.return
+}
