@@ -172,3 +172,25 @@ def test_bool_store_is_dma_and_matches_eager():
     assert torch.equal(mask, torch.relu(x) <= 0)
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_store") == 2 and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def batched_store(out_ptr, BATCH: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
+    """The bmm template's store: mask `(idx_m < M) & (idx_n < N) & (idx_q < BATCH)`, the last one uniform."""
+    idx_q = tl.program_id(1)
+    idx_m = (tl.program_id(0) * M + tl.arange(0, M))[:, None]
+    idx_n = tl.arange(0, N)[None, :]
+    mask = (idx_m < M) & (idx_n < N) & (idx_q < BATCH)
+    acc = (idx_m * N + idx_n).to(tl.float32) + idx_q * 1000.0
+    tl.store(out_ptr + tl.broadcast_to(idx_n + N * idx_m + M * N * idx_q, [M, N]), acc, mask)
+
+
+def test_uniform_store_mask_is_dma_and_matches_eager():
+    out = torch.full((4, 16, 16), -1.0)
+    kernel = mtia_xdsl.compile(batched_store, constexprs={"BATCH": 3, "M": 16, "N": 16})
+    kernel[(1, 4)](out)  # the program of batch 3 is past BATCH: it writes nothing
+    expected = torch.arange(256.0).view(16, 16) + 1000.0 * torch.arange(4.0)[:, None, None]
+    expected[3] = -1.0
+    torch.testing.assert_close(out, expected)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_store" in mtia and "mtia.scatter" not in mtia

@@ -756,6 +756,27 @@ class _Analyzer:
                 return None  # a bound on a broadcast dimension is a whole-or-nothing condition
         return src
 
+    def _splat_mask(self, op: tt.SplatOp, shape: tuple[int, ...]) -> BoxMask | None:
+        """A scalar condition on uniform values splat to the tile (the bmm template's `idx_q < BATCH`): all
+        or nothing, as a bound `count * shape[0]` on dimension 0, with count > 0 exactly when the condition
+        holds (the DMA clamps the bound to [0, shape[0]])."""
+        cmp = op.src.owner
+        if not shape or not isinstance(cmp, arith.CmpiOp) or isinstance(cmp.lhs.type, TensorType):
+            return None
+        a, b = self.form_of(cmp.lhs), self.form_of(cmp.rhs)
+        if a is None or b is None or a.ptr is not None or b.ptr is not None:
+            return None
+        pred = cmp.predicate.value.data  # 2 slt, 3 sle, 4 sgt, 5 sge
+        count = {
+            2: add(b.base, neg(a.base)), 3: add(add(b.base, neg(a.base)), 1),
+            4: add(a.base, neg(b.base)), 5: add(add(a.base, neg(b.base)), 1),
+        }.get(pred)  # fmt: skip
+        if count is None:
+            return None
+        bounds: list[tuple[Expr, ...]] = [()] * len(shape)
+        bounds[0] = (mul(count, shape[0]),)
+        return BoxMask(tuple(bounds))
+
     def _cmp_rule(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
         return self._cmp_mask(op, len(shape))
 
@@ -807,6 +828,7 @@ _FORM_RULES = {
 _MASK_RULES = {
     arith.ConstantOp: _Analyzer._true_mask,
     arith.CmpiOp: _Analyzer._cmp_rule,
+    tt.SplatOp: _Analyzer._splat_mask,
     arith.AndIOp: _Analyzer._and_mask,
     tt.ExpandDimsOp: _Analyzer._expand_mask,
     tt.BroadcastOp: _Analyzer._broadcast_mask,

@@ -390,3 +390,21 @@ tt.func public @bool_store(%b: !tt.ptr<i1>, %v: tensor<64xi8>) {
   tt.store %q, %v : tensor<64x!tt.ptr<i8>>
   tt.return
 }
+
+// The bmm template's store mask `(idx_m < M) & (idx_q < BATCH)`: the scalar `idx_q < BATCH` splat to the tile
+// is all or nothing, a bound (BATCH - idx_q) * 16 on the rows (clamped to [0, 16] by the DMA).
+// CHECK-LABEL: tt.func public @uniform_mask
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+0 strides=[1] bounds=[min(%m, ((%batch - %q) * 16))] shape=[16]"}
+tt.func public @uniform_mask(%x: !tt.ptr<f32>, %v: tensor<16xf32>, %m: i32, %batch: i32) {
+  %q = tt.get_program_id y : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %rows = arith.cmpi slt, %r, %ms : tensor<16xi32>
+  %inb = arith.cmpi slt, %q, %batch : i32
+  %all = tt.splat %inb : i1 -> tensor<16xi1>
+  %mask = arith.andi %rows, %all : tensor<16xi1>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  tt.store %p, %v, %mask : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
