@@ -152,7 +152,7 @@ def _streamed_choice(choice: CbChoice, producer: Operation, config: MachineConfi
     what = "DMA" if isinstance(producer, mtia.DmaLoadOp) else producer.name
     text = (
         f"streamed by {what} in the loop at {_short_loc(loop)}: read {held:.0f} + refill {fill:.0f} cycles "
-        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter}-bound) -> {need} slots"
+        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter.value}-bound) -> {need} slots"
     )
     if need > cap:
         text += f", capped at {cap}"
