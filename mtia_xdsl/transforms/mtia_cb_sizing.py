@@ -37,8 +37,8 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
 
 STRATEGIES = ("greedy", "uniform")
