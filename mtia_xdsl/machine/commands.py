@@ -24,6 +24,17 @@ class Engine(enum.Enum):
     VEC = "vec"
 
 
+class DmaPort(enum.Enum):
+    """A PE's DMA port: a DMA command's bytes cross one of them after the DMA engine (`Engine.DMA`) issued it."""
+
+    READ = "dma_read"
+    WRITE = "dma_write"
+
+
+Unit = Engine | DmaPort
+"""What a command keeps busy: an engine, or for a DMA's transfer a DMA port."""
+
+
 @dataclass(frozen=True, slots=True)
 class SlotRef:
     """The `seq`-th tile ever pushed into circular buffer `cb` of this program (both 0-based)."""

@@ -49,6 +49,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import Command, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
@@ -220,9 +221,7 @@ class _Simulator:
         self.queue_depth = config.cp_queue_depth_commands
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
-        self.dma_issue_cycles = config.dma_issue_cycles
-        self.dma_descriptor_cycles = config.dma_descriptor_cycles
-        self.port_rate = (config.dma_read_bytes_per_cycle, config.dma_write_bytes_per_cycle)
+        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
@@ -585,7 +584,7 @@ class _Simulator:
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        issue = self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        issue = cost.dma_issue_cycles(c.descriptors, self.config)
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1

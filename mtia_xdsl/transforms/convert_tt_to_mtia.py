@@ -211,7 +211,9 @@ def convert_memory_accesses(func: Operation) -> None:
             bounds = [mat.i64(b) for b in access.bounds]
             starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
             if isinstance(op, tt.LoadOp):
-                other = _constant_scalar(op, access.other) if access.other is not None else None
+                other = access.other
+                if isinstance(other, Attribute):
+                    other = _constant_scalar(op, other)
                 if access.index is not None:
                     scale = mat.i64(access.index_scale)
                     index = replaced.get(access.index, access.index)
