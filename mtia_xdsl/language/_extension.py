@@ -8,6 +8,7 @@ refuses with an error naming the kernel line and saying what to do.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from functools import wraps
@@ -33,22 +34,22 @@ def misuse(message: str) -> Exception:
     return KernelError(message)
 
 
+def _language() -> Any:
+    return importlib.import_module("triton.language")  # untyped: Triton ships no stubs
+
+
 def describe(value: Any) -> str:
     """Name an argument of an extension in an error: a constant by its value, a kernel value by its type."""
-    import triton.language as tl
-    from triton.language.core import _unwrap_if_constexpr
-
+    tl = _language()
     if isinstance(value, tl.tensor):
         what = "a tile" if value.type.is_block() else "a value"
         return f"{what} computed at run time ({value.type})"
-    return repr(_unwrap_if_constexpr(value))
+    return repr(value.value if isinstance(value, tl.constexpr) else value)
 
 
 def static_hint(value: Any) -> str:
     """The advice for a kernel value where an extension needs a compile-time constant, else ""."""
-    import triton.language as tl
-
-    if isinstance(value, tl.tensor):
+    if isinstance(value, _language().tensor):
         return "; it must be known when the kernel compiles: a literal or a tl.constexpr parameter"
     return ""
 
