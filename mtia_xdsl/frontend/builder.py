@@ -156,6 +156,8 @@ class XdslBuilder:
         self.module_map: dict[str, Any] = {}
         self._values: dict[int, Value] = {}
         self._blocks: dict[int, BlockHandle] = {}
+        self.verify_module = True
+        """Whether `module.verify()` (Triton's code generator calls it once built) verifies the module."""
 
     # ----- handles -------------------------------------------------------------------------
 
