@@ -81,12 +81,10 @@ class _IrProxy:
         self.verify = verify
         """Whether the module handle verifies the built module when Triton's code generator asks."""
         self.last_loc: list[Any] = [None]
-        self.file_locs: dict[tuple[str, int, int], FileLineColLoc] = {}
-        """Location attributes shared by this build's builders (one per @jit function generated)."""
 
     def builder(self, context: Any) -> XdslBuilder:
         """Return a new XdslBuilder reporting its locations to this build."""
-        builder = XdslBuilder(context, self.last_loc, self.file_locs)
+        builder = XdslBuilder(context, self.last_loc)
         builder.verify_module = self.verify
         return builder
 
