@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.transforms.dead_code_elimination import region_dce
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
@@ -46,6 +45,7 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     leaves,
 )
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.transforms.dce import region_dce
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.dtypes import element_dtype_name
