@@ -15,6 +15,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   that, while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's
   defaults): the templates, with their fused epilogues, run on the DPE, and template configurations are
   chosen by simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker).
+- **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
+  a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
+  mean bags into an embedding lookup and a matmul, both run on MTIA.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
