@@ -2,15 +2,15 @@
 
 Two rewrites of the tensor-level program, each behind an option and each one RewritePattern:
 
-- `vector-scalar` (`FoldBroadcastIntoConsumers`): an engine command that only broadcasts a scalar (`tt.splat` of its input) is folded
-  into each elementwise SE / vector-core consumer: the consumer takes the scalar itself and splats it
-  inside its body, where it is the instruction's scalar operand (RVV `vfsub.vf`, the SE's scalar
-  operand), so no tile is written to LS. The same holds for a rank-reduced row or column
+- `vector-scalar` (`FoldBroadcastIntoConsumers`): an engine command that only broadcasts a scalar
+  (`tt.splat` of its input) is folded into each elementwise SE / vector-core consumer: the consumer takes
+  the scalar itself and splats it inside its body, where it is the instruction's scalar operand (RVV
+  `vfsub.vf`, the SE's scalar operand), so no tile is written to LS. The same holds for a rank-reduced row or column
   (`tensor<BLOCK_M x 1>` broadcast by MLU commands to `tensor<BLOCK_M x BLOCK_N>`): the consumer takes
   the row/column and broadcasts it in its body (RVV: the row's scalar per output row, or one register
   reused for every row). The broadcast commands and their tiles disappear once nothing else reads them.
-- `fuse` (`FuseIntoConsumer`): two elementwise commands on the same engine, in the same block, where the first one's result
-  is read only by the second, become one command whose body holds both bodies: the intermediate stays
+- `fuse` (`FuseIntoConsumer`): two elementwise commands on the same engine, in the same block, where the
+  first one's result is read only by the second, become one command whose body holds both bodies: the intermediate stays
   in registers (no CB, no LS round trip, one command issue). Commands are not fused across engines,
   across reductions, dots or layout (MLU) ops, across region boundaries, when the intermediate has
   another user, or when their tensors differ in shape (they are not the same vector loop). Chains of
