@@ -169,7 +169,7 @@ def _rebuild(
     new = type(op)(inputs, [r.type for r in op.res], Region(block), op.outs)
     new.location = op.location
     new.attributes.update(op.attributes)
-    rewriter.replace_op(op, new)
+    rewriter.replace(op, new)
     return new
 
 
