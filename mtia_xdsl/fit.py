@@ -44,16 +44,9 @@ issues and the compile time grow with it); beyond, only the loop form is tried."
 
 def resource_errors() -> tuple[type[Exception], ...]:
     """The exceptions that mean "the CBs do not fit" (LS bytes or CB IDs), which fitting may cure."""
-    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+    from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 
-    errors: list[type[Exception]] = [LocalStorageOverflow]
-    try:  # the CB-ID refusal of mtia-cb-allocate, where that pass exists
-        from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow  # type: ignore[import-not-found]
-
-        errors.append(CbIdOverflow)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (LocalStorageOverflow, CbIdOverflow)
 
 
 @dataclass(frozen=True)

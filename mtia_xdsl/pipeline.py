@@ -119,7 +119,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
     from mtia_xdsl.transforms import get_all_passes
-    from mtia_xdsl.transforms.mtia_set_target import overrides_attr
+    from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}

@@ -162,6 +162,55 @@ def test_the_package_has_no_import_cycle() -> None:
     assert not found, "import cycles: " + "; ".join(described)
 
 
+def defines_a_pass(path: Path) -> bool:
+    """Whether the module at `path` defines a class deriving from xDSL's `ModulePass`."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if (isinstance(base, ast.Name) and base.id == "ModulePass") or (
+                    isinstance(base, ast.Attribute) and base.attr == "ModulePass"
+                ):
+                    return True
+    return False
+
+
+def pass_modules() -> set[str]:
+    """The pass modules: the modules directly under `mtia_xdsl/transforms/` that define a ModulePass.
+
+    `transforms/analysis/` (analyses, each with the `test-` pass that prints it) and
+    `transforms/canonicalization/` (patterns attached to ops) are what passes build on, not passes.
+    """
+    return {
+        name
+        for name, path in module_files().items()
+        if name.count(".") == 2 and name.startswith("mtia_xdsl.transforms.") and defines_a_pass(path)
+    }
+
+
+def test_every_registered_pass_lives_in_a_pass_module() -> None:
+    from mtia_xdsl.transforms import get_all_passes
+
+    found = pass_modules()
+    assert "mtia_xdsl.transforms.mtia_cb_allocate" in found and "mtia_xdsl.transforms.target" not in found
+    for name, factory in get_all_passes().items():
+        module = factory().__module__
+        assert module in found or module.startswith("mtia_xdsl.transforms.analysis."), (name, module)
+
+
+def test_no_pass_module_imports_another() -> None:
+    """Passes import dialects, analyses and utilities (transforms/target.py, errors.py, ...), never a pass
+    module: what two passes share lives below both."""
+    passes = pass_modules()
+    graph = import_graph()
+    wrong = [
+        f"{module}:{line} imports the pass module {target}"
+        for module in sorted(passes)
+        for target, line in graph[module].items()
+        if target in passes
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_each_part_imports_only_the_parts_below_it() -> None:
     wrong = []
     for module, edges in import_graph().items():

@@ -24,6 +24,17 @@ class Engine(enum.Enum):
     VEC = "vec"
 
 
+class DmaPort(enum.Enum):
+    """A PE's DMA port: a DMA command's bytes cross one of them after the DMA engine (`Engine.DMA`) issued it."""
+
+    READ = "dma_read"
+    WRITE = "dma_write"
+
+
+Unit = Engine | DmaPort
+"""What a command keeps busy: an engine, or for a DMA's transfer a DMA port."""
+
+
 @dataclass(frozen=True, slots=True)
 class SlotRef:
     """The `seq`-th tile ever pushed into circular buffer `cb` of this program (both 0-based)."""
@@ -79,6 +90,11 @@ class Command:
     """SE: the op is a lookup-table function (exp, rsqrt, recip, sigmoid, tanh): longer latency."""
     re_hops: int = 0
     """RE: PE hops the result travels on the reduction network (cross-PE reductions)."""
+    re_group_size: int = 0
+    """RE `re_link` of an `mtia.re_allreduce`: the programs of its group (a round's programs on one PE row or
+    column), all of which must arrive before the transfer starts (machine/re_barrier.py); 0: no barrier."""
+    re_axis: int = 0
+    """RE `re_link` with a group: 0 if the group is a PE row, 1 if a PE column."""
 
 
 @dataclass

@@ -31,7 +31,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.cb_liveness import (
@@ -41,23 +40,10 @@ from mtia_xdsl.transforms.analysis.cb_liveness import (
     analyze_cb_liveness,
     kernels,
 )
-from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
-
-
-class CbIdOverflow(PassFailedException):
-    """More CBs of a kernel are alive at once than the CP has CB IDs (`MachineConfig.cb_ids`).
-
-    `required` is the CBs alive at the peak, `limit` the CB IDs; the message names the kernel lines of the
-    values alive at the peak.
-    """
-
-    def __init__(self, message: str, required: int, limit: int) -> None:
-        super().__init__(message)
-        self.required = required
-        self.limit = limit
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.errors import LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import is_buffer_level
 from mtia_xdsl.transforms.scf_utils import rebuild_for
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 # ----------------------------------------------------------------------------------------------
@@ -665,19 +666,6 @@ def erase_old(old_ops: list[Operation]) -> None:
     """
     for op in reversed(old_ops):
         Rewriter.erase_op(op, safe_erase=False)
-
-
-class LocalStorageOverflow(PassFailedException):
-    """The CBs of a kernel need more local storage than a PE has.
-
-    `required_bytes` and `limit_bytes` are bytes per PE; the message names the kernel line and lists
-    the largest CBs.
-    """
-
-    def __init__(self, message: str, required_bytes: int, limit_bytes: int) -> None:
-        super().__init__(message)
-        self.required_bytes = required_bytes
-        self.limit_bytes = limit_bytes
 
 
 _LISTED_CBS = 8
