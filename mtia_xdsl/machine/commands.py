@@ -35,6 +35,17 @@ Unit = Engine | DmaPort
 """What a command keeps busy: an engine, or for a DMA's transfer a DMA port."""
 
 
+def command_kind(op_name: str) -> str:
+    """The kind of the command an op issues: the op's name without its dialect ("mtia.dma_load" ->
+    "dma_load", "mtia.se_compute" -> "se_compute"); reports and traces print it."""
+    return op_name.partition(".")[2]
+
+
+RE_LINK_KIND = "re_link"
+"""Kind of the RE commands carrying an `mtia.re_allreduce`'s cross-PE traffic on the RE's neighbour link
+(`elems` of `dtype`, `re_hops`); no op of its own issues them."""
+
+
 @dataclass(frozen=True, slots=True)
 class SlotRef:
     """The `seq`-th tile ever pushed into circular buffer `cb` of this program (both 0-based)."""
@@ -52,7 +63,7 @@ class Command:
 
     engine: Engine
     kind: str
-    """"dma_load", "dma_store", "gather", "scatter", "dpe_matmul", "se_compute", "re_reduce", ..."""
+    """`command_kind` of the issuing op ("dma_load", "gather", "dpe_matmul", "se_compute", ...) or `RE_LINK_KIND`."""
     loc: str
     """"file:line:col" of the kernel source."""
     waits: tuple[SlotRef, ...]

@@ -15,13 +15,10 @@ from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
-
-RE_LINK_KIND = "re_link"
-"""Command kind of cross-PE reduction traffic on the RE's neighbour link (`elems` of `dtype`, `re_hops`)."""
 
 ENGINES = tuple(Engine)
 """Engines in index order: per-engine lists of the timing model are indexed by position here."""

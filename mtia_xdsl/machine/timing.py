@@ -49,8 +49,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Command, ProgramTrace
+from mtia_xdsl.machine.commands import Command, ProgramTrace, command_kind
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
 from mtia_xdsl.machine.placement import MAPPINGS, PeSubgrid, Placement
@@ -69,7 +70,8 @@ from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_c
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
-_WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
+_WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
+"""Kinds of the commands writing global memory (the write port carries their bytes)."""
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
 

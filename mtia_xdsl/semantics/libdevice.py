@@ -17,12 +17,12 @@ import numpy as np
 from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, Fn
 
 
-def _fdim(x: Any, y: Any) -> Any:
+def _fdim(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """libdevice `fdim`: x - y if x > y, else +0; NaN if either is NaN."""
     return np.where(np.isnan(x) | np.isnan(y), x + y, np.where(x > y, x - y, np.zeros_like(x)))
 
 
-def _saturate(x: Any) -> Any:
+def _saturate(x: np.ndarray) -> np.ndarray:
     """libdevice `saturatef`: clamp to [0, 1]; NaN gives 0."""
     return np.where(np.isnan(x), np.zeros_like(x), np.clip(x, 0, 1))
 

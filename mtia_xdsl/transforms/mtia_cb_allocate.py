@@ -12,8 +12,10 @@ points, so the CBs form an interval graph:
   with the lower LS high-water mark is kept (greedy-by-size on a tie). Deterministic: ties go by
   cb_alloc order.
 
-The result is written on each `mtia.cb_alloc` as the properties `cb_id` and `ls_offset`; the cb_alloc
-verifier checks the assignment against the liveness analysis whenever the IR is verified.
+The result is written on each `mtia.cb_alloc` as the properties `cb_id` and `ls_offset`. An allocation the
+input already carries (hand-written, or from an earlier run) is checked first and refused if two CBs alive
+at the same time share an ID or bytes (`cb_liveness.verify_cb_allocation`, as mtia-run checks its input);
+the pass then places every CB anew and checks its own result the same way.
 
 Requires: mtia-cb-bufferize (run after mtia-cb-sizing: the depths decide the bytes).
 Raises: CbIdOverflow (a PassFailedException) when more CBs are alive at once than `MachineConfig.cb_ids`;
@@ -37,8 +39,10 @@ from mtia_xdsl.transforms.analysis.cb_liveness import (
     CbLiveness,
     CbLiveRange,
     CbPeak,
+    allocation_conflicts,
     analyze_cb_liveness,
     kernels,
+    verify_cb_allocation,
 )
 from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import require_buffer_level
@@ -194,8 +198,11 @@ class MtiaCbAllocatePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_buffer_level(op, self.name)
+        verify_cb_allocation(op)
         config = machine_config_for(op, self.name)
         for func in kernels(op):
             plan = plan_allocation(func, config)
             check_fits(func, plan, config)
             apply_allocation(plan)
+            conflicts = allocation_conflicts(func, plan.liveness)
+            assert not conflicts, f"{self.name} placed CBs alive together on shared IDs or bytes: {conflicts[0]}"

@@ -32,7 +32,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
 from mtia_xdsl.machine.interpret.mtia_pe import launch_placement
 from mtia_xdsl.machine.interpret.tt import get_launch_state
@@ -168,7 +168,7 @@ def _record_link(interpreter: Interpreter, op: mtia.ReAllreduceOp, placement: Pl
     dtype = element_type_of(op.input.type)
     command = Command(
         Engine.RE,
-        "re_link",
+        RE_LINK_KIND,
         location_str(op.location),
         (),
         (),

@@ -17,7 +17,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import DmaPort, Engine, Unit
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.work import body_work, dpe_work, elem_count
+from mtia_xdsl.machine.work import COMPUTE_ENGINES, body_work, dpe_work, elem_count
 
 
 @dataclass(frozen=True)
@@ -74,20 +74,13 @@ def command_cost(op: Operation, config: MachineConfig) -> CommandCost | None:
         return CommandCost(Engine.RE, re_cycles, cost.latency_cycles(Engine.RE, config))
     if isinstance(op, mtia.EngineComputeOp) and op.outs:
         w = body_work(op)
-        engine = _COMPUTE_ENGINES[type(op)]
+        engine = COMPUTE_ENGINES[type(op)]
         return CommandCost(
             engine,
             cost.compute_cycles(engine, w.elems, w.dtype, config),
             float(cost.latency_cycles(engine, config, w.lut)),
         )
     return None
-
-
-_COMPUTE_ENGINES: dict[type[Operation], Engine] = {
-    mtia.SeComputeOp: Engine.SE,
-    mtia.VecComputeOp: Engine.VEC,
-    mtia.MluComputeOp: Engine.MLU,
-}
 
 
 def iteration_cost(body: Block, config: MachineConfig) -> IterationCost:
