@@ -177,6 +177,10 @@ class ProgramTrace:
     cb_ls_offset: dict[int, int] | None = None
     """cb id -> LS offset of its first slot (mtia-cb-allocate; CBs never alive together share bytes);
     None: every CB has bytes of its own."""
+    structure: object = field(default=None, compare=False, repr=False)
+    """An object shared by programs whose commands have the same structure (engines, CB slots read and
+    filled, scalar instructions, blocking) and CB depths, as the programs of one functional batch; the
+    timing model then builds their dependencies once (None: compared command by command)."""
 
     def ls_footprint_bytes(self) -> int:
         """Bytes of LS this program holds: the end of its highest CB (every CB's depth x tile bytes summed

@@ -245,6 +245,8 @@ class BandwidthPool:
         self.index = index
         self.bytes_per_cycle = bytes_per_cycle
         self.groups = (FlowGroup(caps[0]), FlowGroup(caps[1]))
+        self.by_cap = tuple(sorted(self.groups, key=_cap))
+        """The groups, smaller cap first (max-min fairness serves that one first)."""
         self.now = 0.0
         self.version = 0
 
@@ -270,7 +272,7 @@ class BandwidthPool:
         read, write = self.groups
         if read.n and write.n:
             remaining, flows = self.bytes_per_cycle, read.n + write.n
-            for g in sorted(self.groups, key=_cap):
+            for g in self.by_cap:
                 share = remaining / flows
                 g.rate = min(g.cap, share)
                 remaining -= g.rate * g.n

@@ -121,16 +121,21 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
     objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
-    misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    misses the cache. Every keyed object lives as long as `prog`, so no id is reused. Programs sharing a
+    `ProgramTrace.structure` object are keyed by it alone.
     """
     cmds = prog.commands
     key = (
-        tuple(map(id, map(_WAITS, cmds))),
-        tuple(map(id, map(_FILLS, cmds))),
-        tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
-        tuple(map(_SCALAR_INSTRS, cmds)),
-        tuple(map(_SCALAR_BLOCKING, cmds)),
-        tuple(prog.cb_depth.items()),
+        (prog.structure,)
+        if prog.structure is not None
+        else (
+            tuple(map(id, map(_WAITS, cmds))),
+            tuple(map(id, map(_FILLS, cmds))),
+            tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
+            tuple(map(_SCALAR_INSTRS, cmds)),
+            tuple(map(_SCALAR_BLOCKING, cmds)),
+            tuple(prog.cb_depth.items()),
+        )
     )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast

@@ -552,7 +552,7 @@ class _Simulator:
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
-        nbytes = sum([part[1] for part in parts])
+        nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
         pe.port_bytes[direction] += nbytes
         pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
         pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
