@@ -44,16 +44,9 @@ issues and the compile time grow with it); beyond, only the loop form is tried."
 
 def resource_errors() -> tuple[type[Exception], ...]:
     """The exceptions that mean "the CBs do not fit" (LS bytes or CB IDs), which fitting may cure."""
-    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+    from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 
-    errors: list[type[Exception]] = [LocalStorageOverflow]
-    try:  # the CB-ID refusal of mtia-cb-allocate, where that pass exists
-        from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow  # type: ignore[import-not-found]
-
-        errors.append(CbIdOverflow)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (LocalStorageOverflow, CbIdOverflow)
 
 
 @dataclass(frozen=True)
@@ -142,18 +135,21 @@ def lower_to_fit(
     options: Any,
     lower_once: Callable[[ModuleOp, Any, int, str], None],
     tt_prefix: Callable[[ModuleOp, Any], None],
+    original: ModuleOp | None = None,
 ) -> None:
     """Lower tt `module` in place with `lower_once(module, options, sub_block, form)`, making it fit if it does not.
 
     `tt_prefix` runs the pipeline's tt-level steps (the sub-tiling plan reads the kernel after them); the
-    pipeline passes both, so this module does not import the pipeline that calls it.
+    pipeline passes both, so this module does not import the pipeline that calls it. `original`: an
+    unmodified copy of `module` the caller keeps (the compile driver's, for `.asm`), which later tries
+    start from instead of a clone taken here before the first (a clone was ~10 % of a compile).
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
     what each step left, when no step makes the kernel fit (a step that fails inside the compiler is noted in
     that message, so an autotuner still sees OutOfResources); other errors of the first lowering as they are.
     """
     errors = resource_errors()
-    original = module.clone()
+    original = original if original is not None else module.clone()
     forced = options.sub_block or 0
     try:
         lower_once(module, options, forced, "unrolled")

@@ -13,6 +13,7 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.machine.config import DEFAULT_CHIP
+from mtia_xdsl.utils.heap import old_objects_frozen
 from mtia_xdsl.utils.locations import fill_unknown_locations
 
 DEFAULT_PIPELINE = ",".join(
@@ -89,7 +90,7 @@ def tt_prefix(module: ModuleOp, options: Any = None) -> None:
     PassPipeline.parse_spec(available, ",".join(TT_PREFIX)).apply(make_context(), module)
 
 
-def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
+def lower(module: ModuleOp, options: Any = None, original: ModuleOp | None = None) -> ModuleOp:
     """Lower a tt module in place to the buffer-level mtia program and return it.
 
     A kernel whose CBs do not fit (LS bytes or CB IDs) is lowered again with fewer pipeline slots, fusion,
@@ -97,7 +98,9 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
 
     `options` (an MtiaOptions or a dict of its fields) chooses the optimizations (`pipeline_for`); its
     `machine_overrides` become the module attribute `mtia.machine_overrides`, so the LS budget and the
-    cost models are those of the machine the kernel runs on.
+    cost models are those of the machine the kernel runs on. `original`: an unmodified copy of `module`
+    the caller keeps and does not change (its `.asm` text); fitting starts again from it instead of a copy
+    of its own.
     Requires: helper calls inlined (the frontend does this). Raises: PassFailedException naming the
     kernel line where a construct cannot be lowered; LocalStorageOverflow (or the CB-ID refusal) with what
     was tried when nothing makes the kernel fit.
@@ -108,7 +111,8 @@ def lower(module: ModuleOp, options: Any = None) -> ModuleOp:
     if isinstance(options, dict):
         options = MtiaOptions.from_dict(options, strict=True)
     o = options if options is not None else MtiaOptions()
-    lower_to_fit(module, o, _lower_once, tt_prefix)
+    with old_objects_frozen():  # collections during the lowering skip the process's older objects
+        lower_to_fit(module, o, _lower_once, tt_prefix, original)
     return module
 
 
@@ -119,7 +123,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
     from mtia_xdsl.transforms import get_all_passes
-    from mtia_xdsl.transforms.mtia_set_target import overrides_attr
+    from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
     available = {**xdsl_passes(), **get_all_passes()}

@@ -28,6 +28,7 @@ from mtia_xdsl.frontend.builder import XdslBuilder
 from mtia_xdsl.frontend.errors import KernelError, located_error_class
 from mtia_xdsl.frontend.handles import Attr, BlockArg, Value
 from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
+from mtia_xdsl.utils.heap import old_objects_frozen
 
 _BUILD_LOCK = threading.Lock()
 """Serialises builds: the `ir` rebinding is process-wide while a build runs."""
@@ -75,15 +76,17 @@ class _IrProxy:
     value = Value
     block_argument = BlockArg
 
-    def __init__(self, real: Any):
+    def __init__(self, real: Any, verify: bool = True):
         self._real = real
+        self.verify = verify
+        """Whether the module handle verifies the built module when Triton's code generator asks."""
         self.last_loc: list[Any] = [None]
-        self.file_locs: dict[tuple[str, int, int], FileLineColLoc] = {}
-        """Location attributes shared by this build's builders (one per @jit function generated)."""
 
     def builder(self, context: Any) -> XdslBuilder:
         """Return a new XdslBuilder reporting its locations to this build."""
-        return XdslBuilder(context, self.last_loc, self.file_locs)
+        builder = XdslBuilder(context, self.last_loc)
+        builder.verify_module = self.verify
+        return builder
 
     @staticmethod
     def make_attr(values: list[int], context: Any) -> Attr:
@@ -95,7 +98,7 @@ class _IrProxy:
 
 
 @contextmanager
-def _patched_ir() -> Iterator[_IrProxy]:
+def _patched_ir(verify: bool = True) -> Iterator[_IrProxy]:
     import triton.compiler.code_generator as code_generator
     import triton.language.semantic as semantic
 
@@ -103,7 +106,7 @@ def _patched_ir() -> Iterator[_IrProxy]:
 
     modules = (code_generator, semantic)
     saved = [m.ir for m in modules]
-    proxy = _IrProxy(saved[0])
+    proxy = _IrProxy(saved[0], verify)
     saved_dot_scaled = semantic.TritonSemantic.dot_scaled
     with _BUILD_LOCK:
         for m in modules:
@@ -244,11 +247,14 @@ def build_tt_module(
     constexprs: dict[str, object] | None = None,
     attrs: dict[Any, Any] | None = None,
     options: object | None = None,
+    verify: bool = True,
 ) -> ModuleOp:
     """Build the tt module of `fn` with Triton's own code generator driving the xDSL builder.
 
     `signature` maps every argument name to a Triton type string ("*fp32", "i32", "constexpr", ...) as
     `triton.compiler.ASTSource` takes it; `constexprs` gives constexpr values by name (or path tuple).
+    `verify=False` skips verifying the built module (the compile driver verifies once, after lowering:
+    verifying here too was ~20 % of a build).
     Raises: KernelError naming the kernel file:line for any failure inside the code generator.
     Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     """
@@ -261,7 +267,7 @@ def build_tt_module(
     src = ASTSource(fn, dict(signature), _normalise_constexprs(fn, constexprs), attrs)
     opts = FrontendOptions.from_options(options)
     ctx = make_context()
-    with _patched_ir() as proxy:
+    with old_objects_frozen(), _patched_ir(verify) as proxy:
         try:
             handle = code_generator.ast_to_ttir(
                 fn, src, context=ctx, options=opts, codegen_fns=_codegen_fns(), module_map=_module_map()

@@ -72,6 +72,28 @@ class InsertPointHandle:
         self.ip = ip
 
 
+_INTERNED: dict[tuple[Any, ...], Attribute] = {}
+"""Types and locations the builder made, by (class, parameters...): attributes are immutable and equal by
+value, so builds share one instance instead of building and verifying a new one per use (constructing
+them was ~10 % of a build). Cleared when it reaches `_INTERNED_MAX` entries."""
+
+_INTERNED_MAX = 1 << 16
+
+
+def _intern(key: tuple[Any, ...], attr: Attribute) -> Attribute:
+    if len(_INTERNED) >= _INTERNED_MAX:
+        _INTERNED.clear()
+    _INTERNED[key] = attr
+    return attr
+
+
+def interned(cls: Callable[..., Attribute], *params: Any) -> Any:
+    """Return the shared `cls(*params)` (params hashable: attributes, ints, strings, tuples)."""
+    key = (cls, *params)
+    attr = _INTERNED.get(key)
+    return attr if attr is not None else _intern(key, cls(*params))
+
+
 def _elem(ty: Attribute) -> Attribute:
     return ty.element_type if isinstance(ty, TensorType) else ty
 
@@ -142,20 +164,18 @@ class XdslBuilder:
         self,
         context: Any,
         last_loc: list[Any] | None = None,
-        file_locs: dict[tuple[str, int, int], FileLineColLoc] | None = None,
     ):
         self.context = context
         self.ip: InsertPoint | None = None
         self._loc = Loc(UnknownLoc())
         self._last_loc = last_loc if last_loc is not None else [None]
-        self._file_locs = file_locs if file_locs is not None else {}
-        """create_loc's attributes by (file, line, col), shared by a build's builders: building and
-        verifying them was ~10 % of a build."""
         self.options: Any = None
         self.codegen_fns: dict[str, Any] = {}
         self.module_map: dict[str, Any] = {}
         self._values: dict[int, Value] = {}
         self._blocks: dict[int, BlockHandle] = {}
+        self.verify_module = True
+        """Whether `module.verify()` (Triton's code generator calls it once built) verifies the module."""
 
     # ----- handles -------------------------------------------------------------------------
 
@@ -244,11 +264,11 @@ class XdslBuilder:
 
     def create_loc(self, file: str, line: int, col: int) -> Loc:
         """Return a file:line:col location."""
-        key = (file or "<unknown>", int(line), int(col))
-        attr = self._file_locs.get(key)
+        key = (FileLineColLoc, file or "<unknown>", int(line), int(col))
+        attr = _INTERNED.get(key)
         if attr is None:
-            attr = self._file_locs[key] = FileLineColLoc(StringAttr(key[0]), IntAttr(key[1]), IntAttr(key[2]))
-        return Loc(attr)
+            attr = _intern(key, FileLineColLoc(StringAttr(key[1]), IntAttr(key[2]), IntAttr(key[3])))
+        return Loc(attr)  # type: ignore[arg-type]
 
     def create_name_loc(self, name: str, child: Loc | None = None) -> Loc:
         """Return `child` carrying a variable name (ops keep the file:line:col location)."""
@@ -370,43 +390,43 @@ class XdslBuilder:
 
     def get_int1_ty(self) -> Type:
         """Return i1."""
-        return Type(IntegerType(1))
+        return Type(interned(IntegerType, 1))
 
     def get_int8_ty(self) -> Type:
         """Return i8."""
-        return Type(IntegerType(8))
+        return Type(interned(IntegerType, 8))
 
     def get_int16_ty(self) -> Type:
         """Return i16."""
-        return Type(IntegerType(16))
+        return Type(interned(IntegerType, 16))
 
     def get_int32_ty(self) -> Type:
         """Return i32."""
-        return Type(IntegerType(32))
+        return Type(interned(IntegerType, 32))
 
     def get_int64_ty(self) -> Type:
         """Return i64."""
-        return Type(IntegerType(64))
+        return Type(interned(IntegerType, 64))
 
     def get_int128_ty(self) -> Type:
         """Return i128."""
-        return Type(IntegerType(128))
+        return Type(interned(IntegerType, 128))
 
     def get_uint8_ty(self) -> Type:
         """Return i8 (MLIR integers are signless; Triton tracks signedness in its own types)."""
-        return Type(IntegerType(8))
+        return Type(interned(IntegerType, 8))
 
     def get_uint16_ty(self) -> Type:
         """Return i16 (signless, as get_uint8_ty)."""
-        return Type(IntegerType(16))
+        return Type(interned(IntegerType, 16))
 
     def get_uint32_ty(self) -> Type:
         """Return i32 (signless, as get_uint8_ty)."""
-        return Type(IntegerType(32))
+        return Type(interned(IntegerType, 32))
 
     def get_uint64_ty(self) -> Type:
         """Return i64 (signless, as get_uint8_ty)."""
-        return Type(IntegerType(64))
+        return Type(interned(IntegerType, 64))
 
     def create_tensor_descriptor_type(self, block_ty: Type, is_signed: bool) -> Type:
         """Return `!tt.tensordesc<block>`; an unsigned integer block records its element as `ui<N>`."""
@@ -414,19 +434,19 @@ class XdslBuilder:
 
     def get_half_ty(self) -> Type:
         """Return f16."""
-        return Type(Float16Type())
+        return Type(interned(Float16Type))
 
     def get_bf16_ty(self) -> Type:
         """Return bf16."""
-        return Type(BFloat16Type())
+        return Type(interned(BFloat16Type))
 
     def get_float_ty(self) -> Type:
         """Return f32."""
-        return Type(Float32Type())
+        return Type(interned(Float32Type))
 
     def get_double_ty(self) -> Type:
         """Return f64."""
-        return Type(Float64Type())
+        return Type(interned(Float64Type))
 
     def get_fp8e5_ty(self) -> Type:
         """Return f8E5M2."""
@@ -446,15 +466,15 @@ class XdslBuilder:
 
     def get_fp8e4b15_ty(self) -> Type:
         """Return i8: fp8e4b15 is stored as bytes and converted in integer ops, as in libtriton."""
-        return Type(IntegerType(8))
+        return Type(interned(IntegerType, 8))
 
     def get_ptr_ty(self, pointee: Type, address_space: str) -> Type:
         """Return `!tt.ptr<pointee>` in the named address space ("global", "constant")."""
-        return Type(tt.PointerType(pointee.attr, str(address_space)))
+        return Type(interned(tt.PointerType, pointee.attr, str(address_space)))
 
     def get_block_ty(self, elem: Type, shape: Sequence[int]) -> Type:
         """Return `tensor<shape x elem>`."""
-        return Type(TensorType(elem.attr, list(shape)))
+        return Type(interned(TensorType, elem.attr, tuple(shape)))
 
     def get_function_ty(self, ins: Sequence[Type], outs: Sequence[Type]) -> FunctionTypeHandle:
         """Return a function type (void results dropped)."""

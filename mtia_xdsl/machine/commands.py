@@ -27,6 +27,28 @@ class Engine(enum.Enum):
     VEC = "vec"
 
 
+class DmaPort(enum.Enum):
+    """A PE's DMA port: a DMA command's bytes cross one of them after the DMA engine (`Engine.DMA`) issued it."""
+
+    READ = "dma_read"
+    WRITE = "dma_write"
+
+
+Unit = Engine | DmaPort
+"""What a command keeps busy: an engine, or for a DMA's transfer a DMA port."""
+
+
+def command_kind(op_name: str) -> str:
+    """The kind of the command an op issues: the op's name without its dialect ("mtia.dma_load" ->
+    "dma_load", "mtia.se_compute" -> "se_compute"); reports and traces print it."""
+    return op_name.partition(".")[2]
+
+
+RE_LINK_KIND = "re_link"
+"""Kind of the RE commands carrying an `mtia.re_allreduce`'s cross-PE traffic on the RE's neighbour link
+(`elems` of `dtype`, `re_hops`); no op of its own issues them."""
+
+
 @dataclass(frozen=True, slots=True)
 class SlotRef:
     """The `seq`-th tile ever pushed into circular buffer `cb` of this program (both 0-based)."""
@@ -120,7 +142,7 @@ class Command:
 
     engine: Engine
     kind: str
-    """"dma_load", "dma_store", "gather", "scatter", "dpe_matmul", "se_compute", "re_reduce", ..."""
+    """`command_kind` of the issuing op ("dma_load", "gather", "dpe_matmul", "se_compute", ...) or `RE_LINK_KIND`."""
     loc: str
     """"file:line:col" of the kernel source."""
     waits: tuple[SlotRef, ...]
@@ -158,6 +180,11 @@ class Command:
     """SE: the op is a lookup-table function (exp, rsqrt, recip, sigmoid, tanh): longer latency."""
     re_hops: int = 0
     """RE: PE hops the result travels on the reduction network (cross-PE reductions)."""
+    re_group_size: int = 0
+    """RE `re_link` of an `mtia.re_allreduce`: the programs of its group (a round's programs on one PE row or
+    column), all of which must arrive before the transfer starts (machine/re_barrier.py); 0: no barrier."""
+    re_axis: int = 0
+    """RE `re_link` with a group: 0 if the group is a PE row, 1 if a PE column."""
 
 
 @dataclass

@@ -31,7 +31,7 @@ from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace, Runs
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.cost import scalar_access_cycles
+from mtia_xdsl.machine.cost import dma_port_bytes_per_cycle, global_latency_cycles, scalar_access_cycles
 
 DRAM, SRAM = 0, 1
 """Pool indices."""
@@ -305,7 +305,7 @@ class MemorySystem:
 
     def __init__(self, config: MachineConfig) -> None:
         self.config = config
-        caps = (float(config.dma_read_bytes_per_cycle), float(config.dma_write_bytes_per_cycle))
+        caps = (dma_port_bytes_per_cycle(False, config), dma_port_bytes_per_cycle(True, config))
         self.pools = (
             BandwidthPool(DRAM, config.dram_bytes_per_cycle, caps),
             BandwidthPool(SRAM, config.sram_bytes_per_cycle, caps),
@@ -316,8 +316,7 @@ class MemorySystem:
 
     def access_latency_cycles(self, level: str, pe: int) -> float:
         """Cycles from a request to the first byte: level latency plus NoC hops to the memory edge."""
-        cfg = self.config
-        return cfg.level_latency_cycles(level) + cfg.noc_hops(pe) * cfg.noc_hop_cycles
+        return global_latency_cycles(level, self.config.noc_hops(pe), self.config)
 
     def dma_parts(self, c: Command, write: bool) -> tuple[list[tuple[int, float, float]], str]:
         """Split a DMA command into (pool, granule-rounded bytes, useful bytes) parts; also its level.

@@ -151,7 +151,7 @@ class CompiledKernel:
         paths = {(names.index(n),): v for n, v in consts.items()}
         module = toolchain.build_tt_module(self.fn, signature, paths, {}, self.options)
         ttir = module.clone()  # lowering rewrites `module` in place; a clone is cheaper than printing it now
-        program = toolchain.lower(module, self.options)
+        program = toolchain.lower(module, self.options, ttir)  # fitting starts again from the same clone
         return Specialization(signature, dict(consts), LazyAsm({"ttir": ttir, "mtia": program}), program)
 
     def __getitem__(self, grid: Any) -> Callable[..., Any]:

@@ -16,14 +16,18 @@ def build_tt_module(
     attrs: dict[Any, Any] | None = None,
     options: Any = None,
 ) -> ModuleOp:
-    """Build the tt module of a `@triton.jit` function; see `mtia_xdsl.frontend.build_tt_module`."""
+    """Build the tt module of a `@triton.jit` function; see `mtia_xdsl.frontend.build_tt_module`.
+
+    The module is not verified here: the runtime always lowers it next (`lower`), which verifies once.
+    """
     from mtia_xdsl.frontend import build_tt_module as build
 
-    return build(fn, signature, constexprs, attrs, options)
+    return build(fn, signature, constexprs, attrs, options, verify=False)
 
 
-def lower(module: ModuleOp, options: Any) -> ModuleOp:
-    """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`.
+def lower(module: ModuleOp, options: Any, original: ModuleOp | None = None) -> ModuleOp:
+    """Lower a tt module in place to the buffer-level mtia program; see `mtia_xdsl.pipeline.lower`
+    (`original`: an unmodified copy of `module` the caller keeps, which fitting reuses).
 
     Raises: LocalStorageOutOfResources / CbIdsOutOfResources (Triton's OutOfResources, which
     `@triton.autotune` skips) when the kernel's CBs do not fit a PE's local storage or its CB IDs
@@ -31,11 +35,10 @@ def lower(module: ModuleOp, options: Any) -> ModuleOp:
     """
     from mtia_xdsl.pipeline import lower as lower_module
     from mtia_xdsl.runtime.errors import CbIdsOutOfResources, LocalStorageOutOfResources
-    from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow
-    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+    from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 
     try:
-        return lower_module(module, options)
+        return lower_module(module, options, original)
     except LocalStorageOverflow as e:
         raise LocalStorageOutOfResources(e.required_bytes, e.limit_bytes, str(e)) from None
     except CbIdOverflow as e:

@@ -175,7 +175,11 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
 
 
 def load_module(path: str, options: Any = None) -> Any:
-    """Parse `path` and lower it to the buffer level (for `options.machine`) if it is still tt-level."""
+    """Parse `path` and lower it to the buffer level (for `options.machine`) if it is still tt-level.
+
+    Raises: PassFailedException (located) if a buffer-level input gives two CBs alive at the same time one
+    CB ID or overlapping LS bytes (`verify_cb_allocation`).
+    """
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.frontend.ttir_import import parse_ttir, verify_parsed
 
@@ -191,6 +195,10 @@ def load_module(path: str, options: Any = None) -> Any:
         from mtia_xdsl.pipeline import lower
 
         lower(module, options.compile_options() if isinstance(options, RunOptions) else options)
+    else:  # a buffer-level input: its CB allocation must hold before the model runs it
+        from mtia_xdsl.transforms.analysis.cb_liveness import verify_cb_allocation
+
+        verify_cb_allocation(module)
     return module
 
 

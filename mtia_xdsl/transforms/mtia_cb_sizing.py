@@ -37,8 +37,8 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
 
 STRATEGIES = ("greedy", "uniform")
@@ -134,12 +134,22 @@ def _reader_cycles(cb: SSAValue, body: Block, config: MachineConfig) -> float:
     return longest
 
 
-def _streamed_choice(choice: CbChoice, producer: Operation, config: MachineConfig, cap: int) -> None:
-    """Size a streamed CB of the loop holding `producer` (greedy)."""
+def _streamed_choice(
+    choice: CbChoice,
+    producer: Operation,
+    config: MachineConfig,
+    cap: int,
+    periods: dict[Block, cb_cost.IterationCost] | None = None,
+) -> None:
+    """Size a streamed CB of the loop holding `producer` (greedy). `periods`: the iteration costs of loop
+    bodies already estimated (the CBs of one loop share its body's; nothing changes the IR meanwhile)."""
     loop = producer.parent_op()
     body = producer.parent
     assert loop is not None and isinstance(body, Block)
-    period = cb_cost.iteration_cost(body, config)
+    periods = periods if periods is not None else {}
+    period = periods.get(body)
+    if period is None:
+        period = periods[body] = cb_cost.iteration_cost(body, config)
     trailing, seen = 0, False
     for op in body.ops:  # the loads issued after it in the iteration follow it on the read port
         seen = seen or op is producer
@@ -152,7 +162,7 @@ def _streamed_choice(choice: CbChoice, producer: Operation, config: MachineConfi
     what = "DMA" if isinstance(producer, mtia.DmaLoadOp) else producer.name
     text = (
         f"streamed by {what} in the loop at {_short_loc(loop)}: read {held:.0f} + refill {fill:.0f} cycles "
-        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter}-bound) -> {need} slots"
+        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter.value}-bound) -> {need} slots"
     )
     if need > cap:
         text += f", capped at {cap}"
@@ -170,6 +180,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     """Decide the depth of every CB of `func` (see module docstring); change nothing."""
     choices: list[CbChoice] = []
     writers = _writers(func)
+    periods: dict[Block, cb_cost.IterationCost] = {}
     for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
@@ -180,7 +191,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
         if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):
             cap = min(stages.value.data, max_depth)
             if cap >= 2 and producer.parent_op() is not None:
-                _streamed_choice(choice, producer, config, cap)
+                _streamed_choice(choice, producer, config, cap, periods)
         if strategy == "uniform":
             choice.depth = max(min_depth, max_depth)
             choice.reason = f"uniform {max_depth}-fold buffering" + (

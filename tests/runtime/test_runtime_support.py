@@ -42,7 +42,7 @@ class FakeToolchain:
         op.attributes["test.block"] = IntegerAttr(int(block), i64)
         return ModuleOp([op])
 
-    def lower(self, module: ModuleOp, options: Any) -> ModuleOp:
+    def lower(self, module: ModuleOp, options: Any, original: ModuleOp | None = None) -> ModuleOp:
         self.calls.append(("lower", options))
         return module
 

@@ -14,7 +14,7 @@ from xdsl.interpreter import PythonValues
 from xdsl.ir import Attribute, Operation
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs
+from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import uninitialized
 from mtia_xdsl.utils.locations import location_str
@@ -154,7 +154,6 @@ def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: l
 def record_dma_commands(
     state: PeState,
     op: Operation,
-    kind: str,
     waits: tuple,
     fills: tuple,
     block: DmaBlock,
@@ -184,7 +183,7 @@ def record_dma_commands(
             for k in keys
         ]
     where = location_str(op.location)
-    load = kind == "dma_load"
+    load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
     commands = []
     for b in range(n):
         nbytes, runs, ranges, extent = runs_of[which[b]]

@@ -1,6 +1,7 @@
 // RUN: mtia-opt %s --split-input-file --verify-diagnostics -p mtia-cb-allocate | filecheck %s
 
-// The verifier (on cb_alloc, run whenever the IR is verified): two CBs alive at once with one CB ID.
+// An input allocation is checked before the pass places the CBs anew (verify_cb_allocation, as mtia-run does):
+// two CBs alive at once with one CB ID.
 // CHECK: k.py:2:1: error: CB ID 0 is given to two CBs alive at the same time: the CB #0 !mtia.cb<1, tensor<64xf32>> holding the value at k.py:1:1 (alive at points 2-9) and the CB #1 !mtia.cb<1, tensor<64xf32>> holding the value at k.py:2:1 (alive at points 6-12)
 builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   tt.func public @k(%p: !tt.ptr<f32>, %s: i64, %n: i64) {
