@@ -210,7 +210,7 @@ if {which!r} == "ours":
     import mtia_xdsl
     mtia_xdsl.compile(add_kernel, signature, constexprs)
 else:  # as `upstream` above, without importing this file (it imports mtia_xdsl)
-    from triton._C.libtriton import ir, passes
+    from triton._C.libtriton import ir
     from triton.backends.compiler import GPUTarget
     from triton.backends.nvidia.compiler import CUDABackend
     from triton.compiler.compiler import ASTSource
@@ -223,16 +223,8 @@ else:  # as `upstream` above, without importing this file (it imports mtia_xdsl)
     mod = ASTSource(add_kernel, signature, constexprs).make_ir(
         target, options, backend.get_codegen_implementation(options), backend.get_module_map(), ctx
     )
-    pm = ir.pass_manager(mod.context)
-    passes.common.add_inliner(pm)
-    passes.common.add_canonicalizer(pm)
-    passes.ttir.add_combine(pm)
-    passes.ttir.add_reorder_broadcast(pm)
-    passes.common.add_cse(pm)
-    passes.common.add_licm(pm)
-    passes.common.add_symbol_dce(pm)
-    passes.ttir.add_loop_unroll(pm)
-    pm.run(mod, "make_ttir")
+    from tests.conformance.make_ttir import run_make_ttir
+    run_make_ttir(mod)
 print(time.process_time() - start)
 """
 

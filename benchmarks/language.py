@@ -4,6 +4,10 @@
   splitting the columns (examples/row_sums.py): partial sums combined over the RE network against
   `tl.atomic_add` into the output; tensors in DRAM behind the LLC, and in SRAM. Also the re_reduce kernel
   on a 2 x 8 sub-grid (pe_subgrid=(16, 8, 2)): 16 of the 64 PEs.
+- get_pe_id on its own: column sums of a 16384 x 256 fp32 matrix, one program per 64 rows
+  (examples/column_sums.py): partial sums added into the PE's own scratch row with a plain load and store
+  (get_pe_id), then one small launch combining the 64 rows, against `tl.atomic_add` per program; also the
+  hand-written persistent kernel (one program per PE, no get_pe_id).
 - extract_slice: an 8-tap FIR filter over 1,000,003 fp32 samples (examples/sliding_window.py): each
   program's window loaded once and sliced in LS against one load per tap; bytes moved by DMA and time.
 - ctypes.Structure arguments: x * s + b over a strided 2000 x 1000 fp32 view (examples/tensor_view.py),
@@ -23,7 +27,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mtia_xdsl
-from examples import row_sums, sliding_window, tensor_view
+from examples import column_sums, row_sums, sliding_window, tensor_view
 
 PLACEMENTS = ("llc", "sram")
 
@@ -51,6 +55,30 @@ def bench_re_reduce() -> None:
     out = row_sums.row_sums(x, "re", pe_subgrid=(16, 8, 2))
     sub = _report(torch.allclose(out, expected, rtol=1e-4, atol=1e-3))
     print(f"sub-grid (16, 8, 2): re_reduce on {sub.pes_used} PEs, {sub.time_us:.2f} us (tensors in llc)\n")
+
+
+def bench_pe_id() -> None:
+    x = torch.randn(16384, 256, generator=torch.Generator().manual_seed(3))
+    expected = x.double().sum(0).float()
+    print("get_pe_id: column sums of 16384 x 256 fp32, one program per 64 rows (256 programs on 64 PEs)")
+    print(f"{'tensors in':<11}{'variant':<32}{'launches':>9}{'time us':>9}{'+ launch us':>13}")
+    variants = (
+        ("per_pe", "per-PE rows (get_pe_id) + combine"),
+        ("atomic", "tl.atomic_add per program"),
+        ("persistent", "persistent, no get_pe_id"),
+    )
+    for placement in PLACEMENTS:
+        totals = {}
+        for variant, name in variants:
+            reports: list = []
+            out = column_sums.col_sums(x, variant, reports=reports, machine_overrides={"global_placement": placement})
+            _report(torch.allclose(out, expected, rtol=1e-4, atol=1e-3))
+            time_us = sum(r.time_us for r in reports)
+            with_launch = time_us + sum(r.launch_us for r in reports)
+            totals[variant] = with_launch
+            print(f"{placement:<11}{name:<32}{len(reports):>9}{time_us:>9.2f}{with_launch:>13.2f}")
+        print(f"{'':<11}per-PE rows vs atomics {totals['atomic'] / totals['per_pe']:.2f}x (launches included)")
+    print()
 
 
 def bench_extract_slice() -> None:
@@ -85,6 +113,7 @@ def bench_structs() -> None:
 
 def main() -> None:
     bench_re_reduce()
+    bench_pe_id()
     bench_extract_slice()
     bench_structs()
 

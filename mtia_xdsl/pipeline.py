@@ -47,7 +47,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
     N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
-    `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
+    `mtia-vector-codegen`, `mtia-effective-shape` and `mtia-rematerialize-constants` on the tensor-level
+    program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
     (with `subgrid=B,W,H` for a `pe_subgrid`) last.
@@ -69,6 +70,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
         tensor_level.append("mtia-vector-codegen")
     if o.effective_shapes:
         tensor_level.append("mtia-effective-shape")
+    if o.rematerialize_constants:
+        tensor_level.append("mtia-rematerialize-constants")
     at = steps.index("mtia-cb-bufferize")
     steps[at:at] = tensor_level
     if o.num_stages > 1:
@@ -132,7 +135,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
-    from mtia_xdsl.transforms.mtia_set_target import overrides_attr
+    from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
     pipeline = _parsed(pipeline_for(o, sub_block, sub_tile_form))

@@ -50,19 +50,13 @@ MACHINE_FACTS = {
 simulator."""
 
 
-KNOWN_EDGES = {
-    ("mtia_xdsl.dialects.mtia", "mtia_xdsl.transforms.analysis.cb_liveness"): (
-        "cb_alloc's verifier (CbAllocationIsConsistent, issue 10) needs the CB liveness analysis to check that "
-        "CBs alive together do not share IDs or LS bytes; to remove: make the check a pass-level verification "
-        "or move the live-range computation into the dialect"
-    ),
-}
+KNOWN_EDGES: dict[tuple[str, str], str] = {}
 """Imports the graph leaves out, each with why and what removes it (a list to shrink, not to grow)."""
 
 
 def module_files() -> dict[str, Path]:
     """Map every module of the package (`mtia_xdsl.a.b`; a package by its `__init__.py`) to its file."""
-    mods = {}
+    mods: dict[str, Path] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
@@ -162,8 +156,57 @@ def test_the_package_has_no_import_cycle() -> None:
     assert not found, "import cycles: " + "; ".join(described)
 
 
+def defines_a_pass(path: Path) -> bool:
+    """Whether the module at `path` defines a class deriving from xDSL's `ModulePass`."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if (isinstance(base, ast.Name) and base.id == "ModulePass") or (
+                    isinstance(base, ast.Attribute) and base.attr == "ModulePass"
+                ):
+                    return True
+    return False
+
+
+def pass_modules() -> set[str]:
+    """The pass modules: the modules directly under `mtia_xdsl/transforms/` that define a ModulePass.
+
+    `transforms/analysis/` (analyses, each with the `test-` pass that prints it) and
+    `transforms/canonicalization/` (patterns attached to ops) are what passes build on, not passes.
+    """
+    return {
+        name
+        for name, path in module_files().items()
+        if name.count(".") == 2 and name.startswith("mtia_xdsl.transforms.") and defines_a_pass(path)
+    }
+
+
+def test_every_registered_pass_lives_in_a_pass_module() -> None:
+    from mtia_xdsl.transforms import get_all_passes
+
+    found = pass_modules()
+    assert "mtia_xdsl.transforms.mtia_cb_allocate" in found and "mtia_xdsl.transforms.target" not in found
+    for name, factory in get_all_passes().items():
+        module = factory().__module__
+        assert module in found or module.startswith("mtia_xdsl.transforms.analysis."), (name, module)
+
+
+def test_no_pass_module_imports_another() -> None:
+    """Passes import dialects, analyses and utilities (transforms/target.py, errors.py, ...), never a pass
+    module: what two passes share lives below both."""
+    passes = pass_modules()
+    graph = import_graph()
+    wrong = [
+        f"{module}:{line} imports the pass module {target}"
+        for module in sorted(passes)
+        for target, line in graph[module].items()
+        if target in passes
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_each_part_imports_only_the_parts_below_it() -> None:
-    wrong = []
+    wrong: list[str] = []
     for module, edges in import_graph().items():
         part = _part(module)
         allowed = LAYER_IMPORTS.get(part)

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -55,7 +55,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator, OpTrait, Pure
+from xdsl.traits import IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -802,38 +802,17 @@ class YieldOp(IRDLOperation):
 # ----------------------------------------------------------------------------------------------
 
 
-class CbAllocationIsConsistent(OpTrait):
-    """Verifies a kernel's CB allocation: no two CBs alive at the same time share a CB ID or LS bytes.
-
-    Checked once per kernel, on its first allocated cb_alloc. The check needs the CB liveness analysis
-    (`transforms/analysis/cb_liveness.py`), imported when an allocated program is verified, as the
-    canonicalization traits import their patterns, so this module still imports only xDSL.
-    """
-
-    def verify(self, op: Operation) -> None:
-        assert isinstance(op, CbAllocOp)
-        func = op.parent_op()
-        if op.cb_id is None or func is None:
-            return
-        first = next((o for o in op.parent_block().ops if isinstance(o, CbAllocOp) and o.cb_id is not None), None)
-        if first is not op:
-            return
-        from mtia_xdsl.transforms.analysis.cb_liveness import allocation_conflicts
-
-        conflicts = allocation_conflicts(func)
-        if conflicts:
-            raise VerifyException(conflicts[0])
-
-
 @irdl_op_definition
 class CbAllocOp(IRDLOperation):
     """Allocate a circular buffer in the PE's LS: depth x tile bytes.
 
     After `mtia-cb-allocate` it carries its place: `cb_id`, the CB ID the CP tracks it by (0 <= cb_id <
     MachineConfig.cb_ids), and `ls_offset`, the byte offset of its first slot in LS (slots follow one
-    another, `depth` x tile bytes in all). CBs whose live ranges do not overlap may share IDs and bytes;
-    the verifier rejects two CBs alive at the same time that share either. Without them (before the pass)
-    the CB is the kernel's own for the whole kernel.
+    another, `depth` x tile bytes in all). CBs whose live ranges do not overlap may share IDs and bytes.
+    The verifier checks what the op holds; that no two CBs alive at the same time share either is a
+    whole-kernel fact, checked by `transforms/analysis/cb_liveness.verify_cb_allocation` (run by
+    mtia-cb-allocate and by mtia-run before a run). Without them (before the pass) the CB is the kernel's
+    own for the whole kernel.
     Example: `%c = mtia.cb_alloc {cb_id = 3 : i32, ls_offset = 4096 : i64} : !mtia.cb<2, tensor<32xf32>>`
     """
 
@@ -845,7 +824,6 @@ class CbAllocOp(IRDLOperation):
     ls_offset = opt_prop_def(IntegerAttr[I64])
     """Byte offset of the CB's slots in the PE's LS (set by mtia-cb-allocate)."""
 
-    traits = traits_def(CbAllocationIsConsistent())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($result)"
 

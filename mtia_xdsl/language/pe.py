@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtia_xdsl.language._extension import extension, misuse
+from mtia_xdsl.language._extension import describe, extension, misuse, static_hint
 
 
 def _axis(axis: Any, what: str) -> int | None:
@@ -19,7 +19,8 @@ def _axis(axis: Any, what: str) -> int | None:
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value in (0, 1)):
         return value
     raise misuse(
-        f"{what}: axis must be 0 (x, the PE column), 1 (y, the PE row) or None (the row-major PE number), got {value!r}"
+        f"{what}: axis must be 0 (x, the PE column), 1 (y, the PE row) or None (the row-major PE number), got "
+        f"{describe(value)}{static_hint(value)}"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtia_xdsl.language._extension import extension, misuse
+from mtia_xdsl.language._extension import describe, extension, misuse, static_hint
 
 _KINDS = {"sum": ("addf", "addi", "addi"), "max": ("maxnumf", "maxsi", "maxui"), "min": ("minnumf", "minsi", "minui")}
 """re_reduce op -> mtia.re_allreduce kind for (float, signed int, unsigned int) elements."""
@@ -31,12 +31,20 @@ def re_reduce(x: Any, axis: Any, op: Any = "sum", _semantic: Any = None) -> Any:
     from triton.language.core import _unwrap_if_constexpr
 
     which, name = _unwrap_if_constexpr(axis), _unwrap_if_constexpr(op)
-    if which not in (0, 1) or isinstance(which, bool):
-        raise misuse(f"re_reduce: axis must be 0 (the PEs of this PE's row) or 1 (its column), got {which!r}")
-    if name not in _KINDS:
-        raise misuse(f"re_reduce: op must be one of {', '.join(map(repr, _KINDS))}, got {name!r}")
+    if not isinstance(which, int) or isinstance(which, bool) or which not in (0, 1):
+        raise misuse(
+            f"re_reduce: axis must be 0 (the PEs of this PE's row) or 1 (its column), got {describe(which)}"
+            f"{static_hint(which)}"
+        )
+    if not isinstance(name, str) or name not in _KINDS:
+        raise misuse(
+            f"re_reduce: op must be one of {', '.join(map(repr, _KINDS))}, got {describe(name)}{static_hint(name)}"
+        )
     if not isinstance(x, tl.tensor):
-        raise misuse(f"re_reduce: x must be a tensor or scalar value of the kernel, got {x!r}")
+        raise misuse(
+            f"re_reduce: x must be a tile or a scalar value computed by the kernel, got {describe(x)}; for a "
+            "constant, reduce a kernel value (e.g. tl.full([1], c, tl.float32))"
+        )
     dtype = x.dtype
     if dtype.is_ptr() or dtype.is_int1() or not (dtype.is_floating() or dtype.is_int()):
         raise misuse(f"re_reduce: cannot reduce elements of type {dtype}; use a numeric type")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mtia_xdsl.language._extension import extension, misuse
+from mtia_xdsl.language._extension import describe, extension, misuse, static_hint
 
 
 def _ints(values: Any, what: str) -> list[Any]:
@@ -18,7 +18,7 @@ def _ints(values: Any, what: str) -> list[Any]:
 
     values = _unwrap_if_constexpr(values)
     if not isinstance(values, list | tuple) and not hasattr(values, "__iter__"):
-        raise misuse(f"extract_slice: {what} must be a list with one entry per dimension, got {values!r}")
+        raise misuse(f"extract_slice: {what} must be a list with one entry per dimension, got {describe(values)}")
     return [_unwrap_if_constexpr(v) for v in values]
 
 
@@ -31,8 +31,8 @@ def _static_sizes(x: Any, sizes: list[Any]) -> list[int]:
     for dim, (size, extent) in enumerate(zip(sizes, shape, strict=True)):
         if not isinstance(size, int) or isinstance(size, bool) or size < 1 or size & (size - 1):
             raise misuse(
-                f"extract_slice: size {size!r} of dimension {dim} must be a constexpr power of two, as Triton "
-                "blocks are"
+                f"extract_slice: size {describe(size)} of dimension {dim} must be a constexpr power of two, as "
+                f"Triton blocks are{static_hint(size)}"
             )
         if size > extent:
             raise misuse(f"extract_slice: size {size} of dimension {dim} exceeds the tile's extent {extent} ({shape})")
@@ -65,7 +65,8 @@ def _offsets(x: Any, offsets: list[Any], sizes: list[int], semantic: Any) -> tup
             dynamic.append(off.handle)
         else:
             raise misuse(
-                f"extract_slice: offset {off!r} of dimension {dim} must be an integer constant or an integer scalar"
+                f"extract_slice: offset {describe(off)} of dimension {dim} must be an integer constant or an "
+                "integer scalar"
             )
     return static, dynamic
 
@@ -82,11 +83,15 @@ def extract_slice(x: Any, offsets: Any, sizes: Any, strides: Any = None, _semant
     import triton.language as tl
 
     if not isinstance(x, tl.tensor) or not x.type.is_block():
-        raise misuse(f"extract_slice: the source must be a tile (a block tensor), got {x!r}")
+        raise misuse(f"extract_slice: the source must be a tile (a block tensor), got {describe(x)}")
     from triton.language.core import _unwrap_if_constexpr
 
-    if _unwrap_if_constexpr(strides) is not None and any(s != 1 for s in _ints(strides, "strides")):
-        raise misuse(f"extract_slice: only unit strides are supported, got {_ints(strides, 'strides')}")
+    if _unwrap_if_constexpr(strides) is not None:
+        given = _ints(strides, "strides")
+        if any(not isinstance(s, int) or s != 1 for s in given):
+            raise misuse(
+                f"extract_slice: only unit strides are supported, got [{', '.join(describe(s) for s in given)}]"
+            )
     static_sizes = _static_sizes(x, _ints(sizes, "sizes"))
     static, dynamic = _offsets(x, _ints(offsets, "offsets"), static_sizes, _semantic)
     ret_ty = tl.block_type(x.dtype, static_sizes)

@@ -1,6 +1,13 @@
 """What work costs on each engine of a PE: the one cost function per engine, called by the timing model
-(`program_shape.compute_cost`, `memory.MemorySystem.scalar_access_cycles`) and by CB sizing
+(`program_shape.compute_cost`, `memory.MemorySystem`, the DMA of `timing._Simulator`) and by CB sizing
 (`transforms/analysis/cb_cost`). Reads only `MachineConfig`; the work comes from `machine/work.py`.
+
+DMA: a command costs its issue on the DMA engine (`dma_issue_cycles`), the global level's latency plus
+NoC hops (`global_latency_cycles`), then its bytes on the PE's read or write port. The timing model
+charges the issue and latency per command and PE and moves the bytes through the chip-wide bandwidth
+pools (`machine/memory.py`, the fluid model: the rate depends on what else is in flight); CB sizing,
+which knows no run, assumes every PE streams: each gets `dma_share_bytes_per_cycle` of the level
+(`dma_estimate`).
 
 Units: cycles of the PE clock. `*_cycles` is the ideal occupancy of the engine (work / peak rate; the
 timing model rounds a command up to whole cycles, at least 1), `*_latency_cycles` the extra cycles until a
@@ -64,3 +71,58 @@ def scalar_access_cycles(elems: int, latency: float, config: MachineConfig) -> f
     if elems <= 0:
         return 0.0
     return latency + (elems - 1) * max(1.0, latency / config.scalar_outstanding_loads)
+
+
+# ---------------------------------------------------------------------------------------------------
+# DMA and global memory
+# ---------------------------------------------------------------------------------------------------
+
+
+def dma_issue_cycles(descriptors: int, config: MachineConfig) -> float:
+    """Cycles the DMA engine spends issuing one command of `descriptors` contiguous runs:
+    `dma_issue_cycles` plus `dma_descriptor_cycles` per run."""
+    return config.dma_issue_cycles + descriptors * config.dma_descriptor_cycles
+
+
+def global_latency_cycles(level: str, hops: float, config: MachineConfig) -> float:
+    """Cycles from a global-memory request to its first byte: the latency of `level` ("dram" or "sram")
+    plus `hops` NoC hops of `noc_hop_cycles` (`MachineConfig.noc_hops` of the requesting PE)."""
+    return config.level_latency_cycles(level) + hops * config.noc_hop_cycles
+
+
+def dma_port_bytes_per_cycle(write: bool, config: MachineConfig) -> float:
+    """Bytes per cycle of a PE's DMA write port (`write`) or read port: the most one transfer gets."""
+    return float(config.dma_write_bytes_per_cycle if write else config.dma_read_bytes_per_cycle)
+
+
+def streaming_level(config: MachineConfig) -> str:
+    """The global level ("dram" or "sram") a static estimate charges a kernel's accesses to.
+
+    Tensors behind the LLC (placement "llc") are costed at DRAM: a streaming loop reads each tile for the
+    first time, and a loop whose tiles hit the cache is faster than estimated, which needs no more
+    slots than a slower one as long as the loop stays bandwidth-bound. Costing them at SRAM gave layer
+    norm's DRAM-bound loops 3 slots where 2 run as fast."""
+    return "sram" if config.global_placement == "sram" else "dram"
+
+
+def mean_noc_hops(config: MachineConfig) -> float:
+    """Mean NoC hops from a PE to its memory edge over the chip's PEs (`MachineConfig.noc_hops`)."""
+    return sum(config.noc_hops(pe) for pe in range(config.n_pes)) / config.n_pes
+
+
+def dma_share_bytes_per_cycle(write: bool, config: MachineConfig) -> float:
+    """A PE's share of the streaming level's bandwidth when every PE streams, capped by its DMA port."""
+    level_share = config.level_bytes_per_cycle(streaming_level(config)) / config.n_pes
+    return min(dma_port_bytes_per_cycle(write, config), level_share)
+
+
+def dma_estimate(nbytes: float, write: bool, config: MachineConfig) -> tuple[float, float]:
+    """Static (port occupancy, latency) of a DMA command moving `nbytes` when every PE streams.
+
+    Occupancy: `nbytes` at `dma_share_bytes_per_cycle`. Latency, from the command's start to its first
+    byte: the issue and the streaming level's latency over the mean NoC hops. The contiguous runs of a
+    block depend on its strides, known at run time only, so the estimate charges no per-run descriptor
+    cycles (the timing model does, `dma_descriptor_cycles` each), nor granule rounding.
+    Units: cycles."""
+    memory = global_latency_cycles(streaming_level(config), mean_noc_hops(config), config)
+    return nbytes / dma_share_bytes_per_cycle(write, config), dma_issue_cycles(0, config) + memory

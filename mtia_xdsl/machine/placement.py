@@ -176,6 +176,20 @@ def has_collective(kernel: Operation) -> bool:
     return any(isinstance(op, mtia.ReAllreduceOp) for op in kernel.walk())
 
 
+def reads_pe_id(kernel: Operation) -> bool:
+    """Whether `kernel` reads the PE it runs on (mtia.pe_id, language extension get_pe_id): it may keep per-PE
+    state in global memory, which the programs of a PE must then update in their order (one after the other)."""
+    return any(isinstance(op, mtia.PeIdOp) for op in kernel.walk())
+
+
+def round_starts(pids: list[tuple[int, int, int]], placement: Placement) -> list[int]:
+    """Return the positions in `pids` (ordered by `by_round`) where a round starts, and len(pids)."""
+    _, rounds = placement.rounds()
+    gx, gy, _ = placement.grid
+    of = [int(rounds[p[0] + gx * (p[1] + gy * p[2])]) for p in pids]
+    return [k for k in range(len(of)) if k == 0 or of[k] != of[k - 1]] + [len(of)]
+
+
 def by_round(pids: list[tuple[int, int, int]], placement: Placement) -> list[tuple[int, int, int]]:
     """Return `pids` ordered by (round, PE): each round's programs contiguous (machine/placement.py)."""
     pe, rounds = placement.rounds()

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.report import Report
 
-PANELS = ("dpe", "elements")
+PANELS = (Engine.DPE.value, "elements")
 """The two panels: DPE FLOPs (ceiling: the BF16 DPE peak) and SE + vector-core elements (ceiling: the SE
 peak). FLOPs and elements are different units, so each has its own axes."""
 
@@ -54,7 +55,7 @@ class RooflinePlot:
 
 
 def _panel_ops(report: Report, panel: str) -> float:
-    return report.dpe_flops if panel == "dpe" else report.se_elems + report.vec_elems
+    return report.dpe_flops if panel == Engine.DPE.value else report.se_elems + report.vec_elems
 
 
 def roofline_points(reports: Sequence[Report], labels: Sequence[str] | None = None) -> list[RooflinePoint]:
@@ -90,7 +91,7 @@ def roofs(config: MachineConfig) -> tuple[dict[str, float], dict[str, float]]:
 
 
 _PANEL_TEXT = {
-    "dpe": ("DPE bf16", "FLOP per byte", "achieved FLOP/s (DPE)"),
+    Engine.DPE.value: ("DPE bf16", "FLOP per byte", "achieved FLOP/s (DPE)"),
     "elements": ("SE", "elements per byte", "achieved elements/s (SE + vector core)"),
 }
 
@@ -114,7 +115,7 @@ def plot_roofline(
 
     points = roofline_points(reports, labels)
     memory, engines = roofs(config)
-    panels = [p for p in PANELS if any(q.panel == p for q in points)] or ["dpe"]
+    panels = [p for p in PANELS if any(q.panel == p for q in points)] or [Engine.DPE.value]
     figure = Figure(figsize=(7 * len(panels), 6), dpi=110)
     FigureCanvasAgg(figure)
     markers = "osD^v<>ph*"

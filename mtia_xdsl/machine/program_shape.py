@@ -11,22 +11,21 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
-
-RE_LINK_KIND = "re_link"
-"""Command kind of cross-PE reduction traffic on the RE's neighbour link (`elems` of `dtype`, `re_hops`)."""
 
 ENGINES = tuple(Engine)
 """Engines in index order: per-engine lists of the timing model are indexed by position here."""
 ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
 DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
+RE = ENGINE_INDEX[Engine.RE]
 _WAITS, _FILLS, _ENGINE = attrgetter("waits"), attrgetter("fills"), attrgetter("engine")
 _SCALAR_INSTRS, _SCALAR_BLOCKING = attrgetter("scalar_instrs"), attrgetter("scalar_blocking")
 
@@ -42,7 +41,8 @@ class ProgramShape:
 
     __slots__ = (
         "blocking", "compute_commands", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes",
-        "memory_commands", "occupancy", "pick_compute", "queues", "release_extra", "scalar_cost", "work",
+        "memory_commands", "occupancy", "pick_compute", "queues", "re_barriers", "release_extra", "scalar_cost",
+        "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -56,6 +56,8 @@ class ProgramShape:
         self.queues: list[list[int]] = [[] for _ in ENGINES]
         for i, e in enumerate(engine):
             self.queues[e].append(i)
+        self.re_barriers = [k for k, i in enumerate(self.queues[RE]) if cmds[i].re_group_size]
+        """Positions in the RE queue of the re_reduce commands that wait for their group (machine/re_barrier.py)."""
         self.dependents, self.deps_left = build_dependencies(prog, hazards)
         n = len(cmds)
         self.occupancy: list[float] = [0] * n
@@ -120,16 +122,21 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
     objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
-    misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    misses the cache. Every keyed object lives as long as `prog`, so no id is reused. Programs sharing a
+    `ProgramTrace.structure` object are keyed by it alone.
     """
     cmds = prog.commands
     key = (
-        tuple(map(id, map(_WAITS, cmds))),
-        tuple(map(id, map(_FILLS, cmds))),
-        tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
-        tuple(map(_SCALAR_INSTRS, cmds)),
-        tuple(map(_SCALAR_BLOCKING, cmds)),
-        tuple(prog.cb_depth.items()),
+        (prog.structure,)
+        if prog.structure is not None
+        else (
+            tuple(map(id, map(_WAITS, cmds))),
+            tuple(map(id, map(_FILLS, cmds))),
+            tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
+            tuple(map(_SCALAR_INSTRS, cmds)),
+            tuple(map(_SCALAR_BLOCKING, cmds)),
+            tuple(prog.cb_depth.items()),
+        )
     )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
@@ -144,8 +151,8 @@ class ProgramRun:
     __slots__ = (
         "blocking", "cmds", "commit_state", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
         "end_max", "end_t", "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n",
-        "occupancy", "prog", "queues", "release_extra", "scalar_cost", "scalar_end", "start_cycle", "start_t",
-        "started",
+        "occupancy", "prog", "queues", "re_barriers", "release_extra", "scalar_cost", "scalar_end", "start_cycle",
+        "start_t", "started",
     )  # fmt: skip
 
     def __init__(self, index: int, first: int, prog: ProgramTrace, shape: ProgramShape) -> None:
@@ -169,6 +176,7 @@ class ProgramRun:
         self.occupancy = shape.occupancy
         self.latency = shape.latency
         self.dpe_fill = shape.dpe_fill
+        self.re_barriers = shape.re_barriers
         self.head = [0] * len(ENGINES)
         """Per engine: commands of its queue committed (start cycle known)."""
         self.started = [0] * len(ENGINES)
@@ -185,6 +193,14 @@ class ProgramRun:
             self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
         )  # fmt: skip
         """What `timing._Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
+
+    def retire(self) -> None:
+        """The program is done: keep its issue/start/end cycles as packed float arrays (8 bytes a command
+        instead of a float object each) and drop the state only scheduling needed."""
+        self.issue_t = array("d", self.issue_t)  # type: ignore[assignment]
+        self.start_t = array("d", self.start_t)  # type: ignore[assignment]
+        self.end_t = array("d", self.end_t)  # type: ignore[assignment]
+        self.dep_ready = self.deps_left = self.commit_state = None  # type: ignore[assignment]
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:

@@ -35,13 +35,13 @@ _PLACEMENT_TEXT = {
     "llc": "DRAM behind the SRAM cache",
 }
 _TERM_TEXT = {
-    "dpe": "DPE work at peak",
-    "se": "SE work at peak",
-    "vec": "vector-core work at peak",
+    Engine.DPE.value: "DPE work at peak",
+    Engine.SE.value: "SE work at peak",
+    Engine.VEC.value: "vector-core work at peak",
     "dram": "DRAM DMA bytes / sustained bandwidth",
     "sram": "SRAM DMA bytes / bandwidth",
-    "dma": "the busiest PE's DMA: issue cycles, or port bytes / per-PE port rate",
-    "scalar": "the busiest PE's scalar core: instructions and command issue",
+    Engine.DMA.value: "the busiest PE's DMA: issue cycles, or port bytes / per-PE port rate",
+    Engine.SCALAR.value: "the busiest PE's scalar core: instructions and command issue",
 }
 
 
@@ -478,14 +478,14 @@ def _roofline_terms(timeline: Timeline) -> dict[str, float]:
     cfg, work, traffic = timeline.config, timeline.work, timeline.traffic
     n = cfg.n_pes
     terms = {
-        "dpe": work.dpe_cycles / n,
-        "se": work.se_cycles / n,
-        "vec": work.vec_cycles / n,
+        Engine.DPE.value: work.dpe_cycles / n,
+        Engine.SE.value: work.se_cycles / n,
+        Engine.VEC.value: work.vec_cycles / n,
         # gathers and scatters of the scalar core move bytes too (a kernel with non-box masks has no DMA)
         "dram": (traffic.dma_dram_bytes + traffic.scalar_dram_bytes) / cfg.dram_bytes_per_cycle,
         "sram": (traffic.dma_sram_bytes + traffic.scalar_sram_bytes) / cfg.sram_bytes_per_cycle,
-        "dma": max(timeline.dma_bound_cycles.values(), default=0.0),
-        "scalar": max(timeline.scalar_issue_cycles.values(), default=0.0),
+        Engine.DMA.value: max(timeline.dma_bound_cycles.values(), default=0.0),
+        Engine.SCALAR.value: max(timeline.scalar_issue_cycles.values(), default=0.0),
     }
     return terms
 

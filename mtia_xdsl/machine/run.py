@@ -15,11 +15,14 @@ Batches are exact, not an approximation of the per-program run:
   failing program in launch order, with its kernel line and program id.
 - Atomics apply program by program in batch order (lanes in row-major order of (program, lane)), and
   kernels that print run one program at a time.
+- A kernel that reads its PE (`mtia.pe_id`) runs round by round (the k-th program of every PE, in
+  increasing k), never two programs of a PE in one batch: a PE runs its programs one after the other, so
+  each sees its predecessors' stores (per-PE state in global memory needs no atomics).
 """
 
 from __future__ import annotations
 
-import inspect
+import bisect
 import os
 import sys
 from collections.abc import Callable
@@ -45,6 +48,8 @@ from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's
     by_round,
     has_collective,
     machine_config,
+    reads_pe_id,
+    round_starts,
     run_mapping,
     run_placement,
     run_subgrid,
@@ -94,8 +99,9 @@ def run_kernel(
         traces = runner.run_all()
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
-            extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
-            timeline = simulate(traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra)
+            timeline = simulate(
+                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, progress=bar.update
+            )
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()
@@ -131,6 +137,11 @@ class _BatchRunner:
             self.pids = by_round(self.pids, placement)
             n_pes = placement.subgrid.n_pes
             self.max_batch = max(n_pes, self.max_batch // n_pes * n_pes)
+        self.round_starts: list[int] | None = None
+        """Positions in `pids` where a round starts, for a kernel reading its PE (batches stay in one round)."""
+        if reads_pe_id(launch.kernel) and len(self.pids) > placement.subgrid.n_pes:
+            self.pids = by_round(self.pids, placement)
+            self.round_starts = round_starts(self.pids, placement)
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
         self.collective_results: dict[tuple[int, int], Any] = {}
         self.collective_inputs: dict[tuple[int, int], Any] = {}
@@ -148,13 +159,15 @@ class _BatchRunner:
             start = 0
             while start < len(self.pids):
                 stop = min(start + self.max_batch, len(self.pids))
+                if self.round_starts is not None:  # PE order: never past the end of the round
+                    stop = min(stop, self.round_starts[bisect.bisect_right(self.round_starts, start)])
                 self._run_group(np.arange(start, stop))
                 start = stop
             self._retry_waiting()
         finally:
             memory.end_undo()
         traces = [t for t in self.traces if t is not None]
-        if self.collective:  # back to launch order
+        if self.collective or self.round_starts is not None:  # back to launch order
             gx, gy, _ = self.launch.grid
             traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
         return traces

@@ -20,8 +20,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   dtype, plus a pipeline fill when the DPE was idle before. SE (LUT functions at full rate with the LUT
   latency) / VEC (rate per dtype) / RE / MLU: elements / per-cycle width, results available a latency
   later. RE `re_link` commands (cross-PE reduction traffic): bytes / `re_link_bytes_per_cycle` on the
-  link, then `re_hops` x `re_hop_cycles`. DMA: issue (+ per-descriptor) cycles on the engine, then the
-  memory (+ NoC hop) latency, then the transfer on the PE's read or write port, in order per port.
+  link, then `re_hops` x `re_hop_cycles`; those of an `mtia.re_allreduce` group start together, at the
+  last participant's arrival (a cross-PE barrier: machine/re_barrier.py). DMA: issue (+ per-descriptor)
+  cycles on the engine, then the memory (+ NoC hop) latency, then the transfer on the PE's read or write
+  port, in order per port.
 - Global memory (machine/memory.py): DRAM and SRAM bandwidth shared among all DMA transfers in flight
   on the chip, placement "dram", "sram" or "llc", 32-byte granules, program order through memory.
 
@@ -42,29 +44,35 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mtia_xdsl.machine.commands import Command, ProgramTrace
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine import cost
+from mtia_xdsl.machine.commands import Command, ProgramTrace, command_kind
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
 from mtia_xdsl.machine.placement import MAPPINGS, PeSubgrid, Placement
 from mtia_xdsl.machine.program_shape import (
     DMA,
     ENGINES,
+    RE,
     SCALAR,
     ProgramRun,
     ProgramShape,
     TimingError,
     program_shape,
 )
+from mtia_xdsl.machine.re_barrier import ReBarrier, next_barrier
 from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_cycles
 
 __all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
 
-_WRITE_KINDS = frozenset({"dma_store", "scatter", "store"})
+_WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
+"""Kinds of the commands writing global memory (the write port carries their bytes)."""
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
 
@@ -181,7 +189,7 @@ class _PE:
 
 
 # Event kinds
-_E_END, _E_TRY, _E_XFER, _E_POOL, _ESCALAR, _E_ADVANCE, _E_DONE = range(7)
+_E_END, _E_TRY, _E_XFER, _E_POOL, _ESCALAR, _E_ADVANCE, _E_BARRIER, _E_DONE = range(8)
 
 
 class _Simulator:
@@ -203,10 +211,12 @@ class _Simulator:
             per_pe.setdefault(pe, []).append(i)
         self.memory = MemorySystem(config)
         self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
+        self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         self.work = WorkTotals()
-        self.end_order: list[int] = []
+        self.end_order = array("q")
+        """Commands in the order they ended (index in the concatenation of all programs' commands), packed."""
         self.runs: list[ProgramRun | None] = [None] * len(programs)
         self.first_command = list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
         self.reported = 0
@@ -215,9 +225,7 @@ class _Simulator:
         self.queue_depth = config.cp_queue_depth_commands
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
-        self.dma_issue_cycles = config.dma_issue_cycles
-        self.dma_descriptor_cycles = config.dma_descriptor_cycles
-        self.port_rate = (config.dma_read_bytes_per_cycle, config.dma_write_bytes_per_cycle)
+        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
@@ -249,10 +257,15 @@ class _Simulator:
                 self._finish(a, *b)  # type: ignore[arg-type, misc]
             elif kind == _E_ADVANCE:
                 self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type]
+            elif kind == _E_BARRIER:
+                self._on_barrier(a)  # type: ignore[arg-type]
             else:
                 self._on_done(a, b)  # type: ignore[arg-type]
         if self.progress is not None and len(self.end_order) > self.reported:
             self.progress(len(self.end_order) - self.reported)
+        incomplete = self.re_barrier.incomplete_message()
+        if incomplete is not None:
+            raise TimingError(incomplete)
         for pe in self.pes:
             if pe.run is not None or pe.older is not None or pe.next_program < len(pe.queue):
                 self._raise_deadlock(pe)
@@ -420,6 +433,7 @@ class _Simulator:
 
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
+        run.retire()
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
             self.reported = len(self.end_order)
@@ -456,7 +470,10 @@ class _Simulator:
             queue, head = queues[e], heads[e]
             if blocked_by is not None and blocked_by.head[e] < len(blocked_by.queues[e]):
                 continue  # the older program's commands on e go first; its last commit hands e over
-            while head < len(queue):
+            stop = len(queue)
+            if e == RE and run.re_barriers:  # commit up to the next re_reduce barrier, which waits for its group
+                stop = next_barrier(run.re_barriers, head, stop)
+            while head < stop:
                 i = queue[head]
                 issued = issue_t[i]
                 if issued < 0 or deps_left[i] > 0:
@@ -484,6 +501,8 @@ class _Simulator:
                     end_max = end
                 log.append(first + i)
                 self._release(pe, run, i, end, work)
+            if head == stop < len(queue):
+                self._re_arrive(pe, run, head, queue[head])
             if run is older and head == len(queue) and e not in handoff:
                 handoff.append(e)
         run.ended += ended
@@ -491,6 +510,35 @@ class _Simulator:
         self._check_program_done(pe, run)
         if handoff and pe.run is not None and pe.run is not run:
             self._drain(pe, pe.run, handoff)
+
+    # ---- re_reduce barrier (machine/re_barrier.py) ----
+
+    def _re_arrive(self, pe: _PE, run: ProgramRun, position: int, i: int) -> None:
+        """RE command i of `run`, a re_reduce participant at `position` of its RE queue, is at the queue's head:
+        if it could start (issued, dependencies ended), it arrives at its group's barrier at that cycle."""
+        if run.issue_t[i] < 0 or run.deps_left[i] > 0:
+            return
+        arrival = max(run.issue_t[i] + run.release_extra[i], run.dep_ready[i], pe.engine_free[RE])
+        group = self.re_barrier.arrive(pe, run, position, i, arrival)
+        if group is not None:
+            self.push(self.now, _E_BARRIER, group)
+
+    def _on_barrier(self, group: list[tuple[_PE, ProgramRun, int, float]]) -> None:
+        """The last participant of `group` arrived: every member's transfer starts at the last arrival."""
+        start = max(arrival for _, _, _, arrival in group)
+        for pe, run, i, _ in group:
+            run.head[RE] += 1
+            run.start_t[i] = start
+            free = pe.engine_free[RE] = start + run.occupancy[i]
+            if pe.wait_engine == RE:
+                self._wake_scalar(pe, RE, start)
+            end = run.end_t[i] = free + run.latency[i]
+            run.ended += 1
+            run.end_max = max(run.end_max, end)
+            self.end_order.append(run.first + i)
+            work = [RE]
+            self._release(pe, run, i, end, work)
+            self._drain(pe, run, work)
 
     def _try_start_now(self, pe: _PE, e: int) -> None:
         """Start head commands of engine e (DMA or scalar core) now while they can; else retry when they can.
@@ -541,7 +589,7 @@ class _Simulator:
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        issue = self.dma_issue_cycles + c.descriptors * self.dma_descriptor_cycles
+        issue = cost.dma_issue_cycles(c.descriptors, self.config)
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1
@@ -549,7 +597,7 @@ class _Simulator:
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
-        nbytes = sum([part[1] for part in parts])
+        nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
         pe.port_bytes[direction] += nbytes
         pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
         pe.xfer_fifo[direction].append([run, i, ready, parts, direction])

@@ -20,7 +20,15 @@ from xdsl.traits import IsTerminator
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.interpret.formats import ElementFormat, dtype_name, element_format, element_type_of
+
+COMPUTE_ENGINES: dict[type[Operation], Engine] = {
+    mtia.SeComputeOp: Engine.SE,
+    mtia.VecComputeOp: Engine.VEC,
+    mtia.MluComputeOp: Engine.MLU,
+}
+"""The engine each engine compute op (`mtia.EngineComputeOp`) runs on."""
 
 LUT_OPS = frozenset(
     (

@@ -69,9 +69,12 @@ def _leaves(where: str, name: str, ty: Any, value: Any, tensors: list[Any]) -> l
     """Return (name, type, value) of each leaf of an argument, in the order the kernel's parameters take them.
 
     Tuples and named tuples are passed by element, as Triton 3.9 does; a ctypes.Structure by field
-    (mtia_xdsl.utils.structs), its pointer fields becoming tensor views.
+    (mtia_xdsl.utils.structs), its pointer fields becoming tensor views; a host tensor descriptor
+    (`tensordesc<...>`) as its base, padding flag, shape and strides (`_descriptor_leaves`).
     Raises: KernelLaunchError naming the argument or field when the value does not have the type's shape.
     """
+    if isinstance(ty, str) and ty.startswith("tensordesc"):
+        return _descriptor_leaves(where, name, ty, value)
     if isinstance(ty, str):
         return [(name, ty, value)]
     from mtia_xdsl.utils.structs import StructFieldError, is_struct, struct_leaves
@@ -89,6 +92,31 @@ def _leaves(where: str, name: str, ty: Any, value: Any, tensors: list[Any]) -> l
         label = f"{name}.{fields[i]}" if fields else f"{name}[{i}]"
         out.extend(_leaves(where, label, sub_ty, sub, tensors))
     return out
+
+
+def _descriptor_leaves(where: str, name: str, ty: str, value: Any) -> list[tuple[str, Any, Any]]:
+    """Return the leaves of a host `TensorDescriptor` argument of type `tensordesc<dtype[block]>`.
+
+    In the order tt-rewrite-tensor-descriptor-to-pointer gives the kernel's parameters: the base pointer,
+    an i1 that is true for `padding="nan"`, then the shape (i32 each) and strides (i64 each), which
+    Triton's frontend passes after every descriptor.
+    Raises: KernelLaunchError naming the argument when `value` is not a tensor descriptor of the block's rank.
+    """
+    rank = ty[ty.index("[") :].count(",") + 1
+    parts = [getattr(value, f, None) for f in ("base", "shape", "strides", "padding")]
+    if any(p is None for p in parts) or len(parts[1]) != rank or len(parts[2]) != rank:
+        raise KernelLaunchError(
+            f"{where}: error: argument '{name}' must be a triton.tools.tensor_descriptor.TensorDescriptor of "
+            f"rank {rank} ({ty}), got {type(value).__name__}"
+        )
+    base, shape, strides, padding = parts
+    dtype = ty[len("tensordesc<") : ty.index("[")]
+    return [
+        (f"{name}.base", f"*{dtype}", base),
+        (f"{name}.padding", "i1", padding == "nan"),
+        *((f"{name}.shape[{d}]", "i32", int(s)) for d, s in enumerate(shape)),
+        *((f"{name}.strides[{d}]", "i64", int(s)) for d, s in enumerate(strides)),
+    ]
 
 
 def _convert(where: str, name: str, ty: str, value: Any) -> Any:

@@ -35,8 +35,7 @@ def lower(module: ModuleOp, options: Any, original: ModuleOp | None = None) -> M
     """
     from mtia_xdsl.pipeline import lower as lower_module
     from mtia_xdsl.runtime.errors import CbIdsOutOfResources, LocalStorageOutOfResources
-    from mtia_xdsl.transforms.mtia_cb_allocate import CbIdOverflow
-    from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
+    from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 
     try:
         return lower_module(module, options, original)

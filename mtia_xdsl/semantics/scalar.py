@@ -91,8 +91,14 @@ def _rsqrt(x: Any) -> Any:
     return np.reciprocal(np.sqrt(x))
 
 
-def _round(x: Any) -> Any:
-    return np.trunc(x + np.copysign(np.asarray(0.5, x.dtype), x))
+def round_half_away(x: Any) -> Any:
+    """Round to the nearest integer, halves away from zero (`math.round`, libdevice `round`).
+
+    x - trunc(x) is exact, so no value rounds wrong; adding 0.5 first (as this once did) rounds
+    0.49999997 to 1 and 2^23 + 1 to 2^23 + 2 in f32."""
+    t = np.trunc(x)
+    with np.errstate(invalid="ignore"):  # inf - inf: the comparison is false and inf stays
+        return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(t), x), t)
 
 
 FLOAT_BINARY: dict[str, Fn] = {
@@ -119,7 +125,7 @@ FLOAT_UNARY: dict[str, Fn] = {
     "math.floor": np.floor,
     "math.trunc": np.trunc,
     "math.roundeven": np.rint,
-    "math.round": _round,
+    "math.round": round_half_away,
     "math.exp": np.exp,
     "math.exp2": np.exp2,
     "math.expm1": np.expm1,

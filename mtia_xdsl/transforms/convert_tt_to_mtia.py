@@ -28,14 +28,16 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import builtin, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.transforms.analysis.cb_residency import carried_into_cb
 from mtia_xdsl.transforms.analysis.memory_access import (
     AffineForm,
+    BlockAccess,
     Materializer,
     add,
     analyze_function,
@@ -59,7 +61,8 @@ _LAYOUT_OPS = (
     "tt.cat",
     "mtia.extract_slice",
 )
-_STRUCTURAL = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
+_REGION_OPS = (scf.ForOp, scf.IfOp, scf.WhileOp)
+_STRUCTURAL = (*_REGION_OPS, scf.YieldOp, scf.ConditionOp)
 
 
 def _is_float(t: Attribute) -> bool:
@@ -205,21 +208,7 @@ def convert_memory_accesses(func: Operation) -> None:
             continue
         access = info.accesses.get(op)
         if access is not None:
-            mat = Materializer(op)
-            base = mat.ptr(access.ptr, access.offset)
-            strides = [mat.i64(s) for s in access.strides]
-            bounds = [mat.i64(b) for b in access.bounds]
-            starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
-            if isinstance(op, tt.LoadOp):
-                other = _constant_scalar(op, access.other) if access.other is not None else None
-                if access.index is not None:
-                    scale = mat.i64(access.index_scale)
-                    index = replaced.get(access.index, access.index)
-                    new = mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
-                else:
-                    new = mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
-            else:
-                new = mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
+            new = _dma_access(op, access, replaced)
         elif isinstance(op, tt.LoadOp):
             new = _gather(op)
         else:
@@ -228,6 +217,26 @@ def convert_memory_accesses(func: Operation) -> None:
         if isinstance(op, tt.LoadOp) and new.results:
             replaced[op.result] = new.results[-1]
         Rewriter.replace_op(op, new)
+
+
+def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[SSAValue, SSAValue]) -> Operation:
+    """The DMA form of `op`, a strided block access (`access`), its immediates built before `op`; a load of
+    rows picked by an index tile (made by the converted load `replaced` maps it to) is an indexed DMA."""
+    mat = Materializer(op)
+    base = mat.ptr(access.ptr, access.offset)
+    strides = [mat.i64(s) for s in access.strides]
+    bounds = [mat.i64(b) for b in access.bounds]
+    starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
+    if isinstance(op, tt.LoadOp):
+        other = access.other
+        if isinstance(other, Attribute):
+            other = _constant_scalar(op, other)
+        if access.index is not None:
+            scale = mat.i64(access.index_scale)
+            index = replaced.get(access.index, access.index)
+            return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
+        return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+    return mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
 
 
 def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
@@ -303,16 +312,16 @@ class _EngineMapper:
 
     resident: set[SSAValue]
     scalar_core_atomics: bool = True
+    late: bool = False
+    """Whether the last walk found a region argument to be an engine value after mapping its readers."""
 
     def run_block(self, block: Block) -> None:
         for op in list(block.ops):
             self.visit(op)
 
     def visit(self, op: Operation) -> None:
-        if isinstance(op, scf.ForOp):
-            self._visit_for(op)
-        elif isinstance(op, scf.IfOp | scf.WhileOp):
-            self._visit_branches(op)
+        if isinstance(op, _REGION_OPS):
+            self._visit_region_op(op)
         elif not isinstance(op, _STRUCTURAL) and not (
             op.name.startswith("mtia.") and not isinstance(op, (*mtia.ENGINE_OPS, mtia.ExtractSliceOp))
         ):
@@ -320,25 +329,17 @@ class _EngineMapper:
             if new is not None:
                 self.resident.update(new.results)
 
-    def _visit_for(self, op: scf.ForOp) -> None:
-        """Carried tensors, and scalars carried from engine values, are engine values too."""
-        for init, arg in zip(op.iter_args, op.body.block.args[1:], strict=True):
-            if isinstance(arg.type, TensorType) or init in self.resident:
-                self.resident.add(arg)
-        self.run_block(op.body.block)
-        for init, res in zip(op.iter_args, op.results, strict=True):
-            if isinstance(res.type, TensorType) or init in self.resident:
-                self.resident.add(res)
-
-    def _visit_branches(self, op: scf.IfOp | scf.WhileOp) -> None:
-        """Tensor results, and results the then-branch takes from an engine, are engine values."""
+    def _visit_region_op(self, op: Operation) -> None:
+        """Values the op carries from engine values are engine values too (`cb_residency`'s rule: from
+        the inits before its regions are mapped, from what they yield after). A region argument found to
+        be one only after its regions were mapped sets `late`: its readers must be mapped again."""
+        self.resident.update(carried_into_cb(op, self.resident))
         for region in op.regions:
             for block in region.blocks:
                 self.run_block(block)
-        then_yield = op.true_region.block.last_op if isinstance(op, scf.IfOp) and op.results else None
-        for i, res in enumerate(op.results):
-            if isinstance(res.type, TensorType) or (then_yield is not None and then_yield.operands[i] in self.resident):
-                self.resident.add(res)
+        new = [v for v in carried_into_cb(op, self.resident) if v not in self.resident]
+        self.late |= any(isinstance(v, BlockArgument) for v in new)
+        self.resident.update(new)
 
     def map_op(self, op: Operation) -> Operation | None:
         if isinstance(op, mtia.ENGINE_OPS):
@@ -463,6 +464,19 @@ _MAX_POINTER_ITER_ARGS = 64
 """Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
 
 
+def map_engines(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
+    """Map every op of `func` to its engine (step 3), in program order.
+
+    An op reading a carried value is mapped before the value's yield: if the yield turns out to be an
+    engine value, the carried value lives in a CB (`cb_residency`, the rule mtia-cb-bufferize places CBs
+    by), so the walk repeats, keeping what it knows, until it finds no such value late.
+    """
+    mapper = _EngineMapper(set(), scalar_core_atomics, late=True)
+    while mapper.late:
+        mapper.late = False
+        mapper.run_block(func.body.block)
+
+
 def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
     """Apply the steps of the pass to one kernel function."""
     emulate_fp8(func)
@@ -472,7 +486,6 @@ def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
     region_dce(func.body)
     convert_memory_accesses(func)
     region_dce(func.body)
-    mapper = _EngineMapper(set(), scalar_core_atomics)
-    mapper.run_block(func.body.block)
+    map_engines(func, scalar_core_atomics)
     _wrap_leftover_constants(func)
     region_dce(func.body)

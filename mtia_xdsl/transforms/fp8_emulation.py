@@ -45,7 +45,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
-from mtia_xdsl.utils.fp8 import FP8_FORMATS, Fp8Format, decode_fp8_np, encode_fp8_np  # noqa: F401  (re-exported)
+from mtia_xdsl.utils.fp8 import FP8_FORMATS, Fp8Format, encode_fp8_np
 from mtia_xdsl.utils.locations import location_str
 
 _FP8_TYPES = (

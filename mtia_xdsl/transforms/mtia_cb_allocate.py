@@ -12,8 +12,10 @@ points, so the CBs form an interval graph:
   with the lower LS high-water mark is kept (greedy-by-size on a tie). Deterministic: ties go by
   cb_alloc order.
 
-The result is written on each `mtia.cb_alloc` as the properties `cb_id` and `ls_offset`; the cb_alloc
-verifier checks the assignment against the liveness analysis whenever the IR is verified.
+The result is written on each `mtia.cb_alloc` as the properties `cb_id` and `ls_offset`. An allocation the
+input already carries (hand-written, or from an earlier run) is checked first and refused if two CBs alive
+at the same time share an ID or bytes (`cb_liveness.verify_cb_allocation`, as mtia-run checks its input);
+the pass then places every CB anew and checks its own result the same way.
 
 Requires: mtia-cb-bufferize (run after mtia-cb-sizing: the depths decide the bytes).
 Raises: CbIdOverflow (a PassFailedException) when more CBs are alive at once than `MachineConfig.cb_ids`;
@@ -31,33 +33,21 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis.cb_liveness import (
     CbLiveness,
     CbLiveRange,
     CbPeak,
+    allocation_conflicts,
     analyze_cb_liveness,
     kernels,
+    verify_cb_allocation,
 )
-from mtia_xdsl.transforms.mtia_cb_bufferize import LocalStorageOverflow
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
-
-
-class CbIdOverflow(PassFailedException):
-    """More CBs of a kernel are alive at once than the CP has CB IDs (`MachineConfig.cb_ids`).
-
-    `required` is the CBs alive at the peak, `limit` the CB IDs; the message names the kernel lines of the
-    values alive at the peak.
-    """
-
-    def __init__(self, message: str, required: int, limit: int) -> None:
-        super().__init__(message)
-        self.required = required
-        self.limit = limit
 
 
 @dataclass(frozen=True)
@@ -208,8 +198,11 @@ class MtiaCbAllocatePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_buffer_level(op, self.name)
+        verify_cb_allocation(op)
         config = machine_config_for(op, self.name)
         for func in kernels(op):
             plan = plan_allocation(func, config)
             check_fits(func, plan, config)
             apply_allocation(plan)
+            conflicts = allocation_conflicts(func, plan.liveness)
+            assert not conflicts, f"{self.name} placed CBs alive together on shared IDs or bytes: {conflicts[0]}"

@@ -5,7 +5,8 @@ Tensor-level engine ops become buffer-level commands: a producer is bracketed by
 input CB and reads the front tile; the front tile is released by `mtia.cb_pop` after its last
 consumer in the block that defines it. The scalar core reads an engine-produced scalar with the
 blocking `mtia.cb_read`. Values carried around an `scf.for` or out of an `scf.if` share one CB with
-the values that feed them (an identity copy command is inserted where a feeding value is not exclusively
+the values that feed them (which values live in CBs: `transforms/analysis/cb_residency.py`, the rule
+convert-tt-to-mtia maps engines by; an identity copy command is inserted where a feeding value is not exclusively
 the carried one), and drop out of the loop's or branch's SSA values. An `scf.while` carries a tile the
 same way: its init, before-region argument and after-region yield share one CB, and so do the value
 its `scf.condition` forwards, the after-region argument and the result; a before-region argument the
@@ -42,56 +43,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia, tt
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.analysis.cb_residency import cb_resident_values
+from mtia_xdsl.transforms.errors import LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import is_buffer_level
 from mtia_xdsl.transforms.scf_utils import rebuild_for
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str, with_loc
-
-# ----------------------------------------------------------------------------------------------
-# Residency: which values engines produce
-# ----------------------------------------------------------------------------------------------
-
-
-def compute_resident(func: Operation) -> set[SSAValue]:
-    """Return the values that live in CBs: engine results and values carried from them."""
-    resident: set[SSAValue] = set()
-    for op in func.walk():
-        if isinstance(op, mtia.ENGINE_OPS):
-            resident.update(op.results)
-    changed = True
-    while changed:
-        changed = False
-        for op in func.walk():
-            for value in _carried_values(op, resident):
-                if value not in resident:
-                    resident.add(value)
-                    changed = True
-    return resident
-
-
-def _carried_values(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
-    out: list[SSAValue] = []
-    if isinstance(op, scf.ForOp):
-        yield_op = op.body.block.last_op
-        for i, (init, arg, res) in enumerate(zip(op.iter_args, op.body.block.args[1:], op.results, strict=True)):
-            fed = init in resident or yield_op.operands[i] in resident
-            if isinstance(arg.type, TensorType) or fed:
-                out += [arg, res]
-    elif isinstance(op, scf.IfOp):
-        for i, res in enumerate(op.results):
-            yields = [r.block.last_op.operands[i] for r in op.regions if r.blocks]
-            if isinstance(res.type, TensorType) or any(y in resident for y in yields):
-                out.append(res)
-    elif isinstance(op, scf.WhileOp):
-        before, after = op.before_region.block, op.after_region.block
-        cond, yield_op = before.last_op, after.last_op
-        for i, (init, arg) in enumerate(zip(op.arguments, before.args, strict=True)):
-            if isinstance(arg.type, TensorType) or init in resident or yield_op.operands[i] in resident:
-                out.append(arg)
-        for j, (arg, res) in enumerate(zip(after.args, op.res, strict=True)):
-            if isinstance(arg.type, TensorType) or cond.operands[1 + j] in resident:
-                out += [arg, res]
-    return out
 
 
 def _loc(op: Operation | None) -> str:
@@ -145,7 +102,7 @@ def make_carried_values_exclusive(func: Operation, resident: set[SSAValue]) -> s
             _exclusive_if(op, resident)
         elif isinstance(op, scf.WhileOp):
             _exclusive_while(op, resident)
-    return compute_resident(func)
+    return cb_resident_values(func)
 
 
 def _exclusive_for(loop: scf.ForOp, resident: set[SSAValue]) -> None:
@@ -667,19 +624,6 @@ def erase_old(old_ops: list[Operation]) -> None:
         Rewriter.erase_op(op, safe_erase=False)
 
 
-class LocalStorageOverflow(PassFailedException):
-    """The CBs of a kernel need more local storage than a PE has.
-
-    `required_bytes` and `limit_bytes` are bytes per PE; the message names the kernel line and lists
-    the largest CBs.
-    """
-
-    def __init__(self, message: str, required_bytes: int, limit_bytes: int) -> None:
-        super().__init__(message)
-        self.required_bytes = required_bytes
-        self.limit_bytes = limit_bytes
-
-
 _LISTED_CBS = 8
 """How many of the largest CBs an LS overflow message lists."""
 
@@ -733,7 +677,7 @@ class MtiaCbBufferizePass(ModulePass):
 
 def bufferize_function(func: tt.FuncOp, ls_bytes: int) -> None:
     """Run the four steps of the pass on one kernel."""
-    resident = compute_resident(func)
+    resident = cb_resident_values(func)
     resident = make_carried_values_exclusive(func, resident)
     plan = plan_cbs(func, resident)
     reads = insert_scalar_reads(func, resident, plan)

@@ -37,8 +37,8 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
 
 STRATEGIES = ("greedy", "uniform")
@@ -162,7 +162,7 @@ def _streamed_choice(
     what = "DMA" if isinstance(producer, mtia.DmaLoadOp) else producer.name
     text = (
         f"streamed by {what} in the loop at {_short_loc(loop)}: read {held:.0f} + refill {fill:.0f} cycles "
-        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter}-bound) -> {need} slots"
+        f"vs iteration {period.period_cycles:.0f} cycles ({period.limiter.value}-bound) -> {need} slots"
     )
     if need > cap:
         text += f", capped at {cap}"

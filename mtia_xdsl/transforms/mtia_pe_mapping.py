@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, PE_MAPPINGS, SUBGRID_ATTR, PeSubgrid
-from mtia_xdsl.transforms.mtia_set_target import machine_config_for
+from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
 
 STRATEGIES = PE_MAPPINGS

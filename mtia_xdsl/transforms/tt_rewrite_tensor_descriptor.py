@@ -10,9 +10,16 @@ A block load or store is one masked access: its mask is a box (`-i_d <= range_d 
 which convert-tt-to-mtia turns into one DMA with effective-shape bounds and, for a block beginning
 before its tensor, start lanes (no branch, no pointer or mask tensors at run time).
 
+A kernel argument of type `!tt.tensordesc` (a host-side `triton.tools.tensor_descriptor.TensorDescriptor`;
+Triton's frontend follows it with the descriptor's shape, i32 each, and strides, i64 each) becomes two
+arguments, the base `!tt.ptr` and an i1 that is true for `padding="nan"` (the padding is not part of
+Triton's specialization key, so it is a run-time value here as in upstream's decomposed descriptors):
+`(!tt.tensordesc<B>, i32 x r, i64 x r) -> (!tt.ptr<e>, i1, i32 x r, i64 x r)`. The launcher
+(`mtia_xdsl.runtime.launch`) passes a host descriptor in that order.
+
 Requires: helpers inlined (each descriptor is made in the function that uses it).
 Raises: PassFailedException at the op's kernel line for a descriptor that does not come from a
-`tt.make_tensor_descriptor` in the same function (a kernel argument, or carried through a loop or
+`tt.make_tensor_descriptor` in the same function or from a kernel argument (carried through a loop or
 branch), and for `inc`/`dec` reductions.
 Example: mtia-opt k.mlir -p tt-rewrite-tensor-descriptor-to-pointer
 """
@@ -24,12 +31,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
     FloatAttr,
+    FunctionType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     Signedness,
     TensorType,
+    i1,
     i32,
     i64,
 )
@@ -63,22 +74,85 @@ class _Descriptor:
     """The block type with a signless element (what loads produce)."""
     padding_nan: bool
     unsigned: bool
+    nan_flag: SSAValue | None = None
+    """An i1 true for NaN padding, known at run time only (host descriptors), else None."""
 
 
-def _descriptor(desc: SSAValue, user: Operation) -> _Descriptor:
+def _is_unsigned(desc_type: tt.TensorDescType) -> bool:
+    elem = desc_type.block_type.element_type
+    return isinstance(elem, IntegerType) and elem.signedness.data == Signedness.UNSIGNED
+
+
+def _descriptor(desc: SSAValue, user: Operation, host: dict[SSAValue, _Descriptor]) -> _Descriptor:
+    if desc in host:
+        return host[desc]
     make = desc.owner
     if not isinstance(make, tt.MakeTensorDescOp):
         raise PassFailedException(
             f"{location_str(user.location)}: error: {user.name} uses a tensor descriptor that is not made by "
-            "tl.make_tensor_descriptor in this kernel (a kernel argument, or carried through a loop or branch); "
-            "create the descriptor with tl.make_tensor_descriptor where it is used"
+            "tl.make_tensor_descriptor in this kernel or passed as a kernel argument (it is carried through a "
+            "loop or branch); create the descriptor with tl.make_tensor_descriptor where it is used"
         )
     desc_type = make.result.type
-    elem = desc_type.block_type.element_type
-    unsigned = isinstance(elem, IntegerType) and elem.signedness.data == Signedness.UNSIGNED
     return _Descriptor(
-        make.base, list(make.shape), list(make.strides), desc_type.value_type(), make.padding_name == "nan", unsigned
+        make.base,
+        list(make.shape),
+        list(make.strides),
+        desc_type.value_type(),
+        make.padding_name == "nan",
+        _is_unsigned(desc_type),
     )
+
+
+def _host_descriptors(func: tt.FuncOp) -> dict[SSAValue, _Descriptor]:
+    """Give each `!tt.tensordesc` argument of `func` its base pointer and padding-flag arguments.
+
+    The new arguments follow the descriptor's; the descriptor argument itself is erased by
+    `_erase_host_descriptors` once nothing uses it. Raises: PassFailedException at the function when the
+    descriptor is not followed by its shape (i32) and strides (i64), as Triton's frontend emits them.
+    """
+    block = func.body.blocks.first
+    if block is None:
+        return {}
+    found: dict[SSAValue, _Descriptor] = {}
+    for arg in [a for a in block.args if isinstance(a.type, tt.TensorDescType)]:
+        desc_type = arg.type
+        assert isinstance(desc_type, tt.TensorDescType)
+        rank = len(desc_type.block_type.get_shape())
+        rest = list(block.args[arg.index + 1 : arg.index + 1 + 2 * rank])
+        if [a.type for a in rest] != [i32] * rank + [i64] * rank:
+            raise PassFailedException(
+                f"{location_str(func.location)}: error: the tensor descriptor argument {arg.index} of "
+                f"{func.sym_name.data} is not followed by its shape ({rank} x i32) and strides ({rank} x i64) "
+                "as Triton's frontend passes a host TensorDescriptor"
+            )
+        block_type = desc_type.value_type()
+        elem = block_type.element_type
+        base = block.insert_arg(tt.PointerType(elem), arg.index + 1)
+        nan_flag = block.insert_arg(i1, arg.index + 2)
+        found[arg] = _Descriptor(base, rest[:rank], rest[rank:], block_type, False, _is_unsigned(desc_type), nan_flag)
+    return found
+
+
+def _erase_host_descriptors(func: tt.FuncOp) -> None:
+    """Erase the (now unused) `!tt.tensordesc` arguments of `func` and update its type and arg_attrs."""
+    block = func.body.blocks.first
+    if block is None:
+        return
+    attrs = list(func.arg_attrs.data) if func.arg_attrs is not None else None
+    for arg in reversed([a for a in block.args if isinstance(a.type, tt.TensorDescType)]):
+        if arg.uses:
+            user = next(iter(arg.uses)).operation
+            raise PassFailedException(
+                f"{location_str(user.location)}: error: the tensor descriptor argument is passed to {user.name}; "
+                "use it only in tt.descriptor_* ops of the kernel"
+            )
+        if attrs is not None:
+            attrs[arg.index : arg.index + 1] = [DictionaryAttr({}), DictionaryAttr({})]
+        block.erase_arg(arg)
+    func.function_type = FunctionType.from_lists([a.type for a in block.args], func.function_type.outputs.data)
+    if attrs is not None:
+        func.arg_attrs = ArrayAttr(attrs)
 
 
 class _Emit:
@@ -163,14 +237,25 @@ def _gather_access(e: _Emit, d: _Descriptor, x_offsets: SSAValue, y_offset: SSAV
 
 def _padding(e: _Emit, d: _Descriptor, shape: Sequence[int]) -> SSAValue:
     """Return the `other` of loads through `d`: its padding (0 or NaN) splat to `shape`."""
+    elem = d.block.element_type
+    if d.nan_flag is not None and not isinstance(elem, IntegerType):
+        padding = e.op(arith.SelectOp(d.nan_flag, e.const(float("nan"), elem), e.const(0, elem)))
+        return e.splat(padding, shape)
     value = float("nan") if d.padding_nan else 0
-    return e.splat(e.const(value, d.block.element_type), shape)
+    return e.splat(e.const(value, elem), shape)
 
 
-class _RewriteLoad(RewritePattern):
+class _DescriptorPattern(RewritePattern):
+    """A rewrite of one tt.descriptor_* op; `host` maps host-descriptor arguments to what they stand for."""
+
+    def __init__(self, host: dict[SSAValue, _Descriptor]):
+        self.host = host
+
+
+class _RewriteLoad(_DescriptorPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorLoadOp, rewriter: PatternRewriter) -> None:
-        d = _descriptor(op.desc, op)
+        d = _descriptor(op.desc, op, self.host)
         e = _Emit(rewriter, op)
         acc = _block_access(e, d, list(op.indices))
         other = _padding(e, d, d.block.get_shape())
@@ -178,10 +263,10 @@ class _RewriteLoad(RewritePattern):
         rewriter.replace(op, [], [load])
 
 
-class _RewriteStore(RewritePattern):
+class _RewriteStore(_DescriptorPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorStoreOp, rewriter: PatternRewriter) -> None:
-        d = _descriptor(op.desc, op)
+        d = _descriptor(op.desc, op, self.host)
         e = _Emit(rewriter, op)
         acc = _block_access(e, d, list(op.indices))
         e.op(tt.StoreOp(acc.ptr, op.src, acc.full))
@@ -203,10 +288,10 @@ def _rmw_kind(op: tt.DescriptorReduceOp, d: _Descriptor) -> str:
     )
 
 
-class _RewriteReduce(RewritePattern):
+class _RewriteReduce(_DescriptorPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorReduceOp, rewriter: PatternRewriter) -> None:
-        d = _descriptor(op.desc, op)
+        d = _descriptor(op.desc, op, self.host)
         kind = _rmw_kind(op, d)
         e = _Emit(rewriter, op)
         acc = _block_access(e, d, list(op.indices))
@@ -214,23 +299,21 @@ class _RewriteReduce(RewritePattern):
         rewriter.erase(op)
 
 
-class _RewriteGather(RewritePattern):
+class _RewriteGather(_DescriptorPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorGatherOp, rewriter: PatternRewriter) -> None:
-        d = _descriptor(op.desc, op)
+        d = _descriptor(op.desc, op, self.host)
         e = _Emit(rewriter, op)
         acc = _gather_access(e, d, op.x_offsets, op.y_offset)
-        other = e.splat(
-            e.const(float("nan") if d.padding_nan else 0, d.block.element_type), tt.shape_of(op.result.type)
-        )
+        other = _padding(e, d, tt.shape_of(op.result.type))
         load = e.op(tt.LoadOp(acc.ptr, acc.full, other))
         rewriter.replace(op, [], [load])
 
 
-class _RewriteScatter(RewritePattern):
+class _RewriteScatter(_DescriptorPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.DescriptorScatterOp, rewriter: PatternRewriter) -> None:
-        d = _descriptor(op.desc, op)
+        d = _descriptor(op.desc, op, self.host)
         e = _Emit(rewriter, op)
         acc = _gather_access(e, d, op.x_offsets, op.y_offset)
         e.op(tt.StoreOp(acc.ptr, op.src, acc.full))
@@ -251,9 +334,16 @@ class TtRewriteTensorDescriptorPass(ModulePass):
     name = "tt-rewrite-tensor-descriptor-to-pointer"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [_RewriteLoad(), _RewriteStore(), _RewriteReduce(), _RewriteGather(), _RewriteScatter()]
+        funcs = [f for f in op.walk() if isinstance(f, tt.FuncOp)]
+        host: dict[SSAValue, _Descriptor] = {}
+        for func in funcs:
+            host.update(_host_descriptors(func))
+        kinds = (_RewriteLoad, _RewriteStore, _RewriteReduce, _RewriteGather, _RewriteScatter)
+        patterns: list[RewritePattern] = [kind(host) for kind in kinds]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(_EraseUnusedMake()).rewrite_module(op)
+        for func in funcs:
+            _erase_host_descriptors(func)
         for inner in op.walk():
             if isinstance(inner.results[0].type if inner.results else None, tt.TensorDescType):
                 raise PassFailedException(

@@ -27,3 +27,16 @@ def caller_line() -> str:
             return f"{path}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown location>"
+
+
+def in_triton_interpreter() -> bool:
+    """Return whether Triton's interpreter (TRITON_INTERPRET=1) is running the calling code."""
+    import triton.runtime.interpreter as interpreter
+
+    own = os.path.abspath(interpreter.__file__)
+    frame = inspect.currentframe()
+    while frame is not None:
+        if os.path.abspath(frame.f_code.co_filename) == own:
+            return True
+        frame = frame.f_back
+    return False

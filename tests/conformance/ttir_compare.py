@@ -13,23 +13,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from triton._C.libtriton import ir, passes
+from triton._C.libtriton import ir
 from xdsl.printer import Printer
 
 from mtia_xdsl.frontend import FrontendOptions, build_tt_module, inline_and_clean
+from tests.conformance.make_ttir import run_make_ttir
 
 
 def _run_ttir_passes(mod: Any) -> str:
-    pm = ir.pass_manager(mod.context)
-    passes.common.add_inliner(pm)
-    passes.common.add_canonicalizer(pm)
-    passes.ttir.add_combine(pm)
-    passes.ttir.add_reorder_broadcast(pm)
-    passes.common.add_cse(pm)
-    passes.common.add_licm(pm)
-    passes.common.add_symbol_dce(pm)
-    passes.ttir.add_loop_unroll(pm)
-    pm.run(mod, "make_ttir")
+    run_make_ttir(mod)
     return mod.str_nodebug()
 
 

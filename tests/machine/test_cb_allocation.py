@@ -42,7 +42,7 @@ def test_the_allocated_program_runs_correctly() -> None:
 
 def test_two_live_cbs_sharing_bytes_is_caught_by_the_model() -> None:
     """x and y are alive together (x + y reads both); give y the bytes of x: writing y clobbers x, and the
-    read of x by `x + y` is an error naming that line (the verifier is bypassed: no module.verify())."""
+    read of x by `x + y` is an error naming that line (no static check ran: verify_cb_allocation would refuse it)."""
     program = _program()
     x_cb, y_cb = _allocs(program)[:2]
     y_cb.properties["ls_offset"] = x_cb.ls_offset

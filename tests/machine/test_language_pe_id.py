@@ -86,3 +86,38 @@ def test_tt_reference_without_a_machine_names_what_to_pass():
 def test_subgrid_off_the_chip_is_refused(subgrid, message):
     with pytest.raises(ValueError, match=message):
         MtiaOptions(pe_subgrid=subgrid)
+
+
+@triton.jit
+def _per_pe_tally(scratch_ptr, BLOCK: tl.constexpr):
+    """Adds its program id into its PE's row of `scratch` with a plain load and store (no atomics)."""
+    row = scratch_ptr + mtl.get_pe_id() * BLOCK + tl.arange(0, BLOCK)
+    tl.store(row, tl.load(row) + tl.program_id(0))
+
+
+@pytest.mark.parametrize(("grid", "subgrid", "mapping"), [(200, (0, 8, 8), "linear"), (37, (9, 2, 3), "zigzag")])
+def test_a_pe_runs_its_programs_one_after_the_other(grid, subgrid, mapping):
+    # the programs of a PE see each other's stores in program-id order, so PE-private state needs no atomics
+    n_pes = subgrid[1] * subgrid[2]
+    scratch = torch.zeros(n_pes, 16, dtype=torch.int32)
+    _per_pe_tally[(grid,)](scratch, BLOCK=16, pe_subgrid=subgrid, pe_mapping=mapping)
+    pes = mtia_xdsl.last_run().timeline.pe_of_program
+    base, width = subgrid[0], subgrid[1]
+    local = [(p // MTIA2I.pe_cols - base // MTIA2I.pe_cols) * width + p % MTIA2I.pe_cols - base % MTIA2I.pe_cols
+             for p in pes]  # fmt: skip
+    expected = torch.zeros(n_pes, dtype=torch.int32)
+    for pid, pe in enumerate(local):
+        expected[pe] += pid
+    assert torch.equal(scratch, expected[:, None].expand(n_pes, 16))
+    reference = torch.zeros(n_pes, 16, dtype=torch.int32)
+    module = build_tt_module(_per_pe_tally, {"scratch_ptr": "*i32"}, {"BLOCK": 16})
+    run_tt(module, (grid, 1, 1), [reference], options=MtiaOptions(pe_subgrid=subgrid, pe_mapping=mapping))
+    assert torch.equal(reference, scratch)
+
+
+@pytest.mark.parametrize("variant", ["per_pe", "atomic", "persistent"])
+def test_column_sums_example(variant):
+    from examples.column_sums import col_sums
+
+    x = torch.randn(2000, 100, generator=torch.Generator().manual_seed(6))  # 125 programs of 16 rows on 64 PEs
+    torch.testing.assert_close(col_sums(x, variant, BLOCK_M=16), x.sum(0), rtol=1e-5, atol=1e-4)

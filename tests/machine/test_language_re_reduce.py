@@ -164,3 +164,28 @@ def test_bad_arguments_are_refused_at_the_kernel_line(args, message):
     bad.__globals__["AXIS_OP"] = tl.constexpr(args)
     with pytest.raises(Exception, match=r"test_language_re_reduce.py:\d+:\d+: error: re_reduce: " + message):
         build_tt_module(triton.jit(bad), {"out_ptr": "*i32"})
+
+
+@triton.jit
+def _one_slow(x_ptr, out_ptr, SLOW: tl.constexpr, TRIPS: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros([64], dtype=tl.float32)
+    for i in range(0, 1 + (pid == SLOW).to(tl.int32) * (TRIPS - 1)):  # one program loads TRIPS tiles, the others one
+        acc += tl.load(x_ptr + i * 64 + tl.arange(0, 64))
+    tl.store(out_ptr + pid * 64 + tl.arange(0, 64), mtl.re_reduce(acc, 0, "sum"))
+
+
+def test_every_participant_waits_for_the_slowest_one():
+    slow, trips = 3, 64
+    x = torch.randn(trips * 64, generator=torch.Generator().manual_seed(5))
+    out = torch.zeros(8, 64)
+    _one_slow[(8,)](x, out, SLOW=slow, TRIPS=trips, pe_subgrid=(0, 8, 1))
+    expected = x.view(trips, 64).sum(0) + 7 * x[:64]
+    torch.testing.assert_close(out, expected.expand(8, 64), rtol=1e-5, atol=1e-4)
+    run = mtia_xdsl.last_run()
+    link = [next(i for i, c in enumerate(t.commands) if c.kind == "re_link") for t in run.traces]
+    issue, start, end = zip(*[(cycles[0][k], cycles[1][k], cycles[2][k])
+                              for cycles, k in zip(run.timeline.command_cycles, link)])  # fmt: skip
+    assert max(issue) == issue[slow] > 2 * max(issue[p] for p in range(8) if p != slow)  # much later than the others
+    assert set(start) == {issue[slow]} and len(set(end)) == 1  # all transfer once the slow one arrived, together
+    assert all(run.timeline.program_cycles[p][1] > issue[slow] for p in range(8))

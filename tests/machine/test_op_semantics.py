@@ -3,9 +3,13 @@
 IEEE 754-2019 `maximum`/`maximumNumber` order -0.0 < +0.0; numpy's `maximum`/`fmax` return either zero.
 """
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
+
+from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY
 
 
 @triton.jit
@@ -34,3 +38,22 @@ def test_re_reduce_max_orders_signed_zeros() -> None:
         out = torch.full((4,), 7.0)
         _max_min[(1,)](x, out, BLOCK=16)
         assert torch.equal(torch.signbit(out), torch.tensor([False, True, False, True])), out
+
+
+def test_math_round_and_libdevice_round_are_one_function_rounding_halves_away() -> None:
+    """`math.round` and libdevice `round` share one semantics; adding 0.5 before truncating (what
+    `math.round` once did) rounds 0.49999997 up to 1 and 2^23 + 1 to 2^23 + 2 in f32."""
+    x = np.array([0.49999997, -0.49999997, 8388609.0, 2.5, -2.5, -0.0], dtype=np.float32)
+    expected = np.array([0.0, -0.0, 8388609.0, 3.0, -3.0, -0.0], dtype=np.float32)
+    assert LIBDEVICE["round"] is FLOAT_UNARY["math.round"]
+    out = FLOAT_UNARY["math.round"](x)
+    assert out.dtype == np.float32
+    assert np.array_equal(out, expected) and np.array_equal(np.signbit(out), np.signbit(expected))
+
+
+def test_libdevice_stems_of_arith_and_math_ops_use_their_semantics() -> None:
+    """A libdevice stem that is an arith/math op (`__nv_expf`, `__nv_fadd_rn`) is evaluated by that op's function."""
+    assert libdevice_function("__nv_expf") is FLOAT_UNARY["math.exp"]
+    assert libdevice_function("__nv_fadd_rn") is FLOAT_BINARY["arith.addf"]
+    assert libdevice_function("__nv_isnanf") is np.isnan
+    assert libdevice_function("__nv_no_such_function") is None

@@ -283,7 +283,7 @@ def test_fp8_numpy_codec_matches_torch_for_every_format() -> None:
     import numpy as np
     from xdsl.dialects import builtin
 
-    from mtia_xdsl.transforms.fp8_emulation import FP8_FORMATS, decode_fp8_np, encode_fp8_np
+    from mtia_xdsl.utils.fp8 import FP8_FORMATS, decode_fp8_np, encode_fp8_np
 
     x = _wide_floats(4000)
     every = torch.arange(256, dtype=torch.uint8)

@@ -50,8 +50,9 @@ class SimCB:
     waited: int = 0
     overlaps: list[list[tuple[SimCB, int]]] = field(default_factory=list)
     """Per slot: the (CB, slot) pairs of other CBs whose bytes overlap it."""
-    clobbered: list[str | None] = field(default_factory=list)
-    """Per slot: who wrote its bytes after this CB last wrote the slot (None: nobody)."""
+    clobbered: list[tuple[SimCB, Operation] | None] = field(default_factory=list)
+    """Per slot: the (CB, op) that wrote its bytes after this CB last wrote the slot (None: nobody); the
+    error text is built only when a read finds one."""
 
     def _error(self, msg: str, op: Operation) -> InterpretationError:
         return InterpretationError(
@@ -78,13 +79,15 @@ class SimCB:
         slot = seq % self.depth
         self.clobbered[slot] = None
         for other, k in self.overlaps[slot]:
-            other.clobbered[k] = f"{self.describe()}, written at {location_str(op.location)}"
+            other.clobbered[k] = (self, op)
 
     def _check_read(self, seq: int, op: Operation) -> None:
         if not self.clobbered:
             return
-        by = self.clobbered[seq % self.depth]
-        if by is not None:
+        clobber = self.clobbered[seq % self.depth]
+        if clobber is not None:
+            writer, write_op = clobber
+            by = f"{writer.describe()}, written at {location_str(write_op.location)}"
             raise self._error(
                 f"a command reads a tile whose LS bytes another CB has written since: {by} (the CB allocation "
                 "gives CBs alive at the same time overlapping bytes)",

@@ -35,7 +35,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+from mtia_xdsl.machine.commands import Command, Engine, SlotRef, command_kind
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
 from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo
@@ -51,7 +51,7 @@ from mtia_xdsl.machine.interpret.masks import (
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value
-from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.machine.work import COMPUTE_ENGINES, elem_count
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 from mtia_xdsl.utils.locations import location_str
@@ -91,11 +91,6 @@ _CB_METHODS: dict[type[Operation], Callable[[SimCB, int, Operation], None]] = {
     mtia.CbPopOp: SimCB.pop,
 }
 _NO_RESULTS = OpImplResult((), None)
-_COMPUTE_KINDS: dict[type[Operation], tuple[Engine, str]] = {
-    mtia.SeComputeOp: (Engine.SE, "se_compute"),
-    mtia.VecComputeOp: (Engine.VEC, "vec_compute"),
-    mtia.MluComputeOp: (Engine.MLU, "mlu_compute"),
-}
 
 
 @register_impls
@@ -112,9 +107,8 @@ class MtiaFunctions(InterpreterFunctions):
     def prepare_op(self, op: Operation) -> Callable[..., OpImplResult] | None:
         """Return an implementation specialized to a CB op (slot count read once) or an engine compute op
         (command fields read once), else None; see reference._Interpreter."""
-        engine_kind = _COMPUTE_KINDS.get(type(op))
-        if engine_kind is not None:
-            return self._prepare_compute(op, *engine_kind)  # type: ignore[arg-type]
+        if isinstance(op, mtia.EngineComputeOp):
+            return self._prepare_compute(op)
         method = _CB_METHODS.get(type(op))
         if method is None:
             return None
@@ -166,7 +160,7 @@ class MtiaFunctions(InterpreterFunctions):
         get_pe_state(interpreter).issue(
             Command(
                 Engine.SCALAR,
-                "cb_read",
+                command_kind(op.name),
                 location_str(op.location),
                 (slot,),
                 (),
@@ -196,7 +190,7 @@ class MtiaFunctions(InterpreterFunctions):
         if not info.to_cb:
             return (tile,)
         slot = args[-1].write(tile, op)
-        record_dma_commands(get_pe_state(interpreter), op, "dma_load", (), (slot,), block, t, op.other is not None)
+        record_dma_commands(get_pe_state(interpreter), op, (), (slot,), block, t, op.other is not None)
         return ()
 
     @impl(mtia.DmaStoreOp)
@@ -215,7 +209,7 @@ class MtiaFunctions(InterpreterFunctions):
         else:
             memory.write_block(block.base, block.strides, shape, block.bounds, value, elem, where, block.starts)
         if slot is not None:
-            record_dma_commands(get_pe_state(interpreter), op, "dma_store", (slot,), (), block, t)
+            record_dma_commands(get_pe_state(interpreter), op, (slot,), (), block, t)
         return ()
 
     @impl(mtia.GatherOp)
@@ -247,7 +241,7 @@ class MtiaFunctions(InterpreterFunctions):
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
-                "gather",
+                command_kind(op.name),
                 where,
                 reads,
                 writes,
@@ -282,7 +276,7 @@ class MtiaFunctions(InterpreterFunctions):
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
-                "scatter",
+                command_kind(op.name),
                 where,
                 reads,
                 (),
@@ -310,7 +304,7 @@ class MtiaFunctions(InterpreterFunctions):
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
-                "scalar_load",
+                command_kind(op.name),
                 where,
                 (),
                 (),
@@ -337,7 +331,7 @@ class MtiaFunctions(InterpreterFunctions):
         def make(b: int) -> Command:
             return Command(
                 Engine.SCALAR,
-                "scalar_store",
+                command_kind(op.name),
                 where,
                 (),
                 (),
@@ -395,7 +389,7 @@ class MtiaFunctions(InterpreterFunctions):
         def make(p: int) -> Command:
             return Command(
                 Engine.DPE,
-                "dpe_matmul",
+                command_kind(op.name),
                 where,
                 reads,
                 writes,
@@ -433,7 +427,7 @@ class MtiaFunctions(InterpreterFunctions):
 
         def make(p: int) -> Command:
             return Command(
-                Engine.RE, "re_reduce", where, reads, writes, elems=per_program(elems, p), dtype=dtype,
+                Engine.RE, command_kind(op.name), where, reads, writes, elems=per_program(elems, p), dtype=dtype,
                 ls_bytes=ls_bytes,
             )  # fmt: skip
 
@@ -442,18 +436,19 @@ class MtiaFunctions(InterpreterFunctions):
 
     @impl(mtia.SeComputeOp)
     def run_se(self, interpreter: Interpreter, op: mtia.SeComputeOp, args: PythonValues) -> PythonValues:
-        return self._compute(interpreter, op, args, Engine.SE, "se_compute")
+        return self._compute(interpreter, op, args)
 
     @impl(mtia.VecComputeOp)
     def run_vec(self, interpreter: Interpreter, op: mtia.VecComputeOp, args: PythonValues) -> PythonValues:
-        return self._compute(interpreter, op, args, Engine.VEC, "vec_compute")
+        return self._compute(interpreter, op, args)
 
     @impl(mtia.MluComputeOp)
     def run_mlu(self, interpreter: Interpreter, op: mtia.MluComputeOp, args: PythonValues) -> PythonValues:
-        return self._compute(interpreter, op, args, Engine.MLU, "mlu_compute")
+        return self._compute(interpreter, op, args)
 
-    def _prepare_compute(self, op: mtia.EngineComputeOp, engine: Engine, kind: str) -> Callable[..., OpImplResult]:
+    def _prepare_compute(self, op: mtia.EngineComputeOp) -> Callable[..., OpImplResult]:
         """`_compute` specialized to `op`: its command's fields and body read once."""
+        engine, kind = COMPUTE_ENGINES[type(op)], command_kind(op.name)
         info = self._compute_info.get(op)
         if info is None:
             info = self._compute_info[op] = ComputeInfo.of(op)
@@ -509,10 +504,8 @@ class MtiaFunctions(InterpreterFunctions):
         interpreter: Interpreter,
         op: mtia.EngineComputeOp,
         args: PythonValues,
-        engine: Engine,
-        kind: str,
     ) -> PythonValues:
-        return self._prepare_compute(op, engine, kind)(self, interpreter, op, args).values
+        return self._prepare_compute(op)(self, interpreter, op, args).values
 
     @impl_terminator(mtia.YieldOp)
     def run_yield(self, interpreter: Interpreter, op: mtia.YieldOp, args: PythonValues):

@@ -23,7 +23,7 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+from mtia_xdsl.machine.commands import Command, Engine, SlotRef, command_kind
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, active_lanes, get_pe_state
 from mtia_xdsl.machine.interpret.tt import atomic_update, get_launch_state, pointee_type
 from mtia_xdsl.machine.interpret.values import (
@@ -44,7 +44,6 @@ def _finish(
     interpreter: Interpreter,
     op: mtia.AtomicRmwOp | mtia.AtomicCasOp,
     args: PythonValues,
-    kind: str,
     ptr: Any,
     mask: Any,
     old: np.ndarray,
@@ -64,7 +63,7 @@ def _finish(
     def make(b: int) -> Command:
         return Command(
             Engine.SCALAR,
-            kind,
+            command_kind(op.name),
             location_str(op.location),
             tuple(waits),
             (slot,),
@@ -123,7 +122,7 @@ class MtiaAtomicFunctions(InterpreterFunctions):
 
         memory = get_launch_state(interpreter).memory
         old = atomic_update(memory, ptr_b, mask, _pointee(op), update, location_str(op.location))
-        return _finish(interpreter, op, args, "atomic_rmw", ptr_b, mask, old, waits)
+        return _finish(interpreter, op, args, ptr_b, mask, old, waits)
 
     @impl(mtia.AtomicCasOp)
     def run_atomic_cas(self, interpreter: Interpreter, op: mtia.AtomicCasOp, args: PythonValues) -> PythonValues:
@@ -137,4 +136,4 @@ class MtiaAtomicFunctions(InterpreterFunctions):
 
         memory = get_launch_state(interpreter).memory
         old = atomic_update(memory, ptr_b, None, _pointee(op), update, location_str(op.location))
-        return _finish(interpreter, op, args, "atomic_cas", ptr_b, None, old, waits)
+        return _finish(interpreter, op, args, ptr_b, None, old, waits)

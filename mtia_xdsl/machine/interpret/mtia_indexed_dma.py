@@ -23,7 +23,7 @@ import numpy as np
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+from mtia_xdsl.machine.commands import Command, Engine, SlotRef, command_kind
 from mtia_xdsl.machine.interpret.batching import batch_scalar
 from mtia_xdsl.machine.interpret.dma_trace import active_lanes
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, get_pe_state
@@ -89,7 +89,7 @@ class MtiaIndexedDmaFunctions(InterpreterFunctions):
             listed = tuple(runs) if len(runs) <= MAX_LISTED_RUNS else ()
             return Command(
                 Engine.DMA,
-                "dma_gather_rows",
+                command_kind(op.name),
                 where,
                 tuple(waits),
                 (slot,),

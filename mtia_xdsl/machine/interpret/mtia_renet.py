@@ -12,8 +12,8 @@ the missing programs, never a hang.
 Timing (machine model only): one RE command of kind "re_link" per participant, scalar-blocking (the
 issuing core waits for the collective's result): its link carries the tile twice (reduce towards one end
 of the row, broadcast back) over 2 x (participants - 1) hops, costed by `program_shape.re_link_cycles`.
-Not modelled: a participant waiting for the slowest one (each PE is charged its own link traffic and hop
-latency only).
+The commands of a group (`re_group_size`, `re_axis`) start together at the last participant's arrival
+(the timing model's barrier, machine/re_barrier.py).
 
 Batches: programs run in batches (machine/run.py); a batch whose group is incomplete (its other
 members were split off by a divergence) leaves its inputs in `LaunchState.collective_inputs` and raises
@@ -32,7 +32,7 @@ from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, im
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions
 from mtia_xdsl.machine.interpret.mtia_pe import launch_placement
 from mtia_xdsl.machine.interpret.tt import get_launch_state
@@ -163,11 +163,12 @@ def _record_link(interpreter: Interpreter, op: mtia.ReAllreduceOp, placement: Pl
     state = interpreter.get_data(MtiaFunctions, "pe", lambda: None)
     if state is None:
         return
-    size = placement.subgrid.tile_width if op.pe_axis.value.data == 0 else placement.subgrid.tile_height
+    axis = op.pe_axis.value.data
+    size = placement.subgrid.tile_width if axis == 0 else placement.subgrid.tile_height
     dtype = element_type_of(op.input.type)
     command = Command(
         Engine.RE,
-        "re_link",
+        RE_LINK_KIND,
         location_str(op.location),
         (),
         (),
@@ -175,5 +176,7 @@ def _record_link(interpreter: Interpreter, op: mtia.ReAllreduceOp, placement: Pl
         dtype=element_format(dtype).name,
         re_hops=RE_LINK_PASSES * (size - 1),
         scalar_blocking=True,
+        re_group_size=size,
+        re_axis=axis,
     )
     state.issue_each(lambda b: command, True)

@@ -57,8 +57,9 @@ from mtia_xdsl.machine.interpret.values import (
 )
 from mtia_xdsl.semantics.atomic import cas_update, rmw_update
 from mtia_xdsl.semantics.dot import dot
+from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
 from mtia_xdsl.semantics.reduce import combiner_of
-from mtia_xdsl.semantics.scalar import erf
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY
 from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -352,66 +353,14 @@ def _atomic_cas(self: Any, interpreter: Interpreter, op: Operation, args: Python
     return (as_value(old, op.results[0].type),)
 
 
-def _round_half_away(x: np.ndarray) -> np.ndarray:
-    """libdevice `round`: nearest integer, halves away from zero (x - trunc(x) is exact)."""
-    t = np.trunc(x)
-    with np.errstate(invalid="ignore"):  # inf - inf: the comparison is false and inf stays
-        return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(t), x), t)
-
-
-def _fdim(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """libdevice `fdim`: x - y if x > y, else +0; NaN if either is NaN."""
-    return np.where(np.isnan(x) | np.isnan(y), x + y, np.where(x > y, x - y, np.zeros_like(x)))
-
-
-def _saturate(x: np.ndarray) -> np.ndarray:
-    """libdevice `saturatef`: clamp to [0, 1]; NaN gives 0."""
-    return np.where(np.isnan(x), np.zeros_like(x), np.clip(x, 0, 1))
-
-
-_LIBDEVICE: dict[str, Fn] = {
-    "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(x.dtype.type(10), x), "expm1": np.expm1,
-    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "cbrt": np.cbrt,
-    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
-    "atanh": np.arctanh, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "round": _round_half_away,
-    "rint": np.rint, "nearbyint": np.rint, "llrint": np.rint, "lrint": np.rint, "llround": _round_half_away,
-    "lround": _round_half_away, "fabs": np.abs, "abs": np.abs, "llabs": np.abs, "erf": erf,
-    "pow": np.power, "atan2": np.arctan2, "fmod": np.fmod, "fmin": np.fmin, "fmax": np.fmax,
-    "hypot": np.hypot, "copysign": np.copysign, "fdim": _fdim, "saturate": _saturate,
-    "ldexp": lambda x, n: np.ldexp(x, n), "scalbn": lambda x, n: np.ldexp(x, n), "nextafter": np.nextafter,
-    "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "finite": np.isfinite, "signbit": np.signbit,
-    "fadd_rn": np.add, "fsub_rn": np.subtract, "fmul_rn": np.multiply, "fdiv_rn": np.divide,
-    "fsqrt_rn": np.sqrt, "frcp_rn": lambda x: 1 / x, "dadd_rn": np.add, "dsub_rn": np.subtract,
-    "dmul_rn": np.multiply, "ddiv_rn": np.divide, "dsqrt_rn": np.sqrt, "drcp_rn": lambda x: 1 / x,
-}  # fmt: skip
-"""libdevice function stems (`__nv_expf` -> "exp") the interpreter evaluates with numpy.
-
-Each computes in the argument's dtype, so the `_rn` forms and the exact functions (rounding, fdim,
-copysign, ...) match CUDA bit for bit; transcendental functions are within a few ulp of libdevice's.
-`round`/`llround` round halves away from zero, `rint`/`nearbyint`/`llrint` to even, as CUDA does.
-"""
-
-
-def _libdevice_stem(symbol: str) -> str:
-    for prefix in ("__nv_", "__ocml_", "__mtia_"):
-        symbol = symbol.removeprefix(prefix)
-    for suffix in ("_f64", "_f32", "_f16"):
-        symbol = symbol.removesuffix(suffix)
-    if symbol not in _LIBDEVICE and symbol[-1:] in ("f", "d"):  # __nv_isnanf, __nv_isnand
-        symbol = symbol[:-1]
-    return symbol
-
-
 def _extern_elementwise(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     symbol = _prop(op, "symbol")
     name = symbol.data if isinstance(symbol, builtin.StringAttr) else "?"
-    fn = _LIBDEVICE.get(_libdevice_stem(name))
+    fn = libdevice_function(name)
     if fn is None:
         raise InterpretationError(
             f"{_where(op)}: error: external function '{name}' has no reference semantics; "
-            f"known stems: {', '.join(sorted(_LIBDEVICE))}"
+            f"known stems: {', '.join(sorted(LIBDEVICE))}"
         )
     with np.errstate(all="ignore"):
         return (as_value(fn(*[np.asarray(a) for a in args]), op.results[0].type),)
@@ -597,7 +546,7 @@ class TtFunctions(InterpreterFunctions):
     run_ptr_to_int = _bind("tt.ptr_to_int", _unary(lambda x, op: x.astype(np.int64)))
     run_bitcast = _bind("tt.bitcast", _unary(_bitcast))
     run_fp_to_fp = _bind("tt.fp_to_fp", _unary(_fp_to_fp))
-    run_precise_sqrt = _bind("tt.precise_sqrt", _unary(lambda x, op: np.sqrt(x)))
+    run_precise_sqrt = _bind("tt.precise_sqrt", _unary(lambda x, op: FLOAT_UNARY["math.sqrt"](x)))
     run_precise_divf = _bind("tt.precise_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
     run_approx_divf = _bind("tt.approx_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
     run_mulhiui = _bind("tt.mulhiui", _mulhiui)
@@ -699,8 +648,9 @@ class TtFunctions(InterpreterFunctions):
 
 
 def _div(args: Sequence[Any]) -> np.ndarray:
+    """`tt.precise_divf`/`tt.approx_divf`: `arith.divf`'s semantics (IEEE division in the operand dtype)."""
     with np.errstate(all="ignore"):
-        return np.divide(np.asarray(args[0]), np.asarray(args[1]))
+        return FLOAT_BINARY["arith.divf"](np.asarray(args[0]), np.asarray(args[1]))
 
 
 __all__ = ["LaunchState", "TtFunctions", "get_launch_state", "pointee_type", "set_launch_state"]

@@ -1,10 +1,10 @@
 """Static cost model of buffer-level commands: per-engine cycles of a loop iteration, fill latency of a CB.
 
 Used by mtia-cb-sizing to pick the smallest CB depth that keeps a software pipeline full. A command's work
-is `machine/work.py`'s and its cost on an engine `machine/cost.py`'s, the same the timing model charges;
-every number comes from `MachineConfig`; the estimates are per PE and assume the launch fills the chip (a PE's share
-of the global-memory bandwidth is the level's chip bandwidth over the PE count, at most its DMA port).
-Masked tails are not known statically: a DMA moves its whole block.
+is `machine/work.py`'s and its cost on an engine or DMA port `machine/cost.py`'s, the same the timing model
+charges; this module only says which command costs what (no formula of its own). The estimates are per PE
+and assume the launch fills the chip (`cost.dma_estimate`). Masked tails are not known statically: a DMA
+moves its whole block.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from xdsl.ir import Block, Operation
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Engine
+from mtia_xdsl.machine.commands import DmaPort, Engine, Unit
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.work import body_work, dpe_work, elem_count
+from mtia_xdsl.machine.work import COMPUTE_ENGINES, body_work, dpe_work, elem_count
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,8 @@ class CommandCost:
     Units: cycles, bytes (global memory, one direction).
     """
 
-    engine: str
-    """"dma_read", "dma_write", "dpe", "se", "vec", "re", "mlu" or "scalar"."""
+    engine: Unit
+    """The compute engine or scalar core running it, or the DMA port a DMA command's bytes cross."""
     occupancy_cycles: float
     """Cycles the engine (or DMA port) is busy with the command."""
     latency_cycles: float
@@ -39,7 +39,7 @@ class CommandCost:
 class IterationCost:
     """Busy cycles per engine of one loop iteration; the busiest engine sets the steady-state period."""
 
-    engine_cycles: dict[str, float] = field(default_factory=dict)
+    engine_cycles: dict[Unit, float] = field(default_factory=dict)
 
     @property
     def period_cycles(self) -> float:
@@ -47,32 +47,9 @@ class IterationCost:
         return max([1.0, *self.engine_cycles.values()])
 
     @property
-    def limiter(self) -> str:
-        """The engine setting the period."""
-        return max(self.engine_cycles, key=lambda e: self.engine_cycles[e]) if self.engine_cycles else "scalar"
-
-
-def memory_level(config: MachineConfig) -> str:
-    """The global level ("dram" or "sram") whose bandwidth and latency the estimates use.
-
-    Tensors behind the LLC (placement "llc") are costed at DRAM: a streaming loop reads each tile for the
-    first time, and a loop whose tiles hit the cache is faster than estimated, which needs no more
-    slots than a slower one as long as the loop stays bandwidth-bound. Costing them at SRAM gave layer
-    norm's DRAM-bound loops 3 slots where 2 run as fast."""
-    return "sram" if config.global_placement == "sram" else "dram"
-
-
-def dma_bytes_per_cycle(config: MachineConfig, write: bool = False) -> float:
-    """A PE's share of the global level's bandwidth when every PE streams, capped by its DMA port."""
-    port = config.dma_write_bytes_per_cycle if write else config.dma_read_bytes_per_cycle
-    return min(float(port), config.level_bytes_per_cycle(memory_level(config)) / config.n_pes)
-
-
-def dma_latency_cycles(config: MachineConfig) -> float:
-    """Cycles from a DMA's start to its first byte: issue, level latency and the mean NoC hops."""
-    hops = sum(config.noc_hops(pe) for pe in range(config.n_pes)) / config.n_pes
-    level = memory_level(config)
-    return config.dma_issue_cycles + config.level_latency_cycles(level) + hops * config.noc_hop_cycles
+    def limiter(self) -> Unit:
+        """The engine (or DMA port) setting the period."""
+        return max(self.engine_cycles, key=lambda e: self.engine_cycles[e]) if self.engine_cycles else Engine.SCALAR
 
 
 def command_cost(op: Operation, config: MachineConfig) -> CommandCost | None:
@@ -81,60 +58,54 @@ def command_cost(op: Operation, config: MachineConfig) -> CommandCost | None:
         write = isinstance(op, mtia.DmaStoreOp)
         cb = op.value if isinstance(op, mtia.DmaStoreOp) else op.out
         nbytes = mtia.tile_bytes(mtia.tile_type(cb.type)) if cb is not None else 0
-        cycles = nbytes / dma_bytes_per_cycle(config, write)
-        return CommandCost("dma_write" if write else "dma_read", cycles, dma_latency_cycles(config))
+        return CommandCost(DmaPort.WRITE if write else DmaPort.READ, *cost.dma_estimate(nbytes, write, config))
     if isinstance(op, mtia.GatherOp | mtia.ScatterOp | mtia.AtomicRmwOp | mtia.AtomicCasOp):
         t = mtia.tile_type((op.ptrs if isinstance(op, mtia.GatherOp | mtia.ScatterOp) else op.ptr).type)
-        latency = config.level_latency_cycles(memory_level(config))
-        return CommandCost("scalar", cost.scalar_access_cycles(elem_count(t), latency, config), 0.0)
+        latency = cost.global_latency_cycles(cost.streaming_level(config), cost.mean_noc_hops(config), config)
+        return CommandCost(Engine.SCALAR, cost.scalar_access_cycles(elem_count(t), latency, config), 0.0)
     if isinstance(op, mtia.DpeMatmulOp):
         w = dpe_work(op)
         passes = cost.dpe_passes(w.dtype, w.input_precision, config)
-        return CommandCost("dpe", cost.dpe_cycles(w.macs, w.dtype, passes, config), float(config.dpe_fill_cycles))
+        dpe = cost.dpe_cycles(w.macs, w.dtype, passes, config)
+        return CommandCost(Engine.DPE, dpe, float(config.dpe_fill_cycles))
     if isinstance(op, mtia.ReReduceOp):
         n = elem_count(mtia.tile_type(op.input.type))
-        return CommandCost("re", cost.compute_cycles(Engine.RE, n, "", config), cost.latency_cycles(Engine.RE, config))
+        re_cycles = cost.compute_cycles(Engine.RE, n, "", config)
+        return CommandCost(Engine.RE, re_cycles, cost.latency_cycles(Engine.RE, config))
     if isinstance(op, mtia.EngineComputeOp) and op.outs:
         w = body_work(op)
-        engine = _COMPUTE_ENGINES[type(op)]
+        engine = COMPUTE_ENGINES[type(op)]
         return CommandCost(
-            engine.value,
+            engine,
             cost.compute_cycles(engine, w.elems, w.dtype, config),
             float(cost.latency_cycles(engine, config, w.lut)),
         )
     return None
 
 
-_COMPUTE_ENGINES: dict[type[Operation], Engine] = {
-    mtia.SeComputeOp: Engine.SE,
-    mtia.VecComputeOp: Engine.VEC,
-    mtia.MluComputeOp: Engine.MLU,
-}
-
-
 def iteration_cost(body: Block, config: MachineConfig) -> IterationCost:
     """Estimate the busy cycles per engine of one run of `body` (nested regions counted once).
 
     The scalar core spends `scalar_issue_cycles` per command and `scalar_cycles_per_instr` per other op;
-    the DMA engine `dma_issue_cycles` per command, its ports the transfer cycles.
+    the DMA engine the issue of each DMA command (`cost.dma_issue_cycles`), its ports the transfer cycles.
     """
-    cost = IterationCost()
-    cycles = cost.engine_cycles
+    iteration = IterationCost()
+    cycles = iteration.engine_cycles
 
-    def add(engine: str, n: float) -> None:
-        cycles[engine] = cycles.get(engine, 0.0) + n
+    def add(unit: Unit, n: float) -> None:
+        cycles[unit] = cycles.get(unit, 0.0) + n
 
     for op in body.walk():
         c = command_cost(op, config)
         if c is None:
             if not isinstance(op, mtia.YieldOp) and not _inside_engine_body(op, body):
-                add("scalar", config.scalar_cycles_per_instr)
+                add(Engine.SCALAR, config.scalar_cycles_per_instr)
             continue
         add(c.engine, c.occupancy_cycles)
-        add("scalar", config.scalar_issue_cycles)
-        if c.engine.startswith("dma"):
-            add("dma_issue", config.dma_issue_cycles)
-    return cost
+        add(Engine.SCALAR, config.scalar_issue_cycles)
+        if isinstance(c.engine, DmaPort):
+            add(Engine.DMA, cost.dma_issue_cycles(0, config))
+    return iteration
 
 
 def _inside_engine_body(op: Operation, body: Block) -> bool:
@@ -155,7 +126,7 @@ def fill_latency_cycles(producer: Operation, config: MachineConfig, trailing_rea
     c = command_cost(producer, config)
     if c is None:
         return 0.0
-    extra = trailing_read_bytes / dma_bytes_per_cycle(config) if c.engine == "dma_read" else 0.0
+    extra = trailing_read_bytes / cost.dma_share_bytes_per_cycle(False, config) if c.engine is DmaPort.READ else 0.0
     return c.latency_cycles + c.occupancy_cycles + extra
 
 

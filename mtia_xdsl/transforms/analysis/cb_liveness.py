@@ -18,8 +18,9 @@ Widening repeats until no range changes, so a range that enters a loop covers al
 unstructured control flow (a region of more than one block) gets every CB alive over the whole kernel.
 Two CBs interfere (may not share a CB ID or LS bytes) exactly when their ranges intersect.
 
-Pure: reads the IR, returns dataclasses. Used by mtia-cb-allocate, its verifier and mtia-cb-bufferize's
-LS check; printed by `test-mtia-cb-liveness`.
+Pure: reads the IR, returns dataclasses. Used by mtia-cb-allocate, mtia-cb-bufferize's LS check and the
+check of an allocation (`verify_cb_allocation`: mtia-cb-allocate's input and output, mtia-run's input);
+printed by `test-mtia-cb-liveness`.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.locations import location_str
@@ -257,13 +259,14 @@ def _cb_text(r: CbLiveRange) -> str:
     return f"the CB #{r.index} {r.cb.type} holding the value at {r.value_loc} (alive at points {r.start}-{r.end})"
 
 
-def allocation_conflicts(func: Operation) -> list[str]:
+def allocation_conflicts(func: Operation, live: CbLiveness | None = None) -> list[str]:
     """Messages for each pair of CBs of `func` alive at the same time that share a CB ID or LS bytes.
 
     Only CBs placed by mtia-cb-allocate (`cb_id`, `ls_offset` on their cb_alloc) take part. Each message
-    starts with the kernel line of the later CB's value and names both values' kernel lines.
+    starts with the kernel line of the later CB's value and names both values' kernel lines. `live`: the
+    liveness of `func` if already computed (the IR unchanged since but for the cb_alloc properties).
     """
-    live = analyze_cb_liveness(func)
+    live = live if live is not None else analyze_cb_liveness(func)
     placed = [r for r in live.ranges if r.alloc.cb_id is not None and r.alloc.ls_offset is not None]
     out: list[str] = []
     for i, a in enumerate(placed):
@@ -282,3 +285,18 @@ def allocation_conflicts(func: Operation) -> list[str]:
                     f"{_cb_text(b)}"
                 )
     return out
+
+
+def verify_cb_allocation(module: ModuleOp) -> None:
+    """Check the CB allocation of every kernel of `module`: no two CBs alive at the same time share a CB ID
+    or LS bytes (a whole-kernel fact, so a check over the program, not a cb_alloc verifier).
+
+    Kernels without an allocation (no cb_alloc with `cb_id`) pass. Raises: PassFailedException with the
+    first conflict, located at the kernel line of the later CB's value and naming both values' lines.
+    """
+    for func in kernels(module):
+        if not any(isinstance(o, mtia.CbAllocOp) and o.cb_id is not None for o in func.walk()):
+            continue
+        conflicts = allocation_conflicts(func)
+        if conflicts:
+            raise PassFailedException(conflicts[0])

@@ -213,7 +213,9 @@ class BlockAccess:
     strides: tuple[Expr, ...]
     bounds: tuple[Expr, ...]
     shape: tuple[int, ...]
-    other: Attribute | None = None  # a scalar FloatAttr/IntegerAttr, or None for 0 / no mask
+    other: Attribute | SSAValue | None = None
+    """A scalar FloatAttr/IntegerAttr, a scalar value (the splat of a run-time scalar, e.g. a host tensor
+    descriptor's padding), or None for 0 / no mask."""
     index: SSAValue | None = None
     """Index tile of an indexed DMA (rows picked by loaded ids): element i is at
     `ptr + offset + index[i] * index_scale + sum_d strides[d] * i_d`; None for a strided block."""
@@ -708,11 +710,11 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
             starts = tuple(_max_start(mask.lower(d)) for d in range(len(shape)))
     if any(limits):
         bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
-    other: Attribute | None = None
+    other: Attribute | SSAValue | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other)
+        other = constant_other(op.other) or splat_scalar(op.other)
         if other is None:
-            return None, "`other` is not a constant"
+            return None, "`other` is not a splat scalar"
     return (
         BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale, starts),
         "",
@@ -776,6 +778,14 @@ def constant_other(other: SSAValue) -> Attribute | None:
         return splat_scalar_attr(owner.value)
     if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
         return splat_scalar_attr(owner.src.owner.value)
+    return None
+
+
+def splat_scalar(other: SSAValue) -> SSAValue | None:
+    """The scalar a load's `other` splats (`tt.splat %s`), else None."""
+    owner = other.owner
+    if isinstance(owner, tt.SplatOp) and not isinstance(owner.src.type, TensorType):
+        return owner.src
     return None
 
 

@@ -71,3 +71,21 @@ tt.func public @gather_scatter(%x: !tt.ptr<f32>, %m: i32, %n: i32, %s: i64, %r: 
   tt.descriptor_scatter %d[%r, %c], %g : !tt.tensordesc<1x16xf32>, tensor<8xi32>, i32, tensor<8x16xf32>
   tt.return
 }
+
+// -----
+
+// A host-side descriptor (a kernel argument, followed by its shape and strides as Triton's frontend passes
+// them) becomes its base pointer and an i1 that is true for NaN padding; loads read the padding selected
+// at run time, still one DMA (the access analysis takes the splat of a scalar as `other`).
+// CHECK-LABEL: tt.func public @host
+// CHECK-SAME:    (%{{.*}}: !tt.ptr<f32>, %[[NAN_FLAG:[^:]*]]: i1, %m: i32, %n: i32, %s0: i64, %s1: i64, %i: i32) -> tensor<16x32xf32>
+// CHECK-NOT:     tt.tensordesc
+// CHECK:         %[[PAD:.*]] = arith.select %[[NAN_FLAG]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    %[[OTHER:.*]] = tt.splat %[[PAD]] : f32 -> tensor<16x32xf32>
+// CHECK-NEXT:    tt.load %{{.*}}, %{{.*}}, %[[OTHER]]
+// ACCESS-LABEL: tt.func public @host
+// ACCESS:       tt.load {{.*}}mtia.access = "dma base=%0+((%i * %s0) + (%i * %s1)) strides=[%s0, %s1] bounds=[(%m - %i), (%n - %i)] shape=[16, 32] starts=[-(%i), -(%i)]"
+tt.func public @host(%d: !tt.tensordesc<16x32xf32>, %m: i32, %n: i32, %s0: i64, %s1: i64, %i: i32) -> tensor<16x32xf32> {
+  %t = tt.descriptor_load %d[%i, %i] : !tt.tensordesc<16x32xf32> -> tensor<16x32xf32>
+  tt.return %t : tensor<16x32xf32>
+}
