@@ -46,7 +46,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
     N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
-    `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
+    `mtia-vector-codegen`, `mtia-effective-shape` and `mtia-rematerialize-constants` on the tensor-level
+    program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
     (with `subgrid=B,W,H` for a `pe_subgrid`) last.
@@ -68,6 +69,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
         tensor_level.append("mtia-vector-codegen")
     if o.effective_shapes:
         tensor_level.append("mtia-effective-shape")
+    if o.rematerialize_constants:
+        tensor_level.append("mtia-rematerialize-constants")
     at = steps.index("mtia-cb-bufferize")
     steps[at:at] = tensor_level
     if o.num_stages > 1:

@@ -512,9 +512,32 @@ def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, 
     return config.with_overrides(pairs) if pairs else config
 
 
+def _override_value(field: str, value: Any) -> Any:
+    """The Python value of one `mtia.machine_overrides` entry (a string is parsed by `with_overrides`).
+
+    Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
+    """
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
+
+    if isinstance(value, StringAttr):
+        return value.data
+    if isinstance(value, IntegerAttr):
+        element = value.type
+        if isinstance(element, IntegerType) and element.width.data == 1:
+            return bool(value.value.data)
+        return int(value.value.data)
+    if isinstance(value, FloatAttr):
+        return float(value.value.data)
+    raise ValueError(
+        f"mtia.machine_overrides entry {field} = {value}: expected a string, an integer, a float or a boolean, "
+        f'e.g. {{{field} = "..."}}'
+    )
+
+
 def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
     """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
-    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+    chip with its `mtia.machine_overrides` (a dictionary of strings, integers, floats or booleans, e.g.
+    `{cb_ids = 8, dram_latency_cycles = "300"}`), then `overrides` on top.
 
     Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
     """
@@ -531,6 +554,6 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
     recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
     pairs: dict[str, Any] = {}
     if isinstance(recorded, DictionaryAttr):
-        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+        pairs = {k: _override_value(k, v) for k, v in recorded.data.items()}
     pairs.update(dict(overrides))
     return derive_config(target.chip.data, pairs)
