@@ -256,7 +256,7 @@ class LowerScalarAccess(RewritePattern):
             return
         new = _scalar_access(op)
         new.location = op.location
-        rewriter.replace_matched_op(new)
+        rewriter.replace(op, new)
 
 
 def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
@@ -398,7 +398,7 @@ class LowerDotToDpe(RewritePattern):
         if not _dpe_takes(op.a.type) or _in_engine_body(op):
             return
         precision = op.inputPrecision.value.data
-        rewriter.replace_matched_op(with_loc(mtia.DpeMatmulOp(op.a, op.b, op.c, precision, op.results[0].type), op))
+        rewriter.replace(op, with_loc(mtia.DpeMatmulOp(op.a, op.b, op.c, precision, op.results[0].type), op))
 
 
 @dataclass(frozen=True)
@@ -412,7 +412,7 @@ class LowerReduceToRe(RewritePattern):
         if kind is None or _in_engine_body(op):
             return
         new = mtia.ReReduceOp(op.srcs[0], op.axis.value.data, kind, op.results[0].type)
-        rewriter.replace_matched_op(with_loc(new, op))
+        rewriter.replace(op, with_loc(new, op))
 
 
 @dataclass(frozen=True)
@@ -424,7 +424,7 @@ class LowerAtomicRmw(RewritePattern):
         if _in_engine_body(op):
             return
         props = (op.atomic_rmw_op.value.data, op.sem.value.data, op.scope.value.data)
-        rewriter.replace_matched_op(with_loc(mtia.AtomicRmwOp(op.ptr, op.val, op.mask, *props, op.result.type), op))
+        rewriter.replace(op, with_loc(mtia.AtomicRmwOp(op.ptr, op.val, op.mask, *props, op.result.type), op))
 
 
 @dataclass(frozen=True)
@@ -436,7 +436,7 @@ class LowerAtomicCas(RewritePattern):
         if _in_engine_body(op):
             return
         props = (op.sem.value.data, op.scope.value.data)
-        rewriter.replace_matched_op(with_loc(mtia.AtomicCasOp(op.ptr, op.cmp, op.val, *props, op.result.type), op))
+        rewriter.replace(op, with_loc(mtia.AtomicCasOp(op.ptr, op.cmp, op.val, *props, op.result.type), op))
 
 
 def lower_engine_ops(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
