@@ -135,8 +135,8 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             step_op = yield_op.operands[idx].owner
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
-            if form.index is not None:
-                continue  # rows picked by an index tile stay a tensor of pointers
+            if form.index is not None or form.split:
+                continue  # rows picked by an index tile, or a flat index split across rows, stay a tensor
             step = info.forms.get(step_op.offset)
             if (
                 step is None
@@ -227,22 +227,39 @@ def convert_memory_accesses(func: Operation) -> None:
 
 def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[SSAValue, SSAValue]) -> Operation:
     """The DMA form of `op`, a strided block access (`access`), its immediates built before `op`; a load of
-    rows picked by an index tile (made by the converted load `replaced` maps it to) is an indexed DMA."""
+    rows picked by an index tile (made by the converted load `replaced` maps it to) is an indexed DMA; a
+    multi-row box (`access.view`) is moved as the box and reshaped to the flat tensor."""
     mat = Materializer(op)
     base = mat.ptr(access.ptr, access.offset)
+    pointer = op.ptr.type.element_type  # type: ignore[attr-defined]
+    if base.type != pointer:  # a block through recast pointers (bools stored as i8)
+        base = mat._insert(tt.BitcastOp(base, pointer))
     strides = [mat.i64(s) for s in access.strides]
     bounds = [mat.i64(b) for b in access.bounds]
     starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
-    if isinstance(op, tt.LoadOp):
-        other = access.other
-        if isinstance(other, Attribute):
-            other = _constant_scalar(op, other)
-        if access.index is not None:
-            scale = mat.i64(access.index_scale)
-            index = replaced.get(access.index, access.index)
+    if isinstance(op, tt.StoreOp):
+        value = op.value
+        if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
+            value = mat._insert(tt.ReshapeOp(op.value, access.shape))
+        return mtia.DmaStoreOp(base, strides, bounds, value, starts)
+    other = access.other
+    if isinstance(other, Attribute):
+        other = _constant_scalar(op, other)
+    if access.index is not None:
+        scale = mat.i64(access.index_scale)
+        index = replaced.get(access.index, access.index)
+        if access.view is None:
             return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
-        return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
-    return mtia.DmaStoreOp(base, strides, bounds, op.value, starts)
+        assert access.index_box is not None
+        index = mat._insert(tt.ReshapeOp(index, access.index_box))
+        box_type = TensorType(op.result.type.element_type, access.shape)
+        box = mat._insert(mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, box_type))
+        return tt.ReshapeOp(box, access.view)
+    if access.view is not None:  # a multi-row box, reshaped to the flat tensor
+        box_type = TensorType(op.result.type.element_type, access.shape)
+        box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
+        return tt.ReshapeOp(box, access.view)
+    return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
 
 
 @dataclass(frozen=True)
