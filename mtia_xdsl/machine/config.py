@@ -41,7 +41,10 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+if TYPE_CHECKING:
+    from xdsl.ir import Attribute
 
 DEFAULT_CHIP = "mtia2i"
 """The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
@@ -512,20 +515,18 @@ def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, 
     return config.with_overrides(pairs) if pairs else config
 
 
-def _override_value(field: str, value: Any) -> Any:
+def _override_value(field: str, value: Attribute) -> Any:
     """The Python value of one `mtia.machine_overrides` entry (a string is parsed by `with_overrides`).
 
     Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
     """
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
+    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, i1
 
     if isinstance(value, StringAttr):
         return value.data
     if isinstance(value, IntegerAttr):
-        element = value.type
-        if isinstance(element, IntegerType) and element.width.data == 1:
-            return bool(value.value.data)
-        return int(value.value.data)
+        number = cast("IntegerAttr[Any]", value)
+        return bool(number.value.data) if number.type == i1 else int(number.value.data)
     if isinstance(value, FloatAttr):
         return float(value.value.data)
     raise ValueError(
@@ -541,7 +542,7 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
 
     Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
     """
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+    from xdsl.dialects.builtin import DictionaryAttr
 
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
 
