@@ -41,7 +41,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 DEFAULT_CHIP = "mtia2i"
 """The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
@@ -522,10 +522,10 @@ def _override_value(field: str, value: Any) -> Any:
     if isinstance(value, StringAttr):
         return value.data
     if isinstance(value, IntegerAttr):
-        element = value.type
-        if isinstance(element, IntegerType) and element.width.data == 1:
-            return bool(value.value.data)
-        return int(value.value.data)
+        number = cast(IntegerAttr[IntegerType], value)
+        if number.type.width.data == 1:
+            return bool(number.value.data)
+        return int(number.value.data)
     if isinstance(value, FloatAttr):
         return float(value.value.data)
     raise ValueError(
@@ -541,7 +541,7 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
 
     Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
     """
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+    from xdsl.dialects.builtin import DictionaryAttr
 
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
 
