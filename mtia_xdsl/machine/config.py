@@ -517,13 +517,13 @@ def _override_value(field: str, value: Any) -> Any:
 
     Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
     """
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
+    from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, StringAttr
 
     if isinstance(value, StringAttr):
         return value.data
     if isinstance(value, IntegerAttr):
-        number = cast(IntegerAttr[IntegerType], value)
-        if number.type.width.data == 1:
+        number = cast(IntegerAttr[IntegerType | IndexType], value)
+        if isinstance(number.type, IntegerType) and number.type.width.data == 1:
             return bool(number.value.data)
         return int(number.value.data)
     if isinstance(value, FloatAttr):
