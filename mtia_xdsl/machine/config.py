@@ -41,10 +41,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, cast
-
-if TYPE_CHECKING:
-    from xdsl.ir import Attribute
+from typing import Any, ClassVar, cast
 
 DEFAULT_CHIP = "mtia2i"
 """The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
@@ -515,18 +512,20 @@ def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, 
     return config.with_overrides(pairs) if pairs else config
 
 
-def _override_value(field: str, value: Attribute) -> Any:
+def _override_value(field: str, value: Any) -> Any:
     """The Python value of one `mtia.machine_overrides` entry (a string is parsed by `with_overrides`).
 
     Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
     """
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, i1
+    from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, StringAttr
 
     if isinstance(value, StringAttr):
         return value.data
     if isinstance(value, IntegerAttr):
-        number = cast("IntegerAttr[Any]", value)
-        return bool(number.value.data) if number.type == i1 else int(number.value.data)
+        number = cast(IntegerAttr[IntegerType | IndexType], value)
+        if isinstance(number.type, IntegerType) and number.type.width.data == 1:
+            return bool(number.value.data)
+        return int(number.value.data)
     if isinstance(value, FloatAttr):
         return float(value.value.data)
     raise ValueError(
