@@ -15,13 +15,14 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
 
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
-cause. A fingerprint line (kernel sources and simulated times) shows whether two runs chose the same
-kernels and times.
+cause. The hash column (of the kernels' sources / of the simulated times of every launch) shows whether
+two runs chose the same kernels and times; `--check-determinism` runs every chosen model twice in one
+process and says so.
 
 Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
 
-Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown]
+Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism]
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from torch import nn
 
 import mtia_xdsl
 from mtia_xdsl.runtime import toolchain
+from mtia_xdsl.runtime.inductor import normalized_output_code
 from mtia_xdsl.transforms import convert_tt_to_mtia
 from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
@@ -394,6 +396,16 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first[:90]}"
 
 
+def _kernel_time_row(name: str, report: Any) -> list[str]:
+    busy = max(report.engine_busy_used.items(), key=lambda kv: kv[1], default=("-", 0.0))
+    hot = report.hot_lines[0] if report.hot_lines else None
+    line = f"{hot.loc.rsplit('/', 1)[-1]} {'+'.join(hot.engines)} {hot.cycles:.0f} cyc" if hot else "-"
+    return [
+        name, f"{report.time_us:.2f}", f"{report.launch_us:.2f}", f"{report.programs}/{report.pes_used}",
+        f"{busy[0]} {100 * busy[1]:.0f} %", f"{report.roofline_limiter} {100 * report.achieved_fraction:.1f} %", line,
+    ]  # fmt: skip
+
+
 def _op_counts(module: Any) -> collections.Counter[str]:
     counts: collections.Counter[str] = collections.Counter()
     for op in module.walk():
@@ -422,7 +434,16 @@ class Result:
     cycles: float = 0.0
     host_ops: collections.Counter[str] = field(default_factory=collections.Counter)
     causes: collections.Counter[str] = field(default_factory=collections.Counter)
-    fingerprint: str = ""
+    kernel_causes: list[tuple[str, str]] = field(default_factory=list)
+    kernel_times: list[list[str]] = field(default_factory=list)
+    """Per launch of the timed call: kernel, sim us, launch us, programs/PEs, busiest engine, roofline
+    limiter and its fraction, hottest source line (printed with --hot)."""
+    """(kernel, reason) for every load/store that is not DMA (printed with --per-kernel)."""
+    code: str = ""
+    kernels_hash: str = ""
+    """Hash of Inductor's output code (the kernels' sources and the calls), per-compile comments removed."""
+    times_hash: str = ""
+    """Hash of the simulated cycles of every launch of the timed call, in order."""
     error: str = ""
     wall_s: float = 0.0
 
@@ -458,7 +479,8 @@ def run_case(case: Case) -> Result:
         res.correct = len(got) == len(expected) and all(
             torch.allclose(g, e, rtol=1e-3, atol=1e-4) for g, e in zip(got, expected, strict=True)
         )
-        code = "\n".join(codes)
+        code = normalized_output_code("\n".join(codes))
+        res.code = code
         res.generated = code.count("@triton.jit")
         for word in code.split():
             for prefix in ("extern_kernels.", "torch.ops.aten.", "aten."):
@@ -479,7 +501,8 @@ def run_case(case: Case) -> Result:
     for name, cause in REC.failures:
         res.causes[f"kernel not compiled: {cause}"] += 1
     seen: set[int] = set()
-    digest = hashlib.sha256(code.encode())
+    res.kernels_hash = hashlib.sha256(code.encode()).hexdigest()[:8]
+    times = hashlib.sha256()
     from mtia_xdsl.runtime.triton_backend.compiler import kernel_name
 
     res.launched = len({kernel_name(m) for m, _ in launches})
@@ -487,7 +510,8 @@ def run_case(case: Case) -> Result:
         res.sim_us += float(report.time_us)
         res.bound_cycles += float(report.roofline_bound_cycles)
         res.cycles += float(report.total_cycles)
-        digest.update(f"{report.total_cycles}".encode())
+        res.kernel_times.append(_kernel_time_row(kernel_name(module), report))
+        times.update(f"{report.total_cycles};".encode())
         if id(module) in seen:
             continue
         seen.add(id(module))
@@ -503,13 +527,14 @@ def run_case(case: Case) -> Result:
                 scalar -= counts[o]
         for r in reasons[:scalar]:
             res.causes[f"access not DMA: {r}"] += 1
+            res.kernel_causes.append((name, r))
         if scalar > len(reasons):
             res.causes["access not DMA: other"] += scalar - len(reasons)
     for op, n in res.host_ops.items():
         res.causes[f"host call (not on MTIA): {op}"] += n
     if not res.correct:
         res.causes["wrong result"] += 1
-    res.fingerprint = digest.hexdigest()[:12]
+    res.times_hash = times.hexdigest()[:8]
     res.wall_s = time.time() - start
     return res
 
@@ -536,10 +561,10 @@ def report(results: list[Result], markdown: bool) -> str:
             r.name, r.kind, f"{r.generated}/{r.compiled}/{r.launched}", "yes" if r.correct else "NO",
             f"{100 * r.dma / r.accesses:.0f} %" if r.accesses else "-", f"{r.sim_us:.2f}",
             f"{100 * r.bound_cycles / r.cycles:.1f} %" if r.cycles else "-",
-            str(sum(r.host_ops.values())), r.fingerprint,
+            str(sum(r.host_ops.values())), f"{r.kernels_hash}/{r.times_hash}",
         ])  # fmt: skip
     out = [_table(["model", "kind", "kernels gen/comp/run", "correct", "DMA %", "sim us", "roofline", "host ops",
-                   "fingerprint"], rows, markdown)]  # fmt: skip
+                   "kernels/times hash"], rows, markdown)]  # fmt: skip
     dma, acc = sum(r.dma for r in results), sum(r.accesses for r in results)
     correct = sum(r.correct for r in results)
     out.append("")
@@ -566,6 +591,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", help="comma-separated subset of: " + ",".join(c.name for c in CASES))
     parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
+    parser.add_argument("--per-kernel", action="store_true", help="list every access that is not DMA by kernel")
+    parser.add_argument("--hot", action="store_true", help="list every launch of the timed call, slowest first")
+    parser.add_argument("--dump", metavar="DIR", help="write each model's Inductor output code to DIR/<model>.py")
+    parser.add_argument(
+        "--check-determinism", action="store_true",
+        help="run every chosen model a second time and report whether kernels and simulated times are the same",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     chosen = CASES if not args.models else [c for c in CASES if c.name in args.models.split(",")]
     print(
@@ -580,7 +612,45 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {r.name}: {r.wall_s:.0f} s{'  ' + r.error if r.error else ''}", file=sys.stderr, flush=True)
         results.append(r)
     print(report(results, args.markdown))
+    if args.per_kernel:
+        print("\naccesses not DMA, by kernel")
+        rows = [[r.name, k, c] for r in results for k, c in r.kernel_causes]
+        print(_table(["model", "kernel", "cause"], rows, args.markdown) if rows else "(none)")
+    if args.hot:
+        print("\nlaunches of the timed call, slowest first")
+        rows = sorted(([r.name, *k] for r in results for k in r.kernel_times), key=lambda x: -float(x[2]))
+        headers = ["model", "kernel", "sim us", "launch us", "programs/PEs", "busiest engine", "roofline", "hot line"]
+        print(_table(headers, rows, args.markdown) if rows else "(none)")
+    if args.dump:
+        Path(args.dump).mkdir(parents=True, exist_ok=True)
+        for r in results:
+            (Path(args.dump) / f"{r.name}.py").write_text(r.code)
+    if args.check_determinism:
+        print()
+        print(determinism([run_case(case) for case in chosen], results))
     return 0
+
+
+def determinism(second: list[Result], first: list[Result]) -> str:
+    """Compare two runs' kernels and simulated times, model by model."""
+    same = [
+        a.name
+        for a, b in zip(first, second, strict=True)
+        if (a.kernels_hash, a.times_hash) == (b.kernels_hash, b.times_hash)
+    ]
+    lines = [f"determinism: {len(same)}/{len(first)} models gave the same kernels and simulated times on a second run"]
+    for a, b in zip(first, second, strict=True):
+        if a.name not in same:
+            what = [
+                w
+                for w, x, y in (("kernels", a.kernels_hash, b.kernels_hash), ("times", a.times_hash, b.times_hash))
+                if x != y
+            ]
+            lines.append(
+                f"  {a.name}: {' and '.join(what)} differ "
+                f"({a.kernels_hash}/{a.times_hash} vs {b.kernels_hash}/{b.times_hash})"
+            )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   that, while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's
   defaults): the templates, with their fused epilogues, run on the DPE, and template configurations are
   chosen by simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker).
+- **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
+  a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
+  mean bags into an embedding lookup and a matmul, both run on MTIA.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -199,8 +202,79 @@ def install() -> None:
             return compile_entry(*args, **kwargs)
 
     compile_fx.compile_fx = compile_with_gemm_templates
+    from torch._inductor import decomposition
+
+    table = _require(decomposition, "decompositions", "torch._inductor.decomposition")
+    table[torch_aten()._embedding_bag.default] = embedding_bag
     cache_clear()  # properties cached before the hook described the host
     _installed = True
+
+
+def torch_aten() -> Any:
+    """`torch.ops.aten` (torch imported when first needed)."""
+    import torch
+
+    return torch.ops.aten
+
+
+def embedding_bag(
+    weight: Any,
+    indices: Any,
+    offsets: Any,
+    scale_grad_by_freq: bool = False,
+    mode: int = 0,
+    sparse: bool = False,
+    per_sample_weights: Any = None,
+    include_last_offset: bool = False,
+    padding_idx: int = -1,
+) -> Any:
+    """`aten._embedding_bag` (sum or mean bags of rows, by offsets) as ops Inductor generates kernels for,
+    while our backend is active: the rows are an embedding lookup (MTIA's indexed DMA, `mtia.dma_gather_rows`)
+    and the bags a matmul by the 0/1 membership matrix `member[b, n] = offsets[b] <= n < offsets[b + 1]`
+    (on the DPE): `member @ weight[indices]`, [bags, N] x [N, D]; a mean divides by the bag sizes, an empty
+    bag is 0, as in aten.
+
+    The op's other outputs are what its backward reads: offset2bag (the bag of every index) and the bag
+    sizes, computed here as aten's mean mode gives them on CPU (max indices = bag sizes; its sum mode leaves
+    them empty/zero and recomputes them in the backward, which gives the same gradients either way).
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active, for mode max,
+    a padding index, or indices that are not 1-D.
+    """
+    if not mtia_active() or mode not in (0, 1) or (padding_idx is not None and padding_idx >= 0):
+        return NotImplemented
+    if indices.dim() != 1 or offsets.dim() != 1:
+        return NotImplemented
+    import torch
+
+    n = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    rows = torch_aten().embedding.default(weight, indices)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    starts = offsets[:bags]
+    if include_last_offset:
+        ends = offsets[1 : bags + 1]
+    else:
+        ends = torch.cat([offsets[1:], torch.full((1,), n, dtype=offsets.dtype, device=offsets.device)])
+    pos = torch.arange(n, dtype=offsets.dtype, device=offsets.device).unsqueeze(0)
+    member = (pos >= starts.unsqueeze(1)) & (pos < ends.unsqueeze(1))
+    out = torch.mm(member.to(weight.dtype), rows)
+    sizes = ends - starts
+    if mode == 1:
+        out = out / sizes.clamp(min=1).to(weight.dtype).unsqueeze(1)
+    offset2bag = ((pos >= starts.unsqueeze(1)).sum(0) - 1).to(indices.dtype)
+    return out, offset2bag, sizes, sizes.clone()
+
+
+_PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")
+"""Comment lines of Inductor's output code that name the compile (a counter) or a fresh cache directory."""
+
+
+def normalized_output_code(code: str) -> str:
+    """Inductor's output code without the comment lines that differ between two identical compiles (the
+    AOT ID counter, the kernel path in a fresh cache directory): equal texts mean the same kernels, the
+    same configurations and the same calls (the run-to-run identity check of benchmarks/inductor.py)."""
+    return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
 
 
 HOOK_AFTER = "torch._inductor.compile_fx"

@@ -152,7 +152,7 @@ def _fold_into(
     anchor = block.first_op
     assert anchor is not None  # a body ends with mtia.yield
     for op in ops:
-        clone = rewriter.insert_op(op.clone(value_mapper={op.operands[0]: current}), InsertPoint.before(anchor))
+        clone = rewriter.insert(op.clone(value_mapper={op.operands[0]: current}), InsertPoint.before(anchor))
         current = clone.results[0]
     rewriter.replace_all_uses_with(old_arg, current)
     del inputs[index]
@@ -194,9 +194,9 @@ class FoldBroadcastIntoConsumers(RewritePattern):
                 _fold_into(consumer, value, source, ops, rewriter)
         if not value.uses:
             producer = op.inputs[0].owner
-            rewriter.erase_op(op)
+            rewriter.erase(op)
             if isinstance(producer, mtia.MluComputeOp) and not producer.results[0].uses and len(ops) == 2:
-                rewriter.erase_op(producer)
+                rewriter.erase(producer)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -247,23 +247,29 @@ def _can_fuse(producer: Operation, consumer: Operation) -> bool:
 def _fuse(
     producer: mtia.EngineComputeOp, consumer: mtia.EngineComputeOp, rewriter: PatternRewriter
 ) -> mtia.EngineComputeOp:
-    """Replace `consumer` by one command running `producer`'s body then its own; erase `producer`."""
+    """Replace `consumer` by one command running `producer`'s body then its own; erase `producer`.
+
+    The bodies' ops move into the fused body (no copies: a chain of n commands fused pairwise would
+    otherwise copy O(n^2) ops)."""
     inputs: list[SSAValue] = []
     for v in (*producer.inputs, *consumer.inputs):
         if v is not producer.res[0] and v not in inputs:
             inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
     outer = dict(zip(inputs, block.args, strict=True))
-    mapping: dict[SSAValue, SSAValue] = {a: outer[v] for a, v in zip(producer.body.block.args, producer.inputs)}
+    for a, v in zip(producer.body.block.args, producer.inputs):
+        rewriter.replace_all_uses_with(a, outer[v])
     for inner in _body_ops(producer):
-        block.add_op(inner.clone(value_mapper=mapping))
+        inner.detach()
+        block.add_op(inner)
     (produced,) = producer.body.block.last_op.operands  # type: ignore[union-attr]
     for a, v in zip(consumer.body.block.args, consumer.inputs, strict=True):
-        mapping[a] = mapping[produced] if v is producer.res[0] else outer[v]
-    for inner in consumer.body.block.ops:
-        block.add_op(inner.clone(value_mapper=mapping))
+        rewriter.replace_all_uses_with(a, produced if v is producer.res[0] else outer[v])
+    for inner in list(consumer.body.block.ops):
+        inner.detach()
+        block.add_op(inner)
     fused = _rebuild(consumer, inputs, block, rewriter)
-    rewriter.erase_op(producer)
+    rewriter.erase(producer)
     return fused
 
 

@@ -9,7 +9,7 @@ from torch._inductor.runtime.hints import DeviceProperties
 
 import mtia_xdsl
 from mtia_xdsl.options import MtiaOptions
-from mtia_xdsl.runtime import inductor
+from mtia_xdsl.runtime import inductor, toolchain
 
 
 @pytest.fixture
@@ -57,7 +57,10 @@ def test_host_properties_when_backend_is_cpp():
 
 
 def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
-    """The embedding + LayerNorm kernel: every XBLOCK is timed by the model; the fastest is launched."""
+    """The embedding + LayerNorm kernel: every XBLOCK is timed by the model; the fastest is launched, and two
+    compiles from scratch give the same kernels and the same simulated times (run-to-run identity)."""
+    from torch._inductor.utils import run_and_get_code
+
     timings: list[dict[str, float]] = []
     original = triton_heuristics.CachingAutotuner.benchmark_all_configs
 
@@ -70,14 +73,16 @@ def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
     torch.manual_seed(0)
     model = EmbeddingLayerNorm()
     ids = torch.randint(0, 1000, (32,))
-    chosen_us = []
+    chosen_us, codes = [], []
     for _ in range(2):
         torch._dynamo.reset()
-        out = torch.compile(model)(ids)
+        out, code = run_and_get_code(torch.compile(model), ids)
         torch.testing.assert_close(out, model(ids))
         chosen_us.append(mtia_xdsl.last_report().time_us)
+        codes.append([inductor.normalized_output_code(c) for c in code])
     assert len(timings) == 2 and len(timings[0]) > 1, timings
     assert timings[0] == timings[1]  # simulated: the same every run
+    assert codes[0] == codes[1] and "XBLOCK" in codes[0][0]  # the same kernels, the same chosen config
     assert chosen_us[0] == chosen_us[1]
     assert chosen_us[0] / 1000.0 == pytest.approx(min(timings[0].values()))
 
@@ -113,3 +118,32 @@ def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user():
     assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG  # every compile, not only the first
     with inductor_config.patch(max_autotune_gemm_backends="ATEN,TRITON"):
         assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)
+
+
+def test_embedding_bag_runs_on_mtia_and_trains(mtia_inductor, monkeypatch):
+    """nn.EmbeddingBag (mean, by offsets, an empty bag): no `_embedding_bag` host call; the rows are an indexed
+    DMA; output and the weight's gradient (backward from the decomposition's offset2bag) match eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    monkeypatch.setattr(inductor_config.test_configs, "max_mm_configs", 1)  # keep the autotuning short
+    torch.manual_seed(0)
+    bag, ref = torch.nn.EmbeddingBag(100, 16, mode="mean"), torch.nn.EmbeddingBag(100, 16, mode="mean")
+    ref.load_state_dict(bag.state_dict())
+    ids, offsets = torch.randint(0, 100, (20,)), torch.tensor([0, 3, 3, 10, 19])
+    kinds: set[str] = set()
+    run_kernel = toolchain.run_kernel
+
+    def recording_run(*args, **kwargs):
+        result = run_kernel(*args, **kwargs)
+        kinds.update(c.kind for t in result.traces for c in t.commands)
+        return result
+
+    monkeypatch.setattr(toolchain, "run_kernel", recording_run)
+    out, codes = run_and_get_code(torch.compile(lambda i, o: bag(i, o)), ids, offsets)
+    expected = ref(ids, offsets)
+    torch.testing.assert_close(out, expected)
+    assert "_embedding_bag.default(" not in "\n".join(codes)
+    assert {"dma_gather_rows", "dpe_matmul"} <= kinds, kinds  # rows by indexed DMA, bags on the DPE
+    out.pow(2).sum().backward()
+    expected.pow(2).sum().backward()
+    torch.testing.assert_close(bag.weight.grad, ref.weight.grad)

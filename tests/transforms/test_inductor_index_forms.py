@@ -33,6 +33,56 @@ def test_flat_index_decomposition_is_dma_and_matches_eager():
 
 
 @triton.jit
+def bias_rows_static(in_ptr, bias_ptr, scale_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
+    """Inductor's pointwise form with a static size (`xnumel = 768` in the body) and a row stride of 128:
+    with XBLOCK a multiple of 64, the block covers whole rows (a multi-row box)."""
+    xnumel = 768
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 64
+    x1 = xindex // 64
+    a = tl.load(in_ptr + (x0 + 128 * x1), xmask)
+    b = tl.load(bias_ptr + x0, xmask)
+    s = tl.load(scale_ptr + x1, xmask)
+    tl.store(out_ptr + (x0 + 64 * x1), a * s + b, xmask)
+
+
+@pytest.mark.parametrize("xblock", [128, 512])  # 768 = 6 x 128; the second block of 512 is half masked
+def test_flat_index_across_rows_is_a_multi_row_box_and_matches_eager(xblock):
+    x, bias, scale = torch.randn(12, 128), torch.randn(64), torch.randn(12)
+    out = torch.full((12, 64), -1.0)
+    kernel = mtia_xdsl.compile(bias_rows_static, constexprs={"XBLOCK": xblock})
+    kernel[(triton.cdiv(768, xblock),)](x, bias, scale, out, 768)
+    torch.testing.assert_close(out, x[:, :64] * scale[:, None] + bias)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 3 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+    assert f"tensor<{xblock // 64}x64xf32>" in mtia  # the rows' box, reshaped to the flat block
+
+
+@triton.jit
+def permute_rows(in_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's copy of a permuted view: out[x2, x1, x0] = in[x1, x2, x0] for a (4, 4, 8) input."""
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    x0 = xindex % 8
+    x1 = (xindex // 8) % 4
+    x2 = xindex // 32
+    v = tl.load(in_ptr + (x0 + 32 * x1 + 8 * x2))
+    tl.store(out_ptr + xindex, v)
+
+
+def test_three_digit_permuted_copy_is_a_box_and_matches_eager():
+    x = torch.randn(4, 4, 8)
+    out = torch.empty(4, 4, 8)
+    kernel = mtia_xdsl.compile(permute_rows, constexprs={"XBLOCK": 64})
+    kernel[(2,)](x, out)
+    torch.testing.assert_close(out, x.transpose(0, 1).contiguous())
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia and "tensor<2x4x8xf32>" in mtia
+
+
+@triton.jit
 def rows_mod_m(a_ptr, out_ptr, M, K: tl.constexpr, BLOCK_M: tl.constexpr):
     """Inductor's GEMM template rows: `rm % M` under multiple_of / max_contiguous hints, store masked."""
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -76,3 +126,89 @@ def test_embedding_rows_are_an_indexed_dma_and_match_eager(wrap):
     assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia
     engines = {c.engine.name for t in run.traces for c in t.commands if c.kind == "dma_gather_rows"}
     assert engines == {"DMA"}  # the DMA engine moves the rows, not the scalar core
+
+
+@triton.jit
+def embedding_flat(ids_ptr, table_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's embedding lookup as a flat pointwise kernel (`aten.embedding` alone): x1 picks the id,
+    x0 the column; a block of XBLOCK covers XBLOCK // 16 whole rows (16 = 20 * 16 / XBLOCK programs)."""
+    xnumel = 320
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 16
+    x1 = xindex // 16
+    tmp0 = tl.load(ids_ptr + x1, xmask)
+    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
+    row = tl.load(table_ptr + (x0 + 16 * tmp0), xmask)
+    tl.store(out_ptr + xindex, row, xmask)
+
+
+def test_flat_embedding_rows_are_an_indexed_dma_box_and_match_eager():
+    ids, table = torch.randint(-100, 100, (20,)), torch.randn(100, 16)
+    out = torch.empty(20, 16)
+    kernel = mtia_xdsl.compile(embedding_flat, constexprs={"XBLOCK": 64})
+    kernel[(5,)](ids, table, out)
+    torch.testing.assert_close(out, table[ids])
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_gather_rows" in mtia and "mtia.gather" not in mtia and "tensor<4x16xf32>" in mtia
+
+
+@triton.jit
+def relu_and_mask(in_ptr, out_ptr, mask_ptr, XBLOCK: tl.constexpr):
+    """Inductor's forward of a ReLU kept for its backward: the bool `x <= 0` stored through `!tt.ptr<i1>`."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    x = tl.load(in_ptr + xindex)
+    y = tl.maximum(x, 0.0)
+    tl.store(out_ptr + xindex, y)
+    tl.store(mask_ptr + xindex, y <= 0.0)
+
+
+def test_bool_store_is_dma_and_matches_eager():
+    x = torch.randn(128)
+    out, mask = torch.empty(128), torch.zeros(128, dtype=torch.bool)
+    kernel = mtia_xdsl.compile(relu_and_mask, constexprs={"XBLOCK": 64})
+    kernel[(2,)](x, out, mask)
+    torch.testing.assert_close(out, torch.relu(x))
+    assert torch.equal(mask, torch.relu(x) <= 0)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_store") == 2 and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def batched_store(out_ptr, BATCH: tl.constexpr, M: tl.constexpr, N: tl.constexpr):
+    """The bmm template's store: mask `(idx_m < M) & (idx_n < N) & (idx_q < BATCH)`, the last one uniform."""
+    idx_q = tl.program_id(1)
+    idx_m = (tl.program_id(0) * M + tl.arange(0, M))[:, None]
+    idx_n = tl.arange(0, N)[None, :]
+    mask = (idx_m < M) & (idx_n < N) & (idx_q < BATCH)
+    acc = (idx_m * N + idx_n).to(tl.float32) + idx_q * 1000.0
+    tl.store(out_ptr + tl.broadcast_to(idx_n + N * idx_m + M * N * idx_q, [M, N]), acc, mask)
+
+
+def test_uniform_store_mask_is_dma_and_matches_eager():
+    out = torch.full((4, 16, 16), -1.0)
+    kernel = mtia_xdsl.compile(batched_store, constexprs={"BATCH": 3, "M": 16, "N": 16})
+    kernel[(1, 4)](out)  # the program of batch 3 is past BATCH: it writes nothing
+    expected = torch.arange(256.0).view(16, 16) + 1000.0 * torch.arange(4.0)[:, None, None]
+    expected[3] = -1.0
+    torch.testing.assert_close(out, expected)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_store" in mtia and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def masked_bool_load(in_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's masked-fill mask: a bool load with `other=0.0`, read as int1."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < 100
+    keep = tl.load(in_ptr + xindex, xmask, other=0.0).to(tl.int1)
+    tl.store(out_ptr + xindex, tl.where(keep, 1.0, 2.0), xmask)
+
+
+def test_bool_load_with_float_other_is_dma_and_matches_eager():
+    keep, out = torch.rand(100) > 0.5, torch.zeros(100)
+    kernel = mtia_xdsl.compile(masked_bool_load, constexprs={"XBLOCK": 64})
+    kernel[(2,)](keep, out)
+    torch.testing.assert_close(out, torch.where(keep, 1.0, 2.0))
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia

@@ -16,6 +16,7 @@ Example: mtia-opt k.mlir -p test-mtia-memory-access
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
@@ -132,6 +134,98 @@ def leaves(e: Expr) -> list[SSAValue]:
     return out
 
 
+@dataclass(frozen=True)
+class Digits:
+    """The coefficient of one dimension whose index Inductor split (`x0 = xindex % 64; x1 = xindex // 64`).
+
+    The index i (0 <= i < extent) is written in mixed radix, inner digit first:
+    `i = sum_j q_j * place_j` with `0 <= q_j < extents[j]` and `place_j = prod(extents[:j])`; the value
+    along the dimension is `sum_j coeffs[j] * q_j` (element units, as AffineForm.coeffs). A DMA moves
+    such a dimension as one box dimension per digit, outer first (a multi-row box). Built only through
+    `digits()`, which collapses digits that are one affine run.
+    """
+
+    extents: tuple[int, ...]
+    coeffs: tuple[Expr, ...]
+
+    @property
+    def places(self) -> tuple[int, ...]:
+        return tuple(math.prod(self.extents[:j]) for j in range(len(self.extents)))
+
+
+Coeff = Expr | Digits
+"""A form's coefficient along one dimension: a scalar expression, or digits of a split index."""
+
+
+def digits(extents: Sequence[int], coeffs: Sequence[Expr]) -> Coeff:
+    """Digits over `extents` with `coeffs`, adjacent digits merged where they form one run
+    (`coeffs[j+1] == coeffs[j] * extents[j]`, e.g. `x0 + 64 * x1` is the plain index); a plain
+    coefficient when one digit is left."""
+    ext, cs = [extents[0]], [coeffs[0]]
+    for e, c in zip(extents[1:], coeffs[1:], strict=True):
+        if c == mul(cs[-1], ext[-1]):
+            ext[-1] *= e
+        else:
+            ext.append(e)
+            cs.append(c)
+    return cs[0] if len(ext) == 1 else Digits(tuple(ext), tuple(cs))
+
+
+def _refine(d: Digits, places: Sequence[int]) -> tuple[Expr, ...]:
+    """The coefficients of `d` over the finer digits whose places are `places` (a chain containing d's)."""
+    out = []
+    for p in places:
+        j = max(k for k, q in enumerate(d.places) if q <= p)
+        out.append(mul(d.coeffs[j], p // d.places[j]))
+    return tuple(out)
+
+
+def _common_places(extent: int, *ds: Digits) -> list[int] | None:
+    """Places of the coarsest mixed radix refining every `ds` (each place divides the next), else None."""
+    places = sorted({p for d in ds for p in d.places} | {extent})
+    if any(b % a for a, b in itertools.pairwise(places)):
+        return None
+    return places
+
+
+def coeff_add(x: Coeff, y: Coeff) -> Coeff | None:
+    """x + y for coefficients along one dimension; None when two digit splits have no common refinement."""
+    if not isinstance(x, Digits) and not isinstance(y, Digits):
+        return add(x, y)
+    ds = [c for c in (x, y) if isinstance(c, Digits)]
+    extent = math.prod(ds[0].extents)
+    places = _common_places(extent, *ds)
+    if places is None:
+        return None
+    extents = [b // a for a, b in itertools.pairwise(places)]
+    places = places[:-1]
+
+    def over(c: Coeff) -> tuple[Expr, ...]:
+        return _refine(c, places) if isinstance(c, Digits) else tuple(mul(c, p) for p in places)
+
+    return digits(extents, tuple(add(a, b) for a, b in zip(over(x), over(y), strict=True)))
+
+
+def coeff_scale(x: Coeff, s: Expr) -> Coeff:
+    """x * s for a coefficient along one dimension and a scalar s."""
+    if isinstance(x, Digits):
+        return digits(x.extents, tuple(mul(c, s) for c in x.coeffs))
+    return mul(x, s)
+
+
+def coeff_neg(x: Coeff) -> Coeff:
+    """-x for a coefficient along one dimension."""
+    return digits(x.extents, tuple(neg(c) for c in x.coeffs)) if isinstance(x, Digits) else neg(x)
+
+
+def coeff_str(c: Coeff, names: dict[SSAValue, str] | None = None) -> str:
+    """Render a coefficient; digits as `{c_outer:e_outer, .., c_inner:e_inner}` (coefficient:extent)."""
+    if isinstance(c, Digits):
+        parts = [f"{expr_str(k, names)}:{e}" for k, e in zip(reversed(c.coeffs), reversed(c.extents), strict=True)]
+        return "{" + ", ".join(parts) + "}"
+    return expr_str(c, names)
+
+
 # ----------------------------------------------------------------------------------------------
 # Forms
 # ----------------------------------------------------------------------------------------------
@@ -145,7 +239,8 @@ class AffineForm:
     """
 
     base: Expr
-    coeffs: tuple[Expr, ...]
+    coeffs: tuple[Coeff, ...]
+    """Per dimension, a scalar coefficient or the Digits of an index Inductor split by `%` and `//`."""
     ptr: SSAValue | None = None
     limits: tuple[tuple[Expr, ...], ...] = ()
     """Per dimension, upper bounds on the index past which the value is not the affine one (a wrap-around
@@ -167,6 +262,11 @@ class AffineForm:
         """True when every element has the same value (all coefficients zero, no index tile)."""
         return self.index is None and self.uniform_coeffs
 
+    @property
+    def split(self) -> bool:
+        """True when some dimension's coefficient is Digits (a flat index split across rows)."""
+        return any(isinstance(c, Digits) for c in self.coeffs)
+
     def limited(self, limits: tuple[tuple[Expr, ...], ...]) -> AffineForm:
         """This form with `limits` added (per dimension)."""
         if not limits:
@@ -179,12 +279,15 @@ class AffineForm:
         """self + sign * other (`other` an integer form; at most one of them with an index tile), else None."""
         if self.index is not None and other.index is not None:
             return None
-        coeffs = tuple(add(x, y if sign > 0 else neg(y)) for x, y in zip(self.coeffs, other.coeffs, strict=True))
+        pairs = zip(self.coeffs, other.coeffs, strict=True)
+        coeffs = tuple(coeff_add(x, y if sign > 0 else coeff_neg(y)) for x, y in pairs)
+        if any(c is None for c in coeffs):
+            return None  # two splits of one dimension that no mixed radix refines
         base = add(self.base, other.base if sign > 0 else neg(other.base))
         index, scale = (self.index, self.index_scale) if self.index is not None else (other.index, other.index_scale)
         if other.index is not None and sign < 0:
             scale = neg(scale)
-        form = AffineForm(base, coeffs, self.ptr, (), index, scale)
+        form = AffineForm(base, coeffs, self.ptr, (), index, scale)  # type: ignore[arg-type]
         return form.limited(self.limits).limited(other.limits)
 
 
@@ -222,6 +325,12 @@ class BlockAccess:
     index_scale: Expr = 0
     starts: tuple[Expr, ...] | None = None
     """First valid index along each dimension (None: all 0), for a block beginning before its tensor."""
+    index_box: tuple[int, ...] | None = None
+    """The shape the index tile is reshaped to when the block is a multi-row box (`view` set), else None."""
+    view: tuple[int, ...] | None = None
+    """The tensor's shape when it differs from the block's `shape` (None: the same): a flat index split
+    across rows is moved as a box with one dimension per digit, outer first, whose row-major order is
+    the tensor's (the tensor is its reshape)."""
 
 
 @dataclass
@@ -268,6 +377,11 @@ def expr_divisor(e: Expr, depth: int = _FACT_DEPTH) -> int:
             return math.gcd(expr_divisor(args[0], depth), expr_divisor(args[1], depth))
         if kind == "neg":
             return expr_divisor(args[0], depth)
+        if kind == "div" and isinstance(args[1], int) and args[1] > 0:  # (m * c * k) // c == m * k
+            a = expr_divisor(args[0], depth)
+            return a // args[1] if a % args[1] == 0 else 1
+        if kind == "rem":  # a % c == a - c * (a // c)
+            return math.gcd(expr_divisor(args[0], depth), expr_divisor(args[1], depth))
         return 1
     hint = _divisibility_hint(e)
     owner = e.owner
@@ -383,7 +497,9 @@ def splat_scalar_attr(attr: Attribute) -> Attribute | None:
     """Return the scalar attribute of a splat dense constant (or a scalar constant), else None."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         vals = attr.get_values()
-        if len(vals) == 0 or any(v != vals[0] and not (v != v and vals[0] != vals[0]) for v in vals):
+        raw, n = attr.data.data, len(vals)
+        bitwise_splat = n > 0 and raw == raw[: len(raw) // n] * n  # the common case, without a loop in Python
+        if not bitwise_splat and (n == 0 or any(v != vals[0] and not (v != v and vals[0] != vals[0]) for v in vals)):
             return None
         et = attr.get_element_type()
         if isinstance(et, IntegerType | IndexType):
@@ -511,18 +627,25 @@ class _Analyzer:
         if not a.uniform:
             return None  # a product of two index-dependent values is not affine
         scale = mul(b.index_scale, a.base) if b.index is not None else 0
-        product = AffineForm(mul(b.base, a.base), tuple(mul(c, a.base) for c in b.coeffs), None, (), b.index, scale)
+        product = AffineForm(
+            mul(b.base, a.base), tuple(coeff_scale(c, a.base) for c in b.coeffs), None, (), b.index, scale
+        )
         return product.limited(a.limits).limited(b.limits)
 
     def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
         """`a % c` and `a // c` (Inductor's decompositions of a flat index, `rm % M`), c > 0 uniform.
 
-        A uniform `a` gives a uniform result. Otherwise `a` must vary along one dimension d with a
-        positive constant coefficient k, over V = k * (shape[d] - 1), from a base b >= 0: when
-        V < gcd(divisor(b), c) (shapes prove the block stays within one period of c), `a % c` is
-        `b % c + k * i_d` and `a // c` is `b // c`. When they cannot, a `%` whose op carries the kernel's
-        `tt.contiguity` hint (`tl.max_contiguous`) covering the block is taken at its word, with a limit:
-        past `c - b % c` the index would wrap, and a load reads `other` there (see AffineForm.limits).
+        A uniform `a` gives a uniform result. Otherwise `a` must vary along one dimension d, through
+        one digit q (the whole index, or one Digits entry) of extent E with a positive constant
+        coefficient k, from a base b >= 0:
+        - when k * (E - 1) < gcd(divisor(b), c) (the block stays within one period of c), `a % c` is
+          `b % c + k * q` and `a // c` is `b // c`;
+        - when k == 1, c is a constant dividing both b and E, the digit splits in two, `q = q' + c * q''`
+          with q' < c: `a % c` is q' and `a // c` is `b // c + q''` (XBLOCK a multiple of the row, an
+          aligned `xoffset = pid * XBLOCK`: the block covers whole rows, a multi-row box).
+        When neither holds, a `%` whose op carries the kernel's `tt.contiguity` hint (`tl.max_contiguous`)
+        covering the block is taken at its word, with a limit: past `c - b % c` the index would wrap, and
+        a load reads `other` there (see AffineForm.limits).
         """
         forms = self._ints(op.operands[0], op.operands[1])
         if forms is None:
@@ -537,21 +660,54 @@ class _Analyzer:
             base = rem(a.base, c.base) if is_rem else div(a.base, c.base)
             return AffineForm(base, a.coeffs)
         varying = [d for d, k in enumerate(a.coeffs) if not (isinstance(k, int) and k == 0)]
-        if len(varying) != 1 or not isinstance(a.coeffs[varying[0]], int) or a.coeffs[varying[0]] <= 0:
+        if len(varying) != 1:
             return None
-        d, k = varying[0], a.coeffs[varying[0]]
-        span = k * (shape[d] - 1)
+        d = varying[0]
+        coeff = a.coeffs[d]
+        extents, ks = (coeff.extents, coeff.coeffs) if isinstance(coeff, Digits) else ((shape[d],), (coeff,))
+        moving = [j for j, k in enumerate(ks) if not (isinstance(k, int) and k == 0)]
+        if len(moving) != 1 or not isinstance(ks[moving[0]], int) or ks[moving[0]] <= 0:  # type: ignore[operator]
+            return None
+        j, k, extent = moving[0], ks[moving[0]], extents[moving[0]]
+        assert isinstance(k, int)
+
+        def with_coeff(new: Coeff) -> tuple[Coeff, ...]:
+            return tuple(new if e == d else x for e, x in enumerate(a.coeffs))
+
         if expr_nonneg(a.base):
             period = math.gcd(expr_divisor(a.base), expr_divisor(c.base))  # divides b % c, as c > 0
-            if span < period:
+            if k * (extent - 1) < period:
                 if is_rem:
                     return AffineForm(rem(a.base, c.base), a.coeffs)
-                return AffineForm(div(a.base, c.base), (0,) * len(shape))
-        if is_rem and k == 1 and _contiguity(op, d) >= shape[d]:
+                return AffineForm(div(a.base, c.base), with_coeff(0))
+            n = c.base
+            if k == 1 and isinstance(n, int) and period % n == 0 and extent % n == 0:
+                inner = (*extents[:j], n, extent // n, *extents[j + 1 :])
+                zeros = (0,) * len(ks)
+                if is_rem:
+                    return AffineForm(0, with_coeff(digits(inner, (*zeros[:j], 1, 0, *zeros[j + 1 :]))))
+                return AffineForm(div(a.base, n), with_coeff(digits(inner, (*zeros[:j], 0, 1, *zeros[j + 1 :]))))
+        if is_rem and k == 1 and not isinstance(coeff, Digits) and _contiguity(op, d) >= shape[d]:
             limits: list[tuple[Expr, ...]] = [()] * len(shape)
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
             return AffineForm(rem(a.base, c.base), a.coeffs, limits=tuple(limits))
         return None
+
+    def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:
+        """A tensor of pointers recast to pointees of the same storage size (Triton stores bools through
+        `!tt.ptr<i1>` recast to `!tt.ptr<i8>`): the same block; the DMA's base is recast where issued."""
+        src = self.form_of(op.src)
+        s, r = op.src.type, op.result.type
+        if src is None or src.ptr is None or not isinstance(s, TensorType) or not isinstance(r, TensorType):
+            return None
+        a, b = s.element_type, r.element_type
+        if not isinstance(a, tt.PointerType) or not isinstance(b, tt.PointerType):
+            return None
+        try:
+            same = mtia.element_bytes(a.pointee_type) == mtia.element_bytes(b.pointee_type)
+        except VerifyException:  # a pointee without a storage size
+            return None
+        return src if same else None
 
     def _addptr(self, op: tt.AddPtrOp, shape: tuple[int, ...]) -> AffineForm | None:
         p, o = self.form_of(op.ptr), self.form_of(op.offset) or _index_leaf(op.offset)
@@ -604,6 +760,27 @@ class _Analyzer:
                 return None  # a bound on a broadcast dimension is a whole-or-nothing condition
         return src
 
+    def _splat_mask(self, op: tt.SplatOp, shape: tuple[int, ...]) -> BoxMask | None:
+        """A scalar condition on uniform values splat to the tile (the bmm template's `idx_q < BATCH`): all
+        or nothing, as a bound `count * shape[0]` on dimension 0, with count > 0 exactly when the condition
+        holds (the DMA clamps the bound to [0, shape[0]])."""
+        cmp = op.src.owner
+        if not shape or not isinstance(cmp, arith.CmpiOp) or isinstance(cmp.lhs.type, TensorType):
+            return None
+        a, b = self.form_of(cmp.lhs), self.form_of(cmp.rhs)
+        if a is None or b is None or a.ptr is not None or b.ptr is not None:
+            return None
+        pred = cmp.predicate.value.data  # 2 slt, 3 sle, 4 sgt, 5 sge
+        count = {
+            2: add(b.base, neg(a.base)), 3: add(add(b.base, neg(a.base)), 1),
+            4: add(a.base, neg(b.base)), 5: add(add(a.base, neg(b.base)), 1),
+        }.get(pred)  # fmt: skip
+        if count is None:
+            return None
+        bounds: list[tuple[Expr, ...]] = [()] * len(shape)
+        bounds[0] = (mul(count, shape[0]),)
+        return BoxMask(tuple(bounds))
+
     def _cmp_rule(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
         return self._cmp_mask(op, len(shape))
 
@@ -647,6 +824,7 @@ _FORM_RULES = {
     arith.DivSIOp: _Analyzer._rem_div,
     arith.DivUIOp: _Analyzer._rem_div,
     tt.AddPtrOp: _Analyzer._addptr,
+    tt.BitcastOp: _Analyzer._bitcast,
 }
 """How each op kind transforms the affine forms of its operands (ops not listed have no form)."""
 
@@ -654,6 +832,7 @@ _FORM_RULES = {
 _MASK_RULES = {
     arith.ConstantOp: _Analyzer._true_mask,
     arith.CmpiOp: _Analyzer._cmp_rule,
+    tt.SplatOp: _Analyzer._splat_mask,
     arith.AndIOp: _Analyzer._and_mask,
     tt.ExpandDimsOp: _Analyzer._expand_mask,
     tt.BroadcastOp: _Analyzer._broadcast_mask,
@@ -692,8 +871,8 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
             return None, "store through an index tile (a scatter)"
-        if not _rows_only(form.index, analyzer):
-            return None, "index tile varies along the last dimension (an element gather, not rows)"
+        if not form.split and not _rows_only(form.index, analyzer):
+            return None, _ELEMENT_GATHER
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
     limits = form.limits or ((),) * len(shape)
@@ -712,13 +891,91 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
     other: Attribute | SSAValue | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other) or splat_scalar(op.other)
+        other = constant_other(op.other)  # not `or`: an IntegerAttr of 0 is falsy
+        if other is None:
+            other = splat_scalar(op.other)
         if other is None:
             return None, "`other` is not a splat scalar"
+    if form.split:
+        return _split_access(analyzer, form, bounds, shape, other, starts)
     return (
-        BlockAccess(form.ptr, form.base, form.coeffs, bounds, shape, other, form.index, form.index_scale, starts),
+        BlockAccess(
+            form.ptr,
+            form.base,
+            form.coeffs,
+            bounds,
+            shape,
+            other,
+            form.index,
+            form.index_scale,
+            starts,  # type: ignore[arg-type]
+        ),
         "",
     )
+
+
+_ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
+
+
+def _split_access(
+    analyzer: _Analyzer,
+    form: AffineForm,
+    bounds: tuple[Expr, ...],
+    shape: tuple[int, ...],
+    other: Attribute | SSAValue | None,
+    starts: tuple[Expr, ...] | None,
+) -> tuple[BlockAccess | None, str]:
+    """The multi-row box of a form with Digits: one box dimension per digit, outer first.
+
+    A split dimension's bound (a flat `xindex < xnumel`) must be a multiple of the outer digit's place
+    (the rows below it are whole): it becomes the outer digit's bound `bound // place`. An index tile
+    (embedding rows of a flat kernel: `tmp0 = load(ids + x1)`, `load(w + x0 + 64 * tmp0)`) must be the same
+    along the box's innermost dimension; it is reshaped to the box (`BlockAccess.index_box`).
+    """
+    assert form.ptr is not None
+    if form.limits:
+        return None, "flat index split across rows with a wrap limit"
+    index_box: list[int] = []
+    strides: list[Expr] = []
+    box_bounds: list[Expr] = []
+    box_shape: list[int] = []
+    box_starts: list[Expr] = []
+    for d, c in enumerate(form.coeffs):
+        start = starts[d] if starts is not None else 0
+        index_size = _shape(form.index.type)[d] if form.index is not None else 1
+        if not isinstance(c, Digits):
+            strides.append(c)
+            box_bounds.append(bounds[d])
+            box_shape.append(shape[d])
+            box_starts.append(start)
+            index_box.append(index_size)
+            continue
+        if not (isinstance(start, int) and start == 0):
+            return None, "lower bound on a flat index split across rows"
+        outer = c.places[-1]
+        bound = bounds[d]
+        if isinstance(bound, int) and bound == shape[d]:
+            bound = c.extents[-1]
+        else:
+            if expr_divisor(bound) % outer:
+                return None, "mask bound ends inside a row of a flat index split across rows"
+            bound = div(bound, outer)
+        for j in reversed(range(len(c.extents))):
+            strides.append(c.coeffs[j])
+            box_shape.append(c.extents[j])
+            box_bounds.append(bound if j == len(c.extents) - 1 else c.extents[j])
+            box_starts.append(0)
+            index_box.append(c.extents[j] if index_size != 1 else 1)
+    if form.index is not None and not _rows_only(form.index, analyzer, inner=box_shape[-1]):
+        return None, _ELEMENT_GATHER
+    return (
+        BlockAccess(
+            form.ptr, form.base, tuple(strides), tuple(box_bounds), tuple(box_shape), other, form.index,
+            form.index_scale, starts=tuple(box_starts) if starts is not None else None, view=shape,
+            index_box=tuple(index_box) if form.index is not None else None,
+        ),
+        "",
+    )  # fmt: skip
 
 
 def _index_leaf(v: SSAValue) -> AffineForm | None:
@@ -747,11 +1004,13 @@ _ROWS_DEPTH = 8
 """How many elementwise ops `_rows_only` looks through (Inductor's negative-id wrap is 3 ops deep)."""
 
 
-def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bool:
-    """True if `v` provably has one value per row: the same along the last dimension of its tensor.
+def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH, inner: int | None = None) -> bool:
+    """True if `v` provably has one value per row: the same along the last dimension of its tensor, or
+    with `inner`, along runs of `inner` aligned elements of it (the innermost dimension of a multi-row box).
 
     Size-1 last dimension; a splat or constant; a load whose pointer form does not move along the last
-    dimension; elementwise integer ops (the `where(id < 0, id + n, id)` wrap) of such values.
+    dimension (or along its inner digit, a multiple of `inner`); elementwise integer ops (the
+    `where(id < 0, id + n, id)` wrap) of such values.
     """
     t = v.type
     if not isinstance(t, TensorType) or not t.get_shape() or t.get_shape()[-1] == 1:
@@ -762,12 +1021,17 @@ def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH) -> bo
     if isinstance(owner, tt.SplatOp | arith.ConstantOp):
         return True
     if isinstance(owner, tt.BroadcastOp):
-        return _rows_only(owner.src, analyzer, depth - 1)
+        return _rows_only(owner.src, analyzer, depth - 1, inner)
     if isinstance(owner, tt.LoadOp):
         form = analyzer.form_of(owner.ptr)
-        return form is not None and form.index is None and form.coeffs[-1] == 0
+        if form is None or form.index is not None:
+            return False
+        last = form.coeffs[-1]
+        if isinstance(last, Digits):
+            return inner is not None and last.coeffs[0] == 0 and last.extents[0] % inner == 0
+        return isinstance(last, int) and last == 0
     if owner.name.startswith("arith.") and len(owner.results) == 1:
-        return all(_rows_only(x, analyzer, depth - 1) for x in owner.operands)
+        return all(_rows_only(x, analyzer, depth - 1, inner) for x in owner.operands)
     return False
 
 
@@ -778,7 +1042,19 @@ def constant_other(other: SSAValue) -> Attribute | None:
         return splat_scalar_attr(owner.value)
     if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
         return splat_scalar_attr(owner.src.owner.value)
+    if isinstance(owner, Operation) and owner.name in _INT_CASTS and len(owner.operands) == 1:
+        src = constant_other(owner.operands[0])  # Triton's `other=0.0` of a bool load: fptosi of 0.0 to i8
+        et = owner.results[0].type
+        et = et.element_type if isinstance(et, TensorType) else et
+        if isinstance(src, IntegerAttr | builtin.FloatAttr) and isinstance(et, IntegerType):
+            value = src.value.data
+            if float(value).is_integer() and -(2 ** (et.width.data - 1)) <= int(value) < 2 ** (et.width.data - 1):
+                return IntegerAttr(int(value), et)
     return None
+
+
+_INT_CASTS = ("arith.fptosi", "arith.fptoui", "arith.extsi", "arith.extui", "arith.trunci")
+"""Casts to an integer type whose splat-constant operand `constant_other` folds (exact values only)."""
 
 
 def splat_scalar(other: SSAValue) -> SSAValue | None:
@@ -920,6 +1196,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                     )
                     if a.starts is not None:
                         text += f" starts=[{', '.join(expr_str(b, names) for b in a.starts)}]"
+                    if a.view is not None:
+                        text += f" view={list(a.view)}"
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")

@@ -133,3 +133,39 @@ tt.func public @masked_scalar(%p: !tt.ptr<f32>, %q: !tt.ptr<f32>, %c: i1) {
   tt.store %q, %v, %c : !tt.ptr<f32>
   tt.return
 }
+
+// -----
+
+// A flat index split across rows (`x0 = xindex % 64`, `x1 = xindex // 64`, a block of 128 at pid * 128): a
+// 2x64 box read by one DMA and reshaped to the flat block; a store of a box reshapes the flat value back.
+// CHECK-LABEL: tt.func public @flat_index_rows
+// CHECK:         %[[BOX:.*]] = mtia.dma_load %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] : !tt.ptr<f32> -> tensor<2x64xf32>
+// CHECK:         mtia.mlu_compute ins(%[[BOX]] : tensor<2x64xf32>)
+// CHECK:           tt.reshape %{{.*}} : tensor<2x64xf32> -> tensor<128xf32>
+// CHECK:         %[[BACK:.*]] = mtia.mlu_compute ins(%{{.*}} : tensor<128xf32>)
+// CHECK:           tt.reshape %{{.*}} : tensor<128xf32> -> tensor<2x64xf32>
+// CHECK:         mtia.dma_store %[[BACK]], %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] : tensor<2x64xf32>, !tt.ptr<f32>
+// CHECK-NOT:     mtia.gather
+// CHECK-NOT:     mtia.scatter
+tt.func public @flat_index_rows(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c128 = arith.constant 128 : i32
+  %off = arith.muli %pid, %c128 : i32
+  %offs = tt.splat %off : i32 -> tensor<128xi32>
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %xindex = arith.addi %offs, %r : tensor<128xi32>
+  %c64 = arith.constant dense<64> : tensor<128xi32>
+  %s128 = arith.constant dense<128> : tensor<128xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<128xi32>
+  %x1 = arith.divsi %xindex, %c64 : tensor<128xi32>
+  %row = arith.muli %x1, %s128 : tensor<128xi32>
+  %idx = arith.addi %x0, %row : tensor<128xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %idx : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %v = tt.load %p : tensor<128x!tt.ptr<f32>>
+  %w = arith.addf %v, %v : tensor<128xf32>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %q = tt.addptr %os, %idx : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  tt.store %q, %w : tensor<128x!tt.ptr<f32>>
+  tt.return
+}

@@ -121,13 +121,84 @@ tt.func public @flat_index_decomposition(%x: !tt.ptr<f32>, %b: !tt.ptr<f32>, %c:
   tt.return
 }
 
-// A block of 128 spans two rows of 64: `xindex % 64` wraps inside it and is no strided block.
-// CHECK-LABEL: tt.func public @flat_index_wraps
-// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
-tt.func public @flat_index_wraps(%x: !tt.ptr<f32>) {
+// A block of 128 at an aligned offset (pid * 128) spans two whole rows of 64: `x0 = xindex % 64` and
+// `x1 = xindex // 64` are the digits of a 2x64 box (the tensor is its reshape, view=[128]). The row mask
+// `xindex < 768` becomes a bound on the rows, as 768 - pid * 128 is a multiple of 64. A row bias
+// indexed by x0 is the same row twice (stride 0); the flat store stays a plain block.
+// CHECK-LABEL: tt.func public @flat_index_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+((%off // 64) * 128) strides=[128, 1] bounds=[((768 - %off) // 64), 64] shape=[2, 64] view=[128]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+0 strides=[0, 1] bounds=[((768 - %off) // 64), 64] shape=[2, 64] view=[128]"}
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+%off strides=[1] bounds=[(768 - %off)] shape=[128]"}
+tt.func public @flat_index_rows(%x: !tt.ptr<f32>, %b: !tt.ptr<f32>) {
   %pid = tt.get_program_id x : i32
   %c128 = arith.constant 128 : i32
   %off = arith.muli %pid, %c128 : i32
+  %offs = tt.splat %off : i32 -> tensor<128xi32>
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %xindex = arith.addi %offs, %r : tensor<128xi32>
+  %n = arith.constant dense<768> : tensor<128xi32>
+  %mask = arith.cmpi slt, %xindex, %n : tensor<128xi32>
+  %c64 = arith.constant dense<64> : tensor<128xi32>
+  %s128 = arith.constant dense<128> : tensor<128xi32>
+  %x0 = arith.remsi %xindex, %c64 : tensor<128xi32>
+  %x1 = arith.divsi %xindex, %c64 : tensor<128xi32>
+  %row = arith.muli %x1, %s128 : tensor<128xi32>
+  %idx = arith.addi %x0, %row : tensor<128xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %idx : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %v = tt.load %p, %mask : tensor<128x!tt.ptr<f32>>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %pb = tt.addptr %bs, %x0 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %vb = tt.load %pb, %mask : tensor<128x!tt.ptr<f32>>
+  %pf = tt.addptr %xs, %xindex : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  tt.store %pf, %v, %mask : tensor<128x!tt.ptr<f32>>
+  tt.return
+}
+
+// Three digits: `x0 = xindex % 8`, `x1 = (xindex // 8) % 4`, `x2 = xindex // 32` of a block of 64 read a
+// permuted view (x1 is the outer stride): a 2x4x8 box. `x0 + 8 * x1 + 32 * x2` folds back to the flat index.
+// CHECK-LABEL: tt.func public @flat_index_three_digits
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+((%off // 32) * 32) strides=[32, 1024, 1] bounds=[2, 4, 8] shape=[2, 4, 8] view=[64]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+((%off // 32) * 32) strides=[1] bounds=[64] shape=[64]"}
+tt.func public @flat_index_three_digits(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %c8 = arith.constant dense<8> : tensor<64xi32>
+  %c4 = arith.constant dense<4> : tensor<64xi32>
+  %c32 = arith.constant dense<32> : tensor<64xi32>
+  %c1024 = arith.constant dense<1024> : tensor<64xi32>
+  %x0 = arith.remsi %xindex, %c8 : tensor<64xi32>
+  %q = arith.divsi %xindex, %c8 : tensor<64xi32>
+  %x1 = arith.remsi %q, %c4 : tensor<64xi32>
+  %x2 = arith.divsi %xindex, %c32 : tensor<64xi32>
+  %t1 = arith.muli %x1, %c1024 : tensor<64xi32>
+  %t2 = arith.muli %x2, %c32 : tensor<64xi32>
+  %a = arith.addi %x0, %t1 : tensor<64xi32>
+  %idx = arith.addi %a, %t2 : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %idx : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p : tensor<64x!tt.ptr<f32>>
+  %u1 = arith.muli %x1, %c8 : tensor<64xi32>
+  %b = arith.addi %x0, %u1 : tensor<64xi32>
+  %flat = arith.addi %b, %t2 : tensor<64xi32>
+  %pf = tt.addptr %xs, %flat : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %w = tt.load %pf : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// Not provably whole rows: an offset pid * 96 is not a multiple of 64 (the block starts inside a row), and a
+// mask bound %n (divisibility 16) may end inside a row.
+// CHECK-LABEL: tt.func public @flat_index_not_rows
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: mask bound ends inside a row of a flat index split across rows"}
+tt.func public @flat_index_not_rows(%x: !tt.ptr<f32>, %n: i32 {tt.divisibility = 16 : i32}) {
+  %pid = tt.get_program_id x : i32
+  %c96 = arith.constant 96 : i32
+  %off = arith.muli %pid, %c96 : i32
   %offs = tt.splat %off : i32 -> tensor<128xi32>
   %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
   %xindex = arith.addi %offs, %r : tensor<128xi32>
@@ -136,6 +207,15 @@ tt.func public @flat_index_wraps(%x: !tt.ptr<f32>) {
   %xs = tt.splat %x : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
   %p = tt.addptr %xs, %x0 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
   %v = tt.load %p : tensor<128x!tt.ptr<f32>>
+  %c128 = arith.constant 128 : i32
+  %off2 = arith.muli %pid, %c128 : i32
+  %offs2 = tt.splat %off2 : i32 -> tensor<128xi32>
+  %xindex2 = arith.addi %offs2, %r : tensor<128xi32>
+  %ns = tt.splat %n : i32 -> tensor<128xi32>
+  %mask = arith.cmpi slt, %xindex2, %ns : tensor<128xi32>
+  %y0 = arith.remsi %xindex2, %c64 : tensor<128xi32>
+  %p2 = tt.addptr %xs, %y0 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %w = tt.load %p2, %mask : tensor<128x!tt.ptr<f32>>
   tt.return
 }
 
@@ -263,5 +343,85 @@ tt.func public @template_rows(%a: !tt.ptr<f32>, %n: i32, %cond: i1) {
   %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
   %ptrs = tt.addptr %as, %ram : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
   %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// Embedding rows in a flat kernel: the ids are read by x1 (a box with stride 0 along the row), the table by
+// `x0 + 16 * id`: an indexed DMA over a 4x16 box, the id tile reshaped to it (one id per row of the box).
+// CHECK-LABEL: tt.func public @flat_index_embedding
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+(%off // 16) strides=[1, 0] bounds=[4, 16] shape=[4, 16] view=[64]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%w+0 index=%id*16 strides=[0, 1] bounds=[4, 16] shape=[4, 16] view=[64]"}
+tt.func public @flat_index_embedding(%ids: !tt.ptr<i64>, %w: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %c16 = arith.constant dense<16> : tensor<64xi32>
+  %x0 = arith.remsi %xindex, %c16 : tensor<64xi32>
+  %x1 = arith.divsi %xindex, %c16 : tensor<64xi32>
+  %is = tt.splat %ids : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>
+  %ip = tt.addptr %is, %x1 : tensor<64x!tt.ptr<i64>>, tensor<64xi32>
+  %id = tt.load %ip : tensor<64x!tt.ptr<i64>>
+  %c16l = arith.constant dense<16> : tensor<64xi64>
+  %row = arith.muli %id, %c16l : tensor<64xi64>
+  %x0l = arith.extsi %x0 : tensor<64xi32> to tensor<64xi64>
+  %o = arith.addi %x0l, %row : tensor<64xi64>
+  %ws = tt.splat %w : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %wp = tt.addptr %ws, %o : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
+  %v = tt.load %wp : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// Triton stores bools through `!tt.ptr<i1>` recast to `!tt.ptr<i8>` (one byte each): the same block.
+// CHECK-LABEL: tt.func public @bool_store
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%b+%off strides=[1] bounds=[64] shape=[64]"}
+tt.func public @bool_store(%b: !tt.ptr<i1>, %v: tensor<64xi8>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %bs = tt.splat %b : !tt.ptr<i1> -> tensor<64x!tt.ptr<i1>>
+  %p = tt.addptr %bs, %xindex : tensor<64x!tt.ptr<i1>>, tensor<64xi32>
+  %q = tt.bitcast %p : tensor<64x!tt.ptr<i1>> -> tensor<64x!tt.ptr<i8>>
+  tt.store %q, %v : tensor<64x!tt.ptr<i8>>
+  tt.return
+}
+
+// The bmm template's store mask `(idx_m < M) & (idx_q < BATCH)`: the scalar `idx_q < BATCH` splat to the tile
+// is all or nothing, a bound (BATCH - idx_q) * 16 on the rows (clamped to [0, 16] by the DMA).
+// CHECK-LABEL: tt.func public @uniform_mask
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+0 strides=[1] bounds=[min(%m, ((%batch - %q) * 16))] shape=[16]"}
+tt.func public @uniform_mask(%x: !tt.ptr<f32>, %v: tensor<16xf32>, %m: i32, %batch: i32) {
+  %q = tt.get_program_id y : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %rows = arith.cmpi slt, %r, %ms : tensor<16xi32>
+  %inb = arith.cmpi slt, %q, %batch : i32
+  %all = tt.splat %inb : i1 -> tensor<16xi1>
+  %mask = arith.andi %rows, %all : tensor<16xi1>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  tt.store %p, %v, %mask : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
+
+// A bool load with `other=0.0` (Inductor's masked-fill mask): Triton's `other` is `fptosi` of 0.0 to i8, an
+// integer 0 (a falsy IntegerAttr, still a constant).
+// CHECK-LABEL: tt.func public @bool_load_other
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+0 strides=[1] bounds=[%n] shape=[64]"}
+tt.func public @bool_load_other(%b: !tt.ptr<i1>, %n: i32) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %ns = tt.splat %n : i32 -> tensor<64xi32>
+  %mask = arith.cmpi slt, %r, %ns : tensor<64xi32>
+  %bs = tt.splat %b : !tt.ptr<i1> -> tensor<64x!tt.ptr<i1>>
+  %p = tt.addptr %bs, %r : tensor<64x!tt.ptr<i1>>, tensor<64xi32>
+  %q = tt.bitcast %p : tensor<64x!tt.ptr<i1>> -> tensor<64x!tt.ptr<i8>>
+  %zf = arith.constant dense<0.000000e+00> : tensor<64xf32>
+  %zi = arith.fptosi %zf : tensor<64xf32> to tensor<64xi8>
+  %v = tt.load %q, %mask, %zi : tensor<64x!tt.ptr<i8>>
   tt.return
 }
