@@ -41,7 +41,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 DEFAULT_CHIP = "mtia2i"
 """The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
@@ -517,15 +517,15 @@ def _override_value(field: str, value: Any) -> Any:
 
     Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
     """
-    from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, StringAttr
+    from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, StringAttr
 
     if isinstance(value, StringAttr):
         return value.data
     if isinstance(value, IntegerAttr):
-        element = value.type
-        if isinstance(element, IntegerType) and element.width.data == 1:
-            return bool(value.value.data)
-        return int(value.value.data)
+        number = cast(IntegerAttr[IntegerType | IndexType], value)
+        if isinstance(number.type, IntegerType) and number.type.width.data == 1:
+            return bool(number.value.data)
+        return int(number.value.data)
     if isinstance(value, FloatAttr):
         return float(value.value.data)
     raise ValueError(
@@ -541,7 +541,7 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
 
     Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
     """
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+    from xdsl.dialects.builtin import DictionaryAttr
 
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
 

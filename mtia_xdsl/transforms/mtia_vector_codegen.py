@@ -152,7 +152,7 @@ def _fold_into(
     anchor = block.first_op
     assert anchor is not None  # a body ends with mtia.yield
     for op in ops:
-        clone = rewriter.insert_op(op.clone(value_mapper={op.operands[0]: current}), InsertPoint.before(anchor))
+        clone = rewriter.insert(op.clone(value_mapper={op.operands[0]: current}), InsertPoint.before(anchor))
         current = clone.results[0]
     rewriter.replace_all_uses_with(old_arg, current)
     del inputs[index]
@@ -194,9 +194,9 @@ class FoldBroadcastIntoConsumers(RewritePattern):
                 _fold_into(consumer, value, source, ops, rewriter)
         if not value.uses:
             producer = op.inputs[0].owner
-            rewriter.erase_op(op)
+            rewriter.erase(op)
             if isinstance(producer, mtia.MluComputeOp) and not producer.results[0].uses and len(ops) == 2:
-                rewriter.erase_op(producer)
+                rewriter.erase(producer)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -269,7 +269,7 @@ def _fuse(
         inner.detach()
         block.add_op(inner)
     fused = _rebuild(consumer, inputs, block, rewriter)
-    rewriter.erase_op(producer)
+    rewriter.erase(producer)
     return fused
 
 

@@ -194,3 +194,21 @@ def test_uniform_store_mask_is_dma_and_matches_eager():
     torch.testing.assert_close(out, expected)
     mtia = kernel.asm["mtia"]
     assert "mtia.dma_store" in mtia and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def masked_bool_load(in_ptr, out_ptr, XBLOCK: tl.constexpr):
+    """Inductor's masked-fill mask: a bool load with `other=0.0`, read as int1."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < 100
+    keep = tl.load(in_ptr + xindex, xmask, other=0.0).to(tl.int1)
+    tl.store(out_ptr + xindex, tl.where(keep, 1.0, 2.0), xmask)
+
+
+def test_bool_load_with_float_other_is_dma_and_matches_eager():
+    keep, out = torch.rand(100) > 0.5, torch.zeros(100)
+    kernel = mtia_xdsl.compile(masked_bool_load, constexprs={"XBLOCK": 64})
+    kernel[(2,)](keep, out)
+    torch.testing.assert_close(out, torch.where(keep, 1.0, 2.0))
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia

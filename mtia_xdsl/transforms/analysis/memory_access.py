@@ -891,7 +891,9 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
     other: Attribute | SSAValue | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other) or splat_scalar(op.other)
+        other = constant_other(op.other)  # not `or`: an IntegerAttr of 0 is falsy
+        if other is None:
+            other = splat_scalar(op.other)
         if other is None:
             return None, "`other` is not a splat scalar"
     if form.split:
@@ -1040,7 +1042,19 @@ def constant_other(other: SSAValue) -> Attribute | None:
         return splat_scalar_attr(owner.value)
     if isinstance(owner, tt.SplatOp) and isinstance(owner.src.owner, arith.ConstantOp):
         return splat_scalar_attr(owner.src.owner.value)
+    if isinstance(owner, Operation) and owner.name in _INT_CASTS and len(owner.operands) == 1:
+        src = constant_other(owner.operands[0])  # Triton's `other=0.0` of a bool load: fptosi of 0.0 to i8
+        et = owner.results[0].type
+        et = et.element_type if isinstance(et, TensorType) else et
+        if isinstance(src, IntegerAttr | builtin.FloatAttr) and isinstance(et, IntegerType):
+            value = src.value.data
+            if float(value).is_integer() and -(2 ** (et.width.data - 1)) <= int(value) < 2 ** (et.width.data - 1):
+                return IntegerAttr(int(value), et)
     return None
+
+
+_INT_CASTS = ("arith.fptosi", "arith.fptoui", "arith.extsi", "arith.extui", "arith.trunci")
+"""Casts to an integer type whose splat-constant operand `constant_other` folds (exact values only)."""
 
 
 def splat_scalar(other: SSAValue) -> SSAValue | None:

@@ -408,3 +408,20 @@ tt.func public @uniform_mask(%x: !tt.ptr<f32>, %v: tensor<16xf32>, %m: i32, %bat
   tt.store %p, %v, %mask : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// A bool load with `other=0.0` (Inductor's masked-fill mask): Triton's `other` is `fptosi` of 0.0 to i8, an
+// integer 0 (a falsy IntegerAttr, still a constant).
+// CHECK-LABEL: tt.func public @bool_load_other
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+0 strides=[1] bounds=[%n] shape=[64]"}
+tt.func public @bool_load_other(%b: !tt.ptr<i1>, %n: i32) {
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %ns = tt.splat %n : i32 -> tensor<64xi32>
+  %mask = arith.cmpi slt, %r, %ns : tensor<64xi32>
+  %bs = tt.splat %b : !tt.ptr<i1> -> tensor<64x!tt.ptr<i1>>
+  %p = tt.addptr %bs, %r : tensor<64x!tt.ptr<i1>>, tensor<64xi32>
+  %q = tt.bitcast %p : tensor<64x!tt.ptr<i1>> -> tensor<64x!tt.ptr<i8>>
+  %zf = arith.constant dense<0.000000e+00> : tensor<64xf32>
+  %zi = arith.fptosi %zf : tensor<64xf32> to tensor<64xi8>
+  %v = tt.load %q, %mask, %zi : tensor<64x!tt.ptr<i8>>
+  tt.return
+}
