@@ -174,7 +174,7 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
     from mtia_xdsl.machine.interpret.values import element_format
     from mtia_xdsl.machine.reference import find_kernel
 
-    kernel = find_kernel(module, kernel_name)
+    kernel = find_kernel(module, kernel_name, how_to_choose="choose one with --kernel NAME")
     block_args = kernel.regions[0].blocks[0].args
     if len(args) != len(block_args):
         raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg were given")
