@@ -7,7 +7,9 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    also drops the second slot software pipelining gives every streamed CB);
 2. fusing chains of commands into one (`vector_codegen=True`, when the options had turned it off): a fused
    chain needs no CB between its commands;
-3. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
+3. rematerializing constant tiles (`mtia-rematerialize-constants`): a constant tile (a `tl.dot`'s zero
+   accumulator, a loop's initial value) filled right before each reader instead of one CB for the whole kernel;
+4. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
    into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
    "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V
    tiles, loaded once for all sub-tiles; costs CB IDs for the extra carried values), then "loop" (one loop over
@@ -101,6 +103,12 @@ def fit_steps(
         yield FitStep("fusing chains of commands: vector_codegen=True (a fused chain needs no CB inside)", o)
     else:
         notes.append("fusing chains of commands: already on (vector_codegen=True)")
+    if not o.rematerialize_constants:
+        o = replace(o, rematerialize_constants=True)
+        yield FitStep("rematerializing constant tiles: filled right before each reader, not held for the whole "
+                      "kernel (mtia-rematerialize-constants)", o)  # fmt: skip
+    else:
+        notes.append("rematerializing constant tiles: already on (rematerialize_constants=True)")
     if o.sub_block == 0:
         notes.append("sub-tiling: turned off (sub_block=0)")
         return

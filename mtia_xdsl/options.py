@@ -34,9 +34,13 @@ class MtiaOptions:
     """`mtia-effective-shape`: masked tails shrink DMA and compute to the valid region."""
     vector_codegen: bool = True
     """`mtia-vector-codegen`: vector-scalar forms and fusion of consecutive vector loops."""
+    rematerialize_constants: bool = False
+    """`mtia-rematerialize-constants`: fill a constant tile (a tl.dot's zero accumulator, a loop's initial
+    value) right before each op reading it instead of holding one CB for the whole kernel. Off by default
+    (each reader then costs a fill command); the fitting driver turns it on when the CBs do not fit."""
     make_fit: bool = True
-    """When the kernel's CBs do not fit a PE (CB IDs or LS), lower it again with fewer pipeline slots, fusion
-    and sub-tiling until it fits (`mtia_xdsl/fit.py`); False refuses it as written."""
+    """When the kernel's CBs do not fit a PE (CB IDs or LS), lower it again with fewer pipeline slots, fusion,
+    constant rematerialization and sub-tiling until it fits (`mtia_xdsl/fit.py`); False refuses it as written."""
     sub_block: int | None = None
     """Automatic sub-tiling (`mtia-sub-tile`, see mtia_xdsl/fit.py): None lets the compiler split the program's
     row-parallel block dimension into the largest sub-tiles that fit when the kernel's CBs do not fit as
@@ -209,7 +213,7 @@ def _check_optimization_options(o: MtiaOptions) -> None:
     sb = o.sub_block
     if sb is not None and (isinstance(sb, bool) or not isinstance(sb, int) or sb < 0 or sb & (sb - 1)):
         raise ValueError(f"sub_block must be None (automatic), 0 (off) or a power of two, got {sb!r}")
-    for name in ("effective_shapes", "vector_codegen", "make_fit"):
+    for name in ("effective_shapes", "vector_codegen", "rematerialize_constants", "make_fit"):
         if not isinstance(getattr(o, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")
 

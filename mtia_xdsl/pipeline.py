@@ -6,6 +6,7 @@ the compile driver does with the default options; `default_pipeline()` is the lo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -46,7 +47,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
     N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
-    `mtia-vector-codegen` and `mtia-effective-shape` on the tensor-level program (before bufferizing),
+    `mtia-vector-codegen`, `mtia-effective-shape` and `mtia-rematerialize-constants` on the tensor-level
+    program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
     (with `subgrid=B,W,H` for a `pe_subgrid`) last.
@@ -68,6 +70,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
         tensor_level.append("mtia-vector-codegen")
     if o.effective_shapes:
         tensor_level.append("mtia-effective-shape")
+    if o.rematerialize_constants:
+        tensor_level.append("mtia-rematerialize-constants")
     at = steps.index("mtia-cb-bufferize")
     steps[at:at] = tensor_level
     if o.num_stages > 1:
@@ -116,18 +120,25 @@ def lower(module: ModuleOp, options: Any = None, original: ModuleOp | None = Non
     return module
 
 
-def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "unrolled") -> None:
-    """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
+@functools.lru_cache(maxsize=64)
+def _parsed(spec: str) -> PassPipeline:
+    """The pipeline of pass-pipeline string `spec` (passes are frozen dataclasses without state, so one
+    parse serves every compile with the same options: parsing was ~1 % of a compile)."""
     from xdsl.transforms import get_all_passes as xdsl_passes
 
+    from mtia_xdsl.transforms import get_all_passes
+
+    return PassPipeline.parse_spec({**xdsl_passes(), **get_all_passes()}, spec)
+
+
+def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "unrolled") -> None:
+    """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
-    from mtia_xdsl.transforms import get_all_passes
     from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
-    available = {**xdsl_passes(), **get_all_passes()}
-    pipeline = PassPipeline.parse_spec(available, pipeline_for(o, sub_block, sub_tile_form))
+    pipeline = _parsed(pipeline_for(o, sub_block, sub_tile_form))
     if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
         module.attributes[MACHINE_OVERRIDES_ATTR] = overrides_attr(o.machine_overrides)
     try:

@@ -27,6 +27,8 @@ TEST_CALLS = {
     "06": [
         'test_op(1, 2, 128, 64, False, False, "bwd", "triton-fp16")',  # checks forward and backward
         'test_op(1, 2, 128, 64, True, False, "bwd", "triton-fp16")',
+        'test_op(1, 2, 128, 128, False, False, "bwd", "triton-fp16")',  # upstream's other HEAD_DIM
+        'test_op(1, 2, 128, 128, True, False, "bwd", "triton-fp16")',
     ],
 }
 """Checks a tutorial keeps in a test function, called after it ran (small shapes: the model is a simulator)."""

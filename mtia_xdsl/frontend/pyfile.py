@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -114,13 +115,29 @@ def _struct_or(module: Any, ty: str, name: str, path: str) -> Any:
 
 
 def import_file(file: Path) -> Any:
-    """Import a Python file as a module (Triton needs kernels to live in a real file)."""
+    """Import a Python file as a module (Triton needs kernels to live in a real file).
+
+    Raises: KernelError at the file's line if importing it fails (a syntax error, an exception raised
+    by its top-level code), chained to that exception.
+    """
     spec = importlib.util.spec_from_file_location(f"_mtia_opt_{file.stem}", file)
     if spec is None or spec.loader is None:
         raise KernelError("cannot import the file", str(file), 1, 1)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        sys.modules.pop(spec.name, None)
+        raise KernelError(
+            f"the file does not import: SyntaxError: {e.msg}", str(file), e.lineno or 1, e.offset or 1
+        ) from e
+    except Exception as e:
+        sys.modules.pop(spec.name, None)
+        here = file.resolve()
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename).resolve() == here]
+        line = (frames[-1].lineno or 1) if frames else 1
+        raise KernelError(f"the file does not import: {type(e).__name__}: {e}", str(file), line, 1) from e
     return module
 
 

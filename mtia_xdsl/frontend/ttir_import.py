@@ -33,7 +33,12 @@ def parse_ttir(text: str, ctx: Context, name: str = "<ttir>") -> ModuleOp:
     Raises: ParseError naming the position in the (hoisted) text; VerifyException with the position for
     an op whose definition refuses its operands, attributes or types while it is parsed.
     """
-    return _LocatingParser(ctx, hoist_location_aliases(text), name).parse_module()
+    try:
+        return _LocatingParser(ctx, hoist_location_aliases(text), name).parse_module()
+    except ParseError as e:
+        if "{first_char}" in e.msg:  # xDSL's lexer leaves this placeholder of a #, !, ^ or % unfilled
+            e.msg = e.msg.replace("{first_char}", repr(e.span.text[:1]))
+        raise
 
 
 class _LocatingParser(Parser):

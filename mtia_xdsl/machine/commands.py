@@ -9,7 +9,10 @@ producer/consumer tracking without seeing cb_reserve/push/wait/pop.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Any
 
 
 class Engine(enum.Enum):
@@ -54,6 +57,82 @@ class SlotRef:
     seq: int
 
 
+def regular_stride(starts: Sequence[int]) -> int | None:
+    """The spacing of `starts` when it is positive and the same between every two neighbours, else None."""
+    if len(starts) < 2:
+        return None
+    a0 = starts[0]
+    stride, k = starts[1] - a0, len(starts)
+    if stride <= 0 or tuple(starts) != tuple(range(a0, a0 + k * stride, stride)):
+        return None
+    return stride
+
+
+class RunBlock:
+    """The contiguous runs of one block shape at address 0: their start offsets and common size, shared by
+    every command moving a block of that shape (see `Runs`)."""
+
+    __slots__ = ("nbytes", "span", "starts", "stride")
+
+    def __init__(self, starts: Sequence[int], nbytes: int) -> None:
+        self.starts = tuple(starts)
+        """Start offset of each run, in bytes from the block's address."""
+        self.nbytes = nbytes
+        """Bytes of each run."""
+        self.stride = regular_stride(self.starts)
+        """The runs' spacing in bytes when they are equally spaced (rows of a 2-D block), else None."""
+        self.span = (min(self.starts), max(self.starts) + nbytes) if self.starts else (0, 0)
+        """[first, last) byte offset the runs cover."""
+
+    def __getstate__(self) -> tuple[tuple[int, ...], int]:
+        return self.starts, self.nbytes
+
+    def __setstate__(self, state: tuple[tuple[int, ...], int]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
+
+
+class Runs(Sequence[tuple[int, int]]):
+    """A command's (address, nbytes) runs kept as a shared `RunBlock` moved to `shift`: one small object
+    instead of a tuple per run, so traces of large launches stay small. Reads, iterates and compares like
+    the tuple of its runs (`tuple(runs)`)."""
+
+    __slots__ = ("block", "shift")
+
+    def __init__(self, block: RunBlock, shift: int) -> None:
+        self.block = block
+        self.shift = shift
+
+    def __len__(self) -> int:
+        return len(self.block.starts)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self)[k]
+        return self.block.starts[k] + self.shift, self.block.nbytes
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(map(self.shift.__add__, self.block.starts), repeat(self.block.nbytes))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Runs):
+            if other.block is self.block:
+                return other.shift == self.shift
+            return tuple(self) == tuple(other)
+        return isinstance(other, tuple) and tuple(self) == other
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __getstate__(self) -> tuple[RunBlock, int]:
+        return self.block, self.shift
+
+    def __setstate__(self, state: tuple[RunBlock, int]) -> None:
+        self.block, self.shift = state
+
+
 @dataclass(slots=True)
 class Command:
     """One engine command issued by a PE's scalar core.
@@ -85,9 +164,9 @@ class Command:
     """Bytes read from global memory (DRAM/SRAM) by this command."""
     global_write_bytes: int = 0
     """Bytes written to global memory by this command."""
-    global_ranges: tuple[tuple[int, int], ...] = ()
+    global_ranges: tuple[tuple[int, int], ...] | Runs = ()
     """(address, nbytes) contiguous runs touched in global memory, for the LLC model and exact 32-byte
-    granule rounding (one per descriptor when available)."""
+    granule rounding (one per descriptor when available); a block's many runs as `Runs`."""
     global_extent: tuple[int, int] | None = None
     """[first, last) byte address the command touches in global memory, when `global_ranges` is empty
     (too many runs to list); the timing model orders overlapping accesses by it."""
@@ -125,6 +204,10 @@ class ProgramTrace:
     cb_ls_offset: dict[int, int] | None = None
     """cb id -> LS offset of its first slot (mtia-cb-allocate; CBs never alive together share bytes);
     None: every CB has bytes of its own."""
+    structure: object = field(default=None, compare=False, repr=False)
+    """An object shared by programs whose commands have the same structure (engines, CB slots read and
+    filled, scalar instructions, blocking) and CB depths, as the programs of one functional batch; the
+    timing model then builds their dependencies once (None: compared command by command)."""
 
     def ls_footprint_bytes(self) -> int:
         """Bytes of LS this program holds: the end of its highest CB (every CB's depth x tile bytes summed

@@ -41,7 +41,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 DEFAULT_CHIP = "mtia2i"
 """The MachineConfig preset a kernel compiles for and runs on unless told otherwise (compile option
@@ -512,13 +512,36 @@ def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, 
     return config.with_overrides(pairs) if pairs else config
 
 
+def _override_value(field: str, value: Any) -> Any:
+    """The Python value of one `mtia.machine_overrides` entry (a string is parsed by `with_overrides`).
+
+    Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
+    """
+    from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, IntegerType, StringAttr
+
+    if isinstance(value, StringAttr):
+        return value.data
+    if isinstance(value, IntegerAttr):
+        number = cast(IntegerAttr[IntegerType | IndexType], value)
+        if isinstance(number.type, IntegerType) and number.type.width.data == 1:
+            return bool(number.value.data)
+        return int(number.value.data)
+    if isinstance(value, FloatAttr):
+        return float(value.value.data)
+    raise ValueError(
+        f"mtia.machine_overrides entry {field} = {value}: expected a string, an integer, a float or a boolean, "
+        f'e.g. {{{field} = "..."}}'
+    )
+
+
 def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
     """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
-    chip with its `mtia.machine_overrides` (a dictionary of value strings), then `overrides` on top.
+    chip with its `mtia.machine_overrides` (a dictionary of strings, integers, floats or booleans, e.g.
+    `{cb_ids = 8, dram_latency_cycles = "300"}`), then `overrides` on top.
 
     Raises: ValueError if the module has no `mtia.target` (run mtia-set-target) or an override is bad.
     """
-    from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+    from xdsl.dialects.builtin import DictionaryAttr
 
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR, TARGET_ATTR, TargetAttr
 
@@ -531,6 +554,6 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
     recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
     pairs: dict[str, Any] = {}
     if isinstance(recorded, DictionaryAttr):
-        pairs = {k: v.data if isinstance(v, StringAttr) else str(v) for k, v in recorded.data.items()}
+        pairs = {k: _override_value(k, v) for k, v in recorded.data.items()}
     pairs.update(dict(overrides))
     return derive_config(target.chip.data, pairs)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
 
-from mtia_xdsl.machine.commands import Command, ProgramTrace
+from mtia_xdsl.machine.commands import Command, ProgramTrace, Runs
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.cost import dma_port_bytes_per_cycle, global_latency_cycles, scalar_access_cycles
 
@@ -75,7 +75,7 @@ class LlcCoverage:
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.total = 0
-        self.resident_runs: dict[tuple[tuple[int, int], ...], tuple[int, int]] = {}
+        self.resident_runs: dict[object, tuple[int, int]] = {}
         """Run lists `read_and_add` added completely -> (their bytes, their largest run): the set only grows,
         so they stay inside it (blocks that several programs load hit here)."""
 
@@ -95,7 +95,7 @@ class LlcCoverage:
             return max(0, min(ends[i], hi) - max(starts[i], lo))
         return sum(max(0, min(ends[k], hi) - max(starts[k], lo)) for k in range(i, j))
 
-    def read_and_add(self, ranges: tuple[tuple[int, int], ...], capacity: int) -> tuple[int, bool]:
+    def read_and_add(self, ranges: tuple[tuple[int, int], ...] | Runs, capacity: int) -> tuple[int, bool]:
         """Return (bytes of `ranges` already in the set, whether the set filled up); add the ranges in order
         while the set holds at most `capacity` bytes.
 
@@ -104,7 +104,8 @@ class LlcCoverage:
         """
         if len(ranges) == 1:
             return self._read_and_add_one(*ranges[0], capacity)
-        known = self.resident_runs.get(ranges)
+        key = _runs_key(ranges)
+        known = self.resident_runs.get(key)
         if known is not None:
             return known[0], known[0] > 0 and self.total + known[1] > capacity
         starts, ends = self.starts, self.ends
@@ -145,7 +146,7 @@ class LlcCoverage:
             self.total = total
         if not full and len(ranges) > 1:
             sizes = [n for _, n in ranges if n > 0]
-            self.resident_runs[ranges] = (sum(sizes), max(sizes, default=0))
+            self.resident_runs[key] = (sum(sizes), max(sizes, default=0))
         return cached, full
 
     def _read_and_add_one(self, lo: int, n: int, capacity: int) -> tuple[int, bool]:
@@ -195,14 +196,23 @@ def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[
     return starts, ends
 
 
-def _regular_runs(ranges: tuple[tuple[int, int], ...]) -> tuple[int, int] | None:
+def _regular_runs(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[int, int] | None:
     """(stride, bytes) if the (address, nbytes) runs all have the same size and are equally spaced (the
     rows of a block), else None."""
+    if type(ranges) is Runs:
+        block = ranges.block
+        return None if block.stride is None else (block.stride, block.nbytes)
     (a0, n0), (a1, _) = ranges[0], ranges[1]
     stride, k = a1 - a0, len(ranges)
     if stride <= 0 or ranges != tuple(zip(range(a0, a0 + k * stride, stride), repeat(n0, k))):
         return None
     return stride, n0
+
+
+def _runs_key(ranges: tuple[tuple[int, int], ...] | Runs) -> object:
+    """A dict key of a run list; equal keys mean equal runs (a `Runs` keys by its shared block's identity and
+    its shift: no hash of every run)."""
+    return (ranges.block, ranges.shift) if type(ranges) is Runs else ranges
 
 
 def _ascending_disjoint(ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -235,6 +245,8 @@ class BandwidthPool:
         self.index = index
         self.bytes_per_cycle = bytes_per_cycle
         self.groups = (FlowGroup(caps[0]), FlowGroup(caps[1]))
+        self.by_cap = tuple(sorted(self.groups, key=_cap))
+        """The groups, smaller cap first (max-min fairness serves that one first)."""
         self.now = 0.0
         self.version = 0
 
@@ -260,7 +272,7 @@ class BandwidthPool:
         read, write = self.groups
         if read.n and write.n:
             remaining, flows = self.bytes_per_cycle, read.n + write.n
-            for g in sorted(self.groups, key=_cap):
+            for g in self.by_cap:
                 share = remaining / flows
                 g.rate = min(g.cap, share)
                 remaining -= g.rate * g.n
@@ -475,8 +487,12 @@ def _span(c: Command) -> tuple[int, int] | None:
     """[first, last) global byte address of a command's accesses, or None if it touches none."""
     if c.global_read_bytes == 0 and c.global_write_bytes == 0:
         return None
-    if c.global_ranges:
-        return min(c.global_ranges)[0], max(map(sum, c.global_ranges))
+    ranges = c.global_ranges
+    if type(ranges) is Runs:
+        lo, hi = ranges.block.span
+        return lo + ranges.shift, hi + ranges.shift
+    if ranges:
+        return min(ranges)[0], max(map(sum, ranges))
     return c.global_extent
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
@@ -121,16 +122,21 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
     objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
-    misses the cache. Every keyed object lives as long as `prog`, so no id is reused.
+    misses the cache. Every keyed object lives as long as `prog`, so no id is reused. Programs sharing a
+    `ProgramTrace.structure` object are keyed by it alone.
     """
     cmds = prog.commands
     key = (
-        tuple(map(id, map(_WAITS, cmds))),
-        tuple(map(id, map(_FILLS, cmds))),
-        tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
-        tuple(map(_SCALAR_INSTRS, cmds)),
-        tuple(map(_SCALAR_BLOCKING, cmds)),
-        tuple(prog.cb_depth.items()),
+        (prog.structure,)
+        if prog.structure is not None
+        else (
+            tuple(map(id, map(_WAITS, cmds))),
+            tuple(map(id, map(_FILLS, cmds))),
+            tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
+            tuple(map(_SCALAR_INSTRS, cmds)),
+            tuple(map(_SCALAR_BLOCKING, cmds)),
+            tuple(prog.cb_depth.items()),
+        )
     )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
@@ -187,6 +193,14 @@ class ProgramRun:
             self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
         )  # fmt: skip
         """What `timing._Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
+
+    def retire(self) -> None:
+        """The program is done: keep its issue/start/end cycles as packed float arrays (8 bytes a command
+        instead of a float object each) and drop the state only scheduling needed."""
+        self.issue_t = array("d", self.issue_t)  # type: ignore[assignment]
+        self.start_t = array("d", self.start_t)  # type: ignore[assignment]
+        self.end_t = array("d", self.end_t)  # type: ignore[assignment]
+        self.dep_ready = self.deps_left = self.commit_state = None  # type: ignore[assignment]
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:

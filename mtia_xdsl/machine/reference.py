@@ -208,9 +208,12 @@ def make_tt_interpreter(
     return interpreter
 
 
-def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Operation:
+def find_kernel(
+    module: builtin.ModuleOp, kernel_name: str | None = None, how_to_choose: str = "pass kernel_name"
+) -> Operation:
     """Return the tt.func named `kernel_name`, or the module's only public tt.func.
 
+    `how_to_choose` ends the error for several candidates (a tool names its own option).
     Raises: InterpretationError if there is no such function, or several candidates and no name.
     """
     funcs = [op for op in module.walk() if op.name == "tt.func"]
@@ -224,7 +227,7 @@ def find_kernel(module: builtin.ModuleOp, kernel_name: str | None = None) -> Ope
     if len(public) != 1:
         raise InterpretationError(
             f"the module has {len(public)} public tt.func ops ({', '.join(sym_name(f) for f in public)}); "
-            "pass kernel_name"
+            f"{how_to_choose}"
         )
     return public[0]
 

@@ -23,7 +23,6 @@ Batches are exact, not an approximation of the per-program run:
 from __future__ import annotations
 
 import bisect
-import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -100,8 +99,9 @@ def run_kernel(
         traces = runner.run_all()
     try:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
-            extra = {"progress": bar.update} if "progress" in inspect.signature(simulate).parameters else {}
-            timeline = simulate(traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, **extra)
+            timeline = simulate(
+                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, progress=bar.update
+            )
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
     launch.memory.commit()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -82,9 +83,10 @@ class Timeline:
     mapping: str
     grid: tuple[int, int, int]
     total_cycles: float
-    command_cycles: list[tuple[list[float], list[float], list[float]]] = field(repr=False)
-    """Per program (in the order given to `simulate`): (issue, start, end) cycle of each of its commands."""
-    end_order: list[int] = field(repr=False)
+    command_cycles: list[tuple[Sequence[float], Sequence[float], Sequence[float]]] = field(repr=False)
+    """Per program (in the order given to `simulate`): (issue, start, end) cycle of each of its commands
+    (float arrays)."""
+    end_order: Sequence[int] = field(repr=False)
     """Commands in the order they ended, each as its index in the concatenation of all programs' commands."""
     pe_of_program: list[int]
     program_cycles: list[tuple[float, float]]

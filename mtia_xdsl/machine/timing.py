@@ -44,6 +44,7 @@ from __future__ import annotations
 import gc
 import heapq
 import itertools
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -214,7 +215,8 @@ class _Simulator:
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         self.work = WorkTotals()
-        self.end_order: list[int] = []
+        self.end_order = array("q")
+        """Commands in the order they ended (index in the concatenation of all programs' commands), packed."""
         self.runs: list[ProgramRun | None] = [None] * len(programs)
         self.first_command = list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
         self.reported = 0
@@ -431,6 +433,7 @@ class _Simulator:
 
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
+        run.retire()
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
             self.reported = len(self.end_order)
@@ -594,7 +597,7 @@ class _Simulator:
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
-        nbytes = sum([part[1] for part in parts])
+        nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
         pe.port_bytes[direction] += nbytes
         pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
         pe.xfer_fifo[direction].append([run, i, ready, parts, direction])

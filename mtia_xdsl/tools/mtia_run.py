@@ -90,6 +90,25 @@ def parse_grid(text: str) -> tuple[int, ...]:
     return grid
 
 
+def parse_subgrid(text: str | None) -> tuple[int, int, int] | None:
+    """Turn `--pe-subgrid` text (`BASE,WIDTH,HEIGHT`) into three integers; None when not given.
+
+    Raises: ValueError naming the option and the expected form if `text` is not three integers >= 0.
+    """
+    if text is None:
+        return None
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3 or values[0] < 0 or min(values[1:]) < 1:
+        raise ValueError(
+            f"--pe-subgrid {text!r}: expected BASE,WIDTH,HEIGHT (the first PE and the rectangle's width and "
+            "height in PEs), e.g. 18,4,2"
+        )
+    return values[0], values[1], values[2]
+
+
 def parse_arg(spec: str, index: int, seed: int) -> Any:
     """Turn one `--arg` spec into a torch tensor or a Python number.
 
@@ -155,7 +174,7 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
     from mtia_xdsl.machine.interpret.values import element_format
     from mtia_xdsl.machine.reference import find_kernel
 
-    kernel = find_kernel(module, kernel_name)
+    kernel = find_kernel(module, kernel_name, how_to_choose="choose one with --kernel NAME")
     block_args = kernel.regions[0].blocks[0].args
     if len(args) != len(block_args):
         raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg were given")
@@ -177,9 +196,12 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
 def load_module(path: str, options: Any = None) -> Any:
     """Parse `path` and lower it to the buffer level (for `options.machine`) if it is still tt-level.
 
-    Raises: PassFailedException (located) if a buffer-level input gives two CBs alive at the same time one
-    CB ID or overlapping LS bytes (`verify_cb_allocation`).
+    Raises: ValueError naming the file for an input that is neither a Triton .py nor MLIR; PassFailedException
+    (located) if a buffer-level input gives two CBs alive at the same time one CB ID or overlapping LS bytes
+    (`verify_cb_allocation`).
     """
+    from xdsl.utils.exceptions import ParseError
+
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.frontend.ttir_import import parse_ttir, verify_parsed
 
@@ -189,7 +211,16 @@ def load_module(path: str, options: Any = None) -> Any:
         module = module_from_python_file(path)  # the pipeline below inlines its helpers
     else:
         text = Path(path).read_text() if path != "-" else sys.stdin.read()
-        module = parse_ttir(text, make_context(), path)
+        try:
+            module = parse_ttir(text, make_context(), path)
+        except ParseError as e:
+            if path == "-" or path.endswith((".mlir", ".ttir")):
+                raise
+            raise ValueError(
+                f"{e.span.get_location()}: error: not an MLIR module ({e.msg}); give a Triton "
+                "kernel .py with a '# mtia-opt:' comment, or an .mlir file such as `mtia-opt kernel.py -p "
+                "tt-inline -o kernel.mlir` writes"
+            ) from None
         verify_parsed(module, text, path)
     if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
         from mtia_xdsl.pipeline import lower
@@ -232,10 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         grid = parse_grid(args.grid)
         kernel_args = [parse_arg(s, i, args.seed) for i, s in enumerate(args.arg)]
+        subgrid = parse_subgrid(args.pe_subgrid)
     except ValueError as e:
         parser.error(str(e))  # a usage error: "mtia-run: error: ...", exit status 2
     try:
-        subgrid = tuple(int(v) for v in args.pe_subgrid.split(",")) if args.pe_subgrid else None
         options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()), subgrid)
         _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
         module = load_module(args.input, options)

@@ -58,6 +58,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MtiaVectorCodegenPass
 
+    def rematerialize_constants() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_rematerialize_constants import MtiaRematerializeConstantsPass
+
+        return MtiaRematerializeConstantsPass
+
     def effective_shape() -> type[ModulePass]:
         from mtia_xdsl.transforms.mtia_effective_shape import MtiaEffectiveShapePass
 
@@ -87,6 +92,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "mtia-sub-tile": sub_tile,
         "mtia-vector-codegen": vector_codegen,
         "mtia-effective-shape": effective_shape,
+        "mtia-rematerialize-constants": rematerialize_constants,
         "mtia-software-pipeline": software_pipeline,
         "mtia-cb-sizing": cb_sizing,
         "mtia-pe-mapping": pe_mapping,

@@ -6,15 +6,18 @@
 - tt.load/tt.store whose pointers form a strided block with a box mask -> mtia.dma_load/dma_store
   (effective shape in the bounds); a load of rows picked by an index tile (embedding lookups) ->
   mtia.dma_gather_rows (indexed DMA); other tensor accesses -> mtia.gather/scatter (scalar core);
-  scalar accesses -> mtia.scalar_load/scalar_store.
-- tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce.
-- tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (scalar core, element by element,
+  scalar accesses -> mtia.scalar_load/scalar_store (pattern `LowerScalarAccess`).
+- tt.dot -> mtia.dpe_matmul; tt.reduce with a plain add/max/min combiner -> mtia.re_reduce (patterns
+  `LowerDotToDpe`, `LowerReduceToRe`).
+- tt.atomic_rmw / tt.atomic_cas -> mtia.atomic_rmw / mtia.atomic_cas (patterns `LowerAtomicRmw`,
+  `LowerAtomicCas`; scalar core, element by element,
   charged as global reads and writes); with `scalar-core-atomics=false` they stay inside a vector
   command (right results, but their memory traffic is not charged).
-- Every other op producing a tensor, and every scalar op reading an engine result, is wrapped into
-  one engine command: MLU for layout ops (mtia.extract_slice too: a copy inside LS, no DMA), SE for
-  floating point in fp16/bf16/fp32 (with int8..int32),
-  the RISC-V vector core otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
+- Every other op producing a tensor, and every scalar float op reading an engine value (one living in a
+  CB: `transforms/analysis/cb_residency.py`), is wrapped into one engine command (a walk in program order,
+  as the choice depends on what the ops before made): MLU for layout ops (mtia.extract_slice too: a copy
+  inside LS, no DMA), SE for floating point in fp16/bf16/fp32 (with int8..int32), the RISC-V vector core
+  otherwise (integers, f64, i64); a tl.dot the DPE cannot take (f64) too.
   Constant operands are cloned into the command's body (immediates).
 
 Requires: a tt module with helper calls inlined (the frontend's `inline_and_clean`).
@@ -30,6 +33,13 @@ from xdsl.dialects import builtin, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import Rewriter
 
 from mtia_xdsl.dialects import mtia, tt
@@ -196,11 +206,7 @@ def convert_memory_accesses(func: Operation) -> None:
     Scalar accesses go first: a scalar they load may be a leaf of a block's bound or offset, which the
     analysis below must see as the new scalar-core load.
     """
-    for op in list(func.walk()):
-        if isinstance(op, tt.LoadOp | tt.StoreOp) and not isinstance(op.ptr.type, TensorType):
-            new = _scalar_access(op)
-            new.location = op.location
-            Rewriter.replace_op(op, new)
+    PatternRewriteWalker(LowerScalarAccess(), apply_recursively=False).rewrite_region(func.body)
     info = analyze_function(func)
     replaced: dict[SSAValue, SSAValue] = {}  # results of converted loads (an index tile may be one)
     for op in list(func.walk()):
@@ -254,6 +260,20 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
         box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
         return tt.ReshapeOp(box, access.view)
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+
+
+@dataclass(frozen=True)
+class LowerScalarAccess(RewritePattern):
+    """tt.load / tt.store of one scalar -> mtia.scalar_load / mtia.scalar_store (scalar core); a mask
+    becomes an scf.if around the access, whose else branch of a load yields `other` (or zero)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.LoadOp | tt.StoreOp, rewriter: PatternRewriter) -> None:
+        if isinstance(op.ptr.type, TensorType):
+            return
+        new = _scalar_access(op)
+        new.location = op.location
+        rewriter.replace(op, new)
 
 
 def _scalar_access(op: tt.LoadOp | tt.StoreOp) -> Operation:
@@ -328,7 +348,6 @@ class _EngineMapper:
     """Walks a function in order, mapping each op to its engine; tracks engine-produced values."""
 
     resident: set[SSAValue]
-    scalar_core_atomics: bool = True
     late: bool = False
     """Whether the last walk found a region argument to be an engine value after mapping its readers."""
 
@@ -361,22 +380,8 @@ class _EngineMapper:
     def map_op(self, op: Operation) -> Operation | None:
         if isinstance(op, mtia.ENGINE_OPS):
             return op
-        if isinstance(op, tt.DotOp) and not _dpe_takes(op.a.type):
+        if isinstance(op, tt.DotOp):  # one the DPE does not take (LowerDotToDpe took the others)
             return wrap_in_engine(op, mtia.VecComputeOp)  # f64 (or wide int) GEMM: vector core
-        if isinstance(op, tt.DotOp):
-            new = mtia.DpeMatmulOp(op.a, op.b, op.c, op.inputPrecision.value.data, op.results[0].type)
-            return _replace(op, new)
-        if isinstance(op, tt.AtomicRMWOp) and self.scalar_core_atomics:
-            props = (op.atomic_rmw_op.value.data, op.sem.value.data, op.scope.value.data)
-            return _replace(op, mtia.AtomicRmwOp(op.ptr, op.val, op.mask, *props, op.result.type))
-        if isinstance(op, tt.AtomicCASOp) and self.scalar_core_atomics:
-            props = (op.sem.value.data, op.scope.value.data)
-            return _replace(op, mtia.AtomicCasOp(op.ptr, op.cmp, op.val, *props, op.result.type))
-        if isinstance(op, tt.ReduceOp):
-            kind = _reduce_kind(op)
-            if kind is not None:
-                new = mtia.ReReduceOp(op.srcs[0], op.axis.value.data, kind, op.results[0].type)
-                return _replace(op, new)
         if not self._needs_engine(op):
             return None
         return wrap_in_engine(op, _engine_for(op))
@@ -393,6 +398,70 @@ class _EngineMapper:
             and op.name.startswith(("arith.", "math.", "tt."))
             and any(_is_float(v.type) for v in (*op.operands, *op.results))
         )
+
+
+def _in_engine_body(op: Operation) -> bool:
+    """Whether `op` sits in the body of an engine command (made by the fp8 emulation): already mapped."""
+    return isinstance(op.parent_op(), mtia.EngineComputeOp)
+
+
+@dataclass(frozen=True)
+class LowerDotToDpe(RewritePattern):
+    """tt.dot whose operands the DPE takes -> mtia.dpe_matmul (the engine walk puts the others on the
+    vector core)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.DotOp, rewriter: PatternRewriter) -> None:
+        if not _dpe_takes(op.a.type) or _in_engine_body(op):
+            return
+        precision = op.inputPrecision.value.data
+        rewriter.replace(op, with_loc(mtia.DpeMatmulOp(op.a, op.b, op.c, precision, op.results[0].type), op))
+
+
+@dataclass(frozen=True)
+class LowerReduceToRe(RewritePattern):
+    """tt.reduce of one operand with a plain add/max/min combiner -> mtia.re_reduce (others: the engine
+    walk wraps them into a command)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.ReduceOp, rewriter: PatternRewriter) -> None:
+        kind = _reduce_kind(op)
+        if kind is None or _in_engine_body(op):
+            return
+        new = mtia.ReReduceOp(op.srcs[0], op.axis.value.data, kind, op.results[0].type)
+        rewriter.replace(op, with_loc(new, op))
+
+
+@dataclass(frozen=True)
+class LowerAtomicRmw(RewritePattern):
+    """tt.atomic_rmw -> mtia.atomic_rmw (scalar core; only with `scalar-core-atomics`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.AtomicRMWOp, rewriter: PatternRewriter) -> None:
+        if _in_engine_body(op):
+            return
+        props = (op.atomic_rmw_op.value.data, op.sem.value.data, op.scope.value.data)
+        rewriter.replace(op, with_loc(mtia.AtomicRmwOp(op.ptr, op.val, op.mask, *props, op.result.type), op))
+
+
+@dataclass(frozen=True)
+class LowerAtomicCas(RewritePattern):
+    """tt.atomic_cas -> mtia.atomic_cas (scalar core; only with `scalar-core-atomics`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tt.AtomicCASOp, rewriter: PatternRewriter) -> None:
+        if _in_engine_body(op):
+            return
+        props = (op.sem.value.data, op.scope.value.data)
+        rewriter.replace(op, with_loc(mtia.AtomicCasOp(op.ptr, op.cmp, op.val, *props, op.result.type), op))
+
+
+def lower_engine_ops(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
+    """Lower the tt ops that have their own engine op (tt.dot, tt.reduce, atomics), one pattern each."""
+    patterns: list[RewritePattern] = [LowerDotToDpe(), LowerReduceToRe()]
+    if scalar_core_atomics:
+        patterns += [LowerAtomicRmw(), LowerAtomicCas()]
+    PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_region(func.body)
 
 
 def _element(t: Attribute) -> Attribute:
@@ -481,14 +550,14 @@ _MAX_POINTER_ITER_ARGS = 64
 """Loop-carried pointer tensors scalarized per function at most (each rewrite re-runs the analysis)."""
 
 
-def map_engines(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
-    """Map every op of `func` to its engine (step 3), in program order.
+def map_engines(func: tt.FuncOp) -> None:
+    """Map every op of `func` not lowered by `lower_engine_ops` to its engine (step 3), in program order.
 
     An op reading a carried value is mapped before the value's yield: if the yield turns out to be an
     engine value, the carried value lives in a CB (`cb_residency`, the rule mtia-cb-bufferize places CBs
     by), so the walk repeats, keeping what it knows, until it finds no such value late.
     """
-    mapper = _EngineMapper(set(), scalar_core_atomics, late=True)
+    mapper = _EngineMapper(set(), late=True)
     while mapper.late:
         mapper.late = False
         mapper.run_block(func.body.block)
@@ -503,6 +572,7 @@ def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
     region_dce(func.body)
     convert_memory_accesses(func)
     region_dce(func.body)
-    map_engines(func, scalar_core_atomics)
+    lower_engine_ops(func, scalar_core_atomics)
+    map_engines(func)
     _wrap_leftover_constants(func)
     region_dce(func.body)

@@ -122,14 +122,18 @@ def _writes_in_loop(op: Operation, cb: SSAValue) -> bool:
     return getattr(op, "inplace", None) is not None and cb in outs
 
 
-def _reader_cycles(cb: SSAValue, body: Block, config: MachineConfig) -> float:
-    """Occupancy of the longest engine command in `body` reading `cb` (how long a tile is held)."""
+def _reader_cycles(
+    cb: SSAValue, body: Block, config: MachineConfig, costs: dict[Operation, cb_cost.CommandCost | None] | None = None
+) -> float:
+    """Occupancy of the longest engine command in `body` reading `cb` (how long a tile is held).
+    `costs`: command costs already estimated (a command reads several CBs)."""
     longest = 0.0
+    costs = costs if costs is not None else {}
     for use in cb.uses:
         op = use.operation
         written = list(op.outs) if isinstance(op, mtia.EngineComputeOp) else [getattr(op, "out", None)]
         if op.parent is body and cb not in written:
-            c = cb_cost.command_cost(op, config)
+            c = costs[op] if op in costs else costs.setdefault(op, cb_cost.command_cost(op, config))
             longest = max(longest, c.occupancy_cycles + c.latency_cycles if c is not None else 0.0)
     return longest
 
@@ -140,9 +144,11 @@ def _streamed_choice(
     config: MachineConfig,
     cap: int,
     periods: dict[Block, cb_cost.IterationCost] | None = None,
+    costs: dict[Operation, cb_cost.CommandCost | None] | None = None,
 ) -> None:
-    """Size a streamed CB of the loop holding `producer` (greedy). `periods`: the iteration costs of loop
-    bodies already estimated (the CBs of one loop share its body's; nothing changes the IR meanwhile)."""
+    """Size a streamed CB of the loop holding `producer` (greedy). `periods`, `costs`: the iteration costs
+    of loop bodies and the command costs already estimated (the CBs of one loop share its body's; nothing
+    changes the IR meanwhile)."""
     loop = producer.parent_op()
     body = producer.parent
     assert loop is not None and isinstance(body, Block)
@@ -156,7 +162,7 @@ def _streamed_choice(
         if seen and op is not producer and isinstance(op, mtia.DmaLoadOp) and op.out is not None:
             trailing += mtia.tile_bytes(mtia.tile_type(op.out.type))
     fill = cb_cost.fill_latency_cycles(producer, config, trailing)
-    held = _reader_cycles(choice.alloc.result, body, config)
+    held = _reader_cycles(choice.alloc.result, body, config, costs)
     need = cb_cost.depth_to_hide(held + fill, period.period_cycles)
     depth = max(choice.min_depth, min(need, cap))
     what = "DMA" if isinstance(producer, mtia.DmaLoadOp) else producer.name
@@ -181,6 +187,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     choices: list[CbChoice] = []
     writers = _writers(func)
     periods: dict[Block, cb_cost.IterationCost] = {}
+    costs: dict[Operation, cb_cost.CommandCost | None] = {}
     for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
@@ -191,7 +198,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
         if isinstance(stages, IntegerAttr) and producer is not None and isinstance(producer.parent, Block):
             cap = min(stages.value.data, max_depth)
             if cap >= 2 and producer.parent_op() is not None:
-                _streamed_choice(choice, producer, config, cap, periods)
+                _streamed_choice(choice, producer, config, cap, periods, costs)
         if strategy == "uniform":
             choice.depth = max(min_depth, max_depth)
             choice.reason = f"uniform {max_depth}-fold buffering" + (

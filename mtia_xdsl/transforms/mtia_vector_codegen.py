@@ -1,16 +1,16 @@
 """mtia-vector-codegen: vector-scalar operands and fusion of consecutive elementwise engine commands.
 
-Two rewrites of the tensor-level program, each behind an option:
+Two rewrites of the tensor-level program, each behind an option and each one RewritePattern:
 
-- `vector-scalar`: an engine command that only broadcasts a scalar (`tt.splat` of its input) is folded
-  into each elementwise SE / vector-core consumer: the consumer takes the scalar itself and splats it
-  inside its body, where it is the instruction's scalar operand (RVV `vfsub.vf`, the SE's scalar
-  operand), so no tile is written to LS. The same holds for a rank-reduced row or column
+- `vector-scalar` (`FoldBroadcastIntoConsumers`): an engine command that only broadcasts a scalar
+  (`tt.splat` of its input) is folded into each elementwise SE / vector-core consumer: the consumer takes
+  the scalar itself and splats it inside its body, where it is the instruction's scalar operand (RVV
+  `vfsub.vf`, the SE's scalar operand), so no tile is written to LS. The same holds for a rank-reduced row or column
   (`tensor<BLOCK_M x 1>` broadcast by MLU commands to `tensor<BLOCK_M x BLOCK_N>`): the consumer takes
   the row/column and broadcasts it in its body (RVV: the row's scalar per output row, or one register
   reused for every row). The broadcast commands and their tiles disappear once nothing else reads them.
-- `fuse`: two elementwise commands on the same engine, in the same block, where the first one's result
-  is read only by the second, become one command whose body holds both bodies: the intermediate stays
+- `fuse` (`FuseIntoConsumer`): two elementwise commands on the same engine, in the same block, where the
+  first one's result is read only by the second, become one command whose body holds both bodies: the intermediate stays
   in registers (no CB, no LS round trip, one command issue). Commands are not fused across engines,
   across reductions, dots or layout (MLU) ops, across region boundaries, when the intermediate has
   another user, or when their tensors differ in shape (they are not the same vector loop). Chains of
@@ -30,14 +30,15 @@ Example: mtia-opt k.mlir -p mtia-vector-codegen{vector-scalar=true fuse=false}
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.program_level import require_tensor_level
@@ -130,7 +131,13 @@ def _reads_elementwise(consumer: mtia.EngineComputeOp, arg: BlockArgument) -> bo
     )
 
 
-def _fold_into(consumer: mtia.EngineComputeOp, value: SSAValue, source: SSAValue, ops: Sequence[Operation]) -> None:
+def _fold_into(
+    consumer: mtia.EngineComputeOp,
+    value: SSAValue,
+    source: SSAValue,
+    ops: Sequence[Operation],
+    rewriter: PatternRewriter,
+) -> None:
     """Make `consumer` read `source` instead of `value` (a broadcast of it) and replay `ops` in its body."""
     block = consumer.body.block
     index = list(consumer.inputs).index(value)
@@ -139,42 +146,44 @@ def _fold_into(consumer: mtia.EngineComputeOp, value: SSAValue, source: SSAValue
     if source in inputs:
         new_arg = block.args[inputs.index(source)]
     else:
-        new_arg = block.insert_arg(source.type, len(block.args))
+        new_arg = rewriter.insert_block_argument(block, len(block.args), source.type)
         inputs.append(source)
     current: SSAValue = new_arg
     anchor = block.first_op
     assert anchor is not None  # a body ends with mtia.yield
     for op in ops:
-        clone = op.clone(value_mapper={op.operands[0]: current})
-        block.insert_op_before(clone, anchor)
+        clone = rewriter.insert(op.clone(value_mapper={op.operands[0]: current}), InsertPoint.before(anchor))
         current = clone.results[0]
-    old_arg.replace_all_uses_with(current)
+    rewriter.replace_all_uses_with(old_arg, current)
     del inputs[index]
-    block.erase_arg(old_arg)
-    _rebuild(consumer, inputs, block)
+    rewriter.erase_block_argument(old_arg)
+    _rebuild(consumer, inputs, block, rewriter)
 
 
-def _rebuild(op: mtia.EngineComputeOp, inputs: Sequence[SSAValue], block: Block) -> mtia.EngineComputeOp:
+def _rebuild(
+    op: mtia.EngineComputeOp, inputs: Sequence[SSAValue], block: Block, rewriter: PatternRewriter
+) -> mtia.EngineComputeOp:
     """Replace `op` by the same engine command over `inputs` whose body is `block` (taken from `op`)."""
     if block.parent is not None:
         block.parent.detach_block(block)
     new = type(op)(inputs, [r.type for r in op.res], Region(block), op.outs)
     new.location = op.location
     new.attributes.update(op.attributes)
-    Rewriter.replace_op(op, new)
+    rewriter.replace(op, new)
     return new
 
 
-def fold_broadcasts(block: Block) -> bool:
-    """Fold every broadcast command of `block` (and nested blocks) into its elementwise consumers.
+@dataclass(frozen=True)
+class FoldBroadcastIntoConsumers(RewritePattern):
+    """A command that only broadcasts a scalar, row or column -> its elementwise SE / vector-core readers
+    take the source and broadcast it in their bodies; the command goes once nothing else reads it (and
+    so does an MLU expand_dims command read only by it)."""
 
-    Returns whether anything changed. A broadcast command that keeps other readers stays for them.
-    """
-    changed = False
-    for op in list(_walk_block(block)):
-        found = _broadcast_source(op) if op.parent is not None else None
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mtia.EngineComputeOp, rewriter: PatternRewriter) -> None:
+        found = _broadcast_source(op)
         if found is None:
-            continue
+            return
         source, ops = found
         value = op.results[0]
         for use in list(value.uses):
@@ -182,23 +191,12 @@ def fold_broadcasts(block: Block) -> bool:
             if not isinstance(consumer, mtia.EngineComputeOp) or use.index >= len(consumer.inputs):
                 continue
             if _reads_elementwise(consumer, consumer.body.block.args[use.index]):
-                _fold_into(consumer, value, source, ops)
-                changed = True
+                _fold_into(consumer, value, source, ops, rewriter)
         if not value.uses:
             producer = op.inputs[0].owner
-            Rewriter.erase_op(op)
+            rewriter.erase(op)
             if isinstance(producer, mtia.MluComputeOp) and not producer.results[0].uses and len(ops) == 2:
-                Rewriter.erase_op(producer)
-    return changed
-
-
-def _walk_block(block: Block) -> Iterator[Operation]:
-    for op in block.ops:
-        yield op
-        if not isinstance(op, mtia.EngineComputeOp):
-            for region in op.regions:
-                for inner in region.blocks:
-                    yield from _walk_block(inner)
+                rewriter.erase(producer)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -246,38 +244,48 @@ def _can_fuse(producer: Operation, consumer: Operation) -> bool:
     return isinstance(producer, mtia.SeComputeOp) or _widest_bytes(producer) == _widest_bytes(consumer)
 
 
-def _fuse(producer: mtia.EngineComputeOp, consumer: mtia.EngineComputeOp) -> mtia.EngineComputeOp:
-    """Replace `consumer` by one command running `producer`'s body then its own; erase `producer`."""
+def _fuse(
+    producer: mtia.EngineComputeOp, consumer: mtia.EngineComputeOp, rewriter: PatternRewriter
+) -> mtia.EngineComputeOp:
+    """Replace `consumer` by one command running `producer`'s body then its own; erase `producer`.
+
+    The bodies' ops move into the fused body (no copies: a chain of n commands fused pairwise would
+    otherwise copy O(n^2) ops)."""
     inputs: list[SSAValue] = []
     for v in (*producer.inputs, *consumer.inputs):
         if v is not producer.res[0] and v not in inputs:
             inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
     outer = dict(zip(inputs, block.args, strict=True))
-    mapping: dict[SSAValue, SSAValue] = {a: outer[v] for a, v in zip(producer.body.block.args, producer.inputs)}
+    for a, v in zip(producer.body.block.args, producer.inputs):
+        rewriter.replace_all_uses_with(a, outer[v])
     for inner in _body_ops(producer):
-        block.add_op(inner.clone(value_mapper=mapping))
+        inner.detach()
+        block.add_op(inner)
     (produced,) = producer.body.block.last_op.operands  # type: ignore[union-attr]
     for a, v in zip(consumer.body.block.args, consumer.inputs, strict=True):
-        mapping[a] = mapping[produced] if v is producer.res[0] else outer[v]
-    for inner in consumer.body.block.ops:
-        block.add_op(inner.clone(value_mapper=mapping))
-    fused = _rebuild(consumer, inputs, block)
-    Rewriter.erase_op(producer)
+        rewriter.replace_all_uses_with(a, produced if v is producer.res[0] else outer[v])
+    for inner in list(consumer.body.block.ops):
+        inner.detach()
+        block.add_op(inner)
+    fused = _rebuild(consumer, inputs, block, rewriter)
+    rewriter.erase(producer)
     return fused
 
 
-def fuse_vector_loops(block: Block) -> bool:
-    """Fuse producer/consumer pairs of elementwise commands in `block` and nested blocks; True if any."""
-    changed = False
-    for op in list(_walk_block(block)):
-        if op.parent is None or not isinstance(op, _VECTOR_ENGINES) or len(op.res) != 1:
-            continue
+@dataclass(frozen=True)
+class FuseIntoConsumer(RewritePattern):
+    """An elementwise command read only by the next elementwise command on its engine -> one command
+    running both bodies (see `_can_fuse` for when it does not apply)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mtia.EngineComputeOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _VECTOR_ENGINES) or len(op.res) != 1:
+            return
         uses = list(op.res[0].uses)
-        if uses and _can_fuse(op, uses[0].operation):
-            _fuse(op, uses[0].operation)  # type: ignore[arg-type]
-            changed = True
-    return changed
+        consumer = uses[0].operation if uses else None
+        if isinstance(consumer, mtia.EngineComputeOp) and _can_fuse(op, consumer):
+            _fuse(op, consumer, rewriter)
 
 
 @dataclass(frozen=True)
@@ -297,12 +305,15 @@ class MtiaVectorCodegenPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op, self.name)
+        walkers = [
+            PatternRewriteWalker(FoldBroadcastIntoConsumers()) if self.vector_scalar else None,
+            # fusion last command first: a fused command then merges into its reader before the producers
+            # above it do, so each command's body and inputs keep program order
+            PatternRewriteWalker(FuseIntoConsumer(), walk_reverse=True) if self.fuse else None,
+        ]
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
             if len(func.body.blocks) != 1:
                 continue  # a tt-level helper with unreachable blocks: nothing here runs on an engine
-            block = func.body.block
-            if self.vector_scalar:
-                fold_broadcasts(block)
-            if self.fuse:
-                while fuse_vector_loops(block):
-                    pass
+            for walker in walkers:  # every broadcast folded first, then fusion to a fixed point
+                if walker is not None:
+                    walker.rewrite_region(func.body)

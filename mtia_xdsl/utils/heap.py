@@ -9,12 +9,12 @@ collections were 15-25 % of a warm compile of layer norm or attention.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 
 @contextmanager
-def old_objects_frozen() -> Iterator[None]:
+def old_objects_frozen() -> Generator[None]:
     """Within the block, collections skip the objects tracked when it was entered (`gc.freeze`); on exit
     they are back in the oldest generation (`gc.unfreeze`), so nothing stays uncollectable.
 

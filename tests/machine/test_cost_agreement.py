@@ -33,8 +33,8 @@ import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost as machine_cost
-from mtia_xdsl.machine.commands import DmaPort, Engine
-from mtia_xdsl.machine.program_shape import ENGINE_INDEX, RE_LINK_KIND, compute_cost
+from mtia_xdsl.machine.commands import RE_LINK_KIND, DmaPort, Engine
+from mtia_xdsl.machine.program_shape import ENGINE_INDEX, compute_cost
 from mtia_xdsl.machine.run import machine_config, run_kernel
 from mtia_xdsl.machine.timeline import WorkTotals
 from mtia_xdsl.runtime import toolchain

@@ -500,3 +500,35 @@ def test_programs_do_not_overlap_when_both_do_not_fit_local_storage():
 def test_programs_in_flight_is_one_or_two():
     with pytest.raises(ValueError, match="pe_programs_in_flight' must be 1 or 2, got 3"):
         MTIA2I.replace(pe_programs_in_flight=3)
+
+
+def test_block_runs_kept_as_shared_runs_time_as_their_tuples():
+    """A block's runs kept compactly (`Runs` of one shared `RunBlock`) read as the tuple of its runs, and the
+    timing model (LLC hits, granule rounding, global-memory order) gives the same cycles and traffic for both."""
+    from mtia_xdsl.machine.commands import RunBlock, Runs
+
+    rows = RunBlock([k * 4096 for k in range(64)], 96)  # 64 rows of 96 bytes: granule rounding counts
+    irregular = RunBlock([k * 4096 + (k % 3) * 32 for k in range(8)], 64)
+    assert rows.stride == 4096 and irregular.stride is None
+    runs = Runs(rows, 1 << 20)
+    assert runs == tuple(runs) and tuple(runs) == runs and runs[-1] == ((1 << 20) + 63 * 4096, 96)
+
+    def programs(compact):
+        progs = []
+        for p in range(8):
+            cmds = []
+            for k, block in enumerate((rows, irregular, rows)):  # the third load hits the LLC
+                shift = (1 << 20) + (p % 2) * (1 << 18)
+                ranges = Runs(block, shift) if compact else tuple(Runs(block, shift))
+                nbytes = len(block.starts) * block.nbytes
+                cmds.append(load(k, nbytes=nbytes, rows=len(block.starts), ranges=ranges))
+            store = Command(Engine.DMA, "dma_store", "k.py:9:4", (SlotRef(0, 0),), (), global_write_bytes=64 * 96,
+                            descriptors=64, global_ranges=Runs(rows, 1 << 20) if compact else tuple(runs))  # fmt: skip
+            progs.append(program([*cmds, store], {0: 4}, pid=p))
+        return progs
+
+    for cfg in (MTIA2I, DRAM):
+        compact, plain = simulate(programs(True), cfg), simulate(programs(False), cfg)
+        assert compact.total_cycles == plain.total_cycles
+        assert compact.command_cycles == plain.command_cycles
+        assert compact.traffic == plain.traffic

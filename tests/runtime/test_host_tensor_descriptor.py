@@ -49,7 +49,7 @@ def _expected(x: torch.Tensor, padding: str) -> torch.Tensor:
     return want
 
 
-def _interpreted(kernel, grid, *args, **kw) -> None:  # noqa: ANN001
+def _interpreted(kernel, grid, *args, **kw) -> None:
     from triton.runtime.interpreter import InterpretedFunction
 
     with warnings.catch_warnings():
@@ -65,8 +65,9 @@ def test_host_descriptor_loads_and_stores_like_the_interpreter(padding: str) -> 
     host_desc_shift[grid](xd, TensorDescriptor(y, list(y.shape), list(y.stride()), [16, 16]), BM=16, BN=16)
     assert torch.equal(y, _expected(x, padding))
     ref = torch.zeros(M, LD)[:, :N]
-    _interpreted(host_desc_shift, grid, xd, TensorDescriptor(ref, list(ref.shape), list(ref.stride()), [16, 16]),
-                 BM=16, BN=16)
+    _interpreted(
+        host_desc_shift, grid, xd, TensorDescriptor(ref, list(ref.shape), list(ref.stride()), [16, 16]), BM=16, BN=16
+    )
     assert torch.equal(y, ref)
 
 
@@ -84,5 +85,6 @@ def test_host_descriptor_that_is_not_one_is_refused_with_the_kernel_line() -> No
 
     sig = {"x_desc": "tensordesc<fp32[16, 16]>", "y_desc": "tensordesc<fp32[16, 16]>", "BM": "constexpr"}
     with pytest.raises(KernelLaunchError, match=r"test_host_tensor_descriptor.py:\d+:\d+: error: argument 'y_desc'"):
-        runtime_args(host_desc_shift, sig, [TensorDescriptor.from_tensor(torch.zeros(16, 16), [16, 16]),
-                                            torch.zeros(16, 16), 16])
+        runtime_args(
+            host_desc_shift, sig, [TensorDescriptor.from_tensor(torch.zeros(16, 16), [16, 16]), torch.zeros(16, 16), 16]
+        )

@@ -60,20 +60,39 @@ def _fit_lines(**overrides):
 
 
 def test_the_largest_sub_tiles_that_fit_are_applied_and_reported():
-    """50,000 B of LS: attention's CBs need 78,848 B placed, with one slot per streamed CB too; 2 unrolled
-    sub-tiles of 32 rows need 60,736 B; a loop over the 2 sub-tiles fits, and is what the compiler applies."""
+    """50,000 B of LS: attention's CBs need 78,848 B placed, with one slot per streamed CB too, 66,816 B with
+    its zero tiles filled at each reader; 2 unrolled sub-tiles of 32 rows need 60,736 B; a loop over the 2 sub-tiles fits, and is what the compiler applies."""
     lines, program = _fit_lines(ls_bytes=50_000)
     assert lines == [
         "as written: the CBs need 78,848 B of LS, a PE has 50,000",
         "fewer pipeline slots: num_stages=3 -> 1 (one slot per streamed CB): still does not fit "
         "(the CBs need 78,848 B of LS, a PE has 50,000)",
         "fusing chains of commands: already on (vector_codegen=True)",
+        "rematerializing constant tiles: filled right before each reader, not held for the whole kernel "
+        "(mtia-rematerialize-constants): still does not fit (the CBs need 66,816 B of LS, a PE has 50,000)",
         "sub-tiling: 2 sub-tiles of 32 rows, unrolled, shared operands loaded once (mtia-sub-tile{sub-block=32}): "
         "still does not fit (the CBs need 60,736 B of LS, a PE has 50,000)",
         "applied sub-tiling: a loop over 2 sub-tiles of 32 rows, CB IDs as un-split "
         "(mtia-sub-tile{sub-block=32 form=loop})",
     ]
     assert 'mtia.sub_tiles = "2 x 32 of the 64 rows at' in program and ', loop"' in program
+
+
+def test_rematerialized_constant_tiles_come_before_sub_tiling_and_are_bit_exact():
+    """76,000 B of LS: attention's CBs need 78,848 B as written; with its zero tiles (its dot's accumulator,
+    the loop's initial values) filled right before each reader they fit, so that is applied, without
+    splitting the rows; the output bits are those of the kernel as written."""
+    lines, program = _fit_lines(ls_bytes=76_000)
+    assert lines[-1] == (
+        "applied rematerializing constant tiles: filled right before each reader, not held for the whole kernel "
+        "(mtia-rematerialize-constants)"
+    )
+    assert "mtia.sub_tiles" not in program
+    q, k, v = (torch.randn(1, 1, 64, 64, generator=_G).half() for _ in range(3))
+    whole, _ = _attention(q, k, v)
+    remat, report = _attention(q, k, v, machine_overrides={"ls_bytes": 76_000})
+    assert report.fit[-1].startswith("applied rematerializing constant tiles")
+    assert torch.equal(remat, whole)
 
 
 def test_unrolled_sub_tiles_come_first_when_their_cb_ids_fit():

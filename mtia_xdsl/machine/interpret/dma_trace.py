@@ -5,7 +5,6 @@ overlapping byte ranges ordered).
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,7 @@ from xdsl.interpreter import PythonValues
 from xdsl.ir import Attribute, Operation
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, command_kind
+from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import uninitialized
 from mtia_xdsl.utils.locations import location_str
@@ -63,33 +62,25 @@ def strided_block_runs(
 
 def cached_block_runs(cache: dict[tuple, tuple], strides: list[int], bounds: list[int], elem_bytes: int) -> tuple:
     """`strided_block_runs` of a block at address 0, remembered in `cache` (a PeState's `runs_cache`: the
-    programs of a batch, or of a launch, share block shapes)."""
+    programs of a batch, or of a launch, share block shapes). More than 4 runs come as a `RunBlock` (ranges
+    (RunBlock, run bytes)) that the commands of every program share (`Runs`)."""
     key = (tuple(strides), tuple(bounds), elem_bytes)
     runs = cache.get(key)
     if runs is None:
-        runs = cache[key] = strided_block_runs(0, strides, bounds, elem_bytes)
+        nbytes, count, ranges, extent = strided_block_runs(0, strides, bounds, elem_bytes)
+        if ranges and len(ranges[0]) > 4:
+            ranges = (RunBlock(ranges[0].tolist(), ranges[1]), ranges[1])
+        runs = cache[key] = (nbytes, count, ranges, extent)
     return runs
 
 
-def _shifted_starts(runs_of: list[tuple], which: list[int], base: list[int]) -> list[list[int]] | None:
-    """Start addresses of every program's runs (one numpy pass for the batch), when all programs share one
-    block shape with more than 4 listed runs; else None (`_ranges` per program)."""
-    if len(runs_of) != 1 or len(base) == 1:
-        return None
-    ranges = runs_of[0][2]
-    if not ranges or len(ranges[0]) <= 4:
-        return None
-    return (np.asarray(base, dtype=np.int64)[:, None] + ranges[0][None, :]).tolist()
-
-
 def _ranges(runs: Any, shift: int) -> tuple[tuple[int, int], ...]:
-    """The (address, nbytes) ranges of `strided_block_runs`'s (starts, run bytes), moved by `shift` bytes."""
+    """The (address, nbytes) ranges of `strided_block_runs`'s (at most 4 starts, run bytes), moved by `shift`
+    bytes."""
     if not runs:
         return ()
     starts, run_bytes = runs
-    if len(starts) <= 4:
-        return tuple((int(a) + shift, run_bytes) for a in starts)
-    return tuple(zip((starts + shift).tolist(), itertools.repeat(run_bytes), strict=False))
+    return tuple((int(a) + shift, run_bytes) for a in starts)
 
 
 @dataclass(frozen=True)
@@ -193,13 +184,13 @@ def record_dma_commands(
         ]
     where = location_str(op.location)
     load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
-    starts_of = _shifted_starts(runs_of, which, base)
     commands = []
     for b in range(n):
         nbytes, runs, ranges, extent = runs_of[which[b]]
         shift = base[b]
-        if starts_of is not None:
-            global_ranges = tuple(zip(starts_of[b], itertools.repeat(ranges[1]), strict=False))
+        global_ranges: tuple[tuple[int, int], ...] | Runs
+        if ranges and type(ranges[0]) is RunBlock:
+            global_ranges = Runs(ranges[0], shift)
         elif ranges and len(ranges[0]) == 1:
             global_ranges = ((ranges[0][0] + shift, ranges[1]),)
         else:

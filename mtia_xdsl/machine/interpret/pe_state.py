@@ -71,6 +71,7 @@ class PeState:
         n = self.size
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
+        structure = object()  # the batch ran one control flow with one CB protocol: one command structure
         return [
             ProgramTrace(
                 program_id=pid,
@@ -79,6 +80,7 @@ class PeState:
                 cb_tile_bytes=tile_bytes,
                 cb_ls_offset=offsets,
                 tail_scalar_instrs=self.scalar_instrs,
+                structure=structure,
             )
             for pid, commands in zip(self.program_ids, per_program, strict=False)
         ]

@@ -59,6 +59,7 @@ from mtia_xdsl.semantics.atomic import cas_update, rmw_update
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
 from mtia_xdsl.semantics.reduce import combiner_of
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY
 from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -545,7 +546,7 @@ class TtFunctions(InterpreterFunctions):
     run_ptr_to_int = _bind("tt.ptr_to_int", _unary(lambda x, op: x.astype(np.int64)))
     run_bitcast = _bind("tt.bitcast", _unary(_bitcast))
     run_fp_to_fp = _bind("tt.fp_to_fp", _unary(_fp_to_fp))
-    run_precise_sqrt = _bind("tt.precise_sqrt", _unary(lambda x, op: np.sqrt(x)))
+    run_precise_sqrt = _bind("tt.precise_sqrt", _unary(lambda x, op: FLOAT_UNARY["math.sqrt"](x)))
     run_precise_divf = _bind("tt.precise_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
     run_approx_divf = _bind("tt.approx_divf", lambda s, i, op, a: (as_value(_div(a), op.results[0].type),))
     run_mulhiui = _bind("tt.mulhiui", _mulhiui)
@@ -647,8 +648,9 @@ class TtFunctions(InterpreterFunctions):
 
 
 def _div(args: Sequence[Any]) -> np.ndarray:
+    """`tt.precise_divf`/`tt.approx_divf`: `arith.divf`'s semantics (IEEE division in the operand dtype)."""
     with np.errstate(all="ignore"):
-        return np.divide(np.asarray(args[0]), np.asarray(args[1]))
+        return FLOAT_BINARY["arith.divf"](np.asarray(args[0]), np.asarray(args[1]))
 
 
 __all__ = ["LaunchState", "TtFunctions", "get_launch_state", "pointee_type", "set_launch_state"]

@@ -497,7 +497,9 @@ def splat_scalar_attr(attr: Attribute) -> Attribute | None:
     """Return the scalar attribute of a splat dense constant (or a scalar constant), else None."""
     if isinstance(attr, DenseIntOrFPElementsAttr):
         vals = attr.get_values()
-        if len(vals) == 0 or any(v != vals[0] and not (v != v and vals[0] != vals[0]) for v in vals):
+        raw, n = attr.data.data, len(vals)
+        bitwise_splat = n > 0 and raw == raw[: len(raw) // n] * n  # the common case, without a loop in Python
+        if not bitwise_splat and (n == 0 or any(v != vals[0] and not (v != v and vals[0] != vals[0]) for v in vals)):
             return None
         et = attr.get_element_type()
         if isinstance(et, IntegerType | IndexType):

@@ -55,11 +55,12 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 
 // -----
 
-// mtia-cb-allocate refuses a kernel with more CBs alive at once than MachineConfig.cb_ids (overridden to 1).
+// mtia-cb-allocate refuses a kernel with more CBs alive at once than MachineConfig.cb_ids (overridden to 1,
+// written as an integer; a string, "1", is taken too).
 // CHECK: k.py:0:1: error: 2 circular buffers are alive at once at k.py:2:1, but the CP of a PE tracks 1 CB IDs (MachineConfig.cb_ids)
 // CHECK: !mtia.cb<1, tensor<64xf32>>: 256 bytes, for the value made at k.py:1:1
 // CHECK: !mtia.cb<1, tensor<64xf32>>: 256 bytes, for the value made at k.py:2:1
-builtin.module attributes {mtia.target = #mtia.target<"mtia2i">, mtia.machine_overrides = {cb_ids = "1"}} {
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">, mtia.machine_overrides = {cb_ids = 1}} {
   tt.func public @k(%p: !tt.ptr<f32>, %s: i64, %n: i64) {
     %x = mtia.cb_alloc  : !mtia.cb<1, tensor<64xf32>>
     %y = mtia.cb_alloc  : !mtia.cb<1, tensor<64xf32>>
@@ -107,6 +108,16 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">, mtia.machine_ov
     mtia.cb_wait %y, 1 : !mtia.cb<1, tensor<64xf32>>
     mtia.dma_store %y, %p[%s] bounds[%n] : !mtia.cb<1, tensor<64xf32>>, !tt.ptr<f32> loc("k.py":3:1)
     mtia.cb_pop %y, 1 : !mtia.cb<1, tensor<64xf32>>
+    tt.return
+  } loc("k.py":0:1)
+}
+
+// -----
+
+// An override that is not a string, number or boolean is refused, naming the entry.
+// CHECK: mtia.machine_overrides entry cb_ids = [1 : i64, 2 : i64]: expected a string, an integer, a float or a boolean
+builtin.module attributes {mtia.target = #mtia.target<"mtia2i">, mtia.machine_overrides = {cb_ids = [1, 2]}} {
+  tt.func public @k() {
     tt.return
   } loc("k.py":0:1)
 }

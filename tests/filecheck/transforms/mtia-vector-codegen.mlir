@@ -340,3 +340,36 @@ tt.func @scalar_chain(%v: f32, %eps: f32, %x: tensor<64xf32>) {
   "test.op"(%y) : (tensor<64xf32>) -> ()
   tt.return
 }
+
+// -----
+
+// Two producers read only by one command (a tree, not a chain) fuse into it; the fused command takes its
+// inputs and runs its bodies in program order (x's add before y's mul), whatever order fusion met them in.
+// CHECK-LABEL: tt.func @fuse_tree
+// CHECK-SAME:    (%[[X:.*]]: tensor<64xf32>, %[[Y:.*]]: tensor<64xf32>)
+// CHECK:         mtia.se_compute ins(%[[X]], %[[Y]] : tensor<64xf32>, tensor<64xf32>) {
+// CHECK-NEXT:    ^{{.*}}(%[[A:.*]]: tensor<64xf32>, %[[B:.*]]: tensor<64xf32>):
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[A]], %[[A]]
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[B]], %[[B]]
+// CHECK-NEXT:      arith.subf %[[S]], %[[P]]
+// NOVS-LABEL:   tt.func @fuse_tree
+// NOVS-COUNT-1:   mtia.se_compute
+// NOVS-NOT:       mtia.se_compute
+tt.func @fuse_tree(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %a = mtia.se_compute ins(%x : tensor<64xf32>) {
+  ^bb0(%t: tensor<64xf32>):
+    %r = arith.addf %t, %t : tensor<64xf32>
+    mtia.yield %r : tensor<64xf32>
+  } -> tensor<64xf32>
+  %b = mtia.se_compute ins(%y : tensor<64xf32>) {
+  ^bb0(%t: tensor<64xf32>):
+    %r = arith.mulf %t, %t : tensor<64xf32>
+    mtia.yield %r : tensor<64xf32>
+  } -> tensor<64xf32>
+  %c = mtia.se_compute ins(%a, %b : tensor<64xf32>, tensor<64xf32>) {
+  ^bb0(%t: tensor<64xf32>, %u: tensor<64xf32>):
+    %r = arith.subf %t, %u : tensor<64xf32>
+    mtia.yield %r : tensor<64xf32>
+  } -> tensor<64xf32>
+  tt.return %c : tensor<64xf32>
+}
