@@ -37,6 +37,7 @@ import json
 import os
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -128,7 +129,8 @@ def load_spec(path: str) -> Sweep:
     """Import the spec file at `path` (once per process) and return its `SWEEP`.
 
     Its folder and the current folder are put on sys.path first, so a spec next to a package can import it.
-    Raises: ValueError if the file defines no `SWEEP` of type `Sweep`.
+    Raises: ValueError naming the file (and line) if importing it fails or it defines no `SWEEP` of type
+    `Sweep`.
     """
     path = str(Path(path).resolve())
     sweep = _SPECS.get(path)
@@ -141,7 +143,14 @@ def load_spec(path: str) -> Sweep:
     if spec is None or spec.loader is None:
         raise ValueError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        line = getattr(e, "lineno", None) if isinstance(e, SyntaxError) else None
+        for frame in traceback.extract_tb(e.__traceback__):
+            if line is None and Path(frame.filename).resolve() == Path(path):
+                line = frame.lineno
+        raise ValueError(f"{path}:{line or 1}: the sweep spec does not import: {type(e).__name__}: {e}") from e
     sweep = getattr(module, "SWEEP", None)
     if not isinstance(sweep, Sweep):
         raise ValueError(f"{path}: defines no SWEEP = mtia_xdsl.sweep.Sweep(...)")

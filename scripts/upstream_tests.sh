@@ -11,6 +11,12 @@
 set -euo pipefail
 DIR=$(cd "${1:?usage: scripts/upstream_tests.sh DIR [pytest arguments...]}" && pwd)
 shift
+if [ ! -d "$DIR/test/unit" ]; then
+  hint=""
+  if [ -d "$DIR/python/test/unit" ]; then hint="; did you mean $DIR/python?"; fi
+  echo "scripts/upstream_tests.sh: $DIR has no test/unit/ directory: give the python/ directory of a Triton checkout$hint" >&2
+  exit 2
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PYTHON:-python3}
 OUT=${MTIA_UPSTREAM_OUT:-$(mktemp -d)}

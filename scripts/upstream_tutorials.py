@@ -79,6 +79,12 @@ def main() -> None:
     parser.add_argument("--interpret", action="store_true", help="run under Triton's interpreter instead")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per tutorial")
     args = parser.parse_args()
+    if not (args.dir / "tutorials").is_dir():
+        hint = next((f"; did you mean {d}?" for d in [args.dir / "python"] if (d / "tutorials").is_dir()), "")
+        parser.error(
+            f"{args.dir} has no tutorials/ directory: give the python/ directory of a Triton checkout "
+            f"(it holds tutorials/ and test/unit/){hint}"
+        )
     mode = "Triton's interpreter" if args.interpret else "mtia_xdsl"
     print(f"tutorials of {args.dir} with {mode}")
     for number in args.numbers:

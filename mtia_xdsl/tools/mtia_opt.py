@@ -125,8 +125,10 @@ def main(args: Sequence[str] | None = None) -> None:
 
     from mtia_xdsl.frontend.errors import KernelError
 
+    main_ = None
     try:
-        MtiaOptMain(args=args).run()
+        main_ = MtiaOptMain(args=args)
+        main_.run()
     except (KernelError, DiagnosticException, ParseError, _PassOptionError) as e:
         print(e, file=sys.stderr)
         raise SystemExit(1) from None
@@ -135,8 +137,10 @@ def main(args: Sequence[str] | None = None) -> None:
             raise
         print(f"mtia-opt: {e}; `mtia-opt --help` lists the passes", file=sys.stderr)
         raise SystemExit(1) from None
-    except OSError as e:  # a missing or unreadable input file
-        print(f"mtia-opt: cannot read {e.filename or 'the input'}: {e.strerror or e}", file=sys.stderr)
+    except OSError as e:  # a missing or unreadable input file, or an output file that cannot be written
+        output = getattr(getattr(main_, "args", None), "output_file", None)
+        verb = "write" if output is not None and e.filename == output else "read"
+        print(f"mtia-opt: cannot {verb} {e.filename or 'the input'}: {e.strerror or e}", file=sys.stderr)
         raise SystemExit(1) from None
 
 

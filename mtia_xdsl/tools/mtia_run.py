@@ -15,6 +15,7 @@ Example: mtia-run add.mlir --grid 4 --arg arange:f32:4096 --arg ones:f32:4096 --
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -281,10 +282,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError, KernelError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
         return 1
-    print(result.report.format())
-    for i, a in enumerate(kernel_args):
-        if hasattr(a, "dtype"):
-            print(f"arg {i}: sum = {a.double().sum().item():.6g}")
+    try:
+        print(result.report.format())
+        for i, a in enumerate(kernel_args):
+            if hasattr(a, "dtype"):
+                print(f"arg {i}: sum = {a.double().sum().item():.6g}")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (`| head`) stopped: print nothing more, still write the trace
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if args.trace:
         from mtia_xdsl.machine.trace import write_chrome_trace
 

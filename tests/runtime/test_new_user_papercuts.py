@@ -110,3 +110,28 @@ def test_a_non_contiguous_view_is_read_through_the_strides_passed():
     _strided_copy[(1,)](column, y, column.stride(0), 4)
     assert torch.equal(y, column)
     assert mtia_xdsl.last_report() is not None
+
+
+def test_mtia_run_piped_into_a_reader_that_stops_early_is_not_a_traceback(tmp_path):
+    """`mtia-run ... --trace t.json | head -3`: the reader closing the pipe stops the printing quietly, and
+    the trace is still written."""
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t.json"
+    kernel = Path(__file__).resolve().parents[2] / "examples" / "vector_add.py"
+    argv = ["--grid", "1", "--arg", "f32:64", "--arg", "f32:64", "--arg", "zeros:f32:64", "--arg", "64"]
+    code = "import sys; from mtia_xdsl.tools.mtia_run import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(kernel), *argv, "--trace", str(trace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before mtia-run prints anything
+    err = proc.stderr.read()
+    proc.wait()
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert proc.returncode == 0
+    assert trace.exists()

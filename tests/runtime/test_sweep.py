@@ -113,3 +113,12 @@ def test_autotune_configurations_are_timed_on_the_pool() -> None:
     timings = {c.kwargs["BLOCK"]: t[0] for c, t in scale_kernel.configs_timings.items()}
     assert set(timings) == {64, 1024} and timings[64] != timings[1024]
     assert scale_kernel.best_config.kwargs["BLOCK"] == min(timings, key=timings.get)
+
+
+def test_a_spec_that_does_not_import_is_named_with_its_line(tmp_path: Path) -> None:
+    """A spec whose import fails (a missing module, an error in its code) is a ValueError naming the spec's
+    file and line, so mtia-sweep prints which file to fix, not only "No module named ..."."""
+    spec = tmp_path / "bad_spec.py"
+    spec.write_text("import torch\nimport no_such_module_for_mtia_sweep\n")
+    with pytest.raises(ValueError, match=r"bad_spec\.py:2: the sweep spec does not import: ModuleNotFoundError"):
+        sweep.load_spec(str(spec))

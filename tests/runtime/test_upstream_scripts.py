@@ -38,3 +38,24 @@ def test_the_sample_is_a_stable_hash_order_of_test_ids():
     first = sorted(ids, key=plugin._sample_key)[:10]
     assert first == sorted(list(reversed(ids)), key=plugin._sample_key)[:10]  # independent of collection order
     assert first != ids[:10]
+
+
+def test_upstream_tutorials_refuses_a_directory_without_tutorials(tmp_path):
+    """A wrong DIR (e.g. the checkout's root instead of its python/) is a usage error naming what to give,
+    not a 'missing' line per tutorial and exit status 0."""
+    (tmp_path / "python" / "tutorials").mkdir(parents=True)
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "upstream_tutorials.py"), str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert "has no tutorials/ directory" in proc.stderr
+    assert f"did you mean {tmp_path / 'python'}?" in proc.stderr
+    assert "missing" not in proc.stdout
+
+
+def test_upstream_tests_refuses_a_directory_without_unit_tests(tmp_path):
+    """The same for scripts/upstream_tests.sh: a DIR without test/unit/ stops before running pytest."""
+    (tmp_path / "python" / "test" / "unit").mkdir(parents=True)
+    proc = subprocess.run(["bash", str(SCRIPTS / "upstream_tests.sh"), str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "has no test/unit/ directory" in proc.stderr and f"did you mean {tmp_path}/python?" in proc.stderr

@@ -4,6 +4,7 @@
 // RUN: printf '# mtia-opt: kernel=k\nimport triton\nraise RuntimeError("boom")\n' > %t.raises.py
 // RUN: not mtia-opt %t.raises.py 2>&1 | filecheck %s --check-prefix=RAISES
 // RUN: not mtia-run %s --grid 1 --arg f32:1 2>&1 | filecheck %s --check-prefix=TWO
+// RUN: not mtia-opt %s -o %t.no-such-dir/out.mlir 2>&1 | filecheck %s --check-prefix=OUT
 
 // A kernel file that does not import (a typo, an exception at import time) is one diagnostic at the
 // file's line, not a traceback through mtia-opt.
@@ -13,6 +14,10 @@
 // RAISES-NOT: Traceback
 
 // A module with several kernels: the error names mtia-run's option, not the Python API's argument.
+// An output file that cannot be written is named as such, not as an input that cannot be read.
+// OUT:     mtia-opt: cannot write {{.*}}no-such-dir/out.mlir: No such file or directory
+// OUT-NOT: cannot read
+
 // TWO: the module has 2 public tt.func ops (a, b); choose one with --kernel NAME
 tt.func public @a(%x: !tt.ptr<f32>) {
   tt.return
