@@ -26,6 +26,8 @@ Example: mtia-opt k.mlir -p convert-tt-to-mtia
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -258,6 +260,9 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     if access.view is not None:  # a multi-row box, reshaped to the flat tensor
         box_type = TensorType(op.result.type.element_type, access.shape)
         box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
+        if access.window is not None:  # a wrapped box: the block is the flat box from `window` on
+            flat = mat._insert(tt.ReshapeOp(box, (math.prod(access.shape),)))
+            return mtia.ExtractSliceOp(flat, [mtia.DYNAMIC_OFFSET], [mat.i64(access.window)], op.result.type)
         return tt.ReshapeOp(box, access.view)
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
 

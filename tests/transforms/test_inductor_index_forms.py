@@ -212,3 +212,59 @@ def test_bool_load_with_float_other_is_dma_and_matches_eager():
     torch.testing.assert_close(out, torch.where(keep, 1.0, 2.0))
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia
+
+
+@triton.jit
+def bag_membership(lo_ptr, hi_ptr, in_ptr, out_ptr, copy_ptr, xnumel, XBLOCK: tl.constexpr):
+    """dlrm's `_embedding_bag` membership kernel: rows of 48 that a power-of-two XBLOCK does not divide
+    (a block starts inside a row); plus `x0 + 48 * x1`, the flat index itself, loaded and stored."""
+    xnumel = 768
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x1 = xindex // 48
+    x0 = xindex % 48
+    lo = tl.load(lo_ptr + x1, xmask)
+    hi = tl.load(hi_ptr + x1, xmask)
+    tl.store(out_ptr + xindex, ((x0 >= lo) & (x0 < hi)).to(tl.float32), xmask)
+    tl.store(copy_ptr + (x0 + 48 * x1), tl.load(in_ptr + (x0 + 48 * x1), xmask), xmask)
+
+
+@pytest.mark.parametrize("xblock", [64, 1024])  # 64: blocks start inside rows; 1024: more than all 16 rows
+def test_flat_index_not_whole_rows_is_a_wrapped_box_and_matches_eager(xblock):
+    lo, hi = torch.randint(0, 48, (16,), dtype=torch.int32), torch.randint(0, 48, (16,), dtype=torch.int32)
+    x = torch.randn(16, 48)
+    out, copy = torch.full((768,), -1.0), torch.full((16, 48), -1.0)
+    kernel = mtia_xdsl.compile(bag_membership, constexprs={"XBLOCK": xblock})
+    kernel[(triton.cdiv(768, xblock),)](lo, hi, x, out, copy, 768)
+    col = torch.arange(48)
+    torch.testing.assert_close(out.view(16, 48), ((col >= lo[:, None]) & (col < hi[:, None])).float())
+    torch.testing.assert_close(copy, x)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 3 and mtia.count("mtia.dma_store") == 2
+    assert "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+    assert mtia.count("mtia.extract_slice") == 2  # the two per-row loads: wrapped boxes sliced to the block
+
+
+@triton.jit
+def padded_rows(in_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
+    """dlrm's interaction kernel's form: rows of 10 read from a vector, stored into rows padded to 26."""
+    xnumel = 160
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex % 10
+    x1 = xindex // 10
+    v = tl.load(in_ptr + (10 + x0), xmask)
+    tl.store(out_ptr + (x0 + 26 * x1), v + x1.to(tl.float32), xmask)
+
+
+def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact():
+    vec, out = torch.randn(20), torch.full((16, 26), -1.0)
+    kernel = mtia_xdsl.compile(padded_rows, constexprs={"XBLOCK": 32})
+    kernel[(triton.cdiv(160, 32),)](vec, out, 160)
+    expected = torch.full((16, 26), -1.0)
+    expected[:, :10] = vec[10:] + torch.arange(16.0)[:, None]
+    torch.testing.assert_close(out, expected)  # the padding is not written
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia

@@ -251,6 +251,12 @@ class AffineForm:
     """An integer tile (broadcasting to the form's shape) whose elements, times `index_scale`, are added:
     `ptr + base + index[i] * index_scale + sum_d coeffs[d] * i_d` (embedding rows picked by a loaded id)."""
     index_scale: Expr = 0
+    wrap: Expr | None = None
+    """For a 1-D flat index split by a row length n that the block does not start at a row boundary of
+    (`xindex % 48` with XBLOCK a power of two): the flat index `start` of the block's first element. The
+    single coefficient is then Digits over the position `j = i + start % n` in a box of whole rows that
+    begins at row `start // n` (a wrapped box: a load moves the box and slices the block out of it).
+    None otherwise."""
 
     @property
     def uniform_coeffs(self) -> bool:
@@ -279,6 +285,8 @@ class AffineForm:
         """self + sign * other (`other` an integer form; at most one of them with an index tile), else None."""
         if self.index is not None and other.index is not None:
             return None
+        if self.wrap is not None or other.wrap is not None:
+            return self._plus_wrapped(other, sign)
         pairs = zip(self.coeffs, other.coeffs, strict=True)
         coeffs = tuple(coeff_add(x, y if sign > 0 else coeff_neg(y)) for x, y in pairs)
         if any(c is None for c in coeffs):
@@ -289,6 +297,40 @@ class AffineForm:
             scale = neg(scale)
         form = AffineForm(base, coeffs, self.ptr, (), index, scale)  # type: ignore[arg-type]
         return form.limited(self.limits).limited(other.limits)
+
+    def _plus_wrapped(self, other: AffineForm, sign: int) -> AffineForm | None:
+        """`plus` when a form is wrapped (see `wrap`): both 1-D, the same start, no index tile or limits. A
+        plain coefficient c over the block's i is c over the box's j with the base less `c * shift`; a sum
+        whose digits merge into one run (`x0 + 48 * x1`) is affine in i again (the flat index itself)."""
+        if len(self.coeffs) != 1 or len(other.coeffs) != 1 or self.limits or other.limits:
+            return None
+        if self.index is not None or other.index is not None:
+            return None
+        starts = {f.wrap for f in (self, other) if f.wrap is not None}
+        if len(starts) != 1:
+            return None
+        start = starts.pop()
+        wrapped = self if self.wrap is not None else other
+        row = wrapped.coeffs[0]
+        assert isinstance(row, Digits)
+        shift = rem(start, row.extents[0])
+
+        def on_box(f: AffineForm) -> AffineForm:
+            c = f.coeffs[0]
+            return f if f.wrap is not None or isinstance(c, Digits) else replace(f, base=add(f.base, neg(mul(c, shift))))
+
+        a, b = on_box(self), on_box(other)
+        coeff = coeff_add(a.coeffs[0], b.coeffs[0] if sign > 0 else coeff_neg(b.coeffs[0]))
+        if coeff is None:
+            return None
+        base = add(a.base, b.base if sign > 0 else neg(b.base))
+        if isinstance(coeff, Digits):
+            return AffineForm(base, (coeff,), self.ptr, wrap=start)
+        base = add(base, mul(coeff, shift))
+        n = row.extents[0]
+        if base == add(mul(div(start, n), n), shift):  # n * (start // n) + start % n
+            base = start
+        return AffineForm(base, (coeff,), self.ptr)  # affine in i: no box needed
 
 
 @dataclass(frozen=True)
@@ -331,6 +373,9 @@ class BlockAccess:
     """The tensor's shape when it differs from the block's `shape` (None: the same): a flat index split
     across rows is moved as a box with one dimension per digit, outer first, whose row-major order is
     the tensor's (the tensor is its reshape)."""
+    window: Expr | None = None
+    """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
+    block is the box, flattened, from there (`mtia.extract_slice`). None: the box is the block."""
 
 
 @dataclass
@@ -588,7 +633,7 @@ class _Analyzer:
 
     def _expand_dims(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> AffineForm | None:
         src = self.form_of(op.src)
-        if src is None or src.index is not None:
+        if src is None or src.index is not None or src.wrap is not None:
             return None
         coeffs = list(src.coeffs)
         coeffs.insert(op.axis.value.data, 0)
@@ -627,9 +672,9 @@ class _Analyzer:
         if not a.uniform:
             return None  # a product of two index-dependent values is not affine
         scale = mul(b.index_scale, a.base) if b.index is not None else 0
-        product = AffineForm(
-            mul(b.base, a.base), tuple(coeff_scale(c, a.base) for c in b.coeffs), None, (), b.index, scale
-        )
+        coeffs = tuple(coeff_scale(c, a.base) for c in b.coeffs)
+        wrap = b.wrap if any(isinstance(c, Digits) for c in coeffs) else None  # a zero scale leaves no box
+        product = AffineForm(mul(b.base, a.base), coeffs, None, (), b.index, scale, wrap)
         return product.limited(a.limits).limited(b.limits)
 
     def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
@@ -651,7 +696,7 @@ class _Analyzer:
         if forms is None:
             return None
         a, c = forms
-        if not c.uniform or a.limits or c.limits or a.index is not None:
+        if not c.uniform or a.limits or c.limits or a.index is not None or a.wrap is not None:
             return None
         is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
         if isinstance(c.base, int) and c.base <= 0:
@@ -687,6 +732,13 @@ class _Analyzer:
                 if is_rem:
                     return AffineForm(0, with_coeff(digits(inner, (*zeros[:j], 1, 0, *zeros[j + 1 :]))))
                 return AffineForm(div(a.base, n), with_coeff(digits(inner, (*zeros[:j], 0, 1, *zeros[j + 1 :]))))
+            if k == 1 and isinstance(n, int) and len(shape) == 1 and not isinstance(coeff, Digits):
+                # a block not starting at a row boundary, or not whole rows: a wrapped box (see AffineForm.wrap)
+                # of the rows the block touches; its first element sits `b % n <= n - period` into the box
+                rows = -(-(n - period + extent) // n)
+                if is_rem:
+                    return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
+                return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
         if is_rem and k == 1 and not isinstance(coeff, Digits) and _contiguity(op, d) >= shape[d]:
             limits: list[tuple[Expr, ...]] = [()] * len(shape)
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
@@ -878,6 +930,8 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
+    if form.wrap is not None and isinstance(op, tt.StoreOp):
+        return None, "store through a flat index split across rows, not starting at a row or not whole rows"
     if op.mask is not None:
         mask = analyzer.mask_of(op.mask)
         if mask is None:
@@ -917,6 +971,53 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
 _ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
 
 
+def _wrapped_access(
+    form: AffineForm,
+    bounds: tuple[Expr, ...],
+    shape: tuple[int, ...],
+    other: Attribute | SSAValue | None,
+    starts: tuple[Expr, ...] | None,
+) -> tuple[BlockAccess | None, str]:
+    """The load of a wrapped form (AffineForm.wrap): the box of the rows the block touches, rows
+    `start // n ..`, read whole and sliced from `start % n` (`BlockAccess.window`).
+
+    The box's rows stop at the last row the block touches and, under a mask `xindex < N` (N a constant
+    multiple of n, so the rows below it are whole), at row N // n: the box reads only rows the valid
+    elements lie in. Stores are not boxes (they would write the rows' other elements).
+    """
+    assert form.ptr is not None and form.wrap is not None
+    c = form.coeffs[0]
+    assert isinstance(c, Digits)
+    if len(c.extents) != 2:
+        return None, "flat index split across rows more than once, not starting at a row"
+    if starts is not None:
+        return None, "lower bound on a flat index split across rows"
+    n, start = c.extents[0], form.wrap
+    shift = rem(start, n)
+    touched = div(add(shift, shape[0] + n - 1), n)
+    row_bound: Expr = touched
+    bound = bounds[0]
+    if not (isinstance(bound, int) and bound == shape[0]):
+        flat = _flat_bound(bound, start)
+        if flat is None or flat % n:
+            return None, "mask bound ends inside a row of a flat index split across rows"
+        row_bound = ("min", touched, add(flat // n, neg(div(start, n))))
+    return (
+        BlockAccess(
+            form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (row_bound, n), (c.extents[1], n), other,
+            view=shape, window=shift,
+        ),
+        "",
+    )  # fmt: skip
+
+
+def _flat_bound(bound: Expr, start: Expr) -> int | None:
+    """N when `bound` is `N - start` (the mask `xindex < N` of a block starting at `start`), else None."""
+    if isinstance(bound, tuple) and bound[0] == "add" and isinstance(bound[1], int) and bound[2] == neg(start):
+        return bound[1]
+    return None
+
+
 def _split_access(
     analyzer: _Analyzer,
     form: AffineForm,
@@ -935,6 +1036,8 @@ def _split_access(
     assert form.ptr is not None
     if form.limits:
         return None, "flat index split across rows with a wrap limit"
+    if form.wrap is not None:
+        return _wrapped_access(form, bounds, shape, other, starts)
     index_box: list[int] = []
     strides: list[Expr] = []
     box_bounds: list[Expr] = []
@@ -1198,6 +1301,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         text += f" starts=[{', '.join(expr_str(b, names) for b in a.starts)}]"
                     if a.view is not None:
                         text += f" view={list(a.view)}"
+                    if a.window is not None:
+                        text += f" window={expr_str(a.window, names)}"
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")

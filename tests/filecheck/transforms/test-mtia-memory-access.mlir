@@ -190,10 +190,11 @@ tt.func public @flat_index_three_digits(%x: !tt.ptr<f32>) {
   tt.return
 }
 
-// Not provably whole rows: an offset pid * 96 is not a multiple of 64 (the block starts inside a row), and a
-// mask bound %n (divisibility 16) may end inside a row.
+// Not provably whole rows: an offset pid * 96 is not a multiple of 64 (the block starts inside a row): a
+// wrapped box of the rows the block touches (at most 3: it starts at most 64 - 32 into its first row), sliced
+// from the block's start; a mask bound %n (divisibility 16) may end inside a row.
 // CHECK-LABEL: tt.func public @flat_index_not_rows
-// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+0 strides=[0, 1] bounds=[(((%off % 64) + 191) // 64), 64] shape=[3, 64] view=[128] window=(%off % 64)"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: mask bound ends inside a row of a flat index split across rows"}
 tt.func public @flat_index_not_rows(%x: !tt.ptr<f32>, %n: i32 {tt.divisibility = 16 : i32}) {
   %pid = tt.get_program_id x : i32
@@ -423,5 +424,44 @@ tt.func public @bool_load_other(%b: !tt.ptr<i1>, %n: i32) {
   %zf = arith.constant dense<0.000000e+00> : tensor<64xf32>
   %zi = arith.fptosi %zf : tensor<64xf32> to tensor<64xi8>
   %v = tt.load %q, %mask, %zi : tensor<64x!tt.ptr<i8>>
+  tt.return
+}
+
+// Inductor's flat index split by a row that XBLOCK = 64 is not a multiple of (dlrm's `x0 = xindex % 48`,
+// `x1 = xindex // 48` under `xindex < 768`): loads through x1 (a value per row) and x0 (a value per column)
+// are wrapped boxes of the rows the block touches, at most ceil((48 - 16 + 64) / 48) = 2, bounded by the
+// mask's 768 // 48 = 16 rows; `x0 + 48 * x1` is the flat index itself (a plain block, a store too); a
+// padded row (`x0 + 50 * x1`) stored would write other elements of the rows: the scalar core.
+// CHECK-LABEL: tt.func public @flat_index_wrapped_rows
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(%off // 48) strides=[1, 0] bounds=[min((((%off % 48) + 111) // 48), (16 - (%off // 48))), 48] shape=[2, 48] view=[64] window=(%off % 48)"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+0 strides=[0, 1] bounds=[min((((%off % 48) + 111) // 48), (16 - (%off // 48))), 48] shape=[2, 48] view=[64] window=(%off % 48)"}
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%x+%off strides=[1] bounds=[(768 - %off)] shape=[64]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through a flat index split across rows, not starting at a row or not whole rows"}
+tt.func public @flat_index_wrapped_rows(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %xindex = arith.addi %offs, %r : tensor<64xi32>
+  %c768 = arith.constant dense<768> : tensor<64xi32>
+  %mask = arith.cmpi slt, %xindex, %c768 : tensor<64xi32>
+  %c48 = arith.constant dense<48> : tensor<64xi32>
+  %c50 = arith.constant dense<50> : tensor<64xi32>
+  %x0 = arith.remsi %xindex, %c48 : tensor<64xi32>
+  %x1 = arith.divsi %xindex, %c48 : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p1 = tt.addptr %xs, %x1 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v1 = tt.load %p1, %mask : tensor<64x!tt.ptr<f32>>
+  %p0 = tt.addptr %xs, %x0 : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v0 = tt.load %p0, %mask : tensor<64x!tt.ptr<f32>>
+  %row = arith.muli %x1, %c48 : tensor<64xi32>
+  %flat = arith.addi %x0, %row : tensor<64xi32>
+  %pf = tt.addptr %xs, %flat : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %pf, %v0, %mask : tensor<64x!tt.ptr<f32>>
+  %prow = arith.muli %x1, %c50 : tensor<64xi32>
+  %padded = arith.addi %x0, %prow : tensor<64xi32>
+  %pp = tt.addptr %xs, %padded : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %pp, %v1, %mask : tensor<64x!tt.ptr<f32>>
   tt.return
 }
