@@ -27,7 +27,6 @@ Example: mtia-opt k.mlir -p convert-tt-to-mtia
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 from xdsl.context import Context

@@ -317,7 +317,9 @@ class AffineForm:
 
         def on_box(f: AffineForm) -> AffineForm:
             c = f.coeffs[0]
-            return f if f.wrap is not None or isinstance(c, Digits) else replace(f, base=add(f.base, neg(mul(c, shift))))
+            return (
+                f if f.wrap is not None or isinstance(c, Digits) else replace(f, base=add(f.base, neg(mul(c, shift))))
+            )
 
         a, b = on_box(self), on_box(other)
         coeff = coeff_add(a.coeffs[0], b.coeffs[0] if sign > 0 else coeff_neg(b.coeffs[0]))
@@ -687,10 +689,12 @@ class _Analyzer:
           `b % c + k * q` and `a // c` is `b // c`;
         - when k == 1, c is a constant dividing both b and E, the digit splits in two, `q = q' + c * q''`
           with q' < c: `a % c` is q' and `a // c` is `b // c + q''` (XBLOCK a multiple of the row, an
-          aligned `xoffset = pid * XBLOCK`: the block covers whole rows, a multi-row box).
+          aligned `xoffset = pid * XBLOCK`: the block covers whole rows, a multi-row box);
         When neither holds, a `%` whose op carries the kernel's `tt.contiguity` hint (`tl.max_contiguous`)
         covering the block is taken at its word, with a limit: past `c - b % c` the index would wrap, and
-        a load reads `other` there (see AffineForm.limits).
+        a load reads `other` there (see AffineForm.limits). Otherwise, when k == 1, c is a constant n and
+        the form is 1-D, the result is over a wrapped box (AffineForm.wrap) of the rows the block touches,
+        at most ceil((n - gcd(divisor(b), n) + E) / n) of them.
         """
         forms = self._ints(op.operands[0], op.operands[1])
         if forms is None:
@@ -732,17 +736,18 @@ class _Analyzer:
                 if is_rem:
                     return AffineForm(0, with_coeff(digits(inner, (*zeros[:j], 1, 0, *zeros[j + 1 :]))))
                 return AffineForm(div(a.base, n), with_coeff(digits(inner, (*zeros[:j], 0, 1, *zeros[j + 1 :]))))
-            if k == 1 and isinstance(n, int) and len(shape) == 1 and not isinstance(coeff, Digits):
-                # a block not starting at a row boundary, or not whole rows: a wrapped box (see AffineForm.wrap)
-                # of the rows the block touches; its first element sits `b % n <= n - period` into the box
-                rows = -(-(n - period + extent) // n)
-                if is_rem:
-                    return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
-                return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
         if is_rem and k == 1 and not isinstance(coeff, Digits) and _contiguity(op, d) >= shape[d]:
             limits: list[tuple[Expr, ...]] = [()] * len(shape)
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
             return AffineForm(rem(a.base, c.base), a.coeffs, limits=tuple(limits))
+        n = c.base
+        if k == 1 and isinstance(n, int) and len(shape) == 1 and not isinstance(coeff, Digits) and expr_nonneg(a.base):
+            # a block not starting at a row boundary, or not whole rows: a wrapped box (see AffineForm.wrap)
+            # of the rows the block touches; its first element sits `b % n <= n - gcd` into the box
+            rows = -(-(n - math.gcd(expr_divisor(a.base), n) + extent) // n)
+            if is_rem:
+                return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
+            return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
         return None
 
     def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:

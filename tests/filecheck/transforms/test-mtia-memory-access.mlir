@@ -465,3 +465,22 @@ tt.func public @flat_index_wrapped_rows(%x: !tt.ptr<f32>) {
   tt.store %pp, %v1, %mask : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// A `%` by a constant row under the kernel's `tl.max_contiguous` hint is taken at its word (a block up to the
+// wrap point, as for `rm % M` above), not a wrapped box.
+// CHECK-LABEL: tt.func public @hinted_rem_by_constant
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(%off % 48) strides=[1] bounds=[(48 - (%off % 48))] shape=[64]"}
+tt.func public @hinted_rem_by_constant(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %rm = arith.addi %offs, %r : tensor<64xi32>
+  %c48 = arith.constant dense<48> : tensor<64xi32>
+  %ram = arith.remsi %rm, %c48 {tt.contiguity = dense<64> : tensor<1xi32>} : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %ram : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
