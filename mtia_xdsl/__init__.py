@@ -7,12 +7,17 @@ Public entry points:
     `.write_trace(path)` for a Chrome/Perfetto trace) of the most recent launch through the Triton backend.
   - `mtia_xdsl.language` (`import mtia_xdsl.language as mtl`): the MTIA language extensions; importing
     mtia_xdsl also makes them `tl.mtia.<name>` (and `tl.extract_slice`) on `triton.language`.
+  - `mtia_xdsl.KernelRuntimeError`: what a launch raises for an error found while the kernel runs on the
+    model (out-of-bounds access, failed device_assert, ...); a RuntimeError and Triton's InterpreterError.
   - the `mtia-opt` and `mtia-run` command-line tools.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mtia_xdsl.language._spellings import install_when_imported as _install_spellings
+
+if TYPE_CHECKING:
+    from mtia_xdsl.runtime.errors import KernelRuntimeError as KernelRuntimeError
 
 __version__ = "0.1.0"
 
@@ -51,3 +56,12 @@ def _last_result() -> Any:
     from triton.runtime import driver
 
     return getattr(driver.active, "last_result", None)
+
+
+def __getattr__(name: str) -> Any:
+    """`KernelRuntimeError`, imported on first use (its module imports triton)."""
+    if name == "KernelRuntimeError":
+        from mtia_xdsl.runtime.errors import KernelRuntimeError
+
+        return KernelRuntimeError
+    raise AttributeError(f"module 'mtia_xdsl' has no attribute {name!r}")

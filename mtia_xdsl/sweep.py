@@ -98,16 +98,25 @@ def _canonical(d: dict[str, Any]) -> str:
 
 def machine_axes(specs: Iterable[str]) -> list[dict[str, Any]]:
     """Machine overrides of `FIELD=V1,V2,...` specs (their cartesian product); values parse as JSON
-    numbers/booleans, else stay strings. Field names are checked when a point runs.
+    numbers/booleans, else stay strings. Field names and that each value parses to its field's type are
+    checked here, once (`MachineConfig.parse_override`); whether a machine makes sense, when a point runs.
 
-    Raises: ValueError for a spec without "=".
+    Raises: ValueError for a spec without "=", an unknown field or a value that does not parse.
     """
-    axes = []
+    from mtia_xdsl.machine.config import MachineConfig
+
+    axes: list[list[tuple[str, Any]]] = []
     for spec in specs:
         name, sep, values = spec.partition("=")
         if not sep or not name or not values:
             raise ValueError(f"machine override {spec!r}: expected FIELD=V1,V2,... (e.g. ls_bytes=262144,393216)")
-        axes.append([(name.strip(), _parse_value(v)) for v in values.split(",")])
+        axis = [(name.strip(), _parse_value(v)) for v in values.split(",")]
+        for field_name, value in axis:
+            try:
+                MachineConfig.parse_override(field_name, value)
+            except ValueError as e:
+                raise ValueError(f"--machine {spec}: {e}") from None
+        axes.append(axis)
     return [dict(combo) for combo in itertools.product(*axes)]
 
 

@@ -270,6 +270,7 @@ def build_tt_module(
 
     _check_signature(fn, signature)
     src = ASTSource(fn, dict(signature), _normalise_constexprs(fn, constexprs), attrs)
+    _check_constexpr_values(fn, src.constants)
     opts = FrontendOptions.from_options(options)
     ctx = make_context()
     with old_objects_frozen(), _patched_ir(verify) as proxy:
@@ -303,6 +304,28 @@ def _check_signature(fn: Any, signature: dict[str, str]) -> None:
                 "bf16, *fp16 (a pointer) or constexpr",
                 *where,
             ) from None
+
+
+def _check_constexpr_values(fn: Any, constants: dict[Any, object]) -> None:
+    """Raise KernelError at the kernel's def for a tensor given as a constexpr value.
+
+    Triton keeps any value passed for a `tl.constexpr` parameter as that constant; a tensor there fails
+    deep inside the code generator (upstream: "'torch.dtype' object has no attribute 'is_ptr'").
+    """
+    for key, value in constants.items():
+        value = getattr(value, "value", value)  # a tl.constexpr wraps its value
+        if not hasattr(value, "data_ptr"):
+            continue
+        name = fn.arg_names[key[0]] + "".join(f"[{i}]" for i in key[1:])
+        what = f"{type(value).__module__}.{type(value).__name__}"
+        raise KernelError(
+            f"argument '{name}' is a tl.constexpr but was passed a {what}; a constexpr is a Python value known "
+            f"at compile time: pass a Python int/float/bool (e.g. {name}=64, or {name}=t.item() for a "
+            "one-element tensor t), or drop tl.constexpr from the parameter to pass a tensor",
+            getattr(fn, "file_name", "<kernel>"),
+            getattr(fn, "def_file_line_number", None),
+            1,
+        )
 
 
 def _leaf_names(name: str, ty: Any) -> list[str]:

@@ -13,6 +13,7 @@ Example: mtia-opt examples/vector_add.py -p tt-inline,convert-tt-to-mtia
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import sys
@@ -67,7 +68,18 @@ def parse_directive(text: str, path: str) -> tuple[str, dict[str, str], dict[str
                 1,
             )
     signature = parse_pairs(fields.get("signature", ""))
-    constexprs: dict[str, object] = {k: parse_number(v) for k, v in parse_pairs(fields.get("constexprs", "")).items()}
+    constexprs: dict[str, object] = {}
+    for name, text in parse_pairs(fields.get("constexprs", "")).items():
+        try:
+            constexprs[name] = parse_constexpr(text)
+        except ValueError:
+            raise KernelError(
+                f"'{name}:{text}' in constexprs= of the mtia-opt comment: '{text}' is not a number or a Python "
+                f"literal; give an int ({name}:64), a float, True/False or a quoted string ({name}:'{text}')",
+                path,
+                line,
+                1,
+            ) from None
     return fields["kernel"], signature, constexprs
 
 
@@ -144,6 +156,24 @@ def import_file(file: Path) -> Any:
 def parse_pairs(text: str, sep: str = ":") -> dict[str, str]:
     """Parse `a<sep>x,b<sep>y` into {"a": "x", "b": "y"}."""
     return dict(item.split(sep, 1) for item in text.split(",") if item)
+
+
+def parse_constexpr(text: str) -> object:
+    """Return a constexpr value of the mtia-opt comment: a number (as `parse_number`), else a Python literal
+    (True, False, None, 'a quoted string').
+
+    Raises: ValueError for anything else (a bare word such as `abc`).
+    """
+    value = parse_number(text)
+    if not isinstance(value, str):
+        return value
+    try:
+        literal = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{text!r} is not a number or a Python literal") from None
+    if not isinstance(literal, bool | int | float | str) and literal is not None:
+        raise ValueError(f"{text!r} is not a number or a Python literal")
+    return literal
 
 
 def parse_number(text: str) -> object:

@@ -234,15 +234,21 @@ class MachineConfig:
         Raises: ValueError for an unknown field (listing close matches) or a value that does not parse
         (naming the expected type and unit) or is nonsense for the field.
         """
-        fields = {f.name: f for f in dataclasses.fields(self)}
-        parsed: dict[str, Any] = {}
-        for key, value in pairs.items():
-            if key not in fields:
-                close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
-                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                raise ValueError(f"MachineConfig has no field {key!r}{hint}")
-            parsed[key] = _parse_field_value(key, fields[key].type, value)
-        return self.replace(**parsed)
+        return self.replace(**{key: self.parse_override(key, value) for key, value in pairs.items()})
+
+    @classmethod
+    def parse_override(cls, key: str, value: str | int | float) -> Any:
+        """Return override `value` of field `key` parsed to the field's type, as `with_overrides` does;
+        whether the value makes sense for a machine is checked only when a config is made.
+
+        Raises: ValueError for an unknown field (listing close matches) or a value that does not parse.
+        """
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(f"MachineConfig has no field {key!r}{hint}")
+        return _parse_field_value(key, fields[key].type, value)
 
     def to_dict(self) -> dict[str, Any]:
         """Return every field as a plain dict (JSON-serialisable)."""

@@ -6,7 +6,8 @@ plugin's modules do not import this one, so Triton's backend discovery never mee
 """
 
 import triton  # noqa: F401  # first: Triton's backend discovery imports our plugin while this runs
-from triton.runtime.errors import OutOfResources
+from triton.runtime.errors import InterpreterError, OutOfResources
+from xdsl.utils.exceptions import InterpretationError
 
 
 class LocalStorageOutOfResources(OutOfResources):
@@ -42,3 +43,15 @@ class CbIdsOutOfResources(OutOfResources):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.required, self.limit, self.message))
+
+
+class KernelRuntimeError(InterpreterError, RuntimeError, InterpretationError):
+    """An error found while a kernel runs on the machine model (out-of-bounds access, failed device_assert,
+    a deadlock, misuse of a language extension such as re_reduce without a whole PE row), with our located
+    message (`file:line:col: error: ... (program id (x, y, z)); no tensor was written`).
+
+    Raised by launches through the Triton backend and by `mtia_xdsl.compile` kernels. It is the types user
+    code already catches: Triton's interpreter's `InterpreterError` (TRITON_INTERPRET=1), `RuntimeError`
+    (what torch raises for a device-side assert or illegal access on a GPU) and xDSL's
+    `InterpretationError` (what these errors were before).
+    """

@@ -50,12 +50,22 @@ def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
 
     The result's report lists the program's CBs (depth, bytes, CB ID, LS offset, why:
     `mtia_xdsl.machine.report.cb_report`) and how the compiler made them fit (`mtia_xdsl.fit.fit_lines`).
+    Raises: KernelRuntimeError (`mtia_xdsl.KernelRuntimeError`) with the machine model's located message for
+    an error found while the kernel runs (out-of-bounds access, failed device_assert, deadlock, misuse).
     """
+    from xdsl.utils.exceptions import InterpretationError
+
     from mtia_xdsl.fit import fit_lines
     from mtia_xdsl.machine import run_kernel as run
     from mtia_xdsl.machine.report import cb_report
+    from mtia_xdsl.runtime.errors import KernelRuntimeError
 
-    result = run(module, grid, args, options)
+    try:
+        result = run(module, grid, args, options)
+    except KernelRuntimeError:
+        raise
+    except InterpretationError as e:
+        raise KernelRuntimeError(str(e)) from e.__cause__
     report = getattr(result, "report", None)
     if report is not None and hasattr(report, "cbs"):
         report.cbs = cb_report(module)

@@ -83,3 +83,23 @@ def test_a_none_pointer_argument_says_what_to_do() -> None:
         copy_kernel[(1,)](None, y, 16, BLOCK=16)
     assert "test_frontend_refusals.py:" in str(info.value)
     assert torch.equal(y, torch.zeros(16))
+
+
+@triton.jit
+def offset_copy_kernel(x_ptr, y_ptr, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, 16)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+
+def test_a_tensor_passed_as_a_constexpr_says_to_pass_a_python_value() -> None:
+    import torch
+    from triton.compiler.errors import CompilationError
+
+    x, y = torch.ones(16), torch.zeros(16)
+    with pytest.raises(CompilationError) as info:
+        offset_copy_kernel[(1,)](x, y, B=torch.tensor(0))
+    message = str(info.value)
+    assert "'B' is a tl.constexpr" in message and "torch.Tensor" in message and ".item()" in message
+    assert "is_ptr" not in message
+    assert f"test_frontend_refusals.py:{_line_of(offset_copy_kernel, 'def offset_copy_kernel')}:" in message
+    assert torch.equal(y, torch.zeros(16))

@@ -4,6 +4,7 @@ IEEE 754-2019 `maximum`/`maximumNumber` order -0.0 < +0.0; numpy's `maximum`/`fm
 """
 
 import numpy as np
+import pytest
 import torch
 import triton
 import triton.language as tl
@@ -57,3 +58,24 @@ def test_libdevice_stems_of_arith_and_math_ops_use_their_semantics() -> None:
     assert libdevice_function("__nv_fadd_rn") is FLOAT_BINARY["arith.addf"]
     assert libdevice_function("__nv_isnanf") is np.isnan
     assert libdevice_function("__nv_no_such_function") is None
+
+
+@triton.jit
+def _clamp(x_ptr, lo_ptr, hi_ptr, out_ptr, BLOCK: tl.constexpr, NAN: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, lo, hi = tl.load(x_ptr + offs), tl.load(lo_ptr + offs), tl.load(hi_ptr + offs)
+    tl.store(out_ptr + offs, tl.clamp(x, lo, hi, propagate_nan=NAN))
+
+
+@pytest.mark.parametrize("nan", [tl.PropagateNan.NONE, tl.PropagateNan.ALL])
+def test_clamp_orders_signed_zeros_as_max_and_min(nan) -> None:
+    """`tl.clamp` is min(max(x, lo), hi) with the one IEEE max/min of semantics.scalar (-0 < +0): clamping
+    +0 to [-0, 1] is +0 and -0 to [-1, +0] is -0 (numpy's maximum/minimum return their second operand
+    on equal zeros, so a clamp written with them gave -0 and +0)."""
+    x = torch.tensor([0.0, -0.0] * 8)
+    lo = torch.tensor([-0.0, -1.0] * 8)
+    hi = torch.tensor([1.0, 0.0] * 8)
+    out = torch.full((16,), 7.0)
+    _clamp[(1,)](x, lo, hi, out, BLOCK=16, NAN=nan)
+    assert torch.equal(out, torch.zeros(16))
+    assert torch.equal(torch.signbit(out), torch.tensor([False, True] * 8)), out

@@ -94,11 +94,11 @@ def test_missing_torch_attribute_fails_loudly(monkeypatch):
         inductor.install()
 
 
-def test_matmul_epilogue_is_a_dpe_template(mtia_inductor, monkeypatch):
+@inductor_config.patch({"test_configs.max_mm_configs": 2})  # keep the autotuning short
+def test_matmul_epilogue_is_a_dpe_template(mtia_inductor):
     """addmm + relu: a Triton template with the fused epilogue, run on the DPE, not a host library call."""
     from torch._inductor.utils import run_and_get_code
 
-    monkeypatch.setattr(inductor_config.test_configs, "max_mm_configs", 2)  # keep the autotuning short
     torch.manual_seed(0)
     linear = torch.nn.Linear(32, 16)
     x = torch.randn(8, 32)
@@ -120,12 +120,12 @@ def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user():
         assert "max_autotune_gemm_backends" not in inductor.gemm_config(inductor_config)
 
 
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
 def test_embedding_bag_runs_on_mtia_and_trains(mtia_inductor, monkeypatch):
     """nn.EmbeddingBag (mean, by offsets, an empty bag): no `_embedding_bag` host call; the rows are an indexed
     DMA; output and the weight's gradient (backward from the decomposition's offset2bag) match eager."""
     from torch._inductor.utils import run_and_get_code
 
-    monkeypatch.setattr(inductor_config.test_configs, "max_mm_configs", 1)  # keep the autotuning short
     torch.manual_seed(0)
     bag, ref = torch.nn.EmbeddingBag(100, 16, mode="mean"), torch.nn.EmbeddingBag(100, 16, mode="mean")
     ref.load_state_dict(bag.state_dict())

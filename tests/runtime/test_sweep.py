@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,24 @@ def test_machine_axes_are_a_cartesian_product() -> None:
     ]
     with pytest.raises(ValueError, match="FIELD=V1,V2"):
         sweep.machine_axes(["ls_bytes"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("dram_latency_cycles=a,b", r"'dram_latency_cycles' expects an integer .*got 'a'"),
+        ("dram_latncy_cycles=1", "no field 'dram_latncy_cycles'; did you mean 'dram_latency_cycles'"),
+    ],
+)
+def test_a_bad_machine_override_is_refused_once_before_any_point_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: str, message: str
+) -> None:
+    out = tmp_path / "s.csv"
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress", "--machine", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.count("mtia-sweep: error:") == 1
+    assert re.search(message, err), err
+    assert not out.exists() and not sweep.journal_path(out).exists()
 
 
 def test_sweep_in_processes_resumes_without_redoing_points(tmp_path: Path) -> None:

@@ -52,7 +52,11 @@ class ScfFunctions(XdslScfFunctions):
         loop_args = tuple(carried)
         if int(step) <= 0:
             where = location_str(op.location)
-            raise InterpretationError(f"{where}: error: scf.for step is {step}; it must be positive")
+            raise InterpretationError(
+                f"{where}: error: scf.for step is {step}; it must be positive at run time (as in upstream Triton): "
+                "make the `range` step a tl.constexpr (a negative constexpr step runs the loop downwards) or "
+                "loop with a positive step and compute the index from it (`for j in range(0, n): i = n - 1 - j`)"
+            )
         for i in range(int(lb), int(ub), int(step)):
             iv = as_value(np.int64(i), iv_type)
             loop_args = interpreter.run_ssacfg_region(op.body, (iv, *loop_args), "for")

@@ -59,7 +59,7 @@ from mtia_xdsl.semantics.atomic import cas_update, rmw_update
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
 from mtia_xdsl.semantics.reduce import combiner_of
-from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, ieee_max_min
 from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -473,11 +473,9 @@ def _mulhiui(self: Any, interpreter: Interpreter, op: Operation, args: PythonVal
 
 def _clampf(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
     x, lo, hi = (np.asarray(v) for v in args)
+    nan = bool(_int_prop(op, "propagateNan", 0))
     with np.errstate(all="ignore"):
-        if _int_prop(op, "propagateNan", 0):
-            r = np.minimum(np.maximum(x, lo), hi)
-        else:
-            r = np.fmin(np.fmax(x, lo), hi)
+        r = ieee_max_min(ieee_max_min(x, lo, nan, is_max=True), hi, nan, is_max=False)
     return (as_value(r, op.results[0].type),)
 
 
