@@ -206,6 +206,7 @@ def install() -> None:
 
     table = _require(decomposition, "decompositions", "torch._inductor.decomposition")
     table[torch_aten()._embedding_bag.default] = embedding_bag
+    table[torch_aten().convolution.default] = convolution_without_bias
     cache_clear()  # properties cached before the hook described the host
     _installed = True
 
@@ -215,6 +216,31 @@ def torch_aten() -> Any:
     import torch
 
     return torch.ops.aten
+
+
+def convolution_without_bias(
+    x: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+) -> Any:
+    """`aten.convolution` with a bias, while our backend is active: the convolution without it, then the bias
+    added per output channel (a pointwise kernel Inductor may fuse), as Inductor already does for every device
+    but "cpu". Its Triton conv templates take no bias argument, so on "cpu" a template choice was benchmarked
+    with the bias as an extra positional argument and failed the compile ("too many positional arguments").
+
+    Returns NotImplemented (Inductor lowers the op as it is) when our backend is not active or there is no bias.
+    """
+    if bias is None or not mtia_active():
+        return NotImplemented
+    aten = torch_aten()
+    result = aten.convolution.default(x, weight, None, stride, padding, dilation, transposed, output_padding, groups)
+    return result + bias.view([-1] + [1] * (result.dim() - 2))
 
 
 def embedding_bag(
