@@ -58,6 +58,25 @@ def _require(owner: Any, attr: str, where: str) -> Any:
     return getattr(owner, attr)
 
 
+def _torch_internal(path: str) -> Any:
+    """Return the torch internal a dotted `path` names (a module, then attributes: "torch.a.b.Class.attr").
+
+    Raises: InductorHookError naming the first missing piece (see `_require`).
+    """
+    import importlib
+
+    parts = path.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for i in range(split, len(parts)):
+            value = _require(value, parts[i], ".".join(parts[:i]))
+        return value
+    raise InductorHookError(f"mtia_xdsl's Inductor hooks need `{path}`, which is not importable")
+
+
 def mtia_active() -> bool:
     """True when Inductor's CPU path generates Triton and mtia_xdsl's driver is Triton's active driver."""
     inductor_config = sys.modules.get("torch._inductor.config")
@@ -114,7 +133,7 @@ def gemm_config(inductor_config: Any) -> dict[str, Any]:
     The value is compared with the entry's default: `config._is_default` turns False for good once a
     `config.patch` has touched the entry, even after the patch ends.
     """
-    entries = _require(inductor_config, "_config", "torch._inductor.config")
+    entries = _torch_internal("torch._inductor.config._config")
     out = {}
     for name, value in GEMM_CONFIG.items():
         default = _require(entries[name], "default", f"torch._inductor.config._config[{name!r}]")
@@ -134,28 +153,20 @@ def install() -> None:
     global _installed
     if _installed:
         return
-    from torch._dynamo import device_interface
-    from torch._inductor.runtime import benchmarking, hints
-
-    register = _require(benchmarking, "register_benchmarker", "torch._inductor.runtime.benchmarking")
-    benchmarker_cls = _require(benchmarking, "Benchmarker", "torch._inductor.runtime.benchmarking")
-    benchmark_cpu = _require(benchmarker_cls, "benchmark_cpu", "torch._inductor.runtime.benchmarking.Benchmarker")
-    dispatch = _require(benchmarking, "_BENCHMARK_DISPATCH", "torch._inductor.runtime.benchmarking")
-    cpu_interface = _require(device_interface, "CpuInterface", "torch._dynamo.device_interface")
-    worker = _require(cpu_interface, "Worker", "torch._dynamo.device_interface.CpuInterface")
-    host_properties = _require(worker, "get_device_properties", "torch._dynamo.device_interface.CpuInterface.Worker")
-    device_properties = _require(hints, "DeviceProperties", "torch._inductor.runtime.hints")
-    create = _require(device_properties, "create", "torch._inductor.runtime.hints.DeviceProperties")
-    cache_clear = _require(create, "cache_clear", "torch._inductor.runtime.hints.DeviceProperties.create")
-
-    from torch._inductor import autotune_process, compile_fx
-
-    request_cls = _require(autotune_process, "TritonCPUBenchmarkRequest", "torch._inductor.autotune_process")
-    request_bench = _require(request_cls, "do_bench", "torch._inductor.autotune_process.TritonCPUBenchmarkRequest")
-    compile_entry = _require(compile_fx, "compile_fx", "torch._inductor.compile_fx")
+    bench = "torch._inductor.runtime.benchmarking"
+    register = _torch_internal(f"{bench}.register_benchmarker")
+    benchmark_cpu = _torch_internal(f"{bench}.Benchmarker.benchmark_cpu")
+    dispatch = _torch_internal(f"{bench}._BENCHMARK_DISPATCH")
+    worker = _torch_internal("torch._dynamo.device_interface.CpuInterface.Worker")
+    host_properties = _torch_internal("torch._dynamo.device_interface.CpuInterface.Worker.get_device_properties")
+    cache_clear = _torch_internal("torch._inductor.runtime.hints.DeviceProperties.create.cache_clear")
+    request_cls = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest")
+    request_bench = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest.do_bench")
+    compile_fx = _torch_internal("torch._inductor.compile_fx")
+    compile_entry = _torch_internal("torch._inductor.compile_fx.compile_fx")
     inductor_config = sys.modules["torch._inductor.config"]
     for name in GEMM_CONFIG:
-        _require(inductor_config, name, "torch._inductor.config")
+        _torch_internal(f"torch._inductor.config.{name}")
 
     host_benchmark = dispatch.get("cpu")
 
@@ -202,9 +213,7 @@ def install() -> None:
             return compile_entry(*args, **kwargs)
 
     compile_fx.compile_fx = compile_with_gemm_templates
-    from torch._inductor import decomposition
-
-    table = _require(decomposition, "decompositions", "torch._inductor.decomposition")
+    table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten().convolution.default] = convolution_without_bias
     cache_clear()  # properties cached before the hook described the host

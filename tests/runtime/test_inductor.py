@@ -94,6 +94,13 @@ def test_missing_torch_attribute_fails_loudly(monkeypatch):
         inductor.install()
 
 
+def test_torch_internal_names_the_first_missing_piece():
+    with pytest.raises(inductor.InductorHookError, match=r"`torch\._inductor\.config\.no_such_setting`"):
+        inductor._torch_internal("torch._inductor.config.no_such_setting.default")
+    with pytest.raises(inductor.InductorHookError, match=r"`no_such_package\.x`, which is not importable"):
+        inductor._torch_internal("no_such_package.x")
+
+
 @inductor_config.patch({"test_configs.max_mm_configs": 2})  # keep the autotuning short
 def test_matmul_epilogue_is_a_dpe_template(mtia_inductor):
     """addmm + relu: a Triton template with the fused epilogue, run on the DPE, not a host library call."""
