@@ -82,6 +82,7 @@ typedef struct mtia_work {
     int64_t out_shape[MTIA_MAX_RANK];
     int32_t nvalid;
     int64_t valid[MTIA_MAX_RANK];
+    int64_t ls_bytes; /* LS bytes the command reads and writes (machine/interpret/command_work.py) */
 } mtia_work;
 
 /* -- program ------------------------------------------------------------------------------------- */
@@ -171,6 +172,7 @@ const char *mtia_host_error(mtia_pe *pe);
 /* The record of the last call: `*n` int64 words (format in host_runtime.cpp) and its string table. */
 const int64_t *mtia_host_record(mtia_pe *pe, int64_t *n);
 const char *mtia_host_string(mtia_pe *pe, int64_t id);
+int64_t mtia_host_string_count(mtia_pe *pe);
 
 /* -- helpers for kernel code ---------------------------------------------------------------------- */
 static inline float mtia_f16_to_f32(uint16_t h) {
