@@ -271,8 +271,7 @@ def elementwise(op: Operation, a: list[str]) -> str | None:
         dst = _storage(rt, op)
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
-        f = _MATH1[name] + ("f" if ct == "float" else "")
-        return _round(rt, f"std::{f}({a[0]})")
+        return _round(rt, f"std::{_MATH1[name]}({a[0]})")
     if name == "math.rsqrt":
         one = "1.0f" if ct == "float" else "1.0"
         return _round(rt, f"({one} / std::sqrt({a[0]}))")
@@ -470,6 +469,7 @@ class _Kernel:
         self.kernel_name = name
         self.lines.append(f"static void {name}({sig}) {{")
         self.emit_block(block, "    ")
+        self.flush("    ")
         self.lines.append("}")
         return self.lines
 
@@ -836,13 +836,10 @@ class _Kernel:
         self.emit(inner, f'mtia_cmd_begin(pe, MTIA_DPE, "dpe_matmul", {self.loc(op)});')
         a, b = self._ins(op, [op.a, op.b], inner)
         inplace = op.inplace is not None
-        c = None if inplace else self._ins(op, [op.c], inner)[0]
+        c = self._ins(op, [op.c], inner)[0]  # inplace: C is the tile D overwrites (read, then filled)
         (d,) = self._outs(op, [op.out], inner, inplace)
-        if inplace:
-            c = d
-        assert c is not None
         valid = [self.get(v, op) for v in op.valid]
-        vm, vn, vk = valid if valid else (str(m), str(n), str(k))
+        vm, vn, vk = (f"mtia_extent({v}, {s})" for v, s in zip(valid, (m, n, k), strict=True)) if valid else (m, n, k)
         ea, eb, ec, ed = _elem(t_a), _elem(t_b), _elem(op.c.type), _elem(out_t)
         integer = isinstance(ea, builtin.IntegerType)
         acc_t = "int64_t" if integer else "double"
@@ -897,7 +894,7 @@ class _Kernel:
         (x,) = self._ins(op, [op.input], inner)
         (y,) = self._outs(op, [op.out], inner, False)
         valid = [self.get(v, op) for v in op.valid]
-        ext = valid if valid else [str(s) for s in shape]
+        ext = [f"mtia_extent({v}, {s})" for v, s in zip(valid, shape, strict=True)] if valid else [str(s) for s in shape]
         et = _elem(t_in)
         ct = _ctype(et, op)
         idx = [f"i{d}" for d in range(len(shape))]
@@ -1063,7 +1060,7 @@ class _Body:
             local[r] = n
         val = self.at(res, idx, local)
         lines.append(f"{ptr}[{_linear(idx, shape)}] = {_store(et, val)};")
-        extents = [f"std::min<int64_t>({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
+        extents = [f"mtia_extent({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
         if not extents:
             extents = [str(s) for s in shape]
         loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op))
@@ -1136,6 +1133,8 @@ static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa b
 }
 // The vector core's RVV shape: one vector register holds MTIA_VLMAX(T) elements of T (VLEN 512 bits).
 #define MTIA_VLMAX(T) ((int64_t)(64 / sizeof(T)))
+// The lanes of a dimension of `size` inside an effective shape's extent `valid` (clamped to [0, size]).
+static inline int64_t mtia_extent(int64_t valid, int64_t size) { return valid < 0 ? 0 : valid > size ? size : valid; }
 static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
 """
 
