@@ -15,8 +15,12 @@ A missing tool is a `ToolchainMissing` error: one line naming the tool and the i
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
+import struct
 import subprocess
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,3 +149,170 @@ def run_qemu(
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stdout}{done.stderr}")
     return done
+
+
+# ---- running an emitted kernel's programs in one qemu process ------------------------------------------
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+"""mtia_runtime.h, host_runtime.cpp and riscv_main.cpp (the process that runs programs from a launch file)."""
+
+_MAGIC = 0x313056524149544D  # "MTIARV01" little-endian, as riscv_main.cpp checks
+
+
+@dataclass(frozen=True)
+class Region:
+    """A range of global memory the kernel may address: `data` at device address `base`."""
+
+    base: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What one run of riscv_main needs: memory, the entry's argument words, the grid and the programs.
+
+    `programs` are (program id (x, y, z), PE (x, y)) in the order they run.
+    """
+
+    ls_bytes: int
+    regions: Sequence[Region]
+    args: Sequence[int]
+    grid: tuple[int, int, int]
+    num_pes: tuple[int, int]
+    programs: Sequence[tuple[tuple[int, int, int], tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class ProgramRecord:
+    """The record of one program (host_runtime.cpp's int64 words) and its string table."""
+
+    words: list[int]
+    strings: list[str]
+
+
+@dataclass(frozen=True)
+class LaunchResult:
+    """Records of the programs that ran, the first error (None if all ran) and the regions' final bytes."""
+
+    records: list[ProgramRecord]
+    error: str | None
+    regions: list[bytes]
+    run_s: float
+
+
+def _words_of_bytes(data: bytes) -> list[int]:
+    padded = data + b"\0" * (-len(data) % 8)
+    return list(struct.unpack(f"<{len(padded) // 8}q", padded))
+
+
+def encode_launch(launch: Launch) -> bytes:
+    """Return the launch file riscv_main.cpp reads (int64 little-endian words)."""
+    words = [_MAGIC, launch.ls_bytes, len(launch.regions)]
+    for r in launch.regions:
+        words += [r.base, len(r.data), *_words_of_bytes(r.data)]
+    words += [len(launch.args), *launch.args, *launch.grid, *launch.num_pes, len(launch.programs)]
+    for pid, pe in launch.programs:
+        words += [*pid, *pe]
+    return struct.pack(f"<{len(words)}q", *[w if w < 1 << 63 else w - (1 << 64) for w in words])
+
+
+class _Words:
+    def __init__(self, data: bytes) -> None:
+        self.w = struct.unpack(f"<{len(data) // 8}q", data)
+        self.at = 0
+
+    def next(self) -> int:
+        self.at += 1
+        return self.w[self.at - 1]
+
+    def take(self, n: int) -> list[int]:
+        self.at += n
+        return list(self.w[self.at - n : self.at])
+
+    def blob(self) -> bytes:
+        n = self.next()
+        raw = struct.pack(f"<{(n + 7) // 8}q", *self.take((n + 7) // 8))
+        return raw[:n]
+
+
+def decode_result(data: bytes, launch: Launch, run_s: float = 0.0) -> LaunchResult:
+    """Read riscv_main.cpp's result file for `launch`."""
+    w = _Words(data)
+    records: list[ProgramRecord] = []
+    for _ in launch.programs:
+        if w.next() != 0:
+            return LaunchResult(records, w.blob().decode(errors="replace"), [], run_s)
+        words = w.take(w.next())
+        strings = [w.blob().decode() for _ in range(w.next())]
+        records.append(ProgramRecord(words, strings))
+    return LaunchResult(records, None, [w.blob() for _ in launch.regions], run_s)
+
+
+def _driver_object(tc: Toolchain, opt: str, cache_dir: Path) -> Path:
+    """Return riscv_main.cpp (with the host runtime) compiled for riscv64, built once per content and flags."""
+    parts = [(RUNTIME_DIR / n).read_bytes() for n in ("riscv_main.cpp", "host_runtime.cpp", "mtia_runtime.h")]
+    key = hashlib.sha256(b"\0".join([*parts, tc.clang.encode(), opt.encode()])).hexdigest()[:16]
+    obj = cache_dir / f"riscv_main-{key}.o"
+    if not obj.exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = obj.with_suffix(f".{os.getpid()}.tmp")
+        cmd = [tc.clang, *TARGET_FLAGS, opt, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c"]
+        done = subprocess.run(
+            [*cmd, str(RUNTIME_DIR / "riscv_main.cpp"), "-o", str(tmp)], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"RISC-V build of the host runtime failed:\n{done.stderr}")
+        tmp.replace(obj)
+    return obj
+
+
+def default_cache_dir() -> Path:
+    """Return the directory holding the riscv64 build of the runtime (one object per content hash)."""
+    return Path(tempfile.gettempdir()) / f"mtia_xdsl-riscv-{os.getuid()}"
+
+
+def build_kernel(
+    source: str,
+    entry: str,
+    workdir: Path,
+    *,
+    opt: str = "-O2",
+    toolchain: Toolchain | None = None,
+    cache_dir: Path | None = None,
+) -> BuildResult:
+    """Cross-build the kernel translation unit `source` (C++ against mtia_runtime.h, entry function `entry`)
+    with the host runtime and riscv_main into `workdir`/kernel. compile_s counts the kernel's compile and link
+    (the runtime object is built once per cache_dir).
+
+    Raises: ToolchainMissing; RuntimeError with the compiler's messages.
+    """
+    tc = toolchain or find_toolchain()
+    driver = _driver_object(tc, opt, cache_dir or default_cache_dir())
+    src = workdir / "kernel.cpp"
+    src.write_text(
+        f"{source}\n// riscv_main.cpp runs the programs through this entry\n"
+        f'extern "C" void mtia_riscv_entry(mtia_pe *pe, const int64_t *args) {{ {entry}(pe, args); }}\n'
+    )
+    start = time.perf_counter()
+    cmd = [tc.clang, *TARGET_FLAGS, opt, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{RUNTIME_DIR}"]
+    exe = workdir / "kernel"
+    done = subprocess.run([*cmd, str(src), str(driver), "-o", str(exe)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"RISC-V build of {entry} failed:\n{done.stderr}")
+    return BuildResult(exe=exe, compile_s=time.perf_counter() - start)
+
+
+def run_launch(
+    exe: Path,
+    launch: Launch,
+    workdir: Path,
+    *,
+    config: MachineConfig | None = None,
+    toolchain: Toolchain | None = None,
+) -> LaunchResult:
+    """Run `launch` with the kernel executable `exe` under qemu-riscv64; return the records and memory."""
+    (workdir / "launch.bin").write_bytes(encode_launch(launch))
+    start = time.perf_counter()
+    run_qemu(exe, [str(workdir / "launch.bin"), str(workdir / "result.bin")], config=config, toolchain=toolchain)
+    elapsed = time.perf_counter() - start
+    return decode_result((workdir / "result.bin").read_bytes(), launch, elapsed)

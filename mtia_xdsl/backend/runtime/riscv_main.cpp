@@ -1,8 +1,9 @@
 // riscv_main.cpp: a process that runs an emitted kernel's programs on the host runtime and writes their
 // records to a file, for targets Python cannot load a library into (a riscv64 binary under qemu-riscv64).
 //
-// Built with the kernel's translation unit and -DMTIA_ENTRY=<the kernel's entry function> by
-// mtia_xdsl/backend/riscv.py, which writes the launch file and reads the result file:
+// Linked with the kernel's translation unit, which defines `mtia_riscv_entry` (riscv.py appends a call of
+// the kernel's entry function), by mtia_xdsl/backend/riscv.py, which writes the launch file and reads the
+// result file:
 //
 //   launch (int64 words): MAGIC ls_bytes
 //                         nregions (base nbytes data[ceil(nbytes / 8)])*
@@ -18,11 +19,7 @@
 #include <cstdio>
 #include <vector>
 
-#ifndef MTIA_ENTRY
-#error "build with -DMTIA_ENTRY=<kernel entry function>"
-#endif
-
-extern "C" void MTIA_ENTRY(mtia_pe *pe, const int64_t *args);
+extern "C" void mtia_riscv_entry(mtia_pe *pe, const int64_t *args);
 
 namespace {
 
@@ -84,7 +81,7 @@ int main(int argc, char **argv) {
         for (auto &p : pid) p = (int32_t)in.next();
         for (auto &p : xy) p = (int32_t)in.next();
         mtia_host_set_program(pe, pid, grid, xy, npes);
-        if (mtia_host_call(pe, MTIA_ENTRY, args.data()) != 0) {
+        if (mtia_host_call(pe, mtia_riscv_entry, args.data()) != 0) {
             out.push_back(1);
             const char *e = mtia_host_error(pe);
             put_bytes(out, e, (int64_t)strlen(e));
