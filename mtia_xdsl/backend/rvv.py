@@ -408,16 +408,18 @@ def _sew(op: mtia.EngineComputeOp) -> int:
     return max(widths)
 
 
-def _loop_shape(op: mtia.EngineComputeOp, valid: Sequence[str]) -> tuple[tuple[int, ...], _Shape]:
-    term = op.body.block.last_op
-    assert isinstance(term, mtia.YieldOp)
-    shapes = {tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in term.values}
+def _loop_shape(
+    op: mtia.EngineComputeOp, results: Sequence[SSAValue], valid: Sequence[str]
+) -> tuple[tuple[int, ...], _Shape]:
+    shapes = {tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in results}
     if len(shapes) != 1:
         raise Unsupported("results of different shapes")
     shape = shapes.pop()
     if len(shape) not in (1, 2):
         raise Unsupported(f"a {len(shape)}-D body")
-    extents = list(valid) or [str(n) for n in shape]
+    # a valid extent is clamped to the tile (the command never writes past it); a negative one runs no lane
+    extents = [f"std::min<int64_t>({v}, {n})" for v, n in zip(valid, shape, strict=True)] if valid else []
+    extents = extents or [str(n) for n in shape]
     if len(shape) == 1:
         return shape, _Shape(None, extents[0], shape[0])
     flat = not valid and all(
@@ -434,31 +436,35 @@ def rvv_body_loop(
     outs: Sequence[str],
     valid: Sequence[str] = (),
     scalar_expr: ScalarExpr | None = None,
+    results: Sequence[SSAValue] | None = None,
 ) -> list[str] | None:
     """Return the C++ lines of the RVV strip-mined loop of `op`'s body, or None if it has no RVV form here.
 
     `ins` are C expressions of the body arguments in order: a pointer to the tile's first element for a
-    tile (`const float*`, `const int32_t*`, 1-byte elements for i1), the value for a scalar. `outs` are
-    pointers to the first element of each output tile; `valid` the C expressions of the extents of the
-    result tiles' effective shape (empty: the whole tile). The lines are not indented and not guarded
-    (see `guarded`). `scalar_expr` gives the C expression of a unary math op without an RVV instruction
-    (exp, log, ...); without it such bodies return None.
+    tile (`const float*`, `const int32_t*`, 1-byte elements for i1), the value for a scalar. `results` are
+    the yielded values to store (default: all), `outs` a pointer to the first element of each one's output
+    tile; `valid` the C expressions of the extents of the result tiles' effective shape (empty: the whole
+    tile; each is clamped to the tile). The lines are not indented and not guarded (see `guarded`); they
+    use `std::min` (<algorithm>) and <riscv_vector.h>. `scalar_expr` gives the C expression of a unary math
+    op without an RVV instruction (exp, log, ...); without it such bodies return None.
     Shapes: tiles tensor<N x T> or tensor<R x C x T> (T in f32, i32, i1); inputs of a 2-D body may also be
     a row (tensor<1 x C>, or tensor<C> expanded on axis 0) or a column (tensor<R x 1>, or tensor<R>
     expanded on axis 1).
     """
     try:
-        return _body_loop(op, ins, outs, valid, scalar_expr)
+        return _body_loop(op, ins, outs, valid, scalar_expr, results)
     except Unsupported:
         return None
 
 
 def unsupported_reason(op: mtia.EngineComputeOp, scalar_expr: ScalarExpr | None = None) -> str | None:
-    """Return why `op`'s body has no RVV form (None when it has one); for the emitted comment and tests."""
+    """Return why `op`'s body has no RVV form (None when it has one)."""
+    term = op.body.block.last_op
+    assert term is not None
     args = [f"in{k}" for k in range(len(op.body.block.args))]
-    outs = [f"out{k}" for k in range(len(op.body.block.last_op.operands))]  # pyright: ignore[reportOptionalMemberAccess]
+    outs = [f"out{k}" for k in range(len(term.operands))]
     try:
-        _body_loop(op, args, outs, [f"valid{k}" for k in range(len(op.valid))], scalar_expr)
+        _body_loop(op, args, outs, [f"valid{k}" for k in range(len(op.valid))], scalar_expr, None)
     except Unsupported as e:
         return str(e)
     return None
@@ -470,40 +476,60 @@ def _body_loop(
     outs: Sequence[str],
     valid: Sequence[str],
     scalar_expr: ScalarExpr | None,
+    results: Sequence[SSAValue] | None,
 ) -> list[str]:
-    shape, space = _loop_shape(op, valid)
+    term = op.body.block.last_op
+    assert isinstance(term, mtia.YieldOp)
+    stored = list(term.values) if results is None else list(results)
+    shape, space = _loop_shape(op, stored, valid)
     sew = _sew(op)
     row = "r" if space.rows is not None else None
     lanes = f"{row} * {space.stride} + j" if row else "j"
     loop = _Loop(sew=sew, lanes=lanes, row=row, col="j", scalar_expr=scalar_expr)
     for arg, expr in zip(op.body.block.args, ins, strict=True):
         loop.vals[arg] = _read_input(loop, arg, expr, shape)
-    term = op.body.block.last_op
-    assert isinstance(term, mtia.YieldOp)
     for inner in op.body.block.ops:
         if inner is not term:
             _emit_op(loop, inner)
-    for value, ptr in zip(term.values, outs, strict=True):
+    for value, ptr in zip(stored, outs, strict=True):
         _store(loop, loop.vals[value], f"{ptr} + {lanes}")
+    _drop_unused(loop)
     return _wrap(loop, space)
+
+
+def _drop_unused(loop: _Loop) -> None:
+    """Drop the chunk's lines defining a register no later line reads (loads of inputs another output uses)."""
+    kept: list[str] = []
+    for k, line in enumerate(loop.lines):
+        name = line.split(" = ", 1)[0].split()[-1] if " = " in line and line.startswith("v") else None
+        if name is not None and not any(_reads(later, name) for later in loop.lines[k + 1 :]):
+            continue
+        kept.append(line)
+    loop.lines = kept
+
+
+def _reads(line: str, name: str) -> bool:
+    rhs = line.split(" = ", 1)[1] if " = " in line and line.startswith("v") else line
+    return any(tok == name for tok in rhs.replace("(", " ").replace(")", " ").replace(",", " ").split())
 
 
 def _wrap(loop: _Loop, space: _Shape) -> list[str]:
     """Return the chunk's lines inside the strip-mined loop (and the row loop of a 2-D body)."""
-    avl = f"{space.cols} - j"
+    cols = space.cols
+    avl = f"{cols} - j"
     if loop.spills:
-        avl = f"{space.cols} - j < {SPILL_LANES} ? {space.cols} - j : {SPILL_LANES}"
-    body = [f"  {line}" for line in loop.lines]
+        avl = f"std::min<int64_t>({cols} - j, {SPILL_LANES})"
     inner = [
-        f"for (size_t j = 0, vl; j < size_t({space.cols}); j += vl) {{",
-        f"  vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
-        *body,
+        f"for (int64_t j = 0; j < {cols};) {{",
+        f"  const size_t vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
+        *[f"  {line}" for line in loop.lines],
+        "  j += int64_t(vl);",
         "}",
     ]
     head = [f"float spill[{SPILL_LANES}];"] if loop.spills else []
     if space.rows is None:
         return [*head, *inner]
-    return [*head, f"for (size_t r = 0; r < size_t({space.rows}); ++r) {{", *[f"  {x}" for x in inner], "}"]
+    return [*head, f"for (int64_t r = 0; r < {space.rows}; ++r) {{", *[f"  {x}" for x in inner], "}"]
 
 
 def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = "") -> list[str]:
