@@ -26,6 +26,7 @@ def _body(kernel, signature, constexprs):
 
 
 MAIN = """
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
