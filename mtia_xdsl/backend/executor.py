@@ -75,7 +75,8 @@ class _Path:
 
     modules: tuple[str, ...]
     """Modules of the path (all must be importable for the executor to be available)."""
-    run: Callable[[ModuleOp, tuple[int, int, int], list[Any], Any], Any]
+    run: Callable[[ModuleOp, tuple[int, int, int], list[Any], Any], Any] | None
+    """Runs a program on this path; None while the path is not connected to launches."""
 
 
 def run(name: str, module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any = None) -> Any:
@@ -88,6 +89,7 @@ def run(name: str, module: ModuleOp, grid: tuple[int, int, int], args: list[Any]
     """
     path = _PATHS[check_name(name)]
     _require(name, path)
+    assert path.run is not None  # _require refuses an unconnected path
     return path.run(module, grid, args, options)
 
 
@@ -101,6 +103,7 @@ def available(name: str) -> bool:
 
 
 def _require(name: str, path: _Path) -> None:
+    """Raise ExecutorUnavailableError (one line, chained to nothing) unless `path` can run here."""
     for module_name in path.modules:
         try:
             importlib.import_module(module_name)
@@ -108,16 +111,24 @@ def _require(name: str, path: _Path) -> None:
             if e.name != module_name:
                 raise
             raise ExecutorUnavailableError(
-                f"executor {name!r} is not available in this build ({module_name} is missing); "
-                f"use one of: {', '.join(repr(n) for n in EXECUTORS if n == DEFAULT_EXECUTOR or _present(n))}"
+                f"executor {name!r} is not available in this build ({module_name} is missing); use one of: {_usable()}"
             ) from None
+    if path.run is None:
+        raise ExecutorUnavailableError(
+            f"executor {name!r} is not connected to launches in this build yet; use one of: {_usable()}"
+        )
+
+
+def _usable() -> str:
+    return ", ".join(repr(n) for n in EXECUTORS if n == DEFAULT_EXECUTOR or _present(n))
 
 
 def _present(name: str) -> bool:
     import importlib.util
 
+    path = _PATHS[name]
     try:
-        return all(importlib.util.find_spec(m) is not None for m in _PATHS[name].modules)
+        return path.run is not None and all(importlib.util.find_spec(m) is not None for m in path.modules)
     except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules (import blocked)
         return False
 
@@ -128,16 +139,9 @@ def _run_model(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     return run_kernel(module, grid, args, options)
 
 
-def _unwired(name: str) -> Callable[[ModuleOp, tuple[int, int, int], list[Any], Any], Any]:
-    def refuse(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
-        raise ExecutorUnavailableError(f"executor {name!r} is not connected to launches in this build yet; use 'model'")
-
-    return refuse
-
-
 _PATHS: dict[str, _Path] = {
     "model": _Path(("mtia_xdsl.machine",), _run_model),
-    "cpp": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.host"), _unwired("cpp")),
-    "llvm": _Path(("mtia_xdsl.backend.llvm", "mtia_xdsl.backend.host"), _unwired("llvm")),
-    "riscv": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.riscv"), _unwired("riscv")),
+    "cpp": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.host"), None),
+    "llvm": _Path(("mtia_xdsl.backend.llvm", "mtia_xdsl.backend.host"), None),
+    "riscv": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.riscv"), None),
 }
