@@ -85,9 +85,10 @@ def difference(model: Outcome, other: Outcome) -> str | None:
     return None
 
 
-def check(run: Run, executor: str) -> str | None:
-    """Run `run` on the model and on `executor`; return the first difference, or None."""
-    return difference(capture(run, "model"), capture(run, executor))
+def check(run: Run, executor: str, model: Outcome | None = None) -> str | None:
+    """Run `run` on `executor` (and on the model, unless its `model` outcome is given); return the first
+    difference from the model, or None."""
+    return difference(model or capture(run, "model"), capture(run, executor))
 
 
 def corpus_run(case: Case, launch: Any) -> Run:

@@ -17,7 +17,7 @@ import pytest
 import torch
 from checks import example_launch
 from corpus import all_cases
-from differential import Outcome, check, corpus_run, difference
+from differential import Outcome, Run, capture, check, corpus_run, difference
 from executor_gaps import CORPUS_GAPS, EXAMPLE_GAPS
 from executor_tolerance import ULP_BOUNDS, program_bound
 from known_gaps import GAPS
@@ -48,9 +48,15 @@ def _params(gaps: dict[str, dict[str, str]], names_of: dict[str, list[str]]) -> 
     return params
 
 
-def _run_or_skip(run: object, path: str) -> str | None:
+_MODEL: dict[str, Outcome] = {}
+"""The model's outcome of each corpus kernel and example, computed once for all executors."""
+
+
+def _run_or_skip(key: str, run: Run, path: str) -> str | None:
+    if key not in _MODEL:
+        _MODEL[key] = capture(run, "model")
     try:
-        return check(run, path)  # type: ignore[arg-type]
+        return check(run, path, _MODEL[key])
     except ExecutorUnavailableError as e:  # a missing toolchain: its install command
         pytest.skip(str(e))
 
@@ -60,7 +66,7 @@ def test_corpus_kernel_matches_the_model(path: str, name: str) -> None:
     if "machine" in GAPS.get(name, {}):
         pytest.skip("the model itself does not run it (known_gaps.py)")
     case = CASES[name]
-    failure = _run_or_skip(corpus_run(case, example_launch(case, 0)), path)
+    failure = _run_or_skip(name, corpus_run(case, example_launch(case, 0)), path)
     assert failure is None, failure
 
 
@@ -69,7 +75,7 @@ EXAMPLES = {launch.name: launch for launch in LAUNCHES}
 
 @pytest.mark.parametrize(("path", "name"), _params(EXAMPLE_GAPS, {p: sorted(EXAMPLES) for p in PATHS}))
 def test_example_matches_the_model(path: str, name: str) -> None:
-    failure = _run_or_skip(EXAMPLES[name].run, path)
+    failure = _run_or_skip(f"example:{name}", EXAMPLES[name].run, path)
     assert failure is None, failure
 
 
@@ -156,8 +162,6 @@ def test_each_bound_is_the_sum_of_both_libraries_and_at_least_one() -> None:
 
 def test_the_harness_records_every_kernel_launch_of_an_example() -> None:
     """column_sums "per_pe" launches two kernels; the model against itself differs in nothing."""
-    from differential import capture
-
     run = EXAMPLES["column_sums_per_pe"].run
     model = capture(run, "model")
     assert len(model.launches) == 2
