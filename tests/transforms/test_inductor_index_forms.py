@@ -102,7 +102,6 @@ def test_hinted_rows_mod_m_is_dma_and_matches_eager():
     assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia
 
 
-
 @triton.jit
 def template_columns(b_ptr, out_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr):
     """Inductor's GEMM template columns with static sizes: B is [N, K] read as [K, N] (`stride_bn = K`), the
@@ -128,6 +127,7 @@ def test_template_columns_by_a_constant_condition_are_dma_and_match_eager():
     torch.testing.assert_close(out, b * 2.0)
     mtia = kernel.asm["mtia"]
     assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia
+
 
 @triton.jit
 def embedding_rows(ids_ptr, table_ptr, out_ptr, xnumel, R: tl.constexpr, XBLOCK: tl.constexpr, WRAP: tl.constexpr):
