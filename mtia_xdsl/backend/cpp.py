@@ -11,7 +11,8 @@ Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 c
   `*_end` call carrying the command's static work (machine/work.py: elements, dtype, LUT, MACs) as arguments a
   user can read and edit; SE / VEC / MLU bodies are strip-mined in the RVV shape (per chunk of the innermost
   dimension: set the vector length, load, compute, store), so a fused body keeps its intermediates in locals.
-  `emit_body_loop` is the hook backend/rvv.py uses to add RVV intrinsics under `#ifdef __riscv_vector`;
+  where backend/rvv.py has an RVV form of a body (`rvv_body_loop`), it comes first under `#ifdef __riscv_vector`
+  and the portable loop (`emit_body_loop`) after `#else`;
 - scalar-core instruction counts (`mtia_scalar_instrs`) where the model's ScalarCoreCounter counts them (every
   op outside an engine body but the engine commands), so the host runtime reproduces the model's commands.
 
@@ -37,6 +38,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.locations import location_str
 
@@ -337,13 +339,6 @@ def _line(op: Operation) -> tuple[str, int] | None:
 
 # -- the emitter ---------------------------------------------------------------------------------------------
 
-BodyHook = Callable[["BodyLoop"], list[str] | None]
-"""A function given a strip-mined body loop returning extra lines to emit in its place (None: no change);
-backend/rvv.py sets `BODY_HOOKS` to add RVV intrinsics under `#ifdef __riscv_vector`."""
-
-BODY_HOOKS: list[BodyHook] = []
-
-
 @dataclass
 class BodyLoop:
     """One strip-mined loop of an engine body: what `emit_body_loop` writes, and what a hook may read."""
@@ -366,10 +361,6 @@ def emit_body_loop(loop: BodyLoop, indent: str) -> list[str]:
     """Strip-mine `loop` in the RVV shape: outer dimensions as plain loops, the innermost in chunks of the
     vector length `vl` (mtia_vsetvl: elements of `dtype` one vector register holds), each chunk loading,
     computing and storing its lanes."""
-    for hook in BODY_HOOKS:
-        lines = hook(loop)
-        if lines is not None:
-            return [indent + ln for ln in lines]
     out: list[str] = []
     pad = indent
     if not loop.shape:
@@ -414,6 +405,8 @@ class _Kernel:
         self.pending = 0
         """Scalar-core instructions counted since the last flush."""
         self.last_line: list[tuple[str, int] | None] = [None]
+        self.comment: str | None = None
+        """A `// kernel.py:LINE` comment to write above the next line emitted."""
         self.file = _line(func)[0] if _line(func) else ""
 
     # -- helpers
@@ -424,6 +417,9 @@ class _Kernel:
         return json.dumps(text)
 
     def emit(self, indent: str, text: str) -> None:
+        if self.comment is not None:  # the kernel line of the code that follows (only once code follows)
+            self.lines.append(indent + self.comment)
+            self.comment = None
         self.lines.append(indent + text)
 
     def comment_line(self, op: Operation, indent: str) -> None:
@@ -432,7 +428,7 @@ class _Kernel:
             return
         self.last_line[-1] = where
         name = os.path.basename(where[0]) if where[0] == self.file else where[0]
-        self.emit(indent, f"// {name}:{where[1]}")
+        self.comment = f"// {name}:{where[1]}"
 
     def flush(self, indent: str) -> None:
         if self.pending:
@@ -800,10 +796,12 @@ class _Kernel:
         outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
         valid = [self.get(v, op) for v in op.valid]
         body = _Body(self, op, ins)
+        rvv_ins = [body.scalar.get(a, p) for a, p in zip(op.body.block.args, ins, strict=True)]
         yield_op = op.body.block.last_op
         for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
             out_t = mtia.tile_type(op.outs[k].type)
-            body.emit_output(res, ptr, out_t, valid, inner)
+            portable = body.emit_output(res, ptr, out_t, valid)
+            self.lines += guarded(rvv_body_loop(op, rvv_ins, [ptr], valid, elementwise, [res]), portable, inner)
         out_t = mtia.tile_type(op.outs[0].type)
         shape = _shape(out_t)
         vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
@@ -1039,7 +1037,8 @@ class _Body:
             raise _error(op, "this op in an engine body")
         return expr
 
-    def emit_output(self, res: SSAValue, ptr: str, out_t: Attribute, valid: list[str], indent: str) -> None:
+    def emit_output(self, res: SSAValue, ptr: str, out_t: Attribute, valid: list[str]) -> list[str]:
+        """The portable strip-mined loop storing body value `res` into the output tile at `ptr`."""
         shape = _shape(out_t)
         et = _elem(out_t)
         idx = [f"i{d}" for d in range(len(shape))]
@@ -1064,7 +1063,7 @@ class _Body:
         if not extents:
             extents = [str(s) for s in shape]
         loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op))
-        self.k.lines += emit_body_loop(loop, indent)
+        return emit_body_loop(loop, "")
 
     def _reaches(self, v: SSAValue, target: SSAValue) -> bool:
         """Whether `target` depends on `v` (so computing `v` per lane is not wasted)."""
@@ -1084,6 +1083,9 @@ class _Body:
 # -- the translation unit ----------------------------------------------------------------------------------
 
 _PRELUDE = r"""#include "mtia_runtime.h"
+#ifdef __riscv_vector
+#include <riscv_vector.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
