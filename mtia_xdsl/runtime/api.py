@@ -6,7 +6,7 @@ process. Without a signature the kernel is specialised per launch, as Triton's J
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -29,7 +29,7 @@ class LazyAsm(Mapping[str, str]):
     buffer-level program as C++, `mtia_xdsl.backend.cpp.emit_cpp`, emitted on first access).
     """
 
-    DERIVED = {"cpp": ("mtia", "mtia_xdsl.backend.cpp", "emit_cpp")}
+    DERIVED: ClassVar[dict[str, tuple[str, str, str]]] = {"cpp": ("mtia", "mtia_xdsl.backend.cpp", "emit_cpp")}
     """Texts emitted from another key's module: key -> (module key, emitter module, emitter function)."""
 
     def __init__(self, modules: dict[str, ModuleOp]) -> None:
