@@ -462,7 +462,7 @@ class _Kernel:
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "tensor kernel arguments")
-            params.append(f"{_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
+            params.append(f"[[maybe_unused]] {_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
         pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
         self.names.used.update(pid)
         sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)

@@ -4,7 +4,7 @@
 // LS offsets, two DMA loads and a store with the mask's bound, the add strip-mined on the SE (RVV form first
 // under __riscv_vector, the portable loop after #else) with its static work, kernel lines as comments.
 // CHECK:       #include "mtia_runtime.h"
-// CHECK-LABEL: static void add_kernel(mtia_pe *pe, {{.*}} int32_t pid_x, {{.*}}, mtia_addr x_ptr, mtia_addr y_ptr, mtia_addr output_ptr, int32_t n_elements) {
+// CHECK-LABEL: static void add_kernel(mtia_pe *pe, {{.*}} int32_t pid_x, {{.*}}, {{.*}}mtia_addr x_ptr, {{.*}}mtia_addr y_ptr, {{.*}}mtia_addr output_ptr, {{.*}}int32_t n_elements) {
 // CHECK:         const int32_t [[X:cb[0-9]+]] = mtia_cb_alloc(pe, /*CB ID*/ 0, /*depth*/ 1, /*slot bytes*/ 4096, /*LS offset*/ 0,
 // CHECK:         const int32_t [[Y:cb[0-9]+]] = mtia_cb_alloc(pe, /*CB ID*/ 1, /*depth*/ 1, /*slot bytes*/ 4096, /*LS offset*/ 4096,
 // CHECK:         const int32_t [[OUT:cb[0-9]+]] = mtia_cb_alloc(pe, /*CB ID*/ 2, /*depth*/ 1, /*slot bytes*/ 4096, /*LS offset*/ 8192,
