@@ -1111,13 +1111,27 @@ class _Kernel:
             lim = f"{shape[d]}"
             self.emit(pad, f"for (int64_t {idx[d]} = 0; {idx[d]} < {lim}; ++{idx[d]}) {{")
             pad += "    "
-        self.emit(pad, f"{ct} acc = {_REDUCE_INIT[kind](et, op)};")
-        self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
         cond = " && ".join(f"{idx[d]} < {ext[d]}" for d in outer) if valid and outer else ""
         x_at = _load(et, f"{x}[{_linear(idx, shape)}]")
-        upd = f"acc = {_round(et, combine('acc', x_at, et))};"
-        self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
-        self.emit(pad, "}")
+        init = _REDUCE_INIT[kind](et, op)
+        if kind == "addf" and axis == len(shape) - 1 and ct in ("float", "double"):
+            # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
+            n_row = shape[axis]
+            inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
+            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
+            self.emit(
+                pad + "    ",
+                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+            )
+            self.emit(pad, "}")
+            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+        else:
+            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
+            upd = f"acc = {_round(et, combine('acc', x_at, et))};"
+            self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
+            self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
         self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
@@ -1359,6 +1373,28 @@ static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa b
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
     b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
     return mtia_bitcast<float>(b);
+}
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
+// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
+template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < 8) {
+        T res = 0;
+        for (int64_t i = 0; i < n; ++i) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        T r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        int64_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
 // Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
 static inline float mtia_round_f16_rtz(float x) {
