@@ -204,7 +204,9 @@ _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2"
 
 def _int_prop(op: Operation, name: str, default: int) -> int:
     """An integer (or enum) property or attribute of `op`, as the interpreter reads it."""
-    attr = op.properties.get(name) or op.attributes.get(name)
+    attr = op.properties.get(name)
+    if attr is None:
+        attr = op.attributes.get(name)
     value = getattr(attr, "value", None)
     data = getattr(value, "data", value)
     return int(data) if isinstance(data, int) else default
@@ -544,9 +546,12 @@ class _Kernel:
     def op_tt_assert(self, op: Operation, indent: str) -> None:
         if isinstance(op.operands[0].type, TensorType):
             raise _error(op, "an assert on a tensor outside an engine body")
-        msg = op.properties.get("message") or op.attributes.get("message")
+        msg = op.properties.get("message", op.attributes.get("message"))
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+
+    def op_ttg_barrier(self, op: Operation, indent: str) -> None:
+        self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
 
     def op_llvm_intr_assume(self, op: Operation, indent: str) -> None:
         self.emit(indent, f"(void)({self.get(op.operands[0], op)});  // tl.assume: a hint, nothing is checked")
@@ -1397,15 +1402,17 @@ template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
     return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
 // Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
-static inline float mtia_round_f16_rtz(float x) {
-    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16(x);
-    uint16_t h = mtia_f32_to_f16(x);
-    if (std::fabs(mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
+static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
+    uint16_t h = mtia_f32_to_f16((float)x);
+    if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
     return mtia_f16_to_f32(h);
 }
-static inline float mtia_round_bf16_rtz(float x) {
-    if (std::isnan(x)) return x;
-    return mtia_bf16_to_f32((uint16_t)(mtia_bitcast<uint32_t>(x) >> 16));
+static inline float mtia_round_bf16_rtz(double x) {
+    if (std::isnan(x)) return (float)x;
+    uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
+    if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
+    return mtia_bf16_to_f32(h);
 }
 static inline float mtia_round_f32_rtz(double x) {
     float r = (float)x;
