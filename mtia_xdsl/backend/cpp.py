@@ -1022,6 +1022,10 @@ class _Kernel:
         self.lines += loops
         out_t = mtia.tile_type(op.outs[0].type)
         shape = _shape(out_t)
+        if len(shape) > MAX_RANK:  # the output shape only scales the work of an effective shape
+            if valid:
+                raise _error(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
+            shape = []
         vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
         shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
         self.emit(
@@ -1150,9 +1154,10 @@ class _Kernel:
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")
-        shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
-        vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
-        self.emit(inner, f"const int64_t in_shape[{MAX_RANK}] = {{{shp}}}, valid[{MAX_RANK}] = {{{vals}}};")
+        size = max(len(shape), MAX_RANK)
+        shp = ", ".join([str(s) for s in shape] + ["0"] * (size - len(shape)))
+        vals = ", ".join(valid + ["0"] * (size - len(valid)))
+        self.emit(inner, f"const int64_t in_shape[{size}] = {{{shp}}}, valid[{size}] = {{{vals}}};")
         self.emit(
             inner,
             f'mtia_re_end(pe, {len(shape)}, in_shape, "{dtype_name(out_t)}", /*LS bytes*/ {re_ls_bytes(op)}, '
