@@ -1341,7 +1341,12 @@ class _Body:
                 values = attr.get_values()
                 if all(x == values[0] for x in values) or len(values) == 1:
                     return _literal(values[0], t, op)
-                raise _error(op, "a non-uniform dense constant in an engine body")
+                if v not in self.arrays:  # a constant tile: a static array of its values
+                    a = self.k.names.fresh(None, "const")
+                    self.arrays[v] = a
+                    items = ", ".join(_literal(x, t, op) for x in values)
+                    self.pre.append(f"static const {_ctype(t, op)} {a}[{len(values)}] = {{{items}}};")
+                return f"{self.arrays[v]}[{_linear(idx, shape)}]"
             return _literal(attr.value.data, t, op)
         if name == "tt.splat":
             return self.at(op.operands[0], [], local)
@@ -1373,6 +1378,18 @@ class _Body:
                 o = str(off) if isinstance(off, int) else self.at(off, [], local)
                 src_idx.append(f"({idx[d]} + {o})")
             return self.at(op.operands[0], src_idx, local)
+        if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second
+            a = self.at(op.operands[0], idx[:-1], local)
+            b = self.at(op.operands[1], idx[:-1], local)
+            return f"(({idx[-1]}) == 0 ? {a} : {b})"
+        if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
+            k = list(op.results).index(v)
+            return self.at(op.operands[0], [*idx, str(k)], local)
+        if name == "tt.cat":  # along dimension 0
+            n0 = _shape(op.operands[0].type)[0]
+            a = self.at(op.operands[0], idx, local)
+            b = self.at(op.operands[1], [f"(({idx[0]}) - {n0})", *idx[1:]], local)
+            return f"(({idx[0]}) < {n0} ? {a} : {b})"
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
