@@ -199,7 +199,21 @@ _CMPF = {1: ("==", False), 2: (">", False), 3: (">=", False), 4: ("<", False), 5
 _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
           "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf", "math.absf": "fabs",
           "math.floor": "floor", "math.ceil": "ceil", "math.log1p": "log1p", "math.expm1": "expm1",
-          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
+          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round", "math.log10": "log10",
+          "math.cbrt": "cbrt", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+          "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
+          "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
+_MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+_LIBDEVICE_EXTRA = {
+    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
+    "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
+    "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
+    "fdim": "(std::isnan({0}) || std::isnan({1}) ? {0} + {1} : {0} > {1} ? {0} - {1} : ({t})0)",
+    "saturate": "(std::isnan({0}) ? ({t})0 : std::min(std::max({0}, ({t})0), ({t})1))",
+    "ldexp": "std::ldexp({0}, (int){1})", "scalbn": "std::ldexp({0}, (int){1})",
+}  # fmt: skip
+"""libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
 
 
 def _int_prop(op: Operation, name: str, default: int) -> int:
@@ -210,6 +224,35 @@ def _int_prop(op: Operation, name: str, default: int) -> int:
     value = getattr(attr, "value", None)
     data = getattr(value, "data", value)
     return int(data) if isinstance(data, int) else default
+
+
+def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
+    """A libdevice call (tt.extern_elementwise) as the arith/math op of the same semantics, or a C++ template."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from mtia_xdsl.semantics.libdevice import _SAME_AS_OP, libdevice_stem  # pyright: ignore[reportPrivateUsage]
+
+    symbol = op.properties.get("symbol", op.attributes.get("symbol"))
+    stem = libdevice_stem(symbol.data if isinstance(symbol, StringAttr) else "?")
+    rt = _elem(op.results[0].type)
+    as_op = _SAME_AS_OP.get(stem)
+    if as_op is not None:
+        if as_op in _MATH1:
+            return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
+        if as_op in _MATH2:
+            return _round(rt, f"std::{_MATH2[as_op]}({a[0]}, {a[1]})")
+        if as_op == "math.rsqrt":
+            return _round(rt, f"(({ct})1 / std::sqrt({a[0]}))")
+        if as_op == "arith.remf":
+            return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+        if as_op in _FLOAT_BIN:
+            return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        return None
+    template = _LIBDEVICE_EXTRA.get(stem)
+    if template is None:
+        return None
+    ft = _ctype(_elem(op.operands[0].type), op)
+    return _round(rt, template.format(*a, t=ft)) if _is_float(rt) else template.format(*a, t=ft)
 
 
 def _unsigned(t: Attribute) -> str:
@@ -316,6 +359,10 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
         return _round(rt, f"std::{_MATH1[name]}({a[0]})")
+    if name in _MATH2:
+        return _round(rt, f"std::{_MATH2[name]}({a[0]}, {a[1]})")
+    if name == "tt.extern_elementwise":
+        return _libdevice(op, a, ct)
     if name == "math.rsqrt":
         one = "1.0f" if ct == "float" else "1.0"
         return _round(rt, f"({one} / std::sqrt({a[0]}))")
