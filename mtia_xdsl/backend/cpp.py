@@ -1286,6 +1286,29 @@ class _Body:
             env[inner.results[0]] = n
         raise _error(op, "a combine region without a return")
 
+    def _histogram(self, op: Operation, v: SSAValue) -> None:
+        """Count the source's lanes (where the mask holds) per bin [0, bins) into a local array."""
+        bins = _shape(v.type)[0]
+        src = op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        a = self.k.names.fresh(None, "hist")
+        self.arrays[v] = a
+        ct = _ctype(_elem(v.type), op)
+        self.pre.append(f"{ct} {a}[{bins}] = {{}};")
+        shape = _shape(src.type)
+        idx = [self.k.names.fresh(None, "h") for _ in shape]
+        pad = ""
+        for i, n in zip(idx, shape, strict=True):
+            self.pre.append(f"{pad}for (int64_t {i} = 0; {i} < {n}; ++{i}) {{")
+            pad += "    "
+        x = f"(int64_t)({self.at(src, idx, {})})"
+        keep = f"{self.at(mask, idx, {})} && " if mask is not None else ""
+        self.pre.append(f"{pad}const int64_t bin = {x};")
+        self.pre.append(f"{pad}if ({keep}bin >= 0 && bin < {bins}) {a}[bin] += 1;")
+        for _ in shape:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
+
     def _materialize(self, op: Operation) -> None:  # noqa: C901  (reduce and scan, forward and reverse)
         """Compute a tt.reduce (the model's pairwise tree: neighbours combined level by level, an odd last
         element carried) or tt.scan (Hillis-Steele, as the model) into local arrays, one per result."""
@@ -1437,6 +1460,15 @@ class _Body:
             a = self.at(op.operands[0], idx, local)
             b = self.at(op.operands[1], [f"(({idx[0]}) - {n0})", *idx[1:]], local)
             return f"(({idx[0]}) < {n0} ? {a} : {b})"
+        if name == "tt.gather":  # lane i of the result reads the source at index[i] along `axis`
+            axis = _int_prop(op, "axis", 0)
+            at_idx = list(idx)
+            at_idx[axis] = f"(int64_t)({self.at(op.operands[1], idx, local)})"
+            return self.at(op.operands[0], at_idx, local)
+        if name == "tt.histogram":
+            if v not in self.arrays:
+                self._histogram(op, v)
+            return f"{self.arrays[v]}[{idx[0]}]"
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
