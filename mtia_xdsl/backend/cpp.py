@@ -597,6 +597,51 @@ class _Kernel:
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
 
+    def op_tt_reduce(self, op: Operation, indent: str) -> None:
+        """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
+        from mtia_xdsl.machine.interpret.tt import _fast_combiner  # pyright: ignore[reportPrivateUsage]
+
+        src = op.operands[0]
+        if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
+            raise _error(op, "a reduction on the scalar core other than of one 1-D tile to a scalar")
+        owner = src.owner
+        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
+        n = _shape(src.type)[0]
+        et = _elem(src.type)
+        ct = _ctype(et, op)
+        arr = self.get(src, op)
+        region = op.regions[0]
+        block = region.blocks.first
+        assert block is not None
+        levels, m = 0, n
+        while m > 1:
+            levels, m = levels + 1, m // 2 + m % 2
+        if _fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+            self.pending += levels * len(block.ops)
+        buf = self.names.fresh(None, "buf")
+        self.emit(indent, f"{ct} {buf}[{n}];")
+        self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{arr}[q]')};")
+        self.emit(indent, f"for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+        self.emit(indent, "    for (int64_t q = 0; q < len / 2; ++q) {")
+        env: dict[SSAValue, str] = dict(zip(block.args, [f"{buf}[2 * q]", f"{buf}[2 * q + 1]"], strict=True))
+        result = None
+        for inner in block.ops:
+            if inner.name == "tt.reduce.return":
+                result = env[inner.operands[0]]
+                break
+            expr = elementwise(inner, [env[v] for v in inner.operands]) if len(inner.results) == 1 else None
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            c = self.names.fresh(None, "c")
+            self.emit(indent + "        ", f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
+            env[inner.results[0]] = c
+        self.emit(indent + "        ", f"{buf}[q] = {result};")
+        self.emit(indent, "    }")
+        self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
+        self.emit(indent, "}")
+        self.emit(indent, f"const {ct} {self.name_for(op.results[0])} = {buf}[0];")
+
     def op_ttg_barrier(self, op: Operation, indent: str) -> None:
         self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
 
@@ -750,6 +795,13 @@ class _Kernel:
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
         t = r.type
+        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+            et = _elem(t)
+            n = self.name_for(r, "tile")
+            self.flush(indent)
+            self.emit(indent, f"{_storage(et, op)} {n}[{np_prod(_shape(t))}];")
+            self.emit(indent, f"mtia_cb_read(pe, {self.get(op.operands[0], op)}, {n}, sizeof {n}, {self.loc(op)});")
+            return
         st = _storage(t, op)
         n = self.name_for(r)
         raw = self.names.fresh(None, "raw")
