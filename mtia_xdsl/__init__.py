@@ -14,7 +14,7 @@ Public entry points:
 
 from typing import TYPE_CHECKING, Any
 
-from mtia_xdsl.language._spellings import install_when_imported as _install_spellings
+from mtia_xdsl.language.spellings import install_when_imported as _install_spellings
 
 if TYPE_CHECKING:
     from mtia_xdsl.runtime.errors import KernelRuntimeError as KernelRuntimeError
