@@ -19,6 +19,7 @@ from typing import IO
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Dialect
 from xdsl.passes import ModulePass
 from xdsl.utils.target import Target
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -69,7 +70,7 @@ class DemoOptMain(xDSLOptMain):
     def register_all_dialects(self) -> None:
         register_dialects(self.ctx)  # tt, ttg, mtia, tensor-capable arith, and xDSL's other dialects
 
-        def demo():  # noqa: ANN202  (a lazy factory, as xDSL's registry takes)
+        def demo() -> Dialect:  # a lazy factory, as xDSL's registry takes
             from examples.embedding.dialect import Demo
 
             return Demo
@@ -87,7 +88,7 @@ class DemoOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
-        arg_parser.add_argument("--demo-pipeline", action="store_true", help="run " + "the demo compile pipeline")
+        arg_parser.add_argument("--demo-pipeline", action="store_true", help="run the demo compile pipeline")
 
     def setup_pipeline(self) -> None:
         if self.args.demo_pipeline:
