@@ -61,7 +61,7 @@ _install_spellings()
 def last_report() -> Any:
     """Return the machine-model Report of the most recent launch through the Triton backend, or None.
 
-    Example: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); print(mtia_xdsl.last_report().format())
+    Example: `add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); print(mtia_xdsl.last_report().format())`
     """
     result = _last_result()
     return None if result is None else result.report
@@ -72,7 +72,7 @@ def last_run() -> "KernelRun | None":
 
     None if nothing ran (no launch yet, an empty grid, or another Triton driver is active). Launches of
     `mtia_xdsl.compile` kernels return their result directly and keep it as `kernel.last_run`.
-    Example: add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); mtia_xdsl.last_run().write_trace("add.json")
+    Example: `add_kernel[grid](x, y, out, n, BLOCK_SIZE=1024); mtia_xdsl.last_run().write_trace("add.json")`
     """
     from mtia_xdsl.runtime.result import KernelRun
 
