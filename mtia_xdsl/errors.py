@@ -13,6 +13,8 @@ there is one, and says how to fix the problem. Errors a Triton user catches keep
 - `KernelRuntimeError` (Triton's `InterpreterError`, a RuntimeError and xDSL's `InterpretationError`): the
   model found an error while the kernel ran (out-of-bounds access, failed `device_assert`, deadlock);
   no tensor was written.
+- `ExecutorChoiceError` (a ValueError), `ExecutorUnavailableError` (a RuntimeError): the `executor` option
+  or `MTIA_EXECUTOR` names no executor, or the chosen one (C++, LLVM IR, RISC-V) cannot run here.
 - `ExtensionError`: an `mtia_xdsl.language` extension called outside mtia_xdsl's compiler.
 - `InductorHookError`: torch.compile's hooks miss a torch internal (another torch version than 2.13.0).
 - xDSL's `PassFailedException` and `VerifyException` (both `DiagnosticException`s), `ParseError` and
@@ -31,6 +33,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
+from mtia_xdsl.backend.executor import ExecutorChoiceError, ExecutorUnavailableError
 from mtia_xdsl.frontend.errors import KernelError, UnsupportedConstruct
 from mtia_xdsl.runtime.errors import CbIdsOutOfResources, KernelRuntimeError, LocalStorageOutOfResources
 from mtia_xdsl.runtime.inductor import InductorHookError
@@ -43,6 +46,8 @@ __all__ = [
     "CbIdsOutOfResources",
     "CompilationError",
     "DiagnosticException",
+    "ExecutorChoiceError",
+    "ExecutorUnavailableError",
     "ExtensionError",
     "InductorHookError",
     "InterpretationError",

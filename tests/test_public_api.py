@@ -36,6 +36,8 @@ from mtia_xdsl.errors import (
     CbIdsOutOfResources,
     CompilationError,
     DiagnosticException,
+    ExecutorChoiceError,
+    ExecutorUnavailableError,
     ExtensionError,
     InductorHookError,
     InterpretationError,
@@ -298,6 +300,9 @@ def test_machine_config_presets_and_runs() -> None:
 def test_error_types_keep_upstream_bases() -> None:
     assert issubclass(KernelLaunchError, ValueError) and issubclass(InductorHookError, RuntimeError)
     assert issubclass(KernelRuntimeError, InterpretationError) and issubclass(CbIdOverflow, PassFailedException)
+    assert issubclass(ExecutorUnavailableError, RuntimeError)
+    with pytest.raises(ExecutorChoiceError, match="'model'"):
+        run_module(build_tt_module(add_kernel, SIG, {"BLOCK": 64}), 1, [], options={"executor": "gpu"})
     with pytest.raises(KernelLaunchError, match="missing arguments"):
         mtia_xdsl.compile(add_kernel, SIG, {"BLOCK": 64})[(1,)](torch.zeros(4))
 

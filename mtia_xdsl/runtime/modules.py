@@ -35,15 +35,16 @@ def run_module(
     A tt-level module (as `mtia_xdsl.frontend.build_tt_module` or `parse_ttir` give it) is lowered first, as
     `mtia_xdsl.compile` lowers it (`mtia_xdsl.passes.lower` on a copy: the caller's module is not changed);
     a buffer-level module runs as it is. `options`: an MtiaOptions or a dict of its fields (`machine`,
-    `machine_overrides`, `num_stages`, ...). `kernel_name`: the `tt.func` to run if the module has several.
+    `machine_overrides`, `num_stages`, `executor`, ...; the executor is the option, else `MTIA_EXECUTOR`, else the
+    model, and every executor is timed by the model). `kernel_name`: the `tt.func` to run if the module has several.
     Shapes: `grid` is an int or 1 to 3 ints. `args` are the kernel's non-constexpr parameters in order:
     torch CPU tensors or numpy arrays for pointers (results are written into them, sharing memory, only if
     the whole launch succeeded), Python or numpy numbers for scalars.
     Units: `report.total_cycles` in cycles at `MachineConfig.clock_hz`, `report.time_us` in microseconds.
     Raises: PassFailedException at the kernel line of a construct that cannot be lowered;
     LocalStorageOutOfResources / CbIdsOutOfResources (Triton's OutOfResources) when the CBs do not fit a PE;
-    KernelRuntimeError (located, with the program id) for an error while the kernel runs; TypeError or
-    ValueError for bad options.
+    KernelRuntimeError (located, with the program id) for an error while the kernel runs; ExecutorChoiceError /
+    ExecutorUnavailableError for an unknown or unavailable executor; TypeError or ValueError for bad options.
     Example: run = run_module(parse_ttir(text, make_context()), 4, [x, y, out, 4096]); print(run.format())
     """
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}), strict=True)
