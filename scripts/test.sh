@@ -9,6 +9,6 @@ PY=${PYTHON:-python3}
 "$PY" -m ruff format --check mtia_xdsl tests benchmarks examples scripts
 "$PY" -m pyright
 # Reference docs (mkdocs.yml): README sections, docs/*.md and the public modules' docstrings; warnings are errors.
-"$PY" -m mkdocs build --strict --quiet
+"$PY" -m mkdocs build --strict  # not --quiet: it hides the warnings that --strict counts
 "$PY" -m pytest tests
 lit -v tests/filecheck
