@@ -57,14 +57,25 @@ def _public_modules() -> dict[str, list[str]]:
     return modules
 
 
+PAGE_OF_FILE = {"examples/embedding/README.md": "embedding.md", "CHANGELOG.md": "changelog.md"}
+"""Repository files that are pages of the site (besides docs/*.md), for the README's links to them."""
+
+
+def _links_from(text: str, up: str) -> str:
+    """Rewrite the README's links to repository files into links between pages (`up`: "" or "../")."""
+    for file, page in PAGE_OF_FILE.items():
+        text = text.replace(f"]({file})", f"]({up}{page})")
+    return text.replace("](docs/", f"]({up}")
+
+
 def _pages() -> dict[str, str]:
     """Return every generated page by its path under the site's docs directory."""
     intro, sections = _readme_sections()
-    pages = {"index.md": intro.replace("](docs/", "](")}
+    pages = {"index.md": _links_from(intro, "")}
     for title, body in sections:
-        pages[f"guide/{_slug(title)}.md"] = f"# {title}\n" + _promote_headings(body).replace("](docs/", "](../")
-    pages["embedding.md"] = (ROOT / "examples" / "embedding" / "README.md").read_text()
-    pages["changelog.md"] = (ROOT / "CHANGELOG.md").read_text()
+        pages[f"guide/{_slug(title)}.md"] = f"# {title}\n" + _links_from(_promote_headings(body), "../")
+    for file, page in PAGE_OF_FILE.items():
+        pages[page] = (ROOT / file).read_text()
     for module, names in _public_modules().items():
         members = "\n".join(f"        - {n}" for n in sorted(names))
         pages[f"reference/{module}.md"] = (
