@@ -225,7 +225,9 @@ def load_module(path: str, options: Any = None) -> Any:
                 "tt-inline -o kernel.mlir` writes"
             ) from None
         verify_parsed(module, text, path)
-    if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
+    from mtia_xdsl.runtime.modules import is_buffer_level
+
+    if not is_buffer_level(module):
         from mtia_xdsl.pipeline import lower
 
         lower(module, options.compile_options() if isinstance(options, RunOptions) else options)
