@@ -33,6 +33,7 @@ attribute is missing, `install()` raises InductorHookError naming the torch vers
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -303,13 +304,19 @@ def embedding_bag(
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")
 """Comment lines of Inductor's output code that name the compile (a counter) or a fresh cache directory."""
+_BACKEND_HASH = re.compile(r"('backend_hash': )'[0-9A-Fa-f]+'")
+"""The backend hash in a kernel's `inductor_meta` (see `normalized_output_code`)."""
 
 
 def normalized_output_code(code: str) -> str:
-    """Inductor's output code without the comment lines that differ between two identical compiles (the
-    AOT ID counter, the kernel path in a fresh cache directory): equal texts mean the same kernels, the
-    same configurations and the same calls (the run-to-run identity check of benchmarks/inductor.py)."""
-    return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
+    """Inductor's output code without what differs between two compiles of the same kernels: the comment
+    lines naming the compile (the AOT ID counter, the kernel path in a fresh cache directory) and the
+    `backend_hash` in every kernel's metadata (Triton's backend hash, a digest of mtia_xdsl's source files:
+    it changes with any edit of the package, even one that leaves every kernel as it was). Equal texts mean
+    the same kernels, the same configurations and the same calls (the run-to-run identity check of
+    benchmarks/inductor.py)."""
+    lines = (line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
+    return _BACKEND_HASH.sub(r"\1'-'", "\n".join(lines))
 
 
 HOOK_AFTER = "torch._inductor.compile_fx"
