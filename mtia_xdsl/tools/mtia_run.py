@@ -280,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mtia_xdsl.machine.run import run_kernel
 
         check_args(module, args.kernel, kernel_args)
-        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
+        timeline = "full" if args.trace else "totals"  # only the report is printed: keep no command
+        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel, timeline=timeline)
         if hasattr(result.report, "fit"):
             from mtia_xdsl.fit import fit_lines
 
