@@ -31,6 +31,7 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -41,6 +42,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mtia_xdsl.dialects import mtia
+
+if TYPE_CHECKING:
+    from mtia_xdsl.backend.cpp import BodyLoop
 
 SPILL_LANES = 64
 """Lanes of the stack array a chunk is spilled to for a function without an RVV instruction (exp, log, ...);
@@ -409,7 +413,7 @@ def _sew(op: mtia.EngineComputeOp) -> int:
 
 
 def _loop_shape(
-    op: mtia.EngineComputeOp, results: Sequence[SSAValue], valid: Sequence[str]
+    op: mtia.EngineComputeOp, results: Sequence[SSAValue], extents: Sequence[str]
 ) -> tuple[tuple[int, ...], _Shape]:
     shapes = {tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in results}
     if len(shapes) != 1:
@@ -417,12 +421,13 @@ def _loop_shape(
     shape = shapes.pop()
     if len(shape) not in (1, 2):
         raise Unsupported(f"a {len(shape)}-D body")
-    # a valid extent is clamped to the tile (the command never writes past it); a negative one runs no lane
-    extents = [f"std::min<int64_t>({v}, {n})" for v, n in zip(valid, shape, strict=True)] if valid else []
-    extents = extents or [str(n) for n in shape]
+    if extents and len(extents) != len(shape):
+        raise Unsupported(f"{len(extents)} extents for a {len(shape)}-D body")
+    given = bool(extents)
+    extents = list(extents) or [str(n) for n in shape]
     if len(shape) == 1:
         return shape, _Shape(None, extents[0], shape[0])
-    flat = not valid and all(
+    flat = not given and all(
         not isinstance(a.type, TensorType) or tuple(a.type.get_shape()) == shape for a in op.body.block.args
     )
     if flat:
@@ -434,7 +439,7 @@ def rvv_body_loop(
     op: mtia.EngineComputeOp,
     ins: Sequence[str],
     outs: Sequence[str],
-    valid: Sequence[str] = (),
+    extents: Sequence[str] = (),
     scalar_expr: ScalarExpr | None = None,
     results: Sequence[SSAValue] | None = None,
 ) -> list[str] | None:
@@ -443,16 +448,17 @@ def rvv_body_loop(
     `ins` are C expressions of the body arguments in order: a pointer to the tile's first element for a
     tile (`const float*`, `const int32_t*`, 1-byte elements for i1), the value for a scalar. `results` are
     the yielded values to store (default: all), `outs` a pointer to the first element of each one's output
-    tile; `valid` the C expressions of the extents of the result tiles' effective shape (empty: the whole
-    tile; each is clamped to the tile). The lines are not indented and not guarded (see `guarded`); they
-    use `std::min` (<algorithm>) and <riscv_vector.h>. `scalar_expr` gives the C expression of a unary math
+    tile; `extents` the C expressions (int64) of the extents to compute per dimension, within the tile: the
+    effective shape (`valid`, clamped to the tile by the caller; one <= 0 runs no lane), or empty for the
+    whole tile. The lines are not indented and not guarded (see `guarded`); they use <riscv_vector.h>
+    (and `std::min` of <algorithm> when a chunk spills). `scalar_expr` gives the C expression of a unary math
     op without an RVV instruction (exp, log, ...); without it such bodies return None.
     Shapes: tiles tensor<N x T> or tensor<R x C x T> (T in f32, i32, i1); inputs of a 2-D body may also be
     a row (tensor<1 x C>, or tensor<C> expanded on axis 0) or a column (tensor<R x 1>, or tensor<R>
     expanded on axis 1).
     """
     try:
-        return _body_loop(op, ins, outs, valid, scalar_expr, results)
+        return _body_loop(op, ins, outs, extents, scalar_expr, results)
     except Unsupported:
         return None
 
@@ -474,14 +480,14 @@ def _body_loop(
     op: mtia.EngineComputeOp,
     ins: Sequence[str],
     outs: Sequence[str],
-    valid: Sequence[str],
+    extents: Sequence[str],
     scalar_expr: ScalarExpr | None,
     results: Sequence[SSAValue] | None,
 ) -> list[str]:
     term = op.body.block.last_op
     assert isinstance(term, mtia.YieldOp)
     stored = list(term.values) if results is None else list(results)
-    shape, space = _loop_shape(op, stored, valid)
+    shape, space = _loop_shape(op, stored, extents)
     sew = _sew(op)
     row = "r" if space.rows is not None else None
     lanes = f"{row} * {space.stride} + j" if row else "j"
@@ -533,13 +539,28 @@ def _wrap(loop: _Loop, space: _Shape) -> list[str]:
 
 
 def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = "") -> list[str]:
-    """Return `portable`, preceded by `rvv` under `#ifdef __riscv_vector` when there is an RVV form."""
+    """Return the `portable` lines, preceded by the `rvv` lines (indented by `indent`) under
+    `#ifdef __riscv_vector` when there is an RVV form."""
     if rvv is None:
-        return [f"{indent}{x}" for x in portable]
-    return [
-        "#ifdef __riscv_vector",
-        *[f"{indent}{x}" for x in rvv],
-        "#else",
-        *[f"{indent}{x}" for x in portable],
-        "#endif",
-    ]
+        return list(portable)
+    return ["#ifdef __riscv_vector", *[f"{indent}{x}" for x in rvv], "#else", *portable, "#endif"]
+
+
+def cpp_body_loop(loop: BodyLoop, portable: Sequence[str], indent: str) -> list[str]:
+    """Return the C++ emitter's `portable` loop of `loop` (lines indented by `indent`) preceded by its RVV form
+    under `#ifdef __riscv_vector`
+    (unchanged when the body has no RVV form here); math functions without an RVV instruction use the
+    emitter's own scalar expression for them (`cpp.elementwise`), so both forms compute the same values."""
+    from mtia_xdsl.backend.cpp import elementwise
+
+    if loop.result is None or not loop.shape:
+        return list(portable)
+    rvv = rvv_body_loop(
+        loop.op,  # pyright: ignore[reportArgumentType]
+        loop.ins,
+        [loop.out],
+        loop.extents if loop.op.valid else (),  # pyright: ignore[reportAttributeAccessIssue]
+        lambda op, args: elementwise(op, list(args)),
+        [loop.result],
+    )
+    return guarded(rvv, portable, indent)
