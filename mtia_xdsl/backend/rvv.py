@@ -527,15 +527,15 @@ def _wrap(loop: _Loop, space: _Shape) -> list[str]:
         avl = f"std::min<int64_t>({cols} - j, {SPILL_LANES})"
     inner = [
         f"for (int64_t j = 0; j < {cols};) {{",
-        f"  const size_t vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
-        *[f"  {line}" for line in loop.lines],
-        "  j += int64_t(vl);",
+        f"    const size_t vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
+        *[f"    {line}" for line in loop.lines],
+        "    j += int64_t(vl);",
         "}",
     ]
     head = [f"float spill[{SPILL_LANES}];"] if loop.spills else []
     if space.rows is None:
         return [*head, *inner]
-    return [*head, f"for (int64_t r = 0; r < {space.rows}; ++r) {{", *[f"  {x}" for x in inner], "}"]
+    return [*head, f"for (int64_t r = 0; r < {space.rows}; ++r) {{", *[f"    {x}" for x in inner], "}"]
 
 
 def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = "") -> list[str]:
