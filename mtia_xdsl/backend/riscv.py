@@ -71,7 +71,7 @@ def find_toolchain() -> Toolchain:
     Raises: ToolchainMissing (one line, with the install command) if clang++-14, the riscv64 cross
     libraries (`riscv64-linux-gnu-ld`, glibc headers) or qemu-riscv64 is missing.
     """
-    missing = []
+    missing: list[str] = []
     clang = shutil.which("clang++-14")
     if clang is None:
         missing.append("clang++-14")
@@ -261,7 +261,7 @@ def decode_result(data: bytes, launch: Launch, run_s: float = 0.0) -> LaunchResu
 def _runtime_objects(tc: Toolchain, opt: str, cache_dir: Path) -> list[Path]:
     """Return host_runtime.cpp and riscv_main.cpp compiled for riscv64, each built once per content and flags."""
     header = (RUNTIME_DIR / "mtia_runtime.h").read_bytes()
-    objs = []
+    objs: list[Path] = []
     for name in ("host_runtime.cpp", "riscv_main.cpp"):
         text = (RUNTIME_DIR / name).read_bytes()
         key = hashlib.sha256(b"\0".join([text, header, tc.clang.encode(), opt.encode()])).hexdigest()[:16]
