@@ -272,10 +272,26 @@ def _runtime_objects(tc: Toolchain, opt: str, cache_dir: Path) -> list[Path]:
             cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, "-c", str(RUNTIME_DIR / name), "-o", str(tmp)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode != 0:
-                raise RuntimeError(f"RISC-V build of {name} failed:\n{done.stderr}")
+                raise RuntimeError(f"RISC-V build of {name} failed: {_first_error(done.stderr)}\n{done.stderr}")
             tmp.replace(obj)  # atomic: concurrent builders agree
         objs.append(obj)
     return objs
+
+
+def _first_error(stderr: str) -> str:
+    """Return the compiler's first error line (or its first line)."""
+    lines = stderr.splitlines() or [""]
+    return next((ln for ln in lines if "error:" in ln), lines[0]).strip()
+
+
+def build_runtime_objects(
+    *, opt: str = "-O2", toolchain: Toolchain | None = None, cache_dir: Path | None = None
+) -> list[Path]:
+    """Build (once per content) the riscv64 objects of the host runtime and riscv_main.cpp; return them.
+
+    Raises: ToolchainMissing; RuntimeError with the compiler's messages.
+    """
+    return _runtime_objects(toolchain or find_toolchain(), opt, cache_dir or default_cache_dir())
 
 
 def default_cache_dir() -> Path:
@@ -310,7 +326,7 @@ def build_kernel(
         cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, f"-I{RUNTIME_DIR}", str(src), *map(str, objs)]
         done = subprocess.run([*cmd, "-o", str(Path(tmp) / "kernel")], capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise RuntimeError(f"RISC-V build of the kernel failed ({' '.join(cmd[:4])} ...):\n{done.stderr}")
+            raise RuntimeError(f"RISC-V build of the kernel failed: {_first_error(done.stderr)}\n{done.stderr}")
         (Path(tmp) / "kernel").replace(exe)
     return BuildResult(exe=exe, compile_s=time.perf_counter() - start)
 
@@ -355,6 +371,7 @@ def run_riscv(
     subgrid: Any = None,
     opt: str = "-O2",
     stats: dict[str, float] | None = None,
+    cache_dir: Path | None = None,
 ) -> RunResult:
     """Cross-compile C++ kernel `source` (backend/cpp.py's output, edited or not) for rv64gcv, run every
     program id of `grid` in one qemu-riscv64 process (vector registers of `vec_register_bits`) on copies of
@@ -362,7 +379,7 @@ def run_riscv(
     the machine model's timing, as `backend.host.run_cpp` does on the host: same argument packing,
     placement, record decoding and timing, so cycles equal the model's. Results are written into the tensors
     only when every program succeeded. `stats`, if given, receives "compile_s" (0 when cached) and "run_s"
-    (the qemu process, wall seconds).
+    (the qemu process, wall seconds). Builds are cached by content in `cache_dir` (default_cache_dir()).
 
     Returns: machine.run.RunResult (report, timeline, traces).
     Raises: ToolchainMissing; RuntimeError if the build fails; InterpretationError naming the kernel line and
@@ -387,7 +404,7 @@ def run_riscv(
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
     programs = [(pid, divmod(int(placement.local_pe(pid)), sub.tile_width)[::-1]) for pid in pids]
-    build = build_kernel(source, opt=opt, toolchain=toolchain)
+    build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
     launch = Launch(
         ls_bytes=machine.ls_bytes,
         regions=[Region(r.storage.data_ptr(), r.working.tobytes()) for r in regions],
