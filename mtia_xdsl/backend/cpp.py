@@ -11,7 +11,7 @@ Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 c
   `*_end` call carrying the command's static work (machine/work.py: elements, dtype, LUT, MACs) as arguments a
   user can read and edit; SE / VEC / MLU bodies are strip-mined in the RVV shape (per chunk of the innermost
   dimension: set the vector length, load, compute, store), so a fused body keeps its intermediates in locals.
-  `emit_body_loop` adds backend/rvv.py's RVV intrinsics form of each body under `#ifdef __riscv_vector`;
+  `emit_body_loop` is the hook backend/rvv.py uses to add RVV intrinsics under `#ifdef __riscv_vector`;
 - scalar-core instruction counts (`mtia_scalar_instrs`) where the model's ScalarCoreCounter counts them (every
   op outside an engine body but the engine commands), so the host runtime reproduces the model's commands.
 
@@ -338,6 +338,13 @@ def _line(op: Operation) -> tuple[str, int] | None:
 
 # -- the emitter ---------------------------------------------------------------------------------------------
 
+BodyHook = Callable[["BodyLoop"], list[str] | None]
+"""A function given a strip-mined body loop returning extra lines to emit in its place (None: no change);
+backend/rvv.py sets `BODY_HOOKS` to add RVV intrinsics under `#ifdef __riscv_vector`."""
+
+BODY_HOOKS: list[BodyHook] = []
+
+
 @dataclass
 class BodyLoop:
     """One strip-mined loop of an engine body: what `emit_body_loop` writes, and what a hook may read."""
@@ -354,18 +361,16 @@ class BodyLoop:
     """The statements computing one lane (reading inputs, computing, storing outputs)."""
     dtype: str
     """The output's element C type."""
-    ins: list[str] = field(default_factory=list[str])
-    """C++ expressions of the body's arguments: a tile's pointer (mtia_cmd_in), a scalar's value."""
-    out: str = ""
-    """The output tile's pointer."""
-    result: SSAValue | None = None
-    """The yielded value this loop stores."""
 
 
 def emit_body_loop(loop: BodyLoop, indent: str) -> list[str]:
     """Strip-mine `loop` in the RVV shape: outer dimensions as plain loops, the innermost in chunks of the
     vector length `vl` (mtia_vsetvl: elements of `dtype` one vector register holds), each chunk loading,
     computing and storing its lanes."""
+    for hook in BODY_HOOKS:
+        lines = hook(loop)
+        if lines is not None:
+            return [indent + ln for ln in lines]
     out: list[str] = []
     pad = indent
     if not loop.shape:
@@ -386,9 +391,7 @@ def emit_body_loop(loop: BodyLoop, indent: str) -> list[str]:
     for _ in range(len(loop.shape) - 1):
         pad = pad[:-4]
         out.append(f"{pad}}}")
-    from mtia_xdsl.backend.rvv import cpp_body_loop
-
-    return cpp_body_loop(loop, out, indent)  # the RVV form first, under #ifdef __riscv_vector
+    return out
 
 
 def _linear(idx: list[str], shape: list[int]) -> str:
@@ -1063,8 +1066,7 @@ class _Body:
         extents = [f"std::min<int64_t>({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
         if not extents:
             extents = [str(s) for s in shape]
-        ins = [self.tile[a][0] if a in self.tile else self.scalar[a] for a in self.block.args]
-        loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op), ins, ptr, res)
+        loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op))
         self.k.lines += emit_body_loop(loop, indent)
 
     def _reaches(self, v: SSAValue, target: SSAValue) -> bool:
@@ -1091,9 +1093,6 @@ _PRELUDE = r"""#include "mtia_runtime.h"
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#ifdef __riscv_vector
-#include <riscv_vector.h>  // RVV intrinsics of the engine bodies' vector form (backend/rvv.py)
-#endif
 
 // Element helpers: Triton's integer division by zero gives 0 (as its interpreter); shifts past the width 0.
 template <class T> static inline T mtia_divsi(T a, T b) {

@@ -31,7 +31,7 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -42,9 +42,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from mtia_xdsl.dialects import mtia
-
-if TYPE_CHECKING:
-    from mtia_xdsl.backend.cpp import BodyLoop
 
 SPILL_LANES = 64
 """Lanes of the stack array a chunk is spilled to for a function without an RVV instruction (exp, log, ...);
@@ -431,7 +428,7 @@ def _sew(op: mtia.EngineComputeOp) -> int:
 
 
 def _loop_shape(
-    op: mtia.EngineComputeOp, results: Sequence[SSAValue], extents: Sequence[str]
+    op: mtia.EngineComputeOp, results: Sequence[SSAValue], valid: Sequence[str]
 ) -> tuple[tuple[int, ...], _Shape]:
     shapes = {_shape_of(v.type) for v in results}
     if len(shapes) != 1:
@@ -439,10 +436,12 @@ def _loop_shape(
     shape = shapes.pop()
     if len(shape) not in (1, 2):
         raise Unsupported(f"a {len(shape)}-D body")
-    if extents and len(extents) != len(shape):
-        raise Unsupported(f"{len(extents)} extents for a {len(shape)}-D body")
+    if valid and len(valid) != len(shape):
+        raise Unsupported(f"{len(valid)} valid extents for a {len(shape)}-D body")
+    # a valid extent is clamped to the tile (the command never writes past it); one <= 0 runs no lane
+    extents = [f"std::min<int64_t>({v}, {n})" for v, n in zip(valid, shape, strict=True)] if valid else []
     given = bool(extents)
-    extents = list(extents) or [str(n) for n in shape]
+    extents = extents or [str(n) for n in shape]
     if len(shape) == 1:
         return shape, _Shape(None, extents[0], shape[0])
     flat = not given and all(not _is_tensor(a.type) or _shape_of(a.type) == shape for a in op.body.block.args)
@@ -455,7 +454,7 @@ def rvv_body_loop(
     op: mtia.EngineComputeOp,
     ins: Sequence[str],
     outs: Sequence[str],
-    extents: Sequence[str] = (),
+    valid: Sequence[str] = (),
     scalar_expr: ScalarExpr | None = None,
     results: Sequence[SSAValue] | None = None,
 ) -> list[str] | None:
@@ -464,17 +463,17 @@ def rvv_body_loop(
     `ins` are C expressions of the body arguments in order: a pointer to the tile's first element for a
     tile (`const float*`, `const int32_t*`, 1-byte elements for i1), the value for a scalar. `results` are
     the yielded values to store (default: all), `outs` a pointer to the first element of each one's output
-    tile; `extents` the C expressions (int64) of the extents to compute per dimension, within the tile: the
-    effective shape (`valid`, clamped to the tile by the caller; one <= 0 runs no lane), or empty for the
-    whole tile. The lines are not indented and not guarded (see `guarded`); they use <riscv_vector.h>
-    (and `std::min` of <algorithm> when a chunk spills). `scalar_expr` gives the C expression of a unary math
-    op without an RVV instruction (exp, log, ...); without it such bodies return None.
+    tile; `valid` the C expressions (int64) of the command's `valid` extents, one per dimension (empty: the
+    whole tile); each is clamped to the tile, and one <= 0 runs no lane. The lines are not indented and not
+    guarded (see `guarded`); they use <riscv_vector.h> and `std::min` (<algorithm>). `scalar_expr` gives the
+    C expression of a unary math op without an RVV instruction (exp, log, ...); without it such bodies
+    return None.
     Shapes: tiles tensor<N x T> or tensor<R x C x T> (T in f32, i32, i1); inputs of a 2-D body may also be
     a row (tensor<1 x C>, or tensor<C> expanded on axis 0) or a column (tensor<R x 1>, or tensor<R>
     expanded on axis 1).
     """
     try:
-        return _body_loop(op, ins, outs, extents, scalar_expr, results)
+        return _body_loop(op, ins, outs, valid, scalar_expr, results)
     except Unsupported:
         return None
 
@@ -496,14 +495,14 @@ def _body_loop(
     op: mtia.EngineComputeOp,
     ins: Sequence[str],
     outs: Sequence[str],
-    extents: Sequence[str],
+    valid: Sequence[str],
     scalar_expr: ScalarExpr | None,
     results: Sequence[SSAValue] | None,
 ) -> list[str]:
     term = op.body.block.last_op
     assert isinstance(term, mtia.YieldOp)
     stored = list(term.values) if results is None else list(results)
-    shape, space = _loop_shape(op, stored, extents)
+    shape, space = _loop_shape(op, stored, valid)
     sew = _sew(op)
     row = "r" if space.rows is not None else None
     lanes = f"{row} * {space.stride} + j" if row else "j"
@@ -560,23 +559,3 @@ def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = ""
     if rvv is None:
         return list(portable)
     return ["#ifdef __riscv_vector", *[f"{indent}{x}" for x in rvv], "#else", *portable, "#endif"]
-
-
-def cpp_body_loop(loop: BodyLoop, portable: Sequence[str], indent: str) -> list[str]:
-    """Return the C++ emitter's `portable` loop of `loop` (lines indented by `indent`) preceded by its RVV form
-    under `#ifdef __riscv_vector`
-    (unchanged when the body has no RVV form here); math functions without an RVV instruction use the
-    emitter's own scalar expression for them (`cpp.elementwise`), so both forms compute the same values."""
-    from mtia_xdsl.backend.cpp import elementwise
-
-    if loop.result is None or not loop.shape:
-        return list(portable)
-    rvv = rvv_body_loop(
-        loop.op,  # pyright: ignore[reportArgumentType]
-        loop.ins,
-        [loop.out],
-        loop.extents if isinstance(loop.op, mtia.EngineComputeOp) and loop.op.valid else (),
-        lambda op, args: elementwise(op, list(args)),
-        [loop.result],
-    )
-    return guarded(rvv, portable, indent)
