@@ -435,3 +435,18 @@ def run_riscv(
         dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
         dst.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
     return RunResult(build_report(timeline, meta["kernel"]), timeline, traces)
+
+
+def run_module(module: Any, grid: tuple[int, int, int], args: list[Any], options: Any = None) -> RunResult:
+    """Run buffer-level `module` through its C++ on RISC-V (the executor "riscv", backend/executor.py): emit,
+    cross-build, run under qemu, time, on the machine the model would use (`machine.placement.machine_config`).
+
+    Raises: as run_riscv.
+    """
+    from mtia_xdsl.backend.cpp import emit_cpp
+    from mtia_xdsl.machine.placement import machine_config
+
+    mapping = getattr(options, "mapping_override", None)
+    subgrid = getattr(options, "subgrid_override", None)
+    config = machine_config(module, options)
+    return run_riscv(emit_cpp(module), grid, args, config=config, mapping=mapping, subgrid=subgrid)
