@@ -139,9 +139,15 @@ def _run_model(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
     return run_kernel(module, grid, args, options)
 
 
+def _run_cpp(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
+    from mtia_xdsl.backend.host import run_module
+
+    return run_module(module, grid, args, options)
+
+
 _PATHS: dict[str, _Path] = {
     "model": _Path(("mtia_xdsl.machine",), _run_model),
-    "cpp": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.host"), None),
+    "cpp": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.host"), _run_cpp),
     "llvm": _Path(("mtia_xdsl.backend.llvm", "mtia_xdsl.backend.host"), None),
     "riscv": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.riscv"), None),
 }

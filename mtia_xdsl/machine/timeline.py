@@ -245,8 +245,8 @@ def busy_cycles(
     """Union of command intervals per (PE, engine).
 
     `runs`: (pe, engine index of each command, start cycles, end cycles) of each program, in the order
-    its PE ran them. Requires: an engine's commands start in that order (engines start commands in order,
-    and a PE starts a program after the previous one ended), so the union needs no sort.
+    its PE ran them. `engines[k]` is the engine of index k; an engine may appear at several indices (the
+    timing model's two DMA queues), whose commands are one engine's.
     """
     if not runs:
         return {}
@@ -256,8 +256,9 @@ def busy_cycles(
         engine.extend(eng)
         starts.extend(start)
         ends.extend(end)
-    key = np.concatenate(pes) + np.asarray(engine, dtype=np.int64)
-    order = np.argsort(key, kind="stable")  # by (PE, engine), each group in run order
+    canonical = np.asarray([engines.index(e) for e in engines], dtype=np.int64)
+    key = np.concatenate(pes) + canonical[np.asarray(engine, dtype=np.int64)]
+    order = np.lexsort((np.asarray(starts), key))  # by (PE, engine), each group by start cycle
     key, start, end = key[order], np.asarray(starts)[order], np.asarray(ends)[order]
     bounds = np.flatnonzero(np.diff(key)) + 1
     busy = {}

@@ -50,20 +50,23 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Command, ProgramTrace, command_kind
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
 from mtia_xdsl.machine.placement import MAPPINGS, PeSubgrid, Placement
 from mtia_xdsl.machine.program_shape import (
     DMA,
+    DMA_WRITE,
     ENGINES,
+    MEMORY_QUEUES,
+    QUEUES,
     RE,
     SCALAR,
     ProgramRun,
     ProgramShape,
     TimingError,
+    is_write,
     program_shape,
 )
 from mtia_xdsl.machine.re_barrier import ReBarrier, next_barrier
@@ -81,8 +84,6 @@ __all__ = [
     "MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "TraceSource", "WorkTotals", "simulate",
 ]  # fmt: skip
 
-_WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
-"""Kinds of the commands writing global memory (the write port carries their bytes)."""
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
 
@@ -215,9 +216,11 @@ class _PE:
         self.run_footprint = 0
         self.older_footprint = 0
         """LS bytes of `run` and `older`."""
-        self.engine_free = [0.0] * len(ENGINES)
-        self.engine_used = [False] * len(ENGINES)
-        self.try_at = [-1.0] * len(ENGINES)
+        self.engine_free = [0.0] * QUEUES
+        """Per queue: when its engine is free (DMA_WRITE's entry is unused: both DMA queues share
+        the engine's issue, `engine_free[DMA]`)."""
+        self.engine_used = [False] * QUEUES
+        self.try_at = [-1.0] * QUEUES
         self.scalar_busy = 0.0
         self.wait_engine = -1
         """Engine whose queue is full while the scalar core waits to issue `wait_index` (-1: none)."""
@@ -301,6 +304,7 @@ class _Simulator:
         self.queue_depth = config.cp_queue_depth_commands
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
+        self.split_dma = config.dma_queues == 2
         self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
@@ -428,7 +432,7 @@ class _Simulator:
             issued[e] += 1
             if blocking[i]:
                 pe.block_index, pe.block_run = i, run
-            if e == DMA or e == SCALAR:
+            if e in MEMORY_QUEUES:
                 self._try_start_now(pe, e)
             elif deps_left[i] == 0 and queues[e][heads[e]] == i:  # else a dependency's end commits it
                 self._drain(pe, run, [e])
@@ -477,7 +481,7 @@ class _Simulator:
         run.issued[e] += 1
         if run.blocking[i]:
             pe.block_index, pe.block_run = i, run
-        if e == DMA or e == SCALAR:
+        if e in MEMORY_QUEUES:
             self._try_start_now(pe, e)
         elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
             self._drain(pe, run, [e])
@@ -546,7 +550,7 @@ class _Simulator:
         handoff: list[int] = []
         while work:
             e = work.pop()
-            if e == DMA or e == SCALAR:
+            if e in MEMORY_QUEUES:
                 self._try_start_now(pe, e)
                 continue
             queue, head = queues[e], heads[e]
@@ -638,12 +642,12 @@ class _Simulator:
             issued = issue_t[i]
             if issued < 0 or deps_left[i] > 0:
                 return  # retried at issue / at the last dependency's end
-            if e == DMA and pe.dma_inflight >= self.dma_outstanding:
+            if e != SCALAR and pe.dma_inflight >= self.dma_outstanding:
                 return  # retried when a DMA command ends
             release = issued + run.release_extra[i]
             if run.dep_ready[i] > release:
                 release = run.dep_ready[i]
-            start = pe.engine_free[e]
+            start = pe.engine_free[DMA if e == DMA_WRITE else e]  # one issue pipeline for both DMA queues
             if release > start:
                 start = release
             now = self.now
@@ -660,7 +664,7 @@ class _Simulator:
             c = run.cmds[i]
             memory = self.memory
             memory.traffic.ls_bytes += c.ls_bytes
-            if e == DMA:
+            if e != SCALAR:
                 self._start_dma(pe, run, i, c, now)
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
@@ -675,7 +679,7 @@ class _Simulator:
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1
-        write = c.kind in _WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
+        write = is_write(c)
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
@@ -706,8 +710,11 @@ class _Simulator:
             self._finish(pe, run, i)
             # The head DMA changes only if it waited for this in-flight slot, or if its start attempt is due
             # now (it then starts here, before that event, as it always has); any other retry is queued.
-            if pe.dma_inflight == self.dma_outstanding - 1 or pe.try_at[DMA] == self.now:
+            slot_freed = pe.dma_inflight == self.dma_outstanding - 1
+            if slot_freed or pe.try_at[DMA] == self.now:
                 self._try_start_now(pe, DMA)
+            if self.split_dma and (slot_freed or pe.try_at[DMA_WRITE] == self.now) and pe.run is not None:
+                self._try_start_now(pe, DMA_WRITE)
             self._on_xfer(pe, direction)
             return
         pool_index, nbytes, useful = parts.pop(0)
@@ -768,7 +775,7 @@ class _Simulator:
         run = pe.older or pe.run
         if run is None:
             raise TimingError(f"PE {pe.pe} did not start all its programs")
-        for e, engine in enumerate(ENGINES):
+        for e, engine in enumerate((*ENGINES, Engine.DMA)):  # queue DMA_WRITE is the DMA engine's
             h = run.head[e]
             if h < len(run.queues[e]):
                 c = run.cmds[run.queues[e][h]]
@@ -823,7 +830,8 @@ class _Simulator:
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
             engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r], ENGINES
+                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
+                (*ENGINES, Engine.DMA),  # queue DMA_WRITE is the DMA engine's
             ),
             traffic=self.memory.traffic,
             work=self.work,
