@@ -32,7 +32,10 @@ from mtia_xdsl.backend.executor import EXECUTORS, ExecutorUnavailableError  # no
 
 
 def first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:200]
+    """The first line of an error, paths relative to the repository; for a compiler's output, its first error."""
+    lines = [line.strip() for line in text.replace(f"{ROOT}/", "").strip().splitlines() if line.strip()]
+    errors = [line for line in lines[1:] if "error:" in line]
+    return " / ".join([lines[0], errors[0]] if errors and "error:" not in lines[0] else lines[:1])[:240]
 
 
 def outcome(run: Run, path: str) -> str | None:
