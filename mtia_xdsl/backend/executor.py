@@ -140,27 +140,14 @@ def _run_model(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
 
 
 def _run_cpp(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
-    """Emit the program's C++ (backend/cpp.py), build it with the system compiler (cached by content) and run it
-    on the host runtime (backend/host.py), on the machine, PE mapping and sub-grid the model would use."""
-    from mtia_xdsl.backend.cpp import emit_cpp
-    from mtia_xdsl.backend.host import CompilerMissingError, run_cpp
-    from mtia_xdsl.machine.placement import machine_config
+    """Run the program's C++ (backend/host.run_module: emit, build cached by content, run on the host runtime,
+    time); a missing compiler is ExecutorUnavailableError, one line with the install command."""
+    from mtia_xdsl.backend.host import CompilerMissingError, run_module
 
-    source = emit_cpp(module)
     try:
-        return run_cpp(source, grid, args, **_placement(module, options, machine_config))
+        return run_module(module, grid, args, options)
     except CompilerMissingError as e:
         raise ExecutorUnavailableError(f"executor 'cpp': {e}") from None
-
-
-def _placement(module: ModuleOp, options: Any, machine_config: Callable[[ModuleOp, Any], Any]) -> dict[str, Any]:
-    """The machine and placement overrides `machine.run.run_kernel` would apply (mtia-run's --mapping,
-    --pe-subgrid); without them the emitted code's metadata carries the kernel's own mapping and sub-grid."""
-    return {
-        "config": machine_config(module, options),
-        "mapping": getattr(options, "mapping_override", None),
-        "subgrid": getattr(options, "subgrid_override", None),
-    }
 
 
 _PATHS: dict[str, _Path] = {
