@@ -185,7 +185,7 @@ def add_line_costs(
         a[1] += e - s
         a[2] += c.global_read_bytes + c.global_write_bytes
         a[3] += c.ls_bytes
-        a[4][c.engine.value] = None
+        a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
 
 
 def lines_of(acc: dict[str, list]) -> list[LineCost]:
@@ -198,7 +198,9 @@ def lines_of(acc: dict[str, list]) -> list[LineCost]:
         b[2] += gbytes
         b[3] += lbytes
         b[4].update(engines)
-    lines = [LineCost(loc, n, cyc, gb, lb, tuple(eng)) for loc, (n, cyc, gb, lb, eng) in by_line.items()]
+    lines = [
+        LineCost(loc, n, cyc, gb, lb, tuple(e.value for e in eng)) for loc, (n, cyc, gb, lb, eng) in by_line.items()
+    ]
     return sorted(lines, key=lambda x: (-x.cycles, x.loc))
 
 
