@@ -192,6 +192,14 @@ _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2"
           "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
 
 
+def _int_prop(op: Operation, name: str, default: int) -> int:
+    """An integer (or enum) property or attribute of `op`, as the interpreter reads it."""
+    attr = op.properties.get(name) or op.attributes.get(name)
+    value = getattr(attr, "value", None)
+    data = getattr(value, "data", value)
+    return int(data) if isinstance(data, int) else default
+
+
 def _unsigned(t: Attribute) -> str:
     return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[_width(t)]
 
@@ -270,7 +278,27 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return f"mtia_fptoi<{ct}>({a[0]})"
     if name in ("arith.extf", "arith.truncf"):
         return _round(rt, f"({ct})({a[0]})")
-    if name == "arith.bitcast":
+    if name == "tt.bitcast" and (_is_ptr(it) or _is_ptr(rt)):
+        return a[0]
+    if name == "arith.remf":
+        return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+    if name == "tt.clampf":
+        nan = _int_prop(op, "propagateNan", 0)
+        fmax, fmin = ("mtia_maximum", "mtia_minimum") if nan else ("mtia_maxnum", "mtia_minnum")
+        return _round(rt, f"{fmin}({fmax}({a[0]}, {a[1]}), {a[2]})")
+    if name == "tt.fp_to_fp":
+        if _int_prop(op, "rounding", 1) == 0 and _width(rt) < _width(it):
+            fn = {16: "mtia_round_f16_rtz" if isinstance(rt, builtin.Float16Type) else "mtia_round_bf16_rtz",
+                  32: "mtia_round_f32_rtz"}.get(_width(rt))  # fmt: skip
+            if fn is None:
+                return None
+            return f"{fn}({a[0]})"
+        return _round(rt, f"({ct})({a[0]})")
+    if name == "tt.mulhiui":
+        w = _width(rt)
+        wide = "uint64_t" if w <= 32 else "unsigned __int128"
+        return f"({ct})((({wide})({_unsigned(rt)}){a[0]} * ({wide})({_unsigned(rt)}){a[1]}) >> {w})"
+    if name in ("arith.bitcast", "tt.bitcast"):
         src = _storage(it, op)
         dst = _storage(rt, op)
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
@@ -499,9 +527,20 @@ class _Kernel:
         if expr is None:
             raise _error(op, "this op")
         r = op.results[0]
-        self.emit(indent, f"const {_ctype(r.type, op)} {self.name_for(r)} = {expr};")
+        unused = "" if r.uses else "[[maybe_unused]] "
+        self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = {expr};")
 
     # -- scalar core ops
+    def op_tt_assert(self, op: Operation, indent: str) -> None:
+        if isinstance(op.operands[0].type, TensorType):
+            raise _error(op, "an assert on a tensor outside an engine body")
+        msg = op.properties.get("message") or op.attributes.get("message")
+        text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
+        self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+
+    def op_llvm_intr_assume(self, op: Operation, indent: str) -> None:
+        self.emit(indent, f"(void)({self.get(op.operands[0], op)});  // tl.assume: a hint, nothing is checked")
+
     def op_tt_get_program_id(self, op: Operation, indent: str) -> None:
         axis = op.axis.value.data  # type: ignore[attr-defined]
         self.value[op.results[0]] = ["pid_x", "pid_y", "pid_z"][axis]
@@ -531,11 +570,11 @@ class _Kernel:
             n = self.name_for(res, "acc")
             self.value[arg] = n
             carried_names.append(n)
-            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {init};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {init};")
         i = self.names.fresh(iv.name_hint, "i")
         self.flush(indent)
         self.emit(indent, f"for (int64_t {i}_ = {lb}; {i}_ < {ub}; {i}_ += {step}) {{")
-        self.emit(indent + "    ", f"const {iv_t} {i} = ({iv_t}){i}_;")
+        self.emit(indent + "    ", f"[[maybe_unused]] const {iv_t} {i} = ({iv_t}){i}_;")
         self.value[iv] = i
         self.emit_block(body, indent + "    ")
         self.assign_yield(body.last_op, carried_names, indent + "    ")
@@ -565,7 +604,7 @@ class _Kernel:
                 raise _error(op, "an if yielding a tensor")
             n = self.name_for(r, "r")
             names.append(n)
-            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(r.type, op)} {n}{{}};")
         self.flush(indent)
         self.emit(indent, f"if ({cond}) {{")
         for k, region in enumerate(op.regions):
@@ -591,12 +630,12 @@ class _Kernel:
         for arg, init in zip(before.args, op.operands, strict=True):
             n = self.name_for(arg, "w")
             carried.append(n)
-            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {self.get(init, op)};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {self.get(init, op)};")
         results = []
         for r in op.results:
             n = self.name_for(r, "r")
             results.append(n)
-            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(r.type, op)} {n}{{}};")
         self.flush(indent)
         self.emit(indent, "while (true) {")
         inner = indent + "    "
@@ -611,7 +650,7 @@ class _Kernel:
         self.emit(inner + "    ", "break;")
         self.emit(inner, "}")
         for arg, f in zip(after.args, fwd, strict=True):
-            self.emit(inner, f"const {_ctype(arg.type, op)} {self.name_for(arg)} = {f};")
+            self.emit(inner, f"[[maybe_unused]] const {_ctype(arg.type, op)} {self.name_for(arg)} = {f};")
         self.emit_block(after, inner)
         self.assign_yield(after.last_op, carried, inner)
         self.flush(inner)
@@ -1028,6 +1067,12 @@ class _Body:
                     inner *= s
                 src_idx.append(f"(({flat}) / {inner}) % {src_shape[d]}")
             return self.at(op.operands[0], src_idx, local)
+        if name == "mtia.extract_slice":
+            src_idx = []
+            for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
+                o = str(off) if isinstance(off, int) else self.at(off, [], local)
+                src_idx.append(f"({idx[d]} + {o})")
+            return self.at(op.operands[0], src_idx, local)
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
@@ -1146,6 +1191,22 @@ static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa b
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
     b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
     return mtia_bitcast<float>(b);
+}
+// Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
+static inline float mtia_round_f16_rtz(float x) {
+    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16(x);
+    uint16_t h = mtia_f32_to_f16(x);
+    if (std::fabs(mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
+    return mtia_f16_to_f32(h);
+}
+static inline float mtia_round_bf16_rtz(float x) {
+    if (std::isnan(x)) return x;
+    return mtia_bf16_to_f32((uint16_t)(mtia_bitcast<uint32_t>(x) >> 16));
+}
+static inline float mtia_round_f32_rtz(double x) {
+    float r = (float)x;
+    if (std::isfinite(x) && std::fabs((double)r) > std::fabs(x)) r = std::nextafter(r, 0.0f);
+    return r;
 }
 // The vector core's RVV shape: one vector register holds MTIA_VLMAX(T) elements of T (VLEN 512 bits).
 #define MTIA_VLMAX(T) ((int64_t)(64 / sizeof(T)))

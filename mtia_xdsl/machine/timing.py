@@ -4,8 +4,8 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
 
 - Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
-  increasing program id, starting the next when the previous one has finished, or, with
-  `pe_programs_in_flight` 2, as soon as the previous one's scalar core issued its last command if both
+  increasing program id, starting the next when the previous one has finished (`pe_programs_in_flight`
+  1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued its last command if both
   programs' CBs fit LS and the CB IDs (each program keeps its own CB state; engines still run commands in
   issue order and programs retire in order; global-memory order between the two is not checked). A
   program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
@@ -23,7 +23,9 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   link, then `re_hops` x `re_hop_cycles`; those of an `mtia.re_allreduce` group start together, at the
   last participant's arrival (a cross-PE barrier: machine/re_barrier.py). DMA: issue (+ per-descriptor)
   cycles on the engine, then the memory (+ NoC hop) latency, then the transfer on the PE's read or write
-  port, in order per port.
+  port, in order per port; with `dma_queues` 2 (the default) stores start from a queue of their own
+  (`program_shape.DMA_WRITE`), so a load need not wait behind an earlier store, and both queues share
+  the engine's issue cycles and in-flight limit.
 - Global memory (machine/memory.py): DRAM and SRAM bandwidth shared among all DMA transfers in flight
   on the chip, placement "dram", "sram" or "llc", 32-byte granules, program order through memory.
 

@@ -275,6 +275,10 @@ int32_t mtia_pe_id(mtia_pe *pe, int32_t axis) { return pe->pe_xy[axis]; }
 int32_t mtia_num_pes(mtia_pe *pe, int32_t axis) { return pe->npes[axis]; }
 void mtia_scalar_instrs(mtia_pe *pe, int64_t n) { pe->scalar += n; }
 
+void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc) {
+    fail(pe, loc, "assertion failed in program (%d, %d, %d): %s", pe->pid[0], pe->pid[1], pe->pid[2], message);
+}
+
 int32_t mtia_cb_alloc(mtia_pe *pe, int32_t cb_id, int32_t depth, int64_t slot_bytes, int64_t ls_offset,
                       const char *loc) {
     if (depth < 1) fail(pe, loc, "a CB needs at least one slot, got depth %d", depth);

@@ -95,6 +95,9 @@ int32_t mtia_num_pes(mtia_pe *pe, int32_t axis);
  * run outside an engine body except the engine commands); they precede the next command. */
 void mtia_scalar_instrs(mtia_pe *pe, int64_t n);
 
+/* A failed device assertion (tl.device_assert): stops the program with `message` at `loc`. */
+void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc);
+
 /* -- circular buffers ---------------------------------------------------------------------------- */
 /* Allocate the program's next CB (returned handle 0, 1, ... in allocation order) under CB ID `cb_id`,
  * `depth` slots of `slot_bytes` at LS offset `ls_offset`. */
