@@ -8,6 +8,7 @@ for the PE's RISC-V cores, LLVM IR) register here; an emitter must translate eve
 
 Targets today:
 - "mlir": the module as MLIR text (xDSL's MLIRTarget; the default of `mtia-opt`).
+- "mtia-llvm": the buffer-level program as LLVM IR text (backend/llvm.py).
 """
 
 from collections.abc import Callable
@@ -21,6 +22,12 @@ def _mlir() -> type[Target]:
     return MLIRTarget
 
 
+def _mtia_llvm() -> type[Target]:
+    from mtia_xdsl.backend.llvm import MtiaLlvmTarget
+
+    return MtiaLlvmTarget
+
+
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Return every mtia_xdsl target by its `-t` name (lazy factories returning the Target class)."""
-    return {"mlir": _mlir}
+    return {"mlir": _mlir, "mtia-llvm": _mtia_llvm}

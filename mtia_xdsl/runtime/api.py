@@ -22,10 +22,22 @@ from mtia_xdsl.runtime.launch import (
 from mtia_xdsl.runtime.result import KernelRun
 
 
-class LazyAsm(Mapping[str, str]):
-    """IR texts of a compiled kernel, printed on first access (printing costs as much as a pass).
+def _llir(program: ModuleOp) -> str:
+    from mtia_xdsl.backend.llvm import emit_llvm_ir
 
-    Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program).
+    return emit_llvm_ir(program)
+
+
+_EMITTED: dict[str, Callable[[ModuleOp], str]] = {"llir": _llir}
+"""Texts emitted from the buffer-level program ("mtia"), by key: "llir" the LLVM IR (backend/llvm.py)."""
+
+
+class LazyAsm(Mapping[str, str]):
+    """IR texts of a compiled kernel, printed (or emitted) on first access (printing costs as much as a pass).
+
+    Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program), and those
+    emitted from it: "llir" (LLVM IR; reading it raises NotHandled, naming the kernel line, for a construct
+    the LLVM IR emitter does not translate).
     """
 
     def __init__(self, modules: dict[str, ModuleOp]) -> None:
@@ -35,18 +47,20 @@ class LazyAsm(Mapping[str, str]):
     def __getitem__(self, key: str) -> str:
         """Return the text of IR `key`, printing it once.
 
-        Raises: KeyError for a key other than "ttir" and "mtia".
+        Raises: KeyError for an unknown key.
         """
         text = self._texts.get(key)
         if text is None:
-            text = self._texts[key] = str(self._modules[key])
+            emit = _EMITTED.get(key) if "mtia" in self._modules else None
+            text = emit(self._modules["mtia"]) if emit is not None else str(self._modules[key])
+            self._texts[key] = text
         return text
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
+        return iter([*self._modules, *(k for k in _EMITTED if "mtia" in self._modules)])
 
     def __len__(self) -> int:
-        return len(self._modules)
+        return len(list(iter(self)))
 
 
 @dataclass
