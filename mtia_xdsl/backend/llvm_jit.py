@@ -18,6 +18,7 @@ the command is recorded (`@mtia_<engine>_compute`).
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -341,12 +342,17 @@ def _compile(llvm: Any, llir: str) -> Any:
     """Parse, verify and JIT-compile `llir` at -O2; return the execution engine."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    libgcc = ctypes.util.find_library("gcc_s")  # f16 <-> f32 helpers on hosts without F16C
+    if libgcc:
+        llvm.load_library_permanently(libgcc)
     try:
         mod = llvm.parse_assembly(llir)
         mod.verify()
     except RuntimeError as e:
         raise RuntimeError(f"llvmlite rejected the LLVM IR: {e}") from None
-    target = llvm.Target.from_default_triple().create_target_machine(opt=2)
+    target = llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=2
+    )  # the host's own instructions (f16 conversions with F16C instead of libgcc helpers the JIT cannot find)
     engine = llvm.create_mcjit_compiler(mod, target)
     engine.finalize_object()
     engine.run_static_constructors()

@@ -222,7 +222,9 @@ def _cmpf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _constant(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    value = op.properties.get("value") or op.attributes.get("value")
+    value = op.properties.get("value")
+    if value is None:
+        value = op.attributes.get("value")
     t = _result_type(op)
     if isinstance(value, builtin.DenseIntOrFPElementsAttr):
         values = value.get_values()
