@@ -80,6 +80,11 @@ class MtiaOptions:
     parameters (S10): `tile_height` rows of `tile_width` PEs from the chip's row-major PE `base_pe`; empty:
     the whole chip. The PE mapping places programs inside it, and `mtl.get_pe_id` counts within it.
     Example: `kernel[grid](..., pe_subgrid=(18, 4, 2))` (rows 2-3, columns 2-5 of the 8 x 8 grid)."""
+    executor: str | None = None
+    """How a launch runs the compiled program: "model" (the machine model), "cpp", "llvm" or "riscv" (code
+    emitted from the same program, timed by the same model; `mtia_xdsl/backend/executor.py`). None: the
+    environment variable `MTIA_EXECUTOR` at launch, else "model".
+    Example: `kernel[grid](..., executor="cpp")`, `mtia_xdsl.compile(fn, options={"executor": "llvm"})`."""
     backend_name: str = "cpu"
     arch: str = DEFAULT_CHIP
     enable_fp_fusion: bool = True
@@ -104,7 +109,7 @@ class MtiaOptions:
         Raises: ValueError naming the preset or field (unknown field, value of the wrong type or range),
         a `pe_subgrid` that is not three integers or leaves the chip, a `num_warps` that is not a power of
         two (as upstream's backends refuse it), or an optimization option out of its range (`num_stages`
-        >= 1, `cb_sizing`, `pe_mapping`, booleans).
+        >= 1, `cb_sizing`, `pe_mapping`, `executor`, booleans).
         """
         _ignore_other_backend_options(self)
         if not isinstance(self.num_warps, int) or self.num_warps < 1 or self.num_warps & (self.num_warps - 1):
@@ -213,6 +218,10 @@ def _check_optimization_options(o: MtiaOptions) -> None:
     sb = o.sub_block
     if sb is not None and (isinstance(sb, bool) or not isinstance(sb, int) or sb < 0 or sb & (sb - 1)):
         raise ValueError(f"sub_block must be None (automatic), 0 (off) or a power of two, got {sb!r}")
+    if o.executor is not None:
+        from mtia_xdsl.backend.executor import check_name
+
+        object.__setattr__(o, "executor", check_name(o.executor))
     for name in ("effective_shapes", "vector_codegen", "rematerialize_constants", "make_fit"):
         if not isinstance(getattr(o, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")

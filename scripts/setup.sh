@@ -9,3 +9,15 @@ if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.
   "$PY" -m pip install -q torch==2.13.0
 fi
 "$PY" -m pip install -q -e '.[test]'
+# RISC-V vector builds (mtia_xdsl/backend/riscv.py): clang 14 with the riscv64 cross libraries, and qemu-user.
+# Installed with apt-get only when one is missing (Debian/Ubuntu; elsewhere install them by hand).
+if ! command -v clang++-14 >/dev/null || ! command -v riscv64-linux-gnu-g++ >/dev/null \
+  || ! command -v qemu-riscv64 >/dev/null || [ ! -e /usr/riscv64-linux-gnu/include/stdio.h ]; then
+  if command -v apt-get >/dev/null; then
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+      clang-14 g++-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
+  else
+    echo "setup.sh: clang++-14, the riscv64 cross g++/libc or qemu-riscv64 missing and no apt-get; RISC-V tests need them" >&2
+  fi
+fi

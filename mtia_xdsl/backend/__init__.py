@@ -8,6 +8,7 @@ for the PE's RISC-V cores, LLVM IR) register here; an emitter must translate eve
 
 Targets today:
 - "mlir": the module as MLIR text (xDSL's MLIRTarget; the default of `mtia-opt`).
+- "mtia-cpp": the buffer-level kernel as a C++ translation unit calling runtime/mtia_runtime.h (backend/cpp.py).
 - "mtia-llvm": the buffer-level program as LLVM IR text (backend/llvm.py).
 """
 
@@ -22,6 +23,12 @@ def _mlir() -> type[Target]:
     return MLIRTarget
 
 
+def _cpp() -> type[Target]:
+    from mtia_xdsl.backend.cpp import CppTarget
+
+    return CppTarget
+
+
 def _mtia_llvm() -> type[Target]:
     from mtia_xdsl.backend.llvm import MtiaLlvmTarget
 
@@ -30,4 +37,4 @@ def _mtia_llvm() -> type[Target]:
 
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Return every mtia_xdsl target by its `-t` name (lazy factories returning the Target class)."""
-    return {"mlir": _mlir, "mtia-llvm": _mtia_llvm}
+    return {"mlir": _mlir, "mtia-cpp": _cpp, "mtia-llvm": _mtia_llvm}

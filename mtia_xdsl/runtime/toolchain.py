@@ -1,4 +1,4 @@
-"""The three compiler entry points the runtime drives: frontend, pipeline, machine.
+"""The three compiler entry points the runtime drives: frontend, pipeline, executor (machine model by default).
 
 Each is imported on first use, so the runtime (and the Triton plugin, which Triton imports while
 `import triton` is still running) loads without them; tests replace these functions with doubles.
@@ -46,22 +46,29 @@ def lower(module: ModuleOp, options: Any, original: ModuleOp | None = None) -> M
 
 
 def run_kernel(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
-    """Run a buffer-level program on the machine model; see `mtia_xdsl.machine.run_kernel`.
+    """Run a buffer-level program with the launch's executor and return its machine.run.RunResult.
 
-    The result's report lists the program's CBs (depth, bytes, CB ID, LS offset, why:
-    `mtia_xdsl.machine.report.cb_report`) and how the compiler made them fit (`mtia_xdsl.fit.fit_lines`).
+    The executor is `options.executor`, else the environment variable `MTIA_EXECUTOR`, else the machine
+    model (`mtia_xdsl.backend.executor`); every executor is timed by the same model. The result's report
+    lists the program's CBs (depth, bytes, CB ID, LS offset, why: `mtia_xdsl.machine.report.cb_report`) and
+    how the compiler made them fit (`mtia_xdsl.fit.fit_lines`).
     Raises: KernelRuntimeError (`mtia_xdsl.KernelRuntimeError`) with the machine model's located message for
-    an error found while the kernel runs (out-of-bounds access, failed device_assert, deadlock, misuse).
+    an error found while the kernel runs (out-of-bounds access, failed device_assert, deadlock, misuse);
+    ExecutorChoiceError (a ValueError) for an unknown executor name; ExecutorUnavailableError (one line)
+    when the chosen executor's path or toolchain is missing.
     """
+    import os
+
     from xdsl.utils.exceptions import InterpretationError
 
+    from mtia_xdsl.backend import executor
     from mtia_xdsl.fit import fit_lines
-    from mtia_xdsl.machine import run_kernel as run
     from mtia_xdsl.machine.report import cb_report
     from mtia_xdsl.runtime.errors import KernelRuntimeError
 
+    name = executor.choose(getattr(options, "executor", None), os.environ)
     try:
-        result = run(module, grid, args, options)
+        result = executor.run(name, module, grid, args, options)
     except KernelRuntimeError:
         raise
     except InterpretationError as e:

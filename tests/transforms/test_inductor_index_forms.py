@@ -103,6 +103,33 @@ def test_hinted_rows_mod_m_is_dma_and_matches_eager():
 
 
 @triton.jit
+def template_columns(b_ptr, out_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Inductor's GEMM template columns with static sizes: B is [N, K] read as [K, N] (`stride_bn = K`), the
+    hinted or plain `rn % N` picked by a condition of the kernel's constants (kept as an scf.if)."""
+    N = 40
+    stride_bk = 1
+    stride_bn = K
+    rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    if (stride_bk == 1 and stride_bn == K) and (N >= BLOCK_N and K > 1):
+        offs_b_n = tl.max_contiguous(tl.multiple_of(rn % N, BLOCK_N), BLOCK_N)
+    else:
+        offs_b_n = rn % N
+    rk = tl.arange(0, K)
+    b = tl.load(b_ptr + (rk[:, None] * stride_bk + offs_b_n[None, :] * stride_bn))
+    tl.store(out_ptr + (rk[:, None] + K * rn[None, :]), b * 2.0, mask=rn[None, :] < N)
+
+
+def test_template_columns_by_a_constant_condition_are_dma_and_match_eager():
+    b = torch.randn(40, 16)  # N = 40 rows of K = 16: the second block of 32 columns wraps past N
+    out = torch.zeros_like(b)
+    kernel = mtia_xdsl.compile(template_columns, constexprs={"K": 16, "BLOCK_N": 32})
+    kernel[(2,)](b, out)
+    torch.testing.assert_close(out, b * 2.0)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_load" in mtia and "mtia.gather" not in mtia
+
+
+@triton.jit
 def embedding_rows(ids_ptr, table_ptr, out_ptr, xnumel, R: tl.constexpr, XBLOCK: tl.constexpr, WRAP: tl.constexpr):
     """Inductor's embedding lookup: ids as a [XBLOCK, 1] tile (negative ids wrapped), rows picked by them."""
     xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]

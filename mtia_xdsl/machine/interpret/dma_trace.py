@@ -184,34 +184,50 @@ def record_dma_commands(
         ]
     where = location_str(op.location)
     load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
-    commands = []
-    for b in range(n):
-        nbytes, runs, ranges, extent = runs_of[which[b]]
-        shift = base[b]
-        global_ranges: tuple[tuple[int, int], ...] | Runs
-        if ranges and type(ranges[0]) is RunBlock:
-            global_ranges = Runs(ranges[0], shift)
-        elif ranges and len(ranges[0]) == 1:
-            global_ranges = ((ranges[0][0] + shift, ranges[1]),)
-        else:
-            global_ranges = _ranges(ranges, shift)
-        commands.append(
-            Command(
-                Engine.DMA,
-                kind,
-                where,
-                waits,
-                fills,
-                global_read_bytes=nbytes if load else 0,
-                global_write_bytes=0 if load else nbytes,
-                global_ranges=global_ranges,
-                global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-                ls_bytes=ls_bytes if whole_tile or not load else nbytes,
-                descriptors=max(runs, 1),
-                dtype=dtype,
-            )
-        )
+    commands = [
+        dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
+        for b in range(n)
+    ]
     state.issue(commands[0] if block.uniform else commands)
+
+
+def dma_command(
+    kind: str,
+    where: str,
+    waits: tuple,
+    fills: tuple,
+    load: bool,
+    runs: tuple,
+    shift: int,
+    tile_ls_bytes: int,
+    whole_tile: bool,
+    dtype: str,
+) -> Command:
+    """The command of one program's DMA block transfer: `runs` is `cached_block_runs` of its strides and
+    bounds (the block at address 0), `shift` its base address; a load with `whole_tile` (an `other` fill)
+    writes all `tile_ls_bytes` of its LS slot, else only the valid bytes."""
+    nbytes, count, ranges, extent = runs
+    global_ranges: tuple[tuple[int, int], ...] | Runs
+    if ranges and type(ranges[0]) is RunBlock:
+        global_ranges = Runs(ranges[0], shift)
+    elif ranges and len(ranges[0]) == 1:
+        global_ranges = ((ranges[0][0] + shift, ranges[1]),)
+    else:
+        global_ranges = _ranges(ranges, shift)
+    return Command(
+        Engine.DMA,
+        kind,
+        where,
+        waits,
+        fills,
+        global_read_bytes=nbytes if load else 0,
+        global_write_bytes=0 if load else nbytes,
+        global_ranges=global_ranges,
+        global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+        ls_bytes=tile_ls_bytes if whole_tile or not load else nbytes,
+        descriptors=max(count, 1),
+        dtype=dtype,
+    )
 
 
 def tile_facts(t: Attribute) -> tuple[int, int, str]:

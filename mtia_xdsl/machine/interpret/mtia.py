@@ -35,23 +35,36 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, SlotRef, command_kind
+from mtia_xdsl.machine.commands import Command, SlotRef, command_kind
 from mtia_xdsl.machine.interpret.batching import batch_scalar, logical_rank
 from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
-from mtia_xdsl.machine.interpret.command_work import ComputeInfo
+from mtia_xdsl.machine.interpret.command_work import (
+    ComputeInfo,
+    cb_read_command,
+    compute_command,
+    compute_elems,
+    dpe_command,
+    dpe_ls_bytes,
+    dpe_macs,
+    dpe_passes,
+    lanes_command,
+    re_command,
+    re_elems,
+    re_ls_bytes,
+    scalar_memory_command,
+)
 from mtia_xdsl.machine.interpret.dma_trace import ActiveLanes, DmaInfo, active_lanes, dma_block, record_dma_commands
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import (
     keep_valid,
     per_program,
     uninitialized,
-    valid_count,
     valid_lanes,
 )
 from mtia_xdsl.machine.interpret.pe_state import PeState, ScalarCoreCounter
 from mtia_xdsl.machine.interpret.tt import get_launch_state
 from mtia_xdsl.machine.interpret.values import as_value
-from mtia_xdsl.machine.work import COMPUTE_ENGINES, elem_count
+from mtia_xdsl.machine.work import COMPUTE_ENGINES
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY, reduce
 from mtia_xdsl.utils.locations import location_str
@@ -157,17 +170,7 @@ class MtiaFunctions(InterpreterFunctions):
     @impl(mtia.CbReadOp)
     def run_cb_read(self, interpreter: Interpreter, op: mtia.CbReadOp, args: PythonValues) -> PythonValues:
         value, slot = args[0].front(op)
-        get_pe_state(interpreter).issue(
-            Command(
-                Engine.SCALAR,
-                command_kind(op.name),
-                location_str(op.location),
-                (slot,),
-                (),
-                elems=1,
-                scalar_blocking=True,
-            )
-        )
+        get_pe_state(interpreter).issue(cb_read_command(location_str(op.location), slot))
         return (value,)
 
     # -- memory ------------------------------------------------------------------------------
@@ -238,20 +241,11 @@ class MtiaFunctions(InterpreterFunctions):
         reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
         writes = (slot,)
 
+        kind, ls_bytes, dtype = command_kind(op.name), mtia.tile_bytes(t), dtype_name(t)
+
         def make(b: int) -> Command:
-            return Command(
-                Engine.SCALAR,
-                command_kind(op.name),
-                where,
-                reads,
-                writes,
-                elems=lanes.active[b],
-                global_read_bytes=lanes.active[b] * elem_bytes,
-                global_extent=lanes.extent[b],
-                descriptors=lanes.active[b],
-                ls_bytes=mtia.tile_bytes(t),
-                scalar_blocking=True,
-                dtype=dtype_name(t),
+            return lanes_command(
+                kind, where, reads, writes, lanes.active[b], lanes.extent[b], elem_bytes, True, False, ls_bytes, dtype
             )
 
         state.issue_each(make, lanes.uniform)
@@ -273,19 +267,11 @@ class MtiaFunctions(InterpreterFunctions):
 
         reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
 
+        kind, dtype = command_kind(op.name), dtype_name(t)
+
         def make(b: int) -> Command:
-            return Command(
-                Engine.SCALAR,
-                command_kind(op.name),
-                where,
-                reads,
-                (),
-                elems=lanes.active[b],
-                global_write_bytes=lanes.active[b] * elem_bytes,
-                global_extent=lanes.extent[b],
-                descriptors=lanes.active[b],
-                scalar_blocking=True,
-                dtype=dtype_name(t),
+            return lanes_command(
+                kind, where, reads, (), lanes.active[b], lanes.extent[b], elem_bytes, False, True, 0, dtype
             )
 
         state.issue_each(make, lanes.uniform)
@@ -301,19 +287,10 @@ class MtiaFunctions(InterpreterFunctions):
         nbytes = element_format(t).size_bytes
         addrs = addr.reshape(-1)
 
+        kind, dtype = command_kind(op.name), dtype_name(t)
+
         def make(b: int) -> Command:
-            return Command(
-                Engine.SCALAR,
-                command_kind(op.name),
-                where,
-                (),
-                (),
-                elems=1,
-                global_read_bytes=nbytes,
-                global_ranges=((int(addrs[b]), nbytes),),
-                scalar_blocking=True,
-                dtype=dtype_name(t),
-            )
+            return scalar_memory_command(kind, where, int(addrs[b]), nbytes, dtype, False)
 
         get_pe_state(interpreter).issue_each(make, addr.ndim == 0)
         return (as_value(np.asarray(value), t),)
@@ -328,18 +305,10 @@ class MtiaFunctions(InterpreterFunctions):
         nbytes = element_format(t).size_bytes
         addrs = addr.reshape(-1)
 
+        kind, dtype = command_kind(op.name), dtype_name(t)
+
         def make(b: int) -> Command:
-            return Command(
-                Engine.SCALAR,
-                command_kind(op.name),
-                where,
-                (),
-                (),
-                elems=1,
-                global_write_bytes=nbytes,
-                global_ranges=((int(addrs[b]), nbytes),),
-                dtype=dtype_name(t),
-            )
+            return scalar_memory_command(kind, where, int(addrs[b]), nbytes, dtype, True)
 
         get_pe_state(interpreter).issue_each(make, addr.ndim == 0)
         return ()
@@ -378,26 +347,16 @@ class MtiaFunctions(InterpreterFunctions):
         n = mtia.tile_type(op.b.type).get_shape()[-1]  # type: ignore[attr-defined]
         dtype = dtype_name(t_a)
         state = get_pe_state(interpreter)
-        passes = state.config.dpe_fp32_ieee_passes if dtype == "f32" and precision == 2 else 1
-        macs = valid_count(valid, [m, n, k]) if valid else int(np.prod(batch, dtype=np.int64)) * m * n * k
-        ls_bytes = mtia.tile_bytes(t_a) + mtia.tile_bytes(mtia.tile_type(op.b.type)) + 2 * mtia.tile_bytes(out_t)
+        passes = dpe_passes(state.config, dtype, precision)
+        macs = dpe_macs(valid, int(np.prod(batch, dtype=np.int64)), m, n, k)
+        ls_bytes = dpe_ls_bytes(op)
         where = location_str(op.location)
 
         reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
         writes = (slot,)
 
         def make(p: int) -> Command:
-            return Command(
-                Engine.DPE,
-                command_kind(op.name),
-                where,
-                reads,
-                writes,
-                macs=per_program(macs, p),
-                dtype=dtype,
-                dpe_passes=passes,
-                ls_bytes=ls_bytes,
-            )
+            return dpe_command(where, reads, writes, per_program(macs, p), dtype, passes, ls_bytes)
 
         state.issue_each(make, np.ndim(macs) == 0)
         return ()
@@ -418,18 +377,15 @@ class MtiaFunctions(InterpreterFunctions):
         if op.out is None:
             return (r,)
         slot = args[1].write(r, op)
-        elems = valid_count(valid, list(t_in.get_shape())) if valid else elem_count(t_in)  # type: ignore[attr-defined]
+        elems = re_elems(valid, list(t_in.get_shape()))  # type: ignore[attr-defined]
         where, dtype = location_str(op.location), dtype_name(out_t)
-        ls_bytes = mtia.tile_bytes(t_in) + mtia.tile_bytes(out_t)
+        ls_bytes = re_ls_bytes(op)
 
         reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
         writes = (slot,)
 
         def make(p: int) -> Command:
-            return Command(
-                Engine.RE, command_kind(op.name), where, reads, writes, elems=per_program(elems, p), dtype=dtype,
-                ls_bytes=ls_bytes,
-            )  # fmt: skip
+            return re_command(where, reads, writes, per_program(elems, p), dtype, ls_bytes)
 
         get_pe_state(interpreter).issue_each(make, np.ndim(elems) == 0)
         return ()
@@ -474,24 +430,13 @@ class MtiaFunctions(InterpreterFunctions):
                 fills = tuple([cb.update(v, op) for cb, v in zip(args[n_in:n_io], results, strict=True)])
             else:
                 fills = tuple([cb.write(v, op) for cb, v in zip(args[n_in:n_io], results, strict=True)])
-            elems: Any = info.elems
-            if valid:  # work scales with the lanes computed
-                out_elems = max(elem_count(out_t), 1)
-                elems = -(-info.elems * np.asarray(valid_count(valid, list(out_t.get_shape()))) // out_elems)
+            elems: Any = compute_elems(info.elems, valid, list(out_t.get_shape()) if valid else [])
 
             reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
 
             def make(p: int) -> Command:
-                return Command(
-                    engine,
-                    kind,
-                    info.where,
-                    reads,
-                    fills,
-                    elems=per_program(elems, p),
-                    dtype=info.dtype,
-                    lut=info.lut,
-                    ls_bytes=info.ls_bytes,
+                return compute_command(
+                    engine, kind, info.where, reads, fills, per_program(elems, p), info.dtype, info.lut, info.ls_bytes
                 )
 
             state.issue_each(make, np.ndim(elems) == 0)

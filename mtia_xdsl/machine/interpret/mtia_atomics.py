@@ -23,7 +23,8 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, SlotRef, command_kind
+from mtia_xdsl.machine.commands import Command, SlotRef, command_kind
+from mtia_xdsl.machine.interpret.command_work import lanes_command
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, active_lanes, get_pe_state
 from mtia_xdsl.machine.interpret.tt import atomic_update, get_launch_state, pointee_type
 from mtia_xdsl.machine.interpret.values import (
@@ -60,22 +61,11 @@ def _finish(
     lanes = active_lanes(ptr, mask, logical_rank(t), state.size, elem_bytes)
     dtype = element_format(element_type_of(t)).name
 
+    kind, where, reads, ls_bytes = command_kind(op.name), location_str(op.location), tuple(waits), mtia.tile_bytes(t)
+
     def make(b: int) -> Command:
-        return Command(
-            Engine.SCALAR,
-            command_kind(op.name),
-            location_str(op.location),
-            tuple(waits),
-            (slot,),
-            elems=lanes.active[b],
-            global_read_bytes=lanes.active[b] * elem_bytes,
-            global_write_bytes=lanes.active[b] * elem_bytes,
-            global_extent=lanes.extent[b],
-            descriptors=lanes.active[b],
-            ls_bytes=mtia.tile_bytes(t),
-            scalar_blocking=True,
-            dtype=dtype,
-        )
+        active, extent = lanes.active[b], lanes.extent[b]
+        return lanes_command(kind, where, reads, (slot,), active, extent, elem_bytes, True, True, ls_bytes, dtype)
 
     state.issue_each(make, lanes.uniform)
     return ()

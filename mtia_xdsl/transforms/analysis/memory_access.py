@@ -508,6 +508,43 @@ def constant_value(v: SSAValue, depth: int = _FACT_DEPTH) -> int | None:
     return None if a is None or b is None else fold(a, b)
 
 
+_CMP_FOLD = {
+    0: lambda a, b: a == b,  # eq
+    1: lambda a, b: a != b,  # ne
+    2: lambda a, b: a < b,  # slt
+    3: lambda a, b: a <= b,  # sle
+    4: lambda a, b: a > b,  # sgt
+    5: lambda a, b: a >= b,  # sge
+}
+"""arith.cmpi predicates (signed and equality) by their enum value."""
+
+
+def constant_condition(v: SSAValue, depth: int = _FACT_DEPTH) -> bool | None:
+    """The value of a scalar i1 computed from integer constants only (`arith.cmpi` of `constant_value`s,
+    `arith.andi`/`ori`/`xori` of such conditions, an i1 constant), else None. Inductor's GEMM template
+    picks its hinted or plain row index by such a condition of the kernel's static strides and sizes."""
+    owner = v.owner
+    if not isinstance(owner, Operation) or isinstance(v.type, TensorType) or depth == 0:
+        return None
+    if isinstance(owner, arith.ConstantOp):
+        attr = owner.value
+        return bool(attr.value.data) if isinstance(attr, IntegerAttr) and attr.type == builtin.i1 else None
+    if isinstance(owner, arith.CmpiOp):
+        fold = _CMP_FOLD.get(owner.predicate.value.data)
+        a, b = constant_value(owner.lhs, depth - 1), constant_value(owner.rhs, depth - 1)
+        return None if fold is None or a is None or b is None else fold(a, b)
+    if isinstance(owner, arith.AndIOp | arith.OrIOp | arith.XOrIOp):
+        a, b = constant_condition(owner.lhs, depth - 1), constant_condition(owner.rhs, depth - 1)
+        if isinstance(owner, arith.AndIOp) and (a is False or b is False):
+            return False
+        if isinstance(owner, arith.OrIOp) and (a is True or b is True):
+            return True
+        if a is None or b is None:
+            return None
+        return (a and b) if isinstance(owner, arith.AndIOp) else (a or b) if isinstance(owner, arith.OrIOp) else a != b
+    return None
+
+
 def _divisibility_hint(v: SSAValue) -> int:
     """The `tt.divisibility` hint on `v` (its defining op's attribute, or its kernel argument's), else 1."""
     owner = v.owner
@@ -582,13 +619,21 @@ class _Analyzer:
         return None
 
     def _if_form(self, op: scf.IfOp, i: int) -> AffineForm | None:
-        """The form of result i of an scf.if whose branches yield the same form (Inductor's template picks
+        """The form of result i of an scf.if: the taken branch's when the condition is computed from constants
+        (`constant_condition`), else the form both branches yield (Inductor's template picks
         `tl.multiple_of(rm % M, ..)` or plain `rm % M` by a condition the canonicalizer leaves in place)."""
         if not op.false_region.blocks:
             return None
         then_y, else_y = op.true_region.block.last_op, op.false_region.block.last_op
         if not isinstance(then_y, scf.YieldOp) or not isinstance(else_y, scf.YieldOp):
             return None
+        taken = constant_condition(op.cond)
+        if taken is not None:
+            a = self.form_of((then_y if taken else else_y).operands[i])
+            if a is None:
+                return None
+            self.info.forms[op.results[i]] = a
+            return a
         a, b = self.form_of(then_y.operands[i]), self.form_of(else_y.operands[i])
         if a is None or a != b:
             return None

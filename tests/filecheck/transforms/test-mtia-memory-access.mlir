@@ -484,3 +484,39 @@ tt.func public @hinted_rem_by_constant(%x: !tt.ptr<f32>) {
   %v = tt.load %p : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// Inductor's GEMM template with N = 172 not a multiple of BLOCK_N = 16: the branches' forms differ (the hinted
+// `rn % 172` is a block up to its wrap point, the plain one a wrapped box), but the condition is computed from
+// the kernel's static sizes (here 172 >= 16): the taken branch's form, one DMA up to the wrap point.
+// CHECK-LABEL: tt.func public @template_constant_condition
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+(%rn0 % 172) strides=[1] bounds=[(172 - (%rn0 % 172))] shape=[16]"}
+tt.func public @template_constant_condition(%b: !tt.ptr<f32>, %n: i32) {
+  %pid = tt.get_program_id x : i32
+  %pid_n = arith.divsi %pid, %n : i32
+  %c0 = arith.constant 0 : i32
+  %nonneg = arith.cmpi sge, %pid_n, %c0 : i32
+  llvm.intr.assume %nonneg : i1
+  %c16 = arith.constant 16 : i32
+  %c1 = arith.constant 1 : i32
+  %c172 = arith.constant 172 : i32
+  %wide = arith.cmpi sge, %c172, %c16 : i32
+  %unit = arith.cmpi eq, %c1, %c1 : i32
+  %cond = arith.andi %wide, %unit : i1
+  %rn0 = arith.muli %pid_n, %c16 : i32
+  %rns = tt.splat %rn0 : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rn = arith.addi %rns, %r : tensor<16xi32>
+  %rbn = scf.if %cond -> (tensor<16xi32>) {
+    %cn = arith.constant dense<172> : tensor<16xi32>
+    %h = arith.remsi %rn, %cn {tt.divisibility = dense<16> : tensor<1xi32>, tt.contiguity = dense<16> : tensor<1xi32>} : tensor<16xi32>
+    scf.yield %h : tensor<16xi32>
+  } else {
+    %cn = arith.constant dense<172> : tensor<16xi32>
+    %p = arith.remsi %rn, %cn : tensor<16xi32>
+    scf.yield %p : tensor<16xi32>
+  }
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %ptrs = tt.addptr %bs, %rbn : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+  %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
+  tt.return
+}

@@ -1,0 +1,117 @@
+"""Code generation costs per example: emit time (C++, LLVM IR), C++ compile time at -O2, and the run time of each
+executor next to the machine model's wall time.
+
+Each example launch of examples/launches.py runs once on the model (compiling its kernels); then, for every kernel
+launch it made, this times (seconds, host wall clock, summed over the example's kernel launches):
+- model: the machine model running the buffer-level program (`executor.run("model", ...)`);
+- emit cpp / emit llvm: printing the program as C++ (`mtia-opt -t mtia-cpp`) and as LLVM IR;
+- cc -O2: building the C++ with the system compiler at -O2, no cache;
+- cpp, llvm, riscv: the executor running the program, its build cached (the run only: the binary, JIT or qemu
+  process and the timing model over the recorded commands).
+A column of an executor not in this build, or whose toolchain is missing, prints "-" and the reason below.
+
+Usage: python benchmarks/codegen.py [NAME ...]   (example launch names; default all)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from examples.launches import LAUNCHES
+from mtia_xdsl.backend import executor
+from mtia_xdsl.backend.executor import ExecutorUnavailableError
+
+
+@dataclass
+class KernelLaunch:
+    """One kernel launch an example made: what the executor receives."""
+
+    module: Any
+    grid: tuple[int, int, int]
+    args: list[Any]
+    options: Any
+
+
+def launches_of(run: Callable[[], Any]) -> list[KernelLaunch]:
+    """Run an example on the model and return its kernel launches (the programs and their arguments)."""
+    from mtia_xdsl.runtime import toolchain
+
+    seen: list[KernelLaunch] = []
+    real = toolchain.run_kernel
+
+    def spy(module: Any, grid: Any, args: Any, options: Any) -> Any:
+        seen.append(KernelLaunch(module, grid, list(args), options))
+        return real(module, grid, args, options)
+
+    toolchain.run_kernel = spy
+    try:
+        run()
+    finally:
+        toolchain.run_kernel = real
+    return seen
+
+
+def timed(step: Callable[[KernelLaunch], Any], launches: list[KernelLaunch]) -> float:
+    """Return the seconds `step` takes over all launches."""
+    start = time.perf_counter()
+    for launch in launches:
+        step(launch)
+    return time.perf_counter() - start
+
+
+def _run_on(name: str) -> Callable[[KernelLaunch], Any]:
+    return lambda k: executor.run(name, k.module, k.grid, k.args, k.options)
+
+
+COLUMNS: dict[str, Callable[[KernelLaunch], Any]] = {
+    "model": _run_on("model"),
+    "cpp": _run_on("cpp"),
+    "llvm": _run_on("llvm"),
+    "riscv": _run_on("riscv"),
+}
+"""Timed column -> what it does to one kernel launch (raises ExecutorUnavailableError when it cannot run here)."""
+
+WARM = ("cpp", "llvm", "riscv")
+"""Columns whose build is cached: run once untimed first, so the figure is the run alone."""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="example launches (default: all)")
+    args = parser.parse_args()
+    chosen = [launch for launch in LAUNCHES if not args.names or launch.name in args.names]
+    header = f"{'example':<24} {'kernels':>7} " + " ".join(f"{c:>9}" for c in COLUMNS)
+    print(header)
+    print("-" * len(header))
+    unavailable: dict[str, str] = {}
+    for launch in chosen:
+        kernels = launches_of(launch.run)
+        cells = []
+        for column, step in COLUMNS.items():
+            if column in unavailable:
+                cells.append(f"{'-':>9}")
+                continue
+            try:
+                if column in WARM:
+                    timed(step, kernels)
+                cells.append(f"{timed(step, kernels):9.3f}")
+            except ExecutorUnavailableError as e:
+                unavailable[column] = str(e)
+                cells.append(f"{'-':>9}")
+        print(f"{launch.name:<24} {len(kernels):>7} " + " ".join(cells), flush=True)
+    print("\nseconds of host wall clock per example, summed over its kernel launches")
+    for column, reason in unavailable.items():
+        print(f"{column}: {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

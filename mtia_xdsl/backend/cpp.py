@@ -1,0 +1,1261 @@
+"""C++ emitter (`mtia-opt -t mtia-cpp`, `asm["cpp"]`): one readable translation unit per kernel.
+
+Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 calling the runtime API of
+`backend/runtime/mtia_runtime.h`:
+- the scalar core's control flow as structured C++ (`scf.for` -> for, `scf.while` -> while, `scf.if` -> if),
+  program ids and the grid as arguments of the kernel function, a `// kernel.py:LINE` comment above the code
+  each kernel line produced, names from the IR's name hints (else `vN`);
+- CBs as `mtia_cb_alloc` with the CB IDs, depths and LS offsets mtia-cb-allocate chose, the CB protocol as
+  `mtia_cb_reserve/push/wait/pop`, DMA as descriptors (base, strides, shape, bounds);
+- engine commands as `mtia_cmd_begin` / `mtia_cmd_in` / `mtia_cmd_out` around the engine's work in C++ and an
+  `*_end` call carrying the command's static work (machine/work.py: elements, dtype, LUT, MACs) as arguments a
+  user can read and edit; SE / VEC / MLU bodies are strip-mined in the RVV shape (per chunk of the innermost
+  dimension: set the vector length, load, compute, store), so a fused body keeps its intermediates in locals.
+  `emit_body_loop` is the hook backend/rvv.py uses to add RVV intrinsics under `#ifdef __riscv_vector`;
+- scalar-core instruction counts (`mtia_scalar_instrs`) where the model's ScalarCoreCounter counts them (every
+  op outside an engine body but the engine commands), so the host runtime reproduces the model's commands.
+
+Integers wrap as in Triton: build with `-fwrapv` (backend/host.py does). f16 and bf16 values are `float`s
+rounded after each operation (exact: float has more than twice their precision).
+
+Raises: CppEmitError naming the kernel line (`file:line:col: error: ...`) for a construct the emitter does not
+handle; it never emits code it cannot vouch for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.utils.target import Target
+
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.utils.locations import location_str
+
+MAX_RANK = 4
+"""MTIA_MAX_RANK of mtia_runtime.h."""
+
+
+class CppEmitError(Exception):
+    """A construct the C++ emitter does not handle; the message names the kernel line."""
+
+
+def _error(op: Operation, what: str) -> CppEmitError:
+    return CppEmitError(
+        f"{location_str(op.location)}: error: the C++ emitter (mtia-cpp) does not handle {what} ({op.name}); "
+        "run this kernel on the machine model (MTIA_EXECUTOR=model)"
+    )
+
+
+# -- types -----------------------------------------------------------------------------------------------
+
+
+def _elem(t: Attribute) -> Attribute:
+    t = mtia.tile_type(t)
+    return t.element_type if isinstance(t, TensorType) else t
+
+
+def _shape(t: Attribute) -> list[int]:
+    t = mtia.tile_type(t)
+    return list(t.get_shape()) if isinstance(t, TensorType) else []
+
+
+def _is_ptr(t: Attribute) -> bool:
+    return getattr(t, "name", "") == "tt.ptr"
+
+
+def _is_float(t: Attribute) -> bool:
+    return isinstance(t, builtin.AnyFloat)
+
+
+def _width(t: Attribute) -> int:
+    if isinstance(t, builtin.IntegerType):
+        return t.width.data
+    if isinstance(t, builtin.IndexType) or _is_ptr(t):
+        return 64
+    if isinstance(t, builtin.AnyFloat):
+        return t.bitwidth
+    raise TypeError(t)
+
+
+def _ctype(t: Attribute, op: Operation) -> str:
+    """The C++ type of a value of element type `t` (f16/bf16 compute as float)."""
+    if _is_ptr(t):
+        return "mtia_addr"
+    if isinstance(t, builtin.IndexType):
+        return "int64_t"
+    if isinstance(t, builtin.IntegerType):
+        w = t.width.data
+        if w == 1:
+            return "bool"
+        if w in (8, 16, 32, 64):
+            return f"int{w}_t"
+    if isinstance(t, builtin.Float32Type | builtin.Float16Type | builtin.BFloat16Type):
+        return "float"
+    if isinstance(t, builtin.Float64Type):
+        return "double"
+    raise _error(op, f"values of type {t}")
+
+
+def _storage(t: Attribute, op: Operation) -> str:
+    """The C++ type of one element of type `t` in LS or global memory."""
+    if isinstance(t, builtin.Float16Type | builtin.BFloat16Type):
+        return "uint16_t"
+    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+        return "uint8_t"
+    return _ctype(t, op)
+
+
+def _load(t: Attribute, expr: str) -> str:
+    """Read a stored element as its compute value."""
+    if isinstance(t, builtin.Float16Type):
+        return f"mtia_f16_to_f32({expr})"
+    if isinstance(t, builtin.BFloat16Type):
+        return f"mtia_bf16_to_f32({expr})"
+    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+        return f"({expr} != 0)"
+    return expr
+
+
+def _store(t: Attribute, expr: str) -> str:
+    """Turn a compute value into its stored element."""
+    if isinstance(t, builtin.Float16Type):
+        return f"mtia_f32_to_f16({expr})"
+    if isinstance(t, builtin.BFloat16Type):
+        return f"mtia_f32_to_bf16({expr})"
+    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+        return f"(uint8_t)({expr})"
+    return expr
+
+
+def _round(t: Attribute, expr: str) -> str:
+    """Round a float computed in float to element type `t` (f16/bf16); other types unchanged."""
+    if isinstance(t, builtin.Float16Type):
+        return f"mtia_round_f16({expr})"
+    if isinstance(t, builtin.BFloat16Type):
+        return f"mtia_round_bf16({expr})"
+    return expr
+
+
+def _literal(value: Any, t: Attribute, op: Operation) -> str:
+    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+        return "true" if int(value) & 1 else "false"
+    if isinstance(t, builtin.IntegerType | builtin.IndexType):
+        v = int(value)
+        w = _width(t)
+        v &= (1 << w) - 1
+        if v >= 1 << (w - 1):
+            v -= 1 << w
+        if w == 64:
+            return f"INT64_C({v})" if v != -(1 << 63) else "INT64_MIN"
+        return f"({_ctype(t, op)}){v}" if w < 32 else (str(v) if v != -(1 << 31) else "INT32_MIN")
+    if _is_float(t):
+        f = float(value)
+        if f != f:
+            return "NAN" if _ctype(t, op) == "float" else "(double)NAN"
+        if f in (float("inf"), float("-inf")):
+            s = "INFINITY" if f > 0 else "-INFINITY"
+            return s if _ctype(t, op) == "float" else f"(double){s}"
+        text = repr(f)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return text + ("f" if _ctype(t, op) == "float" else "")
+    raise _error(op, f"a constant of type {t}")
+
+
+# -- element-wise operations (scalar core and engine bodies share them) -------------------------------------
+
+_INT_BIN = {"arith.addi": "+", "arith.subi": "-", "arith.muli": "*", "arith.andi": "&", "arith.ori": "|",
+            "arith.xori": "^"}  # fmt: skip
+_FLOAT_BIN = {"arith.addf": "+", "arith.subf": "-", "arith.mulf": "*", "arith.divf": "/"}
+_CMPI = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<", 7: "<=", 8: ">", 9: ">="}
+"""arith.cmpi predicate -> C++ operator (6-9 unsigned: operands cast to unsigned)."""
+_CMPF = {1: ("==", False), 2: (">", False), 3: (">=", False), 4: ("<", False), 5: ("<=", False),
+         6: ("!=", False), 8: ("==", True), 9: (">", True), 10: (">=", True), 11: ("<", True),
+         12: ("<=", True), 13: ("!=", True)}  # fmt: skip
+"""arith.cmpf predicate -> (C++ operator, unordered); 0 false, 7 ord, 14 uno, 15 true handled apart."""
+_MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
+          "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf", "math.absf": "fabs",
+          "math.floor": "floor", "math.ceil": "ceil", "math.log1p": "log1p", "math.expm1": "expm1",
+          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
+
+
+def _unsigned(t: Attribute) -> str:
+    return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[_width(t)]
+
+
+def elementwise(op: Operation, a: list[str]) -> str | None:
+    """The C++ expression of element-wise op `op` on operand expressions `a` (None: not element-wise)."""
+    name = op.name
+    if not op.results:
+        return None
+    rt = _elem(op.results[0].type)
+    ct = _ctype(rt, op) if not isinstance(rt, TensorType) else ""
+    it = _elem(op.operands[0].type) if op.operands else rt
+    if name in _INT_BIN:
+        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+            return f"({a[0]} {_INT_BIN[name]} {a[1]})" if name != "arith.subi" else f"({a[0]} ^ {a[1]})"
+        return f"({ct})({a[0]} {_INT_BIN[name]} {a[1]})"
+    if name in _FLOAT_BIN:
+        return _round(rt, f"({a[0]} {_FLOAT_BIN[name]} {a[1]})")
+    if name == "arith.divsi":
+        return f"mtia_divsi<{ct}>({a[0]}, {a[1]})"
+    if name == "arith.remsi":
+        return f"mtia_remsi<{ct}>({a[0]}, {a[1]})"
+    if name in ("arith.divui", "arith.remui"):
+        u = _unsigned(rt)
+        fn = "mtia_divui" if name == "arith.divui" else "mtia_remui"
+        return f"({ct}){fn}<{u}>(({u}){a[0]}, ({u}){a[1]})"
+    if name in ("arith.maxsi", "arith.minsi"):
+        return f"({a[0]} {'>' if name == 'arith.maxsi' else '<'} {a[1]} ? {a[0]} : {a[1]})"
+    if name in ("arith.maxui", "arith.minui"):
+        u = _unsigned(rt)
+        return f"(({u}){a[0]} {'>' if name == 'arith.maxui' else '<'} ({u}){a[1]} ? {a[0]} : {a[1]})"
+    if name in ("arith.shli", "arith.shrsi", "arith.shrui"):
+        fn = {"arith.shli": "mtia_shl", "arith.shrsi": "mtia_shrs", "arith.shrui": "mtia_shru"}[name]
+        return f"{fn}<{ct}, {_unsigned(rt)}>({a[0]}, {a[1]})"
+    if name == "arith.cmpi":
+        pred = op.predicate.value.data  # type: ignore[attr-defined]
+        if pred >= 6:
+            u = _unsigned(it)
+            return f"(({u}){a[0]} {_CMPI[pred]} ({u}){a[1]})"
+        return f"({a[0]} {_CMPI[pred]} {a[1]})"
+    if name == "arith.cmpf":
+        pred = op.predicate.value.data  # type: ignore[attr-defined]
+        if pred == 0:
+            return "false"
+        if pred == 15:
+            return "true"
+        if pred == 7:
+            return f"(!std::isnan({a[0]}) && !std::isnan({a[1]}))"
+        if pred == 14:
+            return f"(std::isnan({a[0]}) || std::isnan({a[1]}))"
+        cmp, unordered = _CMPF[pred]
+        if pred == 6:
+            return f"(!std::isnan({a[0]}) && !std::isnan({a[1]}) && {a[0]} != {a[1]})"
+        if unordered:
+            return f"(std::isnan({a[0]}) || std::isnan({a[1]}) || {a[0]} {cmp} {a[1]})"
+        return f"({a[0]} {cmp} {a[1]})"
+    if name == "arith.select":
+        return f"({a[0]} ? {a[1]} : {a[2]})"
+    if name in ("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf"):
+        fn = {"arith.maxnumf": "mtia_maxnum", "arith.minnumf": "mtia_minnum", "arith.maximumf": "mtia_maximum",
+              "arith.minimumf": "mtia_minimum"}[name]  # fmt: skip
+        return f"{fn}({a[0]}, {a[1]})"
+    if name == "arith.negf":
+        return f"(-{a[0]})"
+    if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
+        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+            return f"(({a[0]} & 1) != 0)"
+        return f"({ct})({a[0]})"
+    if name in ("arith.extui", "arith.index_castui"):
+        return f"({ct})({_unsigned(it)})({a[0]})"
+    if name in ("arith.sitofp",):
+        return _round(rt, f"({ct})({a[0]})")
+    if name == "arith.uitofp":
+        return _round(rt, f"({ct})({_unsigned(it)})({a[0]})")
+    if name in ("arith.fptosi", "arith.fptoui"):
+        return f"mtia_fptoi<{ct}>({a[0]})"
+    if name in ("arith.extf", "arith.truncf"):
+        return _round(rt, f"({ct})({a[0]})")
+    if name == "arith.bitcast":
+        src = _storage(it, op)
+        dst = _storage(rt, op)
+        return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
+    if name in _MATH1:
+        f = _MATH1[name] + ("f" if ct == "float" else "")
+        return _round(rt, f"std::{f}({a[0]})")
+    if name == "math.rsqrt":
+        one = "1.0f" if ct == "float" else "1.0"
+        return _round(rt, f"({one} / std::sqrt({a[0]}))")
+    if name == "math.fma":
+        return _round(rt, f"std::fma({a[0]}, {a[1]}, {a[2]})")
+    if name == "math.absi":
+        return f"({ct})({a[0]} < 0 ? -{a[0]} : {a[0]})"
+    if name == "tt.precise_divf":
+        return _round(rt, f"({a[0]} / {a[1]})")
+    if name == "tt.addptr":
+        pointee = op.results[0].type
+        pointee = _elem(pointee)
+        elem_bytes = mtia.element_bytes(pointee.pointee_type)  # type: ignore[attr-defined]
+        return f"(mtia_addr)({a[0]} + (mtia_addr)((int64_t)({a[1]}) * {elem_bytes}))"
+    if name in ("tt.ptr_to_int", "tt.int_to_ptr"):
+        return f"({ct})({a[0]})"
+    return None
+
+
+# -- names and locations -----------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]")
+_RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "short", "signed", "unsigned",
+                       "new", "delete", "class", "struct", "union", "this", "default", "case", "switch", "for",
+                       "while", "do", "if", "else", "return", "break", "continue", "const", "static", "void",
+                       "bool", "true", "false", "register", "template", "typename", "operator", "private",
+                       "public", "protected", "friend", "virtual", "volatile", "inline", "and", "or", "not",
+                       "xor", "goto", "sizeof", "namespace", "using", "try", "catch", "throw", "enum",
+                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max"})  # fmt: skip
+
+
+@dataclass
+class _Names:
+    used: set[str] = field(default_factory=set)
+    counter: int = 0
+
+    def fresh(self, hint: str | None, prefix: str = "v") -> str:
+        if hint:
+            base = _IDENT.sub("_", hint)
+            if base[0].isdigit():
+                base = "_" + base
+            if base in _RESERVED or base.startswith("mtia"):
+                base += "_"
+        else:
+            base = f"{prefix}{self.counter}"
+            self.counter += 1
+        name, k = base, 1
+        while name in self.used:
+            name = f"{base}_{k}"
+            k += 1
+        self.used.add(name)
+        return name
+
+
+def _line(op: Operation) -> tuple[str, int] | None:
+    loc = op.location
+    if isinstance(loc, builtin.FileLineColLoc):
+        return loc.filename.data, loc.line.data
+    text = location_str(loc)
+    m = re.match(r"(.*):(\d+):\d+$", text)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+# -- the emitter ---------------------------------------------------------------------------------------------
+
+BodyHook = Callable[["BodyLoop"], list[str] | None]
+"""A function given a strip-mined body loop returning extra lines to emit in its place (None: no change);
+backend/rvv.py sets `BODY_HOOKS` to add RVV intrinsics under `#ifdef __riscv_vector`."""
+
+BODY_HOOKS: list[BodyHook] = []
+
+
+@dataclass
+class BodyLoop:
+    """One strip-mined loop of an engine body: what `emit_body_loop` writes, and what a hook may read."""
+
+    op: Operation
+    """The engine compute op."""
+    shape: list[int]
+    """The iteration space (an output tile's shape)."""
+    extents: list[str]
+    """C++ extent of each dimension (the valid extent under an effective shape, else the shape)."""
+    index: list[str]
+    """The loop index names, outermost first."""
+    lane_lines: list[str]
+    """The statements computing one lane (reading inputs, computing, storing outputs)."""
+    dtype: str
+    """The output's element C type."""
+
+
+def emit_body_loop(loop: BodyLoop, indent: str) -> list[str]:
+    """Strip-mine `loop` in the RVV shape: outer dimensions as plain loops, the innermost in chunks of the
+    vector length `vl` (mtia_vsetvl: elements of `dtype` one vector register holds), each chunk loading,
+    computing and storing its lanes."""
+    for hook in BODY_HOOKS:
+        lines = hook(loop)
+        if lines is not None:
+            return [indent + ln for ln in lines]
+    out: list[str] = []
+    pad = indent
+    if not loop.shape:
+        out += [pad + ln for ln in loop.lane_lines]
+        return out
+    for d in range(len(loop.shape) - 1):
+        i = loop.index[d]
+        out.append(f"{pad}for (int64_t {i} = 0; {i} < {loop.extents[d]}; ++{i}) {{")
+        pad += "    "
+    i = loop.index[-1]
+    n = loop.extents[-1]
+    out.append(f"{pad}for (int64_t {i}0 = 0; {i}0 < {n}; {i}0 += MTIA_VLMAX({loop.dtype})) {{")
+    out.append(f"{pad}    const int64_t vl = mtia_vsetvl({n} - {i}0, MTIA_VLMAX({loop.dtype}));")
+    out.append(f"{pad}    for (int64_t {i} = {i}0; {i} < {i}0 + vl; ++{i}) {{")
+    out += [f"{pad}        {ln}" for ln in loop.lane_lines]
+    out.append(f"{pad}    }}")
+    out.append(f"{pad}}}")
+    for _ in range(len(loop.shape) - 1):
+        pad = pad[:-4]
+        out.append(f"{pad}}}")
+    return out
+
+
+def _linear(idx: list[str], shape: list[int]) -> str:
+    if not shape:
+        return "0"
+    expr = idx[0]
+    for d in range(1, len(shape)):
+        expr = f"({expr}) * {shape[d]} + {idx[d]}" if expr != "0" else idx[d]
+    return expr
+
+
+class _Kernel:
+    """Emits one tt.func."""
+
+    def __init__(self, func: Operation, module: ModuleOp) -> None:
+        self.func = func
+        self.module = module
+        self.names = _Names()
+        self.value: dict[SSAValue, str] = {}
+        self.lines: list[str] = []
+        self.pending = 0
+        """Scalar-core instructions counted since the last flush."""
+        self.last_line: list[tuple[str, int] | None] = [None]
+        self.file = _line(func)[0] if _line(func) else ""
+
+    # -- helpers
+    def loc(self, op: Operation) -> str:
+        text = location_str(op.location)
+        if self.file and text.startswith(self.file + ":"):
+            return f'MTIA_KERNEL_FILE "{text[len(self.file):]}"'
+        return json.dumps(text)
+
+    def emit(self, indent: str, text: str) -> None:
+        self.lines.append(indent + text)
+
+    def comment_line(self, op: Operation, indent: str) -> None:
+        where = _line(op)
+        if where is None or where == self.last_line[-1]:
+            return
+        self.last_line[-1] = where
+        name = os.path.basename(where[0]) if where[0] == self.file else where[0]
+        self.emit(indent, f"// {name}:{where[1]}")
+
+    def flush(self, indent: str) -> None:
+        if self.pending:
+            self.emit(indent, f"mtia_scalar_instrs(pe, {self.pending});")
+            self.pending = 0
+
+    def name_for(self, v: SSAValue, prefix: str = "v") -> str:
+        n = self.names.fresh(v.name_hint, prefix)
+        self.value[v] = n
+        return n
+
+    def get(self, v: SSAValue, user: Operation) -> str:
+        try:
+            return self.value[v]
+        except KeyError:
+            raise _error(user, "a value defined where the emitter cannot reach it") from None
+
+    # -- kernel
+    def emit_kernel(self) -> list[str]:
+        func = self.func
+        name = func.properties["sym_name"].data  # type: ignore[union-attr]
+        block = func.regions[0].blocks.first
+        assert block is not None
+        if len(func.regions[0].blocks) != 1:
+            raise _error(func, "a kernel of more than one block (run tt-lift-early-returns)")
+        params = []
+        for arg in block.args:
+            if isinstance(arg.type, TensorType):
+                raise _error(func, "tensor kernel arguments")
+            params.append(f"{_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
+        pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
+        self.names.used.update(pid)
+        sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
+        self.kernel_name = name
+        self.lines.append(f"static void {name}({sig}) {{")
+        self.emit_block(block, "    ")
+        self.lines.append("}")
+        return self.lines
+
+    def emit_block(self, block: Block, indent: str) -> None:
+        self.last_line.append(None)
+        for op in block.ops:
+            self.emit_op(op, indent)
+        self.last_line.pop()
+
+    def emit_op(self, op: Operation, indent: str) -> None:
+        is_engine = isinstance(op, mtia.ENGINE_OPS)
+        if not is_engine:
+            self.pending += 1  # ScalarCoreCounter: every op outside an engine body but the engine commands
+        if op.name == "arith.constant" and not isinstance(op.results[0].type, TensorType):
+            self.value[op.results[0]] = _literal(op.value.value.data, op.results[0].type, op)  # type: ignore[attr-defined]
+            return
+        if op.name in ("tt.return", "scf.yield", "scf.condition", "mtia.yield"):
+            return  # handled by the parent
+        self.comment_line(op, indent)
+        method = getattr(self, "op_" + op.name.replace(".", "_"), None)
+        if method is not None:
+            method(op, indent)
+            return
+        if any(isinstance(r.type, TensorType) for r in op.results) or op.regions:
+            raise _error(op, "this op outside an engine command body")
+        expr = elementwise(op, [self.get(v, op) for v in op.operands])
+        if expr is None:
+            raise _error(op, "this op")
+        r = op.results[0]
+        self.emit(indent, f"const {_ctype(r.type, op)} {self.name_for(r)} = {expr};")
+
+    # -- scalar core ops
+    def op_tt_get_program_id(self, op: Operation, indent: str) -> None:
+        axis = op.axis.value.data  # type: ignore[attr-defined]
+        self.value[op.results[0]] = ["pid_x", "pid_y", "pid_z"][axis]
+
+    def op_tt_get_num_programs(self, op: Operation, indent: str) -> None:
+        axis = op.axis.value.data  # type: ignore[attr-defined]
+        self.value[op.results[0]] = ["grid_x", "grid_y", "grid_z"][axis]
+
+    def op_mtia_pe_id(self, op: Operation, indent: str) -> None:
+        r = op.results[0]
+        self.emit(indent, f"const int32_t {self.name_for(r, 'pe_id')} = mtia_pe_id(pe, {op.axis.value.data});")  # type: ignore[attr-defined]
+
+    def op_mtia_num_pes(self, op: Operation, indent: str) -> None:
+        r = op.results[0]
+        self.emit(indent, f"const int32_t {self.name_for(r, 'num_pes')} = mtia_num_pes(pe, {op.axis.value.data});")  # type: ignore[attr-defined]
+
+    def op_scf_for(self, op: Operation, indent: str) -> None:
+        lb, ub, step, *inits = (self.get(v, op) for v in op.operands)
+        body = op.regions[0].blocks.first
+        assert body is not None
+        iv, *carried = body.args
+        iv_t = _ctype(iv.type, op)
+        carried_names = []
+        for arg, init, res in zip(carried, inits, op.results, strict=True):
+            if isinstance(arg.type, TensorType):
+                raise _error(op, "a loop carrying a tensor")
+            n = self.name_for(res, "acc")
+            self.value[arg] = n
+            carried_names.append(n)
+            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {init};")
+        i = self.names.fresh(iv.name_hint, "i")
+        self.flush(indent)
+        self.emit(indent, f"for (int64_t {i}_ = {lb}; {i}_ < {ub}; {i}_ += {step}) {{")
+        self.emit(indent + "    ", f"const {iv_t} {i} = ({iv_t}){i}_;")
+        self.value[iv] = i
+        self.emit_block(body, indent + "    ")
+        self.assign_yield(body.last_op, carried_names, indent + "    ")
+        self.flush(indent + "    ")
+        self.emit(indent, "}")
+
+    def assign_yield(self, term: Operation | None, targets: list[str], indent: str) -> None:
+        if term is None or not targets:
+            return
+        values = [self.get(v, term) for v in term.operands]
+        if len(targets) == 1:
+            self.emit(indent, f"{targets[0]} = {values[0]};")
+            return
+        temps = []
+        for v, t in zip(term.operands, values, strict=True):
+            n = self.names.fresh(None, "next")
+            temps.append(n)
+            self.emit(indent, f"const {_ctype(v.type, term)} {n} = {t};")
+        for t, n in zip(targets, temps, strict=True):
+            self.emit(indent, f"{t} = {n};")
+
+    def op_scf_if(self, op: Operation, indent: str) -> None:
+        cond = self.get(op.operands[0], op)
+        names = []
+        for r in op.results:
+            if isinstance(r.type, TensorType):
+                raise _error(op, "an if yielding a tensor")
+            n = self.name_for(r, "r")
+            names.append(n)
+            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+        self.flush(indent)
+        self.emit(indent, f"if ({cond}) {{")
+        for k, region in enumerate(op.regions):
+            block = region.blocks.first
+            if k == 1:
+                if block is None or (not names and len(block.ops) <= 1):
+                    if block is not None:
+                        self.pending += len(block.ops)
+                        self.flush(indent + "    ")
+                    break
+                self.emit(indent, "} else {")
+            if block is None:
+                continue
+            self.emit_block(block, indent + "    ")
+            self.assign_yield(block.last_op, names, indent + "    ")
+            self.flush(indent + "    ")
+        self.emit(indent, "}")
+
+    def op_scf_while(self, op: Operation, indent: str) -> None:
+        before, after = (r.blocks.first for r in op.regions)
+        assert before is not None and after is not None
+        carried = []
+        for arg, init in zip(before.args, op.operands, strict=True):
+            n = self.name_for(arg, "w")
+            carried.append(n)
+            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {self.get(init, op)};")
+        results = []
+        for r in op.results:
+            n = self.name_for(r, "r")
+            results.append(n)
+            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+        self.flush(indent)
+        self.emit(indent, "while (true) {")
+        inner = indent + "    "
+        self.emit_block(before, inner)
+        cond_op = before.last_op
+        assert cond_op is not None
+        cond, *fwd = (self.get(v, cond_op) for v in cond_op.operands)
+        self.flush(inner)
+        self.emit(inner, f"if (!({cond})) {{")
+        for n, f in zip(results, fwd, strict=True):
+            self.emit(inner + "    ", f"{n} = {f};")
+        self.emit(inner + "    ", "break;")
+        self.emit(inner, "}")
+        for arg, f in zip(after.args, fwd, strict=True):
+            self.emit(inner, f"const {_ctype(arg.type, op)} {self.name_for(arg)} = {f};")
+        self.emit_block(after, inner)
+        self.assign_yield(after.last_op, carried, inner)
+        self.flush(inner)
+        self.emit(indent, "}")
+
+    # -- CBs
+    def op_mtia_cb_alloc(self, op: Operation, indent: str) -> None:
+        t = op.results[0].type
+        if op.cb_id is None or op.ls_offset is None:  # type: ignore[attr-defined]
+            raise _error(op, "a CB without a CB ID and LS offset (run mtia-cb-allocate)")
+        n = self.name_for(op.results[0], "cb")
+        depth = t.depth.data  # type: ignore[attr-defined]
+        self.emit(
+            indent,
+            f"const int32_t {n} = mtia_cb_alloc(pe, /*CB ID*/ {op.cb_id.value.data}, /*depth*/ {depth}, "  # type: ignore[attr-defined]
+            f"/*slot bytes*/ {mtia.tile_bytes(t.tile)}, /*LS offset*/ {op.ls_offset.value.data}, {self.loc(op)});"  # type: ignore[attr-defined]
+            f"  // {t}",
+        )
+
+    def _cb_count(self, op: Operation, indent: str, fn: str) -> None:
+        self.emit(indent, f"{fn}(pe, {self.get(op.operands[0], op)}, {op.count.value.data}, {self.loc(op)});")  # type: ignore[attr-defined]
+
+    def op_mtia_cb_reserve(self, op: Operation, indent: str) -> None:
+        self._cb_count(op, indent, "mtia_cb_reserve")
+
+    def op_mtia_cb_push(self, op: Operation, indent: str) -> None:
+        self._cb_count(op, indent, "mtia_cb_push")
+
+    def op_mtia_cb_wait(self, op: Operation, indent: str) -> None:
+        self._cb_count(op, indent, "mtia_cb_wait")
+
+    def op_mtia_cb_pop(self, op: Operation, indent: str) -> None:
+        self._cb_count(op, indent, "mtia_cb_pop")
+
+    def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
+        r = op.results[0]
+        t = r.type
+        st = _storage(t, op)
+        n = self.name_for(r)
+        raw = self.names.fresh(None, "raw")
+        self.flush(indent)
+        self.emit(indent, f"{st} {raw};")
+        self.emit(indent, f"mtia_cb_read(pe, {self.get(op.operands[0], op)}, &{raw}, sizeof {raw}, {self.loc(op)});")
+        self.emit(indent, f"const {_ctype(t, op)} {n} = {_load(t, raw)};")
+
+    # -- DMA
+    def _desc(self, op: Any, t: Attribute, indent: str) -> str:
+        shape = _shape(t)
+        rank = len(shape)
+        if rank > MAX_RANK:
+            raise _error(op, f"a DMA block of rank {rank} (at most {MAX_RANK})")
+        elem = _elem(t)
+
+        def arr(vals: list[str]) -> str:
+            return "{" + ", ".join(vals + ["0"] * (MAX_RANK - len(vals))) + "}"
+
+        strides = [self.get(v, op) for v in op.strides]
+        bounds = [self.get(v, op) for v in op.bounds]
+        starts = [self.get(v, op) for v in op.starts]
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        d = self.names.fresh(None, "dma")
+        self.emit(
+            indent,
+            f"const mtia_dma_desc {d} = {{/*base*/ {self.get(op.base, op)}, /*rank*/ {rank}, /*elem bytes*/ "
+            f"{mtia.element_bytes(elem)}, /*shape*/ {arr([str(s) for s in shape])}, /*strides*/ {arr(strides)}, "
+            f"/*bounds*/ {arr(bounds)}, /*starts*/ {arr(starts)}, /*has starts*/ {int(bool(starts))}, "
+            f"/*is float*/ {int(_is_float(elem))}, \"{dtype_name(t)}\"}};",
+        )
+        return d
+
+    def op_mtia_dma_load(self, op: Any, indent: str) -> None:
+        if op.out is None:
+            raise _error(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        d = self._desc(op, op.block_type, inner)
+        other = "nullptr"
+        if op.other is not None:
+            if isinstance(op.other.type, TensorType):
+                raise _error(op, "a DMA load whose `other` is a tensor")
+            elem = _elem(op.block_type)
+            o = self.names.fresh(None, "other")
+            self.emit(inner, f"const {_storage(elem, op)} {o} = {_store(elem, self.get(op.other, op))};")
+            other = f"&{o}"
+        self.emit(inner, f"mtia_dma_load(pe, {self.get(op.out, op)}, &{d}, {other}, {self.loc(op)});")
+        self.emit(indent, "}")
+
+    def op_mtia_dma_store(self, op: Any, indent: str) -> None:
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        t = mtia.tile_type(op.value.type)
+        d = self._desc(op, t, inner)
+        if mtia.is_cb(op.value):
+            self.emit(inner, f"mtia_dma_store(pe, {self.get(op.value, op)}, &{d}, {self.loc(op)});")
+        else:
+            if _shape(t):
+                raise _error(op, "a DMA store of a tensor value outside a CB")
+            v = self.names.fresh(None, "value")
+            self.emit(inner, f"const {_storage(t, op)} {v} = {_store(t, self.get(op.value, op))};")
+            self.emit(inner, f"mtia_dma_store_scalar(pe, &{v}, &{d}, {self.loc(op)});")
+        self.emit(indent, "}")
+
+    def op_mtia_scalar_load(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        r = op.results[0]
+        t = r.type
+        raw = self.names.fresh(None, "raw")
+        self.flush(indent)
+        self.emit(indent, f"{_storage(t, op)} {raw};")
+        self.emit(
+            indent,
+            f'mtia_scalar_load(pe, {self.get(op.operands[0], op)}, &{raw}, sizeof {raw}, "{dtype_name(t)}", '
+            f"{self.loc(op)});",
+        )
+        self.emit(indent, f"const {_ctype(t, op)} {self.name_for(r)} = {_load(t, raw)};")
+
+    def op_mtia_scalar_store(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = op.value.type
+        raw = self.names.fresh(None, "raw")
+        self.flush(indent)
+        self.emit(indent, f"const {_storage(t, op)} {raw} = {_store(t, self.get(op.value, op))};")
+        self.emit(
+            indent,
+            f'mtia_scalar_store(pe, {self.get(op.operands[0], op)}, &{raw}, sizeof {raw}, "{dtype_name(t)}", '
+            f"{self.loc(op)});",
+        )
+
+    # -- engine commands
+    def _ins(self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False) -> list[str]:
+        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others."""
+        out = []
+        for v in operands:
+            if mtia.is_cb(v):
+                t = mtia.tile_type(v.type)
+                p = self.names.fresh(None, "in")
+                self.emit(
+                    indent,
+                    f"[[maybe_unused]] const {_storage(_elem(t), op)} *{p} = (const {_storage(_elem(t), op)} *)mtia_cmd_in(pe, "
+                    f"{self.get(v, op)});",
+                )
+                out.append(p)
+            else:
+                if isinstance(v.type, TensorType):
+                    raise _error(op, "an engine command reading a tensor outside a CB")
+                out.append(self.get(v, op))
+        return out
+
+    def _outs(self, op: Any, outs: list[SSAValue], indent: str, inplace: bool) -> list[str]:
+        ptrs = []
+        for v in outs:
+            t = mtia.tile_type(v.type)
+            p = self.names.fresh(None, "out")
+            fn = "mtia_cmd_inout" if inplace else "mtia_cmd_out"
+            st = _storage(_elem(t), op)
+            self.emit(indent, f"{st} *{p} = ({st} *){fn}(pe, {self.get(v, op)});")
+            ptrs.append(p)
+        return ptrs
+
+    def op_mtia_se_compute(self, op: Any, indent: str) -> None:
+        self._compute(op, indent, "MTIA_SE")
+
+    def op_mtia_vec_compute(self, op: Any, indent: str) -> None:
+        self._compute(op, indent, "MTIA_VEC")
+
+    def op_mtia_mlu_compute(self, op: Any, indent: str) -> None:
+        self._compute(op, indent, "MTIA_MLU")
+
+    def _compute(self, op: Any, indent: str, engine: str) -> None:
+        from mtia_xdsl.machine.commands import command_kind
+        from mtia_xdsl.machine.interpret.command_work import ComputeInfo
+
+        if not op.outs:
+            raise _error(op, "an engine command whose results stay in registers")
+        info = ComputeInfo.of(op)
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        self.emit(inner, f'mtia_cmd_begin(pe, {engine}, "{command_kind(op.name)}", {self.loc(op)});')
+        ins = self._ins(op, list(op.inputs), inner)
+        outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
+        valid = [self.get(v, op) for v in op.valid]
+        body = _Body(self, op, ins)
+        yield_op = op.body.block.last_op
+        for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
+            out_t = mtia.tile_type(op.outs[k].type)
+            body.emit_output(res, ptr, out_t, valid, inner)
+        out_t = mtia.tile_type(op.outs[0].type)
+        shape = _shape(out_t)
+        vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
+        shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
+        self.emit(
+            inner,
+            f'const mtia_work work = {{/*elems*/ {info.elems}, /*dtype*/ "{info.dtype}", /*lut*/ {int(info.lut)}, '
+            f"/*out rank*/ {len(shape)}, /*out shape*/ {{{shp}}}, /*nvalid*/ {len(valid)}, /*valid*/ {{{vals}}}, "
+            f"/*LS bytes*/ {info.ls_bytes}}};",
+        )
+        self.emit(inner, "mtia_compute_end(pe, &work);")
+        self.emit(indent, "}")
+
+    def op_mtia_dpe_matmul(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.command_work import dpe_ls_bytes
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        if op.out is None:
+            raise _error(op, "a DPE matmul whose result stays in registers")
+        t_a, t_b = mtia.tile_type(op.a.type), mtia.tile_type(op.b.type)
+        out_t = mtia.tile_type(op.out.type)
+        *batch, m, k = _shape(t_a)
+        n = _shape(t_b)[-1]
+        if len(batch) > 1:
+            raise _error(op, "a DPE matmul with more than one batch dimension")
+        nb = batch[0] if batch else 1
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        self.emit(inner, f'mtia_cmd_begin(pe, MTIA_DPE, "dpe_matmul", {self.loc(op)});')
+        a, b = self._ins(op, [op.a, op.b], inner)
+        inplace = op.inplace is not None
+        c = None if inplace else self._ins(op, [op.c], inner)[0]
+        (d,) = self._outs(op, [op.out], inner, inplace)
+        if inplace:
+            c = d
+        assert c is not None
+        valid = [self.get(v, op) for v in op.valid]
+        vm, vn, vk = valid if valid else (str(m), str(n), str(k))
+        ea, eb, ec, ed = _elem(t_a), _elem(t_b), _elem(op.c.type), _elem(out_t)
+        integer = isinstance(ea, builtin.IntegerType)
+        acc_t = "int64_t" if integer else "double"
+        tf32 = op.input_precision.value.data == 0 and isinstance(ea, builtin.Float32Type)
+        rd = (lambda e: f"mtia_round_tf32({e})") if tf32 else (lambda e: e)
+        c_is_cb = mtia.is_cb(op.c) or inplace
+        self.emit(inner, f"// D[{nb}x{m}x{n}] = A[{m}x{k}] @ B[{k}x{n}] + C, exact accumulation, rounded once")
+        self.emit(inner, f"for (int64_t bb = 0; bb < {nb}; ++bb) {{")
+        self.emit(inner, f"    for (int64_t mm = 0; mm < {vm}; ++mm) {{")
+        self.emit(inner, f"        for (int64_t nn = 0; nn < {vn}; ++nn) {{")
+        ci = f"(bb * {m} + mm) * {n} + nn"
+        c0 = _load(ec, f"{c}[{ci}]") if c_is_cb else c
+        self.emit(inner, f"            {acc_t} acc = ({acc_t})({c0});")
+        self.emit(inner, f"            for (int64_t kk = 0; kk < {vk}; ++kk) {{")
+        av = _load(ea, f"{a}[(bb * {m} + mm) * {k} + kk]")
+        bv = _load(eb, f"{b}[(bb * {k} + kk) * {n} + nn]")
+        self.emit(inner, f"                acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
+        self.emit(inner, "            }")
+        cd = _ctype(ed, op)
+        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})acc'))};")
+        self.emit(inner, "        }")
+        self.emit(inner, "    }")
+        self.emit(inner, "}")
+        vals = ", ".join(valid) if valid else "0"
+        self.emit(inner, f"const int64_t valid[3] = {{{vals}{', 0, 0' if not valid else ''}}};")
+        self.emit(
+            inner,
+            f'mtia_dpe_end(pe, /*batch*/ {nb}, /*M*/ {m}, /*N*/ {n}, /*K*/ {k}, "{dtype_name(t_a)}", '
+            f"/*input precision*/ {op.input_precision.value.data}, /*LS bytes*/ {dpe_ls_bytes(op)}, "
+            f"/*nvalid*/ {len(valid)}, valid);",
+        )
+        self.emit(indent, "}")
+
+    def op_mtia_re_reduce(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.command_work import re_ls_bytes
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        if op.out is None:
+            raise _error(op, "an RE reduce whose result stays in registers")
+        t_in = mtia.tile_type(op.input.type)
+        out_t = mtia.tile_type(op.out.type)
+        shape = _shape(t_in)
+        axis = op.axis.value.data
+        kind = op.kind.data
+        combine = _REDUCE_COMBINE.get(kind)
+        if combine is None:
+            raise _error(op, f"an RE reduction of kind {kind}")
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        self.emit(inner, f'mtia_cmd_begin(pe, MTIA_RE, "re_reduce", {self.loc(op)});')
+        (x,) = self._ins(op, [op.input], inner)
+        (y,) = self._outs(op, [op.out], inner, False)
+        valid = [self.get(v, op) for v in op.valid]
+        ext = valid if valid else [str(s) for s in shape]
+        et = _elem(t_in)
+        ct = _ctype(et, op)
+        idx = [f"i{d}" for d in range(len(shape))]
+        outer = [d for d in range(len(shape)) if d != axis]
+        pad = inner
+        self.emit(inner, f"// reduce axis {axis} ({kind}); lanes outside the valid extents are not read")
+        for d in outer:
+            lim = f"{shape[d]}"
+            self.emit(pad, f"for (int64_t {idx[d]} = 0; {idx[d]} < {lim}; ++{idx[d]}) {{")
+            pad += "    "
+        self.emit(pad, f"{ct} acc = {_REDUCE_INIT[kind](et, op)};")
+        self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
+        cond = " && ".join(f"{idx[d]} < {ext[d]}" for d in outer) if valid and outer else ""
+        x_at = _load(et, f"{x}[{_linear(idx, shape)}]")
+        upd = f"acc = {_round(et, combine('acc', x_at, et))};"
+        self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
+        self.emit(pad, "}")
+        out_shape = _shape(out_t)
+        out_idx = [idx[d] for d in outer]
+        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
+        for _ in outer:
+            pad = pad[:-4]
+            self.emit(pad, "}")
+        shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
+        vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
+        self.emit(inner, f"const int64_t in_shape[{MAX_RANK}] = {{{shp}}}, valid[{MAX_RANK}] = {{{vals}}};")
+        self.emit(
+            inner,
+            f'mtia_re_end(pe, {len(shape)}, in_shape, "{dtype_name(out_t)}", /*LS bytes*/ {re_ls_bytes(op)}, '
+            f"/*nvalid*/ {len(valid)}, valid);",
+        )
+        self.emit(indent, "}")
+
+
+def _minmax(fn: str) -> Callable[[str, str, Attribute], str]:
+    return lambda a, b, t: f"{fn}({a}, {b})"
+
+
+_REDUCE_COMBINE: dict[str, Callable[[str, str, Attribute], str]] = {
+    "addf": lambda a, b, t: f"({a} + {b})",
+    "addi": lambda a, b, t: f"({a} + {b})",
+    "maxnumf": _minmax("mtia_maxnum"),
+    "minnumf": _minmax("mtia_minnum"),
+    "maximumf": _minmax("mtia_maximum"),
+    "minimumf": _minmax("mtia_minimum"),
+    "maxsi": lambda a, b, t: f"({a} > {b} ? {a} : {b})",
+    "minsi": lambda a, b, t: f"({a} < {b} ? {a} : {b})",
+}
+_REDUCE_INIT: dict[str, Callable[[Attribute, Operation], str]] = {
+    "addf": lambda t, op: _literal(0.0, t, op),
+    "addi": lambda t, op: _literal(0, t, op),
+    "maxnumf": lambda t, op: "-INFINITY",
+    "maximumf": lambda t, op: "-INFINITY",
+    "minnumf": lambda t, op: "INFINITY",
+    "minimumf": lambda t, op: "INFINITY",
+    "maxsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::min()",
+    "minsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::max()",
+}
+
+
+class _Body:
+    """An engine compute body as lane expressions: each tensor value is a function from lane indices (of its
+    own shape) to a C++ expression; shape ops (splat, broadcast, expand_dims, trans, reshape) only remap
+    indices, element-wise ops compose expressions, and the values of the output's shape become locals of the
+    strip-mined loop."""
+
+    def __init__(self, k: _Kernel, op: Any, ins: list[str]) -> None:
+        self.k = k
+        self.op = op
+        self.block = op.body.block
+        self.scalar: dict[SSAValue, str] = {}
+        self.tile: dict[SSAValue, tuple[str, list[int], Attribute]] = {}
+        for arg, v, src in zip(self.block.args, ins, op.inputs, strict=True):
+            if mtia.is_cb(src):
+                t = mtia.tile_type(src.type)
+                if _shape(t):
+                    self.tile[arg] = (v, _shape(t), _elem(t))
+                else:
+                    self.scalar[arg] = _load(_elem(t), f"{v}[0]")
+            else:
+                self.scalar[arg] = v
+        self.defs: dict[SSAValue, Operation] = {r: o for o in self.block.ops for r in o.results}
+
+    def at(self, v: SSAValue, idx: list[str], local: dict[SSAValue, str]) -> str:
+        """The C++ expression of value `v` at lane `idx` (empty for scalars)."""
+        if v in self.scalar:
+            return self.scalar[v]
+        if v in local:
+            return local[v]
+        if v in self.tile:
+            ptr, shape, et = self.tile[v]
+            return _load(et, f"{ptr}[{_linear(idx, shape)}]")
+        if isinstance(v, BlockArgument) or v not in self.defs:
+            return self.k.get(v, self.op)  # a value of the scalar core
+        op = self.defs[v]
+        name = op.name
+        shape = _shape(v.type)
+        if name == "arith.constant":
+            attr = op.value  # type: ignore[attr-defined]
+            t = _elem(v.type)
+            if isinstance(attr, builtin.DenseIntOrFPElementsAttr):
+                values = attr.get_values()
+                if all(x == values[0] for x in values) or len(values) == 1:
+                    return _literal(values[0], t, op)
+                raise _error(op, "a non-uniform dense constant in an engine body")
+            return _literal(attr.value.data, t, op)
+        if name == "tt.splat":
+            return self.at(op.operands[0], [], local)
+        if name == "tt.expand_dims":
+            axis = op.axis.value.data  # type: ignore[attr-defined]
+            return self.at(op.operands[0], idx[:axis] + idx[axis + 1 :], local)
+        if name == "tt.broadcast":
+            src_shape = _shape(op.operands[0].type)
+            return self.at(op.operands[0], [i if s != 1 else "0" for i, s in zip(idx, src_shape, strict=True)], local)
+        if name == "tt.trans":
+            order = list(op.order.get_values())  # type: ignore[attr-defined]
+            src_idx = ["0"] * len(order)
+            for d, o in enumerate(order):
+                src_idx[o] = idx[d]
+            return self.at(op.operands[0], src_idx, local)
+        if name == "tt.reshape":
+            src_shape = _shape(op.operands[0].type)
+            flat = _linear(idx, shape)
+            src_idx = []
+            for d in range(len(src_shape)):
+                inner = 1
+                for s in src_shape[d + 1 :]:
+                    inner *= s
+                src_idx.append(f"(({flat}) / {inner}) % {src_shape[d]}")
+            return self.at(op.operands[0], src_idx, local)
+        if name == "tt.make_range":
+            start = op.start.value.data  # type: ignore[attr-defined]
+            return f"(int32_t)({start} + {idx[0]})"
+        if name == "builtin.unrealized_conversion_cast":
+            return self.at(op.operands[0], idx, local)
+        operands = []
+        for o in op.operands:
+            oshape = _shape(o.type)
+            operands.append(self.at(o, idx if oshape == shape else idx[len(idx) - len(oshape) :], local))
+        expr = elementwise(op, operands)
+        if expr is None:
+            raise _error(op, "this op in an engine body")
+        return expr
+
+    def emit_output(self, res: SSAValue, ptr: str, out_t: Attribute, valid: list[str], indent: str) -> None:
+        shape = _shape(out_t)
+        et = _elem(out_t)
+        idx = [f"i{d}" for d in range(len(shape))]
+        local: dict[SSAValue, str] = {}
+        lines: list[str] = []
+        # values of the output's shape, in body order, become lane locals (the fused loop keeps them in registers)
+        for o in self.block.ops:
+            if o.name in ("mtia.yield", "arith.constant") or len(o.results) != 1:
+                continue
+            r = o.results[0]
+            if _shape(r.type) != shape or o.name in ("tt.splat", "tt.broadcast", "tt.expand_dims"):
+                continue
+            if not self._reaches(r, res):
+                continue
+            expr = self.at(r, idx, local)
+            n = self.k.names.fresh(r.name_hint, "t")
+            lines.append(f"const {_ctype(_elem(r.type), o)} {n} = {expr};")
+            local[r] = n
+        val = self.at(res, idx, local)
+        lines.append(f"{ptr}[{_linear(idx, shape)}] = {_store(et, val)};")
+        extents = [f"std::min<int64_t>({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
+        if not extents:
+            extents = [str(s) for s in shape]
+        loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op))
+        self.k.lines += emit_body_loop(loop, indent)
+
+    def _reaches(self, v: SSAValue, target: SSAValue) -> bool:
+        """Whether `target` depends on `v` (so computing `v` per lane is not wasted)."""
+        seen: set[SSAValue] = set()
+        stack = [target]
+        while stack:
+            x = stack.pop()
+            if x is v:
+                return True
+            if x in seen or x not in self.defs:
+                continue
+            seen.add(x)
+            stack.extend(self.defs[x].operands)
+        return False
+
+
+# -- the translation unit ----------------------------------------------------------------------------------
+
+_PRELUDE = r"""#include "mtia_runtime.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+// Element helpers: Triton's integer division by zero gives 0 (as its interpreter); shifts past the width 0.
+template <class T> static inline T mtia_divsi(T a, T b) {
+    return b == 0 ? T(0) : (b == T(-1) ? T(0 - a) : T(a / b));
+}
+template <class T> static inline T mtia_remsi(T a, T b) { return b == 0 || b == T(-1) ? T(0) : T(a % b); }
+template <class U> static inline U mtia_divui(U a, U b) { return b == 0 ? U(0) : U(a / b); }
+template <class U> static inline U mtia_remui(U a, U b) { return b == 0 ? U(0) : U(a % b); }
+template <class T, class U> static inline T mtia_shl(T a, T b) {
+    return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a << (U)b);
+}
+template <class T, class U> static inline T mtia_shru(T a, T b) {
+    return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a >> (U)b);
+}
+template <class T, class U> static inline T mtia_shrs(T a, T b) {
+    return (U)b >= sizeof(T) * 8 ? T(a < 0 ? -1 : 0) : T(a >> b);
+}
+template <class To, class From> static inline To mtia_bitcast(From x) {
+    static_assert(sizeof(To) == sizeof(From), "bitcast between types of one size");
+    To y;
+    std::memcpy(&y, &x, sizeof y);
+    return y;
+}
+template <class T, class F> static inline T mtia_fptoi(F x) {
+    if (std::isnan(x)) return std::numeric_limits<T>::min();
+    if (x >= (F)std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
+    if (x <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
+    return (T)x;
+}
+template <class F> static inline F mtia_maxnum(F a, F b) { return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b; }
+template <class F> static inline F mtia_minnum(F a, F b) { return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b; }
+template <class F> static inline F mtia_maximum(F a, F b) { return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b); }
+template <class F> static inline F mtia_minimum(F a, F b) { return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b); }
+static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
+static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
+static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa bits
+    uint32_t b = mtia_bitcast<uint32_t>(x);
+    if ((b & 0x7f800000u) == 0x7f800000u) return x;
+    b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+    return mtia_bitcast<float>(b);
+}
+// The vector core's RVV shape: one vector register holds MTIA_VLMAX(T) elements of T (VLEN 512 bits).
+#define MTIA_VLMAX(T) ((int64_t)(64 / sizeof(T)))
+static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
+"""
+
+
+def _param_spec(arg: BlockArgument) -> str:
+    t = arg.type
+    if _is_ptr(t):
+        return "ptr"
+    if isinstance(t, builtin.IntegerType):
+        return f"i{t.width.data}"
+    if isinstance(t, builtin.Float32Type):
+        return "f32"
+    if isinstance(t, builtin.Float64Type):
+        return "f64"
+    if isinstance(t, builtin.Float16Type):
+        return "f16"
+    if isinstance(t, builtin.BFloat16Type):
+        return "bf16"
+    return str(t)
+
+
+def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
+    from mtia_xdsl.machine.placement import has_collective, reads_pe_id
+
+    block = func.regions[0].blocks.first
+    assert block is not None
+    target = module.attributes.get(mtia.TARGET_ATTR)
+    chip = target.chip.data if isinstance(target, mtia.TargetAttr) else None
+    overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
+    if isinstance(overrides, builtin.DictionaryAttr):
+        from mtia_xdsl.machine.config import _override_value
+
+        overrides = {k: _override_value(k, v) for k, v in overrides.data.items()}
+    else:
+        overrides = None
+    subgrid = func.attributes.get("mtia.pe_subgrid")
+    mapping = func.attributes.get(mtia.PE_MAPPING_ATTR)
+    return {
+        "kernel": func.properties["sym_name"].data,  # type: ignore[union-attr]
+        "loc": location_str(func.location),
+        "params": [{"name": a.name_hint or f"#{i}", "type": _param_spec(a)} for i, a in enumerate(block.args)],
+        "chip": chip,
+        "machine_overrides": overrides,
+        "pe_mapping": mapping.data if isinstance(mapping, builtin.StringAttr) else None,
+        "pe_subgrid": [int(v) for v in subgrid.get_values()] if subgrid is not None else None,  # type: ignore[attr-defined]
+        "reads_pe_id": reads_pe_id(func),
+        "collective": has_collective(func),
+    }
+
+
+def _find_kernel(module: ModuleOp) -> Operation:
+    funcs = [op for op in module.ops if op.name == "tt.func"]
+    public = [f for f in funcs if getattr(f.properties.get("sym_visibility"), "data", "public") == "public"]
+    if not public:
+        raise CppEmitError(f"{location_str(module.location)}: error: no public tt.func kernel to emit")
+    if len(public) > 1:
+        raise CppEmitError(f"{location_str(public[1].location)}: error: the C++ emitter takes one kernel per module")
+    return public[0]
+
+
+def emit_cpp(module: ModuleOp) -> str:
+    """Return the C++ translation unit of the buffer-level kernel in `module` (see the module docstring).
+
+    Raises: CppEmitError naming the kernel line for a construct the emitter does not handle.
+    """
+    func = _find_kernel(module)
+    for op in func.walk():
+        if op.name == "tt.func" or op is func:
+            continue
+        if op.name in ("tt.load", "tt.store") or op.name.startswith("tt.descriptor"):
+            raise _error(op, "a tensor-level program (lower it with the default pipeline to the buffer level)")
+    k = _Kernel(func, module)
+    body = k.emit_kernel()
+    meta = _kernel_meta(func, module)
+    block = func.regions[0].blocks.first
+    assert block is not None
+    unpack = []
+    for i, a in enumerate(block.args):
+        spec = _param_spec(a)
+        if spec == "ptr":
+            unpack.append(f"(mtia_addr)args[{i}]")
+        elif spec == "f32":
+            unpack.append(f"mtia_bitcast<float>((uint32_t)args[{i}])")
+        elif spec == "f64":
+            unpack.append(f"mtia_bitcast<double>(args[{i}])")
+        elif spec in ("f16", "bf16"):
+            unpack.append(f"mtia_{spec}_to_f32((uint16_t)args[{i}])")
+        elif spec == "i1":
+            unpack.append(f"args[{i}] != 0")
+        else:
+            unpack.append(f"({_ctype(a.type, func)})args[{i}]")
+    pid = ", ".join(f"mtia_program_id(pe, {d})" for d in range(3))
+    grid = ", ".join(f"mtia_num_programs(pe, {d})" for d in range(3))
+    call = ", ".join(["pe", pid, grid, *unpack])
+    header = [
+        f"// {meta['kernel']}: generated by mtia_xdsl (mtia-opt -t mtia-cpp) from {meta['loc']}",
+        "// Build: c++ -std=c++17 -fwrapv -Wall -Wextra -Werror -I<mtia_xdsl>/backend/runtime; run: mtia-run THIS.cpp",
+        f'#define MTIA_KERNEL_FILE "{k.file}"',
+        "",
+    ]
+    footer = [
+        "",
+        "// Entry for the runtime (mtia_host_call): arguments as int64 words (pointers as addresses, floats as bits).",
+        'extern "C" void mtia_kernel_entry(mtia_pe *pe, const int64_t *args) {',
+        f"    {meta['kernel']}({call});",
+        "}",
+        "",
+        "// What the launcher needs to place and time the programs (parameters, chip, PE mapping).",
+        'extern "C" const char *mtia_kernel_meta(void) {',
+        f'    return R"json({json.dumps(meta)})json";',
+        "}",
+        "",
+    ]
+    return "\n".join(header) + _PRELUDE + "\n" + "\n".join(body) + "\n" + "\n".join(footer)
+
+
+class CppTarget(Target):
+    """`mtia-opt -t mtia-cpp`: the C++ translation unit of the kernel (backend/cpp.py)."""
+
+    name = "mtia-cpp"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(emit_cpp(module))

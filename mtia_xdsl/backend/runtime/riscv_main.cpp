@@ -1,0 +1,106 @@
+// riscv_main.cpp: a process that runs an emitted kernel's programs on the host runtime and writes their
+// records to a file, for targets Python cannot load a library into (a riscv64 binary under qemu-riscv64).
+//
+// Linked with the kernel's translation unit, which defines `mtia_riscv_entry` (riscv.py appends a call of
+// the kernel's entry function), by mtia_xdsl/backend/riscv.py, which writes the launch file and reads the
+// result file:
+//
+//   launch (int64 words): MAGIC ls_bytes
+//                         nregions (base nbytes data[ceil(nbytes / 8)])*
+//                         nargs args*  grid[3] num_pes[2]  nprograms (pid[3] pe_xy[2])*
+//   result (int64 words): per program run: status (0 ok: nwords words* nstrings (len bytes[ceil(len / 8)])*;
+//                                                  1 error: len bytes[ceil(len / 8)], and nothing follows)
+//                         then, if every program ran, each region's bytes as in the launch file.
+//
+// Programs run in the launch file's order, on one mtia_pe, as host.py runs them in-process.
+// The runtime is included rather than linked so this file can read the size of a PE's string table.
+#include "host_runtime.cpp"
+
+#include <cstdio>
+#include <vector>
+
+extern "C" void mtia_riscv_entry(mtia_pe *pe, const int64_t *args);
+
+namespace {
+
+const int64_t MAGIC = 0x31305652'4149544dLL;  // "MTIARV01" little-endian
+
+struct Reader {
+    std::vector<int64_t> w;
+    size_t at = 0;
+    int64_t next() { return at < w.size() ? w[at++] : 0; }
+    bool ok() const { return at <= w.size(); }
+};
+
+void put_bytes(std::vector<int64_t> &out, const void *p, int64_t n) {
+    out.push_back(n);
+    size_t first = out.size();
+    out.resize(first + (size_t)((n + 7) / 8), 0);
+    memcpy(out.data() + first, p, (size_t)n);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s LAUNCH RESULT\n", argv[0]);
+        return 2;
+    }
+    Reader in;
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) return 2;
+    int64_t word;
+    while (fread(&word, 8, 1, f) == 1) in.w.push_back(word);
+    fclose(f);
+    if (in.next() != MAGIC) {
+        fprintf(stderr, "%s: not a launch file\n", argv[1]);
+        return 2;
+    }
+    int64_t ls_bytes = in.next();
+    int64_t nregions = in.next();
+    std::vector<std::vector<int64_t>> regions((size_t)nregions);
+    std::vector<int64_t> sizes((size_t)nregions);
+    for (int64_t r = 0; r < nregions; ++r) {
+        int64_t base = in.next(), nbytes = in.next();
+        sizes[(size_t)r] = nbytes;
+        regions[(size_t)r].assign((size_t)((nbytes + 7) / 8), 0);
+        for (auto &x : regions[(size_t)r]) x = in.next();
+        mtia_host_map((mtia_addr)base, regions[(size_t)r].data(), nbytes);
+    }
+    std::vector<int64_t> args((size_t)in.next());
+    for (auto &a : args) a = in.next();
+    int32_t grid[3], npes[2];
+    for (auto &g : grid) g = (int32_t)in.next();
+    for (auto &p : npes) p = (int32_t)in.next();
+    int64_t nprograms = in.next();
+    std::vector<int64_t> out;
+    mtia_pe *pe = mtia_host_pe_new(ls_bytes);
+    bool failed = false;
+    for (int64_t k = 0; k < nprograms && !failed && in.ok(); ++k) {
+        int32_t pid[3], xy[2];
+        for (auto &p : pid) p = (int32_t)in.next();
+        for (auto &p : xy) p = (int32_t)in.next();
+        mtia_host_set_program(pe, pid, grid, xy, npes);
+        if (mtia_host_call(pe, mtia_riscv_entry, args.data()) != 0) {
+            out.push_back(1);
+            const char *e = mtia_host_error(pe);
+            put_bytes(out, e, (int64_t)strlen(e));
+            failed = true;
+            break;
+        }
+        out.push_back(0);
+        int64_t n = 0;
+        const int64_t *rec = mtia_host_record(pe, &n);
+        out.push_back(n);
+        out.insert(out.end(), rec, rec + n);
+        out.push_back((int64_t)pe->strings.size());
+        for (const char *s : pe->strings) put_bytes(out, s, (int64_t)strlen(s));
+    }
+    if (!failed)
+        for (int64_t r = 0; r < nregions; ++r) put_bytes(out, regions[(size_t)r].data(), sizes[(size_t)r]);
+    mtia_host_pe_free(pe);
+    f = fopen(argv[2], "wb");
+    if (!f || fwrite(out.data(), 8, out.size(), f) != out.size()) return 2;
+    fclose(f);
+    return 0;
+}

@@ -1,0 +1,169 @@
+"""Differential harness: every corpus kernel and every example through each executor, held to the machine model.
+
+Per (executor, kernel): the same launch (seed 0 of the corpus case, or the example's seeded launch from
+examples/launches.py) runs with MTIA_EXECUTOR=model and MTIA_EXECUTOR=<executor>; outputs must be equal bit for
+bit (float outputs of programs calling a transcendental function: within that function's bound,
+executor_tolerance.py) and every kernel launch must take exactly the model's cycles (differential.py).
+
+What runs here: the whole corpus and every example through "cpp" and "llvm"; every example and every
+RISCV_CORPUS_EVERY-th corpus kernel (sorted by name) through "riscv" (qemu is slow). scripts/executor_matrix.py
+runs the whole matrix and prints the pass/gap counts. Known gaps (executor_gaps.py) are xfail(strict=True).
+An executor not in this build, or whose toolchain is missing, is skipped with its one-line message.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from checks import example_launch
+from corpus import all_cases
+from differential import Outcome, Run, capture, check, corpus_run, difference
+from executor_gaps import CORPUS_GAPS, EXAMPLE_GAPS
+from executor_tolerance import ULP_BOUNDS, program_bound
+from known_gaps import GAPS
+
+from examples.launches import LAUNCHES
+from mtia_xdsl.backend import executor
+from mtia_xdsl.backend.executor import ExecutorUnavailableError
+
+CASES = all_cases()
+PATHS = ("cpp", "llvm", "riscv")
+RISCV_CORPUS_EVERY = 8
+"""The riscv path runs every 8th corpus kernel here (by sorted name); the matrix script runs all of them."""
+
+
+def corpus_names(path: str) -> list[str]:
+    names = sorted(CASES)
+    return names[::RISCV_CORPUS_EVERY] if path == "riscv" else names
+
+
+def _params(gaps: dict[str, dict[str, str]], names_of: dict[str, list[str]]) -> list[object]:
+    params = []
+    for path in PATHS:
+        skip = [] if executor.available(path) else [pytest.mark.skip(reason=f"executor {path!r} is not in this build")]
+        for name in names_of[path]:
+            reason = gaps.get(path, {}).get(name)
+            marks = [*skip, pytest.mark.xfail(strict=True, reason=reason)] if reason else skip
+            params.append(pytest.param(path, name, marks=marks, id=f"{path}-{name}"))
+    return params
+
+
+_MODEL: dict[str, Outcome] = {}
+"""The model's outcome of each corpus kernel and example, computed once for all executors."""
+
+
+def _run_or_skip(key: str, run: Run, path: str) -> str | None:
+    if key not in _MODEL:
+        _MODEL[key] = capture(run, "model")
+    try:
+        return check(run, path, _MODEL[key])
+    except ExecutorUnavailableError as e:  # a missing toolchain: its install command
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize(("path", "name"), _params(CORPUS_GAPS, {p: corpus_names(p) for p in PATHS}))
+def test_corpus_kernel_matches_the_model(path: str, name: str) -> None:
+    if "machine" in GAPS.get(name, {}):
+        pytest.skip("the model itself does not run it (known_gaps.py)")
+    case = CASES[name]
+    failure = _run_or_skip(name, corpus_run(case, example_launch(case, 0)), path)
+    assert failure is None, failure
+
+
+EXAMPLES = {launch.name: launch for launch in LAUNCHES}
+
+
+@pytest.mark.parametrize(("path", "name"), _params(EXAMPLE_GAPS, {p: sorted(EXAMPLES) for p in PATHS}))
+def test_example_matches_the_model(path: str, name: str) -> None:
+    failure = _run_or_skip(f"example:{name}", EXAMPLES[name].run, path)
+    assert failure is None, failure
+
+
+def test_gap_lists_name_only_known_paths_and_kernels() -> None:
+    for gaps, known in ((CORPUS_GAPS, set(CASES)), (EXAMPLE_GAPS, set(EXAMPLES))):
+        assert set(gaps) <= set(PATHS)
+        for path, entries in gaps.items():
+            assert set(entries) <= known, f"{path}: unknown names {sorted(set(entries) - known)}"
+            assert all(reason.strip() for reason in entries.values())
+
+
+# ---------------------------------------------------------------- the comparison itself
+
+
+class _Report:
+    def __init__(self, cycles: int) -> None:
+        self.total_cycles = cycles
+
+
+class _Result:
+    def __init__(self, cycles: int) -> None:
+        self.report = _Report(cycles)
+
+
+def _program(*op_names: str) -> object:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.dialects.test import TestOp
+
+    module = ModuleOp([])
+    for name in op_names:
+        op = TestOp()
+        op.name = name  # type: ignore[misc]  # stands in for an op of that name (transcendentals() reads names)
+        module.body.block.add_op(op)
+    return module
+
+
+def _outcome(values: list[float], cycles: int, *ops: str, dtype: torch.dtype = torch.float32) -> Outcome:
+    return Outcome([torch.tensor(values, dtype=dtype)], [(_program(*ops), _Result(cycles))])
+
+
+def _next_up(x: float, ulps: int) -> float:
+    t = torch.tensor([x], dtype=torch.float32)
+    return float((t.view(torch.int32) + ulps).view(torch.float32).item())
+
+
+def test_a_one_ulp_difference_without_transcendentals_is_reported() -> None:
+    model = _outcome([1.0, 2.0], 100)
+    assert difference(model, _outcome([1.0, 2.0], 100)) is None
+    found = difference(model, _outcome([1.0, _next_up(2.0, 1)], 100))
+    assert found is not None and "must be bit-exact" in found
+
+
+def test_an_exp_program_may_differ_by_the_bound_of_exp_and_no_more() -> None:
+    bound = ULP_BOUNDS["math.exp"][2]
+    model = _outcome([1.0, 2.0], 100, "math.exp")
+    assert difference(model, _outcome([1.0, _next_up(2.0, bound)], 100, "math.exp")) is None
+    found = difference(model, _outcome([1.0, _next_up(2.0, bound + 1)], 100, "math.exp"))
+    assert found is not None and "math.exp" in found
+
+
+def test_integer_outputs_are_bit_exact_even_next_to_a_transcendental() -> None:
+    model = _outcome([1, 2], 100, "math.exp", dtype=torch.int32)
+    found = difference(model, _outcome([1, 3], 100, "math.exp", dtype=torch.int32))
+    assert found is not None and "1 elements differ" in found
+
+
+def test_other_cycles_are_reported() -> None:
+    found = difference(_outcome([1.0], 100), _outcome([1.0], 101))
+    assert found == "launch 0: 101 cycles, the model 100"
+
+
+def test_the_bound_is_the_largest_of_the_functions_called() -> None:
+    assert program_bound([_program("math.exp"), _program("math.log", "arith.addf")]) == (
+        max(ULP_BOUNDS["math.exp"][2], ULP_BOUNDS["math.log"][2]),
+        ["math.exp", "math.log"],
+    )
+    assert program_bound([_program("arith.addf", "math.sqrt")]) == (0, [])
+
+
+def test_each_bound_is_the_sum_of_both_libraries_and_at_least_one() -> None:
+    for name, (numpy_ulp, glibc_ulp, bound) in ULP_BOUNDS.items():
+        assert bound == max(1, numpy_ulp + glibc_ulp), name
+
+
+def test_the_harness_records_every_kernel_launch_of_an_example() -> None:
+    """column_sums "per_pe" launches two kernels; the model against itself differs in nothing."""
+    run = EXAMPLES["column_sums_per_pe"].run
+    model = capture(run, "model")
+    assert len(model.launches) == 2
+    assert all(result.report.total_cycles > 0 for _, result in model.launches)
+    assert difference(model, capture(run, "model")) is None
