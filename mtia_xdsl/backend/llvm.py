@@ -216,11 +216,18 @@ class _KernelEmitter:
         self.entry.insert_op_after(size, self.one.owner)  # type: ignore[arg-type]
         return op.results[0]
 
-    def new_block(self, name: str, arg_types: list[Attribute] = ()) -> Block:  # type: ignore[assignment]
+    def new_block(self, name: str, arg_types: list[Attribute] = (), attach: bool = True) -> Block:  # type: ignore[assignment]
+        """A new block named `name`; `attach=False` leaves placing it to `attach` (blocks print in region order:
+        a loop's exit goes after its body's blocks)."""
         block = Block(arg_types=list(arg_types))
         block.name_hint = name
-        self.region.add_block(block)
+        if attach:
+            self.region.add_block(block)
         return block
+
+    def attach(self, block: Block) -> None:
+        """Place `block` (made with attach=False) after the blocks placed so far."""
+        self.region.add_block(block)
 
     def value(self, v: SSAValue) -> SSAValue:
         got = self.values.get(v)
@@ -370,7 +377,7 @@ class _KernelEmitter:
         iter_types = [register_type(r.type) for r in op.results]
         header = self.new_block("for", [lb.type, *iter_types])
         body = self.new_block("for.body")
-        exit_ = self.new_block("for.end", iter_types)
+        exit_ = self.new_block("for.end", iter_types, attach=False)
         self.b.add(llvm.BrOp(header, lb, *inits))
         self.b.block = header
         iv, *iters = header.args
@@ -380,6 +387,7 @@ class _KernelEmitter:
         term = self.region_ops(op.regions[0].blocks.first, [iv, *iters])  # type: ignore[arg-type]
         nxt = self.b.add(llvm.AddOp(iv, step))
         self.b.add(llvm.BrOp(header, nxt, *(self.value(v) for v in term.operands)))
+        self.attach(exit_)
         self.b.block = exit_
         for r, a in zip(op.results, exit_.args, strict=True):
             self.values[r] = a
@@ -388,14 +396,17 @@ class _KernelEmitter:
         cond = self.value(op.operands[0])
         self.flush()
         types = [register_type(r.type) for r in op.results]
-        then, merge = self.new_block("if.then"), self.new_block("if.end", types)
+        then, merge = self.new_block("if.then"), self.new_block("if.end", types, attach=False)
         has_else = bool(op.regions[1].blocks)
-        other = self.new_block("if.else") if has_else else merge
+        other = self.new_block("if.else", attach=False) if has_else else merge
         self.b.add(llvm.CondBrOp(cond, then, [], other, []))
         for region, block in ((op.regions[0], then), *(((op.regions[1], other),) if has_else else ())):
+            if block is not then:
+                self.attach(block)
             self.b.block = block
             term = self.region_ops(region.blocks.first, [])  # type: ignore[arg-type]
             self.b.add(llvm.BrOp(merge, *(self.value(v) for v in term.operands)))
+        self.attach(merge)
         self.b.block = merge
         for r, a in zip(op.results, merge.args, strict=True):
             self.values[r] = a
@@ -406,16 +417,18 @@ class _KernelEmitter:
         before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first
         assert before_blk is not None and after_blk is not None
         before = self.new_block("while", [v.type for v in inits])
-        after = self.new_block("while.body", [register_type(a.type) for a in after_blk.args])
-        exit_ = self.new_block("while.end", [register_type(r.type) for r in op.results])
+        after = self.new_block("while.body", [register_type(a.type) for a in after_blk.args], attach=False)
+        exit_ = self.new_block("while.end", [register_type(r.type) for r in op.results], attach=False)
         self.b.add(llvm.BrOp(before, *inits))
         self.b.block = before
         cond_op = self.region_ops(before_blk, list(before.args))
         cond, *passed = (self.value(v) for v in cond_op.operands)
         self.b.add(llvm.CondBrOp(cond, after, passed, exit_, passed))
+        self.attach(after)
         self.b.block = after
         term = self.region_ops(after_blk, list(after.args))
         self.b.add(llvm.BrOp(before, *(self.value(v) for v in term.operands)))
+        self.attach(exit_)
         self.b.block = exit_
         for r, a in zip(op.results, exit_.args, strict=True):
             self.values[r] = a

@@ -261,7 +261,8 @@ def _loop_nest(
     latches: list[tuple[Block, Block, SSAValue]] = []
     kind = "tile"
     for d, bound in enumerate(bounds):
-        header, body, exit_ = em.new_block(f"{kind}.d{d}", [I64]), em.new_block(f"{kind}.d{d}.body"), em.new_block(f"{kind}.d{d}.end")
+        header, body = em.new_block(f"{kind}.d{d}", [I64]), em.new_block(f"{kind}.d{d}.body")
+        exit_ = em.new_block(f"{kind}.d{d}.end", attach=False)
         header.args[0].name_hint = f"i{d}"
         b.add(llvm.BrOp(header, b.const(0, I64)))
         b.block = header
@@ -281,4 +282,5 @@ def _loop_nest(
         b.add(llvm.StoreOp(b.to_storage(v, t), b.byte_ptr(ptr, off)))  # type: ignore[arg-type]
     for header, exit_, iv in reversed(latches):
         b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
+        em.attach(exit_)
         b.block = exit_
