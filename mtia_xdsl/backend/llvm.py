@@ -26,6 +26,7 @@ Example: mtia-opt examples/vector_add.py -p "$(python -c 'import mtia_xdsl.pipel
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
@@ -37,62 +38,73 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.llvm_scalar import (
-    I1,
+    I8,
+    I16,
     I32,
     I64,
     LIBM_FUNCTIONS,
     PTR,
+    SCALAR_RULES,
     Builder,
     NotHandled,
     emit_scalar,
     is_float,
     not_handled,
     register_type,
+    storage_type,
 )
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.interpret.formats import dtype_name
 from mtia_xdsl.utils.locations import location_str
 
 VOID = llvm.LLVMVoidType()
 F32, F64 = builtin.Float32Type(), builtin.Float64Type()
 
-GRID_PARAMS = ("pid_x", "pid_y", "pid_z", "num_x", "num_y", "num_z")
-"""The i32 parameters every emitted kernel takes after its own: program id and grid, per axis."""
-
-COMMAND_SIGNATURE = ([I32, PTR, PTR], VOID)
-"""`@mtia_<kind>(i32 site, ptr args, ptr results)` of a packed command."""
-
 RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
-    "mtia_scalar_instrs": ([I64], VOID),
-    "mtia_cb_alloc": ([I32, I32, I64, I32, I64], I32),
-    "mtia_cb_reserve": ([I32, I32, I32], VOID),
-    "mtia_cb_push": ([I32, I32, I32], VOID),
-    "mtia_cb_wait": ([I32, I32, I32], VOID),
-    "mtia_cb_pop": ([I32, I32, I32], VOID),
-    "mtia_cb_front": ([I32, I32], PTR),
-    "mtia_cb_back": ([I32, I32], PTR),
-    "mtia_se_compute": ([I32, PTR], VOID),
-    "mtia_vec_compute": ([I32, PTR], VOID),
-    "mtia_mlu_compute": ([I32, PTR], VOID),
+    "mtia_program_id": ([PTR, I32], I32),
+    "mtia_num_programs": ([PTR, I32], I32),
+    "mtia_pe_id": ([PTR, I32], I32),
+    "mtia_num_pes": ([PTR, I32], I32),
+    "mtia_scalar_instrs": ([PTR, I64], VOID),
+    "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
+    "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_wait": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_pop": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_read": ([PTR, I32, PTR, I64, PTR], VOID),
+    "mtia_dma_load": ([PTR, I32, PTR, PTR, PTR], VOID),
+    "mtia_dma_store": ([PTR, I32, PTR, PTR], VOID),
+    "mtia_dma_store_scalar": ([PTR, PTR, PTR, PTR], VOID),
+    "mtia_scalar_load": ([PTR, I64, PTR, I32, PTR, PTR], VOID),
+    "mtia_scalar_store": ([PTR, I64, PTR, I32, PTR, PTR], VOID),
+    "mtia_cmd_begin": ([PTR, I32, PTR, PTR], VOID),
+    "mtia_cmd_in": ([PTR, I32], PTR),
+    "mtia_cmd_out": ([PTR, I32], PTR),
+    "mtia_cmd_inout": ([PTR, I32], PTR),
+    "mtia_compute_end": ([PTR, PTR], VOID),
+    "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
+    "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
 }
-"""Runtime functions with their own signature (`(params), result`); packed commands use COMMAND_SIGNATURE."""
+"""The functions of backend/runtime/mtia_runtime.h the emitted IR calls, as `(params), result` in LLVM types
+(`mtia_pe *` and every other pointer as `ptr`)."""
 
-PACKED_COMMANDS: tuple[type[Operation], ...] = (
-    mtia.DmaLoadOp,
-    mtia.DmaStoreOp,
-    mtia.DmaGatherRowsOp,
-    mtia.GatherOp,
-    mtia.ScatterOp,
-    mtia.AtomicRmwOp,
-    mtia.AtomicCasOp,
-    mtia.ScalarLoadOp,
-    mtia.ScalarStoreOp,
-    mtia.DpeMatmulOp,
-    mtia.ReReduceOp,
-    mtia.CbReadOp,
-    mtia.PeIdOp,
-    mtia.NumPesOp,
-)
-"""Ops emitted as a packed `@mtia_<kind>` call (the runtime executes them)."""
+MAX_RANK = 4
+"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
+
+DMA_DESC = {"base": 0, "rank": 8, "elem_bytes": 12, "shape": 16, "strides": 48, "bounds": 80, "starts": 112,
+            "has_starts": 144, "is_float": 148, "dtype": 152, "size": 160}  # fmt: skip
+"""Byte offsets of the fields of `mtia_dma_desc` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
+        "ls_bytes": 96, "size": 104}  # fmt: skip
+"""Byte offsets of the fields of `mtia_work` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+ENGINES = {"dma": 1, "dpe": 2, "se": 3, "re": 4, "mlu": 5, "vec": 6}
+"""`enum mtia_engine` of mtia_runtime.h by engine name."""
+
+META_GLOBAL = "mtia_kernel_meta"
+"""Global string holding the kernel's metadata as JSON (backend/cpp.py `_kernel_meta`: parameters, chip,
+PE mapping), which `run_llvm` reads to launch it."""
 
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
@@ -105,38 +117,37 @@ _CB_CALLS = {
 }
 
 
-def runtime_name(op_name: str) -> str:
-    """The runtime function of a command op: `mtia_` + the op name without its dialect (`mtia_dma_load`)."""
-    return "mtia_" + op_name.partition(".")[2]
-
-
-def command_sites(kernel: Operation) -> list[Operation]:
-    """Every op of `kernel` in walk order: a runtime call's `site` is its op's position in this list."""
-    return list(kernel.walk())
-
-
 def kernels(module: ModuleOp) -> list[Operation]:
     """The kernel functions (`tt.func` / `func.func` with a body) of a buffer-level program."""
     return [op for op in module.ops if op.name in ("tt.func", "func.func") and op.regions[0].blocks]
 
 
 def emit_module(module: ModuleOp) -> ModuleOp:
-    """Lower every kernel of the buffer-level `module` to an `llvm` dialect module.
+    """Lower the kernel of the buffer-level `module` to an `llvm` dialect module.
 
     Raises: NotHandled naming the kernel line of the first op the emitter does not translate.
     """
     out = ModuleOp([])
-    declared: set[str] = set()
-    for kernel in kernels(module):
-        if not any(isinstance(op, mtia.CbAllocOp) for op in kernel.walk()) and any(
-            op.name in ("tt.load", "tt.store", "tt.dot") for op in kernel.walk()
-        ):
+    funcs = kernels(module)
+    if len(funcs) != 1:
+        where = location_str(funcs[1].location) if funcs else location_str(module.location)
+        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
+    kernel = funcs[0]
+    for op in kernel.walk():
+        if isinstance(op, mtia.CbAllocOp) and not op.allocated or op.name in ("tt.load", "tt.store"):
             raise NotHandled(
-                f"{location_str(kernel.location)}: error: the LLVM IR emitter takes the buffer-level mtia program; "
-                "lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
+                f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
+                "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
             )
-        _KernelEmitter(kernel, out, declared).run()
+    _KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
     return out
+
+
+def _kernel_meta(kernel: Operation, module: ModuleOp) -> str:
+    """The kernel's launch metadata as JSON: the one the C++ emitter gives its translation unit."""
+    from mtia_xdsl.backend.cpp import _kernel_meta as cpp_meta  # pyright: ignore[reportPrivateUsage]
+
+    return json.dumps(cpp_meta(kernel, module), sort_keys=True)
 
 
 def emit_llvm_ir(module: ModuleOp) -> str:
@@ -162,26 +173,27 @@ class MtiaLlvmTarget(Target):
 # ------------------------------------------------------------------------------------------------
 
 
-def _param_type(t: Attribute) -> Attribute:
-    return PTR if t.name == "tt.ptr" else register_type(t)
+def _word_type(t: Attribute) -> Attribute:
+    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
+    return I64 if t.name == "tt.ptr" else register_type(t)
 
 
 class _KernelEmitter:
     """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
 
-    def __init__(self, kernel: Operation, out: ModuleOp, declared: set[str]) -> None:
+    def __init__(self, kernel: Operation, out: ModuleOp) -> None:
         self.kernel = kernel
         self.out = out
-        self.declared = declared
-        self.site = {op: i for i, op in enumerate(command_sites(kernel))}
+        self.declared: set[str] = set()
+        self.strings: dict[str, str] = {}
         self.values: dict[SSAValue, SSAValue] = {}
         self.pending = 0
         """Scalar-core instructions counted since the last `@mtia_scalar_instrs`."""
         self.region = Region()
-        self.b = Builder(Block())
-        self.entry = self.b.block
+        self.entry = Block(arg_types=[PTR, PTR])
+        self.b = Builder(self.entry)
+        self.pe: SSAValue = self.entry.args[0]
         self.one: SSAValue | None = None
-        self.grid: list[SSAValue] = []
 
     # -- helpers -------------------------------------------------------------------------------------
     def declare(self, name: str, params: list[Attribute], result: Attribute) -> None:
@@ -193,10 +205,24 @@ class _KernelEmitter:
         self.out.body.block.add_op(fn)
 
     def call(self, name: str, *args: SSAValue) -> SSAValue:
-        """Call runtime function `name` (declared on first use)."""
-        params, result = RUNTIME_FUNCTIONS.get(name, COMMAND_SIGNATURE)
+        """Call runtime function `name` (declared on first use) with the PE as first argument."""
+        params, result = RUNTIME_FUNCTIONS[name]
         self.declare(name, params, result)
-        return self.b.add(llvm.CallOp(name, *args, return_type=None if result == VOID else result))
+        return self.b.add(llvm.CallOp(name, self.pe, *args, return_type=None if result == VOID else result))
+
+    def string(self, text: str) -> SSAValue:
+        """The address of a NUL-terminated constant string (a kernel location, a kind, a dtype)."""
+        name = self.strings.get(text)
+        if name is None:
+            name = self.strings[text] = f"str.{len(self.strings)}"
+            data = (text + "\0").encode()
+            self.out.body.block.add_op(
+                llvm.GlobalOp(llvm.LLVMArrayType(len(data), I8), name, "internal", constant=True, value=builtin.StringAttr(text + "\0"))
+            )
+        return self.b.add(llvm.AddressOfOp(name, PTR))
+
+    def loc(self, op: Operation) -> SSAValue:
+        return self.string(location_str(op.location))
 
     def flush(self) -> None:
         """Report the scalar-core instructions counted so far to the runtime."""
@@ -204,17 +230,29 @@ class _KernelEmitter:
             self.call("mtia_scalar_instrs", self.b.const(self.pending, I64))
             self.pending = 0
 
-    def site_of(self, op: Operation) -> SSAValue:
-        return self.b.const(self.site[op], I32)
-
     def alloca(self, n: int, elem: Attribute = I64) -> SSAValue:
         """A stack array of `n` elements, allocated once in the entry block."""
         assert self.one is not None
         size = llvm.ConstantOp(builtin.IntegerAttr(n, I64), I64)
         op = llvm.AllocaOp(size, elem, alignment=8)
+        opaque = llvm.BitcastOp(op, PTR)  # llvmlite types an alloca's pointer; the IR's pointers are opaque
+        self.entry.insert_op_after(opaque, self.one.owner)  # type: ignore[arg-type]
         self.entry.insert_op_after(op, self.one.owner)  # type: ignore[arg-type]
         self.entry.insert_op_after(size, self.one.owner)  # type: ignore[arg-type]
-        return op.results[0]
+        return opaque.results[0]
+
+    def store_at(self, base: SSAValue, offset: int, value: SSAValue) -> None:
+        """Store `value` at byte `offset` of the struct at `base`."""
+        ptr = self.b.add(llvm.GEPOp(base, [offset], I8)) if offset else base
+        self.b.add(llvm.StoreOp(value, ptr))
+
+    def i64_array(self, values: list[SSAValue | int], n: int | None = None) -> SSAValue:
+        """A stack array of `n` (default len(values)) i64 holding `values`, zero-padded."""
+        arr = self.alloca(max(n or len(values), 1))
+        for k in range(n or len(values)):
+            v = values[k] if k < len(values) else 0
+            self.store_at(arr, 8 * k, self.b.const(v, I64) if isinstance(v, int) else v)
+        return arr
 
     def new_block(self, name: str, arg_types: list[Attribute] = (), attach: bool = True) -> Block:  # type: ignore[assignment]
         """A new block named `name`; `attach=False` leaves placing it to `attach` (blocks print in region order:
@@ -237,41 +275,49 @@ class _KernelEmitter:
             raise not_handled(op, f"its value {v.name_hint or ''} of type {v.type} has no LLVM value")  # type: ignore[arg-type]
         return got
 
+    def to_slot(self, v: SSAValue, t: Attribute) -> SSAValue:
+        """A stack slot holding register `v` (IR type `t`) as stored in memory; its address."""
+        slot = self.alloca(1, storage_type(t))
+        self.b.add(llvm.StoreOp(self.b.to_storage(v, t), slot))
+        return slot
+
     # -- the function ---------------------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, meta: str) -> None:
         kernel = self.kernel
         block = kernel.regions[0].blocks.first
         assert block is not None
         if len(kernel.regions[0].blocks) != 1:
             raise not_handled(kernel, "a kernel of several blocks (cf branches)")
-        params = [_param_type(a.type) for a in block.args]
         self.region.add_block(self.entry)
         self.entry.name_hint = "entry"
-        for t in params:
-            self.entry.insert_arg(t, len(self.entry.args))
-        for _ in GRID_PARAMS:
-            self.entry.insert_arg(I32, len(self.entry.args))
+        self.entry.args[0].name_hint, self.entry.args[1].name_hint = "pe", "args"
         self.one = self.b.const(1, I64)
-        for arg, llvm_arg in zip(block.args, self.entry.args, strict=False):
-            llvm_arg.name_hint = arg.name_hint
-            v: SSAValue = llvm_arg
-            if arg.type.name == "tt.ptr":
-                v = self.b.add(llvm.PtrToIntOp(llvm_arg, I64))
+        for k, arg in enumerate(block.args):
+            ptr = self.b.add(llvm.GEPOp(self.entry.args[1], [k], I64)) if k else self.entry.args[1]
+            word = self.b.add(llvm.LoadOp(ptr, I64))
+            t = _word_type(arg.type)
+            if isinstance(arg.type, builtin.BFloat16Type):
+                v = self.b.bf16_to_f32(self.b.int_cast(word, I16))
+            elif is_float(arg.type):
+                width = {builtin.Float16Type: 16, builtin.Float64Type: 64}.get(type(arg.type), 32)  # type: ignore[call-overload]
+                v = self.b.add(llvm.BitcastOp(self.b.int_cast(word, IntegerType(width)), t))
+            else:
+                v = self.b.int_cast(word, t)
+            if arg.name_hint:
+                v.name_hint = arg.name_hint
             self.values[arg] = v
-        self.grid = list(self.entry.args[len(params) :])
-        for arg, name in zip(self.grid, GRID_PARAMS, strict=True):
-            arg.name_hint = name
         name = kernel.properties["sym_name"].data  # type: ignore[attr-defined]
         self.emit_ops(block.ops)
-        fn = llvm.FuncOp(
-            name, llvm.LLVMFunctionType([*params, *[I32] * 6], VOID), linkage=llvm.LinkageAttr("external"),
-            body=self.region,
-        )  # fmt: skip
+        fn = llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region)
         for lib in LIBM_FUNCTIONS:
             if any(isinstance(o, llvm.CallOp) and o.callee.string_value() == lib for o in fn.walk()):
                 t = F32 if lib.endswith("f") else F64
                 self.declare(lib, [t], t)
         self.out.body.block.add_op(fn)
+        data = (meta + "\0").encode()
+        self.out.body.block.add_op(
+            llvm.GlobalOp(llvm.LLVMArrayType(len(data), I8), META_GLOBAL, "external", constant=True, value=builtin.StringAttr(meta + "\0"))
+        )
 
     def emit_ops(self, ops: object) -> None:
         for op in ops:  # type: ignore[attr-defined]
@@ -291,10 +337,11 @@ class _KernelEmitter:
         self.values[op.results[0]] = emit_scalar(self.b, op, [self.value(v) for v in op.operands])
 
     # -- ops -------------------------------------------------------------------------------------------
-    def program_id(self, op: Operation) -> None:
+    def grid_query(self, op: Operation) -> None:
         axis = op.properties["axis"].value.data  # type: ignore[attr-defined]
-        base = 0 if op.name == "tt.get_program_id" else 3
-        self.values[op.results[0]] = self.grid[base + axis]
+        fn = {"tt.get_program_id": "mtia_program_id", "tt.get_num_programs": "mtia_num_programs",
+              "mtia.pe_id": "mtia_pe_id", "mtia.num_pes": "mtia_num_pes"}[op.name]  # fmt: skip
+        self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
 
     def ret(self, op: Operation) -> None:
         if op.operands:
@@ -304,60 +351,91 @@ class _KernelEmitter:
 
     def cb_alloc(self, op: mtia.CbAllocOp) -> None:
         t = op.result.type
-        cb_id = op.cb_id.value.data if op.cb_id is not None else -1
-        offset = op.ls_offset.value.data if op.ls_offset is not None else -1
-        args = (self.b.const(cb_id, I32), self.b.const(offset, I64), self.b.const(t.depth.data, I32))
-        tile = self.b.const(mtia.tile_bytes(t.tile), I64)
-        handle = self.values[op.result] = self.call("mtia_cb_alloc", self.site_of(op), *args, tile)
-        handle.name_hint = f"cb{cb_id}" if cb_id >= 0 else "cb"
-
+        assert op.cb_id is not None and op.ls_offset is not None  # emit_module checked the allocation
+        cb_id = op.cb_id.value.data
+        handle = self.values[op.result] = self.call(
+            "mtia_cb_alloc", self.b.const(cb_id, I32), self.b.const(t.depth.data, I32),
+            self.b.const(mtia.tile_bytes(t.tile), I64), self.b.const(op.ls_offset.value.data, I64), self.loc(op),
+        )  # fmt: skip
+        handle.name_hint = f"cb{cb_id}"
 
     def cb_count(self, op: mtia.CbCountOp) -> None:
         self.flush()
         count = self.b.const(op.count.value.data, I32)
-        self.call(_CB_CALLS[type(op)], self.site_of(op), self.value(op.cb), count)
+        self.call(_CB_CALLS[type(op)], self.value(op.cb), count, self.loc(op))
 
-    def pack(self, v: SSAValue, t: Attribute) -> SSAValue:
-        """Operand value `v` (of IR type `t`) as an i64 for a packed command."""
-        if isinstance(t, mtia.CircularBufferType):
-            return self.b.int_cast(v, I64)
-        if is_float(t):
-            width = {builtin.Float16Type: 16, builtin.Float64Type: 64}.get(type(v.type), 32)  # type: ignore[call-overload]
-            bits = self.b.add(llvm.BitcastOp(v, IntegerType(width)))
-            return self.b.int_cast(bits, I64, signed=False)
-        if isinstance(t, TensorType):
-            raise not_handled(v.owner if isinstance(v.owner, Operation) else self.kernel, "a tensor operand")  # type: ignore[arg-type]
-        return self.b.int_cast(v, I64, signed=v.type != I1)
-
-    def unpack(self, v: SSAValue, t: Attribute) -> SSAValue:
-        """A packed i64 result as a register of IR type `t`."""
-        r = register_type(t)
-        if is_float(t):
-            width = {builtin.Float16Type: 16, builtin.Float64Type: 64}.get(type(r), 32)  # type: ignore[call-overload]
-            return self.b.add(llvm.BitcastOp(self.b.int_cast(v, IntegerType(width)), r))
-        return self.b.int_cast(v, r)
-
-    def packed(self, op: Operation) -> None:
-        """A command the runtime executes: operands packed as i64, results unpacked."""
-        for r in op.results:
-            if isinstance(r.type, TensorType):
-                raise not_handled(op, "a tensor-level command (run the buffer-level program)")
+    def cb_read(self, op: mtia.CbReadOp) -> None:
         self.flush()
-        args = self.alloca(max(len(op.operands), 1))
-        for k, v in enumerate(op.operands):
-            slot = self.b.add(llvm.GEPOp(args, [k], I64))
-            self.b.add(llvm.StoreOp(self.pack(self.value(v), v.type), slot))
-        results = self.alloca(max(len(op.results), 1))
-        self.call(runtime_name(op.name), self.site_of(op), args, results)
-        for k, r in enumerate(op.results):
-            slot = self.b.add(llvm.GEPOp(results, [k], I64))
-            self.values[r] = self.unpack(self.b.add(llvm.LoadOp(slot, I64)), r.type)
+        t = op.result.type
+        slot = self.alloca(1, storage_type(t))
+        nbytes = self.b.const(mtia.element_bytes(t), I64)
+        self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
+        self.values[op.result] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
 
-    def compute(self, op: mtia.EngineComputeOp) -> None:
-        from mtia_xdsl.backend.llvm_body import emit_engine_command
+    def dma_desc(self, op: Operation, t: Attribute, base: SSAValue) -> SSAValue:
+        """An `mtia_dma_desc` on the stack for DMA op `op` moving a block of tile type `t` from `base`."""
+        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        if len(shape) > MAX_RANK:
+            raise not_handled(op, f"a DMA block of rank {len(shape)} (at most {MAX_RANK})")
+        elem = t.element_type if isinstance(t, TensorType) else t
+        d = self.alloca(DMA_DESC["size"] // 8)
+        b = self.b
+        self.store_at(d, DMA_DESC["base"], self.value(base))
+        self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
+        self.store_at(d, DMA_DESC["elem_bytes"], b.const(mtia.element_bytes(elem), I32))
+        fields = {"shape": [b.const(x, I64) for x in shape]}
+        for key in ("strides", "bounds", "starts"):
+            fields[key] = [self.value(v) for v in getattr(op, key)]
+        for key, vals in fields.items():
+            for k in range(MAX_RANK):
+                self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
+        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
+        self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
+        self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t)))
+        return d
+
+    def dma_load(self, op: mtia.DmaLoadOp) -> None:
+        if op.out is None:
+            raise not_handled(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
+        self.flush()
+        d = self.dma_desc(op, op.block_type, op.base)
+        other: SSAValue
+        if op.other is not None:
+            if isinstance(op.other.type, TensorType):
+                raise not_handled(op, "a DMA load whose `other` is a tensor")
+            other = self.to_slot(self.value(op.other), op.block_type.element_type)
+        else:
+            other = self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        self.call("mtia_dma_load", self.value(op.out), d, other, self.loc(op))
+
+    def dma_store(self, op: mtia.DmaStoreOp) -> None:
+        self.flush()
+        t = mtia.tile_type(op.value.type)
+        d = self.dma_desc(op, t, op.base)
+        if mtia.is_cb(op.value):
+            self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
+        elif isinstance(t, TensorType):
+            raise not_handled(op, "a DMA store of a tensor value outside a CB")
+        else:
+            self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
+
+    def scalar_memory(self, op: Operation) -> None:
+        self.flush()
+        load = isinstance(op, mtia.ScalarLoadOp)
+        t = op.results[0].type if load else op.operands[1].type
+        addr = self.value(op.operands[0])
+        slot = self.alloca(1, storage_type(t)) if load else self.to_slot(self.value(op.operands[1]), t)
+        nbytes = self.b.const(mtia.element_bytes(t), I32)
+        fn = "mtia_scalar_load" if load else "mtia_scalar_store"
+        self.call(fn, addr, slot, nbytes, self.string(dtype_name(t)), self.loc(op))
+        if load:
+            self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
+
+    def compute(self, op: Operation) -> None:
+        from mtia_xdsl.backend.llvm_engines import emit_dpe, emit_engine_command, emit_re
 
         self.flush()
-        emit_engine_command(self, op)
+        {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
 
     # -- structured control flow ------------------------------------------------------------------------
     def region_ops(self, block: Block, args: list[SSAValue]) -> Operation:
@@ -374,7 +452,7 @@ class _KernelEmitter:
     def scf_for(self, op: Operation) -> None:
         lb, ub, step, *inits = (self.value(v) for v in op.operands)
         self.flush()
-        iter_types = [register_type(r.type) for r in op.results]
+        iter_types = [_word_type(r.type) for r in op.results]
         header = self.new_block("for", [lb.type, *iter_types])
         body = self.new_block("for.body")
         exit_ = self.new_block("for.end", iter_types, attach=False)
@@ -395,7 +473,7 @@ class _KernelEmitter:
     def scf_if(self, op: Operation) -> None:
         cond = self.value(op.operands[0])
         self.flush()
-        types = [register_type(r.type) for r in op.results]
+        types = [_word_type(r.type) for r in op.results]
         then, merge = self.new_block("if.then"), self.new_block("if.end", types, attach=False)
         has_else = bool(op.regions[1].blocks)
         other = self.new_block("if.else", attach=False) if has_else else merge
@@ -417,8 +495,8 @@ class _KernelEmitter:
         before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first
         assert before_blk is not None and after_blk is not None
         before = self.new_block("while", [v.type for v in inits])
-        after = self.new_block("while.body", [register_type(a.type) for a in after_blk.args], attach=False)
-        exit_ = self.new_block("while.end", [register_type(r.type) for r in op.results], attach=False)
+        after = self.new_block("while.body", [_word_type(a.type) for a in after_blk.args], attach=False)
+        exit_ = self.new_block("while.end", [_word_type(r.type) for r in op.results], attach=False)
         self.b.add(llvm.BrOp(before, *inits))
         self.b.block = before
         cond_op = self.region_ops(before_blk, list(before.args))
@@ -437,26 +515,26 @@ class _KernelEmitter:
 _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = {
     mtia.CbAllocOp: _KernelEmitter.cb_alloc,  # type: ignore[dict-item]
     **{t: _KernelEmitter.cb_count for t in _CB_CALLS},  # type: ignore[dict-item]
-    **{t: _KernelEmitter.packed for t in PACKED_COMMANDS},
-    mtia.SeComputeOp: _KernelEmitter.compute,  # type: ignore[dict-item]
-    mtia.VecComputeOp: _KernelEmitter.compute,  # type: ignore[dict-item]
-    mtia.MluComputeOp: _KernelEmitter.compute,  # type: ignore[dict-item]
+    mtia.CbReadOp: _KernelEmitter.cb_read,  # type: ignore[dict-item]
+    mtia.DmaLoadOp: _KernelEmitter.dma_load,  # type: ignore[dict-item]
+    mtia.DmaStoreOp: _KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.ScalarLoadOp: _KernelEmitter.scalar_memory,
+    mtia.ScalarStoreOp: _KernelEmitter.scalar_memory,
+    mtia.SeComputeOp: _KernelEmitter.compute,
+    mtia.VecComputeOp: _KernelEmitter.compute,
+    mtia.MluComputeOp: _KernelEmitter.compute,
+    mtia.DpeMatmulOp: _KernelEmitter.compute,
+    mtia.ReReduceOp: _KernelEmitter.compute,
+    mtia.PeIdOp: _KernelEmitter.grid_query,
+    mtia.NumPesOp: _KernelEmitter.grid_query,
 }
 _NAMED_HANDLERS: dict[str, Callable[[_KernelEmitter, Operation], None]] = {
-    "tt.get_program_id": _KernelEmitter.program_id,
-    "tt.get_num_programs": _KernelEmitter.program_id,
+    "tt.get_program_id": _KernelEmitter.grid_query,
+    "tt.get_num_programs": _KernelEmitter.grid_query,
     "tt.return": _KernelEmitter.ret,
     "func.return": _KernelEmitter.ret,
     "scf.for": _KernelEmitter.scf_for,
     "scf.if": _KernelEmitter.scf_if,
     "scf.while": _KernelEmitter.scf_while,
 }
-
-
-def _scalar_names() -> frozenset[str]:
-    from mtia_xdsl.backend.llvm_scalar import SCALAR_RULES
-
-    return frozenset(SCALAR_RULES)
-
-
-_SCALAR_NAMES = _scalar_names()
+_SCALAR_NAMES = frozenset(SCALAR_RULES)

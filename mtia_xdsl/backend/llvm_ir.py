@@ -94,6 +94,9 @@ def to_llvmlite(module: ModuleOp) -> ir.Module:
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
             xconvert._convert_global(op, out)  # pyright: ignore[reportPrivateUsage]
+            gvar = out.get_global(op.sym_name.data)
+            if gvar.linkage == "external" and op.value is not None:
+                gvar.linkage = ""  # a defined global of external linkage prints no keyword
     for op in funcs:
         xconvert._declare_func(op, out)  # pyright: ignore[reportPrivateUsage]
     for op in funcs:

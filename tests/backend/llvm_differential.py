@@ -53,17 +53,15 @@ def _copy(args: list[Any]) -> list[Any]:
 @contextlib.contextmanager
 def differential() -> Iterator[Record]:
     """Within the block, every launch also runs as LLVM IR; yields the Record filled per launch."""
-    from mtia_xdsl.backend.llvm import emit_llvm_ir
-    from mtia_xdsl.backend.llvm_jit import run_llvm
+    from mtia_xdsl.backend.llvm_jit import run_program
 
     record = Record()
     original = toolchain.run_kernel
 
     def both(module: Any, grid: Any, args: list[Any], options: Any) -> Any:
         copies = _copy(args)
-        llir = emit_llvm_ir(module)
         result = original(module, grid, args, options)
-        ours = run_llvm(llir, grid, copies, program=module, options=options)
+        ours = run_program(module, grid, copies, options)
         name = next(iter(module.ops)).properties["sym_name"].data
         record.launches.append(
             Launch(name, [a.clone() if isinstance(a, torch.Tensor) else a for a in args], copies,
