@@ -210,11 +210,15 @@ class _KernelEmitter:
         self.declare(name, params, result)
         return self.b.add(llvm.CallOp(name, self.pe, *args, return_type=None if result == VOID else result))
 
-    def string(self, text: str) -> SSAValue:
-        """The address of a NUL-terminated constant string (a kernel location, a kind, a dtype)."""
+    def string(self, text: str, prefix: str = "") -> SSAValue:
+        """The address of a NUL-terminated constant string (a kernel location, a kind, a dtype), a global named
+        `prefix` + the text (a location by its file's name, line and column)."""
         name = self.strings.get(text)
         if name is None:
-            name = self.strings[text] = f"str.{len(self.strings)}"
+            readable = prefix + (text.rsplit("/", 1)[-1] if prefix == "" else text)
+            taken = set(self.strings.values())
+            name = readable if readable not in taken else f"{readable}.{len(self.strings)}"
+            self.strings[text] = name
             data = (text + "\0").encode()
             self.out.body.block.add_op(
                 llvm.GlobalOp(llvm.LLVMArrayType(len(data), I8), name, "internal", constant=True, value=builtin.StringAttr(text + "\0"))
@@ -222,6 +226,7 @@ class _KernelEmitter:
         return self.b.add(llvm.AddressOfOp(name, PTR))
 
     def loc(self, op: Operation) -> SSAValue:
+        """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""
         return self.string(location_str(op.location))
 
     def flush(self) -> None:
@@ -230,12 +235,13 @@ class _KernelEmitter:
             self.call("mtia_scalar_instrs", self.b.const(self.pending, I64))
             self.pending = 0
 
-    def alloca(self, n: int, elem: Attribute = I64) -> SSAValue:
-        """A stack array of `n` elements, allocated once in the entry block."""
+    def alloca(self, n: int, elem: Attribute = I64, name: str = "") -> SSAValue:
+        """A stack array of `n` elements (named `name`), allocated once in the entry block."""
         assert self.one is not None
         size = llvm.ConstantOp(builtin.IntegerAttr(n, I64), I64)
         op = llvm.AllocaOp(size, elem, alignment=8)
         opaque = llvm.BitcastOp(op, PTR)  # llvmlite types an alloca's pointer; the IR's pointers are opaque
+        opaque.results[0].name_hint = name or None
         self.entry.insert_op_after(opaque, self.one.owner)  # type: ignore[arg-type]
         self.entry.insert_op_after(op, self.one.owner)  # type: ignore[arg-type]
         self.entry.insert_op_after(size, self.one.owner)  # type: ignore[arg-type]
@@ -277,7 +283,7 @@ class _KernelEmitter:
 
     def to_slot(self, v: SSAValue, t: Attribute) -> SSAValue:
         """A stack slot holding register `v` (IR type `t`) as stored in memory; its address."""
-        slot = self.alloca(1, storage_type(t))
+        slot = self.alloca(1, storage_type(t), "value")
         self.b.add(llvm.StoreOp(self.b.to_storage(v, t), slot))
         return slot
 
@@ -378,7 +384,7 @@ class _KernelEmitter:
         if len(shape) > MAX_RANK:
             raise not_handled(op, f"a DMA block of rank {len(shape)} (at most {MAX_RANK})")
         elem = t.element_type if isinstance(t, TensorType) else t
-        d = self.alloca(DMA_DESC["size"] // 8)
+        d = self.alloca(DMA_DESC["size"] // 8, name="dma")
         b = self.b
         self.store_at(d, DMA_DESC["base"], self.value(base))
         self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
@@ -391,7 +397,7 @@ class _KernelEmitter:
                 self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
         self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
         self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
-        self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t)))
+        self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t), "dtype."))
         return d
 
     def dma_load(self, op: mtia.DmaLoadOp) -> None:
@@ -427,7 +433,7 @@ class _KernelEmitter:
         slot = self.alloca(1, storage_type(t)) if load else self.to_slot(self.value(op.operands[1]), t)
         nbytes = self.b.const(mtia.element_bytes(t), I32)
         fn = "mtia_scalar_load" if load else "mtia_scalar_store"
-        self.call(fn, addr, slot, nbytes, self.string(dtype_name(t)), self.loc(op))
+        self.call(fn, addr, slot, nbytes, self.string(dtype_name(t), "dtype."), self.loc(op))
         if load:
             self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
 

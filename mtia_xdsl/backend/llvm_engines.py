@@ -208,7 +208,7 @@ _INDEX_RULES = {
 def _begin(em: _KernelEmitter, op: Operation, engine: str) -> None:
     from mtia_xdsl.backend.llvm import ENGINES
 
-    kind = em.string(command_kind(op.name))
+    kind = em.string(command_kind(op.name), "kind.")
     em.call("mtia_cmd_begin", em.b.const(ENGINES[engine], I32), kind, em.loc(op))
 
 
@@ -283,9 +283,9 @@ def emit_engine_command(em: _KernelEmitter, op: mtia.EngineComputeOp) -> None:
     valid = [em.value(v) for v in op.valid]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
     b = em.b
-    w = em.alloca(WORK["size"] // 8)
+    w = em.alloca(WORK["size"] // 8, name="work")
     em.store_at(w, WORK["elems"], b.const(info.elems, I64))
-    em.store_at(w, WORK["dtype"], em.string(info.dtype))
+    em.store_at(w, WORK["dtype"], em.string(info.dtype, "dtype."))
     em.store_at(w, WORK["lut"], b.const(int(info.lut), I32))
     em.store_at(w, WORK["out_rank"], b.const(len(shape), I32))
     for k in range(MAX_RANK):
@@ -374,7 +374,7 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
             ci = _lin(b, [(mm, n), (nn, 1)])
             c0 = _load(b, c_ptr, ci, ec) if c_ptr is not None else c_scalar
             acc0 = b.int_cast(c0, I64) if integer else b.add(llvm.FPExtOp(c0, F64))  # type: ignore[arg-type]
-            slot = em.alloca(1, acc_t)
+            slot = em.alloca(1, acc_t, "acc")
             b.add(llvm.StoreOp(acc0, slot))
 
             def step(kk: SSAValue) -> None:
@@ -399,7 +399,7 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     _loop(em, vm, "dpe.m", row)
     vals = em.i64_array(valid or [0], 3)
     em.call(
-        "mtia_dpe_end", b.const(1, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64), em.string(dtype_name(t_a)),
+        "mtia_dpe_end", b.const(1, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64), em.string(dtype_name(t_a), "dtype."),
         b.const(op.input_precision.value.data, I32), b.const(dpe_ls_bytes(op), I64), b.const(len(valid), I32), vals,
     )  # fmt: skip
 
@@ -453,7 +453,7 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
             d = outer[level]
             _loop(em, b.const(shape[d], I64), f"re.d{d}", lambda i: nest(level + 1, {**idx, d: i}))
             return
-        slot = em.alloca(1, register_type(et))
+        slot = em.alloca(1, register_type(et), "acc")
         b.add(llvm.StoreOp(_re_init(b, kind, et), slot))
         inside: SSAValue | None = None
         if valid:
@@ -479,7 +479,7 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
     shp = em.i64_array([b.const(s, I64) for s in shape], len(shape))
     vals = em.i64_array(valid, max(len(valid), 1))
     em.call(
-        "mtia_re_end", b.const(len(shape), I32), shp, em.string(dtype_name(out_t)), b.const(re_ls_bytes(op), I64),
+        "mtia_re_end", b.const(len(shape), I32), shp, em.string(dtype_name(out_t), "dtype."), b.const(re_ls_bytes(op), I64),
         b.const(len(valid), I32), vals,
     )  # fmt: skip
 

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from mtia_xdsl.backend.llvm_ir import FPToSIOp, FPToUIOp, UIToFPOp
 from mtia_xdsl.dialects import mtia
@@ -33,7 +34,7 @@ F32 = Float32Type()
 PTR = llvm.LLVMPointerType()
 
 
-class NotHandled(Exception):
+class NotHandled(DiagnosticException):
     """A construct the LLVM IR emitter does not translate; the message names the kernel line."""
 
 
