@@ -19,7 +19,7 @@ LAYER_IMPORTS: dict[str, set[str]] = {
     "machine": {"dialects", "utils", "semantics"},
     "transforms": {"dialects", "utils", "semantics", "machine"},
     "backend": {"dialects", "utils", "machine", "transforms"},
-    "options": {"machine"},
+    "options": {"machine", "backend"},  # backend.executor is the home of the executor names options check
     "frontend": {"dialects", "utils", "machine", "transforms", "options"},
     "fit": {"dialects", "utils", "machine", "transforms", "options"},
     "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options", "fit"},
