@@ -54,7 +54,9 @@ from mtia_xdsl.backend.llvm_scalar import (
     storage_type,
 )
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name
+from mtia_xdsl.machine.work import elem_count
 from mtia_xdsl.utils.locations import location_str
 
 VOID = llvm.LLVMVoidType()
@@ -84,6 +86,7 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_compute_end": ([PTR, PTR], VOID),
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
+    "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
 }
 """The functions of backend/runtime/mtia_runtime.h the emitted IR calls, as `(params), result` in LLVM types
 (`mtia_pe *` and every other pointer as `ptr`)."""
@@ -108,6 +111,9 @@ PE mapping), which `run_llvm` reads to launch it."""
 
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
+
+_RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
+"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
 
 _CB_CALLS = {
     mtia.CbReserveOp: "mtia_cb_reserve",
@@ -371,8 +377,10 @@ class _KernelEmitter:
         self.call(_CB_CALLS[type(op)], self.value(op.cb), count, self.loc(op))
 
     def cb_read(self, op: mtia.CbReadOp) -> None:
-        self.flush()
         t = op.result.type
+        if isinstance(t, TensorType):
+            raise not_handled(op, "a whole tile read into the scalar core")
+        self.flush()
         slot = self.alloca(1, storage_type(t))
         nbytes = self.b.const(mtia.element_bytes(t), I64)
         self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
@@ -436,6 +444,31 @@ class _KernelEmitter:
         self.call(fn, addr, slot, nbytes, self.string(dtype_name(t), "dtype."), self.loc(op))
         if load:
             self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
+
+    def atomic_rmw(self, op: mtia.AtomicRmwOp) -> None:
+        """An atomic read-modify-write on the scalar core: `mtia_atomic_rmw` on the lanes of its CB tiles."""
+        code = op.atomic_rmw_op.value.data
+        kind = _RMW_KINDS.get(code)
+        if kind is None:
+            raise not_handled(op, f"atomic kind {code} (the host runtime has and, or, xor, add, max, min, xchg)")
+        if op.out is None:
+            raise not_handled(op, "an atomic whose old values are not kept in a CB")
+        t = mtia.tile_type(op.out.type)
+        n = elem_count(t)
+        if not mtia.is_cb(op.ptr) or not mtia.is_cb(op.val) or (op.mask is not None and not mtia.is_cb(op.mask)):
+            raise not_handled(op, "an atomic on operands outside CBs")
+        self.flush()
+        b = self.b
+        self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
+        addrs = self.call("mtia_cmd_in", self.value(op.ptr))
+        val = self.call("mtia_cmd_in", self.value(op.val))
+        mask = self.call("mtia_cmd_in", self.value(op.mask)) if op.mask is not None else b.add(llvm.ZeroOp(result_types=[PTR]))
+        old = self.call("mtia_cmd_out", self.value(op.out))
+        elem = t.element_type if isinstance(t, TensorType) else t
+        self.call(
+            "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
+            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."), b.const(mtia.tile_bytes(t), I64),
+        )  # fmt: skip
 
     def compute(self, op: Operation) -> None:
         from mtia_xdsl.backend.llvm_engines import emit_dpe, emit_engine_command, emit_re
@@ -531,6 +564,7 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     mtia.MluComputeOp: _KernelEmitter.compute,
     mtia.DpeMatmulOp: _KernelEmitter.compute,
     mtia.ReReduceOp: _KernelEmitter.compute,
+    mtia.AtomicRmwOp: _KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
     mtia.PeIdOp: _KernelEmitter.grid_query,
     mtia.NumPesOp: _KernelEmitter.grid_query,
 }
