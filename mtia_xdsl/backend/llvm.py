@@ -115,6 +115,9 @@ _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 _RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
 """tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
 
+_RMW_DTYPES = ("f32", "i32", "i64")
+"""Element types `mtia_atomic_rmw` of the host runtime updates."""
+
 _CB_CALLS = {
     mtia.CbReserveOp: "mtia_cb_reserve",
     mtia.CbPushOp: "mtia_cb_push",
@@ -455,6 +458,8 @@ class _KernelEmitter:
             raise not_handled(op, "an atomic whose old values are not kept in a CB")
         t = mtia.tile_type(op.out.type)
         n = elem_count(t)
+        if dtype_name(t) not in _RMW_DTYPES:
+            raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
         if not mtia.is_cb(op.ptr) or not mtia.is_cb(op.val) or (op.mask is not None and not mtia.is_cb(op.mask)):
             raise not_handled(op, "an atomic on operands outside CBs")
         self.flush()

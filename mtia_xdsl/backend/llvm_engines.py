@@ -114,6 +114,9 @@ class _Element:
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
             return rule(self, op, idx)
+        shape = _shape(op.results[0].type) if op.results else []
+        if any(isinstance(o.type, TensorType) and _shape(o.type) != shape for o in op.operands):
+            raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
 

@@ -250,8 +250,10 @@ def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     src_t, dst_t = element_type(op.operands[0].type), element_type(op.results[0].type)
     v = a[0]
     if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
+        from mtia_xdsl.dialects.tt import ROUNDING_MODE
+
         rounding = op.properties["rounding"].value.data  # type: ignore[attr-defined]
-        if rounding != 0:  # 0: rtne
+        if rounding != ROUNDING_MODE["rtne"]:
             raise not_handled(op, "a rounding mode other than round-to-nearest-even")
     src_r, dst_r = register_type(src_t), register_type(dst_t)
     src_bits = {Float16Type: 16, Float32Type: 32, Float64Type: 64}.get(type(src_r), 0)
@@ -368,7 +370,7 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "math.log2": lambda b, a, op: b.add(llvm.FLog2Op(a[0])),
     "math.sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
     "math.rsqrt": _rsqrt,
-    "math.absf": lambda b, a, op: b.add(llvm.FAbsOp(a[0])),
+    "math.absf": lambda b, a, op: b.add(llvm.FAbsOp(a[0], a[0].type)),
     "math.absi": _absi,
     "math.floor": lambda b, a, op: b.add(llvm.FFloorOp(a[0])),
     "math.ceil": lambda b, a, op: b.add(llvm.FCeilOp(a[0])),
