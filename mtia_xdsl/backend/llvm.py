@@ -87,6 +87,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
     "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
+    "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
+    "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
 }
 """The functions of backend/runtime/mtia_runtime.h the emitted IR calls, as `(params), result` in LLVM types
 (`mtia_pe *` and every other pointer as `ptr`)."""
@@ -460,19 +462,66 @@ class _KernelEmitter:
         n = elem_count(t)
         if dtype_name(t) not in _RMW_DTYPES:
             raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
-        if not mtia.is_cb(op.ptr) or not mtia.is_cb(op.val) or (op.mask is not None and not mtia.is_cb(op.mask)):
-            raise not_handled(op, "an atomic on operands outside CBs")
+        operands = [op.ptr, op.val, *([op.mask] if op.mask is not None else [])]
+        if n != 1 and not all(mtia.is_cb(v) for v in operands):
+            raise not_handled(op, "an atomic on tensor operands outside CBs")
         self.flush()
         b = self.b
         self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
-        addrs = self.call("mtia_cmd_in", self.value(op.ptr))
-        val = self.call("mtia_cmd_in", self.value(op.val))
-        mask = self.call("mtia_cmd_in", self.value(op.mask)) if op.mask is not None else b.add(llvm.ZeroOp(result_types=[PTR]))
+        addrs, val, *rest = (
+            self.call("mtia_cmd_in", self.value(v)) if mtia.is_cb(v) else self.to_slot(self.value(v), v.type)
+            for v in operands
+        )  # a lone lane's scalar operands go through stack slots
+        mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
         old = self.call("mtia_cmd_out", self.value(op.out))
         elem = t.element_type if isinstance(t, TensorType) else t
         self.call(
             "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
             b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."), b.const(mtia.tile_bytes(t), I64),
+        )  # fmt: skip
+
+    def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
+        """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
+        (`mtia_cmd_in`; a null pointer for None). Raises: NotHandled unless every tile has the shape of `t`."""
+        for v in cbs:
+            if v is not None and (not mtia.is_cb(v) or mtia.tile_type(v.type).get_shape() != t.get_shape()):  # type: ignore[attr-defined]
+                raise not_handled(op, "lanes outside CBs, or tiles of different shapes")
+        self.flush()
+        self.call("mtia_cmd_begin", self.b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
+        return [self.call("mtia_cmd_in", self.value(v)) if v is not None else self.b.add(llvm.ZeroOp(result_types=[PTR]))
+                for v in cbs]  # fmt: skip
+
+    def gather(self, op: mtia.GatherOp) -> None:
+        """A gather on the scalar core: `mtia_gather` of the lanes of its pointer tile into its out CB."""
+        if op.out is None:
+            raise not_handled(op, "a tensor-level gather (run the buffer-level program)")
+        t = mtia.tile_type(op.out.type)
+        if not isinstance(t, TensorType) or (op.other is not None and isinstance(op.other.type, TensorType)):
+            raise not_handled(op, "a gather of a scalar, or with a tensor `other`")
+        addrs, mask = self._lanes(op, [op.ptrs, op.mask], t)
+        dst = self.call("mtia_cmd_out", self.value(op.out))
+        elem, b = t.element_type, self.b
+        if op.other is not None:
+            other = self.to_slot(self.value(op.other), elem)
+        elif is_float(elem):  # masked lanes read as the model's unwritten LS: NaN
+            other = self.to_slot(b.const(float("nan"), register_type(elem)), elem)
+        else:
+            other = b.add(llvm.ZeroOp(result_types=[PTR]))
+        self.call(
+            "mtia_gather", dst, addrs, mask, other, b.const(elem_count(t), I64), b.const(mtia.element_bytes(elem), I32),
+            b.const(mtia.tile_bytes(t), I64), self.string(dtype_name(t), "dtype."),
+        )  # fmt: skip
+
+    def scatter(self, op: mtia.ScatterOp) -> None:
+        """A scatter on the scalar core: `mtia_scatter` of its value tile through its pointer tile."""
+        t = mtia.tile_type(op.value.type)
+        if not isinstance(t, TensorType):
+            raise not_handled(op, "a scatter of a scalar")
+        addrs, src, mask = self._lanes(op, [op.ptrs, op.value, op.mask], t)
+        elem, b = t.element_type, self.b
+        self.call(
+            "mtia_scatter", src, addrs, mask, b.const(elem_count(t), I64), b.const(mtia.element_bytes(elem), I32),
+            self.string(dtype_name(t), "dtype."),
         )  # fmt: skip
 
     def compute(self, op: Operation) -> None:
@@ -570,6 +619,8 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     mtia.DpeMatmulOp: _KernelEmitter.compute,
     mtia.ReReduceOp: _KernelEmitter.compute,
     mtia.AtomicRmwOp: _KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.GatherOp: _KernelEmitter.gather,  # type: ignore[dict-item]
+    mtia.ScatterOp: _KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: _KernelEmitter.grid_query,
     mtia.NumPesOp: _KernelEmitter.grid_query,
 }
