@@ -22,10 +22,10 @@ RE: each output element the combination, in the element type, of the input lanes
 valid extents, from the kind's identity (semantics/reduce.py; a float sum adds in lane order, where the
 model's numpy sum adds pairwise: equal up to rounding).
 
-Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, tt.cat /
-tt.join / tt.split, printing, atomics and control flow inside a body; non-uniform dense constants; an
-inplace command reading its accumulator at another element than the one it writes; results of different
-shapes.
+Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
+atomics, extern (libdevice) calls and control flow inside a body; tt.clampf; rtz downcasts; non-uniform
+dense constants; an inplace command reading its accumulator at another element than the one it writes;
+results of different shapes; tiles of rank above MTIA_MAX_RANK.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class _Element:
         op = v.owner
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
-            return rule(self, op, idx)
+            return rule(self, op, idx) if op.name != "tt.split" else _split(self, op, idx, v)
         shape = _shape(op.results[0].type) if op.results else []
         if any(isinstance(o.type, TensorType) and _shape(o.type) != shape for o in op.operands):
             raise not_handled(op, "an op whose operand and result shapes differ")
@@ -184,6 +184,29 @@ def _extract_slice(e: _Element, op: Operation, idx: Index) -> SSAValue:
     return e.at(op.operands[0], tuple(shifted))
 
 
+def _join(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.join: element (.., k) is element (..) of operand k (a new minor dimension of 2)."""
+    b = e.em.b
+    first = b.icmp("eq", idx[-1], b.const(0, I64))
+    return b.add(llvm.SelectOp(first, e.at(op.operands[0], idx[:-1]), e.at(op.operands[1], idx[:-1])))
+
+
+def _split(e: _Element, op: Operation, idx: Index, v: SSAValue) -> SSAValue:
+    """tt.split: result k at (..) is the operand's element (.., k)."""
+    k = list(op.results).index(v)  # type: ignore[arg-type]
+    return e.at(op.operands[0], (*idx, e.em.b.const(k, I64)))
+
+
+def _cat(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.cat along dimension 0; each operand is read at an index clamped into it (the other one is selected)."""
+    b = e.em.b
+    n0 = _shape(op.operands[0].type)[0]
+    first = b.icmp("slt", idx[0], b.const(n0, I64))
+    in_a = b.intrinsic("llvm.smin", [idx[0], b.const(n0 - 1, I64)], I64)
+    in_b = b.intrinsic("llvm.smax", [b.add(llvm.SubOp(idx[0], b.const(n0, I64))), b.const(0, I64)], I64)
+    return b.add(llvm.SelectOp(first, e.at(op.operands[0], (in_a, *idx[1:])), e.at(op.operands[1], (in_b, *idx[1:]))))
+
+
 def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
     if register_type(op.operands[0].type) != register_type(op.results[0].type):
         raise not_handled(op, "a cast between different element types")
@@ -202,6 +225,9 @@ _INDEX_RULES = {
     "tt.trans": _trans,
     "tt.reshape": _reshape,
     "mtia.extract_slice": _extract_slice,
+    "tt.join": _join,
+    "tt.split": _split,  # type: ignore[dict-item]  # called with the result it computes
+    "tt.cat": _cat,
     "builtin.unrealized_conversion_cast": _unrealized_cast,
     "ub.poison": _poison,
 }
@@ -345,8 +371,9 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     t_a, t_b, out_t = mtia.tile_type(op.a.type), mtia.tile_type(op.b.type), mtia.tile_type(op.out.type)
     *batch, m, k = _shape(t_a)
     n = _shape(t_b)[-1]
-    if batch:
-        raise not_handled(op, "a batched DPE matmul")
+    nb = batch[0] if batch else 1
+    if len(batch) > 1:
+        raise not_handled(op, "a DPE matmul with more than one batch dimension")
     ea, eb, ed = t_a.element_type, t_b.element_type, out_t.element_type  # type: ignore[attr-defined]
     ec = mtia.tile_type(op.c.type)
     ec = ec.element_type if isinstance(ec, TensorType) else ec
@@ -372,17 +399,20 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
             v = _round_tf32(b, v)
         return b.add(llvm.FPExtOp(v, F64))
 
-    def row(mm: SSAValue) -> None:
+    def matrix(bb: SSAValue) -> None:
+        _loop(em, vm, "dpe.m", lambda mm: row(bb, mm))
+
+    def row(bb: SSAValue, mm: SSAValue) -> None:
         def col(nn: SSAValue) -> None:
-            ci = _lin(b, [(mm, n), (nn, 1)])
+            ci = _lin(b, [(bb, m * n), (mm, n), (nn, 1)])
             c0 = _load(b, c_ptr, ci, ec) if c_ptr is not None else c_scalar
             acc0 = b.int_cast(c0, I64) if integer else b.add(llvm.FPExtOp(c0, F64))  # type: ignore[arg-type]
             slot = em.alloca(1, acc_t, "acc")
             b.add(llvm.StoreOp(acc0, slot))
 
             def step(kk: SSAValue) -> None:
-                x = widen(_load(b, a, _lin(b, [(mm, k), (kk, 1)]), ea), ea)
-                y = widen(_load(b, bp, _lin(b, [(kk, n), (nn, 1)]), eb), eb)
+                x = widen(_load(b, a, _lin(b, [(bb, m * k), (mm, k), (kk, 1)]), ea), ea)
+                y = widen(_load(b, bp, _lin(b, [(bb, k * n), (kk, n), (nn, 1)]), eb), eb)
                 acc = b.add(llvm.LoadOp(slot, acc_t))
                 prod = b.add(llvm.MulOp(x, y) if integer else llvm.FMulOp(x, y))
                 b.add(llvm.StoreOp(b.add(llvm.AddOp(acc, prod) if integer else llvm.FAddOp(acc, prod)), slot))
@@ -399,10 +429,10 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
 
         _loop(em, vn, "dpe.n", col)
 
-    _loop(em, vm, "dpe.m", row)
+    _loop(em, b.const(nb, I64), "dpe.batch", matrix)
     vals = em.i64_array(valid or [0], 3)
     em.call(
-        "mtia_dpe_end", b.const(1, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64), em.string(dtype_name(t_a), "dtype."),
+        "mtia_dpe_end", b.const(nb, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64), em.string(dtype_name(t_a), "dtype."),
         b.const(op.input_precision.value.data, I32), b.const(dpe_ls_bytes(op), I64), b.const(len(valid), I32), vals,
     )  # fmt: skip
 
