@@ -236,6 +236,15 @@ class _KernelEmitter:
             )
         return self.b.add(llvm.AddressOfOp(name, PTR))
 
+    def constant_array(self, value: builtin.DenseIntOrFPElementsAttr, elem: Attribute) -> str:
+        """The name of a new constant global holding the elements of `value` (row-major, LLVM type `elem`)."""
+        name = f"const.{len([o for o in self.out.ops if isinstance(o, llvm.GlobalOp)])}"
+        values = value.get_values()
+        dense = builtin.DenseIntOrFPElementsAttr.from_list(TensorType(elem, [len(values)]), list(values))  # type: ignore[arg-type]
+        glob = llvm.GlobalOp(llvm.LLVMArrayType(len(values), elem), name, "internal", constant=True, value=dense)
+        self.out.body.block.add_op(glob)
+        return name
+
     def loc(self, op: Operation) -> SSAValue:
         """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""
         return self.string(location_str(op.location))
@@ -625,6 +634,8 @@ _HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = 
     mtia.NumPesOp: _KernelEmitter.grid_query,
 }
 _NAMED_HANDLERS: dict[str, Callable[[_KernelEmitter, Operation], None]] = {
+    "llvm.intr.assume": lambda em, op: None,  # a hint (tl.assume): the scalar core counts it, nothing to compute
+    "ttg.barrier": lambda em, op: None,  # tl.debug_barrier: a program runs in order on one PE (dialects/ttg.py)
     "tt.get_program_id": _KernelEmitter.grid_query,
     "tt.get_num_programs": _KernelEmitter.grid_query,
     "tt.return": _KernelEmitter.ret,

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 F64 = Float64Type()
@@ -111,6 +111,8 @@ class _Element:
         if not isinstance(v.owner, Operation) or v.owner.parent_op() is not self.op:
             return self.em.value(v)  # a scalar computed outside the body, or a scalar block argument
         op = v.owner
+        if op.name == "arith.constant" and isinstance(v.type, TensorType):
+            return self.dense_constant(op, idx)
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
             return rule(self, op, idx) if op.name != "tt.split" else _split(self, op, idx, v)
@@ -119,6 +121,23 @@ class _Element:
             raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
+
+    def dense_constant(self, op: Operation, idx: Index) -> SSAValue:
+        """Element `idx` of a dense tensor constant: its value if uniform, else a load from a constant global."""
+        value = op.properties.get("value")
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            raise not_handled(op, f"constant {value}")
+        values = value.get_values()
+        t = op.results[0].type
+        b = self.em.b
+        if len(set(values)) == 1:
+            return b.const(values[0], register_type(t))
+        elem = t.element_type  # type: ignore[attr-defined]
+        if is_bf16(elem) or storage_type(elem) != register_type(elem):
+            raise not_handled(op, f"a non-uniform dense constant of {elem}")
+        name = self.em.constant_array(value, storage_type(elem))
+        ptr = b.add(llvm.AddressOfOp(name, PTR))
+        return _load(b, ptr, self.linear(idx, _shape(t)), elem)
 
     def linear(self, idx: Index, shape: Sequence[int]) -> SSAValue:
         """Row-major linear index of `idx` in a tile of `shape` (i64)."""
@@ -214,7 +233,8 @@ def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
 
 
 def _poison(e: _Element, op: Operation, idx: Index) -> SSAValue:
-    return e.em.b.add(llvm.UndefOp(register_type(op.results[0].type)))
+    """ub.poison reads as 0, as in the machine model (machine/interpret/tt.py)."""
+    return e.em.b.const(0, register_type(op.results[0].type))
 
 
 _INDEX_RULES = {

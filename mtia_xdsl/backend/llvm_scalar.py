@@ -386,6 +386,7 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "tt.mulhiui": _mulhiui,
     "tt.bitcast": _bitcast,
     "tt.int_to_ptr": _identity,
+    "ub.poison": lambda b, a, op: b.const(0, _result_type(op)),  # reads as 0, as in the machine model
     "tt.ptr_to_int": _identity,
 }
 """How one element of each elementwise op is computed (bf16 results are rounded by `emit_scalar`)."""
