@@ -21,7 +21,8 @@ What the IR holds, per kernel `@K` of the program:
 Requires: a buffer-level program (the default pipeline through mtia-cb-bufferize; mtia-cb-allocate for CB
 IDs and LS offsets). Raises: NotHandled (`file:line:col: error: ...`) for an op the emitter does not
 translate, never wrong code.
-Example: mtia-opt examples/vector_add.py -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')" -t mtia-llvm
+Example: mtia-opt examples/vector_add.py -t mtia-llvm \
+    -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ def emit_module(module: ModuleOp) -> ModuleOp:
         raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
     kernel = funcs[0]
     for op in kernel.walk():
-        if isinstance(op, mtia.CbAllocOp) and not op.allocated or op.name in ("tt.load", "tt.store"):
+        if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
             raise NotHandled(
                 f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
                 "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
@@ -232,7 +233,13 @@ class _KernelEmitter:
             self.strings[text] = name
             data = (text + "\0").encode()
             self.out.body.block.add_op(
-                llvm.GlobalOp(llvm.LLVMArrayType(len(data), I8), name, "internal", constant=True, value=builtin.StringAttr(text + "\0"))
+                llvm.GlobalOp(
+                    llvm.LLVMArrayType(len(data), I8),
+                    name,
+                    "internal",
+                    constant=True,
+                    value=builtin.StringAttr(text + "\0"),
+                )
             )
         return self.b.add(llvm.AddressOfOp(name, PTR))
 
@@ -334,7 +341,9 @@ class _KernelEmitter:
             self.values[arg] = v
         name = kernel.properties["sym_name"].data  # type: ignore[attr-defined]
         self.emit_ops(block.ops)
-        fn = llvm.FuncOp(name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region)
+        fn = llvm.FuncOp(
+            name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
+        )
         for lib in LIBM_FUNCTIONS:
             if any(isinstance(o, llvm.CallOp) and o.callee.string_value() == lib for o in fn.walk()):
                 t = F32 if lib.endswith("f") else F64
@@ -342,7 +351,13 @@ class _KernelEmitter:
         self.out.body.block.add_op(fn)
         data = (meta + "\0").encode()
         self.out.body.block.add_op(
-            llvm.GlobalOp(llvm.LLVMArrayType(len(data), I8), META_GLOBAL, "external", constant=True, value=builtin.StringAttr(meta + "\0"))
+            llvm.GlobalOp(
+                llvm.LLVMArrayType(len(data), I8),
+                META_GLOBAL,
+                "external",
+                constant=True,
+                value=builtin.StringAttr(meta + "\0"),
+            )
         )
 
     def emit_ops(self, ops: object) -> None:
@@ -486,19 +501,21 @@ class _KernelEmitter:
         elem = t.element_type if isinstance(t, TensorType) else t
         self.call(
             "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
-            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."), b.const(mtia.tile_bytes(t), I64),
+            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
+            b.const(mtia.tile_bytes(t), I64),
         )  # fmt: skip
 
     def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
         """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
         (`mtia_cmd_in`; a null pointer for None). Raises: NotHandled unless every tile has the shape of `t`."""
+        shape = t.get_shape()  # type: ignore[attr-defined]
         for v in cbs:
-            if v is not None and (not mtia.is_cb(v) or mtia.tile_type(v.type).get_shape() != t.get_shape()):  # type: ignore[attr-defined]
+            if v is not None and (not mtia.is_cb(v) or mtia.tile_type(v.type).get_shape() != shape):  # type: ignore[attr-defined]
                 raise not_handled(op, "lanes outside CBs, or tiles of different shapes")
         self.flush()
         self.call("mtia_cmd_begin", self.b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
-        return [self.call("mtia_cmd_in", self.value(v)) if v is not None else self.b.add(llvm.ZeroOp(result_types=[PTR]))
-                for v in cbs]  # fmt: skip
+        null = self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        return [self.call("mtia_cmd_in", self.value(v)) if v is not None else null for v in cbs]
 
     def gather(self, op: mtia.GatherOp) -> None:
         """A gather on the scalar core: `mtia_gather` of the lanes of its pointer tile into its out CB."""

@@ -31,17 +31,15 @@ results of different shapes; tiles of rank above MTIA_MAX_RANK.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, Float64Type, IntegerType, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-F64 = Float64Type()
-
 from mtia_xdsl.backend.llvm_scalar import (
     F32,
-    I1,
     I32,
     I64,
     PTR,
@@ -59,6 +57,8 @@ from mtia_xdsl.machine.interpret.formats import dtype_name
 
 if TYPE_CHECKING:
     from mtia_xdsl.backend.llvm import _KernelEmitter
+
+F64 = Float64Type()
 
 _ENGINES = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
 
@@ -87,6 +87,7 @@ class _Element:
         """Tensor block arguments -> LS address of their tile."""
         self.memo: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.inplace_args: set[BlockArgument] = set()
+        """Tile arguments that are also the command's output (an inplace accumulator)."""
         self.out_index: Index = ()
 
     def at(self, v: SSAValue, idx: Index) -> SSAValue:
@@ -278,59 +279,75 @@ def _clamped(em: _KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int]
     return [_bound(em, extent, valid[d] if valid else None) for d, extent in enumerate(shape)]
 
 
-def emit_engine_command(em: _KernelEmitter, op: mtia.EngineComputeOp) -> None:
-    """Emit one SE/VEC/MLU command: tile addresses, the loop nest over its output tile, the recording call.
-
-    Raises: NotHandled naming the kernel line for a body the emitter does not translate.
-    """
-    from mtia_xdsl.backend.llvm import MAX_RANK, WORK
+def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
+    """The shape of every output tile of `op`. Raises: NotHandled for what the loop nest cannot cover."""
+    from mtia_xdsl.backend.llvm import MAX_RANK
 
     if not op.outs:
         raise not_handled(op, "a tensor-level command (run the buffer-level program)")
-    block = op.body.block
-    yields = list(block.last_op.operands)  # type: ignore[union-attr]
-    out_tiles = [mtia.tile_type(o.type) for o in op.outs]
-    shapes = {tuple(_shape(t)) for t in out_tiles}
+    shapes = {tuple(_shape(mtia.tile_type(o.type))) for o in op.outs}
     if len(shapes) != 1:
         raise not_handled(op, "results of different shapes")
     shape = list(next(iter(shapes)))
     if len(shape) > MAX_RANK:
         raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
-    for inner in block.ops:
+    for inner in op.body.block.ops:
         if inner.regions:
             raise not_handled(inner, "a region inside an engine command body")
-    info = ComputeInfo.of(op)
-    _begin(em, op, _ENGINES[type(op)])
+    return shape
+
+
+def _bind_inputs(em: _KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
+    """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
     tiles: dict[BlockArgument, SSAValue] = {}
-    ins: dict[SSAValue, SSAValue] = {}
-    for arg, operand in zip(block.args, op.inputs, strict=True):
+    count = 0
+    for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
         if mtia.is_cb(operand):
-            ptr = _tile_in(em, operand, f"in{len(ins)}")
-            ins[operand] = ptr
+            ptr = _tile_in(em, operand, f"in{count}")
+            count += 1
             if isinstance(arg.type, TensorType):
                 tiles[arg] = ptr
             else:  # a scalar tile: one element
-                raw = em.b.add(llvm.LoadOp(ptr, storage_type(arg.type)))
-                em.values[arg] = em.b.from_storage(raw, arg.type)
+                em.values[arg] = em.b.from_storage(em.b.add(llvm.LoadOp(ptr, storage_type(arg.type))), arg.type)
         elif isinstance(operand.type, TensorType):
             raise not_handled(op, "an engine command reading a tensor outside a CB")
         else:
             em.values[arg] = em.value(operand)
+    return tiles
+
+
+def emit_engine_command(em: _KernelEmitter, op: mtia.EngineComputeOp) -> None:
+    """Emit one SE/VEC/MLU command: tile addresses, the loop nest over its output tile, the recording call.
+
+    Raises: NotHandled naming the kernel line for a body the emitter does not translate.
+    """
+    shape = _output_shape(op)
+    block = op.body.block
+    _begin(em, op, _ENGINES[type(op)])
+    tiles = _bind_inputs(em, op)
     inplace = op.inplace is not None
     outs = [_tile_out(em, o, inplace, f"out{k}") for k, o in enumerate(op.outs)]
+    e = _Element(em, op, tiles)
     if inplace:  # the body reads the accumulator where the command writes it
         for arg, operand in zip(block.args, op.inputs, strict=True):
             if operand in op.outs and arg in tiles:
                 tiles[arg] = outs[list(op.outs).index(operand)]
-    e = _Element(em, op, tiles)
-    if inplace:
-        e.inplace_args = {a for a, o in zip(block.args, op.inputs, strict=True) if o in op.outs and a in tiles}
+                e.inplace_args.add(arg)
     for inner in block.ops:  # scalar values once, before the loops
         if inner is not block.last_op and not any(isinstance(r.type, TensorType) for r in inner.results):
             for r in inner.results:
                 em.values[r] = e.at(r, ())
     valid = [em.value(v) for v in op.valid]
+    yields = list(block.last_op.operands)  # type: ignore[union-attr]
+    out_tiles = [mtia.tile_type(o.type) for o in op.outs]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
+    _compute_end(em, ComputeInfo.of(op), shape, valid)
+
+
+def _compute_end(em: _KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
+    """`mtia_compute_end` with the command's `mtia_work`: static work (machine/work.py) and effective shape."""
+    from mtia_xdsl.backend.llvm import MAX_RANK, WORK
+
     b = em.b
     w = em.alloca(WORK["size"] // 8, name="work")
     em.store_at(w, WORK["elems"], b.const(info.elems, I64))
@@ -384,77 +401,92 @@ def _lin(b: Builder, terms: Sequence[tuple[SSAValue, int]]) -> SSAValue:
     return total if total is not None else b.const(0, I64)
 
 
+@dataclass(frozen=True)
+class _Dpe:
+    """One DPE matmul's tiles (LS addresses), shapes and element types, for `_dpe_element`."""
+
+    a: SSAValue
+    b: SSAValue
+    c: SSAValue | None
+    """The accumulator tile, or None when `c` is a scalar (`c_scalar`)."""
+    c_scalar: SSAValue | None
+    d: SSAValue
+    mnk: tuple[int, int, int]
+    types: tuple[Attribute, Attribute, Attribute, Attribute]
+    """Element types of A, B, C and D."""
+    tf32: bool
+
+
 def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
-    """Emit one DPE matmul (see the module docstring). Raises: NotHandled for a tensor-level or batched one."""
+    """Emit one DPE matmul (see the module docstring). Raises: NotHandled for a tensor-level one, one of
+    more than one batch dimension, or a bf16 accumulator."""
     if op.out is None:
         raise not_handled(op, "a tensor-level DPE matmul (run the buffer-level program)")
     t_a, t_b, out_t = mtia.tile_type(op.a.type), mtia.tile_type(op.b.type), mtia.tile_type(op.out.type)
     *batch, m, k = _shape(t_a)
     n = _shape(t_b)[-1]
-    nb = batch[0] if batch else 1
     if len(batch) > 1:
         raise not_handled(op, "a DPE matmul with more than one batch dimension")
-    ea, eb, ed = t_a.element_type, t_b.element_type, out_t.element_type  # type: ignore[attr-defined]
+    ea, ed = t_a.element_type, out_t.element_type  # type: ignore[attr-defined]
+    if is_bf16(ed):
+        raise not_handled(op, "a bf16 accumulator (a double rounding through f32)")
     ec = mtia.tile_type(op.c.type)
-    ec = ec.element_type if isinstance(ec, TensorType) else ec
     inplace = op.inplace is not None
     _begin(em, op, "dpe")
     a, bp = _tile_in(em, op.a, "a"), _tile_in(em, op.b, "b")
     c_ptr = _tile_in(em, op.c, "c") if mtia.is_cb(op.c) else None  # an inplace accumulator is read too (a wait)
     d = _tile_out(em, op.out, inplace, "d")
-    if inplace:
-        c_ptr = d
-    c_scalar = em.value(op.c) if c_ptr is None else None
-    valid = [em.value(v) for v in op.valid]
-    vm, vn, vk = _clamped(em, valid, [m, n, k]) if valid else _clamped(em, [], [m, n, k])
-    b = em.b
-    integer = isinstance(register_type(ea), IntegerType)
-    acc_t = I64 if integer else F64
     tf32 = op.input_precision.value.data == 0 and isinstance(ea, Float32Type)
+    dpe = _Dpe(
+        a, bp, d if inplace else c_ptr, em.value(op.c) if c_ptr is None else None, d, (m, n, k),
+        (ea, t_b.element_type, ec.element_type if isinstance(ec, TensorType) else ec, ed), tf32,  # type: ignore[attr-defined]
+    )  # fmt: skip
+    valid = [em.value(v) for v in op.valid]
+    vm, vn, vk = _clamped(em, valid, [m, n, k])
+    b = em.b
 
-    def widen(v: SSAValue, t: Attribute) -> SSAValue:
-        if integer:
-            return b.int_cast(v, I64)
-        if tf32:
-            v = _round_tf32(b, v)
-        return b.add(llvm.FPExtOp(v, F64))
+    def rows(bb: SSAValue) -> None:
+        _loop(em, vm, "dpe.m", lambda mm: _loop(em, vn, "dpe.n", lambda nn: _dpe_element(em, dpe, vk, bb, mm, nn)))
 
-    def matrix(bb: SSAValue) -> None:
-        _loop(em, vm, "dpe.m", lambda mm: row(bb, mm))
-
-    def row(bb: SSAValue, mm: SSAValue) -> None:
-        def col(nn: SSAValue) -> None:
-            ci = _lin(b, [(bb, m * n), (mm, n), (nn, 1)])
-            c0 = _load(b, c_ptr, ci, ec) if c_ptr is not None else c_scalar
-            acc0 = b.int_cast(c0, I64) if integer else b.add(llvm.FPExtOp(c0, F64))  # type: ignore[arg-type]
-            slot = em.alloca(1, acc_t, "acc")
-            b.add(llvm.StoreOp(acc0, slot))
-
-            def step(kk: SSAValue) -> None:
-                x = widen(_load(b, a, _lin(b, [(bb, m * k), (mm, k), (kk, 1)]), ea), ea)
-                y = widen(_load(b, bp, _lin(b, [(bb, k * n), (kk, n), (nn, 1)]), eb), eb)
-                acc = b.add(llvm.LoadOp(slot, acc_t))
-                prod = b.add(llvm.MulOp(x, y) if integer else llvm.FMulOp(x, y))
-                b.add(llvm.StoreOp(b.add(llvm.AddOp(acc, prod) if integer else llvm.FAddOp(acc, prod)), slot))
-
-            _loop(em, vk, "dpe.k", step)
-            acc = b.add(llvm.LoadOp(slot, acc_t))
-            if integer:
-                res = b.int_cast(acc, register_type(ed))
-            else:
-                res = b.add(llvm.FPTruncOp(acc, register_type(ed) if not is_bf16(ed) else F32))
-                if is_bf16(ed):
-                    raise not_handled(op, "a bf16 accumulator (a double rounding through f32)")
-            _store(b, d, ci, ed, res)
-
-        _loop(em, vn, "dpe.n", col)
-
-    _loop(em, b.const(nb, I64), "dpe.batch", matrix)
+    _loop(em, b.const(batch[0] if batch else 1, I64), "dpe.batch", rows)
     vals = em.i64_array(valid or [0], 3)
     em.call(
-        "mtia_dpe_end", b.const(nb, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64), em.string(dtype_name(t_a), "dtype."),
-        b.const(op.input_precision.value.data, I32), b.const(dpe_ls_bytes(op), I64), b.const(len(valid), I32), vals,
+        "mtia_dpe_end", b.const(batch[0] if batch else 1, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64),
+        em.string(dtype_name(t_a), "dtype."), b.const(op.input_precision.value.data, I32),
+        b.const(dpe_ls_bytes(op), I64), b.const(len(valid), I32), vals,
     )  # fmt: skip
+
+
+def _dpe_element(em: _KernelEmitter, p: _Dpe, vk: SSAValue, bb: SSAValue, mm: SSAValue, nn: SSAValue) -> None:
+    """D[bb, mm, nn] = C[bb, mm, nn] + sum over the valid K of A[bb, mm, kk] * B[bb, kk, nn], exact, rounded once."""
+    b = em.b
+    m, n, k = p.mnk
+    ea, eb, ec, ed = p.types
+    integer = isinstance(register_type(ea), IntegerType)
+    acc_t = I64 if integer else F64
+
+    def widen(v: SSAValue) -> SSAValue:
+        if integer:
+            return b.int_cast(v, I64)
+        return b.add(llvm.FPExtOp(_round_tf32(b, v) if p.tf32 else v, F64))
+
+    ci = _lin(b, [(bb, m * n), (mm, n), (nn, 1)])
+    c0 = _load(b, p.c, ci, ec) if p.c is not None else p.c_scalar
+    assert c0 is not None
+    slot = em.alloca(1, acc_t, "acc")
+    b.add(llvm.StoreOp(b.int_cast(c0, I64) if integer else b.add(llvm.FPExtOp(c0, F64)), slot))
+
+    def step(kk: SSAValue) -> None:
+        x = widen(_load(b, p.a, _lin(b, [(bb, m * k), (mm, k), (kk, 1)]), ea))
+        y = widen(_load(b, p.b, _lin(b, [(bb, k * n), (kk, n), (nn, 1)]), eb))
+        acc = b.add(llvm.LoadOp(slot, acc_t))
+        prod = b.add(llvm.MulOp(x, y) if integer else llvm.FMulOp(x, y))
+        b.add(llvm.StoreOp(b.add(llvm.AddOp(acc, prod) if integer else llvm.FAddOp(acc, prod)), slot))
+
+    _loop(em, vk, "dpe.k", step)
+    acc = b.add(llvm.LoadOp(slot, acc_t))
+    res = b.int_cast(acc, register_type(ed)) if integer else b.add(llvm.FPTruncOp(acc, register_type(ed)))
+    _store(b, p.d, ci, ed, res)
 
 
 def _round_tf32(b: Builder, v: SSAValue) -> SSAValue:
@@ -526,14 +558,20 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
             b.add(llvm.StoreOp(new, slot))
 
         _loop(em, ext[axis], f"re.d{axis}", step)
-        _store(b, y, _lin(b, [(idx[d], s) for d, s in zip(outer, out_strides, strict=True)]), et, b.add(llvm.LoadOp(slot, register_type(et))))
+        _store(
+            b,
+            y,
+            _lin(b, [(idx[d], s) for d, s in zip(outer, out_strides, strict=True)]),
+            et,
+            b.add(llvm.LoadOp(slot, register_type(et))),
+        )
 
     nest(0, {})
     shp = em.i64_array([b.const(s, I64) for s in shape], len(shape))
     vals = em.i64_array(valid, max(len(valid), 1))
     em.call(
-        "mtia_re_end", b.const(len(shape), I32), shp, em.string(dtype_name(out_t), "dtype."), b.const(re_ls_bytes(op), I64),
-        b.const(len(valid), I32), vals,
+        "mtia_re_end", b.const(len(shape), I32), shp, em.string(dtype_name(out_t), "dtype."),
+        b.const(re_ls_bytes(op), I64), b.const(len(valid), I32), vals,
     )  # fmt: skip
 
 

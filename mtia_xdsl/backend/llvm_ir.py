@@ -54,19 +54,19 @@ def _convert_op(
 
 
 def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:
-    """xDSL's `_convert_func`, dispatching through `_convert_op`."""
+    """xDSL's `_convert_func`, dispatching through `_convert_op` and keeping the emitter's value names."""
     func = module.get_global(op.sym_name.data)
     block_map: dict[Block, ir.Block] = {}
     val_map: dict[SSAValue, ir.Value] = {}
-    for i, block in enumerate(op.body.blocks):
+    for block in op.body.blocks:
         block_map[block] = func.append_basic_block(name=block.name_hint or "")
-        if i == 0:
-            for arg, llvm_arg in zip(block.args, func.args, strict=True):
-                val_map[arg] = llvm_arg
-                if arg.name_hint:
-                    llvm_arg.name = arg.name_hint
-    for i, block in enumerate(op.body.blocks):
-        if i and block.args:
+    entry = op.body.blocks.first
+    assert entry is not None
+    for arg, llvm_arg in zip(entry.args, func.args, strict=True):
+        val_map[arg] = llvm_arg
+        llvm_arg.name = arg.name_hint or ""
+    for block in op.body.blocks:
+        if block is not entry:
             builder = ir.IRBuilder(block_map[block])
             for arg in block.args:
                 val_map[arg] = builder.phi(convert_type(arg.type), name=arg.name_hint or "")
@@ -76,9 +76,15 @@ def _convert_func(op: llvm.FuncOp, module: ir.Module) -> None:
             builder.position_after(block_map[block].instructions[-1])
         for inner in block.ops:
             _convert_op(inner, builder, val_map, block_map)
-            for r in inner.results:  # the emitter's names (kernel variables, CB and loop names) where it gave one
-                if r.name_hint and isinstance(val_map.get(r), ir.NamedValue):
-                    val_map[r].name = r.name_hint
+            _name_results(inner, val_map)
+
+
+def _name_results(op: Operation, val_map: dict[SSAValue, ir.Value]) -> None:
+    """Give the LLVM values of `op`'s results the emitter's names (kernel variables, CBs, loop indices)."""
+    for r in op.results:
+        value = val_map.get(r)
+        if r.name_hint and isinstance(value, ir.NamedValue):
+            value.name = r.name_hint
 
 
 def to_llvmlite(module: ModuleOp) -> ir.Module:

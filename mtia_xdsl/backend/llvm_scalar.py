@@ -142,7 +142,9 @@ class Builder:
         u = self.add(llvm.BitcastOp(v, I32))
         c16 = self.const(16, I32)
         lsb = self.add(llvm.AndOp(self.add(llvm.LShrOp(u, c16)), self.const(1, I32)))
-        rounded = self.add(llvm.LShrOp(self.add(llvm.AddOp(u, self.add(llvm.AddOp(lsb, self.const(0x7FFF, I32))))), c16))
+        rounded = self.add(
+            llvm.LShrOp(self.add(llvm.AddOp(u, self.add(llvm.AddOp(lsb, self.const(0x7FFF, I32))))), c16)
+        )
         mag = self.add(llvm.AndOp(u, self.const(0x7FFFFFFF, I32)))
         nan = self.icmp("ugt", mag, self.const(0x7F800000, I32))
         quiet = self.add(llvm.OrOp(self.add(llvm.LShrOp(u, c16)), self.const(0x40, I32)))

@@ -44,7 +44,9 @@ def _copy(args: list[Any]) -> list[Any]:
                 storage = a.untyped_storage()
                 copies[key] = torch.empty(0, dtype=torch.uint8).set_(storage).clone()
             base = copies[key]
-            out.append(torch.empty(0, dtype=a.dtype).set_(base.untyped_storage(), a.storage_offset(), a.shape, a.stride()))
+            out.append(
+                torch.empty(0, dtype=a.dtype).set_(base.untyped_storage(), a.storage_offset(), a.shape, a.stride())
+            )
         else:
             out.append(a)
     return out

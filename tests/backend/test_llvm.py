@@ -18,7 +18,7 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(torch.uint8)
 
 
-def _launches(run) -> list:  # noqa: ANN001
+def _launches(run) -> list:
     with differential() as record:
         run()
     assert record.launches, "the block launched no kernel"
@@ -31,7 +31,9 @@ def test_vector_add_bit_exact_and_same_cycles() -> None:
     x, y = torch.rand(3001, generator=g), torch.rand(3001, generator=g)
     for launch in _launches(lambda: vector_add.add(x, y, BLOCK_SIZE=1024)):
         assert launch.llvm_cycles == launch.model_cycles
-        assert all(torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+        assert all(
+            torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor)
+        )
 
 
 def test_matmul_bit_exact_and_same_cycles() -> None:
@@ -40,7 +42,9 @@ def test_matmul_bit_exact_and_same_cycles() -> None:
     a, b = torch.randn(70, 45, generator=g).half(), torch.randn(45, 66, generator=g).half()
     for launch in _launches(lambda: matmul.matmul(a, b)):
         assert launch.llvm_cycles == launch.model_cycles
-        assert all(torch.equal(_bits(x), _bits(y)) for x, y in zip(launch.model, launch.llvm) if isinstance(x, torch.Tensor))
+        assert all(
+            torch.equal(_bits(x), _bits(y)) for x, y in zip(launch.model, launch.llvm) if isinstance(x, torch.Tensor)
+        )
 
 
 @pytest.mark.parametrize(
