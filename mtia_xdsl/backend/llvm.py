@@ -28,9 +28,9 @@ Example: mtia-opt examples/vector_add.py -t mtia-llvm \
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
@@ -48,10 +48,13 @@ from mtia_xdsl.backend.llvm_scalar import (
     SCALAR_RULES,
     Builder,
     NotHandled,
+    element_type,
     emit_scalar,
     is_float,
+    is_tensor,
     not_handled,
     register_type,
+    shape_of,
     storage_type,
 )
 from mtia_xdsl.dialects import mtia
@@ -151,7 +154,7 @@ def emit_module(module: ModuleOp) -> ModuleOp:
                 f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
                 "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
             )
-    _KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
+    KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
     return out
 
 
@@ -185,12 +188,17 @@ class MtiaLlvmTarget(Target):
 # ------------------------------------------------------------------------------------------------
 
 
+def _array(n: int, elem: Attribute) -> Attribute:
+    """The LLVM array type of `n` elements of `elem`."""
+    return cast(Attribute, llvm.LLVMArrayType(n, elem))  # pyright: ignore[reportUnknownArgumentType]
+
+
 def _word_type(t: Attribute) -> Attribute:
     """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
     return I64 if t.name == "tt.ptr" else register_type(t)
 
 
-class _KernelEmitter:
+class KernelEmitter:
     """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
 
     def __init__(self, kernel: Operation, out: ModuleOp) -> None:
@@ -234,7 +242,7 @@ class _KernelEmitter:
             data = (text + "\0").encode()
             self.out.body.block.add_op(
                 llvm.GlobalOp(
-                    llvm.LLVMArrayType(len(data), I8),
+                    _array(len(data), I8),
                     name,
                     "internal",
                     constant=True,
@@ -243,12 +251,11 @@ class _KernelEmitter:
             )
         return self.b.add(llvm.AddressOfOp(name, PTR))
 
-    def constant_array(self, value: builtin.DenseIntOrFPElementsAttr, elem: Attribute) -> str:
-        """The name of a new constant global holding the elements of `value` (row-major, LLVM type `elem`)."""
+    def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str:
+        """The name of a new constant global holding `values` (row-major, LLVM type `elem`)."""
         name = f"const.{len([o for o in self.out.ops if isinstance(o, llvm.GlobalOp)])}"
-        values = value.get_values()
         dense = builtin.DenseIntOrFPElementsAttr.from_list(TensorType(elem, [len(values)]), list(values))  # type: ignore[arg-type]
-        glob = llvm.GlobalOp(llvm.LLVMArrayType(len(values), elem), name, "internal", constant=True, value=dense)
+        glob = llvm.GlobalOp(_array(len(values), elem), name, "internal", constant=True, value=cast(Attribute, dense))
         self.out.body.block.add_op(glob)
         return name
 
@@ -279,7 +286,7 @@ class _KernelEmitter:
         ptr = self.b.add(llvm.GEPOp(base, [offset], I8)) if offset else base
         self.b.add(llvm.StoreOp(value, ptr))
 
-    def i64_array(self, values: list[SSAValue | int], n: int | None = None) -> SSAValue:
+    def i64_array(self, values: Sequence[SSAValue | int], n: int | None = None) -> SSAValue:
         """A stack array of `n` (default len(values)) i64 holding `values`, zero-padded."""
         arr = self.alloca(max(n or len(values), 1))
         for k in range(n or len(values)):
@@ -333,26 +340,29 @@ class _KernelEmitter:
                 v = self.b.bf16_to_f32(self.b.int_cast(word, I16))
             elif is_float(arg.type):
                 width = {builtin.Float16Type: 16, builtin.Float64Type: 64}.get(type(arg.type), 32)  # type: ignore[call-overload]
-                v = self.b.add(llvm.BitcastOp(self.b.int_cast(word, IntegerType(width)), t))
+                v = self.b.add(llvm.BitcastOp(self.b.int_cast(word, IntegerType(cast(int, width))), t))
             else:
                 v = self.b.int_cast(word, t)
             if arg.name_hint:
                 v.name_hint = arg.name_hint
             self.values[arg] = v
-        name = kernel.properties["sym_name"].data  # type: ignore[attr-defined]
+        name = cast(builtin.StringAttr, kernel.properties["sym_name"]).data
         self.emit_ops(block.ops)
         fn = llvm.FuncOp(
             name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
         )
         for lib in LIBM_FUNCTIONS:
-            if any(isinstance(o, llvm.CallOp) and o.callee.string_value() == lib for o in fn.walk()):
+            if any(
+                isinstance(o, llvm.CallOp) and o.callee is not None and o.callee.string_value() == lib
+                for o in fn.walk()
+            ):
                 t = F32 if lib.endswith("f") else F64
                 self.declare(lib, [t], t)
         self.out.body.block.add_op(fn)
         data = (meta + "\0").encode()
         self.out.body.block.add_op(
             llvm.GlobalOp(
-                llvm.LLVMArrayType(len(data), I8),
+                _array(len(data), I8),
                 META_GLOBAL,
                 "external",
                 constant=True,
@@ -360,8 +370,8 @@ class _KernelEmitter:
             )
         )
 
-    def emit_ops(self, ops: object) -> None:
-        for op in ops:  # type: ignore[attr-defined]
+    def emit_ops(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
             if type(op) not in _ENGINE_OP_TYPES:
                 self.pending += 1
             handler = _HANDLERS.get(type(op)) or _NAMED_HANDLERS.get(op.name)
@@ -379,7 +389,7 @@ class _KernelEmitter:
 
     # -- ops -------------------------------------------------------------------------------------------
     def grid_query(self, op: Operation) -> None:
-        axis = op.properties["axis"].value.data  # type: ignore[attr-defined]
+        axis = cast(builtin.IntegerAttr, op.properties["axis"]).value.data
         fn = {"tt.get_program_id": "mtia_program_id", "tt.get_num_programs": "mtia_num_programs",
               "mtia.pe_id": "mtia_pe_id", "mtia.num_pes": "mtia_num_pes"}[op.name]  # fmt: skip
         self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
@@ -403,11 +413,11 @@ class _KernelEmitter:
     def cb_count(self, op: mtia.CbCountOp) -> None:
         self.flush()
         count = self.b.const(op.count.value.data, I32)
-        self.call(_CB_CALLS[type(op)], self.value(op.cb), count, self.loc(op))
+        self.call(_CB_CALLS[type(op)], self.value(op.cb), count, self.loc(op))  # pyright: ignore[reportArgumentType]
 
     def cb_read(self, op: mtia.CbReadOp) -> None:
         t = op.result.type
-        if isinstance(t, TensorType):
+        if is_tensor(t):
             raise not_handled(op, "a whole tile read into the scalar core")
         self.flush()
         slot = self.alloca(1, storage_type(t))
@@ -417,10 +427,10 @@ class _KernelEmitter:
 
     def dma_desc(self, op: Operation, t: Attribute, base: SSAValue) -> SSAValue:
         """An `mtia_dma_desc` on the stack for DMA op `op` moving a block of tile type `t` from `base`."""
-        shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+        shape = shape_of(t)
         if len(shape) > MAX_RANK:
             raise not_handled(op, f"a DMA block of rank {len(shape)} (at most {MAX_RANK})")
-        elem = t.element_type if isinstance(t, TensorType) else t
+        elem = element_type(t)
         d = self.alloca(DMA_DESC["size"] // 8, name="dma")
         b = self.b
         self.store_at(d, DMA_DESC["base"], self.value(base))
@@ -457,7 +467,7 @@ class _KernelEmitter:
         d = self.dma_desc(op, t, op.base)
         if mtia.is_cb(op.value):
             self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
-        elif isinstance(t, TensorType):
+        elif is_tensor(t):
             raise not_handled(op, "a DMA store of a tensor value outside a CB")
         else:
             self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
@@ -498,7 +508,7 @@ class _KernelEmitter:
         )  # a lone lane's scalar operands go through stack slots
         mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
         old = self.call("mtia_cmd_out", self.value(op.out))
-        elem = t.element_type if isinstance(t, TensorType) else t
+        elem = element_type(t)
         self.call(
             "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
             b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
@@ -522,11 +532,11 @@ class _KernelEmitter:
         if op.out is None:
             raise not_handled(op, "a tensor-level gather (run the buffer-level program)")
         t = mtia.tile_type(op.out.type)
-        if not isinstance(t, TensorType) or (op.other is not None and isinstance(op.other.type, TensorType)):
+        if not is_tensor(t) or (op.other is not None and is_tensor(op.other.type)):
             raise not_handled(op, "a gather of a scalar, or with a tensor `other`")
         addrs, mask = self._lanes(op, [op.ptrs, op.mask], t)
         dst = self.call("mtia_cmd_out", self.value(op.out))
-        elem, b = t.element_type, self.b
+        elem, b = element_type(t), self.b
         if op.other is not None:
             other = self.to_slot(self.value(op.other), elem)
         elif is_float(elem):  # masked lanes read as the model's unwritten LS: NaN
@@ -541,10 +551,10 @@ class _KernelEmitter:
     def scatter(self, op: mtia.ScatterOp) -> None:
         """A scatter on the scalar core: `mtia_scatter` of its value tile through its pointer tile."""
         t = mtia.tile_type(op.value.type)
-        if not isinstance(t, TensorType):
+        if not is_tensor(t):
             raise not_handled(op, "a scatter of a scalar")
         addrs, src, mask = self._lanes(op, [op.ptrs, op.value, op.mask], t)
-        elem, b = t.element_type, self.b
+        elem, b = element_type(t), self.b
         self.call(
             "mtia_scatter", src, addrs, mask, b.const(elem_count(t), I64), b.const(mtia.element_bytes(elem), I32),
             self.string(dtype_name(t), "dtype."),
@@ -631,34 +641,34 @@ class _KernelEmitter:
             self.values[r] = a
 
 
-_HANDLERS: dict[type[Operation], Callable[[_KernelEmitter, Operation], None]] = {
-    mtia.CbAllocOp: _KernelEmitter.cb_alloc,  # type: ignore[dict-item]
-    **{t: _KernelEmitter.cb_count for t in _CB_CALLS},  # type: ignore[dict-item]
-    mtia.CbReadOp: _KernelEmitter.cb_read,  # type: ignore[dict-item]
-    mtia.DmaLoadOp: _KernelEmitter.dma_load,  # type: ignore[dict-item]
-    mtia.DmaStoreOp: _KernelEmitter.dma_store,  # type: ignore[dict-item]
-    mtia.ScalarLoadOp: _KernelEmitter.scalar_memory,
-    mtia.ScalarStoreOp: _KernelEmitter.scalar_memory,
-    mtia.SeComputeOp: _KernelEmitter.compute,
-    mtia.VecComputeOp: _KernelEmitter.compute,
-    mtia.MluComputeOp: _KernelEmitter.compute,
-    mtia.DpeMatmulOp: _KernelEmitter.compute,
-    mtia.ReReduceOp: _KernelEmitter.compute,
-    mtia.AtomicRmwOp: _KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
-    mtia.GatherOp: _KernelEmitter.gather,  # type: ignore[dict-item]
-    mtia.ScatterOp: _KernelEmitter.scatter,  # type: ignore[dict-item]
-    mtia.PeIdOp: _KernelEmitter.grid_query,
-    mtia.NumPesOp: _KernelEmitter.grid_query,
+_HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
+    mtia.CbAllocOp: KernelEmitter.cb_alloc,  # type: ignore[dict-item]
+    **{t: KernelEmitter.cb_count for t in _CB_CALLS},  # type: ignore[dict-item]
+    mtia.CbReadOp: KernelEmitter.cb_read,  # type: ignore[dict-item]
+    mtia.DmaLoadOp: KernelEmitter.dma_load,  # type: ignore[dict-item]
+    mtia.DmaStoreOp: KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.ScalarLoadOp: KernelEmitter.scalar_memory,
+    mtia.ScalarStoreOp: KernelEmitter.scalar_memory,
+    mtia.SeComputeOp: KernelEmitter.compute,
+    mtia.VecComputeOp: KernelEmitter.compute,
+    mtia.MluComputeOp: KernelEmitter.compute,
+    mtia.DpeMatmulOp: KernelEmitter.compute,
+    mtia.ReReduceOp: KernelEmitter.compute,
+    mtia.AtomicRmwOp: KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
+    mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
+    mtia.PeIdOp: KernelEmitter.grid_query,
+    mtia.NumPesOp: KernelEmitter.grid_query,
 }
-_NAMED_HANDLERS: dict[str, Callable[[_KernelEmitter, Operation], None]] = {
+_NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "llvm.intr.assume": lambda em, op: None,  # a hint (tl.assume): the scalar core counts it, nothing to compute
     "ttg.barrier": lambda em, op: None,  # tl.debug_barrier: a program runs in order on one PE (dialects/ttg.py)
-    "tt.get_program_id": _KernelEmitter.grid_query,
-    "tt.get_num_programs": _KernelEmitter.grid_query,
-    "tt.return": _KernelEmitter.ret,
-    "func.return": _KernelEmitter.ret,
-    "scf.for": _KernelEmitter.scf_for,
-    "scf.if": _KernelEmitter.scf_if,
-    "scf.while": _KernelEmitter.scf_while,
+    "tt.get_program_id": KernelEmitter.grid_query,
+    "tt.get_num_programs": KernelEmitter.grid_query,
+    "tt.return": KernelEmitter.ret,
+    "func.return": KernelEmitter.ret,
+    "scf.for": KernelEmitter.scf_for,
+    "scf.if": KernelEmitter.scf_if,
+    "scf.while": KernelEmitter.scf_while,
 }
 _SCALAR_NAMES = frozenset(SCALAR_RULES)

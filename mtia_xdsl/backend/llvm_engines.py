@@ -30,12 +30,20 @@ results of different shapes; tiles of rank above MTIA_MAX_RANK.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from mtia_xdsl.backend.llvm_scalar import (
@@ -44,10 +52,14 @@ from mtia_xdsl.backend.llvm_scalar import (
     I64,
     PTR,
     Builder,
+    element_type,
     emit_scalar,
+    int_width,
     is_bf16,
+    is_tensor,
     not_handled,
     register_type,
+    shape_of,
     storage_type,
 )
 from mtia_xdsl.dialects import mtia
@@ -56,21 +68,21 @@ from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, 
 from mtia_xdsl.machine.interpret.formats import dtype_name
 
 if TYPE_CHECKING:
-    from mtia_xdsl.backend.llvm import _KernelEmitter
+    from mtia_xdsl.backend.llvm import KernelEmitter
 
 F64 = Float64Type()
 
-_ENGINES = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
+_ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
 
 Index = tuple[SSAValue, ...]
 
 
-def _shape(t: object) -> list[int]:
-    return list(t.get_shape()) if isinstance(t, TensorType) else []
+_shape = shape_of
 
 
 def _strides(shape: Sequence[int]) -> list[int]:
-    out, acc = [], 1
+    out: list[int] = []
+    acc = 1
     for d in reversed(shape):
         out.append(acc)
         acc *= d
@@ -80,7 +92,7 @@ def _strides(shape: Sequence[int]) -> list[int]:
 class _Element:
     """Evaluates body values at a multi-index of i64 registers, memoised per (value, index)."""
 
-    def __init__(self, em: _KernelEmitter, op: mtia.EngineComputeOp, tiles: dict[BlockArgument, SSAValue]) -> None:
+    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp, tiles: dict[BlockArgument, SSAValue]) -> None:
         self.em = em
         self.op = op
         self.tiles = tiles
@@ -114,11 +126,13 @@ class _Element:
         op = v.owner
         if op.name == "arith.constant" and isinstance(v.type, TensorType):
             return self.dense_constant(op, idx)
+        if op.name == "tt.split":
+            return _split(self, op, idx, v)
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
-            return rule(self, op, idx) if op.name != "tt.split" else _split(self, op, idx, v)
+            return rule(self, op, idx)
         shape = _shape(op.results[0].type) if op.results else []
-        if any(isinstance(o.type, TensorType) and _shape(o.type) != shape for o in op.operands):
+        if any(is_tensor(o.type) and _shape(o.type) != shape for o in op.operands):
             raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
@@ -128,15 +142,15 @@ class _Element:
         value = op.properties.get("value")
         if not isinstance(value, DenseIntOrFPElementsAttr):
             raise not_handled(op, f"constant {value}")
-        values = value.get_values()
+        values = cast(list[int | float], list(value.get_values()))
         t = op.results[0].type
         b = self.em.b
         if len(set(values)) == 1:
             return b.const(values[0], register_type(t))
-        elem = t.element_type  # type: ignore[attr-defined]
+        elem = element_type(t)
         if is_bf16(elem) or storage_type(elem) != register_type(elem):
             raise not_handled(op, f"a non-uniform dense constant of {elem}")
-        name = self.em.constant_array(value, storage_type(elem))
+        name = self.em.constant_array(values, storage_type(elem))
         ptr = b.add(llvm.AddressOfOp(name, PTR))
         return _load(b, ptr, self.linear(idx, _shape(t)), elem)
 
@@ -156,13 +170,13 @@ def _splat(e: _Element, op: Operation, idx: Index) -> SSAValue:
 
 def _make_range(e: _Element, op: Operation, idx: Index) -> SSAValue:
     b = e.em.b
-    start = op.properties["start"].value.data  # type: ignore[attr-defined]
+    start = cast(IntegerAttr, op.properties["start"]).value.data
     i = b.add(llvm.TruncOp(idx[0], I32))
     return b.add(llvm.AddOp(i, b.const(start, I32))) if start else i
 
 
 def _expand_dims(e: _Element, op: Operation, idx: Index) -> SSAValue:
-    axis = op.properties["axis"].value.data  # type: ignore[attr-defined]
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
     return e.at(op.operands[0], idx[:axis] + idx[axis + 1 :])
 
 
@@ -173,7 +187,7 @@ def _broadcast(e: _Element, op: Operation, idx: Index) -> SSAValue:
 
 
 def _trans(e: _Element, op: Operation, idx: Index) -> SSAValue:
-    order = list(op.properties["order"].get_values())  # type: ignore[attr-defined]
+    order = list(cast(DenseArrayBase[IntegerType], op.properties["order"]).get_values())
     src: list[SSAValue | None] = [None] * len(order)
     for i, o in enumerate(order):
         src[o] = idx[i]
@@ -196,8 +210,8 @@ def _reshape(e: _Element, op: Operation, idx: Index) -> SSAValue:
 
 def _extract_slice(e: _Element, op: Operation, idx: Index) -> SSAValue:
     b = e.em.b
-    offsets = op.offsets_per_dim()  # type: ignore[attr-defined]
-    shifted = []
+    offsets = cast(mtia.ExtractSliceOp, op).offsets_per_dim()
+    shifted: list[SSAValue] = []
     for i, off in zip(idx, offsets, strict=True):
         o = b.const(off, I64) if isinstance(off, int) else b.int_cast(e.at(off, ()), I64)
         shifted.append(i if isinstance(off, int) and off == 0 else b.add(llvm.AddOp(i, o)))
@@ -247,7 +261,6 @@ _INDEX_RULES = {
     "tt.reshape": _reshape,
     "mtia.extract_slice": _extract_slice,
     "tt.join": _join,
-    "tt.split": _split,  # type: ignore[dict-item]  # called with the result it computes
     "tt.cat": _cat,
     "builtin.unrealized_conversion_cast": _unrealized_cast,
     "ub.poison": _poison,
@@ -255,26 +268,26 @@ _INDEX_RULES = {
 """Body ops that pick the element their operand holds (operand forms and index generators)."""
 
 
-def _begin(em: _KernelEmitter, op: Operation, engine: str) -> None:
+def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:
     from mtia_xdsl.backend.llvm import ENGINES
 
     kind = em.string(command_kind(op.name), "kind.")
     em.call("mtia_cmd_begin", em.b.const(ENGINES[engine], I32), kind, em.loc(op))
 
 
-def _tile_in(em: _KernelEmitter, cb: SSAValue, name: str) -> SSAValue:
+def _tile_in(em: KernelEmitter, cb: SSAValue, name: str) -> SSAValue:
     ptr = em.call("mtia_cmd_in", em.value(cb))
     ptr.name_hint = name
     return ptr
 
 
-def _tile_out(em: _KernelEmitter, cb: SSAValue, inplace: bool, name: str) -> SSAValue:
+def _tile_out(em: KernelEmitter, cb: SSAValue, inplace: bool, name: str) -> SSAValue:
     ptr = em.call("mtia_cmd_inout" if inplace else "mtia_cmd_out", em.value(cb))
     ptr.name_hint = name
     return ptr
 
 
-def _clamped(em: _KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int]) -> list[SSAValue]:
+def _clamped(em: KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int]) -> list[SSAValue]:
     """Trip counts per dimension: the extents, or the valid extents clamped to [0, extent]."""
     return [_bound(em, extent, valid[d] if valid else None) for d, extent in enumerate(shape)]
 
@@ -297,7 +310,7 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     return shape
 
 
-def _bind_inputs(em: _KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
+def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
     """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
     tiles: dict[BlockArgument, SSAValue] = {}
     count = 0
@@ -316,7 +329,7 @@ def _bind_inputs(em: _KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgu
     return tiles
 
 
-def emit_engine_command(em: _KernelEmitter, op: mtia.EngineComputeOp) -> None:
+def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
     """Emit one SE/VEC/MLU command: tile addresses, the loop nest over its output tile, the recording call.
 
     Raises: NotHandled naming the kernel line for a body the emitter does not translate.
@@ -344,7 +357,7 @@ def emit_engine_command(em: _KernelEmitter, op: mtia.EngineComputeOp) -> None:
     _compute_end(em, ComputeInfo.of(op), shape, valid)
 
 
-def _compute_end(em: _KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
+def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
     """`mtia_compute_end` with the command's `mtia_work`: static work (machine/work.py) and effective shape."""
     from mtia_xdsl.backend.llvm import MAX_RANK, WORK
 
@@ -362,7 +375,7 @@ def _compute_end(em: _KernelEmitter, info: ComputeInfo, shape: list[int], valid:
     em.call("mtia_compute_end", w)
 
 
-def _loop(em: _KernelEmitter, bound: SSAValue, name: str, body: Any) -> None:
+def _loop(em: KernelEmitter, bound: SSAValue, name: str, body: Callable[[SSAValue], None]) -> None:
     """`for (i = 0; i < bound; ++i) body(i)` with i64 `i`; `body` emits at the builder's block."""
     b = em.b
     header, inner = em.new_block(name, [I64]), em.new_block(f"{name}.body")
@@ -417,7 +430,7 @@ class _Dpe:
     tf32: bool
 
 
-def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
+def emit_dpe(em: KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     """Emit one DPE matmul (see the module docstring). Raises: NotHandled for a tensor-level one, one of
     more than one batch dimension, or a bf16 accumulator."""
     if op.out is None:
@@ -427,7 +440,7 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     n = _shape(t_b)[-1]
     if len(batch) > 1:
         raise not_handled(op, "a DPE matmul with more than one batch dimension")
-    ea, ed = t_a.element_type, out_t.element_type  # type: ignore[attr-defined]
+    ea, ed = element_type(t_a), element_type(out_t)
     if is_bf16(ed):
         raise not_handled(op, "a bf16 accumulator (a double rounding through f32)")
     ec = mtia.tile_type(op.c.type)
@@ -439,14 +452,20 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     tf32 = op.input_precision.value.data == 0 and isinstance(ea, Float32Type)
     dpe = _Dpe(
         a, bp, d if inplace else c_ptr, em.value(op.c) if c_ptr is None else None, d, (m, n, k),
-        (ea, t_b.element_type, ec.element_type if isinstance(ec, TensorType) else ec, ed), tf32,  # type: ignore[attr-defined]
+        (ea, element_type(t_b), element_type(ec), ed), tf32,
     )  # fmt: skip
     valid = [em.value(v) for v in op.valid]
     vm, vn, vk = _clamped(em, valid, [m, n, k])
     b = em.b
 
     def rows(bb: SSAValue) -> None:
-        _loop(em, vm, "dpe.m", lambda mm: _loop(em, vn, "dpe.n", lambda nn: _dpe_element(em, dpe, vk, bb, mm, nn)))
+        def row(mm: SSAValue) -> None:
+            def element(nn: SSAValue) -> None:
+                _dpe_element(em, dpe, vk, bb, mm, nn)
+
+            _loop(em, vn, "dpe.n", element)
+
+        _loop(em, vm, "dpe.m", row)
 
     _loop(em, b.const(batch[0] if batch else 1, I64), "dpe.batch", rows)
     vals = em.i64_array(valid or [0], 3)
@@ -457,7 +476,7 @@ def emit_dpe(em: _KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     )  # fmt: skip
 
 
-def _dpe_element(em: _KernelEmitter, p: _Dpe, vk: SSAValue, bb: SSAValue, mm: SSAValue, nn: SSAValue) -> None:
+def _dpe_element(em: KernelEmitter, p: _Dpe, vk: SSAValue, bb: SSAValue, mm: SSAValue, nn: SSAValue) -> None:
     """D[bb, mm, nn] = C[bb, mm, nn] + sum over the valid K of A[bb, mm, kk] * B[bb, kk, nn], exact, rounded once."""
     b = em.b
     m, n, k = p.mnk
@@ -501,34 +520,40 @@ def _round_tf32(b: Builder, v: SSAValue) -> SSAValue:
 
 _RE_INIT = {"addf": 0.0, "maxnumf": float("-inf"), "maximumf": float("-inf"), "minnumf": float("inf"),
             "minimumf": float("inf"), "addi": 0}  # fmt: skip
-_RE_COMBINE = {"addf": "arith.addf", "addi": "arith.addi", "maxnumf": "arith.maxnumf", "minnumf": "arith.minnumf",
-               "maximumf": "arith.maximumf", "minimumf": "arith.minimumf", "maxsi": "arith.maxsi",
-               "minsi": "arith.minsi", "maxui": "arith.maxui", "minui": "arith.minui"}  # fmt: skip
+_RE_COMBINE: dict[str, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
+    "addf": lambda b, x, y: b.add(llvm.FAddOp(x, y)),
+    "addi": lambda b, x, y: b.add(llvm.AddOp(x, y)),
+    **{
+        kind: (lambda name: lambda b, x, y: b.intrinsic(name, [x, y], x.type))(name)
+        for kind, name in (("maxnumf", "llvm.maxnum"), ("minnumf", "llvm.minnum"), ("maximumf", "llvm.maximum"),
+                           ("minimumf", "llvm.minimum"), ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
+                           ("maxui", "llvm.umax"), ("minui", "llvm.umin"))
+    },
+}  # fmt: skip
+"""The combiner of each RE reduction kind on two registers (the `arith` op of its name, backend/llvm_scalar.py)."""
 
 
 def _re_init(b: Builder, kind: str, t: Attribute) -> SSAValue:
     r = register_type(t)
     if kind in _RE_INIT:
         return b.const(_RE_INIT[kind], r)
-    width = r.width.data  # type: ignore[attr-defined]
+    width = int_width(r)
     return b.const({"maxsi": -(1 << (width - 1)), "minsi": (1 << (width - 1)) - 1, "maxui": 0, "minui": -1}[kind], r)
 
 
-def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
+def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
     """Emit one RE reduction (see the module docstring)."""
-    from mtia_xdsl.backend.llvm_scalar import SCALAR_RULES
-
     if op.out is None:
         raise not_handled(op, "a tensor-level RE reduce (run the buffer-level program)")
     t_in, out_t = mtia.tile_type(op.input.type), mtia.tile_type(op.out.type)
     shape, axis, kind = _shape(t_in), op.axis.value.data, op.kind.data
-    et = t_in.element_type  # type: ignore[attr-defined]
+    et = element_type(t_in)
     _begin(em, op, "re")
     x, y = _tile_in(em, op.input, "x"), _tile_out(em, op.out, False, "y")
     valid = [em.value(v) for v in op.valid]
     ext = _clamped(em, valid, shape)
     b = em.b
-    combine = SCALAR_RULES[_RE_COMBINE[kind]]
+    combine = _RE_COMBINE[kind]
     outer = [d for d in range(len(shape)) if d != axis]
     strides = _strides(shape)
     out_strides = _strides([shape[d] for d in outer])
@@ -536,7 +561,11 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
     def nest(level: int, idx: dict[int, SSAValue]) -> None:
         if level < len(outer):
             d = outer[level]
-            _loop(em, b.const(shape[d], I64), f"re.d{d}", lambda i: nest(level + 1, {**idx, d: i}))
+
+            def deeper(i: SSAValue) -> None:
+                nest(level + 1, {**idx, d: i})
+
+            _loop(em, b.const(shape[d], I64), f"re.d{d}", deeper)
             return
         slot = em.alloca(1, register_type(et), "acc")
         b.add(llvm.StoreOp(_re_init(b, kind, et), slot))
@@ -550,7 +579,7 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
             lanes = {**idx, axis: i}
             v = _load(b, x, _lin(b, [(lanes[d], strides[d]) for d in range(len(shape))]), et)
             acc = b.add(llvm.LoadOp(slot, register_type(et)))
-            new = combine(b, [acc, v], _FakeOp(_RE_COMBINE[kind]))
+            new = combine(b, acc, v)
             if is_bf16(et):
                 new = b.round_bf16(new)
             if inside is not None:
@@ -575,15 +604,7 @@ def emit_re(em: _KernelEmitter, op: mtia.ReReduceOp) -> None:
     )  # fmt: skip
 
 
-class _FakeOp:
-    """Stands for the combiner's arith op when applying its scalar rule (the rules read only the name)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.properties: dict[str, Any] = {}
-
-
-def _bound(em: _KernelEmitter, extent: int, valid: SSAValue | None) -> SSAValue:
+def _bound(em: KernelEmitter, extent: int, valid: SSAValue | None) -> SSAValue:
     """The trip count of one dimension: its extent, or the valid extent clamped to [0, extent]."""
     b = em.b
     if valid is None:
@@ -593,12 +614,12 @@ def _bound(em: _KernelEmitter, extent: int, valid: SSAValue | None) -> SSAValue:
 
 
 def _loop_nest(
-    em: _KernelEmitter,
+    em: KernelEmitter,
     e: _Element,
     bounds: list[SSAValue],
     shape: list[int],
     yields: list[SSAValue],
-    out_tiles: list[object],
+    out_tiles: list[Attribute],
     outs: list[SSAValue],
 ) -> None:
     """Loops over every dimension (outermost first); the innermost body stores each yielded element."""

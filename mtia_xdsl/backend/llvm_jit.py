@@ -8,6 +8,10 @@ commands, and the record is timed by the machine model's timing model. So result
 same runtime and timing as the C++ path, and equal the model's for the unmodified program.
 """
 
+# llvmlite ships no type stubs: its values are untyped at this boundary (STYLE.md section 11).
+# pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
+# pyright: reportUnknownArgumentType=false
+
 from __future__ import annotations
 
 import ctypes

@@ -9,6 +9,7 @@ Local storage (LS) keeps i1 as one byte and bf16 as its 16-bit pattern (`storage
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from xdsl.dialects import builtin, llvm
 from xdsl.dialects.builtin import (
@@ -49,7 +50,29 @@ def not_handled(op: Operation, what: str = "") -> NotHandled:
 
 def element_type(t: Attribute) -> Attribute:
     """The element type of a tensor type, or `t` itself."""
-    return t.element_type if isinstance(t, TensorType) else t
+    return cast(TensorType[Attribute], t).element_type if isinstance(t, TensorType) else t
+
+
+def is_tensor(t: Attribute) -> bool:
+    """Whether `t` is a tensor type (without narrowing `t` to xDSL's generic TensorType)."""
+    return isinstance(t, TensorType)
+
+
+def shape_of(t: Attribute) -> list[int]:
+    """The shape of tensor type `t`; [] for a scalar type."""
+    return list(cast(TensorType[Attribute], t).get_shape()) if isinstance(t, TensorType) else []
+
+
+def is_int(t: Attribute) -> bool:
+    """Whether `t` is an integer type (without narrowing `t` to xDSL's generic IntegerType)."""
+    return isinstance(t, IntegerType)
+
+
+def int_width(t: Attribute) -> int:
+    """The bit width of integer type `t`. Raises: ValueError for a type that is not an integer."""
+    if not isinstance(t, IntegerType):
+        raise ValueError(f"{t} is not an integer type")
+    return t.bitwidth
 
 
 def register_type(t: Attribute) -> Attribute:
@@ -58,8 +81,8 @@ def register_type(t: Attribute) -> Attribute:
     Raises: ValueError for a type without one (fp8, complex, ...).
     """
     t = element_type(t)
-    if isinstance(t, IntegerType):
-        return IntegerType(t.width.data)
+    if is_int(t):
+        return IntegerType(int_width(t))
     if isinstance(t, IndexType):
         return I64
     if isinstance(t, BFloat16Type):
@@ -74,11 +97,16 @@ def register_type(t: Attribute) -> Attribute:
 def storage_type(t: Attribute) -> Attribute:
     """The LLVM type of one element of `t` in LS (i1 as i8, bf16 as i16)."""
     t = element_type(t)
-    if isinstance(t, IntegerType) and t.width.data == 1:
+    if is_int(t) and int_width(t) == 1:
         return I8
     if isinstance(t, BFloat16Type):
         return I16
     return register_type(t)
+
+
+def _is_i1(t: Attribute) -> bool:
+    e = element_type(t)
+    return is_int(e) and int_width(e) == 1
 
 
 def is_bf16(t: Attribute) -> bool:
@@ -106,7 +134,7 @@ class Builder:
         """A constant of LLVM type `t`."""
         if isinstance(t, builtin.AnyFloat):
             return self.add(llvm.ConstantOp(FloatAttr(float(value), t), t))
-        width = t.width.data  # type: ignore[attr-defined]
+        width = int_width(t)
         v = int(value)
         if width == 1:
             v = 1 if v else 0
@@ -114,7 +142,7 @@ class Builder:
             v &= (1 << width) - 1
             if v >= 1 << (width - 1):
                 v -= 1 << width
-        return self.add(llvm.ConstantOp(IntegerAttr(v, t), t))
+        return self.add(llvm.ConstantOp(IntegerAttr(v, cast(IntegerType, t)), t))
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
         """Call LLVM intrinsic `name` (the type suffix is added from `result`)."""
@@ -125,8 +153,7 @@ class Builder:
 
     def int_cast(self, v: SSAValue, to: Attribute, signed: bool = True) -> SSAValue:
         """Sign- (or zero-) extend or truncate integer `v` to integer type `to`."""
-        frm = v.type.width.data  # type: ignore[attr-defined]
-        width = to.width.data  # type: ignore[attr-defined]
+        frm, width = int_width(v.type), int_width(to)
         if frm == width:
             return v
         if frm > width:
@@ -157,7 +184,7 @@ class Builder:
 
     def from_storage(self, v: SSAValue, t: Attribute) -> SSAValue:
         """An element loaded from LS (storage_type) as a register value of element type `t`."""
-        if isinstance(element_type(t), IntegerType) and element_type(t).width.data == 1:  # type: ignore[attr-defined]
+        if _is_i1(t):
             return self.icmp("ne", v, self.const(0, I8))
         if is_bf16(t):
             return self.bf16_to_f32(v)
@@ -165,7 +192,7 @@ class Builder:
 
     def to_storage(self, v: SSAValue, t: Attribute) -> SSAValue:
         """A register value of element type `t` as stored in LS (storage_type)."""
-        if isinstance(element_type(t), IntegerType) and element_type(t).width.data == 1:  # type: ignore[attr-defined]
+        if _is_i1(t):
             return self.add(llvm.ZExtOp(v, I8))
         if is_bf16(t):
             return self.f32_to_bf16(v)
@@ -177,9 +204,16 @@ class Builder:
 
 
 def _suffix(t: Attribute) -> str:
-    if isinstance(t, IntegerType):
-        return f"i{t.width.data}"
-    return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]  # type: ignore[index]
+    return f"i{int_width(t)}" if is_int(t) else f"f{float_bits(t)}"
+
+
+def float_bits(t: Attribute) -> int:
+    """The width of LLVM float register type `t` (16, 32 or 64), else 0."""
+    if isinstance(t, Float16Type):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    return 64 if isinstance(t, Float64Type) else 0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -209,8 +243,13 @@ def _int_ext(signed: bool) -> ScalarRule:
     return lambda b, a, op: b.int_cast(a[0], _result_type(op), signed)
 
 
+def _int_prop(op: Operation, name: str) -> int:
+    """The value of integer property `name` of `op`."""
+    return cast(IntegerAttr, op.properties[name]).value.data
+
+
 def _cmpi(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    pred = op.properties["predicate"].value.data  # type: ignore[attr-defined]
+    pred = _int_prop(op, "predicate")
     return b.add(llvm.ICmpOp(a[0], a[1], IntegerAttr(pred, 64)))
 
 
@@ -218,7 +257,7 @@ _FCMP_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
 
 
 def _cmpf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    pred = op.properties["predicate"].value.data  # type: ignore[attr-defined]
+    pred = _int_prop(op, "predicate")
     if pred in _FCMP_UNSUPPORTED:
         raise not_handled(op, f"predicate {_FCMP_UNSUPPORTED[pred]}")
     return b.add(llvm.FCmpOp(a[0], a[1], IntegerAttr(pred, 64)))
@@ -240,7 +279,7 @@ def _constant(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _addptr(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    pointee = element_type(op.results[0].type).pointee_type  # type: ignore[attr-defined]
+    pointee = cast(Attribute, element_type(op.results[0].type).pointee_type)  # type: ignore[attr-defined]
     elem_bytes = mtia.element_bytes(pointee)
     offset = b.int_cast(a[1], I64)
     scaled = b.add(llvm.MulOp(offset, b.const(elem_bytes, I64)))
@@ -254,12 +293,11 @@ def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
         from mtia_xdsl.dialects.tt import ROUNDING_MODE
 
-        rounding = op.properties["rounding"].value.data  # type: ignore[attr-defined]
+        rounding = _int_prop(op, "rounding")
         if rounding != ROUNDING_MODE["rtne"]:
             raise not_handled(op, "a rounding mode other than round-to-nearest-even")
     src_r, dst_r = register_type(src_t), register_type(dst_t)
-    src_bits = {Float16Type: 16, Float32Type: 32, Float64Type: 64}.get(type(src_r), 0)
-    dst_bits = {Float16Type: 16, Float32Type: 32, Float64Type: 64}.get(type(dst_r), 0)
+    src_bits, dst_bits = float_bits(src_r), float_bits(dst_r)
     if not src_bits or not dst_bits:
         raise not_handled(op, f"{src_t} -> {dst_t}")
     if dst_bits > src_bits:
@@ -301,7 +339,7 @@ def _select(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 def _mulhiui(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     t = a[0].type
-    width = t.width.data  # type: ignore[attr-defined]
+    width = int_width(t)
     wide = IntegerType(2 * width)
     x, y = (b.add(llvm.ZExtOp(v, wide)) for v in a)
     hi = b.add(llvm.LShrOp(b.add(llvm.MulOp(x, y)), b.const(width, wide)))
