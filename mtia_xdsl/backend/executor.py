@@ -140,9 +140,14 @@ def _run_model(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
 
 
 def _run_cpp(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
-    from mtia_xdsl.backend.host import run_module
+    """Run the program's C++ (backend/host.run_module: emit, build cached by content, run on the host runtime,
+    time); a missing compiler is ExecutorUnavailableError, one line with the install command."""
+    from mtia_xdsl.backend.host import CompilerMissingError, run_module
 
-    return run_module(module, grid, args, options)
+    try:
+        return run_module(module, grid, args, options)
+    except CompilerMissingError as e:
+        raise ExecutorUnavailableError(f"executor 'cpp': {e}") from None
 
 
 def _run_riscv(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
