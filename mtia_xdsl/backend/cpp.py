@@ -45,6 +45,16 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.locations import location_str
 
 MAX_RANK = 4
+
+
+def np_prod(shape: Sequence[int]) -> int:
+    """Elements of a tile of `shape` (1 for a scalar)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 """MTIA_MAX_RANK of mtia_runtime.h."""
 
 
@@ -814,6 +824,160 @@ class _Kernel:
             ptrs.append(p)
         return ptrs
 
+    # -- gathers, scatters and atomics: lane loops on the scalar core over global memory (mtia_global)
+    def _lanes(self, op: Any, v: SSAValue | None, indent: str, what: str) -> tuple[str, str]:
+        """(array of the lanes, C expression of lane i) of operand `v`: a CB tile (read by the command) or a
+        scalar (one lane, broadcast)."""
+        if v is None:
+            return "nullptr", "true"
+        t = mtia.tile_type(v.type)
+        st = _storage(_elem(t), op)
+        if mtia.is_cb(v):
+            p = self.names.fresh(None, what)
+            self.emit(indent, f"const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});")
+            return p, _load(_elem(t), f"{p}[i]")
+        if isinstance(v.type, TensorType):
+            raise _error(op, "a gather, scatter or atomic on a tensor outside a CB")
+        p = self.names.fresh(None, what)
+        self.emit(indent, f"[[maybe_unused]] const {st} {p}[1] = {{{_store(_elem(t), self.get(v, op))}}};")
+        return p, self.get(v, op)
+
+    def _lanes_begin(self, op: Any, indent: str) -> str:
+        from mtia_xdsl.machine.commands import command_kind
+
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        if getattr(op, "out", None) is not None or isinstance(op, mtia.ScatterOp):
+            self.emit(inner, f'mtia_cmd_begin(pe, MTIA_SCALAR, "{command_kind(op.name)}", {self.loc(op)});')
+        return inner
+
+    def _lane_count(self, op: Any, values: list[SSAValue | None]) -> int:
+        n = 1
+        for v in values:
+            if v is not None:
+                shape = _shape(v.type)
+                n = max(n, int(np_prod(shape)))
+        return n
+
+    def op_mtia_gather(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        if op.out is None:
+            raise _error(op, "a tensor-level gather (run mtia-cb-bufferize)")
+        t = mtia.tile_type(op.out.type)
+        et = _elem(t)
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, op.ptrs, inner, "ptrs")
+        mask, mask_i = self._lanes(op, op.mask, inner, "mask")
+        other = self.get(op.other, op) if op.other is not None else ("NAN" if _is_float(et) else "0")
+        st = _storage(et, op)
+        out = self.names.fresh(None, "out")
+        self.emit(inner, f"{st} *{out} = ({st} *)mtia_cmd_out(pe, {self.get(op.out, op)});")
+        n = self._lane_count(op, [op.out])
+        eb = mtia.element_bytes(et)
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        read = f"*(const {st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr)"
+        self.emit(inner, f"    {out}[i] = {mask_i} ? {read} : {_store(et, other)};")
+        self.emit(inner, "}")
+        self.emit(
+            inner,
+            f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 1, /*write*/ 0, "
+            f'/*LS bytes*/ {mtia.tile_bytes(t)}, "{dtype_name(t)}");',
+        )
+        self.emit(indent, "}")
+
+    def op_mtia_scatter(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = mtia.tile_type(op.value.type)
+        et = _elem(t)
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, op.ptrs, inner, "ptrs")
+        _, value_i = self._lanes(op, op.value, inner, "value")
+        mask, mask_i = self._lanes(op, op.mask, inner, "mask")
+        n = self._lane_count(op, [op.ptrs, op.value, op.mask])
+        eb = mtia.element_bytes(et)
+        st = _storage(et, op)
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        dst = f"*({st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr)"
+        self.emit(inner, f"    if ({mask_i}) {dst} = {_store(et, value_i)};")
+        self.emit(inner, "}")
+        self.emit(
+            inner,
+            f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 0, /*write*/ 1, "
+            f'/*LS bytes*/ 0, "{dtype_name(t)}");',
+        )
+        self.emit(indent, "}")
+
+    def op_mtia_atomic_rmw(self, op: Any, indent: str) -> None:
+        self._atomic(op, indent, [op.ptr, op.val, op.mask])
+
+    def op_mtia_atomic_cas(self, op: Any, indent: str) -> None:
+        self._atomic(op, indent, [op.ptr, op.cmp, op.val])
+
+    def _atomic(self, op: Any, indent: str, operands: list[SSAValue | None]) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = mtia.tile_type(op.out.type) if op.out is not None else op.result[0].type
+        et = _elem(t)
+        st, ct = _storage(et, op), _ctype(et, op)
+        eb = mtia.element_bytes(et)
+        n = self._lane_count(op, [*operands, op.out])
+        result = None
+        if op.out is None:
+            if isinstance(t, TensorType):
+                raise _error(op, "a tensor-level atomic (run mtia-cb-bufferize)")
+            result = self.name_for(op.result[0], "old")
+            self.emit(indent, f"{ct} {result}{{}};")
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, operands[0], inner, "ptrs")
+        _, a_i = self._lanes(op, operands[1], inner, "arg")
+        if isinstance(op, mtia.AtomicCasOp):
+            _, b_i = self._lanes(op, operands[2], inner, "arg")
+            mask, mask_i = "nullptr", "true"
+            update = f"(old == {a_i} ? {b_i} : old)"
+        else:
+            mask, mask_i = self._lanes(op, operands[2], inner, "mask")
+            update = self._rmw(op, et, "old", a_i)
+        out = None
+        if op.out is not None:
+            out = self.names.fresh(None, "out")
+            self.emit(inner, f"{st} *{out} = ({st} *)mtia_cmd_out(pe, {self.get(op.out, op)});")
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        store_old = f"{out}[i] = {_store(et, '0')}; " if out else ""
+        self.emit(inner, f"    if (!({mask_i})) {{ {store_old}continue; }}")
+        self.emit(inner, f"    {st} *p = ({st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr);")
+        self.emit(inner, f"    const {ct} old = {_load(et, '*p')};")
+        self.emit(inner, f"    *p = {_store(et, _round(et, update))};")
+        self.emit(inner, f"    {out}[i] = {_store(et, 'old')};" if out else f"    {result} = old;")
+        self.emit(inner, "}")
+        if op.out is not None:
+            self.emit(
+                inner,
+                f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 1, /*write*/ 1, /*LS bytes*/ "
+                f'{mtia.tile_bytes(t)}, "{dtype_name(t)}");',
+            )
+        self.emit(indent, "}")
+
+    @staticmethod
+    def _rmw(op: Any, et: Attribute, old: str, val: str) -> str:
+        code = op.atomic_rmw_op.value.data
+        if code in (1, 2, 3):
+            return f"({old} {'&|^'[code - 1]} {val})"
+        if code in (4, 5):
+            return f"({old} + {val})"
+        if code in (6, 7):
+            if _is_float(et):
+                return f"{'mtia_maximum' if code == 6 else 'mtia_minimum'}({old}, {val})"
+            return f"({old} {'>' if code == 6 else '<'} {val} ? {old} : {val})"
+        if code in (8, 9):
+            u = _unsigned(et)
+            return f"(({u}){old} {'>' if code == 8 else '<'} ({u}){val} ? {old} : {val})"
+        if code == 10:
+            return val
+        raise _error(op, f"atomic_rmw kind {code}")
+
     def op_mtia_se_compute(self, op: Any, indent: str) -> None:
         self._compute(op, indent, "MTIA_SE")
 
@@ -947,13 +1111,27 @@ class _Kernel:
             lim = f"{shape[d]}"
             self.emit(pad, f"for (int64_t {idx[d]} = 0; {idx[d]} < {lim}; ++{idx[d]}) {{")
             pad += "    "
-        self.emit(pad, f"{ct} acc = {_REDUCE_INIT[kind](et, op)};")
-        self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
         cond = " && ".join(f"{idx[d]} < {ext[d]}" for d in outer) if valid and outer else ""
         x_at = _load(et, f"{x}[{_linear(idx, shape)}]")
-        upd = f"acc = {_round(et, combine('acc', x_at, et))};"
-        self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
-        self.emit(pad, "}")
+        init = _REDUCE_INIT[kind](et, op)
+        if kind == "addf" and axis == len(shape) - 1 and ct in ("float", "double"):
+            # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
+            n_row = shape[axis]
+            inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
+            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
+            self.emit(
+                pad + "    ",
+                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+            )
+            self.emit(pad, "}")
+            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+        else:
+            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
+            upd = f"acc = {_round(et, combine('acc', x_at, et))};"
+            self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
+            self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
         self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
@@ -1078,10 +1256,14 @@ class _Body:
             return f"(int32_t)({start} + {idx[0]})"
         if name == "builtin.unrealized_conversion_cast":
             return self.at(op.operands[0], idx, local)
+        if len(op.results) != 1 or elementwise(op, ["x"] * len(op.operands)) is None:
+            raise _error(op, "this op in an engine body")
         operands = []
         for o in op.operands:
             oshape = _shape(o.type)
-            operands.append(self.at(o, idx if oshape == shape else idx[len(idx) - len(oshape) :], local))
+            if oshape and oshape != shape:
+                raise _error(op, "an element-wise op whose operands have other shapes than its result")
+            operands.append(self.at(o, idx if oshape else [], local))
         expr = elementwise(op, operands)
         if expr is None:
             raise _error(op, "this op in an engine body")
@@ -1191,6 +1373,28 @@ static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa b
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
     b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
     return mtia_bitcast<float>(b);
+}
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
+// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
+template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < 8) {
+        T res = 0;
+        for (int64_t i = 0; i < n; ++i) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        T r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        int64_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
 // Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
 static inline float mtia_round_f16_rtz(float x) {

@@ -295,8 +295,10 @@ def build_runtime_objects(
 
 
 def default_cache_dir() -> Path:
-    """Return the directory holding the riscv64 build of the runtime (one object per content hash)."""
-    return Path(tempfile.gettempdir()) / f"mtia_xdsl-riscv-{os.getuid()}"
+    """Return where riscv64 builds are cached: `riscv/` under backend/host.py's build cache."""
+    from mtia_xdsl.backend.host import cache_dir
+
+    return cache_dir() / "riscv"
 
 
 def build_kernel(

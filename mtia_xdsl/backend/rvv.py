@@ -10,19 +10,21 @@ intermediate of a fused body kept in vector registers. A splatted scalar operand
 Intrinsic names are clang 14's (the RVV intrinsics v0.10 naming: `vsetvl_e32m1`, `vle32_v_f32m1`,
 `vfadd_vf_f32m1`, with no `__riscv_` prefix); build with `--target=riscv64-linux-gnu -march=rv64gcv`
 (`backend/riscv.py`). Every arithmetic instruction used is IEEE-exact (add, sub, mul, div, sqrt, min/max
-as maximumNumber, conversions), so the vector loop computes bit for bit what the portable loop computes.
+as maximumNumber, int-to-float conversion), so the vector loop computes bit for bit what the portable loop
+computes (a NaN's payload aside: `vfmax`/`vfmin` of two NaNs give the canonical NaN).
 
 What is translated (`rvv_body_loop`), anything else keeps the portable loop alone:
 - tiles of f32, i32 and i1 (stored one byte per element), 1-D or 2-D, with or without `valid` extents;
 - elementwise `arith` ops of `_FLOAT_BINARY`, `_INT_BINARY`, `_MASK_BINARY`, comparisons, `arith.select`,
-  `arith.negf`, `arith.sitofp`/`fptosi`, `math.sqrt`/`absf`;
+  `arith.negf`, `arith.sitofp`, `math.sqrt`/`absf` (not `fptosi`: RVV turns NaN into INT_MAX, the C++ emitter's
+  `mtia_fptoi` into INT_MIN);
 - any other unary `math` function through the caller's scalar expression for it, applied lane by lane
   to a chunk spilled to a small stack array (the chunk is then at most `SPILL_LANES` lanes);
 - `tt.splat`, splat constants, `tt.make_range`, and the row/column broadcasts `tt.expand_dims` +
   `tt.broadcast` of 2-D bodies.
 
-Source of the vector width: MTIA-2i's vector RISC-V core has 512-bit registers (MachineConfig's
-`vector_core_*` fields, MACHINE.md S1); the loops here are vector-length agnostic and run on any VLEN.
+Source of the vector width: MTIA-2i's vector RISC-V core has 512-bit registers (`MachineConfig.vec_register_bits`,
+MACHINE.md S1); the loops here are vector-length agnostic (they run on any VLEN; qemu runs them at that width).
 """
 
 from __future__ import annotations
@@ -336,9 +338,6 @@ def _emit_op(loop: _Loop, op: Operation) -> None:  # noqa: C901  (a dispatch ove
     elif name == "arith.sitofp" and _elem_name(op.operands[0].type) == "i32":
         a = loop.vals[op.operands[0]]
         _assign(loop, op.results[0], "f32", f"vfcvt_f_x_v_f32m1({_vec(loop, a)}, vl)")
-    elif name == "arith.fptosi" and _elem_name(op.results[0].type) == "i32":
-        a = loop.vals[op.operands[0]]
-        _assign(loop, op.results[0], "i32", f"vfcvt_rtz_x_f_v_i32m1({_vec(loop, a)}, vl)")
     elif name.startswith("math."):
         _spilled_unary(loop, op)
     else:

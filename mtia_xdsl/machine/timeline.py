@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -205,20 +206,44 @@ def lines_of(acc: dict[str, list]) -> list[LineCost]:
 
 
 class BusyUnion:
-    """`busy_cycles` computed while a launch runs, program by program, keeping one float per busy segment
-    instead of every command: the same segments in the same order, so the same sums."""
+    """`busy_cycles` computed while a launch runs, as programs finish: the same segments summed in the same
+    order, so the same values, keeping one float per busy segment instead of every command.
 
-    __slots__ = ("open", "segments")
+    A finished program's commands wait in a per-PE buffer until no command of a program still running on
+    that PE can start before them (`flush`), then join the union in start order (ties by program, then
+    command: `busy_cycles`'s stable order).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("canonical", "engines", "open", "pending", "segments")
+
+    def __init__(self, engines: tuple[Engine, ...]) -> None:
+        self.engines = engines
+        """Engine of each queue index, as `busy_cycles` takes them."""
+        self.canonical = [engines.index(e) for e in engines]
+        self.pending: dict[int, list[tuple[float, int, int, int, float]]] = {}
+        """PE -> (start, program, command, canonical engine, end) of finished commands not yet in the union."""
         self.open: dict[tuple[int, int], list[float]] = {}
-        """(pe, engine index) -> [start, reach] of the segment still open."""
+        """(pe, canonical engine) -> [start, reach] of the segment still open."""
         self.segments: dict[tuple[int, int], array] = {}
+        """(pe, canonical engine) -> lengths of its closed segments."""
 
-    def add(self, pe: int, engine: Sequence[int], start: Sequence[float], end: Sequence[float]) -> None:
-        """Add a program's commands (engine index, start and end cycle of each), in the order its PE ran them."""
+    def add(self, pe: int, program: int, engine: Sequence[int], start: Sequence[float], end: Sequence[float]) -> None:
+        """Add a finished program's commands (queue index, start and end cycle of each) on PE `pe`."""
+        canonical = self.canonical
+        self.pending.setdefault(pe, []).extend(
+            (s, program, i, canonical[e], t) for i, (e, s, t) in enumerate(zip(engine, start, end, strict=True))
+        )
+
+    def flush(self, pe: int, before: float | None = None) -> None:
+        """Join the union with PE `pe`'s buffered commands that start before `before` (None: all); every
+        command added later on `pe` must start at or after `before`."""
+        buffered = self.pending.get(pe)
+        if not buffered:
+            return
+        buffered.sort()
+        k = len(buffered) if before is None else bisect.bisect_left(buffered, (before,))
         open_, segments = self.open, self.segments
-        for e, s, t in zip(engine, start, end, strict=True):
+        for s, _, _, e, t in buffered[:k]:
             seg = open_.get((pe, e))
             if seg is None:
                 open_[pe, e] = [s, t]
@@ -228,14 +253,16 @@ class BusyUnion:
                 seg[0], seg[1] = s, t
             elif t > seg[1]:
                 seg[1] = t
+        del buffered[:k]
 
-    def result(self, engines: tuple[Engine, ...]) -> dict[tuple[int, Engine], float]:
-        """(pe, engine) -> busy cycles, as `busy_cycles` returns them."""
+    def result(self) -> dict[tuple[int, Engine], float]:
+        """(pe, engine) -> busy cycles, as `busy_cycles` returns them (flushes every PE first)."""
+        for pe in list(self.pending):
+            self.flush(pe)
         busy = {}
         for (pe, e), seg in self.open.items():
-            lengths = np.asarray(self.segments[pe, e], dtype=np.float64)
-            lengths = np.append(lengths, seg[1] - seg[0])
-            busy[pe, engines[e]] = float(np.sum(lengths))
+            lengths = np.append(np.asarray(self.segments[pe, e], dtype=np.float64), seg[1] - seg[0])
+            busy[pe, self.engines[e]] = float(np.sum(lengths))
         return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
 
 

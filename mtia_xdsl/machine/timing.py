@@ -86,6 +86,8 @@ __all__ = [
     "MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "TraceSource", "WorkTotals", "simulate",
 ]  # fmt: skip
 
+_QUEUE_ENGINES = (*ENGINES, Engine.DMA)
+"""The engine of each queue index (queue DMA_WRITE is the DMA engine's)."""
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
 
@@ -298,7 +300,7 @@ class _Simulator:
         )
         self.line_acc: dict[str, list] = {}
         """Per kernel loc, the costs of the commands of finished programs (totals-only timelines)."""
-        self.busy = BusyUnion()
+        self.busy = BusyUnion(_QUEUE_ENGINES)
         """Engine busy cycles of finished programs (totals-only timelines)."""
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
@@ -519,7 +521,9 @@ class _Simulator:
             run.retire()
         else:  # fold its commands into the totals and forget them
             add_line_costs(self.line_acc, run.cmds, run.start_t, run.end_t)
-            self.busy.add(self.pe_of_program[run.index], run.engine, run.start_t, run.end_t)
+            self.busy.add(pe.pe, run.index, run.engine, run.start_t, run.end_t)
+            # Later commands on this PE start no earlier than the running program (or the next one, now).
+            self.busy.flush(pe.pe, pe.run.start_cycle if run is pe.older and pe.run is not None else self.now)
             self.runs[run.index] = None
             self.programs.release(run.index)
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
@@ -777,7 +781,7 @@ class _Simulator:
         run = pe.older or pe.run
         if run is None:
             raise TimingError(f"PE {pe.pe} did not start all its programs")
-        for e, engine in enumerate((*ENGINES, Engine.DMA)):  # queue DMA_WRITE is the DMA engine's
+        for e, engine in enumerate(_QUEUE_ENGINES):
             h = run.head[e]
             if h < len(run.queues[e]):
                 c = run.cmds[run.queues[e][h]]
@@ -812,7 +816,7 @@ class _Simulator:
                 end_order=self.end_order,
                 pe_of_program=self.pe_of_program,
                 program_cycles=self.program_cycles,
-                engine_busy_cycles=self.busy.result(ENGINES),
+                engine_busy_cycles=self.busy.result(),
                 traffic=self.memory.traffic,
                 work=self.work,
                 ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
@@ -833,7 +837,7 @@ class _Simulator:
             program_cycles=self.program_cycles,
             engine_busy_cycles=busy_cycles(
                 [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
-                (*ENGINES, Engine.DMA),  # queue DMA_WRITE is the DMA engine's
+                _QUEUE_ENGINES,
             ),
             traffic=self.memory.traffic,
             work=self.work,

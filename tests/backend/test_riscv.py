@@ -86,3 +86,23 @@ def test_missing_qemu_is_one_line_with_the_install_command(monkeypatch: pytest.M
         riscv.run_riscv("", (1,), [])
     assert "\n" not in str(e.value)
     assert "qemu-riscv64" in str(e.value) and riscv.INSTALL_COMMAND in str(e.value)
+
+
+@pytest.mark.skipif(shutil.which("c++") is None, reason="no host C++ compiler to compare with")
+def test_attention_through_the_riscv_executor_equals_the_host_cpp_and_the_models_cycles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plain launch with MTIA_EXECUTOR=riscv: causal attention's RVV loops (2-D row/column broadcasts, i1
+    masks as bytes, exp2 lane by lane) give the portable C++'s bits and the model's cycles."""
+    from examples.attention import attention
+
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(1, 2, 100, 64, generator=g).half() for _ in range(3))
+    outs, cycles = {}, {}
+    for name in ("model", "cpp", "riscv"):
+        monkeypatch.setenv("MTIA_EXECUTOR", name)
+        outs[name] = attention(q, k, v, causal=True)
+        cycles[name] = mtia_xdsl.last_report().total_cycles
+    assert cycles["riscv"] == cycles["model"]
+    assert torch.equal(outs["riscv"], outs["cpp"])
+    torch.testing.assert_close(outs["riscv"].float(), outs["model"].float(), atol=2e-3, rtol=0)

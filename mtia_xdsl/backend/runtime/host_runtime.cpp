@@ -467,6 +467,15 @@ static void lanes_payload(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *ma
     finish(pe, OP_LANES, {active, (int64_t)lo, (int64_t)hi + eb, read, write, ls_bytes, sid(pe, dtype), eb});
 }
 
+void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc) {
+    return global(pe, addr, nbytes, loc ? loc : pe->loc);
+}
+
+void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,
+                    int32_t read, int32_t write, int64_t ls_bytes, const char *dtype) {
+    lanes_payload(pe, addrs, mask, n, elem_bytes, read, write, ls_bytes, dtype);
+}
+
 void mtia_gather(mtia_pe *pe, void *dst, const mtia_addr *addrs, const uint8_t *mask, const void *other, int64_t n,
                  int32_t eb, int64_t ls_bytes, const char *dtype) {
     uint8_t *to = (uint8_t *)dst;
