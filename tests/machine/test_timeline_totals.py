@@ -73,7 +73,7 @@ def test_totals_only_simulation_keeps_every_total_and_releases_finished_traces()
 
 def test_totals_only_timeline_refuses_spans():
     timeline = simulate([_program(0)], DRAM, keep_commands=False)
-    with pytest.raises(ValueError, match='kept totals only .*timeline="full"'):
+    with pytest.raises(ValueError, match=r'kept totals only .*timeline="full"'):
         _ = timeline.spans
 
 
