@@ -225,7 +225,9 @@ def load_module(path: str, options: Any = None) -> Any:
                 "tt-inline -o kernel.mlir` writes"
             ) from None
         verify_parsed(module, text, path)
-    if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
+    from mtia_xdsl.runtime.modules import is_buffer_level
+
+    if not is_buffer_level(module):
         from mtia_xdsl.pipeline import lower
 
         lower(module, options.compile_options() if isinstance(options, RunOptions) else options)
@@ -278,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mtia_xdsl.machine.run import run_kernel
 
         check_args(module, args.kernel, kernel_args)
-        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
+        timeline = "full" if args.trace else "totals"  # only the report is printed: keep no command
+        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel, timeline=timeline)
         if hasattr(result.report, "fit"):
             from mtia_xdsl.fit import fit_lines
 
