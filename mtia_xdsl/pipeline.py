@@ -7,6 +7,7 @@ the compile driver does with the default options; `default_pipeline()` is the lo
 from __future__ import annotations
 
 import functools
+import os
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -120,6 +121,18 @@ def lower(module: ModuleOp, options: Any = None, original: ModuleOp | None = Non
     return module
 
 
+VERIFY_IR_ENV = "MTIA_VERIFY_IR"
+"""Environment variable: "1" verifies the lowered module after every compile (the test suite sets it)."""
+
+
+def verify_ir() -> bool:
+    """Whether every compile verifies its lowered module: with `MTIA_VERIFY_IR=1` or the `debug` option.
+
+    Off by default: the passes' contract is valid IR out, the test suite checks it on every kernel it
+    compiles, and verifying was 7-10 % of a compile (benchmarks/compile_time.py)."""
+    return os.environ.get(VERIFY_IR_ENV) == "1"
+
+
 @functools.lru_cache(maxsize=64)
 def _parsed(spec: str) -> PassPipeline:
     """The pipeline of pass-pipeline string `spec` (passes are frozen dataclasses without state, so one
@@ -144,7 +157,8 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     try:
         pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds
-        module.verify()
+        if o.debug or verify_ir():
+            module.verify()
     except PassFailedException:
         raise  # a located error about the kernel
     except Exception as e:  # the passes' contract is valid IR out: anything else is a compiler bug

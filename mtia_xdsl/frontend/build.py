@@ -258,8 +258,8 @@ def build_tt_module(
 
     `signature` maps every argument name to a Triton type string ("*fp32", "i32", "constexpr", ...) as
     `triton.compiler.ASTSource` takes it; `constexprs` gives constexpr values by name (or path tuple).
-    `verify=False` skips verifying the built module (the compile driver verifies once, after lowering:
-    verifying here too was ~20 % of a build).
+    `verify=False` skips verifying the built module (the compile driver verifies the lowered one with
+    `MTIA_VERIFY_IR=1` or the debug option; verifying here too was ~20 % of a build).
     Raises: KernelError naming the kernel file:line for any failure inside the code generator.
     Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     """

@@ -51,6 +51,11 @@ PE_MAPPINGS = ("linear", "round_robin", "zigzag")
 """Strategies placing program ids on the PE grid (defined in `machine/placement.py`, recorded by the
 `mtia-pe-mapping` pass, chosen by the compile option `pe_mapping` or `mtia-run --mapping`)."""
 
+TIMELINES = ("full", "totals")
+"""What a launch keeps of its schedule (the option `timeline`, `machine.run.run_kernel`'s `timeline`): "full"
+every command's cycles (command spans, Perfetto traces, plots); "totals" only the report's totals and
+per-line costs, in memory that follows the programs in flight rather than the launch's commands."""
+
 DEFAULT_PE_MAPPING = "zigzag"
 """The compile default of `pe_mapping`: it balances programs whose work grows with the program id (causal
 attention) and keeps consecutive programs on the chip at the same time (LLC reuse), see
@@ -133,10 +138,10 @@ class MachineConfig:
     cb_align_bytes: int = 32  # source: S7 (32-byte alignment); ASSUMPTION: a CB starts on that boundary of LS
     cp_check_cycles: int = 1  # ASSUMPTION: one cycle per CB dependency check
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
-    pe_programs_in_flight: int = 1  # ASSUMPTION: 1, one program after another. 2: the CP holds the CB state
-    # of the running program and the next, so a PE issues its next program while the previous one drains
-    # when both programs' CBs fit LS and the CB IDs. Not the default: in the fluid DRAM model, PEs then
-    # run in lockstep and streaming kernels lose 3-7 % to chip-wide latency gaps (vector add, softmax)
+    pe_programs_in_flight: int = 2  # ASSUMPTION: the CP holds the CB state of the running program and the
+    # next (S1 gives the CP hardware producer/consumer tracking of CBs, not for how many programs), so a PE issues
+    # its next program while the previous one drains, when both programs' CBs fit LS and the CB IDs;
+    # 1: one program after another
 
     # ---- scalar core ----
     scalar_registers: int = 32  # source: RISC-V unprivileged ISA, RV64I (x0-x31); the core is RISC-V per S1
@@ -153,6 +158,10 @@ class MachineConfig:
     dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
     # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
+    dma_queues: int = 2  # ASSUMPTION: command queues of a PE's DMA engine. 2: stores (the write port's
+    # commands) have their own queue, so a load is not held behind an earlier store still waiting for its
+    # data; one issue pipeline and one in-flight limit for both (not public).
+    # 1: loads and stores start in issue order
 
     # ---- global memory ----
     sram_bytes: int = 256 * 1024 * 1024  # source: S1 (256 MB on-chip SRAM)
@@ -186,6 +195,8 @@ class MachineConfig:
                     raise ValueError(f"MachineConfig field 'dram_ecc_efficiency' must be in (0, 1], got {value!r}")
             else:
                 _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
+        if self.dma_queues not in (1, 2):
+            raise ValueError(f"MachineConfig field 'dma_queues' must be 1 or 2, got {self.dma_queues}")
         if self.pe_programs_in_flight not in (1, 2):
             raise ValueError(
                 f"MachineConfig field 'pe_programs_in_flight' must be 1 or 2, got {self.pe_programs_in_flight}"

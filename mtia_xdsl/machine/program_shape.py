@@ -15,8 +15,9 @@ from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 
+from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, command_kind
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
@@ -26,6 +27,21 @@ ENGINES = tuple(Engine)
 ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
 DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
 RE = ENGINE_INDEX[Engine.RE]
+DMA_WRITE = len(ENGINES)
+"""Queue index of the DMA engine's store queue (`MachineConfig.dma_queues` 2); it maps to `Engine.DMA`."""
+QUEUES = len(ENGINES) + 1
+"""Per-queue lists of the timing model have this length: one queue per engine, plus DMA_WRITE."""
+MEMORY_QUEUES = (DMA, SCALAR, DMA_WRITE)
+"""Queues whose commands start in events (they touch chip-wide memory): not committed ahead."""
+WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
+"""Kinds of the commands writing global memory (the write port carries their bytes)."""
+
+
+def is_write(c: Command) -> bool:
+    """Whether DMA command `c` moves its bytes through the PE's write port (LS -> global memory)."""
+    return c.kind in WRITE_KINDS or c.global_write_bytes > c.global_read_bytes
+
+
 _WAITS, _FILLS, _ENGINE = attrgetter("waits"), attrgetter("fills"), attrgetter("engine")
 _SCALAR_INSTRS, _SCALAR_BLOCKING = attrgetter("scalar_instrs"), attrgetter("scalar_blocking")
 
@@ -51,9 +67,15 @@ class ProgramShape:
         self.release_extra = [(len(c.waits) + len(c.fills)) * check for c in cmds]
         index_of = ENGINE_INDEX
         engine = self.engine = [index_of[c.engine] for c in cmds]
+        """Per command: the queue it starts from (the engine's index; DMA_WRITE for a store when
+        `dma_queues` is 2)."""
+        if config.dma_queues == 2:
+            for i, e in enumerate(engine):
+                if e == DMA and is_write(cmds[i]):
+                    engine[i] = DMA_WRITE
         self.scalar_cost = [c.scalar_instrs * cpi + (issue if e != SCALAR else 0) for c, e in zip(cmds, engine)]
         self.blocking = [c.scalar_blocking or e == SCALAR for c, e in zip(cmds, engine)]
-        self.queues: list[list[int]] = [[] for _ in ENGINES]
+        self.queues: list[list[int]] = [[] for _ in range(QUEUES)]
         for i, e in enumerate(engine):
             self.queues[e].append(i)
         self.re_barriers = [k for k, i in enumerate(self.queues[RE]) if cmds[i].re_group_size]
@@ -70,17 +92,17 @@ class ProgramShape:
         self.memory_commands = [
             i
             for i, (c, e) in enumerate(zip(cmds, engine))
-            if e == DMA or e == SCALAR or c.global_read_bytes or c.global_write_bytes
+            if e in MEMORY_QUEUES or c.global_read_bytes or c.global_write_bytes
         ]
         """Commands that may touch global memory in a program of this shape."""
         for i, (c, e) in enumerate(zip(cmds, engine)):
-            if e != DMA and e != SCALAR:
+            if e not in MEMORY_QUEUES:
                 self.occupancy[i], self.latency[i] = compute_cost(c, e, config, work)
                 if e == DPE:
                     self.dpe_fill[i] = config.dpe_fill_cycles
                 self.ls_bytes += c.ls_bytes
         self.work = [(name, value) for name, value in vars(work).items() if value]
-        compute = [i for i, e in enumerate(engine) if e != DMA and e != SCALAR]
+        compute = [i for i, e in enumerate(engine) if e not in MEMORY_QUEUES]
         self.pick_compute: Callable[[list[Command]], tuple[Command, ...]] = (
             itemgetter(*compute) if len(compute) > 1 else lambda cmds: tuple(cmds[i] for i in compute)
         )
@@ -177,11 +199,11 @@ class ProgramRun:
         self.latency = shape.latency
         self.dpe_fill = shape.dpe_fill
         self.re_barriers = shape.re_barriers
-        self.head = [0] * len(ENGINES)
+        self.head = [0] * QUEUES
         """Per engine: commands of its queue committed (start cycle known)."""
-        self.started = [0] * len(ENGINES)
+        self.started = [0] * QUEUES
         """Per engine: committed commands known to have started by the scalar core's last issue check."""
-        self.issued = [0] * len(ENGINES)
+        self.issued = [0] * QUEUES
         self.ended = 0
         self.end_max = 0.0
         self.scalar_end: float | None = None

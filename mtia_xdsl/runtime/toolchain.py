@@ -18,7 +18,8 @@ def build_tt_module(
 ) -> ModuleOp:
     """Build the tt module of a `@triton.jit` function; see `mtia_xdsl.frontend.build_tt_module`.
 
-    The module is not verified here: the runtime always lowers it next (`lower`), which verifies once.
+    The module is not verified here: the runtime always lowers it next (`lower`), which verifies the
+    lowered module with `MTIA_VERIFY_IR=1` or the debug option (`mtia_xdsl.pipeline.verify_ir`).
     """
     from mtia_xdsl.frontend import build_tt_module as build
 

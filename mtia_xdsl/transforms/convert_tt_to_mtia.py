@@ -113,6 +113,16 @@ def _offsets_tensor(mat: Materializer, coeffs: tuple, shape: tuple[int, ...]) ->
     return total
 
 
+def _carries_pointer_tensor(func: Operation) -> bool:
+    """Whether an scf.for of `func` carries a tensor of pointers (what scalarize_loop_pointers rewrites)."""
+    return any(
+        isinstance(t := v.type, TensorType) and isinstance(t.element_type, tt.PointerType)
+        for loop in func.walk()
+        if isinstance(loop, scf.ForOp)
+        for v in loop.iter_args
+    )
+
+
 def scalarize_loop_pointers(func: Operation) -> bool:
     """Rewrite one scf.for iter_arg of pointer-tensor type into a scalar base pointer; True if done.
 
@@ -616,8 +626,8 @@ def convert_function(func: tt.FuncOp, scalar_core_atomics: bool = True) -> None:
     """Apply the steps of the pass to one kernel function."""
     emulate_fp8(func)
     for _ in range(_MAX_POINTER_ITER_ARGS):
-        if not scalarize_loop_pointers(func):
-            break
+        if not _carries_pointer_tensor(func) or not scalarize_loop_pointers(func):
+            break  # (the check first: without such an iter_arg the analysis would find nothing to rewrite)
     region_dce(func.body)
     convert_memory_accesses(func)
     region_dce(func.body)

@@ -142,9 +142,12 @@ def test_dma_estimate_agrees_with_simulated_port_busy_cycles_when_every_pe_strea
                 )
                 intervals[(pe, write)].append((start[i] + first_byte, end[i]))
     assert len(estimate) == 2 * config.n_pes
-    for key, spans in intervals.items():
-        busy = _union_length(spans)
-        assert 0.9 * estimate[key] <= busy <= 1.01 * estimate[key], (key, busy, estimate[key])
+    # a PE's loads and stores overlap (separate DMA queues, two programs in flight) and share the level's
+    # bandwidth, so the check is per PE over both ports: busy about as long as the estimates add up to
+    for pe in range(config.n_pes):
+        busy = _union_length(intervals[(pe, False)] + intervals[(pe, True)])
+        expected = estimate[(pe, False)] + estimate[(pe, True)]
+        assert 0.9 * expected <= busy <= 1.01 * expected, (pe, busy, expected)
 
 
 def _union_length(spans: list[tuple[float, float]]) -> float:

@@ -129,9 +129,12 @@ def test_same_inputs_same_cycles():
 
 
 def test_more_programs_than_pes_run_in_waves():
-    one_wave = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(4)], SMALL_TEST).total_cycles
-    three_waves = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(12)], SMALL_TEST).total_cycles
+    strict = SMALL_TEST.replace(pe_programs_in_flight=1)  # one program after another: waves do not overlap
+    one_wave = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(4)], strict).total_cycles
+    three_waves = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(12)], strict).total_cycles
     assert 2.8 * one_wave < three_waves < 3.2 * one_wave
+    overlapped = simulate([load_compute(8, 2, 200_000, pid=p) for p in range(12)], SMALL_TEST).total_cycles
+    assert overlapped < three_waves  # the next wave's loads overlap the previous wave's compute
 
 
 def test_mappings_place_programs_differently():
@@ -478,12 +481,25 @@ def test_next_program_issues_while_the_previous_one_drains():
     assert overlap.total_cycles < strict.total_cycles
     footprint = programs[0].ls_footprint_bytes()
     assert strict.ls_high_water_bytes[0] == footprint and overlap.ls_high_water_bytes[0] == 2 * footprint
-    # Each engine still runs its commands in issue order, across programs; programs retire in order.
-    for engine in (Engine.DMA, Engine.DPE):
-        starts = [x.start_cycle for p in range(4) for x in sorted(o[p], key=lambda x: x.index) if x.engine is engine]
-        assert starts == sorted(starts)
+    # Each engine queue (the DPE's; the DMA's loads, its stores) still runs its commands in issue order,
+    # across programs; programs retire in order.
+    for kind in ("dma_load", "dma_store", "dpe_matmul"):
+        starts = [x.start_cycle for p in range(4) for x in sorted(o[p], key=lambda x: x.index) if x.kind == kind]
+        assert len(starts) == 4 and starts == sorted(starts)
     ends = [end for _, end in overlap.program_cycles]
     assert ends == sorted(ends)
+
+
+def test_a_load_is_not_held_behind_an_earlier_store_with_two_dma_queues():
+    programs = [_load_compute_store(p) for p in range(2)]
+    one = _by_program(simulate(programs, ONE_PE.replace(dma_queues=1), grid=(2, 1, 1)))
+    two = _by_program(simulate(programs, ONE_PE, grid=(2, 1, 1)))
+    store_start = lambda spans, p: min(x.start_cycle for x in spans[p] if x.kind == "dma_store")  # noqa: E731
+    first_load = lambda spans, p: min(x.start_cycle for x in spans[p] if x.kind == "dma_load")  # noqa: E731
+    assert first_load(one, 1) >= store_start(one, 0)  # one queue: program 1's load waits behind 0's store
+    assert first_load(two, 1) < store_start(two, 0)  # its own queue: it starts while the store waits for the DPE
+    with pytest.raises(ValueError, match="dma_queues' must be 1 or 2, got 3"):
+        MTIA2I.replace(dma_queues=3)
 
 
 def test_programs_do_not_overlap_when_both_do_not_fit_local_storage():

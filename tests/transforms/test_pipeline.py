@@ -44,3 +44,29 @@ def test_the_optimized_examples_filecheck_runs_the_default_pipeline() -> None:
 
     text = (Path(__file__).parents[1] / "filecheck" / "examples" / "optimized.mlir").read_text()
     assert text.count(f"-p '{pipeline_for()}'") == 2
+
+
+def _lowered_verifies(monkeypatch: pytest.MonkeyPatch, options: MtiaOptions) -> int:
+    """Lower vector add with `options`; return how often the lowered module was verified."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    from examples.vector_add import add_kernel
+    from mtia_xdsl.frontend import build_tt_module
+    from mtia_xdsl.pipeline import lower
+
+    module = build_tt_module(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32",
+                                          "n_elements": "i32", "BLOCK_SIZE": "constexpr"}, {"BLOCK_SIZE": 64},
+                             verify=False)  # fmt: skip
+    calls = []
+    real = ModuleOp.verify
+    monkeypatch.setattr(ModuleOp, "verify", lambda self, *a, **k: calls.append(self) or real(self, *a, **k))
+    lower(module, options)
+    return len(calls)
+
+
+def test_the_lowered_module_is_verified_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MTIA_VERIFY_IR", raising=False)
+    assert _lowered_verifies(monkeypatch, MtiaOptions()) == 0  # verifying was 7-10 % of a compile
+    assert _lowered_verifies(monkeypatch, MtiaOptions(debug=True)) == 1
+    monkeypatch.setenv("MTIA_VERIFY_IR", "1")  # what tests/conftest.py sets for the whole suite
+    assert _lowered_verifies(monkeypatch, MtiaOptions()) == 1
