@@ -1515,7 +1515,7 @@ class _Body:
             b = self.at(op.operands[1], idx[:-1], local)
             return f"(({idx[-1]}) == 0 ? {a} : {b})"
         if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
-            k = list(op.results).index(v)
+            k = next(j for j, r in enumerate(op.results) if r is v)
             return self.at(op.operands[0], [*idx, str(k)], local)
         if name == "tt.cat":  # along dimension 0
             n0 = _shape(op.operands[0].type)[0]
