@@ -53,7 +53,8 @@ def run_example(kernels: list[KernelLaunch], cache: Path) -> dict[str, Any]:
     row: dict[str, Any] = dict(rvv=0, loops=0, build=0.0, qemu=0.0, model=0.0, cycles=True, diff=0.0, error=None)
     for k in kernels:
         source = emit_cpp(k.module)
-        row["rvv"] += source.count("\n#ifdef __riscv_vector\n") - source.count("#include <riscv_vector.h>")
+        guards = sum(ln.startswith("#if") and "__riscv_vector" in ln for ln in source.splitlines())
+        row["rvv"] += guards - source.count("#include <riscv_vector.h>")
         row["loops"] += source.count("mtia_vsetvl(") - 1  # minus the prelude's definition
         model_args, rv_args = _copy(k.args), _copy(k.args)
         start = time.perf_counter()

@@ -1,14 +1,14 @@
 """Cross-build C++ for a PE's RISC-V cores with the vector extension and run it under qemu-riscv64.
 
 Toolchain (Debian packages clang-14, g++-riscv64-linux-gnu, libc6-dev-riscv64-cross, qemu-user; what
-`scripts/setup.sh` installs): clang 14 compiles with `--target=riscv64-linux-gnu -march=rv64gcv` and finds the
+`scripts/setup.sh` installs): clang 14 compiles with `--target=riscv64-linux-gnu -march=rv64gcv_zfh` and finds the
 riscv64 cross libstdc++ and glibc of the GNU cross toolchain by itself (no `--gcc-toolchain` or `--sysroot`);
 it links with the GNU cross linker `riscv64-linux-gnu-ld` (lld 14 cannot link glibc's objects: it lacks
-RISC-V linker relaxation) and statically, so qemu needs no `-L` sysroot. `-march=rv64gcv` defines
-`__riscv_vector`, which selects the RVV loops the C++ emitter writes (`backend/rvv.py`).
+RISC-V linker relaxation) and statically, so qemu needs no `-L` sysroot. `-march=rv64gcv_zfh` defines
+`__riscv_vector` (and `__riscv_zfh`), which select the RVV loops the C++ emitter writes (`backend/rvv.py`).
 
 qemu-user runs the binary with the vector extension at `MachineConfig.vec_register_bits` (512 on MTIA-2i:
-the vector RISC-V core's RVV registers, MACHINE.md S1): `-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0`.
+the vector RISC-V core's RVV registers, MACHINE.md S1): `-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,Zfh=true`.
 
 A missing tool is a `ToolchainMissing` error: one line naming the tool and the install command.
 """
@@ -40,8 +40,9 @@ from mtia_xdsl.machine.timing import TimingError, simulate
 INSTALL_COMMAND = "sudo apt-get install clang-14 g++-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 """What installs the toolchain on Debian/Ubuntu (scripts/setup.sh runs it when something is missing)."""
 
-TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv", "-static")
-"""clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0, static."""
+TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv_zfh", "-static")
+"""clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0 and half-precision
+floats (Zfh: clang 14's RVV f16 types, for the f16 conversions of backend/rvv.py), static."""
 
 CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function")
 """Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv), except that
@@ -95,8 +96,8 @@ def toolchain_available() -> bool:
 
 
 def qemu_cpu(config: MachineConfig) -> str:
-    """Return qemu's `-cpu` value: RV64 with V 1.0 at the vector core's register width (vec_register_bits)."""
-    return f"rv64,v=true,vlen={config.vec_register_bits},elen=64,vext_spec=v1.0"
+    """Return qemu's `-cpu` value: RV64 with V 1.0 at the vector core's register width (vec_register_bits), Zfh."""
+    return f"rv64,v=true,vlen={config.vec_register_bits},elen=64,vext_spec=v1.0,Zfh=true"
 
 
 @dataclass(frozen=True)

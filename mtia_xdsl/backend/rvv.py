@@ -8,13 +8,15 @@ intermediate of a fused body kept in vector registers. A splatted scalar operand
 (`.vf`/`.vx`, `vfrsub`/`vfrdiv` when it is the left operand) instead of being materialised.
 
 Intrinsic names are clang 14's (the RVV intrinsics v0.10 naming: `vsetvl_e32m1`, `vle32_v_f32m1`,
-`vfadd_vf_f32m1`, with no `__riscv_` prefix); build with `--target=riscv64-linux-gnu -march=rv64gcv`
+`vfadd_vf_f32m1`, with no `__riscv_` prefix); build with `--target=riscv64-linux-gnu -march=rv64gcv_zfh`
 (`backend/riscv.py`). Every arithmetic instruction used is IEEE-exact (add, sub, mul, div, sqrt, min/max
 as maximumNumber, int-to-float conversion), so the vector loop computes bit for bit what the portable loop
 computes (a NaN's payload aside: `vfmax`/`vfmin` of two NaNs give the canonical NaN).
 
 What is translated (`rvv_body_loop`), anything else keeps the portable loop alone:
-- tiles of f32, i32 and i1 (stored one byte per element), 1-D or 2-D, with or without `valid` extents;
+- tiles of f32, i32 and i1 (stored one byte per element), 1-D or 2-D, with or without `valid` extents, and
+  f16 tiles (stored as uint16_t bits) converted to or from f32 (`arith.extf`/`truncf`, round to nearest even)
+  in a body with 32-bit values; f16 arithmetic, bf16 and other types keep the portable loop;
 - elementwise `arith` ops of `_FLOAT_BINARY`, `_INT_BINARY`, `_MASK_BINARY`, comparisons, `arith.select`,
   `arith.negf`, `arith.sitofp`, `math.sqrt`/`absf` (not `fptosi`: RVV turns NaN into INT_MAX, the C++ emitter's
   `mtia_fptoi` into INT_MIN);
@@ -131,8 +133,9 @@ class _Loop:
         return f"{stem}{self.count}"
 
     def suffix(self, elem: str) -> str:
-        ctype, letter, bits = _ELEM[elem]
-        del ctype
+        if elem not in _ELEM:  # f16 values are only loaded, converted and stored
+            raise Unsupported(f"{elem} arithmetic")
+        _, letter, bits = _ELEM[elem]
         return f"{letter}{bits}m1"
 
     @property
@@ -145,9 +148,9 @@ class _Loop:
 
 
 def _elem_name(t: Attribute) -> str:
-    """Return "f32", "i32" or "i1" for an element type (or a tensor's), else raise Unsupported."""
+    """Return "f32", "i32", "f16" or "i1" for an element type (or a tensor's), else raise Unsupported."""
     text = str(_tensor(t).element_type if _is_tensor(t) else t)
-    if text in ("f32", "i32", "i1"):
+    if text in ("f32", "i32", "f16", "i1"):
         return text
     raise Unsupported(f"element type {text}")
 
@@ -201,6 +204,8 @@ def _splat_constant(op: Operation) -> _Val:
         return _Val("scalar", _c_float(float(scalar)), elem)
     if elem == "i1":
         return _Val("scalar", "1" if int(scalar) & 1 else "0", elem)
+    if elem != "i32":
+        raise Unsupported(f"an {elem} constant")
     return _Val("scalar", f"int32_t({int(scalar)})", elem)
 
 
@@ -335,6 +340,14 @@ def _emit_op(loop: _Loop, op: Operation) -> None:  # noqa: C901  (a dispatch ove
     elif name in _FLOAT_UNARY:
         a = loop.vals[op.operands[0]]
         _assign(loop, op.results[0], "f32", f"{_FLOAT_UNARY[name]}_f32m1({_vec(loop, a)}, vl)")
+    elif name == "arith.extf" and _elem_name(op.operands[0].type) == "f16":
+        a = loop.vals[op.operands[0]]
+        _assign(loop, op.results[0], "f32", f"vfwcvt_f_f_v_f32m1({a.expr}, vl)")
+    elif name == "arith.truncf" and _elem_name(op.results[0].type) == "f16":
+        a = loop.vals[op.operands[0]]
+        h = loop.fresh("v")
+        loop.lines.append(f"vfloat16mf2_t {h} = vfncvt_f_f_w_f16mf2({_vec(loop, a)}, vl);")
+        loop.vals[op.results[0]] = _Val("vec", h, "f16")
     elif name == "arith.sitofp" and _elem_name(op.operands[0].type) == "i32":
         a = loop.vals[op.operands[0]]
         _assign(loop, op.results[0], "f32", f"vfcvt_f_x_v_f32m1({_vec(loop, a)}, vl)")
@@ -367,13 +380,15 @@ def _read_input(loop: _Loop, arg: BlockArgument, expr: str, shape: tuple[int, ..
     t = arg.type
     if not _is_tensor(t):
         elem = _elem_name(t)
-        if elem == "i1":
-            raise Unsupported("a scalar i1 input")
+        if elem in ("i1", "f16"):
+            raise Unsupported(f"a scalar {elem} input")
         return _Val("scalar", expr, elem)
     elem = _elem_name(t)
     tshape = _shape_of(t)
     offset = _input_offset(loop, arg, tshape, shape)
     if offset is None:  # one value per row: a scalar of the chunk
+        if elem == "f16":
+            raise Unsupported("an f16 column")
         return _Val("scalar", f"{expr}[{loop.row}]", elem)
     ptr = f"{expr} + {offset}"
     name = loop.fresh("m" if elem == "i1" else "v")
@@ -381,6 +396,9 @@ def _read_input(loop: _Loop, arg: BlockArgument, expr: str, shape: tuple[int, ..
         load = f"vle8_v_{loop.u8}(reinterpret_cast<const uint8_t*>({ptr}), vl)"
         loop.lines.append(f"vbool{loop.sew}_t {name} = vmsne_vx_{loop.u8}_{loop.mask}({load}, 0, vl);")
         return _Val("mask", name, elem)
+    if elem == "f16":  # stored as uint16_t bits (the C++ emitter's f16 storage)
+        loop.lines.append(f"vfloat16mf2_t {name} = vle16_v_f16mf2(reinterpret_cast<const _Float16*>({ptr}), vl);")
+        return _Val("vec", name, elem)
     sfx = loop.suffix(elem)
     loop.lines.append(f"{_vtype(elem)} {name} = vle32_v_{sfx}({ptr}, vl);")
     return _Val("vec", name, elem)
@@ -416,13 +434,23 @@ def _store(loop: _Loop, v: _Val, ptr: str) -> None:
             f"vse8_v_{loop.u8}(reinterpret_cast<uint8_t*>({ptr}), vmerge_vxm_{loop.u8}({v.expr}, {zero}, 1, vl), vl);"
         )
         return
+    if v.elem == "f16":
+        loop.lines.append(f"vse16_v_f16mf2(reinterpret_cast<_Float16*>({ptr}), {v.expr}, vl);")
+        return
     loop.lines.append(f"vse32_v_{loop.suffix(v.elem)}({ptr}, {_vec(loop, v)}, vl);")
 
 
 def _sew(op: mtia.EngineComputeOp) -> int:
-    """Return the element width (bits) of the loop: 32 if any value is 32-bit, 8 for masks alone."""
-    widths = {32 if _elem_name(v.type) != "i1" else 8 for o in op.body.walk() for v in (*o.results, *o.operands)}
-    widths |= {32 if _elem_name(a.type) != "i1" else 8 for a in op.body.block.args}
+    """Return the element width (bits) of the loop: 32 if any value is 32-bit, 8 for masks alone.
+
+    f16 values ride along a 32-bit loop at half the register group (LMUL 1/2); a body without 32-bit
+    values but with f16 ones has no RVV form here.
+    """
+    bits = {"i1": 8, "f16": 16}
+    values = [*op.body.block.args, *(v for o in op.body.walk() for v in (*o.results, *o.operands))]
+    widths = {bits.get(_elem_name(v.type), 32) for v in values}
+    if 16 in widths and 32 not in widths:
+        raise Unsupported("an f16 body without 32-bit values")
     return max(widths)
 
 
@@ -554,7 +582,10 @@ def _wrap(loop: _Loop, space: _Shape) -> list[str]:
 
 def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = "") -> list[str]:
     """Return the `portable` lines, preceded by the `rvv` lines (indented by `indent`) under
-    `#ifdef __riscv_vector` when there is an RVV form."""
+    `#ifdef __riscv_vector` when there is an RVV form (`#if defined(__riscv_vector) && defined(__riscv_zfh)`
+    when it converts f16: clang 14 has RVV f16 types only with the Zfh extension)."""
     if rvv is None:
         return list(portable)
-    return ["#ifdef __riscv_vector", *[f"{indent}{x}" for x in rvv], "#else", *portable, "#endif"]
+    uses_f16 = any("f16mf2" in x for x in rvv)
+    cond = "#if defined(__riscv_vector) && defined(__riscv_zfh)" if uses_f16 else "#ifdef __riscv_vector"
+    return [cond, *[f"{indent}{x}" for x in rvv], "#else", *portable, "#endif"]

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 import torch
+from xdsl.utils.exceptions import InterpretationError
 
 import mtia_xdsl
 from mtia_xdsl.backend import riscv
@@ -106,3 +107,21 @@ def test_attention_through_the_riscv_executor_equals_the_host_cpp_and_the_models
     assert cycles["riscv"] == cycles["model"]
     assert torch.equal(outs["riscv"], outs["cpp"])
     torch.testing.assert_close(outs["riscv"].float(), outs["model"].float(), atol=2e-3, rtol=0)
+
+
+def test_a_cb_protocol_error_in_edited_cpp_names_the_kernel_line_and_program_and_writes_nothing() -> None:
+    """vector_add's C++ edited to never pop its output CB: the qemu run reports the runtime's error with the
+    kernel location and the first failing program id, and the output tensor keeps its values."""
+    from examples.vector_add import add_kernel
+
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    source = emit_cpp(mtia_xdsl.compile(add_kernel, sig, {"BLOCK_SIZE": 1024}).specialize(sig).program)
+    pops = [line for line in source.splitlines() if "mtia_cb_pop(" in line]
+    edited = source.replace(pops[-1], "")
+    x = torch.rand(3000)
+    out = torch.full_like(x, -7.0)
+    with pytest.raises(InterpretationError) as e:
+        riscv.run_riscv(edited, (3,), [x, x, out, 3000])
+    assert "vector_add.py:" in str(e.value) and "unbalanced CB protocol" in str(e.value)
+    assert "(program id (0, 0, 0))" in str(e.value)
+    assert (out == -7.0).all()
