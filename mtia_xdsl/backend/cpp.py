@@ -1587,9 +1587,9 @@ def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
     chip = target.chip.data if isinstance(target, mtia.TargetAttr) else None
     overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     if isinstance(overrides, builtin.DictionaryAttr):
-        from mtia_xdsl.machine.config import _override_value
+        from mtia_xdsl.machine.config import override_value
 
-        overrides = {k: _override_value(k, v) for k, v in overrides.data.items()}
+        overrides = {k: override_value(k, v) for k, v in overrides.data.items()}
     else:
         overrides = None
     subgrid = func.attributes.get("mtia.pe_subgrid")
