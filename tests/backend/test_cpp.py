@@ -99,3 +99,13 @@ def test_missing_compiler_is_one_line_with_the_install_command(monkeypatch: pyte
     monkeypatch.setattr(host.shutil, "which", lambda name: None)
     with pytest.raises(host.CompilerMissingError, match=r"^no C\+\+ compiler found .*apt-get install -y g\+\+\)$"):
         host.build_kernel("int x;")
+
+
+def test_mtia_run_reports_a_cpp_that_does_not_compile(tmp_path, capsys) -> None:
+    from mtia_xdsl.tools.mtia_run import main
+
+    bad = tmp_path / "kernel.cpp"
+    bad.write_text('#include "mtia_runtime.h"\nint broken(\n')
+    assert main([str(bad), "--grid", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("mtia-run: the C++ source did not compile") and "kernel.cpp" in err
