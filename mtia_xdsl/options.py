@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, PE_MAPPINGS, MachineConfig, derive_config
+from mtia_xdsl.machine.config import (
+    DEFAULT_CHIP,
+    DEFAULT_PE_MAPPING,
+    PE_MAPPINGS,
+    TIMELINES,
+    MachineConfig,
+    derive_config,
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,10 @@ class MtiaOptions:
     emitted from the same program, timed by the same model; `mtia_xdsl/backend/executor.py`). None: the
     environment variable `MTIA_EXECUTOR` at launch, else "model".
     Example: `kernel[grid](..., executor="cpp")`, `mtia_xdsl.compile(fn, options={"executor": "llvm"})`."""
+    timeline: str = "full"
+    """What a launch keeps of its schedule (`machine.config.TIMELINES`): "full" every command's cycles (the
+    Perfetto trace of `mtia_xdsl.last_run()`, plots); "totals" only the report, in memory that follows the
+    programs in flight. Example: `kernel[grid](..., timeline="totals")`."""
     backend_name: str = "cpu"
     arch: str = DEFAULT_CHIP
     enable_fp_fusion: bool = True
@@ -207,6 +218,8 @@ def _check_optimization_options(o: MtiaOptions) -> None:
     """Raise ValueError naming an optimization option whose value the passes would refuse."""
     if isinstance(o.num_stages, bool) or not isinstance(o.num_stages, int) or o.num_stages < 1:
         raise ValueError(f"num_stages must be an integer >= 1 (1 turns software pipelining off), got {o.num_stages!r}")
+    if o.timeline not in TIMELINES:
+        raise ValueError(f"timeline must be one of {', '.join(map(repr, TIMELINES))}, got {o.timeline!r}")
     if o.machine not in MachineConfig.PRESET_NAMES:
         raise ValueError(
             f"machine must be one of {', '.join(map(repr, MachineConfig.PRESET_NAMES))}, got {o.machine!r}"

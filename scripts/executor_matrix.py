@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import pprint
+import re
 import sys
 import time
 from pathlib import Path
@@ -30,9 +31,21 @@ from known_gaps import GAPS  # noqa: E402
 from examples.launches import LAUNCHES  # noqa: E402
 from mtia_xdsl.backend.executor import EXECUTORS, ExecutorUnavailableError  # noqa: E402
 
+_NOISE = (
+    (r"/\S*/(kernel\.cpp:)", r"\1"),  # the build directory of a cached compile
+    (r" \(/\S*c\+\+ [^)]*\)", ""),  # the compiler command line
+    (r"; run this kernel on the machine model \(MTIA_EXECUTOR=model\)", ""),
+    ("[\u2018\u2019]", "'"),  # gcc's typographic quotes
+)
+
 
 def first_line(text: str) -> str:
-    return (text.strip().splitlines() or [""])[0][:200]
+    """The first line of an error, paths relative to the repository; for a compiler's output, its first error."""
+    for pattern, replacement in _NOISE:
+        text = re.sub(pattern, replacement, text)
+    lines = [line.strip() for line in text.replace(f"{ROOT}/", "").strip().splitlines() if line.strip()]
+    errors = [line for line in lines[1:] if "error:" in line]
+    return " ".join([lines[0], errors[0]] if errors and "error:" not in lines[0] else lines[:1])[:200]
 
 
 def outcome(run: Run, path: str) -> str | None:

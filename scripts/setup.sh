@@ -13,10 +13,11 @@ fi
 # Installed with apt-get only when one is missing (Debian/Ubuntu; elsewhere install them by hand).
 if ! command -v clang++-14 >/dev/null || ! command -v riscv64-linux-gnu-g++ >/dev/null \
   || ! command -v qemu-riscv64 >/dev/null || [ ! -e /usr/riscv64-linux-gnu/include/stdio.h ]; then
-  if command -v apt-get >/dev/null; then
+  if command -v apt-get >/dev/null && { [ "$(id -u)" = 0 ] || command -v sudo >/dev/null; }; then
     SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-    $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
-      clang-14 g++-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user
+    { $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+      clang-14 g++-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user; } \
+      || echo "setup.sh: apt-get could not install the RISC-V toolchain; the riscv executor and its tests need it" >&2
   else
     echo "setup.sh: clang++-14, the riscv64 cross g++/libc or qemu-riscv64 missing and no apt-get; RISC-V tests need them" >&2
   fi

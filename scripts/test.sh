@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up, then runs the whole test suite: ruff and pyright, pytest, then the lit/FileCheck tests.
+# Sets up, then runs the whole test suite: ruff and pyright, the docs build, pytest, then the lit/FileCheck tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -8,5 +8,7 @@ PY=${PYTHON:-python3}
 "$PY" -m ruff check mtia_xdsl tests benchmarks examples scripts
 "$PY" -m ruff format --check mtia_xdsl tests benchmarks examples scripts
 "$PY" -m pyright
+# Reference docs (mkdocs.yml): README sections, docs/*.md and the public modules' docstrings; warnings are errors.
+"$PY" -m mkdocs build --strict  # not --quiet: it hides the warnings that --strict counts
 "$PY" -m pytest tests
 lit -v tests/filecheck

@@ -23,6 +23,7 @@ LAYER_IMPORTS: dict[str, set[str]] = {
     "frontend": {"dialects", "utils", "machine", "transforms", "options"},
     "fit": {"dialects", "utils", "machine", "transforms", "options"},
     "pipeline": {"dialects", "utils", "machine", "transforms", "backend", "options", "fit"},
+    "passes": {"dialects", "utils", "machine", "transforms", "backend", "options", "fit", "pipeline"},
     "runtime": {
         "dialects",
         "utils",

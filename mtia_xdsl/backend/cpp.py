@@ -1,3 +1,5 @@
+# pyright: basic
+# (strict typing of the emitter's op-attribute accesses is still to do; see the report of the cpp branch)
 """C++ emitter (`mtia-opt -t mtia-cpp`, `asm["cpp"]`): one readable translation unit per kernel.
 
 Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 calling the runtime API of
@@ -11,7 +13,8 @@ Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 c
   `*_end` call carrying the command's static work (machine/work.py: elements, dtype, LUT, MACs) as arguments a
   user can read and edit; SE / VEC / MLU bodies are strip-mined in the RVV shape (per chunk of the innermost
   dimension: set the vector length, load, compute, store), so a fused body keeps its intermediates in locals.
-  `emit_body_loop` is the hook backend/rvv.py uses to add RVV intrinsics under `#ifdef __riscv_vector`;
+  where backend/rvv.py has an RVV form of a body (`rvv_body_loop`), it comes first under `#ifdef __riscv_vector`
+  and the portable loop (`emit_body_loop`) after `#else`;
 - scalar-core instruction counts (`mtia_scalar_instrs`) where the model's ScalarCoreCounter counts them (every
   op outside an engine body but the engine commands), so the host runtime reproduces the model's commands.
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -37,10 +40,21 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.locations import location_str
 
 MAX_RANK = 4
+
+
+def np_prod(shape: Sequence[int]) -> int:
+    """Elements of a tile of `shape` (1 for a scalar)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 """MTIA_MAX_RANK of mtia_runtime.h."""
 
 
@@ -185,14 +199,67 @@ _CMPF = {1: ("==", False), 2: (">", False), 3: (">=", False), 4: ("<", False), 5
 _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
           "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf", "math.absf": "fabs",
           "math.floor": "floor", "math.ceil": "ceil", "math.log1p": "log1p", "math.expm1": "expm1",
-          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
+          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round", "math.log10": "log10",
+          "math.cbrt": "cbrt", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+          "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
+          "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
+_MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+_LIBDEVICE_EXTRA = {
+    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
+    "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
+    "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
+    "fdim": "(std::isnan({0}) || std::isnan({1}) ? {0} + {1} : {0} > {1} ? {0} - {1} : ({t})0)",
+    "saturate": "(std::isnan({0}) ? ({t})0 : std::min(std::max({0}, ({t})0), ({t})1))",
+    "ldexp": "std::ldexp({0}, (int){1})", "scalbn": "std::ldexp({0}, (int){1})",
+}  # fmt: skip
+"""libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
+
+
+def _int_prop(op: Operation, name: str, default: int) -> int:
+    """An integer (or enum) property or attribute of `op`, as the interpreter reads it."""
+    attr = op.properties.get(name)
+    if attr is None:
+        attr = op.attributes.get(name)
+    value = getattr(attr, "value", None)
+    data = getattr(value, "data", value)
+    return int(data) if isinstance(data, int) else default
+
+
+def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
+    """A libdevice call (tt.extern_elementwise) as the arith/math op of the same semantics, or a C++ template."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from mtia_xdsl.semantics.libdevice import _SAME_AS_OP, libdevice_stem  # pyright: ignore[reportPrivateUsage]
+
+    symbol = op.properties.get("symbol", op.attributes.get("symbol"))
+    stem = libdevice_stem(symbol.data if isinstance(symbol, StringAttr) else "?")
+    rt = _elem(op.results[0].type)
+    as_op = _SAME_AS_OP.get(stem)
+    if as_op is not None:
+        if as_op in _MATH1:
+            return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
+        if as_op in _MATH2:
+            return _round(rt, f"std::{_MATH2[as_op]}({a[0]}, {a[1]})")
+        if as_op == "math.rsqrt":
+            return _round(rt, f"(({ct})1 / std::sqrt({a[0]}))")
+        if as_op == "arith.remf":
+            return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+        if as_op in _FLOAT_BIN:
+            return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        return None
+    template = _LIBDEVICE_EXTRA.get(stem)
+    if template is None:
+        return None
+    ft = _ctype(_elem(op.operands[0].type), op)
+    return _round(rt, template.format(*a, t=ft)) if _is_float(rt) else template.format(*a, t=ft)
 
 
 def _unsigned(t: Attribute) -> str:
     return {1: "bool", 8: "uint8_t", 16: "uint16_t", 32: "uint32_t", 64: "uint64_t"}[_width(t)]
 
 
-def elementwise(op: Operation, a: list[str]) -> str | None:
+def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (a dispatch over the op families)
     """The C++ expression of element-wise op `op` on operand expressions `a` (None: not element-wise)."""
     name = op.name
     if not op.results:
@@ -266,13 +333,36 @@ def elementwise(op: Operation, a: list[str]) -> str | None:
         return f"mtia_fptoi<{ct}>({a[0]})"
     if name in ("arith.extf", "arith.truncf"):
         return _round(rt, f"({ct})({a[0]})")
-    if name == "arith.bitcast":
+    if name == "tt.bitcast" and (_is_ptr(it) or _is_ptr(rt)):
+        return a[0]
+    if name == "arith.remf":
+        return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+    if name == "tt.clampf":
+        nan = _int_prop(op, "propagateNan", 0)
+        fmax, fmin = ("mtia_maximum", "mtia_minimum") if nan else ("mtia_maxnum", "mtia_minnum")
+        return _round(rt, f"{fmin}({fmax}({a[0]}, {a[1]}), {a[2]})")
+    if name == "tt.fp_to_fp":
+        if _int_prop(op, "rounding", 1) == 0 and _width(rt) < _width(it):
+            fn = {16: "mtia_round_f16_rtz" if isinstance(rt, builtin.Float16Type) else "mtia_round_bf16_rtz",
+                  32: "mtia_round_f32_rtz"}.get(_width(rt))  # fmt: skip
+            if fn is None:
+                return None
+            return f"{fn}({a[0]})"
+        return _round(rt, f"({ct})({a[0]})")
+    if name == "tt.mulhiui":
+        w = _width(rt)
+        wide = "uint64_t" if w <= 32 else "unsigned __int128"
+        return f"({ct})((({wide})({_unsigned(rt)}){a[0]} * ({wide})({_unsigned(rt)}){a[1]}) >> {w})"
+    if name in ("arith.bitcast", "tt.bitcast"):
         src = _storage(it, op)
         dst = _storage(rt, op)
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
-        f = _MATH1[name] + ("f" if ct == "float" else "")
-        return _round(rt, f"std::{f}({a[0]})")
+        return _round(rt, f"std::{_MATH1[name]}({a[0]})")
+    if name in _MATH2:
+        return _round(rt, f"std::{_MATH2[name]}({a[0]}, {a[1]})")
+    if name == "tt.extern_elementwise":
+        return _libdevice(op, a, ct)
     if name == "math.rsqrt":
         one = "1.0f" if ct == "float" else "1.0"
         return _round(rt, f"({one} / std::sqrt({a[0]}))")
@@ -338,12 +428,6 @@ def _line(op: Operation) -> tuple[str, int] | None:
 
 # -- the emitter ---------------------------------------------------------------------------------------------
 
-BodyHook = Callable[["BodyLoop"], list[str] | None]
-"""A function given a strip-mined body loop returning extra lines to emit in its place (None: no change);
-backend/rvv.py sets `BODY_HOOKS` to add RVV intrinsics under `#ifdef __riscv_vector`."""
-
-BODY_HOOKS: list[BodyHook] = []
-
 
 @dataclass
 class BodyLoop:
@@ -367,10 +451,6 @@ def emit_body_loop(loop: BodyLoop, indent: str) -> list[str]:
     """Strip-mine `loop` in the RVV shape: outer dimensions as plain loops, the innermost in chunks of the
     vector length `vl` (mtia_vsetvl: elements of `dtype` one vector register holds), each chunk loading,
     computing and storing its lanes."""
-    for hook in BODY_HOOKS:
-        lines = hook(loop)
-        if lines is not None:
-            return [indent + ln for ln in lines]
     out: list[str] = []
     pad = indent
     if not loop.shape:
@@ -415,16 +495,22 @@ class _Kernel:
         self.pending = 0
         """Scalar-core instructions counted since the last flush."""
         self.last_line: list[tuple[str, int] | None] = [None]
-        self.file = _line(func)[0] if _line(func) else ""
+        self.comment: str | None = None
+        """A `// kernel.py:LINE` comment to write above the next line emitted."""
+        where = _line(func)
+        self.file = where[0] if where is not None else ""
 
     # -- helpers
     def loc(self, op: Operation) -> str:
         text = location_str(op.location)
         if self.file and text.startswith(self.file + ":"):
-            return f'MTIA_KERNEL_FILE "{text[len(self.file):]}"'
+            return f'MTIA_KERNEL_FILE "{text[len(self.file) :]}"'
         return json.dumps(text)
 
     def emit(self, indent: str, text: str) -> None:
+        if self.comment is not None:  # the kernel line of the code that follows (only once code follows)
+            self.lines.append(indent + self.comment)
+            self.comment = None
         self.lines.append(indent + text)
 
     def comment_line(self, op: Operation, indent: str) -> None:
@@ -433,7 +519,7 @@ class _Kernel:
             return
         self.last_line[-1] = where
         name = os.path.basename(where[0]) if where[0] == self.file else where[0]
-        self.emit(indent, f"// {name}:{where[1]}")
+        self.comment = f"// {name}:{where[1]}"
 
     def flush(self, indent: str) -> None:
         if self.pending:
@@ -463,13 +549,14 @@ class _Kernel:
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "tensor kernel arguments")
-            params.append(f"{_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
+            params.append(f"[[maybe_unused]] {_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
         pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
         self.names.used.update(pid)
         sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
         self.kernel_name = name
         self.lines.append(f"static void {name}({sig}) {{")
         self.emit_block(block, "    ")
+        self.flush("    ")
         self.lines.append("}")
         return self.lines
 
@@ -499,9 +586,68 @@ class _Kernel:
         if expr is None:
             raise _error(op, "this op")
         r = op.results[0]
-        self.emit(indent, f"const {_ctype(r.type, op)} {self.name_for(r)} = {expr};")
+        unused = "" if r.uses else "[[maybe_unused]] "
+        self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = {expr};")
 
     # -- scalar core ops
+    def op_tt_assert(self, op: Operation, indent: str) -> None:
+        if isinstance(op.operands[0].type, TensorType):
+            raise _error(op, "an assert on a tensor outside an engine body")
+        msg = op.properties.get("message", op.attributes.get("message"))
+        text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
+        self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+
+    def op_tt_reduce(self, op: Operation, indent: str) -> None:
+        """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
+        from mtia_xdsl.machine.interpret.tt import _fast_combiner  # pyright: ignore[reportPrivateUsage]
+
+        src = op.operands[0]
+        if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
+            raise _error(op, "a reduction on the scalar core other than of one 1-D tile to a scalar")
+        owner = src.owner
+        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
+        n = _shape(src.type)[0]
+        et = _elem(src.type)
+        ct = _ctype(et, op)
+        arr = self.get(src, op)
+        region = op.regions[0]
+        block = region.blocks.first
+        assert block is not None
+        levels, m = 0, n
+        while m > 1:
+            levels, m = levels + 1, m // 2 + m % 2
+        if _fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+            self.pending += levels * len(block.ops)
+        buf = self.names.fresh(None, "buf")
+        self.emit(indent, f"{ct} {buf}[{n}];")
+        self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{arr}[q]')};")
+        self.emit(indent, f"for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+        self.emit(indent, "    for (int64_t q = 0; q < len / 2; ++q) {")
+        env: dict[SSAValue, str] = dict(zip(block.args, [f"{buf}[2 * q]", f"{buf}[2 * q + 1]"], strict=True))
+        result = None
+        for inner in block.ops:
+            if inner.name == "tt.reduce.return":
+                result = env[inner.operands[0]]
+                break
+            expr = elementwise(inner, [env[v] for v in inner.operands]) if len(inner.results) == 1 else None
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            c = self.names.fresh(None, "c")
+            self.emit(indent + "        ", f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
+            env[inner.results[0]] = c
+        self.emit(indent + "        ", f"{buf}[q] = {result};")
+        self.emit(indent, "    }")
+        self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
+        self.emit(indent, "}")
+        self.emit(indent, f"const {ct} {self.name_for(op.results[0])} = {buf}[0];")
+
+    def op_ttg_barrier(self, op: Operation, indent: str) -> None:
+        self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
+
+    def op_llvm_intr_assume(self, op: Operation, indent: str) -> None:
+        self.emit(indent, f"(void)({self.get(op.operands[0], op)});  // tl.assume: a hint, nothing is checked")
+
     def op_tt_get_program_id(self, op: Operation, indent: str) -> None:
         axis = op.axis.value.data  # type: ignore[attr-defined]
         self.value[op.results[0]] = ["pid_x", "pid_y", "pid_z"][axis]
@@ -531,11 +677,11 @@ class _Kernel:
             n = self.name_for(res, "acc")
             self.value[arg] = n
             carried_names.append(n)
-            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {init};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {init};")
         i = self.names.fresh(iv.name_hint, "i")
         self.flush(indent)
         self.emit(indent, f"for (int64_t {i}_ = {lb}; {i}_ < {ub}; {i}_ += {step}) {{")
-        self.emit(indent + "    ", f"const {iv_t} {i} = ({iv_t}){i}_;")
+        self.emit(indent + "    ", f"[[maybe_unused]] const {iv_t} {i} = ({iv_t}){i}_;")
         self.value[iv] = i
         self.emit_block(body, indent + "    ")
         self.assign_yield(body.last_op, carried_names, indent + "    ")
@@ -565,7 +711,7 @@ class _Kernel:
                 raise _error(op, "an if yielding a tensor")
             n = self.name_for(r, "r")
             names.append(n)
-            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(r.type, op)} {n}{{}};")
         self.flush(indent)
         self.emit(indent, f"if ({cond}) {{")
         for k, region in enumerate(op.regions):
@@ -591,12 +737,12 @@ class _Kernel:
         for arg, init in zip(before.args, op.operands, strict=True):
             n = self.name_for(arg, "w")
             carried.append(n)
-            self.emit(indent, f"{_ctype(arg.type, op)} {n} = {self.get(init, op)};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {self.get(init, op)};")
         results = []
         for r in op.results:
             n = self.name_for(r, "r")
             results.append(n)
-            self.emit(indent, f"{_ctype(r.type, op)} {n}{{}};")
+            self.emit(indent, f"[[maybe_unused]] {_ctype(r.type, op)} {n}{{}};")
         self.flush(indent)
         self.emit(indent, "while (true) {")
         inner = indent + "    "
@@ -611,7 +757,7 @@ class _Kernel:
         self.emit(inner + "    ", "break;")
         self.emit(inner, "}")
         for arg, f in zip(after.args, fwd, strict=True):
-            self.emit(inner, f"const {_ctype(arg.type, op)} {self.name_for(arg)} = {f};")
+            self.emit(inner, f"[[maybe_unused]] const {_ctype(arg.type, op)} {self.name_for(arg)} = {f};")
         self.emit_block(after, inner)
         self.assign_yield(after.last_op, carried, inner)
         self.flush(inner)
@@ -649,6 +795,13 @@ class _Kernel:
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
         t = r.type
+        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+            et = _elem(t)
+            n = self.name_for(r, "tile")
+            self.flush(indent)
+            self.emit(indent, f"{_storage(et, op)} {n}[{np_prod(_shape(t))}];")
+            self.emit(indent, f"mtia_cb_read(pe, {self.get(op.operands[0], op)}, {n}, sizeof {n}, {self.loc(op)});")
+            return
         st = _storage(t, op)
         n = self.name_for(r)
         raw = self.names.fresh(None, "raw")
@@ -679,7 +832,7 @@ class _Kernel:
             f"const mtia_dma_desc {d} = {{/*base*/ {self.get(op.base, op)}, /*rank*/ {rank}, /*elem bytes*/ "
             f"{mtia.element_bytes(elem)}, /*shape*/ {arr([str(s) for s in shape])}, /*strides*/ {arr(strides)}, "
             f"/*bounds*/ {arr(bounds)}, /*starts*/ {arr(starts)}, /*has starts*/ {int(bool(starts))}, "
-            f"/*is float*/ {int(_is_float(elem))}, \"{dtype_name(t)}\"}};",
+            f'/*is float*/ {int(_is_float(elem))}, "{dtype_name(t)}"}};',
         )
         return d
 
@@ -753,10 +906,9 @@ class _Kernel:
             if mtia.is_cb(v):
                 t = mtia.tile_type(v.type)
                 p = self.names.fresh(None, "in")
+                st = _storage(_elem(t), op)
                 self.emit(
-                    indent,
-                    f"[[maybe_unused]] const {_storage(_elem(t), op)} *{p} = (const {_storage(_elem(t), op)} *)mtia_cmd_in(pe, "
-                    f"{self.get(v, op)});",
+                    indent, f"[[maybe_unused]] const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});"
                 )
                 out.append(p)
             else:
@@ -775,6 +927,160 @@ class _Kernel:
             self.emit(indent, f"{st} *{p} = ({st} *){fn}(pe, {self.get(v, op)});")
             ptrs.append(p)
         return ptrs
+
+    # -- gathers, scatters and atomics: lane loops on the scalar core over global memory (mtia_global)
+    def _lanes(self, op: Any, v: SSAValue | None, indent: str, what: str) -> tuple[str, str]:
+        """(array of the lanes, C expression of lane i) of operand `v`: a CB tile (read by the command) or a
+        scalar (one lane, broadcast)."""
+        if v is None:
+            return "nullptr", "true"
+        t = mtia.tile_type(v.type)
+        st = _storage(_elem(t), op)
+        if mtia.is_cb(v):
+            p = self.names.fresh(None, what)
+            self.emit(indent, f"const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});")
+            return p, _load(_elem(t), f"{p}[i]")
+        if isinstance(v.type, TensorType):
+            raise _error(op, "a gather, scatter or atomic on a tensor outside a CB")
+        p = self.names.fresh(None, what)
+        self.emit(indent, f"[[maybe_unused]] const {st} {p}[1] = {{{_store(_elem(t), self.get(v, op))}}};")
+        return p, self.get(v, op)
+
+    def _lanes_begin(self, op: Any, indent: str) -> str:
+        from mtia_xdsl.machine.commands import command_kind
+
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        if getattr(op, "out", None) is not None or isinstance(op, mtia.ScatterOp):
+            self.emit(inner, f'mtia_cmd_begin(pe, MTIA_SCALAR, "{command_kind(op.name)}", {self.loc(op)});')
+        return inner
+
+    def _lane_count(self, op: Any, values: list[SSAValue | None]) -> int:
+        n = 1
+        for v in values:
+            if v is not None:
+                shape = _shape(v.type)
+                n = max(n, int(np_prod(shape)))
+        return n
+
+    def op_mtia_gather(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        if op.out is None:
+            raise _error(op, "a tensor-level gather (run mtia-cb-bufferize)")
+        t = mtia.tile_type(op.out.type)
+        et = _elem(t)
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, op.ptrs, inner, "ptrs")
+        mask, mask_i = self._lanes(op, op.mask, inner, "mask")
+        other = self.get(op.other, op) if op.other is not None else ("NAN" if _is_float(et) else "0")
+        st = _storage(et, op)
+        out = self.names.fresh(None, "out")
+        self.emit(inner, f"{st} *{out} = ({st} *)mtia_cmd_out(pe, {self.get(op.out, op)});")
+        n = self._lane_count(op, [op.out])
+        eb = mtia.element_bytes(et)
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        read = f"*(const {st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr)"
+        self.emit(inner, f"    {out}[i] = {mask_i} ? {read} : {_store(et, other)};")
+        self.emit(inner, "}")
+        self.emit(
+            inner,
+            f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 1, /*write*/ 0, "
+            f'/*LS bytes*/ {mtia.tile_bytes(t)}, "{dtype_name(t)}");',
+        )
+        self.emit(indent, "}")
+
+    def op_mtia_scatter(self, op: Any, indent: str) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = mtia.tile_type(op.value.type)
+        et = _elem(t)
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, op.ptrs, inner, "ptrs")
+        _, value_i = self._lanes(op, op.value, inner, "value")
+        mask, mask_i = self._lanes(op, op.mask, inner, "mask")
+        n = self._lane_count(op, [op.ptrs, op.value, op.mask])
+        eb = mtia.element_bytes(et)
+        st = _storage(et, op)
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        dst = f"*({st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr)"
+        self.emit(inner, f"    if ({mask_i}) {dst} = {_store(et, value_i)};")
+        self.emit(inner, "}")
+        self.emit(
+            inner,
+            f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 0, /*write*/ 1, "
+            f'/*LS bytes*/ 0, "{dtype_name(t)}");',
+        )
+        self.emit(indent, "}")
+
+    def op_mtia_atomic_rmw(self, op: Any, indent: str) -> None:
+        self._atomic(op, indent, [op.ptr, op.val, op.mask])
+
+    def op_mtia_atomic_cas(self, op: Any, indent: str) -> None:
+        self._atomic(op, indent, [op.ptr, op.cmp, op.val])
+
+    def _atomic(self, op: Any, indent: str, operands: list[SSAValue | None]) -> None:
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = mtia.tile_type(op.out.type) if op.out is not None else op.result[0].type
+        et = _elem(t)
+        st, ct = _storage(et, op), _ctype(et, op)
+        eb = mtia.element_bytes(et)
+        n = self._lane_count(op, [*operands, op.out])
+        result = None
+        if op.out is None:
+            if isinstance(t, TensorType):
+                raise _error(op, "a tensor-level atomic (run mtia-cb-bufferize)")
+            result = self.name_for(op.result[0], "old")
+            self.emit(indent, f"{ct} {result}{{}};")
+        inner = self._lanes_begin(op, indent)
+        ptrs, ptr_i = self._lanes(op, operands[0], inner, "ptrs")
+        _, a_i = self._lanes(op, operands[1], inner, "arg")
+        if isinstance(op, mtia.AtomicCasOp):
+            _, b_i = self._lanes(op, operands[2], inner, "arg")
+            mask, mask_i = "nullptr", "true"
+            update = f"(old == {a_i} ? {b_i} : old)"
+        else:
+            mask, mask_i = self._lanes(op, operands[2], inner, "mask")
+            update = self._rmw(op, et, "old", a_i)
+        out = None
+        if op.out is not None:
+            out = self.names.fresh(None, "out")
+            self.emit(inner, f"{st} *{out} = ({st} *)mtia_cmd_out(pe, {self.get(op.out, op)});")
+        self.emit(inner, f"for (int64_t i = 0; i < {n}; ++i) {{")
+        store_old = f"{out}[i] = {_store(et, '0')}; " if out else ""
+        self.emit(inner, f"    if (!({mask_i})) {{ {store_old}continue; }}")
+        self.emit(inner, f"    {st} *p = ({st} *)mtia_global(pe, {ptr_i}, {eb}, nullptr);")
+        self.emit(inner, f"    const {ct} old = {_load(et, '*p')};")
+        self.emit(inner, f"    *p = {_store(et, _round(et, update))};")
+        self.emit(inner, f"    {out}[i] = {_store(et, 'old')};" if out else f"    {result} = old;")
+        self.emit(inner, "}")
+        if op.out is not None:
+            self.emit(
+                inner,
+                f"mtia_lanes_end(pe, {ptrs}, {mask}, {n}, {eb}, /*read*/ 1, /*write*/ 1, /*LS bytes*/ "
+                f'{mtia.tile_bytes(t)}, "{dtype_name(t)}");',
+            )
+        self.emit(indent, "}")
+
+    @staticmethod
+    def _rmw(op: Any, et: Attribute, old: str, val: str) -> str:
+        code = op.atomic_rmw_op.value.data
+        if code in (1, 2, 3):
+            return f"({old} {'&|^'[code - 1]} {val})"
+        if code in (4, 5):
+            return f"({old} + {val})"
+        if code in (6, 7):
+            if _is_float(et):
+                return f"{'mtia_maximum' if code == 6 else 'mtia_minimum'}({old}, {val})"
+            return f"({old} {'>' if code == 6 else '<'} {val} ? {old} : {val})"
+        if code in (8, 9):
+            u = _unsigned(et)
+            return f"(({u}){old} {'>' if code == 8 else '<'} ({u}){val} ? {old} : {val})"
+        if code == 10:
+            return val
+        raise _error(op, f"atomic_rmw kind {code}")
 
     def op_mtia_se_compute(self, op: Any, indent: str) -> None:
         self._compute(op, indent, "MTIA_SE")
@@ -800,12 +1106,25 @@ class _Kernel:
         outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
         valid = [self.get(v, op) for v in op.valid]
         body = _Body(self, op, ins)
+        rvv_ins = [body.scalar.get(a, p) for a, p in zip(op.body.block.args, ins, strict=True)]
         yield_op = op.body.block.last_op
+        loops = []
         for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
             out_t = mtia.tile_type(op.outs[k].type)
-            body.emit_output(res, ptr, out_t, valid, inner)
+            portable = body.emit_output(res, ptr, out_t, valid)
+            try:
+                rvv = rvv_body_loop(op, rvv_ins, [ptr], valid, elementwise, [res])
+            except KeyError:  # backend/rvv.py lacks this element type (a compare of i1 values): the portable loop
+                rvv = None
+            loops += guarded(rvv, portable, inner)
+        self.lines += [inner + ln for ln in body.pre]
+        self.lines += loops
         out_t = mtia.tile_type(op.outs[0].type)
         shape = _shape(out_t)
+        if len(shape) > MAX_RANK:  # the output shape only scales the work of an effective shape
+            if valid:
+                raise _error(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
+            shape = []
         vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
         shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
         self.emit(
@@ -836,13 +1155,10 @@ class _Kernel:
         self.emit(inner, f'mtia_cmd_begin(pe, MTIA_DPE, "dpe_matmul", {self.loc(op)});')
         a, b = self._ins(op, [op.a, op.b], inner)
         inplace = op.inplace is not None
-        c = None if inplace else self._ins(op, [op.c], inner)[0]
+        c = self._ins(op, [op.c], inner)[0]  # inplace: C is the tile D overwrites (read, then filled)
         (d,) = self._outs(op, [op.out], inner, inplace)
-        if inplace:
-            c = d
-        assert c is not None
         valid = [self.get(v, op) for v in op.valid]
-        vm, vn, vk = valid if valid else (str(m), str(n), str(k))
+        vm, vn, vk = (f"mtia_extent({v}, {s})" for v, s in zip(valid, (m, n, k), strict=True)) if valid else (m, n, k)
         ea, eb, ec, ed = _elem(t_a), _elem(t_b), _elem(op.c.type), _elem(out_t)
         integer = isinstance(ea, builtin.IntegerType)
         acc_t = "int64_t" if integer else "double"
@@ -897,7 +1213,9 @@ class _Kernel:
         (x,) = self._ins(op, [op.input], inner)
         (y,) = self._outs(op, [op.out], inner, False)
         valid = [self.get(v, op) for v in op.valid]
-        ext = valid if valid else [str(s) for s in shape]
+        ext = (
+            [f"mtia_extent({v}, {s})" for v, s in zip(valid, shape, strict=True)] if valid else [str(s) for s in shape]
+        )
         et = _elem(t_in)
         ct = _ctype(et, op)
         idx = [f"i{d}" for d in range(len(shape))]
@@ -908,22 +1226,37 @@ class _Kernel:
             lim = f"{shape[d]}"
             self.emit(pad, f"for (int64_t {idx[d]} = 0; {idx[d]} < {lim}; ++{idx[d]}) {{")
             pad += "    "
-        self.emit(pad, f"{ct} acc = {_REDUCE_INIT[kind](et, op)};")
-        self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
         cond = " && ".join(f"{idx[d]} < {ext[d]}" for d in outer) if valid and outer else ""
         x_at = _load(et, f"{x}[{_linear(idx, shape)}]")
-        upd = f"acc = {_round(et, combine('acc', x_at, et))};"
-        self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
-        self.emit(pad, "}")
+        init = _REDUCE_INIT[kind](et, op)
+        if kind == "addf" and axis == len(shape) - 1 and ct in ("float", "double"):
+            # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
+            n_row = shape[axis]
+            inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
+            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
+            self.emit(
+                pad + "    ",
+                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+            )
+            self.emit(pad, "}")
+            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+        else:
+            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
+            upd = f"acc = {_round(et, combine('acc', x_at, et))};"
+            self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
+            self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
         self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")
-        shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
-        vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
-        self.emit(inner, f"const int64_t in_shape[{MAX_RANK}] = {{{shp}}}, valid[{MAX_RANK}] = {{{vals}}};")
+        size = max(len(shape), MAX_RANK)
+        shp = ", ".join([str(s) for s in shape] + ["0"] * (size - len(shape)))
+        vals = ", ".join(valid + ["0"] * (size - len(valid)))
+        self.emit(inner, f"const int64_t in_shape[{size}] = {{{shp}}}, valid[{size}] = {{{vals}}};")
         self.emit(
             inner,
             f'mtia_re_end(pe, {len(shape)}, in_shape, "{dtype_name(out_t)}", /*LS bytes*/ {re_ls_bytes(op)}, '
@@ -980,8 +1313,132 @@ class _Body:
             else:
                 self.scalar[arg] = v
         self.defs: dict[SSAValue, Operation] = {r: o for o in self.block.ops for r in o.results}
+        self.pre: list[str] = []
+        """Lines before the output loops: reductions and scans materialized into local arrays."""
+        self.arrays: dict[SSAValue, str] = {}
 
-    def at(self, v: SSAValue, idx: list[str], local: dict[SSAValue, str]) -> str:
+    def _combine(self, op: Operation, lhs: list[str], rhs: list[str], pad: str) -> list[str]:
+        """Emit the combine region of a tt.reduce / tt.scan on (lhs, rhs) element names; return the results."""
+        block = op.regions[0].blocks.first
+        assert block is not None
+        env: dict[SSAValue, str] = dict(zip(block.args, [*lhs, *rhs], strict=True))
+        for inner in block.ops:
+            if inner.name in ("tt.reduce.return", "tt.scan.return"):
+                return [env[v] for v in inner.operands]
+            if inner.name == "arith.constant" and not isinstance(inner.results[0].type, TensorType):
+                env[inner.results[0]] = _literal(inner.value.value.data, inner.results[0].type, inner)  # type: ignore[attr-defined]
+                continue
+            if len(inner.results) != 1 or inner.regions:
+                raise _error(inner, "this op in a reduction's combine region")
+            expr = elementwise(inner, [env[v] for v in inner.operands])
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            n = self.k.names.fresh(None, "c")
+            self.pre.append(f"{pad}const {_ctype(inner.results[0].type, inner)} {n} = {expr};")
+            env[inner.results[0]] = n
+        raise _error(op, "a combine region without a return")
+
+    def _histogram(self, op: Operation, v: SSAValue) -> None:
+        """Count the source's lanes (where the mask holds) per bin [0, bins) into a local array."""
+        bins = _shape(v.type)[0]
+        src = op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        a = self.k.names.fresh(None, "hist")
+        self.arrays[v] = a
+        ct = _ctype(_elem(v.type), op)
+        self.pre.append(f"{ct} {a}[{bins}] = {{}};")
+        shape = _shape(src.type)
+        idx = [self.k.names.fresh(None, "h") for _ in shape]
+        pad = ""
+        for i, n in zip(idx, shape, strict=True):
+            self.pre.append(f"{pad}for (int64_t {i} = 0; {i} < {n}; ++{i}) {{")
+            pad += "    "
+        x = f"(int64_t)({self.at(src, idx, {})})"
+        keep = f"{self.at(mask, idx, {})} && " if mask is not None else ""
+        self.pre.append(f"{pad}const int64_t bin = {x};")
+        self.pre.append(f"{pad}if ({keep}bin >= 0 && bin < {bins}) {a}[bin] += 1;")
+        for _ in shape:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
+
+    def _materialize(self, op: Operation) -> None:  # noqa: C901  (reduce and scan, forward and reverse)
+        """Compute a tt.reduce (the model's pairwise tree: neighbours combined level by level, an odd last
+        element carried) or tt.scan (Hillis-Steele, as the model) into local arrays, one per result."""
+        ins = list(op.operands)
+        in_shape = _shape(ins[0].type)
+        axis = _int_prop(op, "axis", 0)
+        n = in_shape[axis]
+        outer = [d for d in range(len(in_shape)) if d != axis]
+        idx = [self.k.names.fresh(None, "r") for _ in in_shape]
+        is_scan = op.name == "tt.scan"
+        reverse = is_scan and bool(_int_prop(op, "reverse", 0))
+        lane = f"{n - 1} - {idx[axis]}" if reverse else idx[axis]  # a reverse scan runs from the last lane
+        types = [_ctype(_elem(v.type), op) for v in ins]
+        names = []
+        for r in op.results:
+            a = self.k.names.fresh(None, "scan" if is_scan else "red")
+            names.append(a)
+            self.arrays[r] = a
+            self.pre.append(f"{_ctype(_elem(r.type), op)} {a}[{max(np_prod(_shape(r.type)), 1)}];")
+        pad = ""
+        for d in outer:
+            self.pre.append(f"{pad}for (int64_t {idx[d]} = 0; {idx[d]} < {in_shape[d]}; ++{idx[d]}) {{")
+            pad += "    "
+        bufs = [self.k.names.fresh(None, "buf") for _ in ins]
+        j = idx[axis]
+        for b, t in zip(bufs, types, strict=True):
+            self.pre.append(f"{pad}{t} {b}[{n}];")
+        self.pre.append(f"{pad}for (int64_t {j} = 0; {j} < {n}; ++{j}) {{")
+        at_idx = [lane if d == axis else i for d, i in enumerate(idx)]
+        for b, v in zip(bufs, ins, strict=True):
+            self.pre.append(f"{pad}    {b}[{j}] = {self.at(v, at_idx, {})};")
+        self.pre.append(f"{pad}}}")
+        if not is_scan:
+            self.pre.append(f"{pad}for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < len / 2; ++q) {{")
+            res = self._combine(op, [f"{b}[2 * q]" for b in bufs], [f"{b}[2 * q + 1]" for b in bufs], pad + "        ")
+            tmp = [self.k.names.fresh(None, "t") for _ in res]
+            for t, r, ty in zip(tmp, res, types, strict=True):
+                self.pre.append(f"{pad}        const {ty} {t} = {r};")
+            for b, t in zip(bufs, tmp, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {t};")
+            self.pre.append(f"{pad}    }}")
+            for b in bufs:
+                self.pre.append(f"{pad}    if (len % 2) {b}[len / 2] = {b}[len - 1];")
+            self.pre.append(f"{pad}}}")
+            out_idx = [idx[d] for d in outer]
+            out_shape = [in_shape[d] for d in outer]
+            for a, b in zip(names, bufs, strict=True):
+                self.pre.append(f"{pad}{a}[{_linear(out_idx, out_shape)}] = {b}[0];")
+        else:
+            nxt = [self.k.names.fresh(None, "nxt") for _ in ins]
+            for b, t in zip(nxt, types, strict=True):
+                self.pre.append(f"{pad}{t} {b}[{n}];")
+            self.pre.append(f"{pad}for (int64_t step = 1; step < {n}; step *= 2) {{")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < {n}; ++q) {{")
+            self.pre.append(f"{pad}        if (q < step) {{")
+            for b, x in zip(nxt, bufs, strict=True):
+                self.pre.append(f"{pad}            {b}[q] = {x}[q];")
+            self.pre.append(f"{pad}            continue;")
+            self.pre.append(f"{pad}        }}")
+            res = self._combine(op, [f"{b}[q - step]" for b in bufs], [f"{b}[q]" for b in bufs], pad + "        ")
+            for b, r in zip(nxt, res, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {r};")
+            self.pre.append(f"{pad}    }}")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < {n}; ++q) {{")
+            for b, x in zip(bufs, nxt, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {x}[q];")
+            self.pre.append(f"{pad}    }}")
+            self.pre.append(f"{pad}}}")
+            for a, b in zip(names, bufs, strict=True):
+                self.pre.append(
+                    f"{pad}for (int64_t {j} = 0; {j} < {n}; ++{j}) {a}[{_linear(at_idx, in_shape)}] = {b}[{j}];"
+                )
+        for _ in outer:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
+
+    def at(self, v: SSAValue, idx: list[str], local: dict[SSAValue, str]) -> str:  # noqa: C901  (a dispatch)
         """The C++ expression of value `v` at lane `idx` (empty for scalars)."""
         if v in self.scalar:
             return self.scalar[v]
@@ -995,6 +1452,10 @@ class _Body:
         op = self.defs[v]
         name = op.name
         shape = _shape(v.type)
+        if name in ("tt.reduce", "tt.scan"):
+            if v not in self.arrays:
+                self._materialize(op)
+            return f"{self.arrays[v]}[{_linear(idx, shape)}]"
         if name == "arith.constant":
             attr = op.value  # type: ignore[attr-defined]
             t = _elem(v.type)
@@ -1002,7 +1463,12 @@ class _Body:
                 values = attr.get_values()
                 if all(x == values[0] for x in values) or len(values) == 1:
                     return _literal(values[0], t, op)
-                raise _error(op, "a non-uniform dense constant in an engine body")
+                if v not in self.arrays:  # a constant tile: a static array of its values
+                    a = self.k.names.fresh(None, "const")
+                    self.arrays[v] = a
+                    items = ", ".join(_literal(x, t, op) for x in values)
+                    self.pre.append(f"static const {_ctype(t, op)} {a}[{len(values)}] = {{{items}}};")
+                return f"{self.arrays[v]}[{_linear(idx, shape)}]"
             return _literal(attr.value.data, t, op)
         if name == "tt.splat":
             return self.at(op.operands[0], [], local)
@@ -1028,21 +1494,53 @@ class _Body:
                     inner *= s
                 src_idx.append(f"(({flat}) / {inner}) % {src_shape[d]}")
             return self.at(op.operands[0], src_idx, local)
+        if name == "mtia.extract_slice":
+            src_idx = []
+            for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
+                o = str(off) if isinstance(off, int) else self.at(off, [], local)
+                src_idx.append(f"({idx[d]} + {o})")
+            return self.at(op.operands[0], src_idx, local)
+        if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second
+            a = self.at(op.operands[0], idx[:-1], local)
+            b = self.at(op.operands[1], idx[:-1], local)
+            return f"(({idx[-1]}) == 0 ? {a} : {b})"
+        if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
+            k = list(op.results).index(v)
+            return self.at(op.operands[0], [*idx, str(k)], local)
+        if name == "tt.cat":  # along dimension 0
+            n0 = _shape(op.operands[0].type)[0]
+            a = self.at(op.operands[0], idx, local)
+            b = self.at(op.operands[1], [f"(({idx[0]}) - {n0})", *idx[1:]], local)
+            return f"(({idx[0]}) < {n0} ? {a} : {b})"
+        if name == "tt.gather":  # lane i of the result reads the source at index[i] along `axis`
+            axis = _int_prop(op, "axis", 0)
+            at_idx = list(idx)
+            at_idx[axis] = f"(int64_t)({self.at(op.operands[1], idx, local)})"
+            return self.at(op.operands[0], at_idx, local)
+        if name == "tt.histogram":
+            if v not in self.arrays:
+                self._histogram(op, v)
+            return f"{self.arrays[v]}[{idx[0]}]"
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
         if name == "builtin.unrealized_conversion_cast":
             return self.at(op.operands[0], idx, local)
+        if len(op.results) != 1 or elementwise(op, ["x"] * len(op.operands)) is None:
+            raise _error(op, "this op in an engine body")
         operands = []
         for o in op.operands:
             oshape = _shape(o.type)
-            operands.append(self.at(o, idx if oshape == shape else idx[len(idx) - len(oshape) :], local))
+            if oshape and oshape != shape:
+                raise _error(op, "an element-wise op whose operands have other shapes than its result")
+            operands.append(self.at(o, idx if oshape else [], local))
         expr = elementwise(op, operands)
         if expr is None:
             raise _error(op, "this op in an engine body")
         return expr
 
-    def emit_output(self, res: SSAValue, ptr: str, out_t: Attribute, valid: list[str], indent: str) -> None:
+    def emit_output(self, res: SSAValue, ptr: str, out_t: Attribute, valid: list[str]) -> list[str]:
+        """The portable strip-mined loop storing body value `res` into the output tile at `ptr`."""
         shape = _shape(out_t)
         et = _elem(out_t)
         idx = [f"i{d}" for d in range(len(shape))]
@@ -1063,11 +1561,11 @@ class _Body:
             local[r] = n
         val = self.at(res, idx, local)
         lines.append(f"{ptr}[{_linear(idx, shape)}] = {_store(et, val)};")
-        extents = [f"std::min<int64_t>({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
+        extents = [f"mtia_extent({v}, {s})" for v, s in zip(valid, shape, strict=False)] if valid else []
         if not extents:
             extents = [str(s) for s in shape]
         loop = BodyLoop(self.op, shape, extents, idx, lines, _storage(et, self.op))
-        self.k.lines += emit_body_loop(loop, indent)
+        return emit_body_loop(loop, "")
 
     def _reaches(self, v: SSAValue, target: SSAValue) -> bool:
         """Whether `target` depends on `v` (so computing `v` per lane is not wasted)."""
@@ -1087,6 +1585,9 @@ class _Body:
 # -- the translation unit ----------------------------------------------------------------------------------
 
 _PRELUDE = r"""#include "mtia_runtime.h"
+#ifdef __riscv_vector
+#include <riscv_vector.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -1122,10 +1623,19 @@ template <class T, class F> static inline T mtia_fptoi(F x) {
     if (x <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
     return (T)x;
 }
-template <class F> static inline F mtia_maxnum(F a, F b) { return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b; }
-template <class F> static inline F mtia_minnum(F a, F b) { return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b; }
-template <class F> static inline F mtia_maximum(F a, F b) { return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b); }
-template <class F> static inline F mtia_minimum(F a, F b) { return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b); }
+// Float max/min: the *num forms ignore a NaN operand, the *imum forms propagate it; -0.0 < +0.0.
+template <class F> static inline F mtia_maxnum(F a, F b) {
+    return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b;
+}
+template <class F> static inline F mtia_minnum(F a, F b) {
+    return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b;
+}
+template <class F> static inline F mtia_maximum(F a, F b) {
+    return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b);
+}
+template <class F> static inline F mtia_minimum(F a, F b) {
+    return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b);
+}
 static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
 static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
 static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa bits
@@ -1134,8 +1644,50 @@ static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa b
     b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
     return mtia_bitcast<float>(b);
 }
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
+// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
+template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < 8) {
+        T res = 0;
+        for (int64_t i = 0; i < n; ++i) res += a[i];
+        return res;
+    }
+    if (n <= 128) {
+        T r[8];
+        for (int j = 0; j < 8; ++j) r[j] = a[j];
+        int64_t i = 8;
+        for (; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
+        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; ++i) res += a[i];
+        return res;
+    }
+    int64_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
+}
+// Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
+static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
+    uint16_t h = mtia_f32_to_f16((float)x);
+    if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
+    return mtia_f16_to_f32(h);
+}
+static inline float mtia_round_bf16_rtz(double x) {
+    if (std::isnan(x)) return (float)x;
+    uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
+    if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
+    return mtia_bf16_to_f32(h);
+}
+static inline float mtia_round_f32_rtz(double x) {
+    float r = (float)x;
+    if (std::isfinite(x) && std::fabs((double)r) > std::fabs(x)) r = std::nextafter(r, 0.0f);
+    return r;
+}
 // The vector core's RVV shape: one vector register holds MTIA_VLMAX(T) elements of T (VLEN 512 bits).
 #define MTIA_VLMAX(T) ((int64_t)(64 / sizeof(T)))
+// The lanes of a dimension of `size` inside an effective shape's extent `valid` (clamped to [0, size]).
+static inline int64_t mtia_extent(int64_t valid, int64_t size) { return valid < 0 ? 0 : valid > size ? size : valid; }
 static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
 """
 

@@ -1,14 +1,14 @@
 """Cross-build C++ for a PE's RISC-V cores with the vector extension and run it under qemu-riscv64.
 
 Toolchain (Debian packages clang-14, g++-riscv64-linux-gnu, libc6-dev-riscv64-cross, qemu-user; what
-`scripts/setup.sh` installs): clang 14 compiles with `--target=riscv64-linux-gnu -march=rv64gcv` and finds the
+`scripts/setup.sh` installs): clang 14 compiles with `--target=riscv64-linux-gnu -march=rv64gcv_zfh` and finds the
 riscv64 cross libstdc++ and glibc of the GNU cross toolchain by itself (no `--gcc-toolchain` or `--sysroot`);
 it links with the GNU cross linker `riscv64-linux-gnu-ld` (lld 14 cannot link glibc's objects: it lacks
-RISC-V linker relaxation) and statically, so qemu needs no `-L` sysroot. `-march=rv64gcv` defines
-`__riscv_vector`, which selects the RVV loops the C++ emitter writes (`backend/rvv.py`).
+RISC-V linker relaxation) and statically, so qemu needs no `-L` sysroot. `-march=rv64gcv_zfh` defines
+`__riscv_vector` (and `__riscv_zfh`), which select the RVV loops the C++ emitter writes (`backend/rvv.py`).
 
 qemu-user runs the binary with the vector extension at `MachineConfig.vec_register_bits` (512 on MTIA-2i:
-the vector RISC-V core's RVV registers, MACHINE.md S1): `-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0`.
+the vector RISC-V core's RVV registers, MACHINE.md S1): `-cpu rv64,v=true,vlen=512,elen=64,vext_spec=v1.0,Zfh=true`.
 
 A missing tool is a `ToolchainMissing` error: one line naming the tool and the install command.
 """
@@ -16,7 +16,9 @@ A missing tool is a `ToolchainMissing` error: one line naming the tool and the i
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -25,14 +27,26 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
+from xdsl.utils.exceptions import InterpretationError
+
+from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, MachineConfig, PeSubgrid
+from mtia_xdsl.machine.placement import Placement, by_round
+from mtia_xdsl.machine.report import build_report
+from mtia_xdsl.machine.run import RunResult
+from mtia_xdsl.machine.timing import TimingError, simulate
 
 INSTALL_COMMAND = "sudo apt-get install clang-14 g++-riscv64-linux-gnu libc6-dev-riscv64-cross qemu-user"
 """What installs the toolchain on Debian/Ubuntu (scripts/setup.sh runs it when something is missing)."""
 
-TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv", "-static")
-"""clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0, static."""
+TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv_zfh", "-static")
+"""clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0 and half-precision
+floats (Zfh: clang 14's RVV f16 types, for the f16 conversions of backend/rvv.py), static."""
+
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function")
+"""Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv), except that
+clang, unlike gcc, warns about the `static inline` helpers of the emitted prelude a kernel does not call."""
 
 CROSS_SYSROOT = Path("/usr/riscv64-linux-gnu")
 """Where Debian's riscv64 cross glibc lives (headers in include/)."""
@@ -58,7 +72,7 @@ def find_toolchain() -> Toolchain:
     Raises: ToolchainMissing (one line, with the install command) if clang++-14, the riscv64 cross
     libraries (`riscv64-linux-gnu-ld`, glibc headers) or qemu-riscv64 is missing.
     """
-    missing = []
+    missing: list[str] = []
     clang = shutil.which("clang++-14")
     if clang is None:
         missing.append("clang++-14")
@@ -82,8 +96,8 @@ def toolchain_available() -> bool:
 
 
 def qemu_cpu(config: MachineConfig) -> str:
-    """Return qemu's `-cpu` value: RV64 with V 1.0 at the vector core's register width (vec_register_bits)."""
-    return f"rv64,v=true,vlen={config.vec_register_bits},elen=64,vext_spec=v1.0"
+    """Return qemu's `-cpu` value: RV64 with V 1.0 at the vector core's register width (vec_register_bits), Zfh."""
+    return f"rv64,v=true,vlen={config.vec_register_bits},elen=64,vext_spec=v1.0,Zfh=true"
 
 
 @dataclass(frozen=True)
@@ -112,10 +126,7 @@ def cross_compile(
         tc.clang,
         *TARGET_FLAGS,
         opt,
-        "-std=c++17",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
+        *CXX_FLAGS,
         *(f"-I{d}" for d in include_dirs),
         *(f"-D{d}" for d in defines),
         *map(str, sources),
@@ -248,57 +259,78 @@ def decode_result(data: bytes, launch: Launch, run_s: float = 0.0) -> LaunchResu
     return LaunchResult(records, None, [w.blob() for _ in launch.regions], run_s)
 
 
-def _driver_object(tc: Toolchain, opt: str, cache_dir: Path) -> Path:
-    """Return riscv_main.cpp (with the host runtime) compiled for riscv64, built once per content and flags."""
-    parts = [(RUNTIME_DIR / n).read_bytes() for n in ("riscv_main.cpp", "host_runtime.cpp", "mtia_runtime.h")]
-    key = hashlib.sha256(b"\0".join([*parts, tc.clang.encode(), opt.encode()])).hexdigest()[:16]
-    obj = cache_dir / f"riscv_main-{key}.o"
-    if not obj.exists():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = obj.with_suffix(f".{os.getpid()}.tmp")
-        cmd = [tc.clang, *TARGET_FLAGS, opt, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c"]
-        done = subprocess.run(
-            [*cmd, str(RUNTIME_DIR / "riscv_main.cpp"), "-o", str(tmp)], capture_output=True, text=True, check=False
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"RISC-V build of the host runtime failed:\n{done.stderr}")
-        tmp.replace(obj)
-    return obj
+def _runtime_objects(tc: Toolchain, opt: str, cache_dir: Path) -> list[Path]:
+    """Return host_runtime.cpp and riscv_main.cpp compiled for riscv64, each built once per content and flags."""
+    header = (RUNTIME_DIR / "mtia_runtime.h").read_bytes()
+    objs: list[Path] = []
+    for name in ("host_runtime.cpp", "riscv_main.cpp"):
+        text = (RUNTIME_DIR / name).read_bytes()
+        key = hashlib.sha256(b"\0".join([text, header, tc.clang.encode(), opt.encode()])).hexdigest()[:16]
+        obj = cache_dir / f"{Path(name).stem}-{key}.o"
+        if not obj.exists():
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            tmp = obj.with_suffix(f".{os.getpid()}.tmp")
+            cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, "-c", str(RUNTIME_DIR / name), "-o", str(tmp)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise RuntimeError(f"RISC-V build of {name} failed: {_first_error(done.stderr)}\n{done.stderr}")
+            tmp.replace(obj)  # atomic: concurrent builders agree
+        objs.append(obj)
+    return objs
+
+
+def _first_error(stderr: str) -> str:
+    """Return the compiler's first error line (or its first line)."""
+    lines = stderr.splitlines() or [""]
+    return next((ln for ln in lines if "error:" in ln), lines[0]).strip()
+
+
+def build_runtime_objects(
+    *, opt: str = "-O2", toolchain: Toolchain | None = None, cache_dir: Path | None = None
+) -> list[Path]:
+    """Build (once per content) the riscv64 objects of the host runtime and riscv_main.cpp; return them.
+
+    Raises: ToolchainMissing; RuntimeError with the compiler's messages.
+    """
+    return _runtime_objects(toolchain or find_toolchain(), opt, cache_dir or default_cache_dir())
 
 
 def default_cache_dir() -> Path:
-    """Return the directory holding the riscv64 build of the runtime (one object per content hash)."""
-    return Path(tempfile.gettempdir()) / f"mtia_xdsl-riscv-{os.getuid()}"
+    """Return where riscv64 builds are cached: `riscv/` under backend/host.py's build cache."""
+    from mtia_xdsl.backend.host import cache_dir
+
+    return cache_dir() / "riscv"
 
 
 def build_kernel(
     source: str,
-    entry: str,
-    workdir: Path,
     *,
     opt: str = "-O2",
     toolchain: Toolchain | None = None,
     cache_dir: Path | None = None,
 ) -> BuildResult:
-    """Cross-build the kernel translation unit `source` (C++ against mtia_runtime.h, entry function `entry`)
-    with the host runtime and riscv_main into `workdir`/kernel. compile_s counts the kernel's compile and link
-    (the runtime object is built once per cache_dir).
+    """Cross-build the kernel translation unit `source` (backend/cpp.py's C++, defining `mtia_kernel_entry`)
+    with the host runtime and riscv_main.cpp into a riscv64 executable, cached by content in `cache_dir`.
 
+    compile_s is the time of this call (0 when cached; the runtime objects are built once per content).
     Raises: ToolchainMissing; RuntimeError with the compiler's messages.
     """
     tc = toolchain or find_toolchain()
-    driver = _driver_object(tc, opt, cache_dir or default_cache_dir())
-    src = workdir / "kernel.cpp"
-    src.write_text(
-        f"{source}\n// riscv_main.cpp runs the programs through this entry\n"
-        f'extern "C" void mtia_riscv_entry(mtia_pe *pe, const int64_t *args) {{ {entry}(pe, args); }}\n'
-    )
     start = time.perf_counter()
-    cmd = [tc.clang, *TARGET_FLAGS, opt, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{RUNTIME_DIR}"]
-    exe = workdir / "kernel"
-    done = subprocess.run([*cmd, str(src), str(driver), "-o", str(exe)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"RISC-V build of {entry} failed:\n{done.stderr}")
+    cache = cache_dir or default_cache_dir()
+    objs = _runtime_objects(tc, opt, cache)
+    key = hashlib.sha256(b"\0".join([source.encode(), opt.encode(), *(o.name.encode() for o in objs)])).hexdigest()
+    exe = cache / f"kernel-{key[:24]}"
+    if exe.exists():
+        return BuildResult(exe=exe, compile_s=0.0)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        src = Path(tmp) / "kernel.cpp"
+        src.write_text(source)
+        cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, f"-I{RUNTIME_DIR}", str(src), *map(str, objs)]
+        done = subprocess.run([*cmd, "-o", str(Path(tmp) / "kernel")], capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"RISC-V build of the kernel failed: {_first_error(done.stderr)}\n{done.stderr}")
+        (Path(tmp) / "kernel").replace(exe)
     return BuildResult(exe=exe, compile_s=time.perf_counter() - start)
 
 
@@ -316,3 +348,108 @@ def run_launch(
     run_qemu(exe, [str(workdir / "launch.bin"), str(workdir / "result.bin")], config=config, toolchain=toolchain)
     elapsed = time.perf_counter() - start
     return decode_result((workdir / "result.bin").read_bytes(), launch, elapsed)
+
+
+# ---- run_riscv: the emitted C++ on RISC-V, timed by the model ----------------------------------------------
+
+
+def kernel_meta(source: str) -> dict[str, Any]:
+    """Return the metadata backend/cpp.py writes into the translation unit (`mtia_kernel_meta`).
+
+    Raises: ValueError if `source` has none (not the C++ emitter's output).
+    """
+    m = re.search(r'R"json\((.*?)\)json"', source, re.S)
+    if m is None:
+        raise ValueError("the C++ source has no mtia_kernel_meta (emit it with `mtia-opt -t mtia-cpp`)")
+    return json.loads(m.group(1))
+
+
+def run_riscv(
+    source: str,
+    grid: Any,
+    args: list[Any],
+    *,
+    config: MachineConfig | None = None,
+    mapping: str | None = None,
+    subgrid: Any = None,
+    opt: str = "-O2",
+    stats: dict[str, float] | None = None,
+    cache_dir: Path | None = None,
+) -> RunResult:
+    """Cross-compile C++ kernel `source` (backend/cpp.py's output, edited or not) for rv64gcv, run every
+    program id of `grid` in one qemu-riscv64 process (vector registers of `vec_register_bits`) on copies of
+    `args` (torch CPU tensors for pointers, Python numbers for scalars), and time the recorded commands with
+    the machine model's timing, as `backend.host.run_cpp` does on the host: same argument packing,
+    placement, record decoding and timing, so cycles equal the model's. Results are written into the tensors
+    only when every program succeeded. `stats`, if given, receives "compile_s" (0 when cached) and "run_s"
+    (the qemu process, wall seconds). Builds are cached by content in `cache_dir` (default_cache_dir()).
+
+    Returns: machine.run.RunResult (report, timeline, traces).
+    Raises: ToolchainMissing; RuntimeError if the build fails; InterpretationError naming the kernel line and
+    program id when a program fails.
+    """
+    from mtia_xdsl.backend import host
+
+    toolchain = find_toolchain()
+    meta = kernel_meta(source)
+    where = meta["loc"]
+    grid3 = host._grid3(grid, where)  # pyright: ignore[reportPrivateUsage]
+    machine = host._machine(meta, config)  # pyright: ignore[reportPrivateUsage]
+    words, regions = host._arg_words(meta, args)  # pyright: ignore[reportPrivateUsage]
+    if meta.get("collective"):
+        raise InterpretationError(
+            f"{where}: error: the host runtime does not run cross-PE reductions (mtia.re_allreduce)"
+        )
+    sub_spec = tuple(subgrid) if subgrid else (tuple(meta["pe_subgrid"]) if meta.get("pe_subgrid") else None)
+    sub = PeSubgrid.parse(sub_spec, machine)
+    placement = Placement(mapping or meta.get("pe_mapping") or DEFAULT_PE_MAPPING, sub, grid3)
+    pids = host._program_ids(grid3)  # pyright: ignore[reportPrivateUsage]
+    if meta.get("reads_pe_id"):
+        pids = by_round(pids, placement)
+    programs = [(pid, divmod(int(placement.local_pe(pid)), sub.tile_width)[::-1]) for pid in pids]
+    build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
+    launch = Launch(
+        ls_bytes=machine.ls_bytes,
+        regions=[Region(r.storage.data_ptr(), r.working.tobytes()) for r in regions],
+        args=words,
+        grid=grid3,
+        num_pes=(sub.tile_width, sub.tile_height),
+        programs=programs,  # pyright: ignore[reportArgumentType]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        result = run_launch(build.exe, launch, Path(tmp), config=machine, toolchain=toolchain)
+    if stats is not None:
+        stats.update(compile_s=build.compile_s, run_s=result.run_s)
+    if result.error is not None:
+        pid = programs[len(result.records)][0]
+        raise InterpretationError(f"{result.error} (program id {pid}); no tensor was written")
+    decoder = host._Decoder(machine)  # pyright: ignore[reportPrivateUsage]
+    traces = [decoder.trace(r.words, r.strings, pid) for r, (pid, _) in zip(result.records, programs, strict=True)]
+    if meta.get("reads_pe_id"):
+        gx, gy, _ = grid3
+        traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
+    try:
+        timeline = simulate(traces, machine, placement.mapping, grid3, subgrid=placement.subgrid)
+    except TimingError as e:
+        raise InterpretationError(f"{e}; no tensor was written") from None
+    import torch
+
+    for r, data in zip(regions, result.regions, strict=True):  # commit: the whole launch succeeded
+        dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
+        dst.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+    return RunResult(build_report(timeline, meta["kernel"]), timeline, traces)
+
+
+def run_module(module: Any, grid: tuple[int, int, int], args: list[Any], options: Any = None) -> RunResult:
+    """Run buffer-level `module` through its C++ on RISC-V (the executor "riscv", backend/executor.py): emit,
+    cross-build, run under qemu, time, on the machine the model would use (`machine.placement.machine_config`).
+
+    Raises: as run_riscv.
+    """
+    from mtia_xdsl.backend.cpp import emit_cpp
+    from mtia_xdsl.machine.placement import machine_config
+
+    mapping = getattr(options, "mapping_override", None)
+    subgrid = getattr(options, "subgrid_override", None)
+    config = machine_config(module, options)
+    return run_riscv(emit_cpp(module), grid, args, config=config, mapping=mapping, subgrid=subgrid)

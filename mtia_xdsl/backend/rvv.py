@@ -8,21 +8,25 @@ intermediate of a fused body kept in vector registers. A splatted scalar operand
 (`.vf`/`.vx`, `vfrsub`/`vfrdiv` when it is the left operand) instead of being materialised.
 
 Intrinsic names are clang 14's (the RVV intrinsics v0.10 naming: `vsetvl_e32m1`, `vle32_v_f32m1`,
-`vfadd_vf_f32m1`, with no `__riscv_` prefix); build with `--target=riscv64-linux-gnu -march=rv64gcv`
+`vfadd_vf_f32m1`, with no `__riscv_` prefix); build with `--target=riscv64-linux-gnu -march=rv64gcv_zfh`
 (`backend/riscv.py`). Every arithmetic instruction used is IEEE-exact (add, sub, mul, div, sqrt, min/max
-as maximumNumber, conversions), so the vector loop computes bit for bit what the portable loop computes.
+as maximumNumber, int-to-float conversion), so the vector loop computes bit for bit what the portable loop
+computes (a NaN's payload aside: `vfmax`/`vfmin` of two NaNs give the canonical NaN).
 
 What is translated (`rvv_body_loop`), anything else keeps the portable loop alone:
-- tiles of f32, i32 and i1 (stored one byte per element), 1-D or 2-D, with or without `valid` extents;
+- tiles of f32, i32 and i1 (stored one byte per element), 1-D or 2-D, with or without `valid` extents, and
+  f16 tiles (stored as uint16_t bits) converted to or from f32 (`arith.extf`/`truncf`, round to nearest even)
+  in a body with 32-bit values; f16 arithmetic, bf16 and other types keep the portable loop;
 - elementwise `arith` ops of `_FLOAT_BINARY`, `_INT_BINARY`, `_MASK_BINARY`, comparisons, `arith.select`,
-  `arith.negf`, `arith.sitofp`/`fptosi`, `math.sqrt`/`absf`;
+  `arith.negf`, `arith.sitofp`, `math.sqrt`/`absf` (not `fptosi`: RVV turns NaN into INT_MAX, the C++ emitter's
+  `mtia_fptoi` into INT_MIN);
 - any other unary `math` function through the caller's scalar expression for it, applied lane by lane
   to a chunk spilled to a small stack array (the chunk is then at most `SPILL_LANES` lanes);
 - `tt.splat`, splat constants, `tt.make_range`, and the row/column broadcasts `tt.expand_dims` +
   `tt.broadcast` of 2-D bodies.
 
-Source of the vector width: MTIA-2i's vector RISC-V core has 512-bit registers (MachineConfig's
-`vector_core_*` fields, MACHINE.md S1); the loops here are vector-length agnostic and run on any VLEN.
+Source of the vector width: MTIA-2i's vector RISC-V core has 512-bit registers (`MachineConfig.vec_register_bits`,
+MACHINE.md S1); the loops here are vector-length agnostic (they run on any VLEN; qemu runs them at that width).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -128,8 +133,9 @@ class _Loop:
         return f"{stem}{self.count}"
 
     def suffix(self, elem: str) -> str:
-        ctype, letter, bits = _ELEM[elem]
-        del ctype
+        if elem not in _ELEM:  # f16 values are only loaded, converted and stored
+            raise Unsupported(f"{elem} arithmetic")
+        _, letter, bits = _ELEM[elem]
         return f"{letter}{bits}m1"
 
     @property
@@ -142,13 +148,33 @@ class _Loop:
 
 
 def _elem_name(t: Attribute) -> str:
-    """Return "f32", "i32" or "i1" for an element type, else raise Unsupported."""
-    if isinstance(t, TensorType):
-        t = t.element_type
-    text = str(t)
-    if text in ("f32", "i32", "i1"):
+    """Return "f32", "i32", "f16" or "i1" for an element type (or a tensor's), else raise Unsupported."""
+    text = str(_tensor(t).element_type if _is_tensor(t) else t)
+    if text in ("f32", "i32", "f16", "i1"):
         return text
     raise Unsupported(f"element type {text}")
+
+
+def _is_tensor(t: Attribute) -> bool:
+    """Return whether `t` is a tensor type (a function, so that `t` keeps its declared type)."""
+    return isinstance(t, TensorType)
+
+
+def _tensor(t: Attribute) -> TensorType[Attribute]:
+    """Return `t` as a tensor type (caller checked it is one)."""
+    return cast(TensorType[Attribute], t)
+
+
+def _shape_of(t: Attribute) -> tuple[int, ...]:
+    """Return the shape of a tensor type, () for a scalar type."""
+    return tuple(_tensor(t).get_shape()) if _is_tensor(t) else ()
+
+
+def _int_prop(op: Operation, name: str) -> int:
+    """Return integer property `name` of `op` (a verified op: it has it)."""
+    attr = op.properties[name]
+    assert isinstance(attr, IntegerAttr)
+    return int(cast(IntegerAttr[Any], attr).value.data)
 
 
 def _c_float(value: float) -> str:
@@ -178,6 +204,8 @@ def _splat_constant(op: Operation) -> _Val:
         return _Val("scalar", _c_float(float(scalar)), elem)
     if elem == "i1":
         return _Val("scalar", "1" if int(scalar) & 1 else "0", elem)
+    if elem != "i32":
+        raise Unsupported(f"an {elem} constant")
     return _Val("scalar", f"int32_t({int(scalar)})", elem)
 
 
@@ -223,7 +251,7 @@ def _binary(loop: _Loop, op: Operation, stems: tuple[str, str | None], vx: str) 
 
 
 def _compare(loop: _Loop, op: Operation, table: dict[str, tuple[str, str]], names: tuple[str, ...]) -> None:
-    pred = names[op.properties["predicate"].value.data]  # pyright: ignore[reportAttributeAccessIssue]
+    pred = names[_int_prop(op, "predicate")]
     if pred not in table:
         raise Unsupported(f"{op.name} predicate {pred}")
     a, b = (loop.vals[o] for o in op.operands)
@@ -312,12 +340,17 @@ def _emit_op(loop: _Loop, op: Operation) -> None:  # noqa: C901  (a dispatch ove
     elif name in _FLOAT_UNARY:
         a = loop.vals[op.operands[0]]
         _assign(loop, op.results[0], "f32", f"{_FLOAT_UNARY[name]}_f32m1({_vec(loop, a)}, vl)")
+    elif name == "arith.extf" and _elem_name(op.operands[0].type) == "f16":
+        a = loop.vals[op.operands[0]]
+        _assign(loop, op.results[0], "f32", f"vfwcvt_f_f_v_f32m1({a.expr}, vl)")
+    elif name == "arith.truncf" and _elem_name(op.results[0].type) == "f16":
+        a = loop.vals[op.operands[0]]
+        h = loop.fresh("v")
+        loop.lines.append(f"vfloat16mf2_t {h} = vfncvt_f_f_w_f16mf2({_vec(loop, a)}, vl);")
+        loop.vals[op.results[0]] = _Val("vec", h, "f16")
     elif name == "arith.sitofp" and _elem_name(op.operands[0].type) == "i32":
         a = loop.vals[op.operands[0]]
         _assign(loop, op.results[0], "f32", f"vfcvt_f_x_v_f32m1({_vec(loop, a)}, vl)")
-    elif name == "arith.fptosi" and _elem_name(op.results[0].type) == "i32":
-        a = loop.vals[op.operands[0]]
-        _assign(loop, op.results[0], "i32", f"vfcvt_rtz_x_f_v_i32m1({_vec(loop, a)}, vl)")
     elif name.startswith("math."):
         _spilled_unary(loop, op)
     else:
@@ -325,11 +358,9 @@ def _emit_op(loop: _Loop, op: Operation) -> None:  # noqa: C901  (a dispatch ove
 
 
 def _make_range(loop: _Loop, op: Operation) -> None:
-    t = op.results[0].type
-    assert isinstance(t, TensorType)
-    if len(t.get_shape()) != 1 or loop.row is not None:
+    if len(_shape_of(op.results[0].type)) != 1 or loop.row is not None:
         raise Unsupported("tt.make_range in a 2-D body")
-    start = op.properties["start"].value.data  # pyright: ignore[reportAttributeAccessIssue]
+    start = _int_prop(op, "start")
     ids = loop.fresh("v")
     loop.lines.append(f"vint32m1_t {ids} = vreinterpret_v_u32m1_i32m1(vid_v_u32m1(vl));")
     _assign(loop, op.results[0], "i32", f"vadd_vx_i32m1({ids}, int32_t({start} + {loop.col}), vl)")
@@ -347,15 +378,17 @@ class _Shape:
 def _read_input(loop: _Loop, arg: BlockArgument, expr: str, shape: tuple[int, ...]) -> _Val:
     """Return the chunk of body argument `arg` (C expression `expr`: a pointer for tiles, a value for scalars)."""
     t = arg.type
-    if not isinstance(t, TensorType):
+    if not _is_tensor(t):
         elem = _elem_name(t)
-        if elem == "i1":
-            raise Unsupported("a scalar i1 input")
+        if elem in ("i1", "f16"):
+            raise Unsupported(f"a scalar {elem} input")
         return _Val("scalar", expr, elem)
     elem = _elem_name(t)
-    tshape = tuple(t.get_shape())
+    tshape = _shape_of(t)
     offset = _input_offset(loop, arg, tshape, shape)
     if offset is None:  # one value per row: a scalar of the chunk
+        if elem == "f16":
+            raise Unsupported("an f16 column")
         return _Val("scalar", f"{expr}[{loop.row}]", elem)
     ptr = f"{expr} + {offset}"
     name = loop.fresh("m" if elem == "i1" else "v")
@@ -363,6 +396,9 @@ def _read_input(loop: _Loop, arg: BlockArgument, expr: str, shape: tuple[int, ..
         load = f"vle8_v_{loop.u8}(reinterpret_cast<const uint8_t*>({ptr}), vl)"
         loop.lines.append(f"vbool{loop.sew}_t {name} = vmsne_vx_{loop.u8}_{loop.mask}({load}, 0, vl);")
         return _Val("mask", name, elem)
+    if elem == "f16":  # stored as uint16_t bits (the C++ emitter's f16 storage)
+        loop.lines.append(f"vfloat16mf2_t {name} = vle16_v_f16mf2(reinterpret_cast<const _Float16*>({ptr}), vl);")
+        return _Val("vec", name, elem)
     sfx = loop.suffix(elem)
     loop.lines.append(f"{_vtype(elem)} {name} = vle32_v_{sfx}({ptr}, vl);")
     return _Val("vec", name, elem)
@@ -379,7 +415,7 @@ def _input_offset(loop: _Loop, arg: BlockArgument, tshape: tuple[int, ...], shap
         return loop.col if tshape[0] == 1 else None
     if len(shape) == 2 and tshape in ((shape[1],), (shape[0],)):
         expands = [u.operation for u in arg.uses if u.operation.name == "tt.expand_dims"]
-        axes = {int(e.properties["axis"].value.data) for e in expands}  # pyright: ignore[reportAttributeAccessIssue]
+        axes = {_int_prop(e, "axis") for e in expands}
         if len(axes) == 1 and len(list(arg.uses)) == 1:
             axis = axes.pop()
             if axis == 0 and tshape == (shape[1],):
@@ -398,33 +434,44 @@ def _store(loop: _Loop, v: _Val, ptr: str) -> None:
             f"vse8_v_{loop.u8}(reinterpret_cast<uint8_t*>({ptr}), vmerge_vxm_{loop.u8}({v.expr}, {zero}, 1, vl), vl);"
         )
         return
+    if v.elem == "f16":
+        loop.lines.append(f"vse16_v_f16mf2(reinterpret_cast<_Float16*>({ptr}), {v.expr}, vl);")
+        return
     loop.lines.append(f"vse32_v_{loop.suffix(v.elem)}({ptr}, {_vec(loop, v)}, vl);")
 
 
 def _sew(op: mtia.EngineComputeOp) -> int:
-    """Return the element width (bits) of the loop: 32 if any value is 32-bit, 8 for masks alone."""
-    widths = {32 if _elem_name(v.type) != "i1" else 8 for o in op.body.walk() for v in (*o.results, *o.operands)}
-    widths |= {32 if _elem_name(a.type) != "i1" else 8 for a in op.body.block.args}
+    """Return the element width (bits) of the loop: 32 if any value is 32-bit, 8 for masks alone.
+
+    f16 values ride along a 32-bit loop at half the register group (LMUL 1/2); a body without 32-bit
+    values but with f16 ones has no RVV form here.
+    """
+    bits = {"i1": 8, "f16": 16}
+    values = [*op.body.block.args, *(v for o in op.body.walk() for v in (*o.results, *o.operands))]
+    widths = {bits.get(_elem_name(v.type), 32) for v in values}
+    if 16 in widths and 32 not in widths:
+        raise Unsupported("an f16 body without 32-bit values")
     return max(widths)
 
 
 def _loop_shape(
     op: mtia.EngineComputeOp, results: Sequence[SSAValue], valid: Sequence[str]
 ) -> tuple[tuple[int, ...], _Shape]:
-    shapes = {tuple(v.type.get_shape()) if isinstance(v.type, TensorType) else () for v in results}
+    shapes = {_shape_of(v.type) for v in results}
     if len(shapes) != 1:
         raise Unsupported("results of different shapes")
     shape = shapes.pop()
     if len(shape) not in (1, 2):
         raise Unsupported(f"a {len(shape)}-D body")
-    # a valid extent is clamped to the tile (the command never writes past it); a negative one runs no lane
+    if valid and len(valid) != len(shape):
+        raise Unsupported(f"{len(valid)} valid extents for a {len(shape)}-D body")
+    # a valid extent is clamped to the tile (the command never writes past it); one <= 0 runs no lane
     extents = [f"std::min<int64_t>({v}, {n})" for v, n in zip(valid, shape, strict=True)] if valid else []
+    given = bool(extents)
     extents = extents or [str(n) for n in shape]
     if len(shape) == 1:
         return shape, _Shape(None, extents[0], shape[0])
-    flat = not valid and all(
-        not isinstance(a.type, TensorType) or tuple(a.type.get_shape()) == shape for a in op.body.block.args
-    )
+    flat = not given and all(not _is_tensor(a.type) or _shape_of(a.type) == shape for a in op.body.block.args)
     if flat:
         return shape, _Shape(None, str(shape[0] * shape[1]), shape[0] * shape[1])
     return shape, _Shape(extents[0], extents[1], shape[1])
@@ -443,10 +490,11 @@ def rvv_body_loop(
     `ins` are C expressions of the body arguments in order: a pointer to the tile's first element for a
     tile (`const float*`, `const int32_t*`, 1-byte elements for i1), the value for a scalar. `results` are
     the yielded values to store (default: all), `outs` a pointer to the first element of each one's output
-    tile; `valid` the C expressions of the extents of the result tiles' effective shape (empty: the whole
-    tile; each is clamped to the tile). The lines are not indented and not guarded (see `guarded`); they
-    use `std::min` (<algorithm>) and <riscv_vector.h>. `scalar_expr` gives the C expression of a unary math
-    op without an RVV instruction (exp, log, ...); without it such bodies return None.
+    tile; `valid` the C expressions (int64) of the command's `valid` extents, one per dimension (empty: the
+    whole tile); each is clamped to the tile, and one <= 0 runs no lane. The lines are not indented and not
+    guarded (see `guarded`); they use <riscv_vector.h> and `std::min` (<algorithm>). `scalar_expr` gives the
+    C expression of a unary math op without an RVV instruction (exp, log, ...); without it such bodies
+    return None.
     Shapes: tiles tensor<N x T> or tensor<R x C x T> (T in f32, i32, i1); inputs of a 2-D body may also be
     a row (tensor<1 x C>, or tensor<C> expanded on axis 0) or a column (tensor<R x 1>, or tensor<R>
     expanded on axis 1).
@@ -521,25 +569,23 @@ def _wrap(loop: _Loop, space: _Shape) -> list[str]:
         avl = f"std::min<int64_t>({cols} - j, {SPILL_LANES})"
     inner = [
         f"for (int64_t j = 0; j < {cols};) {{",
-        f"  const size_t vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
-        *[f"  {line}" for line in loop.lines],
-        "  j += int64_t(vl);",
+        f"    const size_t vl = vsetvl_e{loop.sew}m1(size_t({avl}));",
+        *[f"    {line}" for line in loop.lines],
+        "    j += int64_t(vl);",
         "}",
     ]
     head = [f"float spill[{SPILL_LANES}];"] if loop.spills else []
     if space.rows is None:
         return [*head, *inner]
-    return [*head, f"for (int64_t r = 0; r < {space.rows}; ++r) {{", *[f"  {x}" for x in inner], "}"]
+    return [*head, f"for (int64_t r = 0; r < {space.rows}; ++r) {{", *[f"    {x}" for x in inner], "}"]
 
 
 def guarded(rvv: Sequence[str] | None, portable: Sequence[str], indent: str = "") -> list[str]:
-    """Return `portable`, preceded by `rvv` under `#ifdef __riscv_vector` when there is an RVV form."""
+    """Return the `portable` lines, preceded by the `rvv` lines (indented by `indent`) under
+    `#ifdef __riscv_vector` when there is an RVV form (`#if defined(__riscv_vector) && defined(__riscv_zfh)`
+    when it converts f16: clang 14 has RVV f16 types only with the Zfh extension)."""
     if rvv is None:
-        return [f"{indent}{x}" for x in portable]
-    return [
-        "#ifdef __riscv_vector",
-        *[f"{indent}{x}" for x in rvv],
-        "#else",
-        *[f"{indent}{x}" for x in portable],
-        "#endif",
-    ]
+        return list(portable)
+    uses_f16 = any("f16mf2" in x for x in rvv)
+    cond = "#if defined(__riscv_vector) && defined(__riscv_zfh)" if uses_f16 else "#ifdef __riscv_vector"
+    return [cond, *[f"{indent}{x}" for x in rvv], "#else", *portable, "#endif"]

@@ -1,9 +1,18 @@
-"""Dialect registry: lazy factories keyed by dialect name (nothing registers on import)."""
+"""Our dialects for a caller's xDSL context: `tt` (TTIR as Triton 3.9), `ttg`, `mtia` and tensor-capable `arith`.
 
-from collections.abc import Callable
+Public API (`__all__`): `get_all_dialects`, `register_dialects`, `make_context`. Nothing registers on import:
+the registry is a table of lazy factories keyed by dialect name, as xDSL's own (`xdsl.universe`).
+The op classes are those of each Dialect (`get_all_dialects()["tt"]().operations`); inside a pass, look an op
+up in the context the pass is given (`ctx.get_op("tt.load")`).
+"""
+
+from collections.abc import Callable, Iterable
 from functools import cache
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
+
+__all__ = ["get_all_dialects", "make_context", "register_dialects"]
 
 
 @cache
@@ -53,14 +62,31 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     return dialects
 
 
-def make_context():
-    """Return an xDSL Context with every dialect of `get_all_dialects` registered."""
-    from xdsl.context import Context
+def register_dialects(ctx: Context, names: Iterable[str] | None = None) -> Context:
+    """Register our dialects (and xDSL's, with `arith` and `llvm` replaced) in a caller's context; return it.
 
+    `names`: only these dialects (e.g. `("tt", "arith", "scf")`); None: every dialect of `get_all_dialects`.
+    A dialect the context already has is left as it is, so a caller may register its own first (xDSL's
+    `Context.register_dialect` refuses a second registration). Also applies `patch_dense_float_hex_parsing`
+    (a fix to xDSL 0.74's parser for `dense<0xFF800000> : tensor<4xf32>`, i.e. -inf), process-wide.
+    Raises: KeyError naming the dialect if `names` holds one that is not in `get_all_dialects()`.
+    Example: ctx = register_dialects(Context()); ctx.load_dialect(MyDialect)
+    """
     from mtia_xdsl.dialects.arith import patch_dense_float_hex_parsing
 
     patch_dense_float_hex_parsing()  # before any parse: dense<0xFF800000> : tensor<..xf32> is -inf
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
+    factories = get_all_dialects()
+    wanted = list(factories) if names is None else list(names)
+    unknown = [n for n in wanted if n not in factories]
+    if unknown:
+        raise KeyError(f"no dialect named {', '.join(map(repr, unknown))}; known: {', '.join(sorted(factories))}")
+    registered = set(ctx.registered_dialect_names)
+    for name in wanted:
+        if name not in registered:
+            ctx.register_dialect(name, factories[name])
     return ctx
+
+
+def make_context() -> Context:
+    """Return a new xDSL Context with every dialect of `get_all_dialects` registered (`register_dialects`)."""
+    return register_dialects(Context())

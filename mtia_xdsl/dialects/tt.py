@@ -108,7 +108,11 @@ def _i32(value: int) -> IntegerAttr:
     return IntegerAttr(value, 32)
 
 
-def _enum_name(table: Mapping[str, int], value: int) -> str:
+def enum_name(table: Mapping[str, int], value: int) -> str:
+    """Return the upstream name of i32 enum `value` in `table` (ROUNDING_MODE, MEM_SEMANTIC, ...).
+
+    Raises: VerifyException if `value` is not in the table.
+    """
     for name, v in table.items():
         if v == value:
             return name
@@ -337,7 +341,7 @@ class FpToFpOp(IRDLOperation):
         printer.print_operand(self.src)
         printer.print_op_attributes(self.attributes)
         if self.rounding is not None:
-            printer.print_string(f", rounding = {_enum_name(ROUNDING_MODE, self.rounding.value.data)}")
+            printer.print_string(f", rounding = {enum_name(ROUNDING_MODE, self.rounding.value.data)}")
         printer.print_string(" : ")
         printer.print_attribute(self.src.type)
         printer.print_string(" -> ")
@@ -393,14 +397,14 @@ class ClampFOp(IRDLOperation):
         parser.parse_punctuation(":")
         ty = parser.parse_type()
         x, lo, hi = parser.resolve_operands(names, [ty] * 3, parser.pos)
-        op = cls(x, lo, hi, _enum_name(PROPAGATE_NAN, nan.value.data))
+        op = cls(x, lo, hi, enum_name(PROPAGATE_NAN, nan.value.data))
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_list(self.operands, printer.print_operand)
-        printer.print_string(f", propagateNan = {_enum_name(PROPAGATE_NAN, self.propagateNan.value.data)}")
+        printer.print_string(f", propagateNan = {enum_name(PROPAGATE_NAN, self.propagateNan.value.data)}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.result.type)
@@ -747,20 +751,20 @@ class AtomicRMWOp(IRDLOperation):
         ins, _ = _parse_functional_type(parser)
         vals = parser.resolve_operands(names, ins, parser.pos)
         op = cls(
-            _enum_name(ATOMIC_RMW_OP, kind.value.data),
+            enum_name(ATOMIC_RMW_OP, kind.value.data),
             vals[0],
             vals[1],
             vals[2] if len(vals) > 2 else None,
-            _enum_name(MEM_SEMANTIC, sem.value.data),
-            _enum_name(MEM_SYNC_SCOPE, scope.value.data),
+            enum_name(MEM_SEMANTIC, sem.value.data),
+            enum_name(MEM_SYNC_SCOPE, scope.value.data),
         )
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        kind = _enum_name(ATOMIC_RMW_OP, self.atomic_rmw_op.value.data)
-        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
-        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        kind = enum_name(ATOMIC_RMW_OP, self.atomic_rmw_op.value.data)
+        sem = enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
         printer.print_string(f" {kind}, {sem}, {scope}, ")
         printer.print_list(self.operands, printer.print_operand)
         printer.print_op_attributes(self.attributes)
@@ -812,13 +816,13 @@ class AtomicCASOp(IRDLOperation):
         attrs = parser.parse_optional_attr_dict()
         ins, _ = _parse_functional_type(parser)
         p, c, v = parser.resolve_operands(names, ins, parser.pos)
-        op = cls(p, c, v, _enum_name(MEM_SEMANTIC, sem.value.data), _enum_name(MEM_SYNC_SCOPE, scope.value.data))
+        op = cls(p, c, v, enum_name(MEM_SEMANTIC, sem.value.data), enum_name(MEM_SYNC_SCOPE, scope.value.data))
         op.attributes |= attrs
         return op
 
     def print(self, printer: Printer) -> None:
-        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
-        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        sem = enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
         printer.print_string(f" {sem}, {scope}, ")
         printer.print_list(self.operands, printer.print_operand)
         printer.print_op_attributes(self.attributes)
@@ -1109,7 +1113,7 @@ class _ProgramDimOp(IRDLOperation):
         return op
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {_enum_name(PROGRAM_DIM, self.axis.value.data)}")
+        printer.print_string(f" {enum_name(PROGRAM_DIM, self.axis.value.data)}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : i32")
 
@@ -1209,7 +1213,7 @@ class DotOp(IRDLOperation):
         if parser.parse_optional_punctuation(","):
             parser.parse_keyword("inputPrecision")
             parser.parse_punctuation("=")
-            prec = _enum_name(INPUT_PRECISION, _parse_enum(parser, INPUT_PRECISION, "input precision").value.data)
+            prec = enum_name(INPUT_PRECISION, _parse_enum(parser, INPUT_PRECISION, "input precision").value.data)
         attrs = dict(parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         at = parser.parse_type()
@@ -1228,7 +1232,7 @@ class DotOp(IRDLOperation):
         printer.print_list(self.operands, printer.print_operand)
         prec = self.inputPrecision.value.data
         if prec != INPUT_PRECISION["ieee"]:
-            printer.print_string(f", inputPrecision = {_enum_name(INPUT_PRECISION, prec)}")
+            printer.print_string(f", inputPrecision = {enum_name(INPUT_PRECISION, prec)}")
         attrs = dict(self.attributes)
         if self.maxNumImpreciseAcc.value.data != 0:
             attrs["maxNumImpreciseAcc"] = self.maxNumImpreciseAcc
@@ -1657,7 +1661,7 @@ class MakeTensorDescOp(IRDLOperation):
     @property
     def padding_name(self) -> str:
         """Return "zero" or "nan"."""
-        return _enum_name(PADDING_OPTION, self.padding.value.data) if self.padding else "zero"
+        return enum_name(PADDING_OPTION, self.padding.value.data) if self.padding else "zero"
 
     def verify_(self) -> None:
         _check_enum(self, "padding", PADDING_OPTION)
@@ -1845,7 +1849,7 @@ class DescriptorReduceOp(_DescriptorWrite):
     @property
     def kind_name(self) -> str:
         """Return the reduction's keyword (add, min, max, inc, dec, and, or, xor)."""
-        return _enum_name(DESCRIPTOR_REDUCE_KIND, self.kind.value.data)
+        return enum_name(DESCRIPTOR_REDUCE_KIND, self.kind.value.data)
 
     def verify_(self) -> None:
         _check_enum(self, "kind", DESCRIPTOR_REDUCE_KIND)
@@ -1856,7 +1860,7 @@ class DescriptorReduceOp(_DescriptorWrite):
         kind = _parse_enum(parser, DESCRIPTOR_REDUCE_KIND, "descriptor reduce kind")
         parser.parse_punctuation(",")
         desc, src, idx, attrs = cls._parse_rest(parser)
-        op = cls(_enum_name(DESCRIPTOR_REDUCE_KIND, kind.value.data), desc, src, idx)
+        op = cls(enum_name(DESCRIPTOR_REDUCE_KIND, kind.value.data), desc, src, idx)
         op.attributes |= attrs
         return op
 
@@ -1983,8 +1987,8 @@ class _AtomicMemOp(IRDLOperation):
         _check_enum(self, "scope", MEM_SYNC_SCOPE)
 
     def _print_head(self, printer: Printer) -> None:
-        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
-        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        sem = enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
         printer.print_string(f" {sem}, {scope}, ")
         printer.print_list(self.operands, printer.print_operand)
         printer.print_op_attributes(self.attributes)
@@ -1999,8 +2003,8 @@ class _AtomicMemOp(IRDLOperation):
             names.append(parser.parse_unresolved_operand())
         attrs = dict(parser.parse_optional_attr_dict())
         return (
-            _enum_name(MEM_SEMANTIC, sem.value.data),
-            _enum_name(MEM_SYNC_SCOPE, scope.value.data),
+            enum_name(MEM_SEMANTIC, sem.value.data),
+            enum_name(MEM_SYNC_SCOPE, scope.value.data),
             names,
             attrs,
         )
@@ -2117,8 +2121,8 @@ class AtomicPollOp(_AtomicMemOp):
         return op
 
     def print(self, printer: Printer) -> None:
-        sem = _enum_name(MEM_SEMANTIC, self.sem.value.data)
-        scope = _enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
+        sem = enum_name(MEM_SEMANTIC, self.sem.value.data)
+        scope = enum_name(MEM_SYNC_SCOPE, self.scope.value.data)
         printer.print_string(f" {sem}, {scope}, ")
         printer.print_list([self.ptr, self.expected], printer.print_operand)
         if self.timeout is not None:

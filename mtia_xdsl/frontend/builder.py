@@ -604,7 +604,7 @@ class XdslBuilder:
 
     def create_clampf(self, x: Value, lo: Value, hi: Value, propagate_nan: Any) -> Value:
         """Return tt.clampf."""
-        name = tt._enum_name(tt.PROPAGATE_NAN, int(propagate_nan.value))  # pyright: ignore[reportPrivateUsage]
+        name = tt.enum_name(tt.PROPAGATE_NAN, int(propagate_nan.value))
         return self.result(tt.ClampFOp(*unwrap([x, lo, hi]), name))
 
     def create_int_cast(self, v: Value, ty: Type, is_signed: bool) -> Value:
@@ -624,7 +624,7 @@ class XdslBuilder:
 
     def create_fp_to_fp(self, v: Value, ty: Type, rounding: Any = None) -> Value:
         """Return tt.fp_to_fp (rounding rtz/rtne or none)."""
-        name = None if rounding is None else tt._enum_name(tt.ROUNDING_MODE, int(rounding.value))  # pyright: ignore[reportPrivateUsage]
+        name = None if rounding is None else tt.enum_name(tt.ROUNDING_MODE, int(rounding.value))
         assert v.ssa is not None
         return self.result(tt.FpToFpOp(v.ssa, ty.attr, name))
 
@@ -717,7 +717,7 @@ class XdslBuilder:
 
     def create_dot(self, a: Value, b: Value, c: Value, precision: Any, max_imprecise: int | None) -> Value:
         """Return tt.dot."""
-        name = tt._enum_name(tt.INPUT_PRECISION, int(precision.value))  # pyright: ignore[reportPrivateUsage]
+        name = tt.enum_name(tt.INPUT_PRECISION, int(precision.value))
         return self.result(tt.DotOp(*unwrap([a, b, c]), name, int(max_imprecise or 0)))
 
     def create_extern_elementwise(
@@ -770,11 +770,11 @@ class XdslBuilder:
     def create_atomic_rmw(self, kind: Any, ptr: Value, val: Value, mask: Value | None, sem: Any, scope: Any) -> Value:
         """Return tt.atomic_rmw."""
         op = tt.AtomicRMWOp(
-            tt._enum_name(tt.ATOMIC_RMW_OP, int(kind.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.ATOMIC_RMW_OP, int(kind.value)),
             *unwrap([ptr, val]),
             mask.ssa if mask is not None else None,
-            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
-            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.MEM_SEMANTIC, int(sem.value)),
+            tt.enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),
         )
         return self.result(op)
 
@@ -782,8 +782,8 @@ class XdslBuilder:
         """Return tt.atomic_cas."""
         op = tt.AtomicCASOp(
             *unwrap([ptr, cmp, val]),
-            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
-            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.MEM_SEMANTIC, int(sem.value)),
+            tt.enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),
         )
         return self.result(op)
 
@@ -792,8 +792,8 @@ class XdslBuilder:
         op = tt.AtomicLoadOp(
             unwrap([ptr])[0],
             mask.ssa if mask is not None else None,
-            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
-            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.MEM_SEMANTIC, int(sem.value)),
+            tt.enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),
         )
         return self.result(op)
 
@@ -802,8 +802,8 @@ class XdslBuilder:
         op = tt.AtomicStoreOp(
             *unwrap([ptr, val]),
             mask.ssa if mask is not None else None,
-            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
-            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.MEM_SEMANTIC, int(sem.value)),
+            tt.enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),
         )
         self.insert(op)
 
@@ -812,8 +812,8 @@ class XdslBuilder:
         op = tt.AtomicPollOp(
             *unwrap([ptr, expected]),
             timeout.ssa,
-            tt._enum_name(tt.MEM_SEMANTIC, int(sem.value)),  # pyright: ignore[reportPrivateUsage]
-            tt._enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),  # pyright: ignore[reportPrivateUsage]
+            tt.enum_name(tt.MEM_SEMANTIC, int(sem.value)),
+            tt.enum_name(tt.MEM_SYNC_SCOPE, int(scope.value)),
         )
         return self.result(op)
 
@@ -831,7 +831,7 @@ class XdslBuilder:
         """Return tt.make_tensor_descriptor with blocks `block_shape` of the base's pointee type."""
         assert base.ssa is not None
         block = _desc_block(TensorType(tt.pointee_of(base.ssa.type), list(block_shape)), is_signed)
-        name = tt._enum_name(tt.PADDING_OPTION, int(padding.value))  # pyright: ignore[reportPrivateUsage]
+        name = tt.enum_name(tt.PADDING_OPTION, int(padding.value))
         return self.result(tt.MakeTensorDescOp(base.ssa, unwrap(shape), unwrap(strides), block, name))
 
     def create_descriptor_load(self, desc: Value, offsets: Sequence[Value], cp: Attr) -> Value:
@@ -848,7 +848,7 @@ class XdslBuilder:
 
     def create_descriptor_reduce(self, kind: Any, desc: Value, value: Value, offsets: Sequence[Value]) -> None:
         """Create tt.descriptor_reduce (`kind` is an ir.DESCRIPTOR_REDUCE_KIND)."""
-        name = tt._enum_name(tt.DESCRIPTOR_REDUCE_KIND, int(kind.value))  # pyright: ignore[reportPrivateUsage]
+        name = tt.enum_name(tt.DESCRIPTOR_REDUCE_KIND, int(kind.value))
         self.insert(tt.DescriptorReduceOp(name, *unwrap([desc, value]), unwrap(offsets)))
 
     def create_descriptor_gather(self, desc: Value, x_offsets: Value, y_offset: Value, ty: Type) -> Value:

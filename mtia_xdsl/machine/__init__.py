@@ -1,14 +1,129 @@
-"""The MTIA-2i machine model: configuration, functional interpretation, timing and reports."""
+"""The MTIA-2i machine model: configuration, functional interpretation, timing and reports.
 
-from typing import Any
+Public API (`__all__`): `MachineConfig` and its presets (`MachineConfig.preset(name)`,
+`MachineConfig.PRESET_NAMES`, `DEFAULT_CHIP`), `derive_config` (a preset with overrides), `PE_MAPPINGS`;
+`run_kernel` (a buffer-level program on the model: results, `Report`, `Timeline`), `run_tt` (a tt-level
+module through the reference semantics: results only, no cycles) and the result types `RunResult`, `Report`,
+`Timeline`. To lower a tt-level module and run it on the model in one call, use `mtia_xdsl.run_module`.
 
-from mtia_xdsl.machine.config import MachineConfig
+Kernel arguments are the kernel's non-constexpr parameters in order: torch CPU tensors or numpy arrays for
+pointers (results are written into them, sharing memory), Python or numpy numbers for scalars. Every
+hardware number comes from `MachineConfig`; docs/machine.md lists each with its source.
+"""
 
-__all__ = ["MachineConfig", "run_kernel"]
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from mtia_xdsl.machine.config import DEFAULT_CHIP, PE_MAPPINGS, MachineConfig, derive_config
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from mtia_xdsl.machine.report import Report
+    from mtia_xdsl.machine.run import RunResult
+    from mtia_xdsl.machine.timeline import Timeline
+
+__all__ = [
+    "DEFAULT_CHIP",
+    "PE_MAPPINGS",
+    "MachineConfig",
+    "Report",
+    "RunResult",
+    "Timeline",
+    "derive_config",
+    "host_arguments",
+    "run_kernel",
+    "run_tt",
+]
+
+_LAZY = {
+    "Report": "mtia_xdsl.machine.report",
+    "RunResult": "mtia_xdsl.machine.run",
+    "Timeline": "mtia_xdsl.machine.timeline",
+}
 
 
-def run_kernel(*args: Any, **kwargs: Any) -> Any:
-    """Run a buffer-level kernel on the machine model; see `mtia_xdsl.machine.run.run_kernel`."""
+def host_arguments(args: Sequence[Any]) -> list[Any]:
+    """Return `args` with numpy arrays as torch tensors sharing their memory and numpy scalars as Python numbers.
+
+    Shapes: an array keeps its shape and strides (`torch.from_numpy`); the kernel addresses it by the
+    strides it is given, as Triton does. Everything else is returned as it is.
+    Raises: TypeError naming the argument for a numpy dtype torch cannot share (e.g. a structured dtype).
+    """
+    import numpy as np
+
+    out: list[Any] = []
+    for i, a in enumerate(args):
+        if isinstance(a, np.ndarray):
+            array = cast("np.ndarray[Any, np.dtype[Any]]", a)
+            import warnings
+
+            import torch
+
+            try:
+                with warnings.catch_warnings():  # a read-only input array is fine: the model writes only outputs
+                    warnings.simplefilter("ignore", UserWarning)
+                    out.append(torch.from_numpy(array))  # pyright: ignore[reportUnknownMemberType]
+            except TypeError as e:
+                raise TypeError(
+                    f"kernel argument #{i}: numpy array of dtype {array.dtype} cannot be passed: {e}"
+                ) from None
+        elif isinstance(a, np.generic):
+            out.append(a.item())
+        else:
+            out.append(a)
+    return out
+
+
+def run_kernel(
+    module: ModuleOp,
+    grid: Sequence[int],
+    args: Sequence[Any],
+    options: Any = None,
+    kernel_name: str | None = None,
+    max_batch: int | None = None,
+) -> RunResult:
+    """Run the buffer-level kernel of `module` for every program id of `grid` on the model and time it.
+
+    Shapes: `grid` has 1 to 3 dimensions (program ids x fastest). `args`: as the module docstring says.
+    `options`: an `MtiaOptions` (its `machine`, `machine_overrides`, `pe_mapping`, `pe_subgrid`) or None (the
+    module's `mtia.target` and attributes). `kernel_name`: the `tt.func` to run if the module has several.
+    Units: the result's `report.total_cycles` in cycles of `MachineConfig.clock_hz`, `report.time_us` in
+    microseconds; bytes are chip totals. Results are written into the arrays only if the whole launch
+    succeeded. The module must be buffer level (`mtia_xdsl.passes.lower`); `mtia_xdsl.run_module` takes
+    either level.
+    Raises: InterpretationError naming the kernel line and program id (out-of-bounds access, CB protocol
+    misuse, deadlock, wrong arguments); no array is written then.
+    """
     from mtia_xdsl.machine.run import run_kernel as run
 
-    return run(*args, **kwargs)
+    return run(module, tuple(grid), host_arguments(args), options, kernel_name, max_batch)
+
+
+def run_tt(
+    module: ModuleOp,
+    grid: Sequence[int],
+    args: Sequence[Any],
+    kernel_name: str | None = None,
+    options: Any = None,
+) -> None:
+    """Run a tt-level kernel through the reference semantics (each op as Triton defines it) for every program id.
+
+    Results only, no cycles: the oracle each pass is checked against. Arguments, `grid` and `kernel_name` as
+    `run_kernel`; results are written into the arrays only if every program succeeded.
+    Raises: InterpretationError naming the kernel line and program id.
+    """
+    from mtia_xdsl.machine.reference import run_tt as run
+
+    run(module, tuple(grid), host_arguments(args), kernel_name, options)  # type: ignore[arg-type]  # checked there
+
+
+def __getattr__(name: str) -> Any:
+    """`Report`, `RunResult` and `Timeline`, imported on first use (the simulator is not loaded with the config)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mtia_xdsl.machine' has no attribute {name!r}")

@@ -51,6 +51,11 @@ PE_MAPPINGS = ("linear", "round_robin", "zigzag")
 """Strategies placing program ids on the PE grid (defined in `machine/placement.py`, recorded by the
 `mtia-pe-mapping` pass, chosen by the compile option `pe_mapping` or `mtia-run --mapping`)."""
 
+TIMELINES = ("full", "totals")
+"""What a launch keeps of its schedule (the option `timeline`, `machine.run.run_kernel`'s `timeline`): "full"
+every command's cycles (command spans, Perfetto traces, plots); "totals" only the report's totals and
+per-line costs, in memory that follows the programs in flight rather than the launch's commands."""
+
 DEFAULT_PE_MAPPING = "zigzag"
 """The compile default of `pe_mapping`: it balances programs whose work grows with the program id (causal
 attention) and keeps consecutive programs on the chip at the same time (LLC reuse), see

@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import ProgramTrace
-from mtia_xdsl.machine.config import MachineConfig
+from mtia_xdsl.machine.config import TIMELINES, MachineConfig
 from mtia_xdsl.machine.interpret.mtia import MtiaFunctions, PeState, ScalarCoreCounter, set_pe_state
 from mtia_xdsl.machine.interpret.mtia_atomics import MtiaAtomicFunctions
 from mtia_xdsl.machine.interpret.mtia_indexed_dma import MtiaIndexedDmaFunctions
@@ -56,7 +56,7 @@ from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's
 )
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
-from mtia_xdsl.machine.timing import Timeline, TimingError, simulate
+from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
 
 BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
@@ -81,31 +81,89 @@ def run_kernel(
     options: Any = None,
     kernel_name: str | None = None,
     max_batch: int | None = None,
+    timeline: str | None = None,
 ) -> RunResult:
     """Run the buffer-level kernel of `module` for every program id of `grid` and time it.
 
     `args` are the non-constexpr kernel arguments in order: torch CPU tensors for pointers, Python
     numbers for scalars. Results are written into the tensors when the whole launch succeeded; on any
     error the tensors are left as they were. `max_batch` caps the programs run in one batch (1: one at a
-    time; default: as many as fit `BATCH_ELEMS`).
+    time; default: as many as fit `BATCH_ELEMS`). `timeline` (default: the option `timeline` of `options`,
+    else "full") is one of `machine.config.TIMELINES`: "totals" keeps no command (the result's `traces`
+    are empty, its timeline `totals_only`; same cycles and report; per-line cycles summed as programs end,
+    so they may differ from "full" in the last bits) and, for a launch run in launch order, runs the
+    programs' functional batches as the timing model reaches them, so memory follows the programs in
+    flight; an error of a later program may then be reported after a timing error of an earlier one.
     Raises: InterpretationError naming the kernel line and program id (out-of-bounds access, CB
-    protocol misuse, deadlock, bad arguments).
+    protocol misuse, deadlock, bad arguments); ValueError for an unknown `timeline`.
     """
+    keep = _keeps_commands(options, timeline)
     launch = prepare_launch(module, grid, args, kernel_name)
     config = machine_config(module, options)
-    with _ProgressBar("programs", launch.grid[0] * launch.grid[1] * launch.grid[2]) as bar:
+    n_programs = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    with _ProgressBar("programs", n_programs) as bar:
         placement = run_placement(launch.kernel, launch.grid, config, options)
         runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update, placement)
-        traces = runner.run_all()
-    try:
+        if not keep and runner.in_launch_order:
+            run = _time(_StreamedTraces(runner), config, placement, launch.grid, None, keep_commands=False)
+            traces: list[ProgramTrace] = []
+        else:
+            traces = runner.run_all()
+    if keep or not runner.in_launch_order:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
-            timeline = simulate(
-                traces, config, placement.mapping, launch.grid, subgrid=placement.subgrid, progress=bar.update
-            )
+            run = _time(traces, config, placement, launch.grid, bar.update, keep_commands=keep)
+        if not keep:
+            traces = []
+    launch.memory.commit()
+    return RunResult(build_report(run, sym_name(launch.kernel)), run, traces)
+
+
+def _keeps_commands(options: Any, timeline: str | None) -> bool:
+    mode = timeline if timeline is not None else getattr(options, "timeline", None) or "full"
+    if mode not in TIMELINES:
+        raise ValueError(f"unknown timeline {mode!r}; expected one of {', '.join(TIMELINES)}")
+    return mode == "full"
+
+
+def _time(
+    traces: list[ProgramTrace] | TraceSource,
+    config: MachineConfig,
+    placement: Placement,
+    grid: tuple[int, int, int],
+    progress: Callable[[int], None] | None,
+    keep_commands: bool,
+) -> Timeline:
+    """`simulate` the launch; a TimingError becomes the launch's InterpretationError."""
+    try:
+        return simulate(
+            traces,
+            config,
+            placement.mapping,
+            grid,
+            subgrid=placement.subgrid,
+            progress=progress,
+            keep_commands=keep_commands,
+        )
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
-    launch.memory.commit()
-    return RunResult(build_report(timeline, sym_name(launch.kernel)), timeline, traces)
+
+
+class _StreamedTraces(TraceSource):
+    """The traces of a launch run in launch order, each produced by the runner's next batches when the timing
+    model first asks for it and forgotten when released (totals-only timelines)."""
+
+    def __init__(self, runner: _BatchRunner) -> None:
+        super().__init__(runner.traces, runner.pids)
+        self.runner = runner
+
+    def get(self, i: int) -> ProgramTrace:
+        runner = self.runner
+        while self.traces[i] is None:
+            if not runner.run_next():
+                raise IndexError(f"the trace of program {i} was released")
+        trace = self.traces[i]
+        assert trace is not None
+        return trace
 
 
 class _BatchRunner:
@@ -150,19 +208,18 @@ class _BatchRunner:
         """Batches that reached a cross-PE reduction before the rest of their group, to retry."""
         self.runs_cache: dict[tuple, tuple] = {}
         """PeState.runs_cache shared by every batch of the launch."""
+        self.in_launch_order = not self.collective and self.round_starts is None
+        """Programs run in launch order, batch after batch (so a batch's traces may be timed before the next runs)."""
+        self.next_start = 0
+        """Position in `pids` of the next batch's first program."""
 
     def run_all(self) -> list[ProgramTrace]:
         """Run every program; return the traces in launch order (x fastest)."""
+        while self.run_next():
+            pass
         memory = self.launch.memory
         memory.begin_undo()
         try:
-            start = 0
-            while start < len(self.pids):
-                stop = min(start + self.max_batch, len(self.pids))
-                if self.round_starts is not None:  # PE order: never past the end of the round
-                    stop = min(stop, self.round_starts[bisect.bisect_right(self.round_starts, start)])
-                self._run_group(np.arange(start, stop))
-                start = stop
             self._retry_waiting()
         finally:
             memory.end_undo()
@@ -171,6 +228,26 @@ class _BatchRunner:
             gx, gy, _ = self.launch.grid
             traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
         return traces
+
+    def run_next(self) -> bool:
+        """Run the next batch of programs; return False if every batch ran already.
+
+        Writes to the working global memory are logged for undo only while a batch runs.
+        """
+        start = self.next_start
+        if start >= len(self.pids):
+            return False
+        stop = min(start + self.max_batch, len(self.pids))
+        if self.round_starts is not None:  # PE order: never past the end of the round
+            stop = min(stop, self.round_starts[bisect.bisect_right(self.round_starts, start)])
+        memory = self.launch.memory
+        memory.begin_undo()
+        try:
+            self._run_group(np.arange(start, stop))
+        finally:
+            memory.end_undo()
+        self.next_start = stop
+        return True
 
     def _retry_waiting(self) -> None:
         """Rerun the batches waiting at a cross-PE reduction until none is left or none makes progress.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -107,10 +109,29 @@ class Timeline:
     llc_resident_bytes: int = 0
     llc_overflowed: bool = False
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
+    line_totals: list[LineCost] | None = field(default=None, repr=False)
+    """The per-line costs (`line_costs`) summed while the launch ran, for a totals-only timeline (`simulate`
+    with `keep_commands=False`), which keeps no command, `command_cycles` or `end_order` entries; None: the
+    timeline keeps every command and `line_costs` sums them."""
+
+    @property
+    def totals_only(self) -> bool:
+        """Whether the timeline keeps only totals (no command spans; see `line_totals`)."""
+        return self.line_totals is not None
+
+    def _require_commands(self, what: str) -> None:
+        if self.line_totals is not None:
+            raise ValueError(
+                f"{what} needs every command's cycles, but this launch kept totals only "
+                '(timeline="totals"); run it with timeline="full" (the default)'
+            )
 
     @cached_property
     def span_rows(self) -> list[SpanRow]:
-        """Every command's span as a tuple, in the order commands ended (built on first use)."""
+        """Every command's span as a tuple, in the order commands ended (built on first use).
+
+        Raises: ValueError for a totals-only timeline."""
+        self._require_commands("the command spans")
         owner: list[int] = []
         first: list[int] = []
         for k, prog in enumerate(self.programs):
@@ -134,27 +155,12 @@ class Timeline:
 
     def line_costs(self) -> list[LineCost]:
         """Cost of each kernel source line (see LineCost), most command cycles first."""
+        if self.line_totals is not None:
+            return self.line_totals
         acc: dict[str, list] = {}
         for prog, (_, start, end) in zip(self.programs, self.command_cycles, strict=False):
-            for c, s, e in zip(prog.commands, start, end, strict=False):
-                a = acc.get(c.loc)
-                if a is None:
-                    a = acc[c.loc] = [0, 0.0, 0.0, 0.0, {}]
-                a[0] += 1
-                a[1] += e - s
-                a[2] += c.global_read_bytes + c.global_write_bytes
-                a[3] += c.ls_bytes
-                a[4][c.engine.value] = None
-        by_line: dict[str, list] = {}
-        for loc, (n, cycles, gbytes, lbytes, engines) in acc.items():
-            b = by_line.setdefault(line_key(loc), [0, 0.0, 0.0, 0.0, {}])
-            b[0] += n
-            b[1] += cycles
-            b[2] += gbytes
-            b[3] += lbytes
-            b[4].update(engines)
-        lines = [LineCost(loc, n, cyc, gb, lb, tuple(eng)) for loc, (n, cyc, gb, lb, eng) in by_line.items()]
-        return sorted(lines, key=lambda x: (-x.cycles, x.loc))
+            add_line_costs(acc, prog.commands, start, end)
+        return lines_of(acc)
 
     @property
     def command_count(self) -> int:
@@ -165,6 +171,99 @@ class Timeline:
     def pes_used(self) -> list[int]:
         """PEs that ran at least one program, sorted."""
         return sorted(set(self.pe_of_program))
+
+
+def add_line_costs(
+    acc: dict[str, list], commands: Sequence[Command], start: Sequence[float], end: Sequence[float]
+) -> None:
+    """Add the commands' costs to `acc` (kernel loc -> [commands, cycles, global bytes, LS bytes, engines]),
+    the sums `lines_of` groups by source line."""
+    for c, s, e in zip(commands, start, end, strict=False):
+        a = acc.get(c.loc)
+        if a is None:
+            a = acc[c.loc] = [0, 0.0, 0.0, 0.0, {}]
+        a[0] += 1
+        a[1] += e - s
+        a[2] += c.global_read_bytes + c.global_write_bytes
+        a[3] += c.ls_bytes
+        a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
+
+
+def lines_of(acc: dict[str, list]) -> list[LineCost]:
+    """The `LineCost` of each source line from per-loc sums (see `add_line_costs`), most command cycles first."""
+    by_line: dict[str, list] = {}
+    for loc, (n, cycles, gbytes, lbytes, engines) in acc.items():
+        b = by_line.setdefault(line_key(loc), [0, 0.0, 0.0, 0.0, {}])
+        b[0] += n
+        b[1] += cycles
+        b[2] += gbytes
+        b[3] += lbytes
+        b[4].update(engines)
+    lines = [
+        LineCost(loc, n, cyc, gb, lb, tuple(e.value for e in eng)) for loc, (n, cyc, gb, lb, eng) in by_line.items()
+    ]
+    return sorted(lines, key=lambda x: (-x.cycles, x.loc))
+
+
+class BusyUnion:
+    """`busy_cycles` computed while a launch runs, as programs finish: the same segments summed in the same
+    order, so the same values, keeping one float per busy segment instead of every command.
+
+    A finished program's commands wait in a per-PE buffer until no command of a program still running on
+    that PE can start before them (`flush`), then join the union in start order (ties by program, then
+    command: `busy_cycles`'s stable order).
+    """
+
+    __slots__ = ("canonical", "engines", "open", "pending", "segments")
+
+    def __init__(self, engines: tuple[Engine, ...]) -> None:
+        self.engines = engines
+        """Engine of each queue index, as `busy_cycles` takes them."""
+        self.canonical = [engines.index(e) for e in engines]
+        self.pending: dict[int, list[tuple[float, int, int, int, float]]] = {}
+        """PE -> (start, program, command, canonical engine, end) of finished commands not yet in the union."""
+        self.open: dict[tuple[int, int], list[float]] = {}
+        """(pe, canonical engine) -> [start, reach] of the segment still open."""
+        self.segments: dict[tuple[int, int], array] = {}
+        """(pe, canonical engine) -> lengths of its closed segments."""
+
+    def add(self, pe: int, program: int, engine: Sequence[int], start: Sequence[float], end: Sequence[float]) -> None:
+        """Add a finished program's commands (queue index, start and end cycle of each) on PE `pe`."""
+        canonical = self.canonical
+        self.pending.setdefault(pe, []).extend(
+            (s, program, i, canonical[e], t) for i, (e, s, t) in enumerate(zip(engine, start, end, strict=True))
+        )
+
+    def flush(self, pe: int, before: float | None = None) -> None:
+        """Join the union with PE `pe`'s buffered commands that start before `before` (None: all); every
+        command added later on `pe` must start at or after `before`."""
+        buffered = self.pending.get(pe)
+        if not buffered:
+            return
+        buffered.sort()
+        k = len(buffered) if before is None else bisect.bisect_left(buffered, (before,))
+        open_, segments = self.open, self.segments
+        for s, _, _, e, t in buffered[:k]:
+            seg = open_.get((pe, e))
+            if seg is None:
+                open_[pe, e] = [s, t]
+                segments[pe, e] = array("d")
+            elif s > seg[1]:
+                segments[pe, e].append(seg[1] - seg[0])
+                seg[0], seg[1] = s, t
+            elif t > seg[1]:
+                seg[1] = t
+        del buffered[:k]
+
+    def result(self) -> dict[tuple[int, Engine], float]:
+        """(pe, engine) -> busy cycles, as `busy_cycles` returns them (flushes every PE first)."""
+        for pe in list(self.pending):
+            self.flush(pe)
+        busy = {}
+        for (pe, e), seg in self.open.items():
+            lengths = np.append(np.asarray(self.segments[pe, e], dtype=np.float64), seg[1] - seg[0])
+            busy[pe, self.engines[e]] = float(np.sum(lengths))
+        return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
 
 
 def busy_cycles(

@@ -5,9 +5,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
 - Placement: programs, ordered by linear program id (axis 0 fastest), are distributed over the PEs by a
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
   increasing program id, starting the next when the previous one has finished (`pe_programs_in_flight`
-  1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued its last command if both
-  programs' CBs fit LS and the CB IDs (each program keeps its own CB state; engines still run commands in
-  issue order and programs retire in order; global-memory order between the two is not checked). A
+  1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued
+  its last command if both programs' CBs fit LS and the CB IDs (each program keeps its own CB state;
+  engines still run commands in issue order and programs retire in order; global-memory order between
+  the two is not checked). A
   program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
@@ -72,10 +73,22 @@ from mtia_xdsl.machine.program_shape import (
     program_shape,
 )
 from mtia_xdsl.machine.re_barrier import ReBarrier, next_barrier
-from mtia_xdsl.machine.timeline import CommandSpan, Timeline, WorkTotals, busy_cycles
+from mtia_xdsl.machine.timeline import (
+    BusyUnion,
+    CommandSpan,
+    Timeline,
+    WorkTotals,
+    add_line_costs,
+    busy_cycles,
+    lines_of,
+)
 
-__all__ = ["MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "WorkTotals", "simulate"]
+__all__ = [
+    "MAPPINGS", "CommandSpan", "MemoryTraffic", "Timeline", "TimingError", "TraceSource", "WorkTotals", "simulate",
+]  # fmt: skip
 
+_QUEUE_ENGINES = (*ENGINES, Engine.DMA)
+"""The engine of each queue index (queue DMA_WRITE is the DMA engine's)."""
 _PROGRESS_EVERY = 4096
 """Commands between two calls of the progress callback."""
 
@@ -87,14 +100,19 @@ def simulate(
     grid: tuple[int, int, int] | None = None,
     progress: Callable[[int], None] | None = None,
     subgrid: PeSubgrid | None = None,
+    keep_commands: bool = True,
 ) -> Timeline:
     """Schedule every program's commands on the chip and return when each ran.
 
     `progress`, if given, is called now and then with the number of commands finished since its last
     call (the calls add up to the number of commands). `subgrid` is the rectangle of PEs the launch runs
-    on (machine/placement.py; default the whole chip).
+    on (machine/placement.py; default the whole chip). With `keep_commands` False the timeline keeps
+    totals only (`Timeline.totals_only`: the same cycles, report figures and per-line costs, no command
+    spans): each program's state is dropped when it is done, and with a `TraceSource` its trace too, so
+    memory follows the programs in flight, not the commands of the launch.
     Units: cycles. Deterministic: the same inputs always give the same cycles.
-    Requires: `programs` holds one trace per program id of the launch.
+    Requires: `programs` holds one trace per program id of the launch (a `TraceSource` may produce them
+    when first asked for; `grid` is then required).
     Raises: TimingError naming the kernel loc for inconsistent CB references, a deadlock or a program
     whose LS footprint exceeds `ls_bytes`; ValueError for an unknown mapping.
     """
@@ -102,7 +120,8 @@ def simulate(
         raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
     grid = grid or _infer_grid(programs)
     pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
-    sim = _Simulator(list(programs), config, pe_of_program, progress)
+    source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
+    sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small objects and frees nothing cyclic: collections only cost time
     try:
@@ -111,6 +130,38 @@ def simulate(
         if collecting:
             gc.enable()
     return sim.timeline(mapping, grid)
+
+
+class TraceSource(Sequence[ProgramTrace]):
+    """The traces of a launch's programs, by program index, for `simulate`; a subclass may produce each
+    when first asked for (`get`) and forget it once released (`release`), so a totals-only run holds only
+    the traces of programs in flight.
+
+    `program_ids` gives each program's id without its trace (placement needs them all up front).
+    """
+
+    def __init__(self, traces: list[ProgramTrace | None], program_ids: Sequence[tuple[int, int, int]] | None = None):
+        self.traces = traces
+        self.program_ids = (
+            list(program_ids) if program_ids is not None else [t.program_id for t in traces if t is not None]
+        )
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    def __getitem__(self, i: int) -> ProgramTrace:  # type: ignore[override]
+        trace = self.traces[i]
+        if trace is None:
+            trace = self.get(i)
+        return trace
+
+    def get(self, i: int) -> ProgramTrace:
+        """Produce trace i (called when it is not there yet); the base class has every trace up front."""
+        raise IndexError(f"the trace of program {i} was released")
+
+    def release(self, i: int) -> None:
+        """Forget trace i: its program is done and a totals-only run needs it no more."""
+        self.traces[i] = None
 
 
 def place_programs(
@@ -129,7 +180,8 @@ def place_programs(
     placement = Placement(mapping, area, grid)
     if not programs:
         return []
-    ids = np.asarray([prog.program_id for prog in programs], dtype=np.int64)
+    pids = programs.program_ids if isinstance(programs, TraceSource) else [prog.program_id for prog in programs]
+    ids = np.asarray(pids, dtype=np.int64)
     local = np.atleast_1d(placement.local_pe((ids[:, 0], ids[:, 1], ids[:, 2])))
     rows, cols = np.divmod(local, area.tile_width)
     return (area.base_pe + rows * config.pe_cols + cols).tolist()
@@ -138,7 +190,8 @@ def place_programs(
 def _infer_grid(programs: Sequence[ProgramTrace]) -> tuple[int, int, int]:
     if not programs:
         return (1, 1, 1)
-    return tuple(max(p.program_id[a] for p in programs) + 1 for a in range(3))  # type: ignore[return-value]
+    ids = programs.program_ids if isinstance(programs, TraceSource) else [p.program_id for p in programs]
+    return tuple(max(pid[a] for pid in ids) + 1 for a in range(3))  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -193,6 +246,21 @@ class _PE:
         self.ls_high_water = 0
 
 
+class _Count:
+    """Stands for `_Simulator.end_order` in a totals-only run: counts the commands that ended."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def append(self, _: int) -> None:
+        self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+
 # Event kinds
 _E_END, _E_TRY, _E_XFER, _E_POOL, _ESCALAR, _E_ADVANCE, _E_BARRIER, _E_DONE = range(8)
 
@@ -202,12 +270,14 @@ class _Simulator:
 
     def __init__(
         self,
-        programs: list[ProgramTrace],
+        programs: TraceSource,
         config: MachineConfig,
         pe_of_program: list[int],
         progress: Callable[[int], None] | None,
+        keep_commands: bool = True,
     ) -> None:
         self.programs = programs
+        self.keep_commands = keep_commands
         self.config = config
         self.pe_of_program = pe_of_program
         self.progress = progress
@@ -220,10 +290,19 @@ class _Simulator:
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
         self.work = WorkTotals()
-        self.end_order = array("q")
-        """Commands in the order they ended (index in the concatenation of all programs' commands), packed."""
+        self.end_order: array[int] | _Count = array("q") if keep_commands else _Count()
+        """Commands in the order they ended (index in the concatenation of all programs' commands), packed;
+        only their number when the timeline keeps totals only."""
         self.runs: list[ProgramRun | None] = [None] * len(programs)
-        self.first_command = list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
+        self.first_command = (
+            list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
+            if keep_commands
+            else [0] * len(programs)
+        )
+        self.line_acc: dict[str, list] = {}
+        """Per kernel loc, the costs of the commands of finished programs (totals-only timelines)."""
+        self.busy = BusyUnion(_QUEUE_ENGINES)
+        """Engine busy cycles of finished programs (totals-only timelines)."""
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
@@ -439,7 +518,15 @@ class _Simulator:
 
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
-        run.retire()
+        if self.keep_commands:
+            run.retire()
+        else:  # fold its commands into the totals and forget them
+            add_line_costs(self.line_acc, run.cmds, run.start_t, run.end_t)
+            self.busy.add(pe.pe, run.index, run.engine, run.start_t, run.end_t)
+            # Later commands on this PE start no earlier than the running program (or the next one, now).
+            self.busy.flush(pe.pe, pe.run.start_cycle if run is pe.older and pe.run is not None else self.now)
+            self.runs[run.index] = None
+            self.programs.release(run.index)
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
             self.reported = len(self.end_order)
@@ -695,7 +782,7 @@ class _Simulator:
         run = pe.older or pe.run
         if run is None:
             raise TimingError(f"PE {pe.pe} did not start all its programs")
-        for e, engine in enumerate((*ENGINES, Engine.DMA)):  # queue DMA_WRITE is the DMA engine's
+        for e, engine in enumerate(_QUEUE_ENGINES):
             h = run.head[e]
             if h < len(run.queues[e]):
                 c = run.cmds[run.queues[e][h]]
@@ -720,6 +807,26 @@ class _Simulator:
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
         total = max((end for _, end in self.program_cycles), default=0.0)
+        if not self.keep_commands:
+            return Timeline(
+                config=self.config,
+                mapping=mapping,
+                grid=grid,
+                total_cycles=total,
+                command_cycles=[],
+                end_order=self.end_order,
+                pe_of_program=self.pe_of_program,
+                program_cycles=self.program_cycles,
+                engine_busy_cycles=self.busy.result(),
+                traffic=self.memory.traffic,
+                work=self.work,
+                ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
+                scalar_issue_cycles={pe.pe: pe.scalar_busy for pe in self.pes},
+                dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
+                llc_resident_bytes=self.memory.coverage.total,
+                llc_overflowed=self.memory.llc_overflowed,
+                line_totals=lines_of(self.line_acc),
+            )
         return Timeline(
             config=self.config,
             mapping=mapping,
@@ -731,7 +838,7 @@ class _Simulator:
             program_cycles=self.program_cycles,
             engine_busy_cycles=busy_cycles(
                 [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
-                (*ENGINES, Engine.DMA),  # queue DMA_WRITE is the DMA engine's
+                _QUEUE_ENGINES,
             ),
             traffic=self.memory.traffic,
             work=self.work,
@@ -740,5 +847,5 @@ class _Simulator:
             dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
-            programs=self.programs,
+            programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released
         )

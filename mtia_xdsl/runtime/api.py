@@ -6,7 +6,7 @@ process. Without a signature the kernel is specialised per launch, as Triton's J
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -25,28 +25,47 @@ from mtia_xdsl.runtime.result import KernelRun
 class LazyAsm(Mapping[str, str]):
     """IR texts of a compiled kernel, printed on first access (printing costs as much as a pass).
 
-    Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program).
+    Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program), "cpp" (the
+    buffer-level program as C++, `mtia_xdsl.backend.cpp.emit_cpp`, emitted on first access), "llir" (its
+    LLVM IR, `mtia_xdsl.backend.llvm.emit_llvm_ir`, emitted on first access).
     """
+
+    DERIVED: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "cpp": ("mtia", "mtia_xdsl.backend.cpp", "emit_cpp"),
+        "llir": ("mtia", "mtia_xdsl.backend.llvm", "emit_llvm_ir"),
+    }
+    """Texts emitted from another key's module: key -> (module key, emitter module, emitter function)."""
 
     def __init__(self, modules: dict[str, ModuleOp]) -> None:
         self._modules = modules
         self._texts: dict[str, str] = {}
 
     def __getitem__(self, key: str) -> str:
-        """Return the text of IR `key`, printing it once.
+        """Return the text of IR `key`, printing (or emitting) it once.
 
-        Raises: KeyError for a key other than "ttir" and "mtia".
+        Raises: KeyError for an unknown key; mtia_xdsl.backend.cpp.CppEmitError (naming the kernel line) for
+        "cpp", and mtia_xdsl.backend.llvm_scalar.NotHandled for "llir", of a kernel with a construct the
+        emitter does not handle.
         """
         text = self._texts.get(key)
         if text is None:
-            text = self._texts[key] = str(self._modules[key])
+            derived = self.DERIVED.get(key)
+            if derived is not None and derived[0] in self._modules:
+                import importlib
+
+                emit = getattr(importlib.import_module(derived[1]), derived[2])
+                text = emit(self._modules[derived[0]])
+            else:
+                text = str(self._modules[key])
+            self._texts[key] = text
         return text
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
+        yield from self._modules
+        yield from (k for k, v in self.DERIVED.items() if v[0] in self._modules)
 
     def __len__(self) -> int:
-        return len(self._modules)
+        return sum(1 for _ in self)
 
 
 @dataclass

@@ -11,10 +11,13 @@ choices are then wrong for MTIA, and `install()` hooks both:
   (`MtiaDriver.simulated_time_ms`): deterministic, and the choice is the best-simulated one. A call that
   launched nothing through our driver (a host library call) is timed on the host as before.
 - **Matmuls.** CPU Inductor keeps mm, addmm and bmm as host library calls (extern_kernels.*) unless
-  max-autotune asks for Triton templates. The hook wraps `torch._inductor.compile_fx.compile_fx` so
-  that, while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's
-  defaults): the templates, with their fused epilogues, run on the DPE, and template configurations are
-  chosen by simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker).
+  max-autotune asks for Triton templates. The hook wraps `torch._inductor.compile_fx._compile_fx_inner`
+  (which lowers one graph, forward or backward; `compile_fx_inner` looks it up when called) so that,
+  while our backend is active, GEMM_CONFIG is in force (where the user left Inductor's defaults): the
+  templates, with their fused epilogues, run on the DPE, and template configurations are chosen by
+  simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker). Wrapping the
+  entry point `compile_fx` instead missed a training step's backward graph, which AOTAutograd compiles
+  lazily, at the first backward, after `compile_fx` has returned.
 - **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
   a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
   mean bags into an embedding lookup and a matmul, both run on MTIA.
@@ -33,6 +36,7 @@ attribute is missing, `install()` raises InductorHookError naming the torch vers
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -163,7 +167,7 @@ def install() -> None:
     request_cls = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest")
     request_bench = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest.do_bench")
     compile_fx = _torch_internal("torch._inductor.compile_fx")
-    compile_entry = _torch_internal("torch._inductor.compile_fx.compile_fx")
+    compile_entry = _torch_internal("torch._inductor.compile_fx._compile_fx_inner")
     inductor_config = sys.modules["torch._inductor.config"]
     for name in GEMM_CONFIG:
         _torch_internal(f"torch._inductor.config.{name}")
@@ -212,7 +216,7 @@ def install() -> None:
         with inductor_config.patch(gemm_config(inductor_config)):
             return compile_entry(*args, **kwargs)
 
-    compile_fx.compile_fx = compile_with_gemm_templates
+    compile_fx._compile_fx_inner = compile_with_gemm_templates
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten().convolution.default] = convolution_without_bias
@@ -303,13 +307,19 @@ def embedding_bag(
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")
 """Comment lines of Inductor's output code that name the compile (a counter) or a fresh cache directory."""
+_BACKEND_HASH = re.compile(r"('backend_hash': )'[0-9A-Fa-f]+'")
+"""The backend hash in a kernel's `inductor_meta` (see `normalized_output_code`)."""
 
 
 def normalized_output_code(code: str) -> str:
-    """Inductor's output code without the comment lines that differ between two identical compiles (the
-    AOT ID counter, the kernel path in a fresh cache directory): equal texts mean the same kernels, the
-    same configurations and the same calls (the run-to-run identity check of benchmarks/inductor.py)."""
-    return "\n".join(line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
+    """Inductor's output code without what differs between two compiles of the same kernels: the comment
+    lines naming the compile (the AOT ID counter, the kernel path in a fresh cache directory) and the
+    `backend_hash` in every kernel's metadata (Triton's backend hash, a digest of mtia_xdsl's source files:
+    it changes with any edit of the package, even one that leaves every kernel as it was). Equal texts mean
+    the same kernels, the same configurations and the same calls (the run-to-run identity check of
+    benchmarks/inductor.py)."""
+    lines = (line for line in code.splitlines() if not line.lstrip().startswith(_PER_COMPILE_LINES))
+    return _BACKEND_HASH.sub(r"\1'-'", "\n".join(lines))
 
 
 HOOK_AFTER = "torch._inductor.compile_fx"

@@ -1,6 +1,8 @@
 """mtia-run: run an .mlir kernel (tt or buffer-level mtia) on the MTIA-2i machine model and print the report.
 
-A tt-level module is lowered with the default pipeline first. Kernel arguments are made from specs:
+A tt-level module is lowered with the default pipeline first. A .cpp file (a kernel's C++ as `mtia-opt -t mtia-cpp`
+writes it, edited or not) is built with the system C++ compiler and the host runtime, run, and its recorded
+commands timed with the same timing model (mtia_xdsl/backend/host.py). Kernel arguments are made from specs:
   f32:1024            random normal tensor<1024 x f32> (seeded)      zeros:f16:64x64   zeros
   ones:f32:1024       ones                                           arange:i32:128    0, 1, 2, ...
   1000  /  1e-5       an integer / a float scalar
@@ -223,7 +225,9 @@ def load_module(path: str, options: Any = None) -> Any:
                 "tt-inline -o kernel.mlir` writes"
             ) from None
         verify_parsed(module, text, path)
-    if not any(op.name == "mtia.cb_alloc" for op in module.walk()):
+    from mtia_xdsl.runtime.modules import is_buffer_level
+
+    if not is_buffer_level(module):
         from mtia_xdsl.pipeline import lower
 
         lower(module, options.compile_options() if isinstance(options, RunOptions) else options)
@@ -270,11 +274,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = RunOptions(args.machine, args.mapping, tuple(parse_overrides(args.set).items()), subgrid)
         _ = options.machine_config  # a bad preset or --set is a usage error before anything compiles
+        if args.input.endswith(".cpp"):  # a kernel's C++ (mtia-opt -t mtia-cpp), maybe hand-edited
+            return _run_cpp_file(args, options, grid, kernel_args, subgrid)
         module = load_module(args.input, options)
         from mtia_xdsl.machine.run import run_kernel
 
         check_args(module, args.kernel, kernel_args)
-        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel)
+        timeline = "full" if args.trace else "totals"  # only the report is printed: keep no command
+        result = run_kernel(module, grid, kernel_args, options, kernel_name=args.kernel, timeline=timeline)
         if hasattr(result.report, "fit"):
             from mtia_xdsl.fit import fit_lines
 
@@ -298,6 +305,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError as e:
             print(f"mtia-run: cannot write the trace: {e}", file=sys.stderr)
             return 1
+        print(f"trace written to {args.trace}")
+    return 0
+
+
+def _run_cpp_file(args: Any, options: Any, grid: Any, kernel_args: list[Any], subgrid: Any) -> int:
+    """mtia-run on a .cpp file: build it with the host runtime, run it, time its commands (backend/host.py)."""
+    from xdsl.utils.exceptions import InterpretationError
+
+    from mtia_xdsl.backend.host import CompilerMissingError, CppBuildError, run_cpp
+
+    config = options.machine_config if (args.set or args.machine != DEFAULT_CHIP) else None
+    try:
+        result = run_cpp(Path(args.input).read_text(), grid, kernel_args, config=config, mapping=args.mapping,
+                         subgrid=subgrid)  # fmt: skip
+    except (CompilerMissingError, CppBuildError, InterpretationError, OSError, ValueError) as e:
+        print(f"mtia-run: {e}", file=sys.stderr)
+        return 1
+    print(result.report.format())
+    for i, a in enumerate(kernel_args):
+        if hasattr(a, "dtype"):
+            print(f"arg {i}: sum = {a.double().sum().item():.6g}")
+    if args.trace:
+        from mtia_xdsl.machine.trace import write_chrome_trace
+
+        write_chrome_trace(result.timeline, args.trace)
         print(f"trace written to {args.trace}")
     return 0
 

@@ -11,7 +11,8 @@ libraries' worst errors against the correctly rounded value.
 Columns of each entry: numpy's bound (the `ulperr` column of numpy 2.x's own accuracy test data,
 `numpy/_core/tests/data/umath-validation-set-<ufunc>.csv`, float32 rows), glibc's bound (its
 `sysdeps/x86_64/fpu/libm-test-ulps`, "float" in round-to-nearest; no entry there means glibc is correctly
-rounded, 0), and the bound the harness uses, their sum (never below 1). An output is compared in ULPs of
+rounded, 0; the riscv64 executor's glibc, `sysdeps/riscv/rvd/libm-test-ulps`, lists no larger bound for any
+function here), and the bound the harness uses, their sum (never below 1). An output is compared in ULPs of
 its own dtype: a float32 difference of b ulp is at most b ulp of a narrower result. A program's bound is the
 largest of the functions it calls; outputs computed without any of them must match bit for bit.
 """

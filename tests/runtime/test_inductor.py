@@ -118,6 +118,32 @@ def test_matmul_epilogue_is_a_dpe_template(mtia_inductor):
     assert any(c.kind == "dpe_matmul" for t in run.traces for c in t.commands)
 
 
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_backward_matmuls_are_dpe_templates(mtia_inductor):
+    """A training step's backward graph, compiled lazily at the first backward (after torch.compile's
+    entry point returned), also turns its matmuls into templates: no host library call in either graph."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(32, 16)
+    x = torch.randn(8, 32)
+
+    def step(t):
+        loss = torch.relu(linear(t)).sum()
+        loss.backward()
+        return loss.detach()
+
+    _, codes = run_and_get_code(torch.compile(step), x)
+    code = "\n".join(codes)
+    assert len(codes) >= 2 and linear.weight.grad is not None  # forward and backward graphs
+    grad = linear.weight.grad.clone()
+    linear.weight.grad = None
+    torch.relu(linear(x)).sum().backward()
+    torch.testing.assert_close(grad, linear.weight.grad)
+    assert "extern_kernels." not in code
+    assert code.count("def triton_tem_fused") >= 2  # the forward addmm and the backward's weight gradient
+
+
 def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user():
     assert inductor.gemm_config(inductor_config) == inductor.GEMM_CONFIG
     with inductor_config.patch(inductor.GEMM_CONFIG):

@@ -275,6 +275,10 @@ int32_t mtia_pe_id(mtia_pe *pe, int32_t axis) { return pe->pe_xy[axis]; }
 int32_t mtia_num_pes(mtia_pe *pe, int32_t axis) { return pe->npes[axis]; }
 void mtia_scalar_instrs(mtia_pe *pe, int64_t n) { pe->scalar += n; }
 
+void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc) {
+    fail(pe, loc, "assertion failed in program (%d, %d, %d): %s", pe->pid[0], pe->pid[1], pe->pid[2], message);
+}
+
 int32_t mtia_cb_alloc(mtia_pe *pe, int32_t cb_id, int32_t depth, int64_t slot_bytes, int64_t ls_offset,
                       const char *loc) {
     if (depth < 1) fail(pe, loc, "a CB needs at least one slot, got depth %d", depth);
@@ -461,6 +465,15 @@ static void lanes_payload(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *ma
         hi = std::max(hi, addrs[i]);
     }
     finish(pe, OP_LANES, {active, (int64_t)lo, (int64_t)hi + eb, read, write, ls_bytes, sid(pe, dtype), eb});
+}
+
+void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc) {
+    return global(pe, addr, nbytes, loc ? loc : pe->loc);
+}
+
+void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,
+                    int32_t read, int32_t write, int64_t ls_bytes, const char *dtype) {
+    lanes_payload(pe, addrs, mask, n, elem_bytes, read, write, ls_bytes, dtype);
 }
 
 void mtia_gather(mtia_pe *pe, void *dst, const mtia_addr *addrs, const uint8_t *mask, const void *other, int64_t n,

@@ -95,6 +95,9 @@ int32_t mtia_num_pes(mtia_pe *pe, int32_t axis);
  * run outside an engine body except the engine commands); they precede the next command. */
 void mtia_scalar_instrs(mtia_pe *pe, int64_t n);
 
+/* A failed device assertion (tl.device_assert): stops the program with `message` at `loc`. */
+void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc);
+
 /* -- circular buffers ---------------------------------------------------------------------------- */
 /* Allocate the program's next CB (returned handle 0, 1, ... in allocation order) under CB ID `cb_id`,
  * `depth` slots of `slot_bytes` at LS offset `ls_offset`. */
@@ -152,6 +155,14 @@ void mtia_scatter(mtia_pe *pe, const void *src, const mtia_addr *addrs, const ui
  * the lanes); old values into `old` (may be NULL). */
 void mtia_atomic_rmw(mtia_pe *pe, const char *op, void *old, const mtia_addr *addrs, const void *val,
                      const uint8_t *mask, int64_t n, int32_t elem_bytes, const char *dtype, int64_t ls_bytes);
+
+/* The scalar core's view of global memory for gathers, scatters and atomics the kernel code performs itself:
+ * the bytes [addr, addr + nbytes) (an error naming `loc` if they are outside every tensor). */
+void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc);
+/* End the SCALAR command begun by mtia_cmd_begin that accessed `n` lanes at `addrs` (active where mask[i] != 0,
+ * or all): records its active lanes, their byte extent, bytes read/written and LS bytes. */
+void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,
+                    int32_t read, int32_t write, int64_t ls_bytes, const char *dtype);
 
 /* -- host side (host_runtime.cpp): make PEs, map memory, run a program, read its record ------------ */
 typedef void (*mtia_entry)(mtia_pe *pe, const int64_t *args);

@@ -1,9 +1,8 @@
 // riscv_main.cpp: a process that runs an emitted kernel's programs on the host runtime and writes their
 // records to a file, for targets Python cannot load a library into (a riscv64 binary under qemu-riscv64).
 //
-// Linked with the kernel's translation unit, which defines `mtia_riscv_entry` (riscv.py appends a call of
-// the kernel's entry function), by mtia_xdsl/backend/riscv.py, which writes the launch file and reads the
-// result file:
+// Linked with the kernel's translation unit (backend/cpp.py's output, which defines `mtia_kernel_entry`) by
+// mtia_xdsl/backend/riscv.py, which writes the launch file and reads the result file:
 //
 //   launch (int64 words): MAGIC ls_bytes
 //                         nregions (base nbytes data[ceil(nbytes / 8)])*
@@ -13,13 +12,13 @@
 //                         then, if every program ran, each region's bytes as in the launch file.
 //
 // Programs run in the launch file's order, on one mtia_pe, as host.py runs them in-process.
-// The runtime is included rather than linked so this file can read the size of a PE's string table.
-#include "host_runtime.cpp"
-
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
-extern "C" void mtia_riscv_entry(mtia_pe *pe, const int64_t *args);
+#include "mtia_runtime.h"
+
+extern "C" void mtia_kernel_entry(mtia_pe *pe, const int64_t *args);
 
 namespace {
 
@@ -81,7 +80,7 @@ int main(int argc, char **argv) {
         for (auto &p : pid) p = (int32_t)in.next();
         for (auto &p : xy) p = (int32_t)in.next();
         mtia_host_set_program(pe, pid, grid, xy, npes);
-        if (mtia_host_call(pe, mtia_riscv_entry, args.data()) != 0) {
+        if (mtia_host_call(pe, mtia_kernel_entry, args.data()) != 0) {
             out.push_back(1);
             const char *e = mtia_host_error(pe);
             put_bytes(out, e, (int64_t)strlen(e));
@@ -93,8 +92,12 @@ int main(int argc, char **argv) {
         const int64_t *rec = mtia_host_record(pe, &n);
         out.push_back(n);
         out.insert(out.end(), rec, rec + n);
-        out.push_back((int64_t)pe->strings.size());
-        for (const char *s : pe->strings) put_bytes(out, s, (int64_t)strlen(s));
+        int64_t nstrings = mtia_host_string_count(pe);
+        out.push_back(nstrings);
+        for (int64_t s = 0; s < nstrings; ++s) {
+            const char *text = mtia_host_string(pe, s);
+            put_bytes(out, text, (int64_t)strlen(text));
+        }
     }
     if (!failed)
         for (int64_t r = 0; r < nregions; ++r) put_bytes(out, regions[(size_t)r].data(), sizes[(size_t)r]);

@@ -1,0 +1,116 @@
+"""Totals-only timelines (`timeline="totals"`): the same cycles and report as a full timeline, no commands kept."""
+
+import dataclasses
+import math
+import re
+
+import pytest
+import torch
+
+import mtia_xdsl
+from examples.vector_add import add_kernel
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
+from mtia_xdsl.machine.config import MTIA2I
+from mtia_xdsl.machine.timing import TraceSource, simulate
+
+DRAM = MTIA2I.replace(global_placement="dram")
+
+
+def _program(pid: int, n: int = 6) -> ProgramTrace:
+    """n loads into a 2-slot CB, each read by an SE command, then a store of the last result."""
+    base = pid << 20
+    cmds = []
+    for k in range(n):
+        load = Command(
+            Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, k),), global_read_bytes=4096,
+            global_ranges=((base + 4096 * k, 4096),),
+        )  # fmt: skip
+        cmds.append(load)
+        cmds.append(Command(Engine.SE, "se_compute", "k.py:4:8", (SlotRef(0, k),), (SlotRef(1, k),), elems=1024))
+    store = Command(
+        Engine.DMA, "dma_store", "k.py:5:4", (SlotRef(1, n - 1),), (), global_write_bytes=4096,
+        global_ranges=((base + (1 << 19), 4096),),
+    )  # fmt: skip
+    cmds.append(store)
+    return ProgramTrace((pid, 0, 0), cmds, cb_depth={0: 2, 1: 2}, cb_tile_bytes={0: 4096, 1: 4096})
+
+
+class _Lazy(TraceSource):
+    """Produces each trace when first asked for and counts how many are alive at once."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__([None] * n, [(p, 0, 0) for p in range(n)])
+        self.most_alive = 0
+
+    def get(self, i: int) -> ProgramTrace:
+        self.traces[i] = _program(i)
+        self.most_alive = max(self.most_alive, sum(t is not None for t in self.traces))
+        return self.traces[i]
+
+
+def _same_totals(full, totals) -> None:
+    assert totals.totals_only and not full.totals_only
+    for name in ("total_cycles", "program_cycles", "engine_busy_cycles", "traffic", "work", "dma_bound_cycles",
+                 "scalar_issue_cycles", "ls_high_water_bytes", "pe_of_program"):  # fmt: skip
+        assert getattr(totals, name) == getattr(full, name), name
+    assert totals.command_count == full.command_count
+    lines, expected = totals.line_costs(), full.line_costs()
+    assert [(x.loc, x.commands, x.global_bytes, x.ls_bytes, x.engines) for x in lines] == [
+        (x.loc, x.commands, x.global_bytes, x.ls_bytes, x.engines) for x in expected
+    ]
+    assert all(math.isclose(x.cycles, y.cycles, rel_tol=1e-12) for x, y in zip(lines, expected, strict=True))
+
+
+def test_totals_only_simulation_keeps_every_total_and_releases_finished_traces():
+    n = 256  # four programs per PE: traces of finished programs must go
+    full = simulate([_program(p) for p in range(n)], DRAM, "round_robin", (n, 1, 1))
+    lazy = _Lazy(n)
+    totals = simulate(lazy, DRAM, "round_robin", (n, 1, 1), keep_commands=False)
+    _same_totals(full, totals)
+    assert lazy.most_alive <= 2 * MTIA2I.n_pes
+    assert all(t is None for t in lazy.traces)
+    assert totals.command_cycles == [] and totals.programs == []
+
+
+def test_totals_only_timeline_refuses_spans():
+    timeline = simulate([_program(0)], DRAM, keep_commands=False)
+    with pytest.raises(ValueError, match=r'kept totals only .*timeline="full"'):
+        _ = timeline.spans
+
+
+def _launch(timeline: str) -> tuple[torch.Tensor, object]:
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.rand(70_000, generator=g), torch.rand(70_000, generator=g)
+    out = torch.empty_like(x)
+    add_kernel[(69,)](x, y, out, x.numel(), BLOCK_SIZE=1024, timeline=timeline)
+    return out, mtia_xdsl.last_run()
+
+
+def test_totals_launch_gives_the_full_launch_results_and_report():
+    out_full, full = _launch("full")
+    out_totals, totals = _launch("totals")
+    assert torch.equal(out_full, out_totals)
+    assert totals.traces == [] and totals.timeline.totals_only
+    _same_totals(full.timeline, totals.timeline)
+    a, b = dataclasses.asdict(full.report), dataclasses.asdict(totals.report)
+    a.pop("hot_lines"), b.pop("hot_lines")
+    assert a == b
+
+
+def test_unknown_timeline_option_is_refused():
+    with pytest.raises(ValueError, match="timeline must be one of 'full', 'totals', got 'some'"):
+        _launch("some")
+
+
+def test_totals_launch_reports_a_later_programs_error_as_the_full_launch_does():
+    x = torch.rand(70_000)
+    messages = []
+    for timeline in ("full", "totals"):
+        out = torch.zeros_like(x)
+        with pytest.raises(mtia_xdsl.KernelRuntimeError) as info:
+            add_kernel[(69,)](x, x, out, 80_000, BLOCK_SIZE=1024, timeline=timeline)  # programs 68+ read past x
+        assert torch.count_nonzero(out) == 0  # no tensor written
+        # the address and lane count depend on where torch placed the tensors
+        messages.append(re.sub(r"address 0x[0-9a-f]+ \(and \d+ more lanes\)", "ADDRESS", str(info.value)))
+    assert messages[0] == messages[1]
+    assert "ADDRESS" in messages[1] and "(program id (68, 0, 0)); no tensor was written" in messages[1]
