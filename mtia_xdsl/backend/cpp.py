@@ -1097,6 +1097,9 @@ class _Kernel:
 
         if not op.outs:
             raise _error(op, "an engine command whose results stay in registers")
+        for inner in op.body.walk():  # ops with effects (or not translated) must not be dropped as unused values
+            if inner.name in _BODY_UNSUPPORTED:
+                raise _error(inner, "this op in an engine body")
         info = ComputeInfo.of(op)
         self.flush(indent)
         self.emit(indent, "{")
@@ -1289,6 +1292,13 @@ _REDUCE_INIT: dict[str, Callable[[Attribute, Operation], str]] = {
     "maxsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::min()",
     "minsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::max()",
 }
+
+
+_BODY_UNSUPPORTED = frozenset(
+    ("tt.print", "tt.assert", "tt.dot", "tt.map_elementwise", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_load",
+     "tt.atomic_store", "tt.atomic_poll", "tt.unsplat")
+)  # fmt: skip
+"""Ops of mtia.ENGINE_BODY_OPS the emitter does not translate in a body (side effects, or not written yet)."""
 
 
 class _Body:
@@ -1505,7 +1515,7 @@ class _Body:
             b = self.at(op.operands[1], idx[:-1], local)
             return f"(({idx[-1]}) == 0 ? {a} : {b})"
         if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
-            k = list(op.results).index(v)
+            k = next(j for j, r in enumerate(op.results) if r is v)
             return self.at(op.operands[0], [*idx, str(k)], local)
         if name == "tt.cat":  # along dimension 0
             n0 = _shape(op.operands[0].type)[0]
