@@ -57,8 +57,9 @@ from mtia_xdsl.machine.timing import TimingError, simulate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 """mtia_runtime.h and host_runtime.cpp."""
 
-CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
-"""Flags of every build (Triton integers wrap: -fwrapv)."""
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wl,-Bsymbolic", "-Wall", "-Wextra", "-Werror")
+"""Flags of every build (Triton integers wrap: -fwrapv). -Bsymbolic: a kernel library calls its own runtime
+copy even after the LLVM path loaded the runtime library globally into the process (RTLD_GLOBAL)."""
 
 INSTALL_HINT = "no C++ compiler found (set CXX, or install one: apt-get install -y g++)"
 

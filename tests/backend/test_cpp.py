@@ -114,3 +114,18 @@ def test_mtia_run_reports_a_cpp_that_does_not_compile(tmp_path, capsys) -> None:
     assert main([str(bad), "--grid", "1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("mtia-run: the C++ source did not compile") and "kernel.cpp" in err
+
+
+def test_cpp_runs_after_the_runtime_library_was_loaded_globally() -> None:
+    """The LLVM path loads the host runtime with RTLD_GLOBAL (llvmlite's load_library_permanently); a C++
+    kernel run later in the same process must still call its own runtime copy, not the global one (whose
+    tensor map is empty: every access was 'outside every tensor argument')."""
+    import ctypes
+
+    ctypes.CDLL(str(host.build_runtime_library()), mode=ctypes.RTLD_GLOBAL)
+    k = mtia_xdsl.compile(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32",
+                                       "n_elements": "i32"}, {"BLOCK_SIZE": 1024})  # fmt: skip
+    assert k.fixed is not None
+    x, y, out = torch.rand(1500), torch.rand(1500), torch.zeros(1500)
+    host.run_cpp(k.fixed.asm["cpp"], (2,), [x, y, out, 1500])
+    assert torch.equal(out, x + y)
