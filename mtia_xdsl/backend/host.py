@@ -103,8 +103,12 @@ def cache_dir() -> Path:
     return Path(base) / "mtia_xdsl" / "cpp"
 
 
-def _build(sources: list[tuple[str, str]], opt_level: str, extra: tuple[str, ...] = ()) -> Path:
-    """Compile (name, text) sources with the runtime headers into a shared library, cached by content."""
+def _build(
+    sources: list[tuple[str, str]], opt_level: str, extra: tuple[str, ...] = (), shown: dict[str, str] | None = None
+) -> Path:
+    """Compile (name, text) sources with the runtime headers into a shared library, cached by content.
+
+    `shown` maps a source name to the file name the compiler's messages should give (the user's file)."""
     cxx = find_compiler()
     flags = (*CXX_FLAGS, opt_level, *extra)
     h = hashlib.sha256()
@@ -128,7 +132,10 @@ def _build(sources: list[tuple[str, str]], opt_level: str, extra: tuple[str, ...
         cmd = [cxx, *flags, f"-I{RUNTIME_DIR}", *paths, "-o", str(tmp_out)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise CppBuildError(f"the C++ source did not compile ({' '.join(cmd[:1] + list(flags))}):\n{proc.stderr}")
+            stderr = proc.stderr
+            for name, path in zip((n for n, _ in sources), paths, strict=True):
+                stderr = stderr.replace(path, (shown or {}).get(name, name))
+            raise CppBuildError(f"the C++ source did not compile ({' '.join(cmd[:1] + list(flags))}):\n{stderr}")
         os.replace(tmp_out, out)  # atomic: concurrent builders agree
     return out
 
@@ -137,12 +144,13 @@ def _runtime_source() -> tuple[str, str]:
     return ("host_runtime.cpp", (RUNTIME_DIR / "host_runtime.cpp").read_text())
 
 
-def build_kernel(source: str, opt_level: str = "-O1") -> Path:
+def build_kernel(source: str, opt_level: str = "-O1", filename: str = "kernel.cpp") -> Path:
     """Return a shared library of C++ kernel `source` linked with the host runtime (built once per content).
 
+    `filename` is the name the compiler's messages give the source (the user's file).
     Raises: CompilerMissingError, CppBuildError.
     """
-    return _build([("kernel.cpp", source), _runtime_source()], opt_level)
+    return _build([("kernel.cpp", source), _runtime_source()], opt_level, shown={"kernel.cpp": filename})
 
 
 def build_runtime_library(opt_level: str = "-O1") -> Path:
@@ -390,17 +398,19 @@ def run_cpp(
     mapping: str | None = None,
     subgrid: Any = None,
     opt_level: str = "-O1",
+    filename: str = "kernel.cpp",
 ) -> RunResult:
     """Compile C++ kernel `source` (backend/cpp.py's output, edited or not), run every program id of `grid`
     on copies of `args` (torch CPU tensors for pointers, Python numbers for scalars) and time the recorded
     commands with the machine model's timing. Results are written into the tensors only when every program
     succeeded. `config` (default: the chip and overrides the kernel was compiled for), `mapping` and
-    `subgrid` override the placement as `mtia-run --mapping/--pe-subgrid` do.
+    `subgrid` override the placement as `mtia-run --mapping/--pe-subgrid` do. `filename` names the source in
+    the compiler's messages.
 
     Returns: machine.run.RunResult (report, timeline, traces), as `run_kernel` returns.
     Raises: CompilerMissingError, CppBuildError; InterpretationError naming the kernel line and program id.
     """
-    rt = HostRuntime(build_kernel(source, opt_level))
+    rt = HostRuntime(build_kernel(source, opt_level, filename))
     return run_loaded(rt, grid, args, config=config, mapping=mapping, subgrid=subgrid)
 
 

@@ -318,7 +318,7 @@ def _run_cpp_file(args: Any, options: Any, grid: Any, kernel_args: list[Any], su
     config = options.machine_config if (args.set or args.machine != DEFAULT_CHIP) else None
     try:
         result = run_cpp(Path(args.input).read_text(), grid, kernel_args, config=config, mapping=args.mapping,
-                         subgrid=subgrid)  # fmt: skip
+                         subgrid=subgrid, filename=args.input)  # fmt: skip
     except (CompilerMissingError, CppBuildError, InterpretationError, OSError, ValueError) as e:
         print(f"mtia-run: {e}", file=sys.stderr)
         return 1

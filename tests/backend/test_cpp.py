@@ -148,3 +148,15 @@ def test_run_cpp_refuses_a_scalar_argument_of_the_wrong_type(n, message) -> None
     with pytest.raises(InterpretationError, match=r"vector_add\.py:\d+:\d+: error: " + message):
         host.run_cpp(k.fixed.asm["cpp"], (2,), [x, y, out, n])
     assert not out.any()
+
+
+def test_mtia_run_compile_error_names_the_users_file(tmp_path, capsys) -> None:
+    """The compiler's message points at the user's .cpp, not at the build cache's temporary copy."""
+    from mtia_xdsl.tools.mtia_run import main
+
+    bad = tmp_path / "broken.cpp"
+    bad.write_text('#include "mtia_runtime.h"\nint broken(\n')
+    assert main([str(bad), "--grid", "1"]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:2:" in err
+    assert str(host.cache_dir()) not in err
