@@ -294,6 +294,25 @@ def test_machine_config_presets_and_runs() -> None:
         run_kernel(program, [3], [x, x, out])
 
 
+def test_machine_runs_take_an_int_grid_and_name_a_wrong_one() -> None:
+    """`grid` is an int or 1 to 3 ints, as for `run_module` and `kernel[grid]`; anything else is a TypeError saying
+    so (it was "'int' object is not iterable"), and a module that is not a ModuleOp is named too."""
+    tt = build_tt_module(add_kernel, SIG, {"BLOCK": 128})
+    x, out = np.arange(300, dtype=np.float32), np.zeros(300, np.float32)
+    run_tt(tt, 3, [x, x, out, 300])
+    assert np.array_equal(out, 2 * x)
+    program = lower(tt, {"machine": "small_test"})
+    out[:] = 0
+    assert run_kernel(program, 3, [x, x, out, 300]).report.total_cycles > 0 and np.array_equal(out, 2 * x)
+    out[:] = 0
+    for bad in ("3", 3.0, [3, "1"]):
+        with pytest.raises(TypeError, match=r"grid must be an int or 1 to 3 ints"):
+            run_kernel(program, bad, [x, x, out, 300])  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError, match=r"module must be an xdsl ModuleOp .* got str"):
+        run_kernel("module", 3, [x, x, out, 300])  # pyright: ignore[reportArgumentType]
+    assert not out.any()
+
+
 # ---- mtia_xdsl.errors and mtia_xdsl.language ----
 
 

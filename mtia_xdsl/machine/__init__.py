@@ -77,9 +77,25 @@ def host_arguments(args: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _checked(module: object, grid: object) -> tuple[int, ...]:
+    """`grid` (an int or 1 to 3 ints) as a tuple, after checking that `module` is a ModuleOp.
+
+    Raises: TypeError naming the argument and what to give instead.
+    """
+    import numpy as np
+    from xdsl.dialects.builtin import ModuleOp
+
+    if not isinstance(module, ModuleOp):
+        raise TypeError(f"module must be an xdsl ModuleOp (a tt- or buffer-level module), got {type(module).__name__}")
+    items: list[object] = [grid] if isinstance(grid, int) else list(grid) if isinstance(grid, list | tuple) else []  # pyright: ignore[reportUnknownArgumentType]
+    if not 1 <= len(items) <= 3 or not all(isinstance(g, int | np.integer) and not isinstance(g, bool) for g in items):
+        raise TypeError(f"grid must be an int or 1 to 3 ints (program counts, x fastest), got {grid!r}")
+    return tuple(int(g) for g in items)  # pyright: ignore[reportArgumentType]
+
+
 def run_kernel(
     module: ModuleOp,
-    grid: Sequence[int],
+    grid: int | Sequence[int],
     args: Sequence[Any],
     options: Any = None,
     kernel_name: str | None = None,
@@ -87,7 +103,7 @@ def run_kernel(
 ) -> RunResult:
     """Run the buffer-level kernel of `module` for every program id of `grid` on the model and time it.
 
-    Shapes: `grid` has 1 to 3 dimensions (program ids x fastest). `args`: as the module docstring says.
+    Shapes: `grid` is an int or 1 to 3 ints (program ids x fastest). `args`: as the module docstring says.
     `options`: an `MtiaOptions` (its `machine`, `machine_overrides`, `pe_mapping`, `pe_subgrid`) or None (the
     module's `mtia.target` and attributes). `kernel_name`: the `tt.func` to run if the module has several.
     Units: the result's `report.total_cycles` in cycles of `MachineConfig.clock_hz`, `report.time_us` in
@@ -95,16 +111,17 @@ def run_kernel(
     succeeded. The module must be buffer level (`mtia_xdsl.passes.lower`); `mtia_xdsl.run_module` takes
     either level.
     Raises: InterpretationError naming the kernel line and program id (out-of-bounds access, CB protocol
-    misuse, deadlock, wrong arguments); no array is written then.
+    misuse, deadlock, wrong arguments); no array is written then. TypeError for a `module` or `grid` of the
+    wrong type.
     """
     from mtia_xdsl.machine.run import run_kernel as run
 
-    return run(module, tuple(grid), host_arguments(args), options, kernel_name, max_batch)
+    return run(module, _checked(module, grid), host_arguments(args), options, kernel_name, max_batch)
 
 
 def run_tt(
     module: ModuleOp,
-    grid: Sequence[int],
+    grid: int | Sequence[int],
     args: Sequence[Any],
     kernel_name: str | None = None,
     options: Any = None,
@@ -113,11 +130,11 @@ def run_tt(
 
     Results only, no cycles: the oracle each pass is checked against. Arguments, `grid` and `kernel_name` as
     `run_kernel`; results are written into the arrays only if every program succeeded.
-    Raises: InterpretationError naming the kernel line and program id.
+    Raises: InterpretationError naming the kernel line and program id; TypeError as `run_kernel`.
     """
     from mtia_xdsl.machine.reference import run_tt as run
 
-    run(module, tuple(grid), host_arguments(args), kernel_name, options)  # type: ignore[arg-type]  # checked there
+    run(module, _checked(module, grid), host_arguments(args), kernel_name, options)  # type: ignore[arg-type]  # checked there
 
 
 def __getattr__(name: str) -> Any:
