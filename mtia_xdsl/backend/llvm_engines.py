@@ -24,8 +24,8 @@ counting as the kind's identity (semantics/reduce.py). A float sum adds in the m
 along another; the other kinds do not depend on the order.
 
 Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
-atomics, extern (libdevice) calls and control flow inside a body; tt.clampf; rtz downcasts; non-uniform
-dense constants; an inplace command reading its accumulator at another element than the one it writes;
+atomics, extern (libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
 results of different shapes; tiles of rank above MTIA_MAX_RANK.
 """
 
@@ -526,7 +526,7 @@ _RE_COMBINE: dict[str, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     "addi": lambda b, x, y: b.add(llvm.AddOp(x, y)),
     **{
         kind: (lambda name: lambda b, x, y: b.intrinsic(name, [x, y], x.type))(name)
-        for kind, name in (("maxnumf", "llvm.maxnum"), ("minnumf", "llvm.minnum"), ("maximumf", "llvm.maximum"),
+        for kind, name in (("maxnumf", "llvm.maximumnum"), ("minnumf", "llvm.minimumnum"), ("maximumf", "llvm.maximum"),
                            ("minimumf", "llvm.minimum"), ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
                            ("maxui", "llvm.umax"), ("minui", "llvm.umin"))
     },
