@@ -9,6 +9,7 @@ for the PE's RISC-V cores, LLVM IR) register here; an emitter must translate eve
 Targets today:
 - "mlir": the module as MLIR text (xDSL's MLIRTarget; the default of `mtia-opt`).
 - "mtia-cpp": the buffer-level kernel as a C++ translation unit calling runtime/mtia_runtime.h (backend/cpp.py).
+- "mtia-llvm": the buffer-level program as LLVM IR text (backend/llvm.py).
 """
 
 from collections.abc import Callable
@@ -28,6 +29,12 @@ def _cpp() -> type[Target]:
     return CppTarget
 
 
+def _mtia_llvm() -> type[Target]:
+    from mtia_xdsl.backend.llvm import MtiaLlvmTarget
+
+    return MtiaLlvmTarget
+
+
 def get_all_targets() -> dict[str, Callable[[], type[Target]]]:
     """Return every mtia_xdsl target by its `-t` name (lazy factories returning the Target class)."""
-    return {"mlir": _mlir, "mtia-cpp": _cpp}
+    return {"mlir": _mlir, "mtia-cpp": _cpp, "mtia-llvm": _mtia_llvm}

@@ -199,15 +199,60 @@ _CMPF = {1: ("==", False), 2: (">", False), 3: (">=", False), 4: ("<", False), 5
 _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
           "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf", "math.absf": "fabs",
           "math.floor": "floor", "math.ceil": "ceil", "math.log1p": "log1p", "math.expm1": "expm1",
-          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
+          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round", "math.log10": "log10",
+          "math.cbrt": "cbrt", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+          "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
+          "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
+_MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+_LIBDEVICE_EXTRA = {
+    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
+    "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
+    "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
+    "fdim": "(std::isnan({0}) || std::isnan({1}) ? {0} + {1} : {0} > {1} ? {0} - {1} : ({t})0)",
+    "saturate": "(std::isnan({0}) ? ({t})0 : std::min(std::max({0}, ({t})0), ({t})1))",
+    "ldexp": "std::ldexp({0}, (int){1})", "scalbn": "std::ldexp({0}, (int){1})",
+}  # fmt: skip
+"""libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
 
 
 def _int_prop(op: Operation, name: str, default: int) -> int:
     """An integer (or enum) property or attribute of `op`, as the interpreter reads it."""
-    attr = op.properties.get(name) or op.attributes.get(name)
+    attr = op.properties.get(name)
+    if attr is None:
+        attr = op.attributes.get(name)
     value = getattr(attr, "value", None)
     data = getattr(value, "data", value)
     return int(data) if isinstance(data, int) else default
+
+
+def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
+    """A libdevice call (tt.extern_elementwise) as the arith/math op of the same semantics, or a C++ template."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
+
+    symbol = op.properties.get("symbol", op.attributes.get("symbol"))
+    stem = libdevice_stem(symbol.data if isinstance(symbol, StringAttr) else "?")
+    rt = _elem(op.results[0].type)
+    as_op = SAME_AS_OP.get(stem)
+    if as_op is not None:
+        if as_op in _MATH1:
+            return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
+        if as_op in _MATH2:
+            return _round(rt, f"std::{_MATH2[as_op]}({a[0]}, {a[1]})")
+        if as_op == "math.rsqrt":
+            return _round(rt, f"(({ct})1 / std::sqrt({a[0]}))")
+        if as_op == "arith.remf":
+            return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+        if as_op in _FLOAT_BIN:
+            return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        return None
+    template = _LIBDEVICE_EXTRA.get(stem)
+    if template is None:
+        return None
+    ft = _ctype(_elem(op.operands[0].type), op)
+    return _round(rt, template.format(*a, t=ft)) if _is_float(rt) else template.format(*a, t=ft)
 
 
 def _unsigned(t: Attribute) -> str:
@@ -314,6 +359,10 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
         return _round(rt, f"std::{_MATH1[name]}({a[0]})")
+    if name in _MATH2:
+        return _round(rt, f"std::{_MATH2[name]}({a[0]}, {a[1]})")
+    if name == "tt.extern_elementwise":
+        return _libdevice(op, a, ct)
     if name == "math.rsqrt":
         one = "1.0f" if ct == "float" else "1.0"
         return _round(rt, f"({one} / std::sqrt({a[0]}))")
@@ -544,9 +593,57 @@ class _Kernel:
     def op_tt_assert(self, op: Operation, indent: str) -> None:
         if isinstance(op.operands[0].type, TensorType):
             raise _error(op, "an assert on a tensor outside an engine body")
-        msg = op.properties.get("message") or op.attributes.get("message")
+        msg = op.properties.get("message", op.attributes.get("message"))
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+
+    def op_tt_reduce(self, op: Operation, indent: str) -> None:
+        """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
+        from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+        src = op.operands[0]
+        if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
+            raise _error(op, "a reduction on the scalar core other than of one 1-D tile to a scalar")
+        owner = src.owner
+        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
+        n = _shape(src.type)[0]
+        et = _elem(src.type)
+        ct = _ctype(et, op)
+        arr = self.get(src, op)
+        region = op.regions[0]
+        block = region.blocks.first
+        assert block is not None
+        levels, m = 0, n
+        while m > 1:
+            levels, m = levels + 1, m // 2 + m % 2
+        if fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+            self.pending += levels * len(block.ops)
+        buf = self.names.fresh(None, "buf")
+        self.emit(indent, f"{ct} {buf}[{n}];")
+        self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{arr}[q]')};")
+        self.emit(indent, f"for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+        self.emit(indent, "    for (int64_t q = 0; q < len / 2; ++q) {")
+        env: dict[SSAValue, str] = dict(zip(block.args, [f"{buf}[2 * q]", f"{buf}[2 * q + 1]"], strict=True))
+        result = None
+        for inner in block.ops:
+            if inner.name == "tt.reduce.return":
+                result = env[inner.operands[0]]
+                break
+            expr = elementwise(inner, [env[v] for v in inner.operands]) if len(inner.results) == 1 else None
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            c = self.names.fresh(None, "c")
+            self.emit(indent + "        ", f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
+            env[inner.results[0]] = c
+        self.emit(indent + "        ", f"{buf}[q] = {result};")
+        self.emit(indent, "    }")
+        self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
+        self.emit(indent, "}")
+        self.emit(indent, f"const {ct} {self.name_for(op.results[0])} = {buf}[0];")
+
+    def op_ttg_barrier(self, op: Operation, indent: str) -> None:
+        self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
 
     def op_llvm_intr_assume(self, op: Operation, indent: str) -> None:
         self.emit(indent, f"(void)({self.get(op.operands[0], op)});  // tl.assume: a hint, nothing is checked")
@@ -698,6 +795,13 @@ class _Kernel:
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
         t = r.type
+        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+            et = _elem(t)
+            n = self.name_for(r, "tile")
+            self.flush(indent)
+            self.emit(indent, f"{_storage(et, op)} {n}[{np_prod(_shape(t))}];")
+            self.emit(indent, f"mtia_cb_read(pe, {self.get(op.operands[0], op)}, {n}, sizeof {n}, {self.loc(op)});")
+            return
         st = _storage(t, op)
         n = self.name_for(r)
         raw = self.names.fresh(None, "raw")
@@ -993,6 +1097,9 @@ class _Kernel:
 
         if not op.outs:
             raise _error(op, "an engine command whose results stay in registers")
+        for inner in op.body.walk():  # ops with effects (or not translated) must not be dropped as unused values
+            if inner.name in _BODY_UNSUPPORTED:
+                raise _error(inner, "this op in an engine body")
         info = ComputeInfo.of(op)
         self.flush(indent)
         self.emit(indent, "{")
@@ -1004,12 +1111,23 @@ class _Kernel:
         body = _Body(self, op, ins)
         rvv_ins = [body.scalar.get(a, p) for a, p in zip(op.body.block.args, ins, strict=True)]
         yield_op = op.body.block.last_op
+        loops = []
         for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
             out_t = mtia.tile_type(op.outs[k].type)
             portable = body.emit_output(res, ptr, out_t, valid)
-            self.lines += guarded(rvv_body_loop(op, rvv_ins, [ptr], valid, elementwise, [res]), portable, inner)
+            try:
+                rvv = rvv_body_loop(op, rvv_ins, [ptr], valid, elementwise, [res])
+            except KeyError:  # backend/rvv.py lacks this element type (a compare of i1 values): the portable loop
+                rvv = None
+            loops += guarded(rvv, portable, inner)
+        self.lines += [inner + ln for ln in body.pre]
+        self.lines += loops
         out_t = mtia.tile_type(op.outs[0].type)
         shape = _shape(out_t)
+        if len(shape) > MAX_RANK:  # the output shape only scales the work of an effective shape
+            if valid:
+                raise _error(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
+            shape = []
         vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
         shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
         self.emit(
@@ -1138,9 +1256,10 @@ class _Kernel:
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")
-        shp = ", ".join([str(s) for s in shape] + ["0"] * (MAX_RANK - len(shape)))
-        vals = ", ".join(valid + ["0"] * (MAX_RANK - len(valid)))
-        self.emit(inner, f"const int64_t in_shape[{MAX_RANK}] = {{{shp}}}, valid[{MAX_RANK}] = {{{vals}}};")
+        size = max(len(shape), MAX_RANK)
+        shp = ", ".join([str(s) for s in shape] + ["0"] * (size - len(shape)))
+        vals = ", ".join(valid + ["0"] * (size - len(valid)))
+        self.emit(inner, f"const int64_t in_shape[{size}] = {{{shp}}}, valid[{size}] = {{{vals}}};")
         self.emit(
             inner,
             f'mtia_re_end(pe, {len(shape)}, in_shape, "{dtype_name(out_t)}", /*LS bytes*/ {re_ls_bytes(op)}, '
@@ -1175,6 +1294,13 @@ _REDUCE_INIT: dict[str, Callable[[Attribute, Operation], str]] = {
 }
 
 
+_BODY_UNSUPPORTED = frozenset(
+    ("tt.print", "tt.assert", "tt.dot", "tt.map_elementwise", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_load",
+     "tt.atomic_store", "tt.atomic_poll", "tt.unsplat")
+)  # fmt: skip
+"""Ops of mtia.ENGINE_BODY_OPS the emitter does not translate in a body (side effects, or not written yet)."""
+
+
 class _Body:
     """An engine compute body as lane expressions: each tensor value is a function from lane indices (of its
     own shape) to a C++ expression; shape ops (splat, broadcast, expand_dims, trans, reshape) only remap
@@ -1197,6 +1323,130 @@ class _Body:
             else:
                 self.scalar[arg] = v
         self.defs: dict[SSAValue, Operation] = {r: o for o in self.block.ops for r in o.results}
+        self.pre: list[str] = []
+        """Lines before the output loops: reductions and scans materialized into local arrays."""
+        self.arrays: dict[SSAValue, str] = {}
+
+    def _combine(self, op: Operation, lhs: list[str], rhs: list[str], pad: str) -> list[str]:
+        """Emit the combine region of a tt.reduce / tt.scan on (lhs, rhs) element names; return the results."""
+        block = op.regions[0].blocks.first
+        assert block is not None
+        env: dict[SSAValue, str] = dict(zip(block.args, [*lhs, *rhs], strict=True))
+        for inner in block.ops:
+            if inner.name in ("tt.reduce.return", "tt.scan.return"):
+                return [env[v] for v in inner.operands]
+            if inner.name == "arith.constant" and not isinstance(inner.results[0].type, TensorType):
+                env[inner.results[0]] = _literal(inner.value.value.data, inner.results[0].type, inner)  # type: ignore[attr-defined]
+                continue
+            if len(inner.results) != 1 or inner.regions:
+                raise _error(inner, "this op in a reduction's combine region")
+            expr = elementwise(inner, [env[v] for v in inner.operands])
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            n = self.k.names.fresh(None, "c")
+            self.pre.append(f"{pad}const {_ctype(inner.results[0].type, inner)} {n} = {expr};")
+            env[inner.results[0]] = n
+        raise _error(op, "a combine region without a return")
+
+    def _histogram(self, op: Operation, v: SSAValue) -> None:
+        """Count the source's lanes (where the mask holds) per bin [0, bins) into a local array."""
+        bins = _shape(v.type)[0]
+        src = op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        a = self.k.names.fresh(None, "hist")
+        self.arrays[v] = a
+        ct = _ctype(_elem(v.type), op)
+        self.pre.append(f"{ct} {a}[{bins}] = {{}};")
+        shape = _shape(src.type)
+        idx = [self.k.names.fresh(None, "h") for _ in shape]
+        pad = ""
+        for i, n in zip(idx, shape, strict=True):
+            self.pre.append(f"{pad}for (int64_t {i} = 0; {i} < {n}; ++{i}) {{")
+            pad += "    "
+        x = f"(int64_t)({self.at(src, idx, {})})"
+        keep = f"{self.at(mask, idx, {})} && " if mask is not None else ""
+        self.pre.append(f"{pad}const int64_t bin = {x};")
+        self.pre.append(f"{pad}if ({keep}bin >= 0 && bin < {bins}) {a}[bin] += 1;")
+        for _ in shape:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
+
+    def _materialize(self, op: Operation) -> None:  # noqa: C901  (reduce and scan, forward and reverse)
+        """Compute a tt.reduce (the model's pairwise tree: neighbours combined level by level, an odd last
+        element carried) or tt.scan (Hillis-Steele, as the model) into local arrays, one per result."""
+        ins = list(op.operands)
+        in_shape = _shape(ins[0].type)
+        axis = _int_prop(op, "axis", 0)
+        n = in_shape[axis]
+        outer = [d for d in range(len(in_shape)) if d != axis]
+        idx = [self.k.names.fresh(None, "r") for _ in in_shape]
+        is_scan = op.name == "tt.scan"
+        reverse = is_scan and bool(_int_prop(op, "reverse", 0))
+        lane = f"{n - 1} - {idx[axis]}" if reverse else idx[axis]  # a reverse scan runs from the last lane
+        types = [_ctype(_elem(v.type), op) for v in ins]
+        names = []
+        for r in op.results:
+            a = self.k.names.fresh(None, "scan" if is_scan else "red")
+            names.append(a)
+            self.arrays[r] = a
+            self.pre.append(f"{_ctype(_elem(r.type), op)} {a}[{max(np_prod(_shape(r.type)), 1)}];")
+        pad = ""
+        for d in outer:
+            self.pre.append(f"{pad}for (int64_t {idx[d]} = 0; {idx[d]} < {in_shape[d]}; ++{idx[d]}) {{")
+            pad += "    "
+        bufs = [self.k.names.fresh(None, "buf") for _ in ins]
+        j = idx[axis]
+        for b, t in zip(bufs, types, strict=True):
+            self.pre.append(f"{pad}{t} {b}[{n}];")
+        self.pre.append(f"{pad}for (int64_t {j} = 0; {j} < {n}; ++{j}) {{")
+        at_idx = [lane if d == axis else i for d, i in enumerate(idx)]
+        for b, v in zip(bufs, ins, strict=True):
+            self.pre.append(f"{pad}    {b}[{j}] = {self.at(v, at_idx, {})};")
+        self.pre.append(f"{pad}}}")
+        if not is_scan:
+            self.pre.append(f"{pad}for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < len / 2; ++q) {{")
+            res = self._combine(op, [f"{b}[2 * q]" for b in bufs], [f"{b}[2 * q + 1]" for b in bufs], pad + "        ")
+            tmp = [self.k.names.fresh(None, "t") for _ in res]
+            for t, r, ty in zip(tmp, res, types, strict=True):
+                self.pre.append(f"{pad}        const {ty} {t} = {r};")
+            for b, t in zip(bufs, tmp, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {t};")
+            self.pre.append(f"{pad}    }}")
+            for b in bufs:
+                self.pre.append(f"{pad}    if (len % 2) {b}[len / 2] = {b}[len - 1];")
+            self.pre.append(f"{pad}}}")
+            out_idx = [idx[d] for d in outer]
+            out_shape = [in_shape[d] for d in outer]
+            for a, b in zip(names, bufs, strict=True):
+                self.pre.append(f"{pad}{a}[{_linear(out_idx, out_shape)}] = {b}[0];")
+        else:
+            nxt = [self.k.names.fresh(None, "nxt") for _ in ins]
+            for b, t in zip(nxt, types, strict=True):
+                self.pre.append(f"{pad}{t} {b}[{n}];")
+            self.pre.append(f"{pad}for (int64_t step = 1; step < {n}; step *= 2) {{")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < {n}; ++q) {{")
+            self.pre.append(f"{pad}        if (q < step) {{")
+            for b, x in zip(nxt, bufs, strict=True):
+                self.pre.append(f"{pad}            {b}[q] = {x}[q];")
+            self.pre.append(f"{pad}            continue;")
+            self.pre.append(f"{pad}        }}")
+            res = self._combine(op, [f"{b}[q - step]" for b in bufs], [f"{b}[q]" for b in bufs], pad + "        ")
+            for b, r in zip(nxt, res, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {r};")
+            self.pre.append(f"{pad}    }}")
+            self.pre.append(f"{pad}    for (int64_t q = 0; q < {n}; ++q) {{")
+            for b, x in zip(bufs, nxt, strict=True):
+                self.pre.append(f"{pad}        {b}[q] = {x}[q];")
+            self.pre.append(f"{pad}    }}")
+            self.pre.append(f"{pad}}}")
+            for a, b in zip(names, bufs, strict=True):
+                self.pre.append(
+                    f"{pad}for (int64_t {j} = 0; {j} < {n}; ++{j}) {a}[{_linear(at_idx, in_shape)}] = {b}[{j}];"
+                )
+        for _ in outer:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
 
     def at(self, v: SSAValue, idx: list[str], local: dict[SSAValue, str]) -> str:  # noqa: C901  (a dispatch)
         """The C++ expression of value `v` at lane `idx` (empty for scalars)."""
@@ -1212,6 +1462,10 @@ class _Body:
         op = self.defs[v]
         name = op.name
         shape = _shape(v.type)
+        if name in ("tt.reduce", "tt.scan"):
+            if v not in self.arrays:
+                self._materialize(op)
+            return f"{self.arrays[v]}[{_linear(idx, shape)}]"
         if name == "arith.constant":
             attr = op.value  # type: ignore[attr-defined]
             t = _elem(v.type)
@@ -1219,7 +1473,12 @@ class _Body:
                 values = attr.get_values()
                 if all(x == values[0] for x in values) or len(values) == 1:
                     return _literal(values[0], t, op)
-                raise _error(op, "a non-uniform dense constant in an engine body")
+                if v not in self.arrays:  # a constant tile: a static array of its values
+                    a = self.k.names.fresh(None, "const")
+                    self.arrays[v] = a
+                    items = ", ".join(_literal(x, t, op) for x in values)
+                    self.pre.append(f"static const {_ctype(t, op)} {a}[{len(values)}] = {{{items}}};")
+                return f"{self.arrays[v]}[{_linear(idx, shape)}]"
             return _literal(attr.value.data, t, op)
         if name == "tt.splat":
             return self.at(op.operands[0], [], local)
@@ -1251,6 +1510,27 @@ class _Body:
                 o = str(off) if isinstance(off, int) else self.at(off, [], local)
                 src_idx.append(f"({idx[d]} + {o})")
             return self.at(op.operands[0], src_idx, local)
+        if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second
+            a = self.at(op.operands[0], idx[:-1], local)
+            b = self.at(op.operands[1], idx[:-1], local)
+            return f"(({idx[-1]}) == 0 ? {a} : {b})"
+        if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
+            k = next(j for j, r in enumerate(op.results) if r is v)
+            return self.at(op.operands[0], [*idx, str(k)], local)
+        if name == "tt.cat":  # along dimension 0
+            n0 = _shape(op.operands[0].type)[0]
+            a = self.at(op.operands[0], idx, local)
+            b = self.at(op.operands[1], [f"(({idx[0]}) - {n0})", *idx[1:]], local)
+            return f"(({idx[0]}) < {n0} ? {a} : {b})"
+        if name == "tt.gather":  # lane i of the result reads the source at index[i] along `axis`
+            axis = _int_prop(op, "axis", 0)
+            at_idx = list(idx)
+            at_idx[axis] = f"(int64_t)({self.at(op.operands[1], idx, local)})"
+            return self.at(op.operands[0], at_idx, local)
+        if name == "tt.histogram":
+            if v not in self.arrays:
+                self._histogram(op, v)
+            return f"{self.arrays[v]}[{idx[0]}]"
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
@@ -1397,15 +1677,17 @@ template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
     return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
 // Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
-static inline float mtia_round_f16_rtz(float x) {
-    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16(x);
-    uint16_t h = mtia_f32_to_f16(x);
-    if (std::fabs(mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
+static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+    if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
+    uint16_t h = mtia_f32_to_f16((float)x);
+    if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
     return mtia_f16_to_f32(h);
 }
-static inline float mtia_round_bf16_rtz(float x) {
-    if (std::isnan(x)) return x;
-    return mtia_bf16_to_f32((uint16_t)(mtia_bitcast<uint32_t>(x) >> 16));
+static inline float mtia_round_bf16_rtz(double x) {
+    if (std::isnan(x)) return (float)x;
+    uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
+    if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
+    return mtia_bf16_to_f32(h);
 }
 static inline float mtia_round_f32_rtz(double x) {
     float r = (float)x;
@@ -1446,9 +1728,9 @@ def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
     chip = target.chip.data if isinstance(target, mtia.TargetAttr) else None
     overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     if isinstance(overrides, builtin.DictionaryAttr):
-        from mtia_xdsl.machine.config import _override_value
+        from mtia_xdsl.machine.config import override_value
 
-        overrides = {k: _override_value(k, v) for k, v in overrides.data.items()}
+        overrides = {k: override_value(k, v) for k, v in overrides.data.items()}
     else:
         overrides = None
     subgrid = func.attributes.get("mtia.pe_subgrid")

@@ -159,9 +159,26 @@ def _run_riscv(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], op
         raise ExecutorUnavailableError(str(e)) from None
 
 
+def _run_llvm(module: ModuleOp, grid: tuple[int, int, int], args: list[Any], options: Any) -> Any:
+    """Run the program's LLVM IR (backend/llvm_jit.run_program: emit, JIT with llvmlite against the host runtime
+    library, time); a missing llvmlite or C++ compiler (the runtime library is built from C++) is
+    ExecutorUnavailableError, one line with the install command."""
+    from mtia_xdsl.backend.host import CompilerMissingError
+
+    run_program: Any = importlib.import_module("mtia_xdsl.backend.llvm_jit").run_program
+    try:
+        return run_program(module, grid, args, options)
+    except CompilerMissingError as e:
+        raise ExecutorUnavailableError(f"executor 'llvm' builds the runtime library from C++: {e}") from None
+    except ModuleNotFoundError as e:
+        if e.name != "llvmlite" and not str(e.name).startswith("llvmlite."):
+            raise
+        raise ExecutorUnavailableError("executor 'llvm' needs llvmlite: pip install llvmlite") from None
+
+
 _PATHS: dict[str, _Path] = {
     "model": _Path(("mtia_xdsl.machine",), _run_model),
     "cpp": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.host"), _run_cpp),
-    "llvm": _Path(("mtia_xdsl.backend.llvm", "mtia_xdsl.backend.host"), None),
+    "llvm": _Path(("mtia_xdsl.backend.llvm", "mtia_xdsl.backend.llvm_jit", "mtia_xdsl.backend.host"), _run_llvm),
     "riscv": _Path(("mtia_xdsl.backend.cpp", "mtia_xdsl.backend.riscv"), _run_riscv),
 }

@@ -26,10 +26,14 @@ class LazyAsm(Mapping[str, str]):
     """IR texts of a compiled kernel, printed on first access (printing costs as much as a pass).
 
     Keys: "ttir" (the tt module as the frontend built it), "mtia" (the buffer-level program), "cpp" (the
-    buffer-level program as C++, `mtia_xdsl.backend.cpp.emit_cpp`, emitted on first access).
+    buffer-level program as C++, `mtia_xdsl.backend.cpp.emit_cpp`, emitted on first access), "llir" (its
+    LLVM IR, `mtia_xdsl.backend.llvm.emit_llvm_ir`, emitted on first access).
     """
 
-    DERIVED: ClassVar[dict[str, tuple[str, str, str]]] = {"cpp": ("mtia", "mtia_xdsl.backend.cpp", "emit_cpp")}
+    DERIVED: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "cpp": ("mtia", "mtia_xdsl.backend.cpp", "emit_cpp"),
+        "llir": ("mtia", "mtia_xdsl.backend.llvm", "emit_llvm_ir"),
+    }
     """Texts emitted from another key's module: key -> (module key, emitter module, emitter function)."""
 
     def __init__(self, modules: dict[str, ModuleOp]) -> None:
@@ -40,7 +44,8 @@ class LazyAsm(Mapping[str, str]):
         """Return the text of IR `key`, printing (or emitting) it once.
 
         Raises: KeyError for an unknown key; mtia_xdsl.backend.cpp.CppEmitError (naming the kernel line) for
-        "cpp" of a kernel with a construct the C++ emitter does not handle.
+        "cpp", and mtia_xdsl.backend.llvm_scalar.NotHandled for "llir", of a kernel with a construct the
+        emitter does not handle.
         """
         text = self._texts.get(key)
         if text is None:

@@ -248,6 +248,10 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     strides = [mat.i64(s) for s in access.strides]
     bounds = [mat.i64(b) for b in access.bounds]
     starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
+    perm = memory_order(access)
+    if perm is not None:  # moved in memory order, the MLU permutes the tile (see memory_order)
+        return _permuted_dma(op, access, mat, base, [strides[d] for d in perm], [bounds[d] for d in perm],
+                             [starts[d] for d in perm] if starts else [], perm)  # fmt: skip
     if isinstance(op, tt.StoreOp):
         value = op.value
         if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
@@ -274,6 +278,47 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
             return mtia.ExtractSliceOp(flat, [mtia.DYNAMIC_OFFSET], [mat.i64(access.window)], op.result.type)
         return tt.ReshapeOp(box, access.view)
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+
+
+def _permuted_dma(
+    op: tt.LoadOp | tt.StoreOp,
+    access: BlockAccess,
+    mat: Materializer,
+    base: SSAValue,
+    strides: list[SSAValue],
+    bounds: list[SSAValue],
+    starts: list[SSAValue],
+    perm: list[int],
+) -> Operation:
+    """The DMA of a block in memory order `perm` (strides, bounds and starts already permuted), the tile
+    permuted to or from it by `tt.trans` (an MLU layout op)."""
+    if isinstance(op, tt.StoreOp):
+        return mtia.DmaStoreOp(base, strides, bounds, mat._insert(tt.TransOp(op.value, perm)), starts)
+    other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
+    box_type = TensorType(op.result.type.element_type, [access.shape[d] for d in perm])
+    box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
+    return tt.TransOp(box, [perm.index(d) for d in range(len(perm))])
+
+
+def memory_order(access: BlockAccess) -> list[int] | None:
+    """The order in which a strided block is moved when its last dimension is not the contiguous one, else
+    None: the dimension of unit stride goes last (`perm`, box dim i = tile dim perm[i]).
+
+    A DMA moves a block as contiguous runs along its last dimension, one descriptor each (the timing
+    model's cost); a tile read along a column of memory (a GEMM template's B = W^T of nn.Linear, strides
+    [1, K]) would be one run per element. Moved in memory order instead, it is one run per row, and the
+    MLU permutes the tile in LS (`tt.trans`, a layout op). Blocks with an index tile, a multi-row view or a
+    wrapped window keep their order.
+    """
+    strides, shape = access.strides, access.shape
+    if access.index is not None or access.view is not None or access.window is not None or len(shape) < 2:
+        return None
+    if isinstance(strides[-1], int) and strides[-1] == 1:
+        return None
+    unit = [d for d, s in enumerate(strides[:-1]) if isinstance(s, int) and s == 1 and shape[d] > 1]
+    if len(unit) != 1:
+        return None
+    return [d for d in range(len(shape)) if d != unit[0]] + [unit[0]]
 
 
 @dataclass(frozen=True)

@@ -295,3 +295,26 @@ def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact():
     torch.testing.assert_close(out, expected)  # the padding is not written
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia
+
+
+@triton.jit
+def transposed_rows(w_ptr, out_ptr, K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """A GEMM template's B = W^T of nn.Linear: a [K, BLOCK_N] tile with strides [1, K] (columns of memory)."""
+    rk = tl.arange(0, K)
+    rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    b = tl.load(w_ptr + (rk[:, None] + K * rn[None, :]), mask=rn[None, :] < 40, other=0.0)
+    tl.store(out_ptr + (rk[:, None] * 40 + rn[None, :]), b * 2.0, mask=rn[None, :] < 40)
+
+
+def test_transposed_tile_moves_in_memory_order_and_matches_eager():
+    """The DMA moves the [BLOCK_N, K] rows of W (one descriptor per row, not per element) and the MLU
+    transposes the tile; the store of the [K, BLOCK_N] result is contiguous along its last dimension."""
+    w = torch.randn(40, 64)
+    out = torch.zeros(64, 40)
+    kernel = mtia_xdsl.compile(transposed_rows, constexprs={"K": 64, "BLOCK_N": 32})
+    run = kernel[(2,)](w, out)
+    torch.testing.assert_close(out, w.t() * 2.0)
+    mtia = kernel.asm["mtia"]
+    assert "tensor<32x64xf32>" in mtia and "tt.trans" in mtia and "mtia.gather" not in mtia
+    loads = [c for t in run.traces for c in t.commands if c.kind == "dma_load"]
+    assert len(loads) == 2 and all(c.descriptors <= 32 for c in loads)  # one run per row of W, not 2048

@@ -1,0 +1,674 @@
+"""The LLVM IR emitter (`mtia-opt -t mtia-llvm`, `asm["llir"]`): the buffer-level mtia program lowered to xDSL's
+`llvm` dialect and printed as LLVM IR text through xDSL's llvm -> llvmlite translation (backend/llvm_ir.py).
+
+What the IR holds, per kernel `@K` of the program:
+- `void @K(<kernel parameters>, i32 %pid_x, i32 %pid_y, i32 %pid_z, i32 %num_x, i32 %num_y, i32 %num_z)`: the
+  scalar core's code for one Triton program. Pointer parameters are `ptr`, held as i64 byte addresses inside;
+  scalars are themselves. Structured control flow (scf.for / scf.if / scf.while) becomes branches and phis.
+- Engine commands and CB operations are calls to the runtime's external C functions (`RUNTIME_FUNCTIONS`),
+  each with the command's `site` (the position of its op in a walk of the kernel, `command_sites`, so a
+  runtime error names the kernel line): `@mtia_cb_alloc/reserve/push/wait/pop`; SE, VEC and MLU commands
+  get their tiles' LS addresses from `@mtia_cb_front` (an input's front tile) and `@mtia_cb_back` (an
+  output's reserved slot), compute in the emitted loop (backend/llvm_body.py) and are recorded by
+  `@mtia_se_compute` / `@mtia_vec_compute` / `@mtia_mlu_compute`; every other command (DMA, DPE, RE,
+  gather/scatter, atomics, scalar loads and stores, cb_read, the PE grid ops) is `@mtia_<kind>(i32 site,
+  ptr args, ptr results)` with its operands packed as i64 in operand order (a CB as its handle, a float as
+  its bits) and its scalar results returned the same way.
+- `@mtia_scalar_instrs(i64 n)` before each command, branch and return: the scalar-core instructions the
+  machine model counts (every op outside an engine body that is not an engine command, per execution), so
+  the recorded command stream carries the model's issue costs exactly.
+
+Requires: a buffer-level program (the default pipeline through mtia-cb-bufferize; mtia-cb-allocate for CB
+IDs and LS offsets). Raises: NotHandled (`file:line:col: error: ...`) for an op the emitter does not
+translate, never wrong code.
+Example: mtia-opt examples/vector_add.py -t mtia-llvm \
+    -p "$(python -c 'import mtia_xdsl.pipeline as p; print(p.pipeline_for())')"
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import IO, cast
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, llvm
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.target import Target
+
+from mtia_xdsl.backend.llvm_scalar import (
+    I8,
+    I16,
+    I32,
+    I64,
+    LIBM_FUNCTIONS,
+    PTR,
+    SCALAR_RULES,
+    Builder,
+    NotHandled,
+    element_type,
+    emit_scalar,
+    is_float,
+    is_tensor,
+    not_handled,
+    register_type,
+    shape_of,
+    storage_type,
+)
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import command_kind
+from mtia_xdsl.machine.interpret.formats import dtype_name
+from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.utils.locations import location_str
+
+VOID = llvm.LLVMVoidType()
+F32, F64 = builtin.Float32Type(), builtin.Float64Type()
+
+RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
+    "mtia_program_id": ([PTR, I32], I32),
+    "mtia_num_programs": ([PTR, I32], I32),
+    "mtia_pe_id": ([PTR, I32], I32),
+    "mtia_num_pes": ([PTR, I32], I32),
+    "mtia_scalar_instrs": ([PTR, I64], VOID),
+    "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
+    "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_wait": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_pop": ([PTR, I32, I32, PTR], VOID),
+    "mtia_cb_read": ([PTR, I32, PTR, I64, PTR], VOID),
+    "mtia_dma_load": ([PTR, I32, PTR, PTR, PTR], VOID),
+    "mtia_dma_store": ([PTR, I32, PTR, PTR], VOID),
+    "mtia_dma_store_scalar": ([PTR, PTR, PTR, PTR], VOID),
+    "mtia_scalar_load": ([PTR, I64, PTR, I32, PTR, PTR], VOID),
+    "mtia_scalar_store": ([PTR, I64, PTR, I32, PTR, PTR], VOID),
+    "mtia_cmd_begin": ([PTR, I32, PTR, PTR], VOID),
+    "mtia_cmd_in": ([PTR, I32], PTR),
+    "mtia_cmd_out": ([PTR, I32], PTR),
+    "mtia_cmd_inout": ([PTR, I32], PTR),
+    "mtia_compute_end": ([PTR, PTR], VOID),
+    "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
+    "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
+    "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
+    "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
+    "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
+}
+"""The functions of backend/runtime/mtia_runtime.h the emitted IR calls, as `(params), result` in LLVM types
+(`mtia_pe *` and every other pointer as `ptr`)."""
+
+MAX_RANK = 4
+"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
+
+DMA_DESC = {"base": 0, "rank": 8, "elem_bytes": 12, "shape": 16, "strides": 48, "bounds": 80, "starts": 112,
+            "has_starts": 144, "is_float": 148, "dtype": 152, "size": 160}  # fmt: skip
+"""Byte offsets of the fields of `mtia_dma_desc` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
+        "ls_bytes": 96, "size": 104}  # fmt: skip
+"""Byte offsets of the fields of `mtia_work` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+ENGINES = {"dma": 1, "dpe": 2, "se": 3, "re": 4, "mlu": 5, "vec": 6}
+"""`enum mtia_engine` of mtia_runtime.h by engine name."""
+
+META_GLOBAL = "mtia_kernel_meta"
+"""Global string holding the kernel's metadata as JSON (backend/cpp.py `_kernel_meta`: parameters, chip,
+PE mapping), which `run_llvm` reads to launch it."""
+
+_ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
+"""Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
+
+_RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
+"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
+
+_RMW_DTYPES = ("f32", "i32", "i64")
+"""Element types `mtia_atomic_rmw` of the host runtime updates."""
+
+_CB_CALLS = {
+    mtia.CbReserveOp: "mtia_cb_reserve",
+    mtia.CbPushOp: "mtia_cb_push",
+    mtia.CbWaitOp: "mtia_cb_wait",
+    mtia.CbPopOp: "mtia_cb_pop",
+}
+
+
+def kernels(module: ModuleOp) -> list[Operation]:
+    """The kernel functions (`tt.func` / `func.func` with a body) of a buffer-level program."""
+    return [op for op in module.ops if op.name in ("tt.func", "func.func") and op.regions[0].blocks]
+
+
+def emit_module(module: ModuleOp) -> ModuleOp:
+    """Lower the kernel of the buffer-level `module` to an `llvm` dialect module.
+
+    Raises: NotHandled naming the kernel line of the first op the emitter does not translate.
+    """
+    out = ModuleOp([])
+    funcs = kernels(module)
+    if len(funcs) != 1:
+        where = location_str(funcs[1].location) if funcs else location_str(module.location)
+        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
+    kernel = funcs[0]
+    for op in kernel.walk():
+        if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
+            raise NotHandled(
+                f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
+                "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
+            )
+    KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
+    return out
+
+
+def _kernel_meta(kernel: Operation, module: ModuleOp) -> str:
+    """The kernel's launch metadata as JSON: the one the C++ emitter gives its translation unit."""
+    from mtia_xdsl.backend.cpp import _kernel_meta as cpp_meta  # pyright: ignore[reportPrivateUsage]
+
+    return json.dumps(cpp_meta(kernel, module), sort_keys=True)
+
+
+def emit_llvm_ir(module: ModuleOp) -> str:
+    """Return the LLVM IR text of the buffer-level `module` (see the module docstring)."""
+    from mtia_xdsl.backend.llvm_ir import to_llvmlite
+
+    return str(to_llvmlite(emit_module(module)))
+
+
+@dataclass(frozen=True)
+class MtiaLlvmTarget(Target):
+    """`mtia-opt -t mtia-llvm`: the buffer-level program as LLVM IR text."""
+
+    name = "mtia-llvm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        """Print the LLVM IR of `module` to `output`. Raises: NotHandled naming the kernel line."""
+        print(emit_llvm_ir(module), file=output, end="")
+
+
+# ------------------------------------------------------------------------------------------------
+# one kernel
+# ------------------------------------------------------------------------------------------------
+
+
+def _array(n: int, elem: Attribute) -> Attribute:
+    """The LLVM array type of `n` elements of `elem`."""
+    return cast(Attribute, llvm.LLVMArrayType(n, elem))  # pyright: ignore[reportUnknownArgumentType]
+
+
+def _word_type(t: Attribute) -> Attribute:
+    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
+    return I64 if t.name == "tt.ptr" else register_type(t)
+
+
+class KernelEmitter:
+    """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
+
+    def __init__(self, kernel: Operation, out: ModuleOp) -> None:
+        self.kernel = kernel
+        self.out = out
+        self.declared: set[str] = set()
+        self.strings: dict[str, str] = {}
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.pending = 0
+        """Scalar-core instructions counted since the last `@mtia_scalar_instrs`."""
+        self.region = Region()
+        self.entry = Block(arg_types=[PTR, PTR])
+        self.b = Builder(self.entry)
+        self.pe: SSAValue = self.entry.args[0]
+        self.one: SSAValue | None = None
+
+    # -- helpers -------------------------------------------------------------------------------------
+    def declare(self, name: str, params: list[Attribute], result: Attribute) -> None:
+        """Declare external function `name` once per module."""
+        if name in self.declared:
+            return
+        self.declared.add(name)
+        fn = llvm.FuncOp(name, llvm.LLVMFunctionType(params, result), linkage=llvm.LinkageAttr("external"))
+        self.out.body.block.add_op(fn)
+
+    def call(self, name: str, *args: SSAValue) -> SSAValue:
+        """Call runtime function `name` (declared on first use) with the PE as first argument."""
+        params, result = RUNTIME_FUNCTIONS[name]
+        self.declare(name, params, result)
+        return self.b.add(llvm.CallOp(name, self.pe, *args, return_type=None if result == VOID else result))
+
+    def string(self, text: str, prefix: str = "") -> SSAValue:
+        """The address of a NUL-terminated constant string (a kernel location, a kind, a dtype), a global named
+        `prefix` + the text (a location by its file's name, line and column)."""
+        name = self.strings.get(text)
+        if name is None:
+            readable = prefix + (text.rsplit("/", 1)[-1] if prefix == "" else text)
+            taken = set(self.strings.values())
+            name = readable if readable not in taken else f"{readable}.{len(self.strings)}"
+            self.strings[text] = name
+            data = (text + "\0").encode()
+            self.out.body.block.add_op(
+                llvm.GlobalOp(
+                    _array(len(data), I8),
+                    name,
+                    "internal",
+                    constant=True,
+                    value=builtin.StringAttr(text + "\0"),
+                )
+            )
+        return self.b.add(llvm.AddressOfOp(name, PTR))
+
+    def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str:
+        """The name of a new constant global holding `values` (row-major, LLVM type `elem`)."""
+        name = f"const.{len([o for o in self.out.ops if isinstance(o, llvm.GlobalOp)])}"
+        dense = builtin.DenseIntOrFPElementsAttr.from_list(TensorType(elem, [len(values)]), list(values))  # type: ignore[arg-type]
+        glob = llvm.GlobalOp(_array(len(values), elem), name, "internal", constant=True, value=cast(Attribute, dense))
+        self.out.body.block.add_op(glob)
+        return name
+
+    def loc(self, op: Operation) -> SSAValue:
+        """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""
+        return self.string(location_str(op.location))
+
+    def flush(self) -> None:
+        """Report the scalar-core instructions counted so far to the runtime."""
+        if self.pending:
+            self.call("mtia_scalar_instrs", self.b.const(self.pending, I64))
+            self.pending = 0
+
+    def alloca(self, n: int, elem: Attribute = I64, name: str = "") -> SSAValue:
+        """A stack array of `n` elements (named `name`), allocated once in the entry block."""
+        assert self.one is not None
+        size = llvm.ConstantOp(builtin.IntegerAttr(n, I64), I64)
+        op = llvm.AllocaOp(size, elem, alignment=8)
+        opaque = llvm.BitcastOp(op, PTR)  # llvmlite types an alloca's pointer; the IR's pointers are opaque
+        opaque.results[0].name_hint = name or None
+        self.entry.insert_op_after(opaque, self.one.owner)  # type: ignore[arg-type]
+        self.entry.insert_op_after(op, self.one.owner)  # type: ignore[arg-type]
+        self.entry.insert_op_after(size, self.one.owner)  # type: ignore[arg-type]
+        return opaque.results[0]
+
+    def store_at(self, base: SSAValue, offset: int, value: SSAValue) -> None:
+        """Store `value` at byte `offset` of the struct at `base`."""
+        ptr = self.b.add(llvm.GEPOp(base, [offset], I8)) if offset else base
+        self.b.add(llvm.StoreOp(value, ptr))
+
+    def i64_array(self, values: Sequence[SSAValue | int], n: int | None = None) -> SSAValue:
+        """A stack array of `n` (default len(values)) i64 holding `values`, zero-padded."""
+        arr = self.alloca(max(n or len(values), 1))
+        for k in range(n or len(values)):
+            v = values[k] if k < len(values) else 0
+            self.store_at(arr, 8 * k, self.b.const(v, I64) if isinstance(v, int) else v)
+        return arr
+
+    def new_block(self, name: str, arg_types: list[Attribute] = (), attach: bool = True) -> Block:  # type: ignore[assignment]
+        """A new block named `name`; `attach=False` leaves placing it to `attach` (blocks print in region order:
+        a loop's exit goes after its body's blocks)."""
+        block = Block(arg_types=list(arg_types))
+        block.name_hint = name
+        if attach:
+            self.region.add_block(block)
+        return block
+
+    def attach(self, block: Block) -> None:
+        """Place `block` (made with attach=False) after the blocks placed so far."""
+        self.region.add_block(block)
+
+    def value(self, v: SSAValue) -> SSAValue:
+        got = self.values.get(v)
+        if got is None:
+            owner = v.owner
+            op = owner if isinstance(owner, Operation) else owner.parent_op()
+            raise not_handled(op, f"its value {v.name_hint or ''} of type {v.type} has no LLVM value")  # type: ignore[arg-type]
+        return got
+
+    def to_slot(self, v: SSAValue, t: Attribute) -> SSAValue:
+        """A stack slot holding register `v` (IR type `t`) as stored in memory; its address."""
+        slot = self.alloca(1, storage_type(t), "value")
+        self.b.add(llvm.StoreOp(self.b.to_storage(v, t), slot))
+        return slot
+
+    # -- the function ---------------------------------------------------------------------------------
+    def run(self, meta: str) -> None:
+        kernel = self.kernel
+        block = kernel.regions[0].blocks.first
+        assert block is not None
+        if len(kernel.regions[0].blocks) != 1:
+            raise not_handled(kernel, "a kernel of several blocks (cf branches)")
+        self.region.add_block(self.entry)
+        self.entry.name_hint = "entry"
+        self.entry.args[0].name_hint, self.entry.args[1].name_hint = "pe", "args"
+        self.one = self.b.const(1, I64)
+        for k, arg in enumerate(block.args):
+            ptr = self.b.add(llvm.GEPOp(self.entry.args[1], [k], I64)) if k else self.entry.args[1]
+            word = self.b.add(llvm.LoadOp(ptr, I64))
+            t = _word_type(arg.type)
+            if isinstance(arg.type, builtin.BFloat16Type):
+                v = self.b.bf16_to_f32(self.b.int_cast(word, I16))
+            elif is_float(arg.type):
+                width = {builtin.Float16Type: 16, builtin.Float64Type: 64}.get(type(arg.type), 32)  # type: ignore[call-overload]
+                v = self.b.add(llvm.BitcastOp(self.b.int_cast(word, IntegerType(cast(int, width))), t))
+            else:
+                v = self.b.int_cast(word, t)
+            if arg.name_hint:
+                v.name_hint = arg.name_hint
+            self.values[arg] = v
+        name = cast(builtin.StringAttr, kernel.properties["sym_name"]).data
+        self.emit_ops(block.ops)
+        fn = llvm.FuncOp(
+            name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
+        )
+        for lib in LIBM_FUNCTIONS:
+            if any(
+                isinstance(o, llvm.CallOp) and o.callee is not None and o.callee.string_value() == lib
+                for o in fn.walk()
+            ):
+                t = F32 if lib.endswith("f") else F64
+                self.declare(lib, [t], t)
+        self.out.body.block.add_op(fn)
+        data = (meta + "\0").encode()
+        self.out.body.block.add_op(
+            llvm.GlobalOp(
+                _array(len(data), I8),
+                META_GLOBAL,
+                "external",
+                constant=True,
+                value=builtin.StringAttr(meta + "\0"),
+            )
+        )
+
+    def emit_ops(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
+            if type(op) not in _ENGINE_OP_TYPES:
+                self.pending += 1
+            handler = _HANDLERS.get(type(op)) or _NAMED_HANDLERS.get(op.name)
+            if handler is not None:
+                handler(self, op)
+            elif op.name in _SCALAR_NAMES:
+                self.scalar(op)
+            else:
+                raise not_handled(op)
+
+    def scalar(self, op: Operation) -> None:
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            raise not_handled(op, "a tensor outside an engine command at buffer level")
+        self.values[op.results[0]] = emit_scalar(self.b, op, [self.value(v) for v in op.operands])
+
+    # -- ops -------------------------------------------------------------------------------------------
+    def grid_query(self, op: Operation) -> None:
+        axis = cast(builtin.IntegerAttr, op.properties["axis"]).value.data
+        fn = {"tt.get_program_id": "mtia_program_id", "tt.get_num_programs": "mtia_num_programs",
+              "mtia.pe_id": "mtia_pe_id", "mtia.num_pes": "mtia_num_pes"}[op.name]  # fmt: skip
+        self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
+
+    def ret(self, op: Operation) -> None:
+        if op.operands:
+            raise not_handled(op, "a kernel returning values")
+        self.flush()
+        self.b.add(llvm.ReturnOp())
+
+    def cb_alloc(self, op: mtia.CbAllocOp) -> None:
+        t = op.result.type
+        assert op.cb_id is not None and op.ls_offset is not None  # emit_module checked the allocation
+        cb_id = op.cb_id.value.data
+        handle = self.values[op.result] = self.call(
+            "mtia_cb_alloc", self.b.const(cb_id, I32), self.b.const(t.depth.data, I32),
+            self.b.const(mtia.tile_bytes(t.tile), I64), self.b.const(op.ls_offset.value.data, I64), self.loc(op),
+        )  # fmt: skip
+        handle.name_hint = f"cb{cb_id}"
+
+    def cb_count(self, op: mtia.CbCountOp) -> None:
+        self.flush()
+        count = self.b.const(op.count.value.data, I32)
+        self.call(_CB_CALLS[type(op)], self.value(op.cb), count, self.loc(op))  # pyright: ignore[reportArgumentType]
+
+    def cb_read(self, op: mtia.CbReadOp) -> None:
+        t = op.result.type
+        if is_tensor(t):
+            raise not_handled(op, "a whole tile read into the scalar core")
+        self.flush()
+        slot = self.alloca(1, storage_type(t))
+        nbytes = self.b.const(mtia.element_bytes(t), I64)
+        self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
+        self.values[op.result] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
+
+    def dma_desc(self, op: Operation, t: Attribute, base: SSAValue) -> SSAValue:
+        """An `mtia_dma_desc` on the stack for DMA op `op` moving a block of tile type `t` from `base`."""
+        shape = shape_of(t)
+        if len(shape) > MAX_RANK:
+            raise not_handled(op, f"a DMA block of rank {len(shape)} (at most {MAX_RANK})")
+        elem = element_type(t)
+        d = self.alloca(DMA_DESC["size"] // 8, name="dma")
+        b = self.b
+        self.store_at(d, DMA_DESC["base"], self.value(base))
+        self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
+        self.store_at(d, DMA_DESC["elem_bytes"], b.const(mtia.element_bytes(elem), I32))
+        fields = {"shape": [b.const(x, I64) for x in shape]}
+        for key in ("strides", "bounds", "starts"):
+            fields[key] = [self.value(v) for v in getattr(op, key)]
+        for key, vals in fields.items():
+            for k in range(MAX_RANK):
+                self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
+        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
+        self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
+        self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t), "dtype."))
+        return d
+
+    def dma_load(self, op: mtia.DmaLoadOp) -> None:
+        if op.out is None:
+            raise not_handled(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
+        self.flush()
+        d = self.dma_desc(op, op.block_type, op.base)
+        other: SSAValue
+        if op.other is not None:
+            if isinstance(op.other.type, TensorType):
+                raise not_handled(op, "a DMA load whose `other` is a tensor")
+            other = self.to_slot(self.value(op.other), op.block_type.element_type)
+        else:
+            other = self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        self.call("mtia_dma_load", self.value(op.out), d, other, self.loc(op))
+
+    def dma_store(self, op: mtia.DmaStoreOp) -> None:
+        self.flush()
+        t = mtia.tile_type(op.value.type)
+        d = self.dma_desc(op, t, op.base)
+        if mtia.is_cb(op.value):
+            self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
+        elif is_tensor(t):
+            raise not_handled(op, "a DMA store of a tensor value outside a CB")
+        else:
+            self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
+
+    def scalar_memory(self, op: Operation) -> None:
+        self.flush()
+        load = isinstance(op, mtia.ScalarLoadOp)
+        t = op.results[0].type if load else op.operands[1].type
+        addr = self.value(op.operands[0])
+        slot = self.alloca(1, storage_type(t)) if load else self.to_slot(self.value(op.operands[1]), t)
+        nbytes = self.b.const(mtia.element_bytes(t), I32)
+        fn = "mtia_scalar_load" if load else "mtia_scalar_store"
+        self.call(fn, addr, slot, nbytes, self.string(dtype_name(t), "dtype."), self.loc(op))
+        if load:
+            self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
+
+    def atomic_rmw(self, op: mtia.AtomicRmwOp) -> None:
+        """An atomic read-modify-write on the scalar core: `mtia_atomic_rmw` on the lanes of its CB tiles."""
+        code = op.atomic_rmw_op.value.data
+        kind = _RMW_KINDS.get(code)
+        if kind is None:
+            raise not_handled(op, f"atomic kind {code} (the host runtime has and, or, xor, add, max, min, xchg)")
+        if op.out is None:
+            raise not_handled(op, "an atomic whose old values are not kept in a CB")
+        t = mtia.tile_type(op.out.type)
+        n = elem_count(t)
+        if dtype_name(t) not in _RMW_DTYPES:
+            raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
+        operands = [op.ptr, op.val, *([op.mask] if op.mask is not None else [])]
+        if n != 1 and not all(mtia.is_cb(v) for v in operands):
+            raise not_handled(op, "an atomic on tensor operands outside CBs")
+        self.flush()
+        b = self.b
+        self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
+        addrs, val, *rest = (
+            self.call("mtia_cmd_in", self.value(v)) if mtia.is_cb(v) else self.to_slot(self.value(v), v.type)
+            for v in operands
+        )  # a lone lane's scalar operands go through stack slots
+        mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
+        old = self.call("mtia_cmd_out", self.value(op.out))
+        elem = element_type(t)
+        self.call(
+            "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
+            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
+            b.const(mtia.tile_bytes(t), I64),
+        )  # fmt: skip
+
+    def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
+        """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
+        (`mtia_cmd_in`; a null pointer for None). Raises: NotHandled unless every tile has the shape of `t`."""
+        shape = t.get_shape()  # type: ignore[attr-defined]
+        for v in cbs:
+            if v is not None and (not mtia.is_cb(v) or mtia.tile_type(v.type).get_shape() != shape):  # type: ignore[attr-defined]
+                raise not_handled(op, "lanes outside CBs, or tiles of different shapes")
+        self.flush()
+        self.call("mtia_cmd_begin", self.b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
+        null = self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        return [self.call("mtia_cmd_in", self.value(v)) if v is not None else null for v in cbs]
+
+    def gather(self, op: mtia.GatherOp) -> None:
+        """A gather on the scalar core: `mtia_gather` of the lanes of its pointer tile into its out CB."""
+        if op.out is None:
+            raise not_handled(op, "a tensor-level gather (run the buffer-level program)")
+        t = mtia.tile_type(op.out.type)
+        if not is_tensor(t) or (op.other is not None and is_tensor(op.other.type)):
+            raise not_handled(op, "a gather of a scalar, or with a tensor `other`")
+        addrs, mask = self._lanes(op, [op.ptrs, op.mask], t)
+        dst = self.call("mtia_cmd_out", self.value(op.out))
+        elem, b = element_type(t), self.b
+        if op.other is not None:
+            other = self.to_slot(self.value(op.other), elem)
+        elif is_float(elem):  # masked lanes read as the model's unwritten LS: NaN
+            other = self.to_slot(b.const(float("nan"), register_type(elem)), elem)
+        else:
+            other = b.add(llvm.ZeroOp(result_types=[PTR]))
+        self.call(
+            "mtia_gather", dst, addrs, mask, other, b.const(elem_count(t), I64), b.const(mtia.element_bytes(elem), I32),
+            b.const(mtia.tile_bytes(t), I64), self.string(dtype_name(t), "dtype."),
+        )  # fmt: skip
+
+    def scatter(self, op: mtia.ScatterOp) -> None:
+        """A scatter on the scalar core: `mtia_scatter` of its value tile through its pointer tile."""
+        t = mtia.tile_type(op.value.type)
+        if not is_tensor(t):
+            raise not_handled(op, "a scatter of a scalar")
+        addrs, src, mask = self._lanes(op, [op.ptrs, op.value, op.mask], t)
+        elem, b = element_type(t), self.b
+        self.call(
+            "mtia_scatter", src, addrs, mask, b.const(elem_count(t), I64), b.const(mtia.element_bytes(elem), I32),
+            self.string(dtype_name(t), "dtype."),
+        )  # fmt: skip
+
+    def compute(self, op: Operation) -> None:
+        from mtia_xdsl.backend.llvm_engines import emit_dpe, emit_engine_command, emit_re
+
+        self.flush()
+        {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
+
+    # -- structured control flow ------------------------------------------------------------------------
+    def region_ops(self, block: Block, args: list[SSAValue]) -> Operation:
+        """Emit the ops of `block` (its arguments bound to `args`) but its terminator; return the terminator."""
+        for a, v in zip(block.args, args, strict=True):
+            self.values[a] = v
+        ops = list(block.ops)
+        self.emit_ops(ops[:-1])
+        term = ops[-1]
+        self.pending += 1  # scf.yield / scf.condition are scalar-core instructions too
+        self.flush()
+        return term
+
+    def scf_for(self, op: Operation) -> None:
+        lb, ub, step, *inits = (self.value(v) for v in op.operands)
+        self.flush()
+        iter_types = [_word_type(r.type) for r in op.results]
+        header = self.new_block("for", [lb.type, *iter_types])
+        body = self.new_block("for.body")
+        exit_ = self.new_block("for.end", iter_types, attach=False)
+        self.b.add(llvm.BrOp(header, lb, *inits))
+        self.b.block = header
+        iv, *iters = header.args
+        iv.name_hint = op.regions[0].blocks.first.args[0].name_hint or "iv"  # type: ignore[union-attr]
+        self.b.add(llvm.CondBrOp(self.b.icmp("slt", iv, ub), body, [], exit_, iters))
+        self.b.block = body
+        term = self.region_ops(op.regions[0].blocks.first, [iv, *iters])  # type: ignore[arg-type]
+        nxt = self.b.add(llvm.AddOp(iv, step))
+        self.b.add(llvm.BrOp(header, nxt, *(self.value(v) for v in term.operands)))
+        self.attach(exit_)
+        self.b.block = exit_
+        for r, a in zip(op.results, exit_.args, strict=True):
+            self.values[r] = a
+
+    def scf_if(self, op: Operation) -> None:
+        cond = self.value(op.operands[0])
+        self.flush()
+        types = [_word_type(r.type) for r in op.results]
+        then, merge = self.new_block("if.then"), self.new_block("if.end", types, attach=False)
+        has_else = bool(op.regions[1].blocks)
+        other = self.new_block("if.else", attach=False) if has_else else merge
+        self.b.add(llvm.CondBrOp(cond, then, [], other, []))
+        for region, block in ((op.regions[0], then), *(((op.regions[1], other),) if has_else else ())):
+            if block is not then:
+                self.attach(block)
+            self.b.block = block
+            term = self.region_ops(region.blocks.first, [])  # type: ignore[arg-type]
+            self.b.add(llvm.BrOp(merge, *(self.value(v) for v in term.operands)))
+        self.attach(merge)
+        self.b.block = merge
+        for r, a in zip(op.results, merge.args, strict=True):
+            self.values[r] = a
+
+    def scf_while(self, op: Operation) -> None:
+        inits = [self.value(v) for v in op.operands]
+        self.flush()
+        before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first
+        assert before_blk is not None and after_blk is not None
+        before = self.new_block("while", [v.type for v in inits])
+        after = self.new_block("while.body", [_word_type(a.type) for a in after_blk.args], attach=False)
+        exit_ = self.new_block("while.end", [_word_type(r.type) for r in op.results], attach=False)
+        self.b.add(llvm.BrOp(before, *inits))
+        self.b.block = before
+        cond_op = self.region_ops(before_blk, list(before.args))
+        cond, *passed = (self.value(v) for v in cond_op.operands)
+        self.b.add(llvm.CondBrOp(cond, after, passed, exit_, passed))
+        self.attach(after)
+        self.b.block = after
+        term = self.region_ops(after_blk, list(after.args))
+        self.b.add(llvm.BrOp(before, *(self.value(v) for v in term.operands)))
+        self.attach(exit_)
+        self.b.block = exit_
+        for r, a in zip(op.results, exit_.args, strict=True):
+            self.values[r] = a
+
+
+_HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
+    mtia.CbAllocOp: KernelEmitter.cb_alloc,  # type: ignore[dict-item]
+    **{t: KernelEmitter.cb_count for t in _CB_CALLS},  # type: ignore[dict-item]
+    mtia.CbReadOp: KernelEmitter.cb_read,  # type: ignore[dict-item]
+    mtia.DmaLoadOp: KernelEmitter.dma_load,  # type: ignore[dict-item]
+    mtia.DmaStoreOp: KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.ScalarLoadOp: KernelEmitter.scalar_memory,
+    mtia.ScalarStoreOp: KernelEmitter.scalar_memory,
+    mtia.SeComputeOp: KernelEmitter.compute,
+    mtia.VecComputeOp: KernelEmitter.compute,
+    mtia.MluComputeOp: KernelEmitter.compute,
+    mtia.DpeMatmulOp: KernelEmitter.compute,
+    mtia.ReReduceOp: KernelEmitter.compute,
+    mtia.AtomicRmwOp: KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
+    mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
+    mtia.PeIdOp: KernelEmitter.grid_query,
+    mtia.NumPesOp: KernelEmitter.grid_query,
+}
+_NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
+    "llvm.intr.assume": lambda em, op: None,  # a hint (tl.assume): the scalar core counts it, nothing to compute
+    "ttg.barrier": lambda em, op: None,  # tl.debug_barrier: a program runs in order on one PE (dialects/ttg.py)
+    "tt.get_program_id": KernelEmitter.grid_query,
+    "tt.get_num_programs": KernelEmitter.grid_query,
+    "tt.return": KernelEmitter.ret,
+    "func.return": KernelEmitter.ret,
+    "scf.for": KernelEmitter.scf_for,
+    "scf.if": KernelEmitter.scf_if,
+    "scf.while": KernelEmitter.scf_while,
+}
+_SCALAR_NAMES = frozenset(SCALAR_RULES)

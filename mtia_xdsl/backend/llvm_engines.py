@@ -1,0 +1,772 @@
+"""Engine compute commands in LLVM IR: SE/VEC/MLU bodies, the DPE matmul and the RE reduction as loops over LS tiles.
+
+Each command is issued as mtia_runtime.h describes: `mtia_cmd_begin`, the LS addresses of the tiles it reads
+(`mtia_cmd_in`, front tiles) and writes (`mtia_cmd_out`, reserved slots; `mtia_cmd_inout` for an `inplace`
+accumulator), the work on LS, then the recording call with the command's static work (`mtia_compute_end`
+with an `mtia_work`, `mtia_dpe_end`, `mtia_re_end`).
+
+SE, VEC and MLU: the engine body as a loop nest over the output tile, one element per trip.
+
+The body (ops of `mtia.ENGINE_BODY_OPS`) is evaluated element by element: the value of a tensor op at a
+multi-index is computed from its operands at the indices the op reads (`_Element`), so a fused body keeps
+every intermediate in registers and never materialises a tile. Operand forms (tt.splat, tt.broadcast,
+tt.expand_dims, tt.trans, tt.reshape, mtia.extract_slice, tt.make_range, uniform dense constants) only
+change the index; elementwise arith / math / tt ops compute one element (backend/llvm_scalar.py); scalar
+(0-d) values are computed once before the loops. Input tiles are read from their CB's front slot in LS
+(`mtia_cmd_in`), results written to the output CB's slot, lanes past the `valid` extents are neither
+computed nor written.
+
+DPE: D = A @ B + C per element of D inside the valid M x N, accumulated exactly (f64, i64 for integers;
+tf32-rounded f32 inputs for input precision tf32) over the valid K and rounded once (semantics/dot.py).
+RE: each output element the combination of the input lanes along the axis, lanes outside the valid extents
+counting as the kind's identity (semantics/reduce.py). A float sum adds in the model's order, numpy's: pairwise
+(8 accumulators per block of 128 lanes, f16 and bf16 in f32, rounded once) along the last axis, lane by lane
+along another; the other kinds do not depend on the order.
+
+Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
+atomics, extern (libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
+results of different shapes; tiles of rank above MTIA_MAX_RANK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+
+from mtia_xdsl.backend.llvm_scalar import (
+    F32,
+    I32,
+    I64,
+    PTR,
+    Builder,
+    element_type,
+    emit_scalar,
+    int_width,
+    is_bf16,
+    is_tensor,
+    not_handled,
+    register_type,
+    shape_of,
+    storage_type,
+)
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.machine.commands import command_kind
+from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
+from mtia_xdsl.machine.interpret.formats import dtype_name
+
+if TYPE_CHECKING:
+    from mtia_xdsl.backend.llvm import KernelEmitter
+
+F64 = Float64Type()
+
+_ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
+
+Index = tuple[SSAValue, ...]
+
+
+_shape = shape_of
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    out: list[int] = []
+    acc = 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+class _Element:
+    """Evaluates body values at a multi-index of i64 registers, memoised per (value, index)."""
+
+    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp, tiles: dict[BlockArgument, SSAValue]) -> None:
+        self.em = em
+        self.op = op
+        self.tiles = tiles
+        """Tensor block arguments -> LS address of their tile."""
+        self.memo: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
+        self.inplace_args: set[BlockArgument] = set()
+        """Tile arguments that are also the command's output (an inplace accumulator)."""
+        self.out_index: Index = ()
+
+    def at(self, v: SSAValue, idx: Index) -> SSAValue:
+        key = (v, tuple(id(i) for i in idx))
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._eval(v, idx)
+        return got
+
+    def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
+        b = self.em.b
+        if isinstance(v, BlockArgument) and v in self.tiles:
+            if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
+                raise not_handled(self.op, "an inplace command reading its accumulator at another element")
+            t = v.type
+            lin = self.linear(idx, _shape(t))
+            elem = storage_type(t)
+            nbytes = mtia.element_bytes(t.element_type)  # type: ignore[attr-defined]
+            off = b.add(llvm.MulOp(lin, b.const(nbytes, I64))) if nbytes != 1 else lin
+            raw = b.add(llvm.LoadOp(b.byte_ptr(self.tiles[v], off), elem))
+            return b.from_storage(raw, t)
+        if not isinstance(v.owner, Operation) or v.owner.parent_op() is not self.op:
+            return self.em.value(v)  # a scalar computed outside the body, or a scalar block argument
+        op = v.owner
+        if op.name == "arith.constant" and isinstance(v.type, TensorType):
+            return self.dense_constant(op, idx)
+        if op.name == "tt.split":
+            return _split(self, op, idx, v)
+        rule = _INDEX_RULES.get(op.name)
+        if rule is not None:
+            return rule(self, op, idx)
+        shape = _shape(op.results[0].type) if op.results else []
+        if any(is_tensor(o.type) and _shape(o.type) != shape for o in op.operands):
+            raise not_handled(op, "an op whose operand and result shapes differ")
+        args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
+        return emit_scalar(b, op, args)
+
+    def dense_constant(self, op: Operation, idx: Index) -> SSAValue:
+        """Element `idx` of a dense tensor constant: its value if uniform, else a load from a constant global."""
+        value = op.properties.get("value")
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            raise not_handled(op, f"constant {value}")
+        values = cast(list[int | float], list(value.get_values()))
+        t = op.results[0].type
+        b = self.em.b
+        if len(set(values)) == 1:
+            return b.const(values[0], register_type(t))
+        elem = element_type(t)
+        if is_bf16(elem) or storage_type(elem) != register_type(elem):
+            raise not_handled(op, f"a non-uniform dense constant of {elem}")
+        name = self.em.constant_array(values, storage_type(elem))
+        ptr = b.add(llvm.AddressOfOp(name, PTR))
+        return _load(b, ptr, self.linear(idx, _shape(t)), elem)
+
+    def linear(self, idx: Index, shape: Sequence[int]) -> SSAValue:
+        """Row-major linear index of `idx` in a tile of `shape` (i64)."""
+        b = self.em.b
+        total: SSAValue | None = None
+        for i, s in zip(idx, _strides(shape), strict=True):
+            term = i if s == 1 else b.add(llvm.MulOp(i, b.const(s, I64)))
+            total = term if total is None else b.add(llvm.AddOp(total, term))
+        return total if total is not None else b.const(0, I64)
+
+
+def _splat(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    return e.at(op.operands[0], ())
+
+
+def _make_range(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    b = e.em.b
+    start = cast(IntegerAttr, op.properties["start"]).value.data
+    i = b.add(llvm.TruncOp(idx[0], I32))
+    return b.add(llvm.AddOp(i, b.const(start, I32))) if start else i
+
+
+def _expand_dims(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    return e.at(op.operands[0], idx[:axis] + idx[axis + 1 :])
+
+
+def _broadcast(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    src, dst = _shape(op.operands[0].type), _shape(op.results[0].type)
+    zero = e.em.b.const(0, I64) if any(s == 1 and d != 1 for s, d in zip(src, dst, strict=True)) else None
+    return e.at(op.operands[0], tuple(zero if s == 1 and d != 1 else i for i, s, d in zip(idx, src, dst, strict=True)))  # type: ignore[misc]
+
+
+def _trans(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    order = list(cast(DenseArrayBase[IntegerType], op.properties["order"]).get_values())
+    src: list[SSAValue | None] = [None] * len(order)
+    for i, o in enumerate(order):
+        src[o] = idx[i]
+    return e.at(op.operands[0], tuple(src))  # type: ignore[arg-type]
+
+
+def _reshape(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    b = e.em.b
+    src = _shape(op.operands[0].type)
+    lin = e.linear(idx, _shape(op.results[0].type))
+    out: list[SSAValue] = []
+    for s in _strides(src):
+        out.append(b.add(llvm.SDivOp(lin, b.const(s, I64))) if s != 1 else lin)
+        lin = b.add(llvm.SRemOp(lin, b.const(s, I64))) if s != 1 else lin
+    for k, extent in enumerate(src):  # the outermost quotient is in range; the others need a remainder
+        if k:
+            out[k] = b.add(llvm.SRemOp(out[k], b.const(extent, I64)))
+    return e.at(op.operands[0], tuple(out))
+
+
+def _extract_slice(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    b = e.em.b
+    offsets = cast(mtia.ExtractSliceOp, op).offsets_per_dim()
+    shifted: list[SSAValue] = []
+    for i, off in zip(idx, offsets, strict=True):
+        o = b.const(off, I64) if isinstance(off, int) else b.int_cast(e.at(off, ()), I64)
+        shifted.append(i if isinstance(off, int) and off == 0 else b.add(llvm.AddOp(i, o)))
+    return e.at(op.operands[0], tuple(shifted))
+
+
+def _join(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.join: element (.., k) is element (..) of operand k (a new minor dimension of 2)."""
+    b = e.em.b
+    first = b.icmp("eq", idx[-1], b.const(0, I64))
+    return b.add(llvm.SelectOp(first, e.at(op.operands[0], idx[:-1]), e.at(op.operands[1], idx[:-1])))
+
+
+def _split(e: _Element, op: Operation, idx: Index, v: SSAValue) -> SSAValue:
+    """tt.split: result k at (..) is the operand's element (.., k)."""
+    k = list(op.results).index(v)  # type: ignore[arg-type]
+    return e.at(op.operands[0], (*idx, e.em.b.const(k, I64)))
+
+
+def _cat(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.cat along dimension 0; each operand is read at an index clamped into it (the other one is selected)."""
+    b = e.em.b
+    n0 = _shape(op.operands[0].type)[0]
+    first = b.icmp("slt", idx[0], b.const(n0, I64))
+    in_a = b.intrinsic("llvm.smin", [idx[0], b.const(n0 - 1, I64)], I64)
+    in_b = b.intrinsic("llvm.smax", [b.add(llvm.SubOp(idx[0], b.const(n0, I64))), b.const(0, I64)], I64)
+    return b.add(llvm.SelectOp(first, e.at(op.operands[0], (in_a, *idx[1:])), e.at(op.operands[1], (in_b, *idx[1:]))))
+
+
+def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    if register_type(op.operands[0].type) != register_type(op.results[0].type):
+        raise not_handled(op, "a cast between different element types")
+    return e.at(op.operands[0], idx)
+
+
+def _poison(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """ub.poison reads as 0, as in the machine model (machine/interpret/tt.py)."""
+    return e.em.b.const(0, register_type(op.results[0].type))
+
+
+_INDEX_RULES = {
+    "tt.splat": _splat,
+    "tt.make_range": _make_range,
+    "tt.expand_dims": _expand_dims,
+    "tt.broadcast": _broadcast,
+    "tt.trans": _trans,
+    "tt.reshape": _reshape,
+    "mtia.extract_slice": _extract_slice,
+    "tt.join": _join,
+    "tt.cat": _cat,
+    "builtin.unrealized_conversion_cast": _unrealized_cast,
+    "ub.poison": _poison,
+}
+"""Body ops that pick the element their operand holds (operand forms and index generators)."""
+
+
+def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:
+    from mtia_xdsl.backend.llvm import ENGINES
+
+    kind = em.string(command_kind(op.name), "kind.")
+    em.call("mtia_cmd_begin", em.b.const(ENGINES[engine], I32), kind, em.loc(op))
+
+
+def _tile_in(em: KernelEmitter, cb: SSAValue, name: str) -> SSAValue:
+    ptr = em.call("mtia_cmd_in", em.value(cb))
+    ptr.name_hint = name
+    return ptr
+
+
+def _tile_out(em: KernelEmitter, cb: SSAValue, inplace: bool, name: str) -> SSAValue:
+    ptr = em.call("mtia_cmd_inout" if inplace else "mtia_cmd_out", em.value(cb))
+    ptr.name_hint = name
+    return ptr
+
+
+def _clamped(em: KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int]) -> list[SSAValue]:
+    """Trip counts per dimension: the extents, or the valid extents clamped to [0, extent]."""
+    return [_bound(em, extent, valid[d] if valid else None) for d, extent in enumerate(shape)]
+
+
+def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
+    """The shape of every output tile of `op`. Raises: NotHandled for what the loop nest cannot cover."""
+    from mtia_xdsl.backend.llvm import MAX_RANK
+
+    if not op.outs:
+        raise not_handled(op, "a tensor-level command (run the buffer-level program)")
+    shapes = {tuple(_shape(mtia.tile_type(o.type))) for o in op.outs}
+    if len(shapes) != 1:
+        raise not_handled(op, "results of different shapes")
+    shape = list(next(iter(shapes)))
+    if len(shape) > MAX_RANK:
+        raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
+    for inner in op.body.block.ops:
+        if inner.regions:
+            raise not_handled(inner, "a region inside an engine command body")
+    return shape
+
+
+def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
+    """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
+    tiles: dict[BlockArgument, SSAValue] = {}
+    count = 0
+    for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
+        if mtia.is_cb(operand):
+            ptr = _tile_in(em, operand, f"in{count}")
+            count += 1
+            if isinstance(arg.type, TensorType):
+                tiles[arg] = ptr
+            else:  # a scalar tile: one element
+                em.values[arg] = em.b.from_storage(em.b.add(llvm.LoadOp(ptr, storage_type(arg.type))), arg.type)
+        elif isinstance(operand.type, TensorType):
+            raise not_handled(op, "an engine command reading a tensor outside a CB")
+        else:
+            em.values[arg] = em.value(operand)
+    return tiles
+
+
+def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
+    """Emit one SE/VEC/MLU command: tile addresses, the loop nest over its output tile, the recording call.
+
+    Raises: NotHandled naming the kernel line for a body the emitter does not translate.
+    """
+    shape = _output_shape(op)
+    block = op.body.block
+    _begin(em, op, _ENGINES[type(op)])
+    tiles = _bind_inputs(em, op)
+    inplace = op.inplace is not None
+    outs = [_tile_out(em, o, inplace, f"out{k}") for k, o in enumerate(op.outs)]
+    e = _Element(em, op, tiles)
+    if inplace:  # the body reads the accumulator where the command writes it
+        for arg, operand in zip(block.args, op.inputs, strict=True):
+            if operand in op.outs and arg in tiles:
+                tiles[arg] = outs[list(op.outs).index(operand)]
+                e.inplace_args.add(arg)
+    for inner in block.ops:  # scalar values once, before the loops
+        if inner is not block.last_op and not any(isinstance(r.type, TensorType) for r in inner.results):
+            for r in inner.results:
+                em.values[r] = e.at(r, ())
+    valid = [em.value(v) for v in op.valid]
+    yields = list(block.last_op.operands)  # type: ignore[union-attr]
+    out_tiles = [mtia.tile_type(o.type) for o in op.outs]
+    _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
+    _compute_end(em, ComputeInfo.of(op), shape, valid)
+
+
+def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
+    """`mtia_compute_end` with the command's `mtia_work`: static work (machine/work.py) and effective shape."""
+    from mtia_xdsl.backend.llvm import MAX_RANK, WORK
+
+    b = em.b
+    w = em.alloca(WORK["size"] // 8, name="work")
+    em.store_at(w, WORK["elems"], b.const(info.elems, I64))
+    em.store_at(w, WORK["dtype"], em.string(info.dtype, "dtype."))
+    em.store_at(w, WORK["lut"], b.const(int(info.lut), I32))
+    em.store_at(w, WORK["out_rank"], b.const(len(shape), I32))
+    for k in range(MAX_RANK):
+        em.store_at(w, WORK["out_shape"] + 8 * k, b.const(shape[k] if k < len(shape) else 0, I64))
+        em.store_at(w, WORK["valid"] + 8 * k, valid[k] if k < len(valid) else b.const(0, I64))
+    em.store_at(w, WORK["nvalid"], b.const(len(valid), I32))
+    em.store_at(w, WORK["ls_bytes"], b.const(info.ls_bytes, I64))
+    em.call("mtia_compute_end", w)
+
+
+def _loop(em: KernelEmitter, bound: SSAValue, name: str, body: Callable[[SSAValue], None]) -> None:
+    """`for (i = 0; i < bound; ++i) body(i)` with i64 `i`; `body` emits at the builder's block."""
+    b = em.b
+    header, inner = em.new_block(name, [I64]), em.new_block(f"{name}.body")
+    exit_ = em.new_block(f"{name}.end", attach=False)
+    b.add(llvm.BrOp(header, b.const(0, I64)))
+    b.block = header
+    iv = header.args[0]
+    iv.name_hint = name.rsplit(".", 1)[-1]
+    b.add(llvm.CondBrOp(b.icmp("slt", iv, bound), inner, [], exit_, []))
+    b.block = inner
+    body(iv)
+    b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
+    em.attach(exit_)
+    b.block = exit_
+
+
+def _load(b: Builder, base: SSAValue, index: SSAValue, t: Attribute) -> SSAValue:
+    """Element `index` (i64) of the LS tile at `base` with elements of type `t`, as a register."""
+    nbytes = mtia.element_bytes(t)
+    off = b.add(llvm.MulOp(index, b.const(nbytes, I64))) if nbytes != 1 else index
+    return b.from_storage(b.add(llvm.LoadOp(b.byte_ptr(base, off), storage_type(t))), t)
+
+
+def _store(b: Builder, base: SSAValue, index: SSAValue, t: Attribute, v: SSAValue) -> None:
+    nbytes = mtia.element_bytes(t)
+    off = b.add(llvm.MulOp(index, b.const(nbytes, I64))) if nbytes != 1 else index
+    b.add(llvm.StoreOp(b.to_storage(v, t), b.byte_ptr(base, off)))
+
+
+def _lin(b: Builder, terms: Sequence[tuple[SSAValue, int]]) -> SSAValue:
+    """sum(i * stride) over `terms` (i64)."""
+    total: SSAValue | None = None
+    for i, s in terms:
+        t = i if s == 1 else b.add(llvm.MulOp(i, b.const(s, I64)))
+        total = t if total is None else b.add(llvm.AddOp(total, t))
+    return total if total is not None else b.const(0, I64)
+
+
+@dataclass(frozen=True)
+class _Dpe:
+    """One DPE matmul's tiles (LS addresses), shapes and element types, for `_dpe_element`."""
+
+    a: SSAValue
+    b: SSAValue
+    c: SSAValue | None
+    """The accumulator tile, or None when `c` is a scalar (`c_scalar`)."""
+    c_scalar: SSAValue | None
+    d: SSAValue
+    mnk: tuple[int, int, int]
+    types: tuple[Attribute, Attribute, Attribute, Attribute]
+    """Element types of A, B, C and D."""
+    tf32: bool
+
+
+def emit_dpe(em: KernelEmitter, op: mtia.DpeMatmulOp) -> None:
+    """Emit one DPE matmul (see the module docstring). Raises: NotHandled for a tensor-level one, one of
+    more than one batch dimension, or a bf16 accumulator."""
+    if op.out is None:
+        raise not_handled(op, "a tensor-level DPE matmul (run the buffer-level program)")
+    t_a, t_b, out_t = mtia.tile_type(op.a.type), mtia.tile_type(op.b.type), mtia.tile_type(op.out.type)
+    *batch, m, k = _shape(t_a)
+    n = _shape(t_b)[-1]
+    if len(batch) > 1:
+        raise not_handled(op, "a DPE matmul with more than one batch dimension")
+    ea, ed = element_type(t_a), element_type(out_t)
+    if is_bf16(ed):
+        raise not_handled(op, "a bf16 accumulator (a double rounding through f32)")
+    ec = mtia.tile_type(op.c.type)
+    inplace = op.inplace is not None
+    _begin(em, op, "dpe")
+    a, bp = _tile_in(em, op.a, "a"), _tile_in(em, op.b, "b")
+    c_ptr = _tile_in(em, op.c, "c") if mtia.is_cb(op.c) else None  # an inplace accumulator is read too (a wait)
+    d = _tile_out(em, op.out, inplace, "d")
+    tf32 = op.input_precision.value.data == 0 and isinstance(ea, Float32Type)
+    dpe = _Dpe(
+        a, bp, d if inplace else c_ptr, em.value(op.c) if c_ptr is None else None, d, (m, n, k),
+        (ea, element_type(t_b), element_type(ec), ed), tf32,
+    )  # fmt: skip
+    valid = [em.value(v) for v in op.valid]
+    vm, vn, vk = _clamped(em, valid, [m, n, k])
+    b = em.b
+
+    def rows(bb: SSAValue) -> None:
+        def row(mm: SSAValue) -> None:
+            def element(nn: SSAValue) -> None:
+                _dpe_element(em, dpe, vk, bb, mm, nn)
+
+            _loop(em, vn, "dpe.n", element)
+
+        _loop(em, vm, "dpe.m", row)
+
+    _loop(em, b.const(batch[0] if batch else 1, I64), "dpe.batch", rows)
+    vals = em.i64_array(valid or [0], 3)
+    em.call(
+        "mtia_dpe_end", b.const(batch[0] if batch else 1, I64), b.const(m, I64), b.const(n, I64), b.const(k, I64),
+        em.string(dtype_name(t_a), "dtype."), b.const(op.input_precision.value.data, I32),
+        b.const(dpe_ls_bytes(op), I64), b.const(len(valid), I32), vals,
+    )  # fmt: skip
+
+
+def _dpe_element(em: KernelEmitter, p: _Dpe, vk: SSAValue, bb: SSAValue, mm: SSAValue, nn: SSAValue) -> None:
+    """D[bb, mm, nn] = C[bb, mm, nn] + sum over the valid K of A[bb, mm, kk] * B[bb, kk, nn], exact, rounded once."""
+    b = em.b
+    m, n, k = p.mnk
+    ea, eb, ec, ed = p.types
+    integer = isinstance(register_type(ea), IntegerType)
+    acc_t = I64 if integer else F64
+
+    def widen(v: SSAValue) -> SSAValue:
+        if integer:
+            return b.int_cast(v, I64)
+        return b.add(llvm.FPExtOp(_round_tf32(b, v) if p.tf32 else v, F64))
+
+    ci = _lin(b, [(bb, m * n), (mm, n), (nn, 1)])
+    c0 = _load(b, p.c, ci, ec) if p.c is not None else p.c_scalar
+    assert c0 is not None
+    slot = em.alloca(1, acc_t, "acc")
+    b.add(llvm.StoreOp(b.int_cast(c0, I64) if integer else b.add(llvm.FPExtOp(c0, F64)), slot))
+
+    def step(kk: SSAValue) -> None:
+        x = widen(_load(b, p.a, _lin(b, [(bb, m * k), (mm, k), (kk, 1)]), ea))
+        y = widen(_load(b, p.b, _lin(b, [(bb, k * n), (kk, n), (nn, 1)]), eb))
+        acc = b.add(llvm.LoadOp(slot, acc_t))
+        prod = b.add(llvm.MulOp(x, y) if integer else llvm.FMulOp(x, y))
+        b.add(llvm.StoreOp(b.add(llvm.AddOp(acc, prod) if integer else llvm.FAddOp(acc, prod)), slot))
+
+    _loop(em, vk, "dpe.k", step)
+    acc = b.add(llvm.LoadOp(slot, acc_t))
+    res = b.int_cast(acc, register_type(ed)) if integer else b.add(llvm.FPTruncOp(acc, register_type(ed)))
+    _store(b, p.d, ci, ed, res)
+
+
+def _round_tf32(b: Builder, v: SSAValue) -> SSAValue:
+    """f32 `v` rounded to tf32 (10 mantissa bits, nearest even; inf and NaN kept), semantics.scalar.round_tf32."""
+    u = b.add(llvm.BitcastOp(v, I32))
+    lsb = b.add(llvm.AndOp(b.add(llvm.LShrOp(u, b.const(13, I32))), b.const(1, I32)))
+    r = b.add(llvm.AddOp(u, b.add(llvm.AddOp(lsb, b.const(0xFFF, I32)))))
+    r = b.add(llvm.AndOp(r, b.const(0xFFFFE000, I32)))
+    special = b.icmp("uge", b.add(llvm.AndOp(u, b.const(0x7FFFFFFF, I32))), b.const(0x7F800000, I32))
+    return b.add(llvm.BitcastOp(b.add(llvm.SelectOp(special, u, r)), F32))
+
+
+_RE_INIT = {"addf": 0.0, "maxnumf": float("-inf"), "maximumf": float("-inf"), "minnumf": float("inf"),
+            "minimumf": float("inf"), "addi": 0}  # fmt: skip
+_RE_COMBINE: dict[str, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
+    "addf": lambda b, x, y: b.add(llvm.FAddOp(x, y)),
+    "addi": lambda b, x, y: b.add(llvm.AddOp(x, y)),
+    **{
+        kind: (lambda name: lambda b, x, y: b.intrinsic(name, [x, y], x.type))(name)
+        for kind, name in (("maxnumf", "llvm.maximumnum"), ("minnumf", "llvm.minimumnum"), ("maximumf", "llvm.maximum"),
+                           ("minimumf", "llvm.minimum"), ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
+                           ("maxui", "llvm.umax"), ("minui", "llvm.umin"))
+    },
+}  # fmt: skip
+"""The combiner of each RE reduction kind on two registers (the `arith` op of its name, backend/llvm_scalar.py)."""
+
+
+def _re_init(b: Builder, kind: str, t: Attribute) -> SSAValue:
+    r = register_type(t)
+    if kind in _RE_INIT:
+        return b.const(_RE_INIT[kind], r)
+    width = int_width(r)
+    return b.const({"maxsi": -(1 << (width - 1)), "minsi": (1 << (width - 1)) - 1, "maxui": 0, "minui": -1}[kind], r)
+
+
+@dataclass(frozen=True)
+class _ReTile:
+    """The lanes one output element of an RE reduction combines: along `axis` of the input tile at `x`."""
+
+    x: SSAValue
+    elem: Attribute
+    strides: list[int]
+    idx: dict[int, SSAValue]
+    """The output element's index in the other dimensions."""
+    axis: int
+    inside: SSAValue | None
+    """Whether the output element is inside the valid extents of the other dimensions (None: always)."""
+    extent: SSAValue
+    """The valid extent along the axis, clamped to the tile."""
+
+    def lane(self, b: Builder, i: SSAValue, identity: SSAValue) -> SSAValue:
+        """Lane `i` along the axis, or `identity` outside the valid extents (what the model reads there)."""
+        lanes = {**self.idx, self.axis: i}
+        v = _load(b, self.x, _lin(b, [(lanes[d], s) for d, s in enumerate(self.strides)]), self.elem)
+        ok = b.icmp("slt", i, self.extent)
+        ok = ok if self.inside is None else b.add(llvm.AndOp(ok, self.inside))
+        return b.add(llvm.SelectOp(ok, v, identity))
+
+
+PAIRWISE_BLOCK = 128
+"""numpy's pairwise summation (the model's float sum along a tile's last axis): blocks of at most this many
+lanes are summed with 8 accumulators, longer runs split in halves (numpy's PW_BLOCKSIZE)."""
+
+
+def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
+    """The float sum of the `n` lanes in numpy's pairwise order, accumulated in f32 (f64 for f64) and rounded
+    once to the element type, as numpy's float add.reduce along a contiguous axis (f16 accumulates in f32)."""
+    b = em.b
+    acc_t = F64 if isinstance(tile.elem, Float64Type) else F32
+    zero = b.const(0.0, acc_t)
+    reg = register_type(tile.elem)
+
+    def lane(i: SSAValue) -> SSAValue:
+        v = tile.lane(b, i, b.const(0.0, reg))
+        return v if reg == acc_t else b.add(llvm.FPExtOp(v, acc_t))
+
+    def block(lo: int, count: int) -> SSAValue:
+        if count < 8:
+            res = zero
+            for k in range(count):
+                res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
+            return res
+        if count <= PAIRWISE_BLOCK:
+            return _pairwise_block(em, lo, count, acc_t, lane)
+        half = count // 2
+        half -= half % 8
+        return b.add(llvm.FAddOp(block(lo, half), block(lo + half, count - half)))
+
+    total = block(0, n)
+    if reg == acc_t:
+        return total
+    res = b.add(llvm.FPTruncOp(total, reg)) if not is_bf16(tile.elem) else total
+    return b.round_bf16(res) if is_bf16(tile.elem) else res
+
+
+def _pairwise_block(
+    em: KernelEmitter, lo: int, count: int, acc_t: Attribute, lane: Callable[[SSAValue], SSAValue]
+) -> SSAValue:
+    """numpy's 8-accumulator sum of lanes [lo, lo + count), 8 <= count <= PAIRWISE_BLOCK."""
+    b = em.b
+    slots = [em.alloca(1, acc_t, "pw") for _ in range(8)]
+    for j, slot in enumerate(slots):
+        b.add(llvm.StoreOp(lane(b.const(lo + j, I64)), slot))
+    rounds = (count - count % 8) // 8 - 1
+
+    def step(r: SSAValue) -> None:
+        base = b.add(llvm.AddOp(b.add(llvm.MulOp(r, b.const(8, I64))), b.const(lo + 8, I64)))
+        for j, slot in enumerate(slots):
+            v = lane(b.add(llvm.AddOp(base, b.const(j, I64))))
+            b.add(llvm.StoreOp(b.add(llvm.FAddOp(b.add(llvm.LoadOp(slot, acc_t)), v)), slot))
+
+    _loop(em, b.const(rounds, I64), "re.pairwise", step)
+    r = [b.add(llvm.LoadOp(slot, acc_t)) for slot in slots]
+    pairs = [b.add(llvm.FAddOp(r[2 * k], r[2 * k + 1])) for k in range(4)]
+    res = b.add(llvm.FAddOp(b.add(llvm.FAddOp(pairs[0], pairs[1])), b.add(llvm.FAddOp(pairs[2], pairs[3]))))
+    for k in range(count - count % 8, count):
+        res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
+    return res
+
+
+def _sum_in_order(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
+    """The float sum of the `n` lanes in lane order from the first, rounding each add to the element type, as
+    numpy's add.reduce along a non-contiguous axis."""
+    b = em.b
+    reg = register_type(tile.elem)
+    zero = b.const(0.0, reg)
+    slot = em.alloca(1, reg, "acc")
+    b.add(llvm.StoreOp(tile.lane(b, b.const(0, I64), zero), slot))
+
+    def step(i: SSAValue) -> None:
+        new = b.add(
+            llvm.FAddOp(b.add(llvm.LoadOp(slot, reg)), tile.lane(b, b.add(llvm.AddOp(i, b.const(1, I64))), zero))
+        )
+        b.add(llvm.StoreOp(b.round_bf16(new) if is_bf16(tile.elem) else new, slot))
+
+    _loop(em, b.const(n - 1, I64), "re.lanes", step)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
+def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str) -> SSAValue:
+    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes."""
+    b = em.b
+    reg = register_type(tile.elem)
+    slot = em.alloca(1, reg, "acc")
+    b.add(llvm.StoreOp(_re_init(b, kind, tile.elem), slot))
+    combine = _RE_COMBINE[kind]
+
+    def step(i: SSAValue) -> None:
+        acc = b.add(llvm.LoadOp(slot, reg))
+        lanes = {**tile.idx, tile.axis: i}
+        v = _load(b, tile.x, _lin(b, [(lanes[d], s) for d, s in enumerate(tile.strides)]), tile.elem)
+        new = combine(b, acc, v)
+        if tile.inside is not None:
+            new = b.add(llvm.SelectOp(tile.inside, new, acc))
+        b.add(llvm.StoreOp(new, slot))
+
+    _loop(em, tile.extent, f"re.d{tile.axis}", step)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
+def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
+    """Emit one RE reduction (see the module docstring)."""
+    if op.out is None:
+        raise not_handled(op, "a tensor-level RE reduce (run the buffer-level program)")
+    t_in, out_t = mtia.tile_type(op.input.type), mtia.tile_type(op.out.type)
+    shape, axis, kind = _shape(t_in), op.axis.value.data, op.kind.data
+    et = element_type(t_in)
+    _begin(em, op, "re")
+    x, y = _tile_in(em, op.input, "x"), _tile_out(em, op.out, False, "y")
+    valid = [em.value(v) for v in op.valid]
+    ext = _clamped(em, valid, shape)
+    b = em.b
+    if kind not in _RE_COMBINE:
+        raise not_handled(op, f"an RE reduction of kind {kind}")
+    outer = [d for d in range(len(shape)) if d != axis]
+    strides = _strides(shape)
+    out_strides = _strides([shape[d] for d in outer])
+
+    def nest(level: int, idx: dict[int, SSAValue]) -> None:
+        if level < len(outer):
+            d = outer[level]
+
+            def deeper(i: SSAValue) -> None:
+                nest(level + 1, {**idx, d: i})
+
+            _loop(em, b.const(shape[d], I64), f"re.d{d}", deeper)
+            return
+        inside: SSAValue | None = None
+        if valid:
+            for d in outer:
+                c = b.icmp("slt", idx[d], ext[d])
+                inside = c if inside is None else b.add(llvm.AndOp(inside, c))
+        tile = _ReTile(x, et, strides, idx, axis, inside, ext[axis])
+        if kind == "addf":
+            result = (
+                _sum_pairwise(em, tile, shape[axis]) if axis == len(shape) - 1 else _sum_in_order(em, tile, shape[axis])
+            )
+        else:
+            result = _reduce_loop(em, tile, kind)
+        _store(
+            b,
+            y,
+            _lin(b, [(idx[d], s) for d, s in zip(outer, out_strides, strict=True)]),
+            et,
+            result,
+        )
+
+    nest(0, {})
+    shp = em.i64_array([b.const(s, I64) for s in shape], len(shape))
+    vals = em.i64_array(valid, max(len(valid), 1))
+    em.call(
+        "mtia_re_end", b.const(len(shape), I32), shp, em.string(dtype_name(out_t), "dtype."),
+        b.const(re_ls_bytes(op), I64), b.const(len(valid), I32), vals,
+    )  # fmt: skip
+
+
+def _bound(em: KernelEmitter, extent: int, valid: SSAValue | None) -> SSAValue:
+    """The trip count of one dimension: its extent, or the valid extent clamped to [0, extent]."""
+    b = em.b
+    if valid is None:
+        return b.const(extent, I64)
+    clamped = b.intrinsic("llvm.smin", [valid, b.const(extent, I64)], I64)
+    return b.intrinsic("llvm.smax", [clamped, b.const(0, I64)], I64)
+
+
+def _loop_nest(
+    em: KernelEmitter,
+    e: _Element,
+    bounds: list[SSAValue],
+    shape: list[int],
+    yields: list[SSAValue],
+    out_tiles: list[Attribute],
+    outs: list[SSAValue],
+) -> None:
+    """Loops over every dimension (outermost first); the innermost body stores each yielded element."""
+    b = em.b
+    ivs: list[SSAValue] = []
+    latches: list[tuple[Block, Block, SSAValue]] = []
+    kind = "tile"
+    for d, bound in enumerate(bounds):
+        header, body = em.new_block(f"{kind}.d{d}", [I64]), em.new_block(f"{kind}.d{d}.body")
+        exit_ = em.new_block(f"{kind}.d{d}.end", attach=False)
+        header.args[0].name_hint = f"i{d}"
+        b.add(llvm.BrOp(header, b.const(0, I64)))
+        b.block = header
+        iv = header.args[0]
+        b.add(llvm.CondBrOp(b.icmp("slt", iv, bound), body, [], exit_, []))
+        b.block = body
+        ivs.append(iv)
+        latches.append((header, exit_, iv))
+    idx = tuple(ivs)
+    e.out_index = idx
+    e.memo = {k: v for k, v in e.memo.items() if not k[1]}  # keep scalars only
+    lin = e.linear(idx, shape)
+    for value, t, ptr in zip(yields, out_tiles, outs, strict=True):
+        v = e.at(value, idx if isinstance(value.type, TensorType) else ())
+        nbytes = mtia.element_bytes(t.element_type if isinstance(t, TensorType) else t)  # type: ignore[arg-type]
+        off = b.add(llvm.MulOp(lin, b.const(nbytes, I64))) if nbytes != 1 else lin
+        b.add(llvm.StoreOp(b.to_storage(v, t), b.byte_ptr(ptr, off)))  # type: ignore[arg-type]
+    for header, exit_, iv in reversed(latches):
+        b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
+        em.attach(exit_)
+        b.block = exit_

@@ -1,0 +1,465 @@
+"""Scalar arithmetic in the `llvm` dialect: one element of an arith / math / tt op, shared by the scalar core's
+code and the per-element bodies of engine command loops (backend/llvm_body.py).
+
+Registers: integers as iN (i1 as i1), index as i64, f16/f32/f64 as themselves, bf16 as f32 holding a bf16
+value (rounded after every op, as the machine model's semantics does), `!tt.ptr<T>` as an i64 byte address.
+Local storage (LS) keeps i1 as one byte and bf16 as its 16-bit pattern (`storage_type`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from xdsl.dialects import builtin, llvm
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from mtia_xdsl.backend.llvm_ir import FPToSIOp, FPToUIOp, UIToFPOp
+from mtia_xdsl.dialects import mtia
+from mtia_xdsl.utils.locations import location_str
+
+I1, I8, I16, I32, I64 = (IntegerType(w) for w in (1, 8, 16, 32, 64))
+F32 = Float32Type()
+PTR = llvm.LLVMPointerType()
+
+
+class NotHandled(DiagnosticException):
+    """A construct the LLVM IR emitter does not translate; the message names the kernel line."""
+
+
+def not_handled(op: Operation, what: str = "") -> NotHandled:
+    """The error for `op`: `file:line:col: error: the LLVM IR emitter does not handle ...`."""
+    detail = f" ({what})" if what else ""
+    return NotHandled(
+        f"{location_str(op.location)}: error: the LLVM IR emitter (mtia-llvm) does not handle {op.name}{detail}; "
+        "run the kernel on the machine model (the default executor) instead"
+    )
+
+
+def element_type(t: Attribute) -> Attribute:
+    """The element type of a tensor type, or `t` itself."""
+    return cast(TensorType[Attribute], t).element_type if isinstance(t, TensorType) else t
+
+
+def is_tensor(t: Attribute) -> bool:
+    """Whether `t` is a tensor type (without narrowing `t` to xDSL's generic TensorType)."""
+    return isinstance(t, TensorType)
+
+
+def shape_of(t: Attribute) -> list[int]:
+    """The shape of tensor type `t`; [] for a scalar type."""
+    return list(cast(TensorType[Attribute], t).get_shape()) if isinstance(t, TensorType) else []
+
+
+def is_int(t: Attribute) -> bool:
+    """Whether `t` is an integer type (without narrowing `t` to xDSL's generic IntegerType)."""
+    return isinstance(t, IntegerType)
+
+
+def int_width(t: Attribute) -> int:
+    """The bit width of integer type `t`. Raises: ValueError for a type that is not an integer."""
+    if not isinstance(t, IntegerType):
+        raise ValueError(f"{t} is not an integer type")
+    return t.bitwidth
+
+
+def register_type(t: Attribute) -> Attribute:
+    """The LLVM type holding one element of (scalar or element type) `t` in a register.
+
+    Raises: ValueError for a type without one (fp8, complex, ...).
+    """
+    t = element_type(t)
+    if is_int(t):
+        return IntegerType(int_width(t))
+    if isinstance(t, IndexType):
+        return I64
+    if isinstance(t, BFloat16Type):
+        return F32
+    if isinstance(t, Float16Type | Float32Type | Float64Type):
+        return t
+    if t.name == "tt.ptr":
+        return I64
+    raise ValueError(f"no LLVM register type for {t}")
+
+
+def storage_type(t: Attribute) -> Attribute:
+    """The LLVM type of one element of `t` in LS (i1 as i8, bf16 as i16)."""
+    t = element_type(t)
+    if is_int(t) and int_width(t) == 1:
+        return I8
+    if isinstance(t, BFloat16Type):
+        return I16
+    return register_type(t)
+
+
+def _is_i1(t: Attribute) -> bool:
+    e = element_type(t)
+    return is_int(e) and int_width(e) == 1
+
+
+def is_bf16(t: Attribute) -> bool:
+    """Whether the element type of `t` is bf16."""
+    return isinstance(element_type(t), BFloat16Type)
+
+
+def is_float(t: Attribute) -> bool:
+    """Whether the element type of `t` is a float type."""
+    return isinstance(element_type(t), builtin.AnyFloat)
+
+
+class Builder:
+    """Appends `llvm` ops to a block (the insertion point moves with `block`)."""
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+
+    def add(self, op: Operation) -> SSAValue:
+        """Append `op`; return its first result (or a dummy for result-less ops)."""
+        self.block.add_op(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def const(self, value: int | float, t: Attribute) -> SSAValue:
+        """A constant of LLVM type `t`."""
+        if isinstance(t, builtin.AnyFloat):
+            return self.add(llvm.ConstantOp(FloatAttr(float(value), t), t))
+        width = int_width(t)
+        v = int(value)
+        if width == 1:
+            v = 1 if v else 0
+        else:
+            v &= (1 << width) - 1
+            if v >= 1 << (width - 1):
+                v -= 1 << width
+        return self.add(llvm.ConstantOp(IntegerAttr(v, cast(IntegerType, t)), t))
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute) -> SSAValue:
+        """Call LLVM intrinsic `name` (the type suffix is added from `result`)."""
+        return self.add(llvm.CallIntrinsicOp(f"{name}.{_suffix(result)}", list(args), [result]))
+
+    def icmp(self, pred: str, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.add(llvm.ICmpOp(a, b, IntegerAttr(llvm.ICmpPredicateFlag(pred).to_int(), 64)))
+
+    def int_cast(self, v: SSAValue, to: Attribute, signed: bool = True) -> SSAValue:
+        """Sign- (or zero-) extend or truncate integer `v` to integer type `to`."""
+        frm, width = int_width(v.type), int_width(to)
+        if frm == width:
+            return v
+        if frm > width:
+            return self.add(llvm.TruncOp(v, to))
+        return self.add(llvm.SExtOp(v, to) if signed and frm > 1 else llvm.ZExtOp(v, to))
+
+    def round_bf16(self, v: SSAValue) -> SSAValue:
+        """Round f32 `v` to the nearest bf16 (even on ties), kept as f32 (semantics.scalar.f32_to_bf16_bits)."""
+        return self.bf16_to_f32(self.f32_to_bf16(v))
+
+    def f32_to_bf16(self, v: SSAValue) -> SSAValue:
+        """The bf16 bit pattern (i16) nearest f32 `v`; NaN stays a quiet NaN with its sign."""
+        u = self.add(llvm.BitcastOp(v, I32))
+        c16 = self.const(16, I32)
+        lsb = self.add(llvm.AndOp(self.add(llvm.LShrOp(u, c16)), self.const(1, I32)))
+        rounded = self.add(
+            llvm.LShrOp(self.add(llvm.AddOp(u, self.add(llvm.AddOp(lsb, self.const(0x7FFF, I32))))), c16)
+        )
+        mag = self.add(llvm.AndOp(u, self.const(0x7FFFFFFF, I32)))
+        nan = self.icmp("ugt", mag, self.const(0x7F800000, I32))
+        quiet = self.add(llvm.OrOp(self.add(llvm.LShrOp(u, c16)), self.const(0x40, I32)))
+        return self.add(llvm.TruncOp(self.add(llvm.SelectOp(nan, quiet, rounded)), I16))
+
+    def bf16_to_f32(self, bits: SSAValue) -> SSAValue:
+        """The f32 value of bf16 pattern `bits` (i16), exact."""
+        wide = self.add(llvm.ZExtOp(bits, I32))
+        return self.add(llvm.BitcastOp(self.add(llvm.ShlOp(wide, self.const(16, I32))), F32))
+
+    def from_storage(self, v: SSAValue, t: Attribute) -> SSAValue:
+        """An element loaded from LS (storage_type) as a register value of element type `t`."""
+        if _is_i1(t):
+            return self.icmp("ne", v, self.const(0, I8))
+        if is_bf16(t):
+            return self.bf16_to_f32(v)
+        return v
+
+    def to_storage(self, v: SSAValue, t: Attribute) -> SSAValue:
+        """A register value of element type `t` as stored in LS (storage_type)."""
+        if _is_i1(t):
+            return self.add(llvm.ZExtOp(v, I8))
+        if is_bf16(t):
+            return self.f32_to_bf16(v)
+        return v
+
+    def byte_ptr(self, base: SSAValue, offset_bytes: SSAValue) -> SSAValue:
+        """`base` + `offset_bytes` (an i64) as a pointer."""
+        return self.add(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], I8, ssa_indices=[offset_bytes]))
+
+
+def _suffix(t: Attribute) -> str:
+    return f"i{int_width(t)}" if is_int(t) else f"f{float_bits(t)}"
+
+
+def float_bits(t: Attribute) -> int:
+    """The width of LLVM float register type `t` (16, 32 or 64), else 0."""
+    if isinstance(t, Float16Type):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    return 64 if isinstance(t, Float64Type) else 0
+
+
+# ------------------------------------------------------------------------------------------------
+# the op table: op name -> (builder, operand values, op) -> result value
+# ------------------------------------------------------------------------------------------------
+
+ScalarRule = Callable[[Builder, list[SSAValue], Operation], SSAValue]
+
+
+def _binary(cls: type[Operation]) -> ScalarRule:
+    return lambda b, a, op: b.add(cls(a[0], a[1]))  # type: ignore[call-arg]
+
+
+def _intr(name: str) -> ScalarRule:
+    return lambda b, a, op: b.intrinsic(name, a, a[0].type)
+
+
+def _result_type(op: Operation) -> Attribute:
+    return register_type(op.results[0].type)
+
+
+def _cast(cls: type[Operation]) -> ScalarRule:
+    return lambda b, a, op: b.add(cls(a[0], _result_type(op)))  # type: ignore[call-arg]
+
+
+def _int_ext(signed: bool) -> ScalarRule:
+    return lambda b, a, op: b.int_cast(a[0], _result_type(op), signed)
+
+
+def _int_prop(op: Operation, name: str) -> int:
+    """The value of integer property `name` of `op`."""
+    return cast(IntegerAttr, op.properties[name]).value.data
+
+
+def _cmpi(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    pred = _int_prop(op, "predicate")
+    return b.add(llvm.ICmpOp(a[0], a[1], IntegerAttr(pred, 64)))
+
+
+_FCMP_UNSUPPORTED = {0: "false", 7: "ord", 14: "uno", 15: "true"}
+
+
+def _cmpf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    pred = _int_prop(op, "predicate")
+    if pred in _FCMP_UNSUPPORTED:
+        raise not_handled(op, f"predicate {_FCMP_UNSUPPORTED[pred]}")
+    return b.add(llvm.FCmpOp(a[0], a[1], IntegerAttr(pred, 64)))
+
+
+def _constant(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    value = op.properties.get("value")
+    if value is None:
+        value = op.attributes.get("value")
+    t = _result_type(op)
+    if isinstance(value, builtin.DenseIntOrFPElementsAttr):
+        values = value.get_values()
+        if len(set(values)) != 1:
+            raise not_handled(op, "a non-uniform dense constant")
+        return b.const(values[0], t)
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return b.const(value.value.data, t)
+    raise not_handled(op, f"constant {value}")
+
+
+def _addptr(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    pointee = cast(Attribute, element_type(op.results[0].type).pointee_type)  # type: ignore[attr-defined]
+    elem_bytes = mtia.element_bytes(pointee)
+    offset = b.int_cast(a[1], I64)
+    scaled = b.add(llvm.MulOp(offset, b.const(elem_bytes, I64)))
+    return b.add(llvm.AddOp(a[0], scaled))
+
+
+def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    """extf / truncf / tt.fp_to_fp between f16, bf16 (as f32), f32 and f64."""
+    src_t, dst_t = element_type(op.operands[0].type), element_type(op.results[0].type)
+    v = a[0]
+    if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
+        from mtia_xdsl.dialects.tt import ROUNDING_MODE
+
+        rounding = _int_prop(op, "rounding")
+        if rounding != ROUNDING_MODE["rtne"]:
+            raise not_handled(op, "a rounding mode other than round-to-nearest-even")
+    src_r, dst_r = register_type(src_t), register_type(dst_t)
+    src_bits, dst_bits = float_bits(src_r), float_bits(dst_r)
+    if not src_bits or not dst_bits:
+        raise not_handled(op, f"{src_t} -> {dst_t}")
+    if dst_bits > src_bits:
+        v = b.add(llvm.FPExtOp(v, dst_r))
+    elif dst_bits < src_bits:
+        v = b.add(llvm.FPTruncOp(v, dst_r))
+    if isinstance(dst_t, BFloat16Type) and not isinstance(src_t, BFloat16Type):
+        if isinstance(src_t, Float64Type):
+            raise not_handled(op, "f64 -> bf16 (a double rounding)")
+        v = b.round_bf16(v)
+    return v
+
+
+def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    """tt.clampf: min(max(x, lo), hi) with IEEE max/min (-0 < +0); NaN propagates if `propagateNan` is set."""
+    prop = op.properties.get("propagateNan")
+    nan = isinstance(prop, IntegerAttr) and prop.value.data != 0
+    hi_fn, lo_fn = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maximumnum", "llvm.minimumnum")
+    return b.intrinsic(lo_fn, [b.intrinsic(hi_fn, [a[0], a[1]], a[0].type), a[2]], a[0].type)
+
+
+def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    return b.add(llvm.FDivOp(b.const(1.0, a[0].type), b.add(llvm.FSqrtOp(a[0]))))
+
+
+def _libm(name32: str) -> ScalarRule:
+    """A libm call (tanhf, erff, ...) for f32; f64 uses the name without the suffix."""
+
+    def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+        t = a[0].type
+        if isinstance(t, Float16Type):
+            x = b.add(llvm.FPExtOp(a[0], F32))
+            return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, x, return_type=F32)), t))
+        name = name32 if isinstance(t, Float32Type) else name32[:-1]
+        return b.add(llvm.CallOp(name, a[0], return_type=t))
+
+    return rule
+
+
+LIBM_FUNCTIONS = ("tanhf", "erff", "tanh", "erf")
+"""libm functions the emitted IR may call (declared by the emitter, resolved from the process by the JIT)."""
+
+
+def _select(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    return b.add(llvm.SelectOp(a[0], a[1], a[2]))
+
+
+def _mulhiui(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    t = a[0].type
+    width = int_width(t)
+    wide = IntegerType(2 * width)
+    x, y = (b.add(llvm.ZExtOp(v, wide)) for v in a)
+    hi = b.add(llvm.LShrOp(b.add(llvm.MulOp(x, y)), b.const(width, wide)))
+    return b.add(llvm.TruncOp(hi, t))
+
+
+def _absi(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    return b.add(llvm.CallIntrinsicOp(f"llvm.abs.{_suffix(a[0].type)}", [a[0], b.const(0, I1)], [a[0].type]))
+
+
+def _identity(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    return b.int_cast(a[0], _result_type(op)) if isinstance(a[0].type, IntegerType) else a[0]
+
+
+def _bitcast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    dst = _result_type(op)
+    if is_bf16(op.operands[0].type) or is_bf16(op.results[0].type):
+        raise not_handled(op, "a bitcast to or from bf16")
+    return a[0] if a[0].type == dst else b.add(llvm.BitcastOp(a[0], dst))
+
+
+SCALAR_RULES: dict[str, ScalarRule] = {
+    "arith.constant": _constant,
+    "arith.addi": _binary(llvm.AddOp),
+    "arith.subi": _binary(llvm.SubOp),
+    "arith.muli": _binary(llvm.MulOp),
+    "arith.divsi": _binary(llvm.SDivOp),
+    "arith.divui": _binary(llvm.UDivOp),
+    "arith.remsi": _binary(llvm.SRemOp),
+    "arith.remui": _binary(llvm.URemOp),
+    "arith.andi": _binary(llvm.AndOp),
+    "arith.ori": _binary(llvm.OrOp),
+    "arith.xori": _binary(llvm.XOrOp),
+    "arith.shli": _binary(llvm.ShlOp),
+    "arith.shrsi": _binary(llvm.AShrOp),
+    "arith.shrui": _binary(llvm.LShrOp),
+    "arith.maxsi": _intr("llvm.smax"),
+    "arith.minsi": _intr("llvm.smin"),
+    "arith.maxui": _intr("llvm.umax"),
+    "arith.minui": _intr("llvm.umin"),
+    "arith.addf": _binary(llvm.FAddOp),
+    "arith.subf": _binary(llvm.FSubOp),
+    "arith.mulf": _binary(llvm.FMulOp),
+    "arith.divf": _binary(llvm.FDivOp),
+    "arith.remf": _binary(llvm.FRemOp),
+    "arith.negf": lambda b, a, op: b.add(llvm.FNegOp(a[0])),
+    "arith.maxnumf": _intr("llvm.maximumnum"),  # IEEE maximumNumber: -0 < +0, as semantics.scalar.ieee_max_min
+    "arith.minnumf": _intr("llvm.minimumnum"),
+    "arith.maximumf": _intr("llvm.maximum"),
+    "arith.minimumf": _intr("llvm.minimum"),
+    "arith.cmpi": _cmpi,
+    "arith.cmpf": _cmpf,
+    "arith.select": _select,
+    "arith.extsi": _int_ext(True),
+    "arith.extui": _int_ext(False),
+    "arith.trunci": _int_ext(True),
+    "arith.index_cast": _int_ext(True),
+    "arith.sitofp": _cast(llvm.SIToFPOp),
+    "arith.uitofp": _cast(UIToFPOp),
+    "arith.fptosi": _cast(FPToSIOp),
+    "arith.fptoui": _cast(FPToUIOp),
+    "arith.extf": _fp_cast,
+    "arith.truncf": _fp_cast,
+    "arith.bitcast": _bitcast,
+    "math.exp": lambda b, a, op: b.add(llvm.FExpOp(a[0])),
+    "math.exp2": lambda b, a, op: b.add(llvm.FExp2Op(a[0])),
+    "math.log": lambda b, a, op: b.add(llvm.FLogOp(a[0])),
+    "math.log2": lambda b, a, op: b.add(llvm.FLog2Op(a[0])),
+    "math.sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
+    "math.rsqrt": _rsqrt,
+    "math.absf": lambda b, a, op: b.add(llvm.FAbsOp(a[0], a[0].type)),
+    "math.absi": _absi,
+    "math.floor": lambda b, a, op: b.add(llvm.FFloorOp(a[0])),
+    "math.ceil": lambda b, a, op: b.add(llvm.FCeilOp(a[0])),
+    "math.sin": lambda b, a, op: b.add(llvm.FSinOp(a[0])),
+    "math.cos": lambda b, a, op: b.add(llvm.FCosOp(a[0])),
+    "math.fma": lambda b, a, op: b.add(llvm.FMAOp(a[0], a[1], a[2])),
+    "math.tanh": _libm("tanhf"),
+    "math.erf": _libm("erff"),
+    "tt.addptr": _addptr,
+    "tt.precise_sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
+    "tt.precise_divf": _binary(llvm.FDivOp),
+    "tt.fp_to_fp": _fp_cast,
+    "tt.clampf": _clampf,
+    "tt.mulhiui": _mulhiui,
+    "tt.bitcast": _bitcast,
+    "tt.int_to_ptr": _identity,
+    "ub.poison": lambda b, a, op: b.const(0, _result_type(op)),  # reads as 0, as in the machine model
+    "tt.ptr_to_int": _identity,
+}
+"""How one element of each elementwise op is computed (bf16 results are rounded by `emit_scalar`)."""
+
+_BF16_EXACT = frozenset(
+    ("arith.constant", "arith.cmpf", "arith.select", "arith.negf", "math.absf", "arith.maxnumf", "arith.minnumf",
+     "tt.clampf",
+     "arith.maximumf", "arith.minimumf", "arith.extf", "arith.truncf", "tt.fp_to_fp")
+)  # fmt: skip
+"""Ops whose bf16 result needs no rounding (it is one of the inputs, or the rule rounds it)."""
+
+
+def emit_scalar(b: Builder, op: Operation, args: list[SSAValue]) -> SSAValue:
+    """Emit one element of elementwise `op` on register values `args`; return the result register.
+
+    Raises: NotHandled naming the kernel line for an op without a rule.
+    """
+    rule = SCALAR_RULES.get(op.name)
+    if rule is None or len(op.results) != 1:
+        raise not_handled(op)
+    try:
+        value = rule(b, args, op)
+    except ValueError as e:
+        raise not_handled(op, str(e)) from None
+    if is_bf16(op.results[0].type) and op.name not in _BF16_EXACT:
+        value = b.round_bf16(value)
+    return value

@@ -1,0 +1,148 @@
+"""The LLVM IR path (backend/llvm.py, llvm_jit.py): examples run as LLVM IR through llvmlite against the host
+runtime give the machine model's results and exactly its cycles; constructs it does not translate are errors
+at the kernel line; compiled kernels offer their LLVM IR."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import mtia_xdsl
+from examples import attention, layer_norm, matmul, softmax, vector_add
+from tests.backend.llvm_differential import differential
+
+pytest.importorskip("llvmlite")
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(torch.uint8)
+
+
+def _launches(run) -> list:
+    with differential() as record:
+        run()
+    assert record.launches, "the block launched no kernel"
+    return record.launches
+
+
+def test_vector_add_bit_exact_and_same_cycles() -> None:
+    """Data movement and an fp32 add: the LLVM run writes the model's bytes, in the model's cycles."""
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.rand(3001, generator=g), torch.rand(3001, generator=g)
+    for launch in _launches(lambda: vector_add.add(x, y, BLOCK_SIZE=1024)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor)
+        )
+
+
+def test_layer_norm_bit_exact_and_same_cycles() -> None:
+    """Float sums in the model's (numpy's pairwise) order, a division and a square root: the model's bits."""
+    g = torch.Generator().manual_seed(4)
+    x, w, b = torch.randn(3, 1500, generator=g), torch.rand(1500, generator=g), torch.randn(1500, generator=g)
+    for launch in _launches(lambda: layer_norm.layer_norm(x, w, b, 1e-5)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(p), _bits(q)) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor)
+        )
+
+
+def test_matmul_bit_exact_and_same_cycles() -> None:
+    """DPE matmul of f16 tiles with ragged edges (valid extents): exact f64 accumulation, so bit-exact."""
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.randn(70, 45, generator=g).half(), torch.randn(45, 66, generator=g).half()
+    for launch in _launches(lambda: matmul.matmul(a, b)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(x), _bits(y)) for x, y in zip(launch.model, launch.llvm) if isinstance(x, torch.Tensor)
+        )
+
+
+@pytest.mark.parametrize("name", ["softmax", "attention"])
+def test_transcendental_examples_close_and_same_cycles(name: str) -> None:
+    """exp / exp2 are libm's here and numpy's in the model (a few ulp apart); cycles are the model's."""
+    g = torch.Generator().manual_seed(3)
+    runs = {
+        "softmax": lambda: softmax.softmax(torch.randn(5, 300, generator=g)),
+        "attention": lambda: attention.attention(
+            *(torch.randn(1, 1, 70, 64, generator=g).half() for _ in range(3)), causal=True
+        ),
+    }
+    for launch in _launches(runs[name]):
+        assert launch.llvm_cycles == launch.model_cycles
+        for m, ll in zip(launch.model, launch.llvm):
+            if isinstance(m, torch.Tensor) and m.is_floating_point():
+                torch.testing.assert_close(ll, m, rtol=2e-3, atol=2e-3, equal_nan=True)
+
+
+def test_not_handled_names_the_kernel_line() -> None:
+    """A scan inside an engine body is refused at its kernel line by asm["llir"], not translated wrongly."""
+    import triton
+    import triton.language as tl
+
+    from mtia_xdsl.backend.llvm_scalar import NotHandled
+
+    @triton.jit
+    def cumsum_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))
+
+    k = mtia_xdsl.compile(cumsum_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 16})
+    with pytest.raises(NotHandled, match=r"test_llvm\.py:\d+:\d+: error: .* does not handle tt\.scan"):
+        k.asm["llir"]
+
+
+def test_asm_llir_is_the_kernel_as_llvm_ir() -> None:
+    """asm["llir"] is listed with the other IR texts and holds the kernel's entry and its metadata."""
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    k = mtia_xdsl.compile(vector_add.add_kernel, sig, {"BLOCK_SIZE": 256})
+    assert "llir" in list(k.asm)
+    assert 'define void @"add_kernel"(ptr %"pe", ptr %"args")' in k.asm["llir"]
+    assert '@"mtia_kernel_meta" = constant' in k.asm["llir"]
+
+
+def test_run_llvm_runs_edited_ir() -> None:
+    """run_llvm takes the IR text alone (an engineer may edit it): here the fadd becomes an fsub."""
+    from mtia_xdsl.backend.llvm_jit import run_llvm
+
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    k = mtia_xdsl.compile(vector_add.add_kernel, sig, {"BLOCK_SIZE": 256})
+    edited = k.asm["llir"].replace(" = fadd float ", " = fsub float ")
+    assert edited != k.asm["llir"]
+    x, y, out = torch.rand(600), torch.rand(600), torch.empty(600)
+    result = run_llvm(edited, (3,), [x, y, out, 600])
+    assert torch.equal(out, x - y)
+    assert result.report.total_cycles > 0
+
+
+def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
+    """Scalar-core lanes (gather, scatter, atomic add through the host runtime) and tt.join / tt.split in an
+    engine body: the model's bits and cycles."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def lanes_kernel(x_ptr, idx_ptr, g_ptr, s_ptr, acc_ptr, j_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+        x = tl.load(x_ptr + offs, mask=mask, other=0)
+        tl.store(g_ptr + offs, tl.load(x_ptr + idx, mask=mask, other=0), mask=mask)
+        tl.store(s_ptr + idx, x, mask=mask)
+        tl.atomic_add(acc_ptr + offs % 4, x, mask=mask)
+        lo, hi = tl.split(tl.join(x, x + 1) * 2)
+        tl.store(j_ptr + offs, hi - lo, mask=mask)
+
+    n = 100
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-50, 50, (n,), generator=g, dtype=torch.int32)
+    idx = torch.randperm(n, generator=g).to(torch.int32)
+    outs = [torch.zeros(n, dtype=torch.int32) for _ in range(2)] + [torch.zeros(4, dtype=torch.int32)]
+    j = torch.zeros(n, dtype=torch.int32)
+    k = mtia_xdsl.compile(lanes_kernel, constexprs={"BLOCK": 32})
+    for launch in _launches(lambda: k[(4,)](x, idx, *outs, j, n)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(p, q) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor))
+    assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
+    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
+        assert call in k.asm["llir"]
