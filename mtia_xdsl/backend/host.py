@@ -57,8 +57,9 @@ from mtia_xdsl.machine.timing import TimingError, simulate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 """mtia_runtime.h and host_runtime.cpp."""
 
-CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
-"""Flags of every build (Triton integers wrap: -fwrapv)."""
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wl,-Bsymbolic", "-Wall", "-Wextra", "-Werror")
+"""Flags of every build (Triton integers wrap: -fwrapv). -Bsymbolic: a kernel library calls its own runtime
+copy even after the LLVM path loaded the runtime library globally into the process (RTLD_GLOBAL)."""
 
 INSTALL_HINT = "no C++ compiler found (set CXX, or install one: apt-get install -y g++)"
 
@@ -221,6 +222,10 @@ def _arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_
     for p, a in zip(params, args, strict=True):
         spec = p["type"]
         if isinstance(a, torch.Tensor) and spec != "ptr":
+            if a.numel() != 1:
+                raise InterpretationError(
+                    f"{where}: error: '{p['name']}' is a scalar of type {spec} but got a tensor of {a.numel()} elements"
+                )
             a = a.item()
         if spec == "ptr":
             if a is None:
@@ -246,8 +251,19 @@ def _arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_
             t = torch.tensor(float(a), dtype=torch.float16 if spec == "f16" else torch.bfloat16)
             words.append(int(t.view(torch.int16).item()) & 0xFFFF)
         else:
-            words.append(int(a))
+            words.append(_int_word(a, spec, p["name"], where))
     return words, list(regions.values())
+
+
+def _int_word(a: Any, spec: str, name: str, where: str) -> int:
+    """Integer argument `a` of parameter `name` of type `spec` (i1..i64), checked as the model checks it
+    (machine/reference.py `_to_value`): no float truncated, no value wrapped."""
+    if not isinstance(a, bool | int | np.integer):
+        raise InterpretationError(f"{where}: error: '{name}' is {spec} but got {type(a).__name__} {a!r}")
+    width = int(spec[1:]) if spec[1:].isdigit() else 64
+    if width > 1 and not -(1 << (width - 1)) <= int(a) <= (1 << width) - 1:
+        raise InterpretationError(f"{where}: error: '{name}' = {a} does not fit in {spec}")
+    return int(a)
 
 
 def _machine(meta: dict[str, Any], config: MachineConfig | None) -> MachineConfig:
