@@ -7,8 +7,10 @@ launch it made, this times (seconds, host wall clock, summed over the example's 
 - emit cpp / emit llvm: printing the program as C++ (`mtia-opt -t mtia-cpp`) and as LLVM IR;
 - cc -O2: building the C++ (with the host runtime, as the cpp executor does) with the system compiler at -O2,
   in an empty cache (the cpp executor itself builds at its own level, cached by content);
-- cpp, llvm, riscv: the executor running the program, its build cached (the run only: the binary, JIT or qemu
-  process and the timing model over the recorded commands).
+- cpp, riscv, llvm: the executor running the program after one untimed run: cpp and riscv then reuse their
+  cached build (the figure is the run: the library or qemu process and the timing model over the recorded
+  commands); llvm JIT-compiles its IR on every run (backend/llvm_jit.py keeps no engine), so its figure
+  includes the JIT.
 A column of an executor not in this build, or whose toolchain is missing, prints "-" and the reason below.
 
 Usage: python benchmarks/codegen.py [NAME ...]   (example launch names; default all)
