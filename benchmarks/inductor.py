@@ -8,7 +8,8 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
   correct    the compiled model's outputs (training steps: loss, gradients and updated weights) match eager
   DMA %      of the tensor loads and stores in the launched kernels, the share that are DMA commands (plain
              strided blocks, or indexed rows); the rest are gathers/scatters/atomics on the scalar core
-  sim us     simulated MTIA time of one call (the sum over its kernel launches, each with its launch cost)
+  sim us     simulated MTIA time of one call: the sum of its kernel launches' simulated times (Report.time_us;
+             the launch itself, < 1 us each per S1, MachineConfig.kernel_launch_cycles, is not included)
   roofline   sum of the launches' roofline bounds / sum of their cycles (Report.achieved_fraction, summed)
   host ops   calls Inductor left to host libraries (extern_kernels.*, aten fallbacks): not run on MTIA and
              not in `sim us`

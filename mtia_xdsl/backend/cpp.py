@@ -199,7 +199,21 @@ _CMPF = {1: ("==", False), 2: (">", False), 3: (">=", False), 4: ("<", False), 5
 _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
           "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf", "math.absf": "fabs",
           "math.floor": "floor", "math.ceil": "ceil", "math.log1p": "log1p", "math.expm1": "expm1",
-          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round"}  # fmt: skip
+          "tt.precise_sqrt": "sqrt", "math.trunc": "trunc", "math.round": "round", "math.log10": "log10",
+          "math.cbrt": "cbrt", "math.tan": "tan", "math.asin": "asin", "math.acos": "acos", "math.atan": "atan",
+          "math.sinh": "sinh", "math.cosh": "cosh", "math.asinh": "asinh", "math.acosh": "acosh",
+          "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
+_MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+_LIBDEVICE_EXTRA = {
+    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
+    "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
+    "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
+    "fdim": "(std::isnan({0}) || std::isnan({1}) ? {0} + {1} : {0} > {1} ? {0} - {1} : ({t})0)",
+    "saturate": "(std::isnan({0}) ? ({t})0 : std::min(std::max({0}, ({t})0), ({t})1))",
+    "ldexp": "std::ldexp({0}, (int){1})", "scalbn": "std::ldexp({0}, (int){1})",
+}  # fmt: skip
+"""libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
 
 
 def _int_prop(op: Operation, name: str, default: int) -> int:
@@ -210,6 +224,35 @@ def _int_prop(op: Operation, name: str, default: int) -> int:
     value = getattr(attr, "value", None)
     data = getattr(value, "data", value)
     return int(data) if isinstance(data, int) else default
+
+
+def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
+    """A libdevice call (tt.extern_elementwise) as the arith/math op of the same semantics, or a C++ template."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
+
+    symbol = op.properties.get("symbol", op.attributes.get("symbol"))
+    stem = libdevice_stem(symbol.data if isinstance(symbol, StringAttr) else "?")
+    rt = _elem(op.results[0].type)
+    as_op = SAME_AS_OP.get(stem)
+    if as_op is not None:
+        if as_op in _MATH1:
+            return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
+        if as_op in _MATH2:
+            return _round(rt, f"std::{_MATH2[as_op]}({a[0]}, {a[1]})")
+        if as_op == "math.rsqrt":
+            return _round(rt, f"(({ct})1 / std::sqrt({a[0]}))")
+        if as_op == "arith.remf":
+            return _round(rt, f"std::fmod({a[0]}, {a[1]})")
+        if as_op in _FLOAT_BIN:
+            return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        return None
+    template = _LIBDEVICE_EXTRA.get(stem)
+    if template is None:
+        return None
+    ft = _ctype(_elem(op.operands[0].type), op)
+    return _round(rt, template.format(*a, t=ft)) if _is_float(rt) else template.format(*a, t=ft)
 
 
 def _unsigned(t: Attribute) -> str:
@@ -316,6 +359,10 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
         return _round(rt, f"std::{_MATH1[name]}({a[0]})")
+    if name in _MATH2:
+        return _round(rt, f"std::{_MATH2[name]}({a[0]}, {a[1]})")
+    if name == "tt.extern_elementwise":
+        return _libdevice(op, a, ct)
     if name == "math.rsqrt":
         one = "1.0f" if ct == "float" else "1.0"
         return _round(rt, f"({one} / std::sqrt({a[0]}))")
@@ -550,6 +597,51 @@ class _Kernel:
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
 
+    def op_tt_reduce(self, op: Operation, indent: str) -> None:
+        """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
+        from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+        src = op.operands[0]
+        if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
+            raise _error(op, "a reduction on the scalar core other than of one 1-D tile to a scalar")
+        owner = src.owner
+        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
+        n = _shape(src.type)[0]
+        et = _elem(src.type)
+        ct = _ctype(et, op)
+        arr = self.get(src, op)
+        region = op.regions[0]
+        block = region.blocks.first
+        assert block is not None
+        levels, m = 0, n
+        while m > 1:
+            levels, m = levels + 1, m // 2 + m % 2
+        if fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+            self.pending += levels * len(block.ops)
+        buf = self.names.fresh(None, "buf")
+        self.emit(indent, f"{ct} {buf}[{n}];")
+        self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{arr}[q]')};")
+        self.emit(indent, f"for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
+        self.emit(indent, "    for (int64_t q = 0; q < len / 2; ++q) {")
+        env: dict[SSAValue, str] = dict(zip(block.args, [f"{buf}[2 * q]", f"{buf}[2 * q + 1]"], strict=True))
+        result = None
+        for inner in block.ops:
+            if inner.name == "tt.reduce.return":
+                result = env[inner.operands[0]]
+                break
+            expr = elementwise(inner, [env[v] for v in inner.operands]) if len(inner.results) == 1 else None
+            if expr is None:
+                raise _error(inner, "this op in a reduction's combine region")
+            c = self.names.fresh(None, "c")
+            self.emit(indent + "        ", f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
+            env[inner.results[0]] = c
+        self.emit(indent + "        ", f"{buf}[q] = {result};")
+        self.emit(indent, "    }")
+        self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
+        self.emit(indent, "}")
+        self.emit(indent, f"const {ct} {self.name_for(op.results[0])} = {buf}[0];")
+
     def op_ttg_barrier(self, op: Operation, indent: str) -> None:
         self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
 
@@ -703,6 +795,13 @@ class _Kernel:
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
         t = r.type
+        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+            et = _elem(t)
+            n = self.name_for(r, "tile")
+            self.flush(indent)
+            self.emit(indent, f"{_storage(et, op)} {n}[{np_prod(_shape(t))}];")
+            self.emit(indent, f"mtia_cb_read(pe, {self.get(op.operands[0], op)}, {n}, sizeof {n}, {self.loc(op)});")
+            return
         st = _storage(t, op)
         n = self.name_for(r)
         raw = self.names.fresh(None, "raw")
@@ -998,6 +1097,9 @@ class _Kernel:
 
         if not op.outs:
             raise _error(op, "an engine command whose results stay in registers")
+        for inner in op.body.walk():  # ops with effects (or not translated) must not be dropped as unused values
+            if inner.name in _BODY_UNSUPPORTED:
+                raise _error(inner, "this op in an engine body")
         info = ComputeInfo.of(op)
         self.flush(indent)
         self.emit(indent, "{")
@@ -1192,6 +1294,13 @@ _REDUCE_INIT: dict[str, Callable[[Attribute, Operation], str]] = {
 }
 
 
+_BODY_UNSUPPORTED = frozenset(
+    ("tt.print", "tt.assert", "tt.dot", "tt.map_elementwise", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_load",
+     "tt.atomic_store", "tt.atomic_poll", "tt.unsplat")
+)  # fmt: skip
+"""Ops of mtia.ENGINE_BODY_OPS the emitter does not translate in a body (side effects, or not written yet)."""
+
+
 class _Body:
     """An engine compute body as lane expressions: each tensor value is a function from lane indices (of its
     own shape) to a C++ expression; shape ops (splat, broadcast, expand_dims, trans, reshape) only remap
@@ -1238,6 +1347,29 @@ class _Body:
             self.pre.append(f"{pad}const {_ctype(inner.results[0].type, inner)} {n} = {expr};")
             env[inner.results[0]] = n
         raise _error(op, "a combine region without a return")
+
+    def _histogram(self, op: Operation, v: SSAValue) -> None:
+        """Count the source's lanes (where the mask holds) per bin [0, bins) into a local array."""
+        bins = _shape(v.type)[0]
+        src = op.operands[0]
+        mask = op.operands[1] if len(op.operands) > 1 else None
+        a = self.k.names.fresh(None, "hist")
+        self.arrays[v] = a
+        ct = _ctype(_elem(v.type), op)
+        self.pre.append(f"{ct} {a}[{bins}] = {{}};")
+        shape = _shape(src.type)
+        idx = [self.k.names.fresh(None, "h") for _ in shape]
+        pad = ""
+        for i, n in zip(idx, shape, strict=True):
+            self.pre.append(f"{pad}for (int64_t {i} = 0; {i} < {n}; ++{i}) {{")
+            pad += "    "
+        x = f"(int64_t)({self.at(src, idx, {})})"
+        keep = f"{self.at(mask, idx, {})} && " if mask is not None else ""
+        self.pre.append(f"{pad}const int64_t bin = {x};")
+        self.pre.append(f"{pad}if ({keep}bin >= 0 && bin < {bins}) {a}[bin] += 1;")
+        for _ in shape:
+            pad = pad[:-4]
+            self.pre.append(f"{pad}}}")
 
     def _materialize(self, op: Operation) -> None:  # noqa: C901  (reduce and scan, forward and reverse)
         """Compute a tt.reduce (the model's pairwise tree: neighbours combined level by level, an odd last
@@ -1383,13 +1515,22 @@ class _Body:
             b = self.at(op.operands[1], idx[:-1], local)
             return f"(({idx[-1]}) == 0 ? {a} : {b})"
         if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
-            k = list(op.results).index(v)
+            k = next(j for j, r in enumerate(op.results) if r is v)
             return self.at(op.operands[0], [*idx, str(k)], local)
         if name == "tt.cat":  # along dimension 0
             n0 = _shape(op.operands[0].type)[0]
             a = self.at(op.operands[0], idx, local)
             b = self.at(op.operands[1], [f"(({idx[0]}) - {n0})", *idx[1:]], local)
             return f"(({idx[0]}) < {n0} ? {a} : {b})"
+        if name == "tt.gather":  # lane i of the result reads the source at index[i] along `axis`
+            axis = _int_prop(op, "axis", 0)
+            at_idx = list(idx)
+            at_idx[axis] = f"(int64_t)({self.at(op.operands[1], idx, local)})"
+            return self.at(op.operands[0], at_idx, local)
+        if name == "tt.histogram":
+            if v not in self.arrays:
+                self._histogram(op, v)
+            return f"{self.arrays[v]}[{idx[0]}]"
         if name == "tt.make_range":
             start = op.start.value.data  # type: ignore[attr-defined]
             return f"(int32_t)({start} + {idx[0]})"
@@ -1587,9 +1728,9 @@ def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
     chip = target.chip.data if isinstance(target, mtia.TargetAttr) else None
     overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     if isinstance(overrides, builtin.DictionaryAttr):
-        from mtia_xdsl.machine.config import _override_value
+        from mtia_xdsl.machine.config import override_value
 
-        overrides = {k: _override_value(k, v) for k, v in overrides.data.items()}
+        overrides = {k: override_value(k, v) for k, v in overrides.data.items()}
     else:
         overrides = None
     subgrid = func.attributes.get("mtia.pe_subgrid")

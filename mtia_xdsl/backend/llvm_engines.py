@@ -18,13 +18,14 @@ computed nor written.
 
 DPE: D = A @ B + C per element of D inside the valid M x N, accumulated exactly (f64, i64 for integers;
 tf32-rounded f32 inputs for input precision tf32) over the valid K and rounded once (semantics/dot.py).
-RE: each output element the combination, in the element type, of the input lanes along the axis inside the
-valid extents, from the kind's identity (semantics/reduce.py; a float sum adds in lane order, where the
-model's numpy sum adds pairwise: equal up to rounding).
+RE: each output element the combination of the input lanes along the axis, lanes outside the valid extents
+counting as the kind's identity (semantics/reduce.py). A float sum adds in the model's order, numpy's: pairwise
+(8 accumulators per block of 128 lanes, f16 and bf16 in f32, rounded once) along the last axis, lane by lane
+along another; the other kinds do not depend on the order.
 
 Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
-atomics, extern (libdevice) calls and control flow inside a body; tt.clampf; rtz downcasts; non-uniform
-dense constants; an inplace command reading its accumulator at another element than the one it writes;
+atomics, extern (libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
 results of different shapes; tiles of rank above MTIA_MAX_RANK.
 """
 
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -67,10 +68,36 @@ from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
 from mtia_xdsl.machine.interpret.formats import dtype_name
 
-if TYPE_CHECKING:
-    from mtia_xdsl.backend.llvm import KernelEmitter
-
 F64 = Float64Type()
+
+MAX_RANK = 4
+"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
+
+WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
+        "ls_bytes": 96, "size": 104}  # fmt: skip
+"""Byte offsets of the fields of `mtia_work` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+ENGINES = {"dma": 1, "dpe": 2, "se": 3, "re": 4, "mlu": 5, "vec": 6}
+"""`enum mtia_engine` of mtia_runtime.h by engine name."""
+
+
+class KernelEmitter(Protocol):
+    """What these functions use of backend/llvm.py's kernel emitter (the builder, runtime calls, values)."""
+
+    b: Builder
+    values: dict[SSAValue, SSAValue]
+
+    def call(self, name: str, *args: SSAValue) -> SSAValue: ...
+    def string(self, text: str, prefix: str = "") -> SSAValue: ...
+    def loc(self, op: Operation) -> SSAValue: ...
+    def value(self, v: SSAValue) -> SSAValue: ...
+    def alloca(self, n: int, elem: Attribute = ..., name: str = "") -> SSAValue: ...
+    def store_at(self, base: SSAValue, offset: int, value: SSAValue) -> None: ...
+    def i64_array(self, values: Sequence[SSAValue | int], n: int | None = None) -> SSAValue: ...
+    def new_block(self, name: str, arg_types: Sequence[Attribute] = (), attach: bool = True) -> Block: ...
+    def attach(self, block: Block) -> None: ...
+    def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str: ...
+
 
 _ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
 
@@ -269,8 +296,6 @@ _INDEX_RULES = {
 
 
 def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:
-    from mtia_xdsl.backend.llvm import ENGINES
-
     kind = em.string(command_kind(op.name), "kind.")
     em.call("mtia_cmd_begin", em.b.const(ENGINES[engine], I32), kind, em.loc(op))
 
@@ -294,8 +319,6 @@ def _clamped(em: KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int])
 
 def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     """The shape of every output tile of `op`. Raises: NotHandled for what the loop nest cannot cover."""
-    from mtia_xdsl.backend.llvm import MAX_RANK
-
     if not op.outs:
         raise not_handled(op, "a tensor-level command (run the buffer-level program)")
     shapes = {tuple(_shape(mtia.tile_type(o.type))) for o in op.outs}
@@ -359,8 +382,6 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
 def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
     """`mtia_compute_end` with the command's `mtia_work`: static work (machine/work.py) and effective shape."""
-    from mtia_xdsl.backend.llvm import MAX_RANK, WORK
-
     b = em.b
     w = em.alloca(WORK["size"] // 8, name="work")
     em.store_at(w, WORK["elems"], b.const(info.elems, I64))
@@ -525,7 +546,7 @@ _RE_COMBINE: dict[str, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     "addi": lambda b, x, y: b.add(llvm.AddOp(x, y)),
     **{
         kind: (lambda name: lambda b, x, y: b.intrinsic(name, [x, y], x.type))(name)
-        for kind, name in (("maxnumf", "llvm.maxnum"), ("minnumf", "llvm.minnum"), ("maximumf", "llvm.maximum"),
+        for kind, name in (("maxnumf", "llvm.maximumnum"), ("minnumf", "llvm.minimumnum"), ("maximumf", "llvm.maximum"),
                            ("minimumf", "llvm.minimum"), ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
                            ("maxui", "llvm.umax"), ("minui", "llvm.umin"))
     },
@@ -541,6 +562,131 @@ def _re_init(b: Builder, kind: str, t: Attribute) -> SSAValue:
     return b.const({"maxsi": -(1 << (width - 1)), "minsi": (1 << (width - 1)) - 1, "maxui": 0, "minui": -1}[kind], r)
 
 
+@dataclass(frozen=True)
+class _ReTile:
+    """The lanes one output element of an RE reduction combines: along `axis` of the input tile at `x`."""
+
+    x: SSAValue
+    elem: Attribute
+    strides: list[int]
+    idx: dict[int, SSAValue]
+    """The output element's index in the other dimensions."""
+    axis: int
+    inside: SSAValue | None
+    """Whether the output element is inside the valid extents of the other dimensions (None: always)."""
+    extent: SSAValue
+    """The valid extent along the axis, clamped to the tile."""
+
+    def lane(self, b: Builder, i: SSAValue, identity: SSAValue) -> SSAValue:
+        """Lane `i` along the axis, or `identity` outside the valid extents (what the model reads there)."""
+        lanes = {**self.idx, self.axis: i}
+        v = _load(b, self.x, _lin(b, [(lanes[d], s) for d, s in enumerate(self.strides)]), self.elem)
+        ok = b.icmp("slt", i, self.extent)
+        ok = ok if self.inside is None else b.add(llvm.AndOp(ok, self.inside))
+        return b.add(llvm.SelectOp(ok, v, identity))
+
+
+PAIRWISE_BLOCK = 128
+"""numpy's pairwise summation (the model's float sum along a tile's last axis): blocks of at most this many
+lanes are summed with 8 accumulators, longer runs split in halves (numpy's PW_BLOCKSIZE)."""
+
+
+def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
+    """The float sum of the `n` lanes in numpy's pairwise order, accumulated in f32 (f64 for f64) and rounded
+    once to the element type, as numpy's float add.reduce along a contiguous axis (f16 accumulates in f32)."""
+    b = em.b
+    acc_t = F64 if isinstance(tile.elem, Float64Type) else F32
+    zero = b.const(0.0, acc_t)
+    reg = register_type(tile.elem)
+
+    def lane(i: SSAValue) -> SSAValue:
+        v = tile.lane(b, i, b.const(0.0, reg))
+        return v if reg == acc_t else b.add(llvm.FPExtOp(v, acc_t))
+
+    def block(lo: int, count: int) -> SSAValue:
+        if count < 8:
+            res = zero
+            for k in range(count):
+                res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
+            return res
+        if count <= PAIRWISE_BLOCK:
+            return _pairwise_block(em, lo, count, acc_t, lane)
+        half = count // 2
+        half -= half % 8
+        return b.add(llvm.FAddOp(block(lo, half), block(lo + half, count - half)))
+
+    total = block(0, n)
+    if reg == acc_t:
+        return total
+    res = b.add(llvm.FPTruncOp(total, reg)) if not is_bf16(tile.elem) else total
+    return b.round_bf16(res) if is_bf16(tile.elem) else res
+
+
+def _pairwise_block(
+    em: KernelEmitter, lo: int, count: int, acc_t: Attribute, lane: Callable[[SSAValue], SSAValue]
+) -> SSAValue:
+    """numpy's 8-accumulator sum of lanes [lo, lo + count), 8 <= count <= PAIRWISE_BLOCK."""
+    b = em.b
+    slots = [em.alloca(1, acc_t, "pw") for _ in range(8)]
+    for j, slot in enumerate(slots):
+        b.add(llvm.StoreOp(lane(b.const(lo + j, I64)), slot))
+    rounds = (count - count % 8) // 8 - 1
+
+    def step(r: SSAValue) -> None:
+        base = b.add(llvm.AddOp(b.add(llvm.MulOp(r, b.const(8, I64))), b.const(lo + 8, I64)))
+        for j, slot in enumerate(slots):
+            v = lane(b.add(llvm.AddOp(base, b.const(j, I64))))
+            b.add(llvm.StoreOp(b.add(llvm.FAddOp(b.add(llvm.LoadOp(slot, acc_t)), v)), slot))
+
+    _loop(em, b.const(rounds, I64), "re.pairwise", step)
+    r = [b.add(llvm.LoadOp(slot, acc_t)) for slot in slots]
+    pairs = [b.add(llvm.FAddOp(r[2 * k], r[2 * k + 1])) for k in range(4)]
+    res = b.add(llvm.FAddOp(b.add(llvm.FAddOp(pairs[0], pairs[1])), b.add(llvm.FAddOp(pairs[2], pairs[3]))))
+    for k in range(count - count % 8, count):
+        res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
+    return res
+
+
+def _sum_in_order(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
+    """The float sum of the `n` lanes in lane order from the first, rounding each add to the element type, as
+    numpy's add.reduce along a non-contiguous axis."""
+    b = em.b
+    reg = register_type(tile.elem)
+    zero = b.const(0.0, reg)
+    slot = em.alloca(1, reg, "acc")
+    b.add(llvm.StoreOp(tile.lane(b, b.const(0, I64), zero), slot))
+
+    def step(i: SSAValue) -> None:
+        new = b.add(
+            llvm.FAddOp(b.add(llvm.LoadOp(slot, reg)), tile.lane(b, b.add(llvm.AddOp(i, b.const(1, I64))), zero))
+        )
+        b.add(llvm.StoreOp(b.round_bf16(new) if is_bf16(tile.elem) else new, slot))
+
+    _loop(em, b.const(n - 1, I64), "re.lanes", step)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
+def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str) -> SSAValue:
+    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes."""
+    b = em.b
+    reg = register_type(tile.elem)
+    slot = em.alloca(1, reg, "acc")
+    b.add(llvm.StoreOp(_re_init(b, kind, tile.elem), slot))
+    combine = _RE_COMBINE[kind]
+
+    def step(i: SSAValue) -> None:
+        acc = b.add(llvm.LoadOp(slot, reg))
+        lanes = {**tile.idx, tile.axis: i}
+        v = _load(b, tile.x, _lin(b, [(lanes[d], s) for d, s in enumerate(tile.strides)]), tile.elem)
+        new = combine(b, acc, v)
+        if tile.inside is not None:
+            new = b.add(llvm.SelectOp(tile.inside, new, acc))
+        b.add(llvm.StoreOp(new, slot))
+
+    _loop(em, tile.extent, f"re.d{tile.axis}", step)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
 def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
     """Emit one RE reduction (see the module docstring)."""
     if op.out is None:
@@ -553,7 +699,8 @@ def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
     valid = [em.value(v) for v in op.valid]
     ext = _clamped(em, valid, shape)
     b = em.b
-    combine = _RE_COMBINE[kind]
+    if kind not in _RE_COMBINE:
+        raise not_handled(op, f"an RE reduction of kind {kind}")
     outer = [d for d in range(len(shape)) if d != axis]
     strides = _strides(shape)
     out_strides = _strides([shape[d] for d in outer])
@@ -567,32 +714,24 @@ def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
 
             _loop(em, b.const(shape[d], I64), f"re.d{d}", deeper)
             return
-        slot = em.alloca(1, register_type(et), "acc")
-        b.add(llvm.StoreOp(_re_init(b, kind, et), slot))
         inside: SSAValue | None = None
         if valid:
             for d in outer:
                 c = b.icmp("slt", idx[d], ext[d])
                 inside = c if inside is None else b.add(llvm.AndOp(inside, c))
-
-        def step(i: SSAValue) -> None:
-            lanes = {**idx, axis: i}
-            v = _load(b, x, _lin(b, [(lanes[d], strides[d]) for d in range(len(shape))]), et)
-            acc = b.add(llvm.LoadOp(slot, register_type(et)))
-            new = combine(b, acc, v)
-            if is_bf16(et):
-                new = b.round_bf16(new)
-            if inside is not None:
-                new = b.add(llvm.SelectOp(inside, new, acc))
-            b.add(llvm.StoreOp(new, slot))
-
-        _loop(em, ext[axis], f"re.d{axis}", step)
+        tile = _ReTile(x, et, strides, idx, axis, inside, ext[axis])
+        if kind == "addf":
+            result = (
+                _sum_pairwise(em, tile, shape[axis]) if axis == len(shape) - 1 else _sum_in_order(em, tile, shape[axis])
+            )
+        else:
+            result = _reduce_loop(em, tile, kind)
         _store(
             b,
             y,
             _lin(b, [(idx[d], s) for d, s in zip(outer, out_strides, strict=True)]),
             et,
-            b.add(llvm.LoadOp(slot, register_type(et))),
+            result,
         )
 
     nest(0, {})

@@ -2,6 +2,7 @@
 
 import dataclasses
 import math
+import re
 
 import pytest
 import torch
@@ -99,3 +100,17 @@ def test_totals_launch_gives_the_full_launch_results_and_report():
 def test_unknown_timeline_option_is_refused():
     with pytest.raises(ValueError, match="timeline must be one of 'full', 'totals', got 'some'"):
         _launch("some")
+
+
+def test_totals_launch_reports_a_later_programs_error_as_the_full_launch_does():
+    x = torch.rand(70_000)
+    messages = []
+    for timeline in ("full", "totals"):
+        out = torch.zeros_like(x)
+        with pytest.raises(mtia_xdsl.KernelRuntimeError) as info:
+            add_kernel[(69,)](x, x, out, 80_000, BLOCK_SIZE=1024, timeline=timeline)  # programs 68+ read past x
+        assert torch.count_nonzero(out) == 0  # no tensor written
+        # the address and lane count depend on where torch placed the tensors
+        messages.append(re.sub(r"address 0x[0-9a-f]+ \(and \d+ more lanes\)", "ADDRESS", str(info.value)))
+    assert messages[0] == messages[1]
+    assert "ADDRESS" in messages[1] and "(program id (68, 0, 0)); no tensor was written" in messages[1]
