@@ -311,6 +311,14 @@ def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     return v
 
 
+def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    """tt.clampf: min(max(x, lo), hi) with IEEE max/min (-0 < +0); NaN propagates if `propagateNan` is set."""
+    prop = op.properties.get("propagateNan")
+    nan = isinstance(prop, IntegerAttr) and prop.value.data != 0
+    hi_fn, lo_fn = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maximumnum", "llvm.minimumnum")
+    return b.intrinsic(lo_fn, [b.intrinsic(hi_fn, [a[0], a[1]], a[0].type), a[2]], a[0].type)
+
+
 def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     return b.add(llvm.FDivOp(b.const(1.0, a[0].type), b.add(llvm.FSqrtOp(a[0]))))
 
@@ -386,8 +394,8 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "arith.divf": _binary(llvm.FDivOp),
     "arith.remf": _binary(llvm.FRemOp),
     "arith.negf": lambda b, a, op: b.add(llvm.FNegOp(a[0])),
-    "arith.maxnumf": _intr("llvm.maxnum"),
-    "arith.minnumf": _intr("llvm.minnum"),
+    "arith.maxnumf": _intr("llvm.maximumnum"),  # IEEE maximumNumber: -0 < +0, as semantics.scalar.ieee_max_min
+    "arith.minnumf": _intr("llvm.minimumnum"),
     "arith.maximumf": _intr("llvm.maximum"),
     "arith.minimumf": _intr("llvm.minimum"),
     "arith.cmpi": _cmpi,
@@ -423,6 +431,7 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "tt.precise_sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
     "tt.precise_divf": _binary(llvm.FDivOp),
     "tt.fp_to_fp": _fp_cast,
+    "tt.clampf": _clampf,
     "tt.mulhiui": _mulhiui,
     "tt.bitcast": _bitcast,
     "tt.int_to_ptr": _identity,
@@ -433,6 +442,7 @@ SCALAR_RULES: dict[str, ScalarRule] = {
 
 _BF16_EXACT = frozenset(
     ("arith.constant", "arith.cmpf", "arith.select", "arith.negf", "math.absf", "arith.maxnumf", "arith.minnumf",
+     "tt.clampf",
      "arith.maximumf", "arith.minimumf", "arith.extf", "arith.truncf", "tt.fp_to_fp")
 )  # fmt: skip
 """Ops whose bf16 result needs no rounding (it is one of the inputs, or the rule rounds it)."""

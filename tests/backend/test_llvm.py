@@ -113,3 +113,36 @@ def test_run_llvm_runs_edited_ir() -> None:
     result = run_llvm(edited, (3,), [x, y, out, 600])
     assert torch.equal(out, x - y)
     assert result.report.total_cycles > 0
+
+
+def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
+    """Scalar-core lanes (gather, scatter, atomic add through the host runtime) and tt.join / tt.split in an
+    engine body: the model's bits and cycles."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def lanes_kernel(x_ptr, idx_ptr, g_ptr, s_ptr, acc_ptr, j_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+        x = tl.load(x_ptr + offs, mask=mask, other=0)
+        tl.store(g_ptr + offs, tl.load(x_ptr + idx, mask=mask, other=0), mask=mask)
+        tl.store(s_ptr + idx, x, mask=mask)
+        tl.atomic_add(acc_ptr + offs % 4, x, mask=mask)
+        lo, hi = tl.split(tl.join(x, x + 1) * 2)
+        tl.store(j_ptr + offs, hi - lo, mask=mask)
+
+    n = 100
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-50, 50, (n,), generator=g, dtype=torch.int32)
+    idx = torch.randperm(n, generator=g).to(torch.int32)
+    outs = [torch.zeros(n, dtype=torch.int32) for _ in range(2)] + [torch.zeros(4, dtype=torch.int32)]
+    j = torch.zeros(n, dtype=torch.int32)
+    k = mtia_xdsl.compile(lanes_kernel, constexprs={"BLOCK": 32})
+    for launch in _launches(lambda: k[(4,)](x, idx, *outs, j, n)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(p, q) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor))
+    assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
+    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
+        assert call in k.asm["llir"]
