@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.target import Target
 
+from mtia_xdsl.backend.llvm_engines import MAX_RANK, emit_dpe, emit_engine_command, emit_re
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
     I16,
@@ -97,19 +98,9 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
 """The functions of backend/runtime/mtia_runtime.h the emitted IR calls, as `(params), result` in LLVM types
 (`mtia_pe *` and every other pointer as `ptr`)."""
 
-MAX_RANK = 4
-"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
-
 DMA_DESC = {"base": 0, "rank": 8, "elem_bytes": 12, "shape": 16, "strides": 48, "bounds": 80, "starts": 112,
             "has_starts": 144, "is_float": 148, "dtype": 152, "size": 160}  # fmt: skip
 """Byte offsets of the fields of `mtia_dma_desc` (mtia_runtime.h) on an LP64 host; "size" its size."""
-
-WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
-        "ls_bytes": 96, "size": 104}  # fmt: skip
-"""Byte offsets of the fields of `mtia_work` (mtia_runtime.h) on an LP64 host; "size" its size."""
-
-ENGINES = {"dma": 1, "dpe": 2, "se": 3, "re": 4, "mlu": 5, "vec": 6}
-"""`enum mtia_engine` of mtia_runtime.h by engine name."""
 
 META_GLOBAL = "mtia_kernel_meta"
 """Global string holding the kernel's metadata as JSON (backend/cpp.py `_kernel_meta`: parameters, chip,
@@ -294,7 +285,7 @@ class KernelEmitter:
             self.store_at(arr, 8 * k, self.b.const(v, I64) if isinstance(v, int) else v)
         return arr
 
-    def new_block(self, name: str, arg_types: list[Attribute] = (), attach: bool = True) -> Block:  # type: ignore[assignment]
+    def new_block(self, name: str, arg_types: Sequence[Attribute] = (), attach: bool = True) -> Block:
         """A new block named `name`; `attach=False` leaves placing it to `attach` (blocks print in region order:
         a loop's exit goes after its body's blocks)."""
         block = Block(arg_types=list(arg_types))
@@ -561,8 +552,6 @@ class KernelEmitter:
         )  # fmt: skip
 
     def compute(self, op: Operation) -> None:
-        from mtia_xdsl.backend.llvm_engines import emit_dpe, emit_engine_command, emit_re
-
         self.flush()
         {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
 

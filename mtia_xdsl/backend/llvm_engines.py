@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
@@ -68,10 +68,36 @@ from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
 from mtia_xdsl.machine.interpret.formats import dtype_name
 
-if TYPE_CHECKING:
-    from mtia_xdsl.backend.llvm import KernelEmitter
-
 F64 = Float64Type()
+
+MAX_RANK = 4
+"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
+
+WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
+        "ls_bytes": 96, "size": 104}  # fmt: skip
+"""Byte offsets of the fields of `mtia_work` (mtia_runtime.h) on an LP64 host; "size" its size."""
+
+ENGINES = {"dma": 1, "dpe": 2, "se": 3, "re": 4, "mlu": 5, "vec": 6}
+"""`enum mtia_engine` of mtia_runtime.h by engine name."""
+
+
+class KernelEmitter(Protocol):
+    """What these functions use of backend/llvm.py's kernel emitter (the builder, runtime calls, values)."""
+
+    b: Builder
+    values: dict[SSAValue, SSAValue]
+
+    def call(self, name: str, *args: SSAValue) -> SSAValue: ...
+    def string(self, text: str, prefix: str = "") -> SSAValue: ...
+    def loc(self, op: Operation) -> SSAValue: ...
+    def value(self, v: SSAValue) -> SSAValue: ...
+    def alloca(self, n: int, elem: Attribute = ..., name: str = "") -> SSAValue: ...
+    def store_at(self, base: SSAValue, offset: int, value: SSAValue) -> None: ...
+    def i64_array(self, values: Sequence[SSAValue | int], n: int | None = None) -> SSAValue: ...
+    def new_block(self, name: str, arg_types: Sequence[Attribute] = (), attach: bool = True) -> Block: ...
+    def attach(self, block: Block) -> None: ...
+    def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str: ...
+
 
 _ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
 
@@ -270,8 +296,6 @@ _INDEX_RULES = {
 
 
 def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:
-    from mtia_xdsl.backend.llvm import ENGINES
-
     kind = em.string(command_kind(op.name), "kind.")
     em.call("mtia_cmd_begin", em.b.const(ENGINES[engine], I32), kind, em.loc(op))
 
@@ -295,8 +319,6 @@ def _clamped(em: KernelEmitter, valid: Sequence[SSAValue], shape: Sequence[int])
 
 def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     """The shape of every output tile of `op`. Raises: NotHandled for what the loop nest cannot cover."""
-    from mtia_xdsl.backend.llvm import MAX_RANK
-
     if not op.outs:
         raise not_handled(op, "a tensor-level command (run the buffer-level program)")
     shapes = {tuple(_shape(mtia.tile_type(o.type))) for o in op.outs}
@@ -360,8 +382,6 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
 def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
     """`mtia_compute_end` with the command's `mtia_work`: static work (machine/work.py) and effective shape."""
-    from mtia_xdsl.backend.llvm import MAX_RANK, WORK
-
     b = em.b
     w = em.alloca(WORK["size"] // 8, name="work")
     em.store_at(w, WORK["elems"], b.const(info.elems, I64))
