@@ -294,6 +294,18 @@ def test_machine_config_presets_and_runs() -> None:
         run_kernel(program, [3], [x, x, out])
 
 
+def test_compile_and_build_name_a_wrong_function_or_signature_type() -> None:
+    """A list signature was "dictionary update sequence element #0 ..."; a plain function an AttributeError."""
+    with pytest.raises(TypeError, match=r"signature must be a dict of parameter name -> Triton type .* got list"):
+        mtia_xdsl.compile(add_kernel, ["*fp32", "*fp32", "*fp32", "i32"], {"BLOCK": 128})  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError, match=r"constexprs must be a dict .* got tuple"):
+        mtia_xdsl.compile(add_kernel, SIG, (128,))  # pyright: ignore[reportArgumentType]
+    with pytest.raises(TypeError, match=r"build_tt_module expects a @triton\.jit function, got builtin_function"):
+        build_tt_module(print, SIG, {"BLOCK": 128})
+    with pytest.raises(TypeError, match=r"signature must be a dict .* got str"):
+        build_tt_module(add_kernel, "*fp32", {"BLOCK": 128})  # pyright: ignore[reportArgumentType]
+
+
 def test_machine_runs_take_an_int_grid_and_name_a_wrong_one() -> None:
     """`grid` is an int or 1 to 3 ints, as for `run_module` and `kernel[grid]`; anything else is a TypeError saying
     so (it was "'int' object is not iterable"), and a module that is not a ModuleOp is named too."""

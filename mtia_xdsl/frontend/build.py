@@ -246,6 +246,27 @@ def _normalise_constexprs(fn: Any, constexprs: dict[Any, object] | None) -> dict
     return out
 
 
+def check_kernel_inputs(caller: str, fn: object, signature: object, constexprs: object) -> None:
+    """Raise TypeError naming `caller` unless `fn` is a `@triton.jit` function, `signature` a dict (or None) and
+    `constexprs` a dict (or None)."""
+    from collections.abc import Mapping
+
+    from triton.runtime.jit import JITFunction
+
+    if not isinstance(fn, JITFunction):
+        raise TypeError(f"{caller} expects a @triton.jit function, got {type(fn).__name__}")
+    if signature is not None and not isinstance(signature, Mapping):
+        raise TypeError(
+            f"{caller}: signature must be a dict of parameter name -> Triton type string (such as "
+            f'{{"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}}), got {type(signature).__name__}'
+        )
+    if constexprs is not None and not isinstance(constexprs, Mapping):
+        raise TypeError(
+            f"{caller}: constexprs must be a dict of parameter name (or position) -> value, got "
+            f"{type(constexprs).__name__}"
+        )
+
+
 def build_tt_module(
     fn: Any,
     signature: dict[str, str],
@@ -260,7 +281,8 @@ def build_tt_module(
     `triton.compiler.ASTSource` takes it; `constexprs` gives constexpr values by name (or path tuple).
     `verify=False` skips verifying the built module (the compile driver verifies the lowered one with
     `MTIA_VERIFY_IR=1` or the debug option; verifying here too was ~20 % of a build).
-    Raises: KernelError naming the kernel file:line for any failure inside the code generator.
+    Raises: KernelError naming the kernel file:line for any failure inside the code generator; TypeError if
+    `fn` is not a `@triton.jit` function or `signature`/`constexprs` are not dicts.
     Example: build_tt_module(add_kernel, {"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}, {"BLOCK": 64})
     """
     from triton.compiler import code_generator
@@ -268,6 +290,7 @@ def build_tt_module(
 
     from mtia_xdsl.dialects import make_context
 
+    check_kernel_inputs("build_tt_module", fn, signature, constexprs)
     _check_signature(fn, signature)
     src = ASTSource(fn, dict(signature), _normalise_constexprs(fn, constexprs), attrs)
     _check_constexpr_values(fn, src.constants)

@@ -92,13 +92,13 @@ def compile(
     `constexprs` (by name or position) are compile-time constants. Without a signature, each launch specialises on its
     argument types. Example: `k = mtia_xdsl.compile(add, {"x": "*fp32", "n": "i32"}, {"BLOCK": 128})`
     then `k[(n // 128,)](x, n)`.
-    Raises: TypeError if `fn` is not a `@triton.jit` function, `signature` names unknown parameters or
-    `options` has unknown keys; KernelError (naming the kernel line) for unknown type strings.
+    Raises: TypeError if `fn` is not a `@triton.jit` function, `signature` or `constexprs` is not a dict,
+    `signature` names unknown parameters or `options` has unknown keys; KernelError (naming the kernel line)
+    for unknown type strings.
     """
-    from triton.runtime.jit import JITFunction
+    from mtia_xdsl.frontend.build import check_kernel_inputs
 
-    if not isinstance(fn, JITFunction):
-        raise TypeError(f"mtia_xdsl.compile expects a @triton.jit function, got {type(fn).__name__}")
+    check_kernel_inputs("mtia_xdsl.compile", fn, signature, constexprs)
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}), strict=True)
     names = list(fn.arg_names)
     consts = {names[k] if isinstance(k, int) else k: v for k, v in (constexprs or {}).items()}
