@@ -30,7 +30,7 @@ from mtia_xdsl.backend.executor import ExecutorUnavailableError
 CASES = all_cases()
 EXAMPLES = {launch.name: launch for launch in LAUNCHES}
 PATHS = ("cpp", "riscv", "llvm")
-"""In the order they run: llvm last, see test_cpp_after_llvm_in_one_process."""
+"""In the order they run."""
 CORPUS_EVERY = {"cpp": 3, "llvm": 3, "riscv": 8}
 """The corpus sample of each executor in the suite; the matrix script runs all of it."""
 
@@ -172,15 +172,11 @@ def test_the_harness_records_every_kernel_launch_of_an_example() -> None:
 @pytest.mark.skipif(
     not (executor.available("cpp") and executor.available("llvm")), reason="needs the cpp and llvm executors"
 )
-@pytest.mark.xfail(
-    strict=True,
-    reason="llvm_jit loads the host runtime library with load_library_permanently (RTLD_GLOBAL); a kernel library "
-    "the cpp executor loads afterwards binds its runtime calls to that global copy, whose tensor map host.py never "
-    "filled: 'access ... is outside every tensor argument'. Kept last in this file (PATHS runs llvm last) so the "
-    "cpp cases above are not affected",
-)
 def test_cpp_after_llvm_in_one_process() -> None:
-    """A launch through llvm, then a cpp launch of a kernel whose C++ library was not loaded yet, in one process."""
+    """A launch through llvm, then a cpp launch of a kernel whose C++ library was not loaded yet, in one process.
+
+    Once failed ('access ... is outside every tensor argument'): the kernel library bound its runtime calls to the
+    copy of the runtime llvm_jit had loaded globally."""
     import triton
 
     from examples.vector_add import add_kernel
