@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
@@ -260,10 +260,11 @@ def _int_word(a: Any, spec: str, name: str, where: str) -> int:
     (machine/reference.py `_to_value`): no float truncated, no value wrapped."""
     if not isinstance(a, bool | int | np.integer):
         raise InterpretationError(f"{where}: error: '{name}' is {spec} but got {type(a).__name__} {a!r}")
+    value = int(cast(Any, a))
     width = int(spec[1:]) if spec[1:].isdigit() else 64
-    if width > 1 and not -(1 << (width - 1)) <= int(a) <= (1 << width) - 1:
+    if width > 1 and not -(1 << (width - 1)) <= value <= (1 << width) - 1:
         raise InterpretationError(f"{where}: error: '{name}' = {a} does not fit in {spec}")
-    return int(a)
+    return value
 
 
 def _machine(meta: dict[str, Any], config: MachineConfig | None) -> MachineConfig:
