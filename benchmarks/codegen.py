@@ -142,8 +142,7 @@ def main() -> int:
     failed: list[str] = []
     kernels = {launch.name: launches_of(launch.run) for launch in chosen}
     cells: dict[str, list[str]] = {name: [] for name in kernels}
-    # column by column, llvm after cpp: a C++ kernel library loaded after the llvm executor ran binds to the
-    # runtime library llvm_jit loaded globally (see test_cpp_after_llvm_in_one_process)
+    # column by column: each executor's builds and loads happen together
     for column, step in COLUMNS.items():
         for name, launches in kernels.items():
             if column in unavailable:

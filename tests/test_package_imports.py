@@ -18,7 +18,7 @@ LAYER_IMPORTS: dict[str, set[str]] = {
     "dialects": {"utils"},
     "machine": {"dialects", "utils", "semantics"},
     "transforms": {"dialects", "utils", "semantics", "machine"},
-    "backend": {"dialects", "utils", "semantics", "machine", "transforms"},
+    "backend": {"dialects", "utils", "semantics", "machine", "transforms"},  # emitters print the semantics tables
     "options": {"machine", "backend"},  # backend.executor is the home of the executor names options check
     "frontend": {"dialects", "utils", "machine", "transforms", "options"},
     "fit": {"dialects", "utils", "machine", "transforms", "options"},

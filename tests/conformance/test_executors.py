@@ -175,8 +175,8 @@ def test_the_harness_records_every_kernel_launch_of_an_example() -> None:
 def test_cpp_after_llvm_in_one_process() -> None:
     """A launch through llvm, then a cpp launch of a kernel whose C++ library was not loaded yet, in one process.
 
-    llvm_jit loads the host runtime with RTLD_GLOBAL; kernel libraries are linked -Bsymbolic (backend/host.py)
-    so they still call their own runtime copy, whose tensor map host.py filled."""
+    Once failed ('access ... is outside every tensor argument'): the kernel library bound its runtime calls to the
+    copy of the runtime llvm_jit had loaded globally."""
     import triton
 
     from examples.vector_add import add_kernel
