@@ -70,6 +70,8 @@ MAPPINGS = ("linear", "round_robin", "zigzag")
 IN_SRAM = {"machine_overrides": {"global_placement": "sram"}}
 GEMM_GOAL, MEMORY_GOAL, ZIGZAG_GOAL = 0.90, 0.85, 1.3
 GREEDY_SLOWDOWN_MAX, GREEDY_LS_MAX = 0.02, 0.60
+SAME = 0.001
+"""Times within this fraction count as equal in 'no optimization makes a kernel slower'."""
 
 
 @dataclass
@@ -282,12 +284,11 @@ def slower_line(rows: list[Row]) -> str:
         on = r.cells["all on"]
         for name in COLUMNS:
             cell = r.cells.get(name)
-            if not on.error and cell is not None and not cell.error and cell.time_us < on.time_us:
+            if not on.error and cell is not None and not cell.error and cell.time_us < on.time_us * (1 - SAME):
                 slower.append(f"{r.kernel.name} {name} {cell.time_us:.2f} < all on {on.time_us:.2f} us")
     verdict = "MISS" if slower else "PASS"
-    return f"{verdict}  no optimization makes a kernel slower (all on <= each column off)" + (
-        ": " + ", ".join(slower) if slower else ""
-    )
+    what = f"all on within {SAME * 100:.1f} % of or faster than each column"
+    return f"{verdict}  no optimization makes a kernel slower ({what})" + (": " + ", ".join(slower) if slower else "")
 
 
 def goal_lines(rows: list[Row]) -> list[str]:

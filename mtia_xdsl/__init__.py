@@ -80,7 +80,7 @@ def last_run() -> "KernelRun | None":
 
 
 def _last_result() -> Any:
-    from triton.runtime import driver
+    from triton.runtime import driver  # pyright: ignore[reportMissingTypeStubs]
 
     return getattr(driver.active, "last_result", None)
 

@@ -34,7 +34,7 @@ from mtia_xdsl.backend.executor import EXECUTORS, ExecutorUnavailableError  # no
 _NOISE = (
     (r"/\S*/(kernel\.cpp:)", r"\1"),  # the build directory of a cached compile
     (r" \(/\S*c\+\+ [^)]*\)", ""),  # the compiler command line
-    (r"; run this kernel on the machine model \(MTIA_EXECUTOR=model\)", ""),
+    (r"; run (this|the) kernel on the machine model[^\n]*", ""),  # the emitters' advice, the same for every gap
     ("[\u2018\u2019]", "'"),  # gcc's typographic quotes
 )
 

@@ -319,3 +319,25 @@ def test_language_extensions() -> None:
     assert {"extract_slice", "re_reduce", "get_num_pes"} <= set(mtl.__all__)
     assert mtl.extract_slice and mtl.re_reduce and mtl.get_num_pes
     assert issubclass(mtl.ExtensionError, RuntimeError) and ExtensionError is mtl.ExtensionError
+
+
+# ---- private names stay inside their part of the package ----
+
+
+def test_no_private_name_is_imported_across_package_parts() -> None:
+    import ast
+
+    package = ROOT / "mtia_xdsl"
+    crossings: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("").parts
+        part = rel[1] if len(rel) > 2 else rel[-1]  # mtia_xdsl/<part>/... or the module mtia_xdsl/<part>.py
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("mtia_xdsl.")):
+                continue
+            target = node.module.split(".")[1]
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            private += [p for p in node.module.split(".") if p.startswith("_")]
+            if target != part and part != "__init__" and private:
+                crossings.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.module} {private}")
+    assert not crossings, f"private names imported from another part of the package: {crossings}"

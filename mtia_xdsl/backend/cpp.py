@@ -230,12 +230,12 @@ def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
     """A libdevice call (tt.extern_elementwise) as the arith/math op of the same semantics, or a C++ template."""
     from xdsl.dialects.builtin import StringAttr
 
-    from mtia_xdsl.semantics.libdevice import _SAME_AS_OP, libdevice_stem  # pyright: ignore[reportPrivateUsage]
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
 
     symbol = op.properties.get("symbol", op.attributes.get("symbol"))
     stem = libdevice_stem(symbol.data if isinstance(symbol, StringAttr) else "?")
     rt = _elem(op.results[0].type)
-    as_op = _SAME_AS_OP.get(stem)
+    as_op = SAME_AS_OP.get(stem)
     if as_op is not None:
         if as_op in _MATH1:
             return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
@@ -599,7 +599,7 @@ class _Kernel:
 
     def op_tt_reduce(self, op: Operation, indent: str) -> None:
         """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
-        from mtia_xdsl.machine.interpret.tt import _fast_combiner  # pyright: ignore[reportPrivateUsage]
+        from mtia_xdsl.machine.interpret.tt import fast_combiner
 
         src = op.operands[0]
         if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
@@ -617,7 +617,7 @@ class _Kernel:
         levels, m = 0, n
         while m > 1:
             levels, m = levels + 1, m // 2 + m % 2
-        if _fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+        if fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
             self.pending += levels * len(block.ops)
         buf = self.names.fresh(None, "buf")
         self.emit(indent, f"{ct} {buf}[{n}];")
@@ -1097,6 +1097,9 @@ class _Kernel:
 
         if not op.outs:
             raise _error(op, "an engine command whose results stay in registers")
+        for inner in op.body.walk():  # ops with effects (or not translated) must not be dropped as unused values
+            if inner.name in _BODY_UNSUPPORTED:
+                raise _error(inner, "this op in an engine body")
         info = ComputeInfo.of(op)
         self.flush(indent)
         self.emit(indent, "{")
@@ -1289,6 +1292,13 @@ _REDUCE_INIT: dict[str, Callable[[Attribute, Operation], str]] = {
     "maxsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::min()",
     "minsi": lambda t, op: f"std::numeric_limits<{_ctype(t, op)}>::max()",
 }
+
+
+_BODY_UNSUPPORTED = frozenset(
+    ("tt.print", "tt.assert", "tt.dot", "tt.map_elementwise", "tt.atomic_rmw", "tt.atomic_cas", "tt.atomic_load",
+     "tt.atomic_store", "tt.atomic_poll", "tt.unsplat")
+)  # fmt: skip
+"""Ops of mtia.ENGINE_BODY_OPS the emitter does not translate in a body (side effects, or not written yet)."""
 
 
 class _Body:
@@ -1505,7 +1515,7 @@ class _Body:
             b = self.at(op.operands[1], idx[:-1], local)
             return f"(({idx[-1]}) == 0 ? {a} : {b})"
         if name == "tt.split":  # result k: lane k of the source's last dimension (of 2)
-            k = list(op.results).index(v)
+            k = next(j for j, r in enumerate(op.results) if r is v)
             return self.at(op.operands[0], [*idx, str(k)], local)
         if name == "tt.cat":  # along dimension 0
             n0 = _shape(op.operands[0].type)[0]
@@ -1718,9 +1728,9 @@ def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
     chip = target.chip.data if isinstance(target, mtia.TargetAttr) else None
     overrides = module.attributes.get(mtia.MACHINE_OVERRIDES_ATTR)
     if isinstance(overrides, builtin.DictionaryAttr):
-        from mtia_xdsl.machine.config import _override_value
+        from mtia_xdsl.machine.config import override_value
 
-        overrides = {k: _override_value(k, v) for k, v in overrides.data.items()}
+        overrides = {k: override_value(k, v) for k, v in overrides.data.items()}
     else:
         overrides = None
     subgrid = func.attributes.get("mtia.pe_subgrid")

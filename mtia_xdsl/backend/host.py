@@ -1,5 +1,3 @@
-# pyright: basic
-# (strict typing of the emitter's op-attribute accesses is still to do; see the report of the cpp branch)
 """Build, run and time an emitted C++ kernel on the host: the hand-tuning loop of backend/cpp.py's output.
 
 `run_cpp(source, grid, args)` compiles the translation unit with the system C++ compiler together with the
@@ -31,7 +29,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
@@ -50,7 +48,7 @@ from mtia_xdsl.machine.interpret.command_work import (
     re_elems,
     scalar_memory_command,
 )
-from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_command
+from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_command  # pyright: ignore[reportUnknownVariableType]
 from mtia_xdsl.machine.placement import Placement, by_round
 from mtia_xdsl.machine.report import build_report
 from mtia_xdsl.machine.run import RunResult
@@ -59,8 +57,9 @@ from mtia_xdsl.machine.timing import TimingError, simulate
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 """mtia_runtime.h and host_runtime.cpp."""
 
-CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wall", "-Wextra", "-Werror")
-"""Flags of every build (Triton integers wrap: -fwrapv)."""
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-fPIC", "-shared", "-Wl,-Bsymbolic", "-Wall", "-Wextra", "-Werror")
+"""Flags of every build (Triton integers wrap: -fwrapv). -Bsymbolic: a kernel library calls its own runtime
+copy even after the LLVM path loaded the runtime library globally into the process (RTLD_GLOBAL)."""
 
 INSTALL_HINT = "no C++ compiler found (set CXX, or install one: apt-get install -y g++)"
 
@@ -120,7 +119,7 @@ def _build(sources: list[tuple[str, str]], opt_level: str, extra: tuple[str, ...
         return out
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out_dir) as tmp:
-        paths = []
+        paths: list[str] = []
         for name, text in sources:
             p = Path(tmp) / name
             p.write_text(text)
@@ -223,6 +222,10 @@ def _arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_
     for p, a in zip(params, args, strict=True):
         spec = p["type"]
         if isinstance(a, torch.Tensor) and spec != "ptr":
+            if a.numel() != 1:
+                raise InterpretationError(
+                    f"{where}: error: '{p['name']}' is a scalar of type {spec} but got a tensor of {a.numel()} elements"
+                )
             a = a.item()
         if spec == "ptr":
             if a is None:
@@ -248,8 +251,20 @@ def _arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_
             t = torch.tensor(float(a), dtype=torch.float16 if spec == "f16" else torch.bfloat16)
             words.append(int(t.view(torch.int16).item()) & 0xFFFF)
         else:
-            words.append(int(a))
+            words.append(_int_word(a, spec, p["name"], where))
     return words, list(regions.values())
+
+
+def _int_word(a: Any, spec: str, name: str, where: str) -> int:
+    """Integer argument `a` of parameter `name` of type `spec` (i1..i64), checked as the model checks it
+    (machine/reference.py `_to_value`): no float truncated, no value wrapped."""
+    if not isinstance(a, bool | int | np.integer):
+        raise InterpretationError(f"{where}: error: '{name}' is {spec} but got {type(a).__name__} {a!r}")
+    value = int(cast(Any, a))
+    width = int(spec[1:]) if spec[1:].isdigit() else 64
+    if width > 1 and not -(1 << (width - 1)) <= value <= (1 << width) - 1:
+        raise InterpretationError(f"{where}: error: '{name}' = {a} does not fit in {spec}")
+    return value
 
 
 def _machine(meta: dict[str, Any], config: MachineConfig | None) -> MachineConfig:
@@ -265,7 +280,8 @@ def _program_ids(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
 
 
 def _grid3(grid: Any, where: str) -> tuple[int, int, int]:
-    g = tuple(int(v) for v in (grid if isinstance(grid, tuple | list) else (grid,)))
+    items: list[Any] = list(grid) if isinstance(grid, tuple | list) else [grid]  # pyright: ignore[reportUnknownArgumentType]
+    g = tuple(int(v) for v in items)
     if not 1 <= len(g) <= 3 or any(v < 0 for v in g):
         raise InterpretationError(f"{where}: error: grid {g} must have 1 to 3 non-negative integer dimensions")
     return (*g, 1, 1)[:3]  # type: ignore[return-value]
@@ -276,7 +292,7 @@ class _Decoder:
 
     def __init__(self, config: MachineConfig) -> None:
         self.config = config
-        self.runs_cache: dict[tuple, tuple] = {}
+        self.runs_cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
     def trace(self, words: list[int], strings: list[str], pid: tuple[int, int, int]) -> ProgramTrace:
         commands: list[Command] = []
@@ -315,12 +331,20 @@ class _Decoder:
         return ProgramTrace(pid, commands, depth, tile_bytes, tail_scalar_instrs=tail, cb_ls_offset=offsets)
 
     def command(
-        self, opcode: int, engine: Engine, kind: str, where: str, waits: tuple, fills: tuple, p: list[int], s: list[str]
+        self,
+        opcode: int,
+        engine: Engine,
+        kind: str,
+        where: str,
+        waits: tuple[SlotRef, ...],
+        fills: tuple[SlotRef, ...],
+        p: list[int],
+        s: list[str],
     ) -> Command:
         if opcode == _OP_DMA:
             load, base, rank, elem_bytes, dtype, whole_tile, slot_bytes = p[:7]
             strides, bounds = p[7 : 7 + rank], p[7 + rank : 7 + 2 * rank]
-            runs = cached_block_runs(self.runs_cache, strides, bounds, elem_bytes)
+            runs: tuple[Any, ...] = cached_block_runs(self.runs_cache, strides, bounds, elem_bytes)  # pyright: ignore[reportUnknownVariableType]
             return dma_command(
                 kind, where, waits, fills, bool(load), runs, base, slot_bytes, bool(whole_tile), s[dtype]
             )
@@ -433,7 +457,7 @@ def run_loaded(
                 raise InterpretationError(f"{text} (program id {pid}); no tensor was written")
             n = ctypes.c_int64()
             ptr = lib.mtia_host_record(pe, ctypes.byref(n))
-            rec = np.ctypeslib.as_array(ptr, shape=(n.value,)).tolist() if n.value else []
+            rec: list[int] = np.ctypeslib.as_array(ptr, shape=(n.value,)).tolist() if n.value else []
             strings = _strings(lib, pe)
             traces.append(decoder.trace(rec, strings, pid))
     finally:
@@ -450,7 +474,7 @@ def run_loaded(
 
     for r in regions:  # commit: the whole launch succeeded
         dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
-        dst.copy_(torch.from_numpy(r.working))
+        dst.copy_(torch.from_numpy(r.working))  # pyright: ignore[reportUnknownMemberType]
     return RunResult(build_report(timeline, meta["kernel"]), timeline, traces)
 
 

@@ -31,6 +31,8 @@ from typing import Any
 
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.backend import host
+from mtia_xdsl.backend.host import CppBuildError
 from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, MachineConfig, PeSubgrid
 from mtia_xdsl.machine.placement import Placement, by_round
 from mtia_xdsl.machine.report import build_report
@@ -119,7 +121,7 @@ def cross_compile(
 ) -> BuildResult:
     """Compile and link C++ `sources` into the static riscv64 executable `exe` (`-Wall -Wextra -Werror`).
 
-    Raises: ToolchainMissing; RuntimeError with the compiler's messages if the build fails.
+    Raises: ToolchainMissing; CppBuildError with the compiler's messages if the build fails.
     """
     tc = toolchain or find_toolchain()
     cmd = [
@@ -137,7 +139,7 @@ def cross_compile(
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise RuntimeError(f"RISC-V build failed ({' '.join(cmd)}):\n{done.stderr}")
+        raise CppBuildError(f"RISC-V build failed: {_first_error(done.stderr)}\n{done.stderr}")
     return BuildResult(exe=exe, compile_s=elapsed)
 
 
@@ -156,7 +158,10 @@ def run_qemu(
     tc = toolchain or find_toolchain()
     cfg = config or MachineConfig.preset(DEFAULT_CHIP)
     cmd = [tc.qemu, "-cpu", qemu_cpu(cfg), str(exe), *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout_s)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{' '.join(cmd)} ran longer than {timeout_s:.0f} s; stopped") from None
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited with {done.returncode}:\n{done.stdout}{done.stderr}")
     return done
@@ -164,7 +169,7 @@ def run_qemu(
 
 # ---- running an emitted kernel's programs in one qemu process ------------------------------------------
 
-RUNTIME_DIR = Path(__file__).parent / "runtime"
+RUNTIME_DIR = host.RUNTIME_DIR
 """mtia_runtime.h, host_runtime.cpp and riscv_main.cpp (the process that runs programs from a launch file)."""
 
 _MAGIC = 0x313056524149544D  # "MTIARV01" little-endian, as riscv_main.cpp checks
@@ -273,7 +278,7 @@ def _runtime_objects(tc: Toolchain, opt: str, cache_dir: Path) -> list[Path]:
             cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, "-c", str(RUNTIME_DIR / name), "-o", str(tmp)]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode != 0:
-                raise RuntimeError(f"RISC-V build of {name} failed: {_first_error(done.stderr)}\n{done.stderr}")
+                raise CppBuildError(f"RISC-V build of {name} failed: {_first_error(done.stderr)}\n{done.stderr}")
             tmp.replace(obj)  # atomic: concurrent builders agree
         objs.append(obj)
     return objs
@@ -290,7 +295,7 @@ def build_runtime_objects(
 ) -> list[Path]:
     """Build (once per content) the riscv64 objects of the host runtime and riscv_main.cpp; return them.
 
-    Raises: ToolchainMissing; RuntimeError with the compiler's messages.
+    Raises: ToolchainMissing; CppBuildError with the compiler's messages.
     """
     return _runtime_objects(toolchain or find_toolchain(), opt, cache_dir or default_cache_dir())
 
@@ -313,7 +318,7 @@ def build_kernel(
     with the host runtime and riscv_main.cpp into a riscv64 executable, cached by content in `cache_dir`.
 
     compile_s is the time of this call (0 when cached; the runtime objects are built once per content).
-    Raises: ToolchainMissing; RuntimeError with the compiler's messages.
+    Raises: ToolchainMissing; CppBuildError with the compiler's messages.
     """
     tc = toolchain or find_toolchain()
     start = time.perf_counter()
@@ -329,7 +334,7 @@ def build_kernel(
         cmd = [tc.clang, *TARGET_FLAGS, opt, *CXX_FLAGS, f"-I{RUNTIME_DIR}", str(src), *map(str, objs)]
         done = subprocess.run([*cmd, "-o", str(Path(tmp) / "kernel")], capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise RuntimeError(f"RISC-V build of the kernel failed: {_first_error(done.stderr)}\n{done.stderr}")
+            raise CppBuildError(f"RISC-V build of the kernel failed: {_first_error(done.stderr)}\n{done.stderr}")
         (Path(tmp) / "kernel").replace(exe)
     return BuildResult(exe=exe, compile_s=time.perf_counter() - start)
 
@@ -385,11 +390,9 @@ def run_riscv(
     (the qemu process, wall seconds). Builds are cached by content in `cache_dir` (default_cache_dir()).
 
     Returns: machine.run.RunResult (report, timeline, traces).
-    Raises: ToolchainMissing; RuntimeError if the build fails; InterpretationError naming the kernel line and
+    Raises: ToolchainMissing; CppBuildError if the build fails; InterpretationError naming the kernel line and
     program id when a program fails.
     """
-    from mtia_xdsl.backend import host
-
     toolchain = find_toolchain()
     meta = kernel_meta(source)
     where = meta["loc"]

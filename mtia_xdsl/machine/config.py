@@ -529,7 +529,7 @@ def derive_config(chip: str, overrides: Mapping[str, Any] | Iterable[tuple[str, 
     return config.with_overrides(pairs) if pairs else config
 
 
-def _override_value(field: str, value: Any) -> Any:
+def override_value(field: str, value: Any) -> Any:
     """The Python value of one `mtia.machine_overrides` entry (a string is parsed by `with_overrides`).
 
     Raises: ValueError naming the entry for an attribute that is not a string, integer, float or boolean.
@@ -571,6 +571,6 @@ def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str
     recorded = module.attributes.get(MACHINE_OVERRIDES_ATTR)
     pairs: dict[str, Any] = {}
     if isinstance(recorded, DictionaryAttr):
-        pairs = {k: _override_value(k, v) for k, v in recorded.data.items()}
+        pairs = {k: override_value(k, v) for k, v in recorded.data.items()}
     pairs.update(dict(overrides))
     return derive_config(target.chip.data, pairs)

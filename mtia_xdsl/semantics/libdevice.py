@@ -39,7 +39,7 @@ def _exp10(x: Any) -> Any:
     return np.power(x.dtype.type(10), x)
 
 
-_SAME_AS_OP = {
+SAME_AS_OP = {
     "exp": "math.exp", "exp2": "math.exp2", "expm1": "math.expm1", "log": "math.log", "log2": "math.log2",
     "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "cbrt": "math.cbrt",
     "sin": "math.sin", "cos": "math.cos", "tan": "math.tan", "asin": "math.asin", "acos": "math.acos",
@@ -56,7 +56,7 @@ _SAME_AS_OP = {
 """libdevice stems that compute what an `arith`/`math` op computes."""
 
 LIBDEVICE: dict[str, Fn] = {
-    **{stem: FLOAT_UNARY.get(name) or FLOAT_BINARY[name] for stem, name in _SAME_AS_OP.items()},
+    **{stem: FLOAT_UNARY.get(name) or FLOAT_BINARY[name] for stem, name in SAME_AS_OP.items()},
     "exp10": _exp10, "fmin": np.fmin, "fmax": np.fmax, "hypot": np.hypot, "fdim": _fdim,
     "saturate": _saturate, "ldexp": _ldexp, "scalbn": _ldexp, "nextafter": np.nextafter, "isnan": np.isnan,
     "isinf": np.isinf, "isfinite": np.isfinite, "finite": np.isfinite, "signbit": np.signbit,

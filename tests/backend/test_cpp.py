@@ -80,16 +80,21 @@ def test_edited_cpp_gives_correct_results_and_new_cycles() -> None:
     assert cpp.report.total_cycles > model.report.total_cycles
 
 
+@triton.jit(noinline=True)
+def _half(v):
+    return v // 2
+
+
 @triton.jit
-def _cumsum_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+def _calls_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < _half(n))
 
 
 def test_unsupported_construct_names_the_kernel_line() -> None:
-    k = mtia_xdsl.compile(_cumsum_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 64})
+    k = mtia_xdsl.compile(_calls_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
     assert k.fixed is not None
-    where = r"test_cpp\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle .*tt\.scan"
+    where = r"test_cpp\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle .*tt\.call"
     with pytest.raises(CppEmitError, match=where):
         emit_cpp(k.fixed.program)
 
@@ -109,3 +114,37 @@ def test_mtia_run_reports_a_cpp_that_does_not_compile(tmp_path, capsys) -> None:
     assert main([str(bad), "--grid", "1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("mtia-run: the C++ source did not compile") and "kernel.cpp" in err
+
+
+def test_cpp_runs_after_the_runtime_library_was_loaded_globally() -> None:
+    """The LLVM path loads the host runtime with RTLD_GLOBAL (llvmlite's load_library_permanently); a C++
+    kernel run later in the same process must still call its own runtime copy, not the global one (whose
+    tensor map is empty: every access was 'outside every tensor argument')."""
+    import ctypes
+
+    ctypes.CDLL(str(host.build_runtime_library()), mode=ctypes.RTLD_GLOBAL)
+    k = mtia_xdsl.compile(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32",
+                                       "n_elements": "i32"}, {"BLOCK_SIZE": 1024})  # fmt: skip
+    assert k.fixed is not None
+    x, y, out = torch.rand(1500), torch.rand(1500), torch.zeros(1500)
+    host.run_cpp(k.fixed.asm["cpp"], (2,), [x, y, out, 1500])
+    assert torch.equal(out, x + y)
+
+
+@pytest.mark.parametrize(
+    ("n", "message"),
+    [(1500.5, r"'n_elements' is i32 but got float 1500\.5"), (1 << 40, r"'n_elements' = 1099511627776 does not fit in i32"),
+     (torch.tensor([1500, 1]), r"'n_elements' is a scalar of type i32 but got a tensor of 2 elements")],
+)  # fmt: skip
+def test_run_cpp_refuses_a_scalar_argument_of_the_wrong_type(n, message) -> None:
+    """As the model does (machine/reference.py): a float for an integer parameter is not truncated, an integer
+    that does not fit is not wrapped, and the caller's tensors stay unchanged."""
+    from xdsl.utils.exceptions import InterpretationError
+
+    k = mtia_xdsl.compile(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32",
+                                       "n_elements": "i32"}, {"BLOCK_SIZE": 1024})  # fmt: skip
+    assert k.fixed is not None
+    x, y, out = torch.rand(1500), torch.rand(1500), torch.zeros(1500)
+    with pytest.raises(InterpretationError, match=r"vector_add\.py:\d+:\d+: error: " + message):
+        host.run_cpp(k.fixed.asm["cpp"], (2,), [x, y, out, n])
+    assert not out.any()

@@ -89,9 +89,7 @@ def test_an_executor_whose_path_is_missing_is_one_line_naming_the_usable_ones(
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
 
-def test_cpp_without_a_compiler_is_one_line_with_the_install_command(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: object
-):
+def test_cpp_without_a_compiler_is_one_line_with_the_install_command(monkeypatch: pytest.MonkeyPatch, tmp_path: object):
     monkeypatch.delenv("CXX", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))  # no c++, g++ or clang++ to be found
     with pytest.raises(ExecutorUnavailableError) as info:

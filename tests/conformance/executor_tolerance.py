@@ -54,10 +54,10 @@ ULP_BOUNDS: dict[str, tuple[int, int, int]] = {
 
 
 def _libdevice_op(op: Any) -> str | None:
-    from mtia_xdsl.semantics.libdevice import _SAME_AS_OP, libdevice_stem
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
 
     symbol = getattr(op, "symbol", None)
-    return None if symbol is None else _SAME_AS_OP.get(libdevice_stem(symbol.data))
+    return None if symbol is None else SAME_AS_OP.get(libdevice_stem(symbol.data))
 
 
 def transcendentals(module: Any) -> set[str]:

@@ -28,7 +28,9 @@ from mtia_xdsl.backend import executor
 from mtia_xdsl.backend.executor import ExecutorUnavailableError
 
 CASES = all_cases()
-PATHS = ("cpp", "llvm", "riscv")
+EXAMPLES = {launch.name: launch for launch in LAUNCHES}
+PATHS = ("cpp", "riscv", "llvm")
+"""In the order they run."""
 CORPUS_EVERY = {"cpp": 3, "llvm": 3, "riscv": 8}
 """The corpus sample of each executor in the suite; the matrix script runs all of it."""
 
@@ -37,12 +39,16 @@ def corpus_names(path: str) -> list[str]:
     return sorted(CASES)[:: CORPUS_EVERY[path]]
 
 
-def _params(gaps: dict[str, dict[str, str]], names_of: dict[str, list[str]]) -> list[object]:
+def _params() -> list[object]:
+    """(executor, name) for every sampled corpus kernel, then every example ("example:<name>"), executor by executor."""
     params = []
     for path in PATHS:
         skip = [] if executor.available(path) else [pytest.mark.skip(reason=f"executor {path!r} is not in this build")]
-        for name in names_of[path]:
-            reason = gaps.get(path, {}).get(name)
+        names = [(n, CORPUS_GAPS) for n in corpus_names(path)] + [
+            (f"example:{n}", EXAMPLE_GAPS) for n in sorted(EXAMPLES)
+        ]
+        for name, gaps in names:
+            reason = gaps.get(path, {}).get(name.removeprefix("example:"))
             marks = [*skip, pytest.mark.xfail(strict=True, reason=reason)] if reason else skip
             params.append(pytest.param(path, name, marks=marks, id=f"{path}-{name}"))
     return params
@@ -52,30 +58,24 @@ _MODEL: dict[str, Outcome] = {}
 """The model's outcome of each corpus kernel and example, computed once for all executors."""
 
 
-def _run_or_skip(key: str, run: Run, path: str) -> str | None:
-    if key not in _MODEL:
-        _MODEL[key] = capture(run, "model")
-    try:
-        return check(run, path, _MODEL[key])
-    except ExecutorUnavailableError as e:  # a missing toolchain: its install command
-        pytest.skip(str(e))
+def _run_of(name: str) -> Run:
+    if name.startswith("example:"):
+        return EXAMPLES[name.removeprefix("example:")].run
+    case = CASES[name]
+    return corpus_run(case, example_launch(case, 0))
 
 
-@pytest.mark.parametrize(("path", "name"), _params(CORPUS_GAPS, {p: corpus_names(p) for p in PATHS}))
-def test_corpus_kernel_matches_the_model(path: str, name: str) -> None:
+@pytest.mark.parametrize(("path", "name"), _params())
+def test_matches_the_model(path: str, name: str) -> None:
     if "machine" in GAPS.get(name, {}):
         pytest.skip("the model itself does not run it (known_gaps.py)")
-    case = CASES[name]
-    failure = _run_or_skip(name, corpus_run(case, example_launch(case, 0)), path)
-    assert failure is None, failure
-
-
-EXAMPLES = {launch.name: launch for launch in LAUNCHES}
-
-
-@pytest.mark.parametrize(("path", "name"), _params(EXAMPLE_GAPS, {p: sorted(EXAMPLES) for p in PATHS}))
-def test_example_matches_the_model(path: str, name: str) -> None:
-    failure = _run_or_skip(f"example:{name}", EXAMPLES[name].run, path)
+    run = _run_of(name)
+    if name not in _MODEL:
+        _MODEL[name] = capture(run, "model")
+    try:
+        failure = check(run, path, _MODEL[name])
+    except ExecutorUnavailableError as e:  # a missing toolchain: its install command
+        pytest.skip(str(e))
     assert failure is None, failure
 
 
@@ -167,3 +167,23 @@ def test_the_harness_records_every_kernel_launch_of_an_example() -> None:
     assert len(model.launches) == 2
     assert all(result.report.total_cycles > 0 for _, result in model.launches)
     assert difference(model, capture(run, "model")) is None
+
+
+@pytest.mark.skipif(
+    not (executor.available("cpp") and executor.available("llvm")), reason="needs the cpp and llvm executors"
+)
+def test_cpp_after_llvm_in_one_process() -> None:
+    """A launch through llvm, then a cpp launch of a kernel whose C++ library was not loaded yet, in one process.
+
+    Once failed ('access ... is outside every tensor argument'): the kernel library bound its runtime calls to the
+    copy of the runtime llvm_jit had loaded globally."""
+    import triton
+
+    from examples.vector_add import add_kernel
+
+    x, y = torch.rand(700), torch.rand(700)
+    out = torch.zeros(700)
+    add_kernel[(triton.cdiv(700, 512),)](x, y, out, 700, BLOCK_SIZE=512, executor="llvm")
+    out = torch.zeros(700)
+    add_kernel[(triton.cdiv(700, 64),)](x, y, out, 700, BLOCK_SIZE=64, executor="cpp")  # a new C++ library
+    assert torch.equal(out, x + y)

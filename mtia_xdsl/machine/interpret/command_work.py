@@ -63,7 +63,15 @@ def compute_elems(elems: int, valid: Any, out_shape: list[int]) -> Any:
 
 
 def compute_command(
-    engine: Engine, kind: str, where: str, waits: tuple, fills: tuple, elems: int, dtype: str, lut: bool, ls_bytes: int
+    engine: Engine,
+    kind: str,
+    where: str,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
+    elems: int,
+    dtype: str,
+    lut: bool,
+    ls_bytes: int,
 ) -> Command:
     """The command of an SE / VEC / MLU compute (`elems` after `compute_elems`)."""
     return Command(engine, kind, where, waits, fills, elems=elems, dtype=dtype, lut=lut, ls_bytes=ls_bytes)
@@ -86,7 +94,15 @@ def dpe_ls_bytes(op: mtia.DpeMatmulOp) -> int:
     return mtia.tile_bytes(a) + mtia.tile_bytes(b) + 2 * mtia.tile_bytes(out_t)
 
 
-def dpe_command(where: str, waits: tuple, fills: tuple, macs: int, dtype: str, passes: int, ls_bytes: int) -> Command:
+def dpe_command(
+    where: str,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
+    macs: int,
+    dtype: str,
+    passes: int,
+    ls_bytes: int,
+) -> Command:
     """The command of a DPE matmul."""
     return Command(
         Engine.DPE, "dpe_matmul", where, waits, fills, macs=macs, dtype=dtype, dpe_passes=passes, ls_bytes=ls_bytes
@@ -104,7 +120,9 @@ def re_elems(valid: Any, in_shape: list[int]) -> Any:
     return valid_count(valid, in_shape) if valid else int(np.prod(in_shape, dtype=np.int64))
 
 
-def re_command(where: str, waits: tuple, fills: tuple, elems: int, dtype: str, ls_bytes: int) -> Command:
+def re_command(
+    where: str, waits: tuple[SlotRef, ...], fills: tuple[SlotRef, ...], elems: int, dtype: str, ls_bytes: int
+) -> Command:
     """The command of an RE reduce."""
     return Command(Engine.RE, "re_reduce", where, waits, fills, elems=elems, dtype=dtype, ls_bytes=ls_bytes)
 
@@ -130,8 +148,8 @@ def scalar_memory_command(kind: str, where: str, addr: int, nbytes: int, dtype: 
 def lanes_command(
     kind: str,
     where: str,
-    waits: tuple,
-    fills: tuple,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
     active: int,
     extent: tuple[int, int] | None,
     elem_bytes: int,

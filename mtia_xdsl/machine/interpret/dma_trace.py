@@ -14,7 +14,7 @@ from xdsl.interpreter import PythonValues
 from xdsl.ir import Attribute, Operation
 
 from mtia_xdsl.dialects import mtia
-from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, command_kind
+from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, SlotRef, command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name, element_format, element_type_of
 from mtia_xdsl.machine.interpret.masks import uninitialized
 from mtia_xdsl.utils.locations import location_str
@@ -194,10 +194,10 @@ def record_dma_commands(
 def dma_command(
     kind: str,
     where: str,
-    waits: tuple,
-    fills: tuple,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
     load: bool,
-    runs: tuple,
+    runs: tuple[Any, ...],
     shift: int,
     tile_ls_bytes: int,
     whole_tile: bool,

@@ -203,7 +203,7 @@ def _elem_bytes(ptr_type: Attribute) -> int:
 # ----------------------------------------------------------------------------------------------------
 
 
-def _fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
+def fast_combiner(region: Region, wide_bf16_add: bool = False) -> Fn | None:
     """Return a numpy function equal to a one-op combine region `(a, b) -> a op b`, else None.
 
     With `wide_bf16_add`, a bf16 `arith.addf` region gets fp32 addition (no rounding to bf16 between
@@ -250,7 +250,7 @@ def _combine(interpreter: Interpreter, op: Operation, fast: Fn | None, lhs: list
 
 def _tree_reduce(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) -> list[np.ndarray]:
     """Reduce axis 0 of every array in `xs` together by a pairwise tree."""
-    fast = _fast_combiner(op.regions[0]) if len(xs) == 1 else None
+    fast = fast_combiner(op.regions[0]) if len(xs) == 1 else None
     while xs[0].shape[0] > 1:
         n = xs[0].shape[0]
         half = n // 2
@@ -263,7 +263,7 @@ def _tree_reduce(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) 
 
 def _hillis_steele_scan(interpreter: Interpreter, op: Operation, xs: list[np.ndarray]) -> list[np.ndarray]:
     """Inclusive scan along axis 0 of every array in `xs` together (a bf16 sum accumulates in fp32)."""
-    fast = _fast_combiner(op.regions[0], wide_bf16_add=True) if len(xs) == 1 else None
+    fast = fast_combiner(op.regions[0], wide_bf16_add=True) if len(xs) == 1 else None
     n = xs[0].shape[0]
     step = 1
     while step < n:
