@@ -50,6 +50,7 @@ import itertools
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -807,39 +808,14 @@ class _Simulator:
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
         total = max((end for _, end in self.program_cycles), default=0.0)
-        if not self.keep_commands:
-            return Timeline(
-                config=self.config,
-                mapping=mapping,
-                grid=grid,
-                total_cycles=total,
-                command_cycles=[],
-                end_order=self.end_order,
-                pe_of_program=self.pe_of_program,
-                program_cycles=self.program_cycles,
-                engine_busy_cycles=self.busy.result(),
-                traffic=self.memory.traffic,
-                work=self.work,
-                ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
-                scalar_issue_cycles={pe.pe: pe.scalar_busy for pe in self.pes},
-                dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
-                llc_resident_bytes=self.memory.coverage.total,
-                llc_overflowed=self.memory.llc_overflowed,
-                line_totals=lines_of(self.line_acc),
-            )
-        return Timeline(
+        shared: dict[str, Any] = dict(
             config=self.config,
             mapping=mapping,
             grid=grid,
             total_cycles=total,
-            command_cycles=[(r.issue_t, r.start_t, r.end_t) if r else ([], [], []) for r in self.runs],
             end_order=self.end_order,
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
-            engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
-                _QUEUE_ENGINES,
-            ),
             traffic=self.memory.traffic,
             work=self.work,
             ls_high_water_bytes={pe.pe: pe.ls_high_water for pe in self.pes},
@@ -847,5 +823,20 @@ class _Simulator:
             dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
+        )
+        if not self.keep_commands:
+            return Timeline(
+                **shared,
+                command_cycles=[],
+                engine_busy_cycles=self.busy.result(),
+                line_totals=lines_of(self.line_acc),
+            )
+        return Timeline(
+            **shared,
+            command_cycles=[(r.issue_t, r.start_t, r.end_t) if r else ([], [], []) for r in self.runs],
+            engine_busy_cycles=busy_cycles(
+                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
+                _QUEUE_ENGINES,
+            ),
             programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released
         )
