@@ -213,7 +213,7 @@ class _Region:
     working: np.ndarray
 
 
-def _arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_Region]]:  # noqa: C901
+def arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_Region]]:  # noqa: C901
     """Kernel arguments as int64 words, and a working copy of each tensor's storage."""
     import torch
 
@@ -275,19 +275,24 @@ def _int_word(a: Any, spec: str, name: str, where: str) -> int:
     return value
 
 
-def _machine(meta: dict[str, Any], config: MachineConfig | None) -> MachineConfig:
+def kernel_machine(meta: dict[str, Any], config: MachineConfig | None) -> MachineConfig:
     """`config`, else the chip and overrides the kernel was compiled for (its metadata)."""
     if config is not None:
         return config
     return derive_config(meta.get("chip") or "mtia2i", meta.get("machine_overrides") or {})
 
 
-def _program_ids(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+def program_ids(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
+    """Every program id of `grid`, axis 0 fastest (the order the model runs and records them)."""
     gx, gy, gz = grid
     return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
 
 
-def _grid3(grid: Any, where: str) -> tuple[int, int, int]:
+def launch_grid(grid: Any, where: str) -> tuple[int, int, int]:
+    """`grid` (an int or 1 to 3 ints) as three dimensions.
+
+    Raises: InterpretationError at `where` for another rank or a negative dimension.
+    """
     items: list[Any] = list(grid) if isinstance(grid, tuple | list) else [grid]  # pyright: ignore[reportUnknownArgumentType]
     g = tuple(int(v) for v in items)
     if not 1 <= len(g) <= 3 or any(v < 0 for v in g):
@@ -295,7 +300,7 @@ def _grid3(grid: Any, where: str) -> tuple[int, int, int]:
     return (*g, 1, 1)[:3]  # type: ignore[return-value]
 
 
-class _Decoder:
+class RecordDecoder:
     """Turns one program's record into a ProgramTrace with the model's command builders."""
 
     def __init__(self, config: MachineConfig) -> None:
@@ -431,14 +436,14 @@ def run_loaded(
     meta = meta if meta is not None else rt.meta()
     entry = entry if entry is not None else rt.entry()
     where = meta["loc"]
-    grid3 = _grid3(grid, where)
-    machine = _machine(meta, config)
-    words, regions = _arg_words(meta, args)
+    grid3 = launch_grid(grid, where)
+    machine = kernel_machine(meta, config)
+    words, regions = arg_words(meta, args)
     sub = PeSubgrid.parse(
         tuple(subgrid) if subgrid else (tuple(meta["pe_subgrid"]) if meta.get("pe_subgrid") else None), machine
     )
     placement = Placement(mapping or meta.get("pe_mapping") or DEFAULT_PE_MAPPING, sub, grid3)
-    pids = _program_ids(grid3)
+    pids = program_ids(grid3)
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
     if meta.get("collective"):
@@ -447,7 +452,7 @@ def run_loaded(
         )
     lib = rt.lib
     pe = lib.mtia_host_pe_new(machine.ls_bytes)
-    decoder = _Decoder(machine)
+    decoder = RecordDecoder(machine)
     traces: list[ProgramTrace] = []
     arg_array = (ctypes.c_int64 * max(len(words), 1))(*[w if w < (1 << 63) else w - (1 << 64) for w in words])
     i32x3 = ctypes.c_int32 * 3

@@ -396,9 +396,9 @@ def run_riscv(
     toolchain = find_toolchain()
     meta = kernel_meta(source)
     where = meta["loc"]
-    grid3 = host._grid3(grid, where)  # pyright: ignore[reportPrivateUsage]
-    machine = host._machine(meta, config)  # pyright: ignore[reportPrivateUsage]
-    words, regions = host._arg_words(meta, args)  # pyright: ignore[reportPrivateUsage]
+    grid3 = host.launch_grid(grid, where)
+    machine = host.kernel_machine(meta, config)
+    words, regions = host.arg_words(meta, args)
     if meta.get("collective"):
         raise InterpretationError(
             f"{where}: error: the host runtime does not run cross-PE reductions (mtia.re_allreduce)"
@@ -406,7 +406,7 @@ def run_riscv(
     sub_spec = tuple(subgrid) if subgrid else (tuple(meta["pe_subgrid"]) if meta.get("pe_subgrid") else None)
     sub = PeSubgrid.parse(sub_spec, machine)
     placement = Placement(mapping or meta.get("pe_mapping") or DEFAULT_PE_MAPPING, sub, grid3)
-    pids = host._program_ids(grid3)  # pyright: ignore[reportPrivateUsage]
+    pids = host.program_ids(grid3)
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
     programs = [(pid, divmod(int(placement.local_pe(pid)), sub.tile_width)[::-1]) for pid in pids]
@@ -426,7 +426,7 @@ def run_riscv(
     if result.error is not None:
         pid = programs[len(result.records)][0]
         raise InterpretationError(f"{result.error} (program id {pid}); no tensor was written")
-    decoder = host._Decoder(machine)  # pyright: ignore[reportPrivateUsage]
+    decoder = host.RecordDecoder(machine)
     traces = [decoder.trace(r.words, r.strings, pid) for r, (pid, _) in zip(result.records, programs, strict=True)]
     if meta.get("reads_pe_id"):
         gx, gy, _ = grid3
