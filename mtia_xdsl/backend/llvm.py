@@ -179,6 +179,13 @@ class MtiaLlvmTarget(Target):
 # ------------------------------------------------------------------------------------------------
 
 
+def _c_string_global(name: str, text: str, linkage: str) -> llvm.GlobalOp:
+    """A constant global holding `text` as a NUL-terminated byte array (an i8 array of its UTF-8 bytes)."""
+    return llvm.GlobalOp(
+        _array(len((text + "\0").encode()), I8), name, linkage, constant=True, value=builtin.StringAttr(text + "\0")
+    )
+
+
 def _array(n: int, elem: Attribute) -> Attribute:
     """The LLVM array type of `n` elements of `elem`."""
     return cast(Attribute, llvm.LLVMArrayType(n, elem))  # pyright: ignore[reportUnknownArgumentType]
@@ -230,16 +237,7 @@ class KernelEmitter:
             taken = set(self.strings.values())
             name = readable if readable not in taken else f"{readable}.{len(self.strings)}"
             self.strings[text] = name
-            data = (text + "\0").encode()
-            self.out.body.block.add_op(
-                llvm.GlobalOp(
-                    _array(len(data), I8),
-                    name,
-                    "internal",
-                    constant=True,
-                    value=builtin.StringAttr(text + "\0"),
-                )
-            )
+            self.out.body.block.add_op(_c_string_global(name, text, "internal"))
         return self.b.add(llvm.AddressOfOp(name, PTR))
 
     def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str:
@@ -350,16 +348,7 @@ class KernelEmitter:
                 t = F32 if lib.endswith("f") else F64
                 self.declare(lib, [t], t)
         self.out.body.block.add_op(fn)
-        data = (meta + "\0").encode()
-        self.out.body.block.add_op(
-            llvm.GlobalOp(
-                _array(len(data), I8),
-                META_GLOBAL,
-                "external",
-                constant=True,
-                value=builtin.StringAttr(meta + "\0"),
-            )
-        )
+        self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
 
     def emit_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
