@@ -160,3 +160,13 @@ def test_mtia_run_compile_error_names_the_users_file(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert f"{bad}:2:" in err
     assert str(host.cache_dir()) not in err
+
+
+def test_strip_mining_width_is_the_compiled_chips_vector_register() -> None:
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
+    default = mtia_xdsl.compile(add_kernel, sig, {"BLOCK_SIZE": 256})
+    narrow = mtia_xdsl.compile(
+        add_kernel, sig, {"BLOCK_SIZE": 256}, options={"machine_overrides": {"vec_register_bits": 256}}
+    )
+    assert "#define MTIA_VLEN_BYTES 64 " in default.asm["cpp"]
+    assert "#define MTIA_VLEN_BYTES 32 " in narrow.asm["cpp"]
