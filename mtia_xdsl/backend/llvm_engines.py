@@ -23,8 +23,12 @@ counting as the kind's identity (semantics/reduce.py). A float sum adds in the m
 (8 accumulators per block of 128 lanes, f16 and bf16 in f32, rounded once) along the last axis, lane by lane
 along another; the other kinds do not depend on the order.
 
-Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
-atomics, extern (libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+tt.reduce and tt.scan inside a body: at each element, the lanes of their operands along the axis are copied
+into stack arrays by a loop, then combined in the model's order (machine/interpret/tt.py: a pairwise tree for
+a reduce, Hillis-Steele steps for a scan), the combine region lowered op by op like any body op.
+
+Not handled (an error naming the kernel line): gathers, histograms, tt.dot, printing, atomics, extern
+(libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
 constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
 results of different shapes; tiles of rank above MTIA_MAX_RANK.
 """
@@ -155,6 +159,11 @@ class _Element:
             return self.dense_constant(op, idx)
         if op.name == "tt.split":
             return _split(self, op, idx, v)
+        region_rule = _REGION_RULES.get(op.name)
+        if region_rule is not None:  # every result at once (a multi-operand reduce or scan)
+            for r, value in zip(op.results, region_rule(self, op, idx), strict=True):
+                self.memo[(r, tuple(id(i) for i in idx))] = value
+            return self.memo[(v, tuple(id(i) for i in idx))]
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
             return rule(self, op, idx)
@@ -163,6 +172,13 @@ class _Element:
             raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
+
+    def loop(self, bound: SSAValue, name: str, body: Callable[[SSAValue], None]) -> None:
+        """`_loop` for code evaluating body values inside it: what the loop computes stays in it (the memo is
+        restored afterwards, so no value defined in the loop is used after it)."""
+        saved = dict(self.memo)
+        _loop(self.em, bound, name, body)
+        self.memo = saved
 
     def dense_constant(self, op: Operation, idx: Index) -> SSAValue:
         """Element `idx` of a dense tensor constant: its value if uniform, else a load from a constant global."""
@@ -279,6 +295,118 @@ def _poison(e: _Element, op: Operation, idx: Index) -> SSAValue:
     return e.em.b.const(0, register_type(op.results[0].type))
 
 
+def _combine_region(e: _Element, op: Operation, args: Sequence[SSAValue]) -> list[SSAValue]:
+    """The values the combine region of tt.reduce / tt.scan `op` yields for register values `args` (its block
+    arguments: the left operands' lanes, then the right ones'), each op lowered as a body op (emit_scalar)."""
+    block = op.regions[0].block
+    local: dict[SSAValue, SSAValue] = dict(zip(block.args, args, strict=True))
+    for inner in block.ops:
+        if inner is block.last_op:
+            return [local[v] if v in local else e.at(v, ()) for v in inner.operands]
+        if inner.regions or len(inner.results) != 1 or is_tensor(inner.results[0].type):
+            raise not_handled(inner, f"this op in the combine region of {op.name}")
+        operands = [local[v] if v in local else e.at(v, ()) for v in inner.operands]
+        local[inner.results[0]] = emit_scalar(e.em.b, inner, operands)
+    raise not_handled(op, "a combine region without a terminator")
+
+
+def _lanes_into(e: _Element, op: Operation, idx: Index, axis: int, reverse: bool) -> tuple[list[SSAValue], int]:
+    """Stack arrays holding every operand of `op` along `axis` at the other indices `idx` (the lanes in reverse
+    order for `reverse`), and the number of lanes."""
+    b = e.em.b
+    n = _shape(op.operands[0].type)[axis]
+    regs = [register_type(o.type) for o in op.operands]
+    bufs = [e.em.alloca(n, r, f"lanes{k}") for k, r in enumerate(regs)]
+
+    def fill(i: SSAValue) -> None:
+        lane = b.add(llvm.SubOp(b.const(n - 1, I64), i)) if reverse else i
+        at = (*idx[:axis], lane, *idx[axis:])
+        for o, buf, r in zip(op.operands, bufs, regs, strict=True):
+            b.add(llvm.StoreOp(e.at(o, at), _slot(b, buf, i, r)))
+
+    e.loop(b.const(n, I64), f"{op.name.split('.')[-1]}.lanes", fill)
+    return bufs, n
+
+
+def _slot(b: Builder, buf: SSAValue, i: SSAValue, reg: Attribute) -> SSAValue:
+    """The address of element `i` (i64) of the stack array `buf` of registers of type `reg`."""
+    return b.add(llvm.GEPOp(buf, [llvm.GEP_USE_SSA_VAL], reg, ssa_indices=[i]))
+
+
+def _reduce(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
+    """tt.reduce at output index `idx`: the model's pairwise tree (machine/interpret/tt.py `_tree_reduce`): each
+    level combines lanes (2i, 2i+1) into lane i, an odd last lane moving up unchanged, until one lane is left."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    bufs, n = _lanes_into(e, op, idx, axis, False)
+    regs = [register_type(o.type) for o in op.operands]
+    count = n
+    while count > 1:
+        half = count // 2
+
+        def pair(i: SSAValue) -> None:
+            two = b.add(llvm.MulOp(i, b.const(2, I64)))
+            nxt = b.add(llvm.AddOp(two, b.const(1, I64)))
+            lhs = [b.add(llvm.LoadOp(_slot(b, buf, two, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            rhs = [b.add(llvm.LoadOp(_slot(b, buf, nxt, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            for buf, r, v in zip(bufs, regs, _combine_region(e, op, [*lhs, *rhs]), strict=True):
+                b.add(llvm.StoreOp(v, _slot(b, buf, i, r)))
+
+        e.loop(b.const(half, I64), "reduce.level", pair)
+        if count % 2:
+            for buf, r in zip(bufs, regs, strict=True):
+                last = b.add(llvm.LoadOp(_slot(b, buf, b.const(count - 1, I64), r), r))
+                b.add(llvm.StoreOp(last, _slot(b, buf, b.const(half, I64), r)))
+        count = half + count % 2
+    return [b.add(llvm.LoadOp(buf, r)) for buf, r in zip(bufs, regs, strict=True)]
+
+
+def _is_bf16_add(op: Operation) -> bool:
+    """Whether the combine region of `op` is one bf16 arith.addf of its two arguments (a bf16 tl.cumsum)."""
+    block = op.regions[0].block
+    ops = list(block.ops)
+    return (
+        len(block.args) == 2 and len(ops) == 2 and ops[0].name == "arith.addf" and is_bf16(block.args[0].type)
+        and set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
+    )  # fmt: skip
+
+
+def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
+    """tt.scan at index `idx`: the model's Hillis-Steele scan (machine/interpret/tt.py `_hillis_steele_scan`),
+    step s = 1, 2, 4, ... combining lane i - s into lane i; a reverse scan runs on the reversed lanes. A bf16
+    sum accumulates in f32 and is rounded once, as the model (and compiled Triton) does."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    reverse = cast(IntegerAttr, op.properties.get("reverse", IntegerAttr(0, 1))).value.data != 0
+    bufs, n = _lanes_into(e, op, idx[:axis] + idx[axis + 1 :], axis, reverse)
+    regs = [register_type(o.type) for o in op.operands]
+    wide = _is_bf16_add(op)
+    step = 1
+    while step < n:
+
+        def lane(j: SSAValue, s: int = step) -> None:  # i = n - 1 - j, from the top down (in place)
+            i = b.add(llvm.SubOp(b.const(n - 1, I64), j))
+            lo = b.add(llvm.SubOp(i, b.const(s, I64)))
+            lhs = [b.add(llvm.LoadOp(_slot(b, buf, lo, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            rhs = [b.add(llvm.LoadOp(_slot(b, buf, i, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            out = [b.add(llvm.FAddOp(lhs[0], rhs[0]))] if wide else _combine_region(e, op, [*lhs, *rhs])
+            for buf, r, v in zip(bufs, regs, out, strict=True):
+                b.add(llvm.StoreOp(v, _slot(b, buf, i, r)))
+
+        e.loop(b.const(n - step, I64), "scan.step", lane)
+        step *= 2
+    pos = b.add(llvm.SubOp(b.const(n - 1, I64), idx[axis])) if reverse else idx[axis]
+    out = [b.add(llvm.LoadOp(_slot(b, buf, pos, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+    return [b.round_bf16(out[0])] if wide else out
+
+
+_REGION_RULES: dict[str, Callable[[_Element, Operation, Index], list[SSAValue]]] = {
+    "tt.reduce": _reduce,
+    "tt.scan": _scan,
+}
+"""Body ops with a combine region, evaluated as loops over the lanes of their operands (all results at once)."""
+
+
 _INDEX_RULES = {
     "tt.splat": _splat,
     "tt.make_range": _make_range,
@@ -327,8 +455,8 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     shape = list(next(iter(shapes)))
     if len(shape) > MAX_RANK:
         raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
-    for inner in op.body.block.ops:
-        if inner.regions:
+    for inner in op.body.block.walk():
+        if inner.regions and inner is not op and inner.name not in _REGION_RULES:
             raise not_handled(inner, "a region inside an engine command body")
     return shape
 
@@ -666,12 +794,19 @@ def _sum_in_order(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
     return b.add(llvm.LoadOp(slot, reg))
 
 
-def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str) -> SSAValue:
-    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes."""
+def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str, n: int) -> SSAValue:
+    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes of
+    the `n` along the axis. The lanes past the valid extent count as the kind's identity; for maxnumf / minnumf
+    that lane matters when every valid lane is NaN (numpy's fmax of NaNs is NaN, of NaN and -inf is -inf), so
+    the accumulator starts at NaN, which any number replaces, when no lane is past the valid extent."""
     b = em.b
     reg = register_type(tile.elem)
     slot = em.alloca(1, reg, "acc")
-    b.add(llvm.StoreOp(_re_init(b, kind, tile.elem), slot))
+    init = _re_init(b, kind, tile.elem)
+    if kind in ("maxnumf", "minnumf"):
+        padded = b.icmp("slt", tile.extent, b.const(n, I64))
+        init = b.add(llvm.SelectOp(padded, init, b.const(float("nan"), reg)))
+    b.add(llvm.StoreOp(init, slot))
     combine = _RE_COMBINE[kind]
 
     def step(i: SSAValue) -> None:
@@ -725,7 +860,7 @@ def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
                 _sum_pairwise(em, tile, shape[axis]) if axis == len(shape) - 1 else _sum_in_order(em, tile, shape[axis])
             )
         else:
-            result = _reduce_loop(em, tile, kind)
+            result = _reduce_loop(em, tile, kind, shape[axis])
         _store(
             b,
             y,
