@@ -340,13 +340,12 @@ class KernelEmitter:
         fn = llvm.FuncOp(
             name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
         )
-        for lib in LIBM_FUNCTIONS:
-            if any(
-                isinstance(o, llvm.CallOp) and o.callee is not None and o.callee.string_value() == lib
-                for o in fn.walk()
-            ):
-                t = F32 if lib.endswith("f") else F64
-                self.declare(lib, [t], t)
+        for o in fn.walk():  # the libm functions called (f32 names in LIBM_FUNCTIONS, f64 ones without the `f`)
+            callee = o.callee.string_value() if isinstance(o, llvm.CallOp) and o.callee is not None else ""
+            arity = LIBM_FUNCTIONS.get(callee) or LIBM_FUNCTIONS.get(callee + "f")
+            if arity:
+                t = F32 if callee in LIBM_FUNCTIONS else F64
+                self.declare(callee, [t] * arity, t)
         self.out.body.block.add_op(fn)
         self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
 

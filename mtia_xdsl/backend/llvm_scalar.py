@@ -324,21 +324,74 @@ def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _libm(name32: str) -> ScalarRule:
-    """A libm call (tanhf, erff, ...) for f32; f64 uses the name without the suffix."""
+    """A libm call (tanhf, atan2f, ...) on all operands, for f32; f64 uses the name without the suffix, f16
+    computes in f32 and rounds once (as numpy's float16 loops do)."""
 
     def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
         t = a[0].type
         if isinstance(t, Float16Type):
-            x = b.add(llvm.FPExtOp(a[0], F32))
-            return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, x, return_type=F32)), t))
+            xs = [b.add(llvm.FPExtOp(x, F32)) for x in a]
+            return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, *xs, return_type=F32)), t))
+        if not isinstance(t, Float32Type | Float64Type):
+            raise not_handled(op, f"{name32} of {t}")
         name = name32 if isinstance(t, Float32Type) else name32[:-1]
-        return b.add(llvm.CallOp(name, a[0], return_type=t))
+        return b.add(llvm.CallOp(name, *a, return_type=t))
 
     return rule
 
 
-LIBM_FUNCTIONS = ("tanhf", "erff", "tanh", "erf")
-"""libm functions the emitted IR may call (declared by the emitter, resolved from the process by the JIT)."""
+LIBM_FUNCTIONS = {
+    "tanhf": 1, "erff": 1, "expm1f": 1, "log1pf": 1, "log10f": 1, "cbrtf": 1, "tanf": 1, "asinf": 1, "acosf": 1,
+    "atanf": 1, "sinhf": 1, "coshf": 1, "asinhf": 1, "acoshf": 1, "atanhf": 1, "powf": 2, "atan2f": 2,
+    "hypotf": 2,
+}  # fmt: skip
+"""libm functions the emitted IR may call (f32 names; the f64 ones drop the `f`) and their arity, declared by
+the emitter and resolved from the process by the JIT. glibc's error bounds are in
+tests/conformance/executor_tolerance.py."""
+
+
+def _fclass(test: str) -> ScalarRule:
+    """isnan / isinf / isfinite / signbit of a float, as the op's integer (or i1) result type."""
+
+    def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+        x = a[0]
+        if test == "signbit":
+            bits = IntegerType(float_bits(x.type))
+            flag = b.icmp("slt", b.add(llvm.BitcastOp(x, bits)), b.const(0, bits))
+        elif test == "isnan":
+            flag = b.add(llvm.FCmpOp(x, x, IntegerAttr(14, 64)))  # uno: unordered
+        else:
+            mag = b.add(llvm.FAbsOp(x, x.type))
+            inf = b.const(float("inf"), x.type)
+            # isinf: |x| == inf (oeq, 1); isfinite: |x| < inf (olt, 4), false for NaN
+            flag = b.add(llvm.FCmpOp(mag, inf, IntegerAttr(1 if test == "isinf" else 4, 64)))
+        return b.int_cast(flag, _result_type(op), signed=False)
+
+    return rule
+
+
+_LIBDEVICE_RULES: dict[str, ScalarRule] = {
+    "fmin": _intr("llvm.minimumnum"),
+    "fmax": _intr("llvm.maximumnum"),
+    "hypot": _libm("hypotf"),
+    **{test: _fclass(test) for test in ("isnan", "isinf", "isfinite", "signbit")},
+    "finite": _fclass("isfinite"),
+}
+"""libdevice stems (semantics/libdevice.py) that are no `arith`/`math` op (those lower as that op)."""
+
+
+def _extern_elementwise(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    """tt.extern_elementwise (`tl.extra.libdevice`): the `arith`/`math` op its symbol computes
+    (semantics/libdevice.py SAME_AS_OP), or a rule of `_LIBDEVICE_RULES`."""
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
+
+    symbol = cast(builtin.StringAttr, op.properties["symbol"]).data
+    stem = libdevice_stem(symbol)
+    name = SAME_AS_OP.get(stem)
+    rule = SCALAR_RULES.get(name) if name is not None else _LIBDEVICE_RULES.get(stem)
+    if rule is None:
+        raise not_handled(op, f"libdevice function {symbol}")
+    return rule(b, a, op)
 
 
 def _select(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
@@ -425,8 +478,13 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "math.sin": lambda b, a, op: b.add(llvm.FSinOp(a[0])),
     "math.cos": lambda b, a, op: b.add(llvm.FCosOp(a[0])),
     "math.fma": lambda b, a, op: b.add(llvm.FMAOp(a[0], a[1], a[2])),
-    "math.tanh": _libm("tanhf"),
-    "math.erf": _libm("erff"),
+    **{f"math.{n.removesuffix('f')}": _libm(n) for n in LIBM_FUNCTIONS if n not in ("hypotf", "powf")},
+    "math.powf": _libm("powf"),
+    "math.trunc": _intr("llvm.trunc"),
+    "math.round": _intr("llvm.round"),  # halves away from zero, as semantics.scalar.round_half_away
+    "math.roundeven": _intr("llvm.roundeven"),
+    "math.copysign": _intr("llvm.copysign"),
+    "tt.extern_elementwise": _extern_elementwise,
     "tt.addptr": _addptr,
     "tt.precise_sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
     "tt.precise_divf": _binary(llvm.FDivOp),

@@ -76,20 +76,54 @@ def test_transcendental_examples_close_and_same_cycles(name: str) -> None:
 
 
 def test_not_handled_names_the_kernel_line() -> None:
-    """A scan inside an engine body is refused at its kernel line by asm["llir"], not translated wrongly."""
+    """A libdevice function without an LLVM lowering is refused at its kernel line by asm["llir"], not
+    translated wrongly."""
     import triton
     import triton.language as tl
+    from triton.language.extra import libdevice
 
     from mtia_xdsl.backend.llvm_scalar import NotHandled
 
     @triton.jit
-    def cumsum_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    def ldexp_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))
+        tl.store(y_ptr + offs, libdevice.ldexp(tl.load(x_ptr + offs), offs))
 
-    k = mtia_xdsl.compile(cumsum_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 16})
-    with pytest.raises(NotHandled, match=r"test_llvm\.py:\d+:\d+: error: .* does not handle tt\.scan"):
+    k = mtia_xdsl.compile(ldexp_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 16})
+    with pytest.raises(NotHandled, match=r"test_llvm\.py:\d+:\d+: error: .* does not handle tt\.extern_elementwise"):
         k.asm["llir"]
+
+
+def test_scans_and_custom_reduce_in_a_body_bit_exact() -> None:
+    """tt.scan (forward, reverse, bf16 sum) and a two-operand tt.reduce inside engine bodies: the lanes combine
+    in the model's order (Hillis-Steele steps, a pairwise tree), so the results are the model's bits."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def pick(a, ia, b, ib):
+        left = (tl.abs(a) < tl.abs(b)) | ((tl.abs(a) == tl.abs(b)) & (ia < ib))
+        return tl.where(left, a, b), tl.where(left, ia, ib)
+
+    @triton.jit
+    def scans(x_ptr, h_ptr, c_ptr, r_ptr, v_ptr, i_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        h = tl.load(h_ptr + offs)
+        tl.store(c_ptr + offs, tl.cumsum(x, 0) * 0.5)
+        tl.store(r_ptr + offs, tl.cumsum(h, 0, reverse=True))
+        v, i = tl.reduce((x, offs), 0, pick)
+        tl.store(v_ptr, v)
+        tl.store(i_ptr, i)
+
+    g = torch.Generator().manual_seed(5)
+    x, h = torch.randn(32, generator=g), torch.randn(32, generator=g).bfloat16()
+    outs = [torch.empty(32), torch.empty(32, dtype=torch.bfloat16), torch.empty(1), torch.empty(1, dtype=torch.int32)]
+    for launch in _launches(lambda: scans[(1,)](x, h, *outs, BLOCK=32)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor)
+        )
 
 
 def test_asm_llir_is_the_kernel_as_llvm_ir() -> None:
