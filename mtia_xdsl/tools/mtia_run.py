@@ -180,7 +180,8 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
     kernel = find_kernel(module, kernel_name, how_to_choose="choose one with --kernel NAME")
     block_args = kernel.regions[0].blocks[0].args
     if len(args) != len(block_args):
-        raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg were given")
+        took = "was" if len(args) == 1 else "were"
+        raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg {took} given")
     for i, (param, arg) in enumerate(zip(block_args, args, strict=True)):
         name = param.name_hint or f"#{i}"
         if isinstance(param.type, tt.PointerType):
