@@ -287,28 +287,62 @@ def _addptr(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    """extf / truncf / tt.fp_to_fp between f16, bf16 (as f32), f32 and f64."""
+    """extf / truncf / tt.fp_to_fp between f16, bf16 (as f32), f32 and f64, as the model converts
+    (machine/interpret/arith.py `_float_convert`, tt.py `_fp_to_fp`): to nearest even, f64 -> bf16 rounded once
+    (through round-to-odd f32); tt.fp_to_fp with rounding rtz truncates toward zero."""
     src_t, dst_t = element_type(op.operands[0].type), element_type(op.results[0].type)
     v = a[0]
-    if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
-        from mtia_xdsl.dialects.tt import ROUNDING_MODE
-
-        rounding = _int_prop(op, "rounding")
-        if rounding != ROUNDING_MODE["rtne"]:
-            raise not_handled(op, "a rounding mode other than round-to-nearest-even")
     src_r, dst_r = register_type(src_t), register_type(dst_t)
     src_bits, dst_bits = float_bits(src_r), float_bits(dst_r)
     if not src_bits or not dst_bits:
         raise not_handled(op, f"{src_t} -> {dst_t}")
+    if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
+        from mtia_xdsl.dialects.tt import ROUNDING_MODE
+
+        rounding = _int_prop(op, "rounding")
+        narrowing = mtia.element_bytes(dst_t) < mtia.element_bytes(src_t)
+        if rounding != ROUNDING_MODE["rtne"] and narrowing:
+            return _fp_trunc_rtz(b, v, src_t, dst_t)
     if dst_bits > src_bits:
         v = b.add(llvm.FPExtOp(v, dst_r))
+    elif isinstance(dst_t, BFloat16Type) and isinstance(src_t, Float64Type):
+        return b.round_bf16(_f64_to_f32_round_to_odd(b, v))
     elif dst_bits < src_bits:
         v = b.add(llvm.FPTruncOp(v, dst_r))
     if isinstance(dst_t, BFloat16Type) and not isinstance(src_t, BFloat16Type):
-        if isinstance(src_t, Float64Type):
-            raise not_handled(op, "f64 -> bf16 (a double rounding)")
         v = b.round_bf16(v)
     return v
+
+
+def _toward_zero(b: Builder, r: SSAValue, x: SSAValue) -> SSAValue:
+    """`r` (the nearest-even narrowing of `x`) moved one ulp toward zero where it rounded away from zero,
+    |r| > |x| (never for NaN; an overflow to inf becomes the largest finite value)."""
+    wide = b.add(llvm.FPExtOp(r, x.type))
+    too_far = b.add(llvm.FCmpOp(b.add(llvm.FAbsOp(wide, x.type)), b.add(llvm.FAbsOp(x, x.type)), IntegerAttr(2, 64)))
+    bits = IntegerType(float_bits(r.type))
+    down = b.add(llvm.BitcastOp(b.add(llvm.SubOp(b.add(llvm.BitcastOp(r, bits)), b.const(1, bits))), r.type))
+    return b.add(llvm.SelectOp(too_far, down, r))
+
+
+def _f64_to_f32_round_to_odd(b: Builder, x: SSAValue) -> SSAValue:
+    """f64 `x` narrowed to f32 rounding to odd (formats._f64_to_f32_round_to_odd), so that a following
+    f32 -> bf16 rounding is not a double rounding."""
+    f = _toward_zero(b, b.add(llvm.FPTruncOp(x, F32)), x)
+    inexact = b.add(llvm.FCmpOp(b.add(llvm.FPExtOp(f, x.type)), x, IntegerAttr(6, 64)))  # one: ordered, !=
+    bits = b.add(llvm.BitcastOp(f, I32))
+    return b.add(llvm.BitcastOp(b.add(llvm.OrOp(bits, b.add(llvm.ZExtOp(inexact, I32)))), F32))
+
+
+def _fp_trunc_rtz(b: Builder, x: SSAValue, src_t: Attribute, dst_t: Attribute) -> SSAValue:
+    """tt.fp_to_fp toward zero (machine/interpret/tt.py `_fp_to_fp`): to bf16 the f32 value's (an f64 first
+    rounded to nearest f32) upper 16 bits, NaN kept quiet; to f16 / f32 the nearest-even value moved one ulp
+    toward zero where it rounded away from zero."""
+    if isinstance(dst_t, BFloat16Type):
+        f = x if isinstance(x.type, Float32Type) else b.add(llvm.FPTruncOp(x, F32))
+        cut = b.add(llvm.AndOp(b.add(llvm.BitcastOp(f, I32)), b.const(0xFFFF0000, I32)))
+        nan = b.add(llvm.FCmpOp(f, f, IntegerAttr(14, 64)))  # uno
+        return b.add(llvm.SelectOp(nan, b.round_bf16(f), b.add(llvm.BitcastOp(cut, F32))))
+    return _toward_zero(b, b.add(llvm.FPTruncOp(x, register_type(dst_t))), x)
 
 
 def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:

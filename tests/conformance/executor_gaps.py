@@ -25,11 +25,6 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
         "emitter (mtia-llvm) does not handle tt.assert",
         "cf_noinline_helpers": "NotHandled: tests/conformance/kernels_control.py:97:1: error: the LLVM IR "
         "emitter takes one kernel per module, got 3",
-        "dt_bf16_casts": "NotHandled: tests/conformance/kernels_dtypes.py:42:9: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle arith.truncf (f64 -> bf16 (a double rounding))",
-        "dt_downcast_rtz": "NotHandled: tests/conformance/kernels_dtypes.py:245:30: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.fp_to_fp (a rounding mode other than "
-        "round-to-nearest-even); run the kernel on the mac",
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
         "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
         "math.cbrt, math.expm1, math.log1p, math.sinh)",
