@@ -73,6 +73,7 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_pe_id": ([PTR, I32], I32),
     "mtia_num_pes": ([PTR, I32], I32),
     "mtia_scalar_instrs": ([PTR, I64], VOID),
+    "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),

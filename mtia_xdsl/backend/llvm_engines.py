@@ -27,8 +27,11 @@ tt.reduce and tt.scan inside a body: at each element, the lanes of their operand
 into stack arrays by a loop, then combined in the model's order (machine/interpret/tt.py: a pairwise tree for
 a reduce, Hillis-Steele steps for a scan), the combine region lowered op by op like any body op.
 
-Not handled (an error naming the kernel line): gathers, histograms, tt.dot, printing, atomics, extern
-(libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+tt.gather reads the source at the gathered index (an index outside the source stops the program with an error
+at the kernel line, as the model raises); tt.histogram counts the matching source lanes per bin in a loop.
+
+Not handled (an error naming the kernel line): tt.dot, printing, atomics and control flow inside a body;
+libdevice functions without semantics here; non-uniform dense
 constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
 results of different shapes; tiles of rank above MTIA_MAX_RANK.
 """
@@ -284,6 +287,53 @@ def _cat(e: _Element, op: Operation, idx: Index) -> SSAValue:
     return b.add(llvm.SelectOp(first, e.at(op.operands[0], (in_a, *idx[1:])), e.at(op.operands[1], (in_b, *idx[1:]))))
 
 
+def _fail_unless(em: KernelEmitter, ok: SSAValue, message: str, op: Operation) -> None:
+    """Continue where `ok` (i1) holds; elsewhere stop the program with `message` at `op`'s kernel line
+    (`mtia_assert_fail` does not return: the launch fails with that error, as the model raises one)."""
+    b = em.b
+    cont, bad = em.new_block("check.ok", attach=False), em.new_block("check.fail")
+    b.add(llvm.CondBrOp(ok, cont, [], bad, []))
+    b.block = bad
+    em.call("mtia_assert_fail", em.string(message, "msg."), em.loc(op))
+    b.add(llvm.UnreachableOp())
+    em.attach(cont)
+    b.block = cont
+
+
+def _gather(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.gather: element `idx` of the source with its `axis` index replaced by the index operand's element
+    `idx`; an index outside the source stops the program, as the model raises (machine/interpret/tt.py)."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    extent = _shape(op.operands[0].type)[axis]
+    i = b.int_cast(e.at(op.operands[1], idx), I64)
+    inside = b.add(llvm.AndOp(b.icmp("sge", i, b.const(0, I64)), b.icmp("slt", i, b.const(extent, I64))))
+    _fail_unless(e.em, inside, f"tt.gather index outside [0, {extent}) along axis {axis}", op)
+    return e.at(op.operands[0], (*idx[:axis], i, *idx[axis + 1 :]))
+
+
+def _histogram(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.histogram: the count of bin `idx` (1-D), the source lanes equal to it (and not masked off)."""
+    b = e.em.b
+    src_shape = _shape(op.operands[0].type)
+    if len(src_shape) != 1:
+        raise not_handled(op, f"a histogram of a rank-{len(src_shape)} tensor")
+    reg = register_type(op.results[0].type)
+    slot = e.em.alloca(1, reg, "count")
+    b.add(llvm.StoreOp(b.const(0, reg), slot))
+    mask = cast(SSAValue | None, getattr(op, "mask", None))
+
+    def lane(j: SSAValue) -> None:
+        hit = b.icmp("eq", b.int_cast(e.at(op.operands[0], (j,)), I64), idx[0])
+        if mask is not None:
+            hit = b.add(llvm.AndOp(hit, e.at(mask, (j,))))
+        count = b.add(llvm.LoadOp(slot, reg))
+        b.add(llvm.StoreOp(b.add(llvm.AddOp(count, b.add(llvm.ZExtOp(hit, reg)))), slot))
+
+    e.loop(b.const(src_shape[0], I64), "histogram.lanes", lane)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
 def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
     if register_type(op.operands[0].type) != register_type(op.results[0].type):
         raise not_handled(op, "a cast between different element types")
@@ -417,6 +467,8 @@ _INDEX_RULES = {
     "mtia.extract_slice": _extract_slice,
     "tt.join": _join,
     "tt.cat": _cat,
+    "tt.gather": _gather,
+    "tt.histogram": _histogram,
     "builtin.unrealized_conversion_cast": _unrealized_cast,
     "ub.poison": _poison,
 }

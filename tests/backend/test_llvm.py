@@ -180,3 +180,28 @@ def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
     assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
     for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
         assert call in k.asm["llir"]
+
+
+def test_gather_index_outside_the_source_stops_at_the_kernel_line() -> None:
+    """tt.gather with an index past the source is an error at the kernel line (the model raises one too), not a
+    read outside the tile."""
+    import triton
+    import triton.language as tl
+    from xdsl.utils.exceptions import InterpretationError
+
+    from mtia_xdsl.backend.llvm_jit import run_llvm
+
+    @triton.jit
+    def gather_kernel(x_ptr, i_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.gather(tl.load(x_ptr + offs), tl.load(i_ptr + offs), 0))
+
+    k = mtia_xdsl.compile(gather_kernel, {"x_ptr": "*fp32", "i_ptr": "*i32", "y_ptr": "*fp32"}, {"BLOCK": 16})
+    x, y = torch.rand(16), torch.zeros(16)
+    run_llvm(k.asm["llir"], (1,), [x, torch.arange(15, -1, -1, dtype=torch.int32), y])
+    assert torch.equal(y, x.flip(0))
+    bad = torch.arange(16, dtype=torch.int32) * 2
+    with pytest.raises(
+        InterpretationError, match=r"test_llvm\.py:\d+:\d+: error: .*tt\.gather index outside \[0, 16\)"
+    ):
+        run_llvm(k.asm["llir"], (1,), [x, bad, y])
