@@ -38,7 +38,15 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.target import Target
 
-from mtia_xdsl.backend.llvm_engines import MAX_RANK, emit_dpe, emit_engine_command, emit_re
+from mtia_xdsl.backend.llvm_engines import (
+    MAX_RANK,
+    combine_region_instrs,
+    emit_dpe,
+    emit_engine_command,
+    emit_re,
+    scalar_core_assert,
+    scalar_core_values,
+)
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
     I16,
@@ -213,6 +221,8 @@ class KernelEmitter:
         self.b = Builder(self.entry)
         self.pe: SSAValue = self.entry.args[0]
         self.one: SSAValue | None = None
+        self.tiles: dict[SSAValue, SSAValue] = {}
+        """Tiles the scalar core read whole (mtia.cb_read) -> the address of their stack copy (storage format)."""
 
     # -- helpers -------------------------------------------------------------------------------------
     def declare(self, name: str, params: list[Attribute], result: Attribute) -> None:
@@ -359,13 +369,30 @@ class KernelEmitter:
                 handler(self, op)
             elif op.name in _SCALAR_NAMES:
                 self.scalar(op)
+            elif op.name in _TENSOR_NAMES:
+                self.tensor_op(op)
             else:
                 raise not_handled(op)
 
     def scalar(self, op: Operation) -> None:
-        if any(isinstance(r.type, TensorType) for r in op.results):
-            raise not_handled(op, "a tensor outside an engine command at buffer level")
+        if any(isinstance(t.type, TensorType) for t in (*op.results, *op.operands)):
+            self.tensor_op(op)
+            return
         self.values[op.results[0]] = emit_scalar(self.b, op, [self.value(v) for v in op.operands])
+
+    def tensor_op(self, op: Operation) -> None:
+        """A scalar-core op on tensor values: a tensor result is evaluated where it is read; scalar results
+        (a reduction of a tile the scalar core read) are computed here from the tensors' elements."""
+        self.pending += combine_region_instrs(op)
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            return
+        for r, v in zip(op.results, scalar_core_values(self, op, self.tiles), strict=True):
+            self.values[r] = v
+
+    def assert_(self, op: Operation) -> None:
+        """tt.assert on the scalar core: a failing element stops the program at the kernel line."""
+        self.flush()
+        scalar_core_assert(self, op, self.tiles)
 
     # -- ops -------------------------------------------------------------------------------------------
     def grid_query(self, op: Operation) -> None:
@@ -397,9 +424,13 @@ class KernelEmitter:
 
     def cb_read(self, op: mtia.CbReadOp) -> None:
         t = op.result.type
-        if is_tensor(t):
-            raise not_handled(op, "a whole tile read into the scalar core")
         self.flush()
+        if is_tensor(t):  # the whole tile, copied to the stack; its ops read it element by element
+            nbytes = mtia.tile_bytes(t)
+            slot = self.alloca((nbytes + 7) // 8, I64, "tile")
+            self.call("mtia_cb_read", self.value(op.cb), slot, self.b.const(nbytes, I64), self.loc(op))
+            self.tiles[op.result] = slot
+            return
         slot = self.alloca(1, storage_type(t))
         nbytes = self.b.const(mtia.element_bytes(t), I64)
         self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
@@ -644,9 +675,16 @@ _NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "tt.get_program_id": KernelEmitter.grid_query,
     "tt.get_num_programs": KernelEmitter.grid_query,
     "tt.return": KernelEmitter.ret,
+    "tt.assert": KernelEmitter.assert_,
     "func.return": KernelEmitter.ret,
     "scf.for": KernelEmitter.scf_for,
     "scf.if": KernelEmitter.scf_if,
     "scf.while": KernelEmitter.scf_while,
 }
 _SCALAR_NAMES = frozenset(SCALAR_RULES)
+_TENSOR_NAMES = frozenset(
+    ("tt.reduce", "tt.scan", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.make_range",
+     "tt.join", "tt.split", "tt.cat", "tt.gather", "tt.histogram")
+)  # fmt: skip
+"""Tensor ops the scalar core evaluates element by element where their values are read (backend/llvm_engines.py
+`_Element`), as in engine bodies."""

@@ -38,7 +38,7 @@ results of different shapes; tiles of rank above MTIA_MAX_RANK.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -50,6 +50,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
@@ -126,11 +127,13 @@ def _strides(shape: Sequence[int]) -> list[int]:
 class _Element:
     """Evaluates body values at a multi-index of i64 registers, memoised per (value, index)."""
 
-    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp, tiles: dict[BlockArgument, SSAValue]) -> None:
+    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp | None, tiles: Mapping[SSAValue, SSAValue]) -> None:
         self.em = em
         self.op = op
+        """The engine command whose body is evaluated; None for tensor values on the scalar core."""
         self.tiles = tiles
-        """Tensor block arguments -> LS address of their tile."""
+        """Tensor values held in memory (storage format) -> their address: a body's tile arguments (LS), the
+        tiles the scalar core read (mtia.cb_read, a stack copy)."""
         self.memo: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.inplace_args: set[BlockArgument] = set()
         """Tile arguments that are also the command's output (an inplace accumulator)."""
@@ -145,7 +148,7 @@ class _Element:
 
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
-        if isinstance(v, BlockArgument) and v in self.tiles:
+        if v in self.tiles:
             if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
@@ -155,9 +158,9 @@ class _Element:
             off = b.add(llvm.MulOp(lin, b.const(nbytes, I64))) if nbytes != 1 else lin
             raw = b.add(llvm.LoadOp(b.byte_ptr(self.tiles[v], off), elem))
             return b.from_storage(raw, t)
-        if not isinstance(v.owner, Operation) or v.owner.parent_op() is not self.op:
-            return self.em.value(v)  # a scalar computed outside the body, or a scalar block argument
-        op = v.owner
+        if not self._computed_here(v):
+            return self.em.value(v)  # a scalar computed outside the body (or before), or a scalar block argument
+        op = cast(Operation, v.owner)
         if op.name == "arith.constant" and isinstance(v.type, TensorType):
             return self.dense_constant(op, idx)
         if op.name == "tt.split":
@@ -175,6 +178,16 @@ class _Element:
             raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
+
+    def _computed_here(self, v: SSAValue) -> bool:
+        """Whether `v` is computed by this evaluator: a body op's result, or on the scalar core a tensor value
+        (its ops are evaluated where a consumer reads them) or a scalar not computed yet (a reduction's)."""
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return False
+        if self.op is None:
+            return is_tensor(v.type) or v not in self.em.values
+        return owner.parent_op() is self.op
 
     def loop(self, bound: SSAValue, name: str, body: Callable[[SSAValue], None]) -> None:
         """`_loop` for code evaluating body values inside it: what the loop computes stays in it (the memo is
@@ -473,6 +486,49 @@ _INDEX_RULES = {
     "ub.poison": _poison,
 }
 """Body ops that pick the element their operand holds (operand forms and index generators)."""
+
+
+def scalar_core_values(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> list[SSAValue]:
+    """The scalar results of scalar-core op `op` reading tensor values (a tt.reduce of tiles the scalar core
+    read, `tiles`: value -> its stack copy), each tensor operand evaluated element by element."""
+    e = _Element(em, None, tiles)
+    return [e.at(r, ()) for r in op.results]
+
+
+def scalar_core_assert(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> None:
+    """tt.assert on the scalar core: every element of its condition (a scalar, or a tensor evaluated element by
+    element) must hold, else the program stops with its message at the kernel line (`mtia_assert_fail`)."""
+    e = _Element(em, None, tiles)
+    cond = op.operands[0]
+    message = cast(StringAttr, op.properties["message"]).data
+    shape = _shape(cond.type)
+
+    def nest(d: int, idx: Index) -> None:
+        if d < len(shape):
+            e.loop(em.b.const(shape[d], I64), f"assert.d{d}", lambda i: nest(d + 1, (*idx, i)))
+            return
+        _fail_unless(em, e.at(cond, idx), message, op)
+
+    nest(0, ())
+
+
+def combine_region_instrs(op: Operation) -> int:
+    """The scalar-core instructions the machine model counts for running the combine region of tt.reduce /
+    tt.scan `op` outside an engine body: every op of the region (its terminator too) once per tree level or
+    scan step, as the model applies the region to all lanes of a level at once; none when it applies a numpy
+    combiner instead (machine/interpret/tt.py `fast_combiner`)."""
+    from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+    if op.name not in _REGION_RULES:
+        return 0
+    scan = op.name == "tt.scan"
+    if len(op.operands) == 1 and fast_combiner(op.regions[0], wide_bf16_add=scan) is not None:
+        return 0
+    n = _shape(op.operands[0].type)[cast(IntegerAttr, op.properties["axis"]).value.data]
+    rounds = 0
+    while n > 1:  # a reduce's tree levels; a scan's steps 1, 2, 4, ... below n are as many
+        n, rounds = (n + 1) // 2, rounds + 1
+    return rounds * len(list(op.regions[0].block.ops))
 
 
 def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:

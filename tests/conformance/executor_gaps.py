@@ -21,8 +21,9 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
         "ulp) (must be bit-exact)",
     },
     "llvm": {
-        "cf_debug_builtins": "NotHandled: tests/conformance/kernels_control.py:153:12: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.assert",
+        "cf_debug_builtins": "NotHandled: tests/conformance/kernels_control.py:158:9: error: the LLVM IR emitter "
+        "(mtia-llvm) does not handle mtia.se_compute (a tensor-level command (run the "
+        "buffer-level program))",
         "cf_noinline_helpers": "NotHandled: tests/conformance/kernels_control.py:97:1: error: the LLVM IR "
         "emitter takes one kernel per module, got 3",
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
@@ -33,14 +34,8 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
         "has f32, i32, i64)); run the kernel on",
         "mem_atomic_xchg_cas": "NotHandled: tests/conformance/kernels_memory.py:58:12: error: the LLVM IR "
         "emitter (mtia-llvm) does not handle mtia.atomic_cas",
-        "rs_argmax_argmin_ties": "NotHandled: tests/conformance/kernels_reduce_scan.py:34:30: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle mtia.cb_read (a whole tile read into the "
-        "scalar core); run the kernel on the machine",
         "rs_topk": "NotHandled: tests/conformance/kernels_reduce_scan.py:152:51: error: the LLVM IR emitter "
         "(mtia-llvm) does not handle mtia.mlu_compute (a tile of rank 5 (at most 4))",
-        "rs_xor_or_sum": "NotHandled: tests/conformance/kernels_reduce_scan.py:56:28: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.cb_read (a whole tile read into the scalar core); run "
-        "the kernel on the machine",
     },
     "riscv": {
         "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
