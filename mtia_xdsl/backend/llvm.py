@@ -82,6 +82,7 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_num_pes": ([PTR, I32], I32),
     "mtia_scalar_instrs": ([PTR, I64], VOID),
     "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
+    "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -258,6 +259,15 @@ class KernelEmitter:
         glob = llvm.GlobalOp(_array(len(values), elem), name, "internal", constant=True, value=cast(Attribute, dense))
         self.out.body.block.add_op(glob)
         return name
+
+    def printf(self, fmt: str, *args: SSAValue) -> None:
+        """Call the C library's printf with format `fmt` (a constant string) and `args` (promoted as C varargs:
+        i32 / i64, f64)."""
+        if "printf" not in self.declared:
+            self.declared.add("printf")
+            fn_t = llvm.LLVMFunctionType([PTR], I32, is_variadic=True)
+            self.out.body.block.add_op(llvm.FuncOp("printf", fn_t, linkage=llvm.LinkageAttr("external")))
+        self.b.add(llvm.CallOp("printf", self.string(fmt, "fmt."), *args, return_type=I32))
 
     def loc(self, op: Operation) -> SSAValue:
         """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""

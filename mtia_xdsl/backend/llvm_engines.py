@@ -75,6 +75,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
 from mtia_xdsl.machine.interpret.formats import dtype_name
+from mtia_xdsl.machine.work import elem_count
 
 F64 = Float64Type()
 
@@ -105,6 +106,7 @@ class KernelEmitter(Protocol):
     def new_block(self, name: str, arg_types: Sequence[Attribute] = (), attach: bool = True) -> Block: ...
     def attach(self, block: Block) -> None: ...
     def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str: ...
+    def printf(self, fmt: str, *args: SSAValue) -> None: ...
 
 
 _ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
@@ -593,8 +595,11 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
     Raises: NotHandled naming the kernel line for a body the emitter does not translate.
     """
-    shape = _output_shape(op)
     block = op.body.block
+    if not op.outs and all(inner.name == "tt.print" for inner in block.ops if inner is not block.last_op):
+        _print_only(em, op)
+        return
+    shape = _output_shape(op)
     _begin(em, op, _ENGINES[type(op)])
     tiles = _bind_inputs(em, op)
     inplace = op.inplace is not None
@@ -614,6 +619,38 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
     out_tiles = [mtia.tile_type(o.type) for o in op.outs]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
     _compute_end(em, ComputeInfo.of(op), shape, valid)
+
+
+def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
+    """A body that only prints the tiles it reads (tl.device_print): the model records no command for it, so
+    neither does this; each tt.print writes `pid (x, y, z)<prefix>` and the tile's elements on one line
+    (printf, as the C++ emitter's code does)."""
+    b = em.b
+    tiles = dict(zip(op.body.block.args, op.inputs, strict=True))
+    pid = [em.call("mtia_program_id", b.const(axis, I32)) for axis in range(3)]
+    for pr in op.body.block.ops:
+        if pr.name != "tt.print":
+            continue
+        prefix = pr.properties.get("prefix", pr.attributes.get("prefix"))
+        text = prefix.data if isinstance(prefix, StringAttr) else ""
+        em.printf(f"pid (%d, %d, %d){text}", *pid)
+        for v in pr.operands:
+            cb = tiles.get(v)  # type: ignore[call-overload]
+            if cb is None or not mtia.is_cb(cb):
+                raise not_handled(pr, "a print of a value other than a tile the command reads from a CB")
+            t = mtia.tile_type(cb.type)
+            ptr = em.call("mtia_cb_front_ptr", em.value(cb), em.loc(pr))
+            et = element_type(t)
+
+            def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
+                x = _load(b, ptr, q, et)
+                if isinstance(x.type, IntegerType):
+                    em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
+                else:
+                    em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))
+
+            _loop(em, b.const(elem_count(t), I64), "print", element)
+        em.printf("\n")
 
 
 def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:

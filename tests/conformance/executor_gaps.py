@@ -21,9 +21,6 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
         "ulp) (must be bit-exact)",
     },
     "llvm": {
-        "cf_debug_builtins": "NotHandled: tests/conformance/kernels_control.py:158:9: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.se_compute (a tensor-level command (run the "
-        "buffer-level program))",
         "cf_noinline_helpers": "NotHandled: tests/conformance/kernels_control.py:97:1: error: the LLVM IR "
         "emitter takes one kernel per module, got 3",
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
