@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
@@ -139,24 +139,36 @@ def kernels(module: ModuleOp) -> list[Operation]:
 
 
 def emit_module(module: ModuleOp) -> ModuleOp:
-    """Lower the kernel of the buffer-level `module` to an `llvm` dialect module.
+    """Lower the kernel of the buffer-level `module` (and the functions it calls, `tt.call`) to an `llvm`
+    dialect module.
 
     Raises: NotHandled naming the kernel line of the first op the emitter does not translate.
     """
     out = ModuleOp([])
     funcs = kernels(module)
-    if len(funcs) != 1:
-        where = location_str(funcs[1].location) if funcs else location_str(module.location)
-        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
-    kernel = funcs[0]
-    for op in kernel.walk():
-        if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
-            raise NotHandled(
-                f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
-                "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
-            )
-    KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
+    public = [f for f in funcs if _visibility(f) != "private"]
+    if len(public) != 1:
+        where = location_str(public[1].location) if public else location_str(module.location)
+        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(public)}")
+    kernel = public[0]
+    for func in funcs:
+        for op in func.walk():
+            if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
+                raise NotHandled(
+                    f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its "
+                    "CBs allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
+                )
+    root = KernelEmitter(kernel, out)
+    for func in funcs:
+        if func is not kernel:
+            KernelEmitter(func, out, shared=root).run_helper()
+    root.run(_kernel_meta(kernel, module))
     return out
+
+
+def _visibility(func: Operation) -> str:
+    vis = func.properties.get("sym_visibility") or func.attributes.get("sym_visibility")
+    return vis.data if isinstance(vis, builtin.StringAttr) else "public"
 
 
 def _kernel_meta(kernel: Operation, module: ModuleOp) -> str:
@@ -202,18 +214,24 @@ def _array(n: int, elem: Attribute) -> Attribute:
 
 
 def _word_type(t: Attribute) -> Attribute:
-    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
+    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word (a
+    CB, passed to a called function, as its i32 handle)."""
+    if isinstance(t, mtia.CircularBufferType):
+        return I32
     return I64 if t.name == "tt.ptr" else register_type(t)
 
 
 class KernelEmitter:
     """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
 
-    def __init__(self, kernel: Operation, out: ModuleOp) -> None:
+    def __init__(self, kernel: Operation, out: ModuleOp, shared: KernelEmitter | None = None) -> None:
+        """`shared`: the emitter of another function of the same module (its declarations and strings)."""
         self.kernel = kernel
         self.out = out
-        self.declared: set[str] = set()
-        self.strings: dict[str, str] = {}
+        self.declared: set[str] = shared.declared if shared else set()
+        self.strings: dict[str, str] = shared.strings if shared else {}
+        self.is_kernel = shared is None
+        """The launched kernel (`void @K(ptr pe, ptr args)`), else a function it calls (`tt.call`)."""
         self.values: dict[SSAValue, SSAValue] = {}
         self.pending = 0
         """Scalar-core instructions counted since the last `@mtia_scalar_instrs`."""
@@ -361,6 +379,42 @@ class KernelEmitter:
         fn = llvm.FuncOp(
             name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
         )
+        self.finish(fn)
+        self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
+
+    def run_helper(self) -> None:
+        """Lower a function the kernel calls (`tt.call`): `@f(ptr pe, <its parameters' registers>)` returning
+        its one result's register (or void). Raises: NotHandled for several results or tensor parameters."""
+        func = self.kernel
+        block = func.regions[0].blocks.first
+        assert block is not None
+        if len(func.regions[0].blocks) != 1:
+            raise not_handled(func, "a function of several blocks (cf branches)")
+        results = list(cast(Any, func.properties["function_type"]).outputs.data)
+        if len(results) > 1 or any(is_tensor(t) for t in (*results, *(a.type for a in block.args))):
+            raise not_handled(func, "a called function with tensor values or several results")
+        try:
+            params = [_word_type(a.type) for a in block.args]
+            ret = _word_type(results[0]) if results else VOID
+        except ValueError as e:
+            raise not_handled(func, str(e)) from None
+        self.entry = Block(arg_types=[PTR, *params])
+        self.b = Builder(self.entry)
+        self.pe = self.entry.args[0]
+        self.region.add_block(self.entry)
+        self.entry.name_hint = "entry"
+        self.pe.name_hint = "pe"
+        self.one = self.b.const(1, I64)
+        for arg, v in zip(block.args, self.entry.args[1:], strict=True):
+            v.name_hint = arg.name_hint
+            self.values[arg] = v
+        self.emit_ops(block.ops)
+        name = cast(builtin.StringAttr, func.properties["sym_name"]).data
+        fn_t = llvm.LLVMFunctionType([PTR, *params], ret)
+        self.finish(llvm.FuncOp(name, fn_t, linkage=llvm.LinkageAttr("internal"), body=self.region))
+
+    def finish(self, fn: llvm.FuncOp) -> None:
+        """Add function `fn` to the module, declaring the libm functions it calls."""
         for o in fn.walk():  # the libm functions called (f32 names in LIBM_FUNCTIONS, f64 ones without the `f`)
             callee = o.callee.string_value() if isinstance(o, llvm.CallOp) and o.callee is not None else ""
             arity = LIBM_FUNCTIONS.get(callee) or LIBM_FUNCTIONS.get(callee + "f")
@@ -368,7 +422,6 @@ class KernelEmitter:
                 t = F32 if callee in LIBM_FUNCTIONS else F64
                 self.declare(callee, [t] * arity, t)
         self.out.body.block.add_op(fn)
-        self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
 
     def emit_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
@@ -412,10 +465,22 @@ class KernelEmitter:
         self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
 
     def ret(self, op: Operation) -> None:
-        if op.operands:
+        if op.operands and self.is_kernel:
             raise not_handled(op, "a kernel returning values")
         self.flush()
-        self.b.add(llvm.ReturnOp())
+        self.b.add(llvm.ReturnOp(*(self.value(v) for v in op.operands)))
+
+    def call_func(self, op: Operation) -> None:
+        """tt.call of a function of the module (lowered by `run_helper`): `@f(pe, args...)`."""
+        callee = cast(builtin.SymbolRefAttr, op.properties["callee"]).string_value()
+        if len(op.results) > 1 or any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a call with tensor values or several results")
+        args = [self.value(v) for v in op.operands]
+        self.flush()
+        ret = _word_type(op.results[0].type) if op.results else None
+        result = self.b.add(llvm.CallOp(callee, self.pe, *args, return_type=ret))
+        if op.results:
+            self.values[op.results[0]] = result
 
     def cb_alloc(self, op: mtia.CbAllocOp) -> None:
         t = op.result.type
@@ -685,6 +750,7 @@ _NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "tt.get_program_id": KernelEmitter.grid_query,
     "tt.get_num_programs": KernelEmitter.grid_query,
     "tt.return": KernelEmitter.ret,
+    "tt.call": KernelEmitter.call_func,
     "tt.assert": KernelEmitter.assert_,
     "func.return": KernelEmitter.ret,
     "scf.for": KernelEmitter.scf_for,

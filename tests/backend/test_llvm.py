@@ -4,6 +4,8 @@ at the kernel line; compiled kernels offer their LLVM IR."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -205,3 +207,31 @@ def test_gather_index_outside_the_source_stops_at_the_kernel_line() -> None:
         InterpretationError, match=r"test_llvm\.py:\d+:\d+: error: .*tt\.gather index outside \[0, 16\)"
     ):
         run_llvm(k.asm["llir"], (1,), [x, bad, y])
+
+
+def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
+    """A noinline function (tt.call) becomes an LLVM function taking the PE and its scalars and returning its
+    result; its ops count as the model counts them (the same cycles) and the results are the model's."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit(noinline=True)
+    def scale_of(n, k):
+        return n * k + 1
+
+    @triton.jit
+    def calls(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        s = scale_of(n, tl.program_id(0) + 2)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+    k = mtia_xdsl.compile(calls, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 32})
+    assert "tt.call" in k.asm["mtia"]
+    llir = k.asm["llir"]
+    assert re.search(r'define i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32 %"[^"]*", i32 %"[^"]*"\)', llir)
+    assert re.search(r'call i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32', llir)
+    x, y = torch.rand(20), torch.zeros(20)
+    for launch in _launches(lambda: calls[(1,)](x, y, 20, BLOCK=32)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))

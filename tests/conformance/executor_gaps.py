@@ -21,8 +21,6 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
         "ulp) (must be bit-exact)",
     },
     "llvm": {
-        "cf_noinline_helpers": "NotHandled: tests/conformance/kernels_control.py:97:1: error: the LLVM IR "
-        "emitter takes one kernel per module, got 3",
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
         "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
         "math.cbrt, math.expm1, math.log1p, math.sinh)",
