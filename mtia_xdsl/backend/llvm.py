@@ -155,8 +155,9 @@ def emit_module(module: ModuleOp) -> ModuleOp:
         for op in func.walk():
             if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
                 raise NotHandled(
-                    f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its "
-                    "CBs allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
+                    f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with "
+                    "its CBs allocated; lower the kernel with the default pipeline "
+                    "(mtia_xdsl.pipeline.pipeline_for()) first"
                 )
     root = KernelEmitter(kernel, out)
     for func in funcs:

@@ -230,7 +230,7 @@ def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
     assert "tt.call" in k.asm["mtia"]
     llir = k.asm["llir"]
     assert re.search(r'define i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32 %"[^"]*", i32 %"[^"]*"\)', llir)
-    assert re.search(r'call i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32', llir)
+    assert re.search(r'call ccc i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32', llir)
     x, y = torch.rand(20), torch.zeros(20)
     for launch in _launches(lambda: calls[(1,)](x, y, 20, BLOCK=32)):
         assert launch.llvm_cycles == launch.model_cycles
