@@ -53,6 +53,7 @@ from mtia_xdsl.machine.placement import Placement, by_round
 from mtia_xdsl.machine.report import build_report
 from mtia_xdsl.machine.run import RunResult
 from mtia_xdsl.machine.timing import TimingError, simulate
+from mtia_xdsl.utils.locations import argument_count_error
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 """mtia_runtime.h and host_runtime.cpp."""
@@ -220,10 +221,9 @@ def arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_R
     params = meta["params"]
     where = meta["loc"]
     if len(args) != len(params):
-        names = ", ".join(p["name"] for p in params)
+        names = [p["name"] for p in params]
         raise InterpretationError(
-            f"{where}: error: kernel '{meta['kernel']}' takes {len(params)} non-constexpr arguments ({names}) but "
-            f"{len(args)} were given"
+            argument_count_error(where, meta["kernel"], names, len(args), kind="non-constexpr arguments")
         )
     words: list[int] = []
     regions: dict[int, _Region] = {}
