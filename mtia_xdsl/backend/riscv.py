@@ -393,7 +393,8 @@ def run_riscv(
     cache_dir: Path | None = None,
 ) -> RunResult:
     """Cross-compile C++ kernel `source` (backend/cpp.py's output, edited or not) for rv64gcv, run every
-    program id of `grid` in one qemu-riscv64 process (vector registers of `vec_register_bits`) on copies of
+    program id of `grid` in one qemu-riscv64 process (one more per round of cross-PE reductions,
+    backend/collective.py; vector registers of `vec_register_bits`) on copies of
     `args` (torch CPU tensors for pointers, Python numbers for scalars), and time the recorded commands with
     the machine model's timing, as `backend.host.run_cpp` does on the host: same argument packing,
     placement, record decoding and timing, so cycles equal the model's. Results are written into the tensors
