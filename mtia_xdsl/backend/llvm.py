@@ -43,9 +43,12 @@ from mtia_xdsl.backend.llvm_engines import (
     combine_region_instrs,
     emit_dpe,
     emit_engine_command,
+    emit_loop,
     emit_re,
+    load_element,
     scalar_core_assert,
     scalar_core_values,
+    store_element,
 )
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
@@ -60,6 +63,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     element_type,
     emit_scalar,
     is_float,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -101,7 +105,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_compute_end": ([PTR, PTR], VOID),
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
-    "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
+    "mtia_global": ([PTR, I64, I64, PTR], PTR),
+    "mtia_lanes_end": ([PTR, PTR, PTR, I64, I32, I32, I32, I64, PTR], VOID),
     "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
     "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
 }
@@ -119,11 +124,39 @@ PE mapping), which `run_llvm` reads to launch it."""
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
 
-_RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
-"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
 
-_RMW_DTYPES = ("f32", "i32", "i64")
-"""Element types `mtia_atomic_rmw` of the host runtime updates."""
+def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+        name = floating if is_float(old.type) else signed if signed else unsigned
+        return b.intrinsic(name, [old, val], old.type)
+
+    return update
+
+
+def _add(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+    return b.add(llvm.FAddOp(old, val) if is_float(old.type) else llvm.AddOp(old, val))
+
+
+def _cas(b: Builder, old: SSAValue, cmp: SSAValue, val: SSAValue) -> SSAValue:
+    """semantics.atomic.cas_update: `val` where old == cmp, else `old`."""
+    same = b.add(llvm.FCmpOp(old, cmp, builtin.IntegerAttr(1, 64))) if is_float(old.type) else b.icmp("eq", old, cmp)
+    return b.add(llvm.SelectOp(same, val, old))
+
+
+_RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
+    1: lambda b, old, val: b.add(llvm.AndOp(old, val)),
+    2: lambda b, old, val: b.add(llvm.OrOp(old, val)),
+    3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
+    4: _add,
+    5: _add,
+    6: _minmax("llvm.smax", "", "llvm.maximum"),  # np.maximum: NaN propagates
+    7: _minmax("llvm.smin", "", "llvm.minimum"),
+    8: _minmax("", "llvm.umax", "llvm.maximum"),
+    9: _minmax("", "llvm.umin", "llvm.minimum"),
+    10: lambda b, old, val: val,
+}
+"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as
+f32, rounded when stored), as semantics.atomic.rmw_update computes it."""
 
 _CB_CALLS = {
     mtia.CbReserveOp: "mtia_cb_reserve",
@@ -571,35 +604,75 @@ class KernelEmitter:
         if load:
             self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
 
-    def atomic_rmw(self, op: mtia.AtomicRmwOp) -> None:
-        """An atomic read-modify-write on the scalar core: `mtia_atomic_rmw` on the lanes of its CB tiles."""
-        code = op.atomic_rmw_op.value.data
-        kind = _RMW_KINDS.get(code)
-        if kind is None:
-            raise not_handled(op, f"atomic kind {code} (the host runtime has and, or, xor, add, max, min, xchg)")
-        if op.out is None:
+    def atomic(self, op: Operation) -> None:
+        """An atomic on the scalar core (mtia.atomic_rmw / mtia.atomic_cas) as a loop over its lanes: each active
+        lane reads the global element (`mtia_global`), writes the update (semantics/atomic.py: `rmw_update`,
+        `cas_update`) and keeps the old value in the out CB (0 for a masked-off lane); `mtia_lanes_end` records
+        the command. Raises: NotHandled for an atomic without an out CB or of an unknown kind."""
+        cas = isinstance(op, mtia.AtomicCasOp)
+        out_cb = cast(mtia.AtomicRmwOp | mtia.AtomicCasOp, op).out
+        if out_cb is None:
             raise not_handled(op, "an atomic whose old values are not kept in a CB")
-        t = mtia.tile_type(op.out.type)
+        t = mtia.tile_type(out_cb.type)
         n = elem_count(t)
-        if dtype_name(t) not in _RMW_DTYPES:
-            raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
-        operands = [op.ptr, op.val, *([op.mask] if op.mask is not None else [])]
-        if n != 1 and not all(mtia.is_cb(v) for v in operands):
+        elem = element_type(t)
+        code = 0 if cas else cast(mtia.AtomicRmwOp, op).atomic_rmw_op.value.data
+        if not cas and code not in _RMW_UPDATES:
+            raise not_handled(op, f"atomic kind {code}")
+        ptr, *args = [op.operands[0], *op.operands[1:3]] if cas else [op.operands[0], op.operands[1]]
+        mask = None if cas else cast(mtia.AtomicRmwOp, op).mask
+        if n != 1 and not all(mtia.is_cb(v) for v in [ptr, *args, *([mask] if mask is not None else [])]):
             raise not_handled(op, "an atomic on tensor operands outside CBs")
         self.flush()
         b = self.b
         self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
-        addrs, val, *rest = (
-            self.call("mtia_cmd_in", self.value(v)) if mtia.is_cb(v) else self.to_slot(self.value(v), v.type)
-            for v in operands
-        )  # a lone lane's scalar operands go through stack slots
-        mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
-        old = self.call("mtia_cmd_out", self.value(op.out))
-        elem = element_type(t)
+
+        def lanes(v: SSAValue) -> Callable[[SSAValue], SSAValue]:
+            """Lane i of operand `v`: an element of its CB tile, or the scalar itself."""
+            if not mtia.is_cb(v):
+                value = self.value(v)
+                return lambda i: value
+            tile = self.call("mtia_cmd_in", self.value(v))
+            et = element_type(mtia.tile_type(v.type))
+            return lambda i: load_element(b, tile, i, et)
+
+        addr_tile = self.call("mtia_cmd_in", self.value(ptr)) if mtia.is_cb(ptr) else self.to_slot(self.value(ptr), I64)
+        arg_lanes = [lanes(v) for v in args]
+        mask_tile = self.call("mtia_cmd_in", self.value(mask)) if mask is not None and mtia.is_cb(mask) else None
+        mask_scalar = self.value(mask) if mask is not None and mask_tile is None else None
+        old_tile = self.call("mtia_cmd_out", self.value(out_cb))
+        eb = mtia.element_bytes(elem)
+        reg = register_type(elem)
+
+        def lane(i: SSAValue) -> None:
+            active = mask_scalar
+            if mask_tile is not None:
+                active = load_element(b, mask_tile, i, builtin.IntegerType(1))
+            on, off, done = self.new_block("atomic.lane"), self.new_block("atomic.off"), self.new_block("atomic.next")
+            if active is None:
+                b.add(llvm.BrOp(on))
+            else:
+                b.add(llvm.CondBrOp(active, on, [], off, []))
+            b.block = off
+            store_element(b, old_tile, i, elem, b.const(0, reg))
+            b.add(llvm.BrOp(done))
+            b.block = on
+            addr = load_element(b, addr_tile, i, I64)
+            p = self.call("mtia_global", addr, b.const(eb, I64), b.add(llvm.ZeroOp(result_types=[PTR])))
+            old = b.from_storage(b.add(llvm.LoadOp(p, storage_type(elem))), elem)
+            vals = [b.int_cast(f(i), reg) if is_int(reg) else f(i) for f in arg_lanes]
+            new = _cas(b, old, *vals) if cas else _RMW_UPDATES[code](b, old, vals[0])
+            b.add(llvm.StoreOp(b.to_storage(new, elem), p))
+            store_element(b, old_tile, i, elem, old)
+            b.add(llvm.BrOp(done))
+            b.block = done
+
+        emit_loop(self, b.const(n, I64), "atomic", lane)
+        null = b.add(llvm.ZeroOp(result_types=[PTR]))
         self.call(
-            "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
-            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
-            b.const(mtia.tile_bytes(t), I64),
+            "mtia_lanes_end", addr_tile, mask_tile if mask_tile is not None else null, b.const(n, I64),
+            b.const(eb, I32), b.const(1, I32), b.const(1, I32), b.const(mtia.tile_bytes(t), I64),
+            self.string(dtype_name(t), "dtype."),
         )  # fmt: skip
 
     def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
@@ -739,7 +812,8 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.MluComputeOp: KernelEmitter.compute,
     mtia.DpeMatmulOp: KernelEmitter.compute,
     mtia.ReReduceOp: KernelEmitter.compute,
-    mtia.AtomicRmwOp: KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.AtomicRmwOp: KernelEmitter.atomic,
+    mtia.AtomicCasOp: KernelEmitter.atomic,
     mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
     mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: KernelEmitter.grid_query,

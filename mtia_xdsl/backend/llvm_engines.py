@@ -1070,3 +1070,11 @@ def _loop_nest(
         b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
         em.attach(exit_)
         b.block = exit_
+
+
+emit_loop = _loop
+"""`for (i = 0; i < bound; ++i) body(i)` (i64 `i`) for the scalar core's code (backend/llvm.py)."""
+load_element = _load
+"""Element `index` (i64) of the tile at an address, as a register (storage_type -> register_type)."""
+store_element = _store
+"""Store a register as element `index` (i64) of the tile at an address (register -> storage_type)."""

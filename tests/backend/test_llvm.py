@@ -152,8 +152,8 @@ def test_run_llvm_runs_edited_ir() -> None:
 
 
 def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
-    """Scalar-core lanes (gather, scatter, atomic add through the host runtime) and tt.join / tt.split in an
-    engine body: the model's bits and cycles."""
+    """Scalar-core lanes (gather, scatter through the host runtime; an atomic add as a lane loop over global
+    memory) and tt.join / tt.split in an engine body: the model's bits and cycles."""
     import triton
     import triton.language as tl
 
@@ -180,7 +180,7 @@ def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(p, q) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor))
     assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
-    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
+    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_global"', '@"mtia_lanes_end"'):
         assert call in k.asm["llir"]
 
 
