@@ -88,10 +88,6 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
 }
 
 EXAMPLE_GAPS: dict[str, dict[str, str]] = {
-    "cpp": {
-        "row_sums_re": "CppEmitError: examples/row_sums.py:37:17: error: the C++ emitter (mtia-cpp) does not "
-        "handle this op outside an engine command body (mtia.re_allreduce)"
-    },
     "llvm": {
         "row_sums_re": "NotHandled: examples/row_sums.py:37:17: error: the LLVM IR emitter (mtia-llvm) does not "
         "handle mtia.cb_read (a whole tile read into the scalar core)"
