@@ -47,6 +47,7 @@ from mtia_xdsl.backend.llvm_engines import (
     emit_re,
     load_element,
     scalar_core_assert,
+    scalar_core_tile,
     scalar_core_values,
     store_element,
 )
@@ -87,6 +88,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_scalar_instrs": ([PTR, I64], VOID),
     "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
     "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
+    "mtia_re_allreduce": ([PTR, PTR, I64, I32, PTR, PTR, I32, PTR], VOID),
+    "mtia_dma_store_value": ([PTR, PTR, PTR, PTR], VOID),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -587,8 +590,8 @@ class KernelEmitter:
         d = self.dma_desc(op, t, op.base)
         if mtia.is_cb(op.value):
             self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
-        elif is_tensor(t):
-            raise not_handled(op, "a DMA store of a tensor value outside a CB")
+        elif is_tensor(t):  # a tile the scalar core holds (an mtia.re_allreduce result): no command
+            self.call("mtia_dma_store_value", scalar_core_tile(self, op.value, self.tiles), d, self.loc(op))
         else:
             self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
 
@@ -674,6 +677,34 @@ class KernelEmitter:
             b.const(eb, I32), b.const(1, I32), b.const(1, I32), b.const(mtia.tile_bytes(t), I64),
             self.string(dtype_name(t), "dtype."),
         )  # fmt: skip
+
+    def re_allreduce(self, op: mtia.ReAllreduceOp) -> None:
+        """Cross-PE reduction of a scalar or of a tile the scalar core holds (`mtia_re_allreduce` reduces a copy
+        in place; the host reruns a program stopped at it until its group's result is known)."""
+        self.flush()
+        t = op.input.type
+        elem = element_type(t)
+        b = self.b
+        if is_tensor(t):
+            data = self.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+            nbytes = mtia.tile_bytes(t)
+            b.add(llvm.CallIntrinsicOp(
+                "llvm.memcpy.p0.p0.i64",
+                [data, scalar_core_tile(self, op.input, self.tiles), b.const(nbytes, I64), b.const(0, builtin.IntegerType(1))],
+                [],
+            ))  # fmt: skip
+            n = elem_count(t)
+        else:
+            data, n = self.to_slot(self.value(op.input), t), 1
+        self.call(
+            "mtia_re_allreduce", data, b.const(n, I64), b.const(mtia.element_bytes(elem), I32),
+            self.string(dtype_name(elem), "dtype."), self.string(op.kind.data, "kind."),
+            b.const(op.pe_axis.value.data, I32), self.loc(op),
+        )  # fmt: skip
+        if is_tensor(t):
+            self.tiles[op.result] = data
+        else:
+            self.values[op.result] = b.from_storage(b.add(llvm.LoadOp(data, storage_type(t))), t)
 
     def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
         """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
@@ -814,6 +845,7 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.ReReduceOp: KernelEmitter.compute,
     mtia.AtomicRmwOp: KernelEmitter.atomic,
     mtia.AtomicCasOp: KernelEmitter.atomic,
+    mtia.ReAllreduceOp: KernelEmitter.re_allreduce,  # type: ignore[dict-item]
     mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
     mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: KernelEmitter.grid_query,

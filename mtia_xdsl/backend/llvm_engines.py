@@ -497,6 +497,28 @@ def scalar_core_values(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue
     return [e.at(r, ()) for r in op.results]
 
 
+def scalar_core_tile(em: KernelEmitter, v: SSAValue, tiles: dict[SSAValue, SSAValue]) -> SSAValue:
+    """The address of tensor value `v` of the scalar core in memory (storage format, row-major): its copy in
+    `tiles`, or a new stack array its elements are computed into (then recorded in `tiles`)."""
+    got = tiles.get(v)
+    if got is not None:
+        return got
+    t = v.type
+    shape, elem = _shape(t), element_type(t)
+    arr = em.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+    e = _Element(em, None, tiles)
+
+    def nest(d: int, idx: Index) -> None:
+        if d < len(shape):
+            e.loop(em.b.const(shape[d], I64), f"tile.d{d}", lambda i: nest(d + 1, (*idx, i)))
+            return
+        _store(em.b, arr, e.linear(idx, shape), elem, e.at(v, idx))
+
+    nest(0, ())
+    tiles[v] = arr
+    return arr
+
+
 def scalar_core_assert(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> None:
     """tt.assert on the scalar core: every element of its condition (a scalar, or a tensor evaluated element by
     element) must hold, else the program stops with its message at the kernel line (`mtia_assert_fail`)."""

@@ -88,10 +88,7 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
 }
 
 EXAMPLE_GAPS: dict[str, dict[str, str]] = {
-    "llvm": {
-        "row_sums_re": "NotHandled: examples/row_sums.py:37:17: error: the LLVM IR emitter (mtia-llvm) does not "
-        "handle mtia.cb_read (a whole tile read into the scalar core)"
-    },
+    "llvm": {},
     "riscv": {
         "row_sums_re": "CppEmitError: examples/row_sums.py:37:17: error: the C++ emitter (mtia-cpp) does not "
         "handle values of type tensor<16xf32> (mtia.cb_read)"
