@@ -688,11 +688,9 @@ class KernelEmitter:
         if is_tensor(t):
             data = self.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
             nbytes = mtia.tile_bytes(t)
-            b.add(llvm.CallIntrinsicOp(
-                "llvm.memcpy.p0.p0.i64",
-                [data, scalar_core_tile(self, op.input, self.tiles), b.const(nbytes, I64), b.const(0, builtin.IntegerType(1))],
-                [],
-            ))  # fmt: skip
+            src = scalar_core_tile(self, op.input, self.tiles)
+            args = [data, src, b.const(nbytes, I64), b.const(0, builtin.IntegerType(1))]
+            b.add(llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", args, []))
             n = elem_count(t)
         else:
             data, n = self.to_slot(self.value(op.input), t), 1
