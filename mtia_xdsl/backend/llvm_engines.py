@@ -33,7 +33,7 @@ at the kernel line, as the model raises); tt.histogram counts the matching sourc
 Not handled (an error naming the kernel line): tt.dot, printing, atomics and control flow inside a body;
 libdevice functions without semantics here; non-uniform dense
 constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
-results of different shapes; tiles of rank above MTIA_MAX_RANK.
+results of different shapes; effective shapes of rank above MTIA_MAX_RANK.
 """
 
 from __future__ import annotations
@@ -585,8 +585,8 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     if len(shapes) != 1:
         raise not_handled(op, "results of different shapes")
     shape = list(next(iter(shapes)))
-    if len(shape) > MAX_RANK:
-        raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
+    if len(shape) > MAX_RANK and op.valid:  # only an effective shape needs the shape in the record
+        raise not_handled(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
     for inner in op.body.block.walk():
         if inner.regions and inner is not op and inner.name not in _REGION_RULES:
             raise not_handled(inner, "a region inside an engine command body")
@@ -640,7 +640,8 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
     yields = list(block.last_op.operands)  # type: ignore[union-attr]
     out_tiles = [mtia.tile_type(o.type) for o in op.outs]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
-    _compute_end(em, ComputeInfo.of(op), shape, valid)
+    # the record's output shape only scales the work of an effective shape (none past MTIA_MAX_RANK)
+    _compute_end(em, ComputeInfo.of(op), shape if len(shape) <= MAX_RANK else [], valid)
 
 
 def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:

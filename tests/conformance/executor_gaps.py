@@ -23,9 +23,7 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
     "llvm": {
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
         "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
-        "math.cbrt, math.expm1, math.log1p, math.sinh)",
-        "rs_topk": "NotHandled: tests/conformance/kernels_reduce_scan.py:152:51: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.mlu_compute (a tile of rank 5 (at most 4))",
+        "math.cbrt, math.expm1, math.log1p, math.sinh)"
     },
     "riscv": {
         "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
