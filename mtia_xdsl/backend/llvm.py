@@ -90,6 +90,7 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
     "mtia_re_allreduce": ([PTR, PTR, I64, I32, PTR, PTR, I32, PTR], VOID),
     "mtia_dma_store_value": ([PTR, PTR, PTR, PTR], VOID),
+    "mtia_dma_gather_rows": ([PTR, I32, I32, PTR, I32, I64, PTR, PTR, I64, PTR], VOID),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -560,12 +561,12 @@ class KernelEmitter:
         self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
         self.store_at(d, DMA_DESC["elem_bytes"], b.const(mtia.element_bytes(elem), I32))
         fields = {"shape": [b.const(x, I64) for x in shape]}
-        for key in ("strides", "bounds", "starts"):
-            fields[key] = [self.value(v) for v in getattr(op, key)]
+        for key in ("strides", "bounds", "starts"):  # an indexed DMA (dma_gather_rows) has no starts
+            fields[key] = [self.value(v) for v in getattr(op, key, ())]
         for key, vals in fields.items():
             for k in range(MAX_RANK):
                 self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
-        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
+        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(fields["starts"])), I32))
         self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
         self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t), "dtype."))
         return d
@@ -575,14 +576,32 @@ class KernelEmitter:
             raise not_handled(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
         self.flush()
         d = self.dma_desc(op, op.block_type, op.base)
-        other: SSAValue
-        if op.other is not None:
-            if isinstance(op.other.type, TensorType):
-                raise not_handled(op, "a DMA load whose `other` is a tensor")
-            other = self.to_slot(self.value(op.other), op.block_type.element_type)
-        else:
-            other = self.b.add(llvm.ZeroOp(result_types=[PTR]))
-        self.call("mtia_dma_load", self.value(op.out), d, other, self.loc(op))
+        self.call("mtia_dma_load", self.value(op.out), d, self.other_slot(op), self.loc(op))
+
+    def other_slot(self, op: mtia.DmaLoadOp | mtia.DmaGatherRowsOp) -> SSAValue:
+        """A pointer to the element masked lanes of DMA load `op` get (its scalar `other`), or null."""
+        if op.other is None:
+            return self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        if isinstance(op.other.type, TensorType):
+            raise not_handled(op, "a DMA load whose `other` is a tensor")
+        return self.to_slot(self.value(op.other), op.block_type.element_type)
+
+    def dma_gather_rows(self, op: mtia.DmaGatherRowsOp) -> None:
+        """Indexed DMA: the rows the index tile in a CB picks (`mtia_dma_gather_rows`)."""
+        if op.out is None or not mtia.is_cb(op.index):
+            raise not_handled(op, "a tensor-level indexed DMA (run mtia-cb-bufferize)")
+        self.flush()
+        index = mtia.tile_type(op.index.type)
+        d = self.dma_desc(op, op.block_type, op.base)
+        extents = shape_of(index)
+        shape = self.i64_array([*extents, *[1] * (MAX_RANK - len(extents))], MAX_RANK)
+        b = self.b
+        self.call(
+            "mtia_dma_gather_rows", self.value(op.out), self.value(op.index), shape,
+            b.const(mtia.element_bytes(element_type(index)), I32), self.value(op.row_stride), d,
+            self.other_slot(op), b.const(mtia.tile_bytes(op.block_type) + mtia.tile_bytes(index), I64),
+            self.loc(op),
+        )  # fmt: skip
 
     def dma_store(self, op: mtia.DmaStoreOp) -> None:
         self.flush()
@@ -834,6 +853,7 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.CbReadOp: KernelEmitter.cb_read,  # type: ignore[dict-item]
     mtia.DmaLoadOp: KernelEmitter.dma_load,  # type: ignore[dict-item]
     mtia.DmaStoreOp: KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.DmaGatherRowsOp: KernelEmitter.dma_gather_rows,  # type: ignore[dict-item]
     mtia.ScalarLoadOp: KernelEmitter.scalar_memory,
     mtia.ScalarStoreOp: KernelEmitter.scalar_memory,
     mtia.SeComputeOp: KernelEmitter.compute,
