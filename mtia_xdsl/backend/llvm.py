@@ -1,22 +1,26 @@
 """The LLVM IR emitter (`mtia-opt -t mtia-llvm`, `asm["llir"]`): the buffer-level mtia program lowered to xDSL's
 `llvm` dialect and printed as LLVM IR text through xDSL's llvm -> llvmlite translation (backend/llvm_ir.py).
 
-What the IR holds, per kernel `@K` of the program:
-- `void @K(<kernel parameters>, i32 %pid_x, i32 %pid_y, i32 %pid_z, i32 %num_x, i32 %num_y, i32 %num_z)`: the
-  scalar core's code for one Triton program. Pointer parameters are `ptr`, held as i64 byte addresses inside;
-  scalars are themselves. Structured control flow (scf.for / scf.if / scf.while) becomes branches and phis.
-- Engine commands and CB operations are calls to the runtime's external C functions (`RUNTIME_FUNCTIONS`),
-  each with the command's `site` (the position of its op in a walk of the kernel, `command_sites`, so a
-  runtime error names the kernel line): `@mtia_cb_alloc/reserve/push/wait/pop`; SE, VEC and MLU commands
-  get their tiles' LS addresses from `@mtia_cb_front` (an input's front tile) and `@mtia_cb_back` (an
-  output's reserved slot), compute in the emitted loop (backend/llvm_body.py) and are recorded by
-  `@mtia_se_compute` / `@mtia_vec_compute` / `@mtia_mlu_compute`; every other command (DMA, DPE, RE,
-  gather/scatter, atomics, scalar loads and stores, cb_read, the PE grid ops) is `@mtia_<kind>(i32 site,
-  ptr args, ptr results)` with its operands packed as i64 in operand order (a CB as its handle, a float as
-  its bits) and its scalar results returned the same way.
+What the IR holds:
+- `void @K(ptr %pe, ptr %args)`: the scalar core's code for one Triton program of kernel K. `args` holds the
+  kernel parameters as int64 words (pointers as byte addresses, floats as their bits), unpacked into registers;
+  the program id and grid come from the runtime (`@mtia_program_id`, ...). Structured control flow (scf.for /
+  scf.if / scf.while) becomes branches and phis. A function the kernel calls (`tt.call`, a noinline helper)
+  is `@f(ptr %pe, <its scalars>)` returning its result.
+- CB operations and engine commands are calls to the C runtime API (`RUNTIME_FUNCTIONS`, mtia_runtime.h) with
+  the op's kernel location: `@mtia_cb_alloc/reserve/push/wait/pop`, DMA with an `mtia_dma_desc` on the stack
+  (`@mtia_dma_load`, `@mtia_dma_gather_rows`, ...). SE, VEC, MLU, DPE and RE commands compute on their LS tiles
+  in emitted loops (backend/llvm_engines.py) between `@mtia_cmd_begin` and their recording call. Gathers and
+  scatters are runtime calls on their lane tiles; atomics are lane loops over `@mtia_global`, recorded by
+  `@mtia_lanes_end`; `@mtia_re_allreduce` reduces across PEs.
+- Tensors on the scalar core (a whole tile read by mtia.cb_read, a cross-PE reduction's result) live in stack
+  arrays; the tensor ops reading them (tt.reduce, tt.assert, elementwise ops) are evaluated element by element
+  with the engine bodies' evaluator. A failing tt.assert (or an out-of-range tt.gather index) stops the
+  program through `@mtia_assert_fail`.
 - `@mtia_scalar_instrs(i64 n)` before each command, branch and return: the scalar-core instructions the
-  machine model counts (every op outside an engine body that is not an engine command, per execution), so
-  the recorded command stream carries the model's issue costs exactly.
+  machine model counts (every op outside an engine body that is not an engine command, per execution; a
+  combine region the model runs once per tree level), so the recorded command stream carries the model's
+  issue costs exactly.
 
 Requires: a buffer-level program (the default pipeline through mtia-cb-bufferize; mtia-cb-allocate for CB
 IDs and LS offsets). Raises: NotHandled (`file:line:col: error: ...`) for an op the emitter does not
