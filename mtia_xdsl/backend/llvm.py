@@ -777,6 +777,12 @@ class KernelEmitter:
         {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
 
     # -- structured control flow ------------------------------------------------------------------------
+    @staticmethod
+    def _no_tensors(op: Operation) -> None:
+        """Raises: NotHandled if control flow `op` carries a tensor (the scalar core keeps no tensor registers)."""
+        if any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a tensor carried by control flow on the scalar core")
+
     def region_ops(self, block: Block, args: list[SSAValue]) -> Operation:
         """Emit the ops of `block` (its arguments bound to `args`) but its terminator; return the terminator."""
         for a, v in zip(block.args, args, strict=True):
@@ -789,6 +795,7 @@ class KernelEmitter:
         return term
 
     def scf_for(self, op: Operation) -> None:
+        self._no_tensors(op)
         lb, ub, step, *inits = (self.value(v) for v in op.operands)
         self.flush()
         iter_types = [_word_type(r.type) for r in op.results]
@@ -810,6 +817,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_if(self, op: Operation) -> None:
+        self._no_tensors(op)
         cond = self.value(op.operands[0])
         self.flush()
         types = [_word_type(r.type) for r in op.results]
@@ -829,6 +837,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_while(self, op: Operation) -> None:
+        self._no_tensors(op)
         inits = [self.value(v) for v in op.operands]
         self.flush()
         before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first

@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from mtia_xdsl.backend.llvm_scalar import (
     F32,
@@ -590,6 +591,8 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     for inner in op.body.block.walk():
         if inner.regions and inner is not op and inner.name not in _REGION_RULES:
             raise not_handled(inner, "a region inside an engine command body")
+        if not inner.results and not inner.has_trait(IsTerminator):  # its effect would be lost (tt.print)
+            raise not_handled(inner, "an op without results inside an engine command body")
     return shape
 
 
