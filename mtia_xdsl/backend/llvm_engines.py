@@ -66,6 +66,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     emit_scalar,
     int_width,
     is_bf16,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -152,7 +153,7 @@ class _Element:
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
         if v in self.tiles:
-            if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
+            if self.op is not None and v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
             lin = self.linear(idx, _shape(t))
@@ -596,9 +597,9 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     return shape
 
 
-def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
+def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[SSAValue, SSAValue]:
     """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
-    tiles: dict[BlockArgument, SSAValue] = {}
+    tiles: dict[SSAValue, SSAValue] = {}
     count = 0
     for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
         if mtia.is_cb(operand):
@@ -670,7 +671,7 @@ def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
             def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
                 x = _load(b, ptr, q, et)
-                if isinstance(x.type, IntegerType):
+                if is_int(x.type):
                     em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
                 else:
                     em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))
