@@ -823,7 +823,7 @@ class _Kernel:
 
         strides = [self.get(v, op) for v in op.strides]
         bounds = [self.get(v, op) for v in op.bounds]
-        starts = [self.get(v, op) for v in op.starts]
+        starts = [self.get(v, op) for v in getattr(op, "starts", ())]  # dma_gather_rows has none
         from mtia_xdsl.machine.interpret.formats import dtype_name
 
         d = self.names.fresh(None, "dma")
@@ -836,6 +836,34 @@ class _Kernel:
         )
         return d
 
+    def op_mtia_re_allreduce(self, op: Any, indent: str) -> None:
+        """Cross-PE reduction of a scalar or of a tile the scalar core holds (mtia_re_allreduce)."""
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = op.input.type
+        r = op.results[0]
+        axis, kind = op.pe_axis.value.data, op.kind.data
+        self.flush(indent)
+        if isinstance(t, TensorType):
+            et = _elem(t)
+            n = np_prod(_shape(t))
+            out = self.name_for(r, "tile")
+            self.emit(indent, f"{_storage(et, op)} {out}[{n}];")
+            self.emit(indent, f"memcpy({out}, {self.get(op.input, op)}, sizeof {out});")
+            self.emit(
+                indent,
+                f'mtia_re_allreduce(pe, {out}, {n}, sizeof {out}[0], "{dtype_name(et)}", "{kind}", {axis}, '
+                f"{self.loc(op)});",
+            )
+            return
+        raw = self.names.fresh(None, "raw")
+        self.emit(indent, f"{_storage(t, op)} {raw} = {_store(t, self.get(op.input, op))};")
+        self.emit(
+            indent,
+            f'mtia_re_allreduce(pe, &{raw}, 1, sizeof {raw}, "{dtype_name(t)}", "{kind}", {axis}, {self.loc(op)});',
+        )
+        self.emit(indent, f"const {_ctype(t, op)} {self.name_for(r)} = {_load(t, raw)};")
+
     def op_mtia_dma_load(self, op: Any, indent: str) -> None:
         if op.out is None:
             raise _error(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
@@ -843,15 +871,42 @@ class _Kernel:
         self.emit(indent, "{")
         inner = indent + "    "
         d = self._desc(op, op.block_type, inner)
-        other = "nullptr"
-        if op.other is not None:
-            if isinstance(op.other.type, TensorType):
-                raise _error(op, "a DMA load whose `other` is a tensor")
-            elem = _elem(op.block_type)
-            o = self.names.fresh(None, "other")
-            self.emit(inner, f"const {_storage(elem, op)} {o} = {_store(elem, self.get(op.other, op))};")
-            other = f"&{o}"
+        other = self._other(op, inner)
         self.emit(inner, f"mtia_dma_load(pe, {self.get(op.out, op)}, &{d}, {other}, {self.loc(op)});")
+        self.emit(indent, "}")
+
+    def _other(self, op: Any, indent: str) -> str:
+        """A pointer to the element masked lanes of DMA load `op` get (its `other`), or nullptr."""
+        if op.other is None:
+            return "nullptr"
+        if isinstance(op.other.type, TensorType):
+            raise _error(op, "a DMA load whose `other` is a tensor")
+        elem = _elem(op.block_type)
+        o = self.names.fresh(None, "other")
+        self.emit(indent, f"const {_storage(elem, op)} {o} = {_store(elem, self.get(op.other, op))};")
+        return f"&{o}"
+
+    def op_mtia_dma_gather_rows(self, op: Any, indent: str) -> None:
+        """Indexed DMA: rows picked by the index tile in a CB (mtia_dma_gather_rows)."""
+        if op.out is None or not mtia.is_cb(op.index):
+            raise _error(op, "a tensor-level indexed DMA (run mtia-cb-bufferize)")
+        block = op.block_type
+        index = mtia.tile_type(op.index.type)
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        d = self._desc(op, block, inner)
+        other = self._other(op, inner)
+        shape = self.names.fresh(None, "index_shape")
+        extents = [str(x) for x in _shape(index)] + ["1"] * (MAX_RANK - len(_shape(index)))
+        self.emit(inner, f"const int64_t {shape}[{MAX_RANK}] = {{{', '.join(extents)}}};")
+        ls_bytes = mtia.tile_bytes(block) + mtia.tile_bytes(index)
+        self.emit(
+            inner,
+            f"mtia_dma_gather_rows(pe, {self.get(op.out, op)}, {self.get(op.index, op)}, {shape}, "
+            f"{mtia.element_bytes(_elem(index))}, {self.get(op.row_stride, op)}, &{d}, {other}, "
+            f"/*ls bytes*/ {ls_bytes}, {self.loc(op)});",
+        )
         self.emit(indent, "}")
 
     def op_mtia_dma_store(self, op: Any, indent: str) -> None:
@@ -862,9 +917,9 @@ class _Kernel:
         d = self._desc(op, t, inner)
         if mtia.is_cb(op.value):
             self.emit(inner, f"mtia_dma_store(pe, {self.get(op.value, op)}, &{d}, {self.loc(op)});")
+        elif _shape(t):  # a tile the scalar core holds (a whole-tile cb_read, a re_reduce result)
+            self.emit(inner, f"mtia_dma_store_value(pe, {self.get(op.value, op)}, &{d}, {self.loc(op)});")
         else:
-            if _shape(t):
-                raise _error(op, "a DMA store of a tensor value outside a CB")
             v = self.names.fresh(None, "value")
             self.emit(inner, f"const {_storage(t, op)} {v} = {_store(t, self.get(op.value, op))};")
             self.emit(inner, f"mtia_dma_store_scalar(pe, &{v}, &{d}, {self.loc(op)});")

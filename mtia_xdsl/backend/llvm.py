@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
@@ -38,7 +38,15 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.target import Target
 
-from mtia_xdsl.backend.llvm_engines import MAX_RANK, emit_dpe, emit_engine_command, emit_re
+from mtia_xdsl.backend.llvm_engines import (
+    MAX_RANK,
+    combine_region_instrs,
+    emit_dpe,
+    emit_engine_command,
+    emit_re,
+    scalar_core_assert,
+    scalar_core_values,
+)
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
     I16,
@@ -73,6 +81,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_pe_id": ([PTR, I32], I32),
     "mtia_num_pes": ([PTR, I32], I32),
     "mtia_scalar_instrs": ([PTR, I64], VOID),
+    "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
+    "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -129,24 +139,37 @@ def kernels(module: ModuleOp) -> list[Operation]:
 
 
 def emit_module(module: ModuleOp) -> ModuleOp:
-    """Lower the kernel of the buffer-level `module` to an `llvm` dialect module.
+    """Lower the kernel of the buffer-level `module` (and the functions it calls, `tt.call`) to an `llvm`
+    dialect module.
 
     Raises: NotHandled naming the kernel line of the first op the emitter does not translate.
     """
     out = ModuleOp([])
     funcs = kernels(module)
-    if len(funcs) != 1:
-        where = location_str(funcs[1].location) if funcs else location_str(module.location)
-        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
-    kernel = funcs[0]
-    for op in kernel.walk():
-        if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
-            raise NotHandled(
-                f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
-                "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
-            )
-    KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
+    public = [f for f in funcs if _visibility(f) != "private"]
+    if len(public) != 1:
+        where = location_str(public[1].location) if public else location_str(module.location)
+        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(public)}")
+    kernel = public[0]
+    for func in funcs:
+        for op in func.walk():
+            if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
+                raise NotHandled(
+                    f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with "
+                    "its CBs allocated; lower the kernel with the default pipeline "
+                    "(mtia_xdsl.pipeline.pipeline_for()) first"
+                )
+    root = KernelEmitter(kernel, out)
+    for func in funcs:
+        if func is not kernel:
+            KernelEmitter(func, out, shared=root).run_helper()
+    root.run(_kernel_meta(kernel, module))
     return out
+
+
+def _visibility(func: Operation) -> str:
+    vis = func.properties.get("sym_visibility") or func.attributes.get("sym_visibility")
+    return vis.data if isinstance(vis, builtin.StringAttr) else "public"
 
 
 def _kernel_meta(kernel: Operation, module: ModuleOp) -> str:
@@ -192,18 +215,24 @@ def _array(n: int, elem: Attribute) -> Attribute:
 
 
 def _word_type(t: Attribute) -> Attribute:
-    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
+    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word (a
+    CB, passed to a called function, as its i32 handle)."""
+    if isinstance(t, mtia.CircularBufferType):
+        return I32
     return I64 if t.name == "tt.ptr" else register_type(t)
 
 
 class KernelEmitter:
     """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
 
-    def __init__(self, kernel: Operation, out: ModuleOp) -> None:
+    def __init__(self, kernel: Operation, out: ModuleOp, shared: KernelEmitter | None = None) -> None:
+        """`shared`: the emitter of another function of the same module (its declarations and strings)."""
         self.kernel = kernel
         self.out = out
-        self.declared: set[str] = set()
-        self.strings: dict[str, str] = {}
+        self.declared: set[str] = shared.declared if shared else set()
+        self.strings: dict[str, str] = shared.strings if shared else {}
+        self.is_kernel = shared is None
+        """The launched kernel (`void @K(ptr pe, ptr args)`), else a function it calls (`tt.call`)."""
         self.values: dict[SSAValue, SSAValue] = {}
         self.pending = 0
         """Scalar-core instructions counted since the last `@mtia_scalar_instrs`."""
@@ -212,6 +241,8 @@ class KernelEmitter:
         self.b = Builder(self.entry)
         self.pe: SSAValue = self.entry.args[0]
         self.one: SSAValue | None = None
+        self.tiles: dict[SSAValue, SSAValue] = {}
+        """Tiles the scalar core read whole (mtia.cb_read) -> the address of their stack copy (storage format)."""
 
     # -- helpers -------------------------------------------------------------------------------------
     def declare(self, name: str, params: list[Attribute], result: Attribute) -> None:
@@ -247,6 +278,15 @@ class KernelEmitter:
         glob = llvm.GlobalOp(_array(len(values), elem), name, "internal", constant=True, value=cast(Attribute, dense))
         self.out.body.block.add_op(glob)
         return name
+
+    def printf(self, fmt: str, *args: SSAValue) -> None:
+        """Call the C library's printf with format `fmt` (a constant string) and `args` (promoted as C varargs:
+        i32 / i64, f64)."""
+        if "printf" not in self.declared:
+            self.declared.add("printf")
+            fn_t = llvm.LLVMFunctionType([PTR], I32, is_variadic=True)
+            self.out.body.block.add_op(llvm.FuncOp("printf", fn_t, linkage=llvm.LinkageAttr("external")))
+        self.b.add(llvm.CallOp("printf", self.string(fmt, "fmt."), *args, return_type=I32))
 
     def loc(self, op: Operation) -> SSAValue:
         """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""
@@ -340,15 +380,49 @@ class KernelEmitter:
         fn = llvm.FuncOp(
             name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
         )
-        for lib in LIBM_FUNCTIONS:
-            if any(
-                isinstance(o, llvm.CallOp) and o.callee is not None and o.callee.string_value() == lib
-                for o in fn.walk()
-            ):
-                t = F32 if lib.endswith("f") else F64
-                self.declare(lib, [t], t)
-        self.out.body.block.add_op(fn)
+        self.finish(fn)
         self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
+
+    def run_helper(self) -> None:
+        """Lower a function the kernel calls (`tt.call`): `@f(ptr pe, <its parameters' registers>)` returning
+        its one result's register (or void). Raises: NotHandled for several results or tensor parameters."""
+        func = self.kernel
+        block = func.regions[0].blocks.first
+        assert block is not None
+        if len(func.regions[0].blocks) != 1:
+            raise not_handled(func, "a function of several blocks (cf branches)")
+        results = list(cast(Any, func.properties["function_type"]).outputs.data)
+        if len(results) > 1 or any(is_tensor(t) for t in (*results, *(a.type for a in block.args))):
+            raise not_handled(func, "a called function with tensor values or several results")
+        try:
+            params = [_word_type(a.type) for a in block.args]
+            ret = _word_type(results[0]) if results else VOID
+        except ValueError as e:
+            raise not_handled(func, str(e)) from None
+        self.entry = Block(arg_types=[PTR, *params])
+        self.b = Builder(self.entry)
+        self.pe = self.entry.args[0]
+        self.region.add_block(self.entry)
+        self.entry.name_hint = "entry"
+        self.pe.name_hint = "pe"
+        self.one = self.b.const(1, I64)
+        for arg, v in zip(block.args, self.entry.args[1:], strict=True):
+            v.name_hint = arg.name_hint
+            self.values[arg] = v
+        self.emit_ops(block.ops)
+        name = cast(builtin.StringAttr, func.properties["sym_name"]).data
+        fn_t = llvm.LLVMFunctionType([PTR, *params], ret)
+        self.finish(llvm.FuncOp(name, fn_t, linkage=llvm.LinkageAttr("internal"), body=self.region))
+
+    def finish(self, fn: llvm.FuncOp) -> None:
+        """Add function `fn` to the module, declaring the libm functions it calls."""
+        for o in fn.walk():  # the libm functions called (f32 names in LIBM_FUNCTIONS, f64 ones without the `f`)
+            callee = o.callee.string_value() if isinstance(o, llvm.CallOp) and o.callee is not None else ""
+            arity = LIBM_FUNCTIONS.get(callee) or LIBM_FUNCTIONS.get(callee + "f")
+            if arity:
+                t = F32 if callee in LIBM_FUNCTIONS else F64
+                self.declare(callee, [t] * arity, t)
+        self.out.body.block.add_op(fn)
 
     def emit_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
@@ -359,13 +433,30 @@ class KernelEmitter:
                 handler(self, op)
             elif op.name in _SCALAR_NAMES:
                 self.scalar(op)
+            elif op.name in _TENSOR_NAMES:
+                self.tensor_op(op)
             else:
                 raise not_handled(op)
 
     def scalar(self, op: Operation) -> None:
-        if any(isinstance(r.type, TensorType) for r in op.results):
-            raise not_handled(op, "a tensor outside an engine command at buffer level")
+        if any(isinstance(t.type, TensorType) for t in (*op.results, *op.operands)):
+            self.tensor_op(op)
+            return
         self.values[op.results[0]] = emit_scalar(self.b, op, [self.value(v) for v in op.operands])
+
+    def tensor_op(self, op: Operation) -> None:
+        """A scalar-core op on tensor values: a tensor result is evaluated where it is read; scalar results
+        (a reduction of a tile the scalar core read) are computed here from the tensors' elements."""
+        self.pending += combine_region_instrs(op)
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            return
+        for r, v in zip(op.results, scalar_core_values(self, op, self.tiles), strict=True):
+            self.values[r] = v
+
+    def assert_(self, op: Operation) -> None:
+        """tt.assert on the scalar core: a failing element stops the program at the kernel line."""
+        self.flush()
+        scalar_core_assert(self, op, self.tiles)
 
     # -- ops -------------------------------------------------------------------------------------------
     def grid_query(self, op: Operation) -> None:
@@ -375,10 +466,22 @@ class KernelEmitter:
         self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
 
     def ret(self, op: Operation) -> None:
-        if op.operands:
+        if op.operands and self.is_kernel:
             raise not_handled(op, "a kernel returning values")
         self.flush()
-        self.b.add(llvm.ReturnOp())
+        self.b.add(llvm.ReturnOp(*(self.value(v) for v in op.operands)))
+
+    def call_func(self, op: Operation) -> None:
+        """tt.call of a function of the module (lowered by `run_helper`): `@f(pe, args...)`."""
+        callee = cast(builtin.SymbolRefAttr, op.properties["callee"]).string_value()
+        if len(op.results) > 1 or any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a call with tensor values or several results")
+        args = [self.value(v) for v in op.operands]
+        self.flush()
+        ret = _word_type(op.results[0].type) if op.results else None
+        result = self.b.add(llvm.CallOp(callee, self.pe, *args, return_type=ret))
+        if op.results:
+            self.values[op.results[0]] = result
 
     def cb_alloc(self, op: mtia.CbAllocOp) -> None:
         t = op.result.type
@@ -397,9 +500,13 @@ class KernelEmitter:
 
     def cb_read(self, op: mtia.CbReadOp) -> None:
         t = op.result.type
-        if is_tensor(t):
-            raise not_handled(op, "a whole tile read into the scalar core")
         self.flush()
+        if is_tensor(t):  # the whole tile, copied to the stack; its ops read it element by element
+            nbytes = mtia.tile_bytes(t)
+            slot = self.alloca((nbytes + 7) // 8, I64, "tile")
+            self.call("mtia_cb_read", self.value(op.cb), slot, self.b.const(nbytes, I64), self.loc(op))
+            self.tiles[op.result] = slot
+            return
         slot = self.alloca(1, storage_type(t))
         nbytes = self.b.const(mtia.element_bytes(t), I64)
         self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
@@ -644,9 +751,17 @@ _NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "tt.get_program_id": KernelEmitter.grid_query,
     "tt.get_num_programs": KernelEmitter.grid_query,
     "tt.return": KernelEmitter.ret,
+    "tt.call": KernelEmitter.call_func,
+    "tt.assert": KernelEmitter.assert_,
     "func.return": KernelEmitter.ret,
     "scf.for": KernelEmitter.scf_for,
     "scf.if": KernelEmitter.scf_if,
     "scf.while": KernelEmitter.scf_while,
 }
 _SCALAR_NAMES = frozenset(SCALAR_RULES)
+_TENSOR_NAMES = frozenset(
+    ("tt.reduce", "tt.scan", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.make_range",
+     "tt.join", "tt.split", "tt.cat", "tt.gather", "tt.histogram")
+)  # fmt: skip
+"""Tensor ops the scalar core evaluates element by element where their values are read (backend/llvm_engines.py
+`_Element`), as in engine bodies."""
