@@ -87,14 +87,45 @@ def _half(v):
     return v // 2
 
 
+@triton.jit(noinline=True)
+def _quarter(v):
+    return _half(_half(v))
+
+
 @triton.jit
 def _calls_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < _half(n))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < _quarter(n) + _half(n))
+
+
+def test_noinline_helpers_are_cpp_functions_run_like_the_model() -> None:
+    """tt.call: each callee a static C++ function, a callee's callee defined before it; the model's cycles."""
+    k = mtia_xdsl.compile(_calls_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    assert k.fixed is not None
+    source = emit_cpp(k.fixed.program)
+    half, quarter = source.index("static int32_t fn_"), source.index("_quarter_")
+    assert half < quarter  # _half is defined before _quarter, which calls it
+    x = torch.rand(64)
+    args = [x, torch.zeros(64), 40]
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (1,), args, source)
+    assert torch.equal(args[1], model_out[1]) and torch.equal(args[1][:30], x[:30]) and not args[1][30:].any()
+    assert cpp.report.total_cycles == model.report.total_cycles
+
+
+@triton.jit(noinline=True)
+def _divmod(v, d):
+    return v // d, v % d
+
+
+@triton.jit
+def _calls_tuple_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    q, r = _divmod(n, 3)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < q + r)
 
 
 def test_unsupported_construct_names_the_kernel_line() -> None:
-    k = mtia_xdsl.compile(_calls_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    k = mtia_xdsl.compile(_calls_tuple_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
     assert k.fixed is not None
     where = r"test_cpp\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle .*tt\.call"
     with pytest.raises(CppEmitError, match=where):

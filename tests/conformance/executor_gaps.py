@@ -6,20 +6,6 @@ must go: the lists only shrink. Print the current state of every pair with `pyth
 """
 
 CORPUS_GAPS: dict[str, dict[str, str]] = {
-    "cpp": {
-        "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
-        "(mtia-cpp) does not handle an assert on a tensor outside an engine body (tt.assert)",
-        "cf_noinline_helpers": "CppEmitError: tests/conformance/kernels_control.py:104:50: error: the C++ emitter "
-        "(mtia-cpp) does not handle this op (tt.call)",
-        "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
-        "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
-        "math.cbrt, math.expm1, math.log1p, math.sinh)",
-        "rs_argmax_argmin_ties": "CppEmitError: tests/conformance/kernels_reduce_scan.py:34:30: error: the C++ "
-        "emitter (mtia-cpp) does not handle a reduction on the scalar core other than of "
-        "one 1-D tile to a scalar (tt.reduce)",
-        "rs_argmax_nan": "output 2: 2 elements beyond Tol(ulp=0, atol=0.0), first at [0]: got -inf, want nan (inf "
-        "ulp) (must be bit-exact)",
-    },
     "llvm": {
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
         "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
