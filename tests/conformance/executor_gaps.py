@@ -6,11 +6,7 @@ must go: the lists only shrink. Print the current state of every pair with `pyth
 """
 
 CORPUS_GAPS: dict[str, dict[str, str]] = {
-    "llvm": {
-        "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
-        "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
-        "math.cbrt, math.expm1, math.log1p, math.sinh)"
-    },
+    "llvm": {},
     "riscv": {
         "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
         "(mtia-cpp) does not handle values of type tensor<32xi1> (mtia.cb_read)",
