@@ -33,7 +33,7 @@ at the kernel line, as the model raises); tt.histogram counts the matching sourc
 Not handled (an error naming the kernel line): tt.dot, printing, atomics and control flow inside a body;
 libdevice functions without semantics here; non-uniform dense
 constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
-results of different shapes; tiles of rank above MTIA_MAX_RANK.
+results of different shapes; effective shapes of rank above MTIA_MAX_RANK.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from mtia_xdsl.backend.llvm_scalar import (
     F32,
@@ -65,6 +66,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     emit_scalar,
     int_width,
     is_bf16,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -151,7 +153,7 @@ class _Element:
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
         if v in self.tiles:
-            if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
+            if self.op is not None and v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
             lin = self.linear(idx, _shape(t))
@@ -497,6 +499,28 @@ def scalar_core_values(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue
     return [e.at(r, ()) for r in op.results]
 
 
+def scalar_core_tile(em: KernelEmitter, v: SSAValue, tiles: dict[SSAValue, SSAValue]) -> SSAValue:
+    """The address of tensor value `v` of the scalar core in memory (storage format, row-major): its copy in
+    `tiles`, or a new stack array its elements are computed into (then recorded in `tiles`)."""
+    got = tiles.get(v)
+    if got is not None:
+        return got
+    t = v.type
+    shape, elem = _shape(t), element_type(t)
+    arr = em.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+    e = _Element(em, None, tiles)
+
+    def nest(d: int, idx: Index) -> None:
+        if d < len(shape):
+            e.loop(em.b.const(shape[d], I64), f"tile.d{d}", lambda i: nest(d + 1, (*idx, i)))
+            return
+        _store(em.b, arr, e.linear(idx, shape), elem, e.at(v, idx))
+
+    nest(0, ())
+    tiles[v] = arr
+    return arr
+
+
 def scalar_core_assert(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> None:
     """tt.assert on the scalar core: every element of its condition (a scalar, or a tensor evaluated element by
     element) must hold, else the program stops with its message at the kernel line (`mtia_assert_fail`)."""
@@ -563,17 +587,19 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     if len(shapes) != 1:
         raise not_handled(op, "results of different shapes")
     shape = list(next(iter(shapes)))
-    if len(shape) > MAX_RANK:
-        raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
+    if len(shape) > MAX_RANK and op.valid:  # only an effective shape needs the shape in the record
+        raise not_handled(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
     for inner in op.body.block.walk():
         if inner.regions and inner is not op and inner.name not in _REGION_RULES:
             raise not_handled(inner, "a region inside an engine command body")
+        if not inner.results and not inner.has_trait(IsTerminator):  # its effect would be lost (tt.print)
+            raise not_handled(inner, "an op without results inside an engine command body")
     return shape
 
 
-def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
+def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[SSAValue, SSAValue]:
     """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
-    tiles: dict[BlockArgument, SSAValue] = {}
+    tiles: dict[SSAValue, SSAValue] = {}
     count = 0
     for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
         if mtia.is_cb(operand):
@@ -618,7 +644,8 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
     yields = list(block.last_op.operands)  # type: ignore[union-attr]
     out_tiles = [mtia.tile_type(o.type) for o in op.outs]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
-    _compute_end(em, ComputeInfo.of(op), shape, valid)
+    # the record's output shape only scales the work of an effective shape (none past MTIA_MAX_RANK)
+    _compute_end(em, ComputeInfo.of(op), shape if len(shape) <= MAX_RANK else [], valid)
 
 
 def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
@@ -644,7 +671,7 @@ def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
             def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
                 x = _load(b, ptr, q, et)
-                if isinstance(x.type, IntegerType):
+                if is_int(x.type):
                     em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
                 else:
                     em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))
@@ -1070,3 +1097,11 @@ def _loop_nest(
         b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
         em.attach(exit_)
         b.block = exit_
+
+
+emit_loop = _loop
+"""`for (i = 0; i < bound; ++i) body(i)` (i64 `i`) for the scalar core's code (backend/llvm.py)."""
+load_element = _load
+"""Element `index` (i64) of the tile at an address, as a register (storage_type -> register_type)."""
+store_element = _store
+"""Store a register as element `index` (i64) of the tile at an address (register -> storage_type)."""

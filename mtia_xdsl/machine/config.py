@@ -176,7 +176,7 @@ class MachineConfig:
     dram_latency_cycles: int = 250  # ASSUMPTION: plus NoC hops
     noc_hop_cycles: int = 2  # ASSUMPTION: per mesh hop; memory ports sit at the west/east die edges (S1)
     global_placement: str = "llc"  # ASSUMPTION: tensors live in DRAM behind the SRAM LLC; first touch of
-    # a byte comes from DRAM, re-reads hit SRAM, stores write through to DRAM
+    # a byte comes from DRAM, re-reads hit SRAM, stores write through to DRAM (behind the PE: llc_write_behind)
     llc_write_behind: int = 1  # ASSUMPTION (LLC write policy not public): 1: a store under placement "llc"
     # ends once the SRAM LLC holds its bytes; the LLC writes them on to DRAM behind it, with the DRAM
     # bandwidth DMA reads leave (a memory controller serves reads first and drains writes from a buffer), and

@@ -853,6 +853,7 @@ class _Simulator:
             dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
+            write_behind_end_cycle=self.write_behind_end,
         )
         if not self.keep_commands:
             return Timeline(
