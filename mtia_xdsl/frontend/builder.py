@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
     f8E5M2FNUZ,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import arith, mtia, tt
 from mtia_xdsl.dialects.llvm_intr import AssumeOp
@@ -245,9 +245,13 @@ class XdslBuilder:
 
     def insert(self, op: Operation) -> Operation:
         """Insert `op` at the insertion point with the current location; return it."""
-        op.location = self.loc.attr
-        if self.ip is not None:  # with no insertion point the op stays detached, as in MLIR
-            Rewriter.insert_op(op, self.ip)
+        op.location = self._loc.attr
+        ip = self.ip
+        if ip is not None:  # with no insertion point the op stays detached, as in MLIR
+            if ip.insert_before is not None:  # what Rewriter.insert_op does, for one op
+                ip.block.insert_op_before(op, ip.insert_before)
+            else:
+                ip.block.add_op(op)
         return op
 
     def result(self, op: Operation) -> Value:
