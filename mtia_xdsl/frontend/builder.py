@@ -79,6 +79,9 @@ them was ~10 % of a build). Cleared when it reaches `_INTERNED_MAX` entries."""
 
 _INTERNED_MAX = 1 << 16
 
+_CONSTANT = "constant"
+"""Key tag of a constant's value attribute in _INTERNED: (_CONSTANT, type, Python type, value)."""
+
 
 def _intern(key: tuple[Any, ...], attr: Attribute) -> Attribute:
     if len(_INTERNED) >= _INTERNED_MAX:
@@ -514,11 +517,18 @@ class XdslBuilder:
     # ----- constants -------------------------------------------------------------------------------
 
     def _constant(self, value: float | int | bool, ty: Attribute) -> Value:
-        if isinstance(ty, TensorType):
-            attr = scalar_attr(value, ty.element_type)
-            dense = DenseIntOrFPElementsAttr.from_list(ty, [attr.value.data])  # type: ignore[attr-defined]  # a splat
-            return self.result(xarith.ConstantOp(dense, ty))
-        return self.result(xarith.ConstantOp(scalar_attr(value, ty), ty))
+        kind = type(value)
+        key = (_CONSTANT, ty, kind, value.hex() if kind is float else value) if kind in (int, bool, float) else None
+        attr = _INTERNED.get(key) if key is not None else None  # float.hex keeps -0.0 and NaN apart
+        if attr is None:
+            if isinstance(ty, TensorType):
+                scalar = scalar_attr(value, ty.element_type)
+                attr = DenseIntOrFPElementsAttr.from_list(ty, [scalar.value.data])  # type: ignore[attr-defined]  # a splat
+            else:
+                attr = scalar_attr(value, ty)
+            if key is not None:
+                _intern(key, attr)
+        return self.result(xarith.ConstantOp(attr, ty))
 
     def get_int1(self, v: Any) -> Value:
         """Return `arith.constant v : i1`."""

@@ -24,9 +24,11 @@ from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
     AttrSizedRegionSegments,
     AttrSizedResultSegments,
+    AttrSizedSegments,
     AttrSizedSuccessorSegments,
     OpDef,
     OptionalDef,
+    SameVariadicSize,
     VariadicDef,
 )
 
@@ -62,10 +64,12 @@ def _kind(arg_def: Any) -> int:
 def _plan(cls: type, op_def: OpDef) -> _Plan | None:
     segments: list[tuple[Any, int]] = []
     for option in op_def.options:
-        which = _SEGMENTS.get(type(option))
-        if which is None:
-            return None  # SameVariadic* (a check) or an option this module does not know: xDSL's builder
-        segments.append((option, which))
+        if isinstance(option, AttrSizedSegments | SameVariadicSize):
+            which = _SEGMENTS.get(type(option))
+            if which is None:
+                return None  # SameVariadic* (a check): xDSL's builder
+            segments.append((option, which))
+        # xDSL's builder ignores the other options (ParsePropInAttrDict, ...)
     plan = (
         op_def,
         tuple(_kind(d) for _, d in op_def.operands),
