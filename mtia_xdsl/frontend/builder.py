@@ -485,8 +485,8 @@ class XdslBuilder:
 
     def get_function_ty(self, ins: Sequence[Type], outs: Sequence[Type]) -> FunctionTypeHandle:
         """Return a function type (void results dropped)."""
-        res = [t.attr for t in outs if not isinstance(t.attr, NoneType)]
-        return FunctionTypeHandle(FunctionType.from_lists([t.attr for t in ins], res))
+        res = tuple(t.attr for t in outs if not isinstance(t.attr, NoneType))
+        return FunctionTypeHandle(interned(FunctionType.from_lists, tuple(t.attr for t in ins), res))
 
     # ----- attributes ----------------------------------------------------------------------------
 

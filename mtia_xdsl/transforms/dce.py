@@ -57,6 +57,11 @@ def dead_without_uses(op: Operation) -> bool:
     return known
 
 
+def is_trivially_dead(op: Operation) -> bool:
+    """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`: no result is used and `dead_without_uses`."""
+    return all(result.first_use is None for result in op.results) and dead_without_uses(op)
+
+
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
     """Erase the ops of `region` whose results nothing live uses and that have no other effect (as
     `xdsl.transforms.dead_code_elimination.region_dce`); return True if anything was erased."""
