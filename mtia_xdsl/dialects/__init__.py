@@ -74,7 +74,6 @@ def register_dialects(ctx: Context, names: Iterable[str] | None = None) -> Conte
     Example: ctx = register_dialects(Context()); ctx.load_dialect(MyDialect)
     """
     from mtia_xdsl.dialects.arith import patch_dense_float_hex_parsing
-
     from mtia_xdsl.utils import xdsl_speed
 
     patch_dense_float_hex_parsing()  # before any parse: dense<0xFF800000> : tensor<..xf32> is -inf
