@@ -429,13 +429,12 @@ def _reduce(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
 
 
 def _is_bf16_add(op: Operation) -> bool:
-    """Whether the combine region of `op` is one bf16 arith.addf of its two arguments (a bf16 tl.cumsum)."""
-    block = op.regions[0].block
-    ops = list(block.ops)
-    return (
-        len(block.args) == 2 and len(ops) == 2 and ops[0].name == "arith.addf" and is_bf16(block.args[0].type)
-        and set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
-    )  # fmt: skip
+    """Whether the combine region of `op` is a bf16 sum the model accumulates in f32 (a bf16 tl.cumsum): the
+    region machine/interpret/tt.py `fast_combiner` maps to numpy's add only when asked for that widening."""
+    from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+    region = op.regions[0]
+    return fast_combiner(region, wide_bf16_add=True) is not None and fast_combiner(region) is None
 
 
 def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:

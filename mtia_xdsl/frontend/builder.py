@@ -42,10 +42,9 @@ from xdsl.dialects.builtin import (
     f8E5M2FNUZ,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import arith, mtia, tt
-from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
 from mtia_xdsl.frontend.handles import (
@@ -78,6 +77,9 @@ value, so builds share one instance instead of building and verifying a new one 
 them was ~10 % of a build). Cleared when it reaches `_INTERNED_MAX` entries."""
 
 _INTERNED_MAX = 1 << 16
+
+_CONSTANT = "constant"
+"""Key tag of a constant's value attribute in _INTERNED: (_CONSTANT, type, Python type, value)."""
 
 
 def _intern(key: tuple[Any, ...], attr: Attribute) -> Attribute:
@@ -245,9 +247,13 @@ class XdslBuilder:
 
     def insert(self, op: Operation) -> Operation:
         """Insert `op` at the insertion point with the current location; return it."""
-        op.location = self.loc.attr
-        if self.ip is not None:  # with no insertion point the op stays detached, as in MLIR
-            Rewriter.insert_op(op, self.ip)
+        op.location = self._loc.attr
+        ip = self.ip
+        if ip is not None:  # with no insertion point the op stays detached, as in MLIR
+            if ip.insert_before is not None:  # what Rewriter.insert_op does, for one op
+                ip.block.insert_op_before(op, ip.insert_before)
+            else:
+                ip.block.add_op(op)
         return op
 
     def result(self, op: Operation) -> Value:
@@ -478,8 +484,8 @@ class XdslBuilder:
 
     def get_function_ty(self, ins: Sequence[Type], outs: Sequence[Type]) -> FunctionTypeHandle:
         """Return a function type (void results dropped)."""
-        res = [t.attr for t in outs if not isinstance(t.attr, NoneType)]
-        return FunctionTypeHandle(FunctionType.from_lists([t.attr for t in ins], res))
+        res = tuple(t.attr for t in outs if not isinstance(t.attr, NoneType))
+        return FunctionTypeHandle(interned(FunctionType.from_lists, tuple(t.attr for t in ins), res))
 
     # ----- attributes ----------------------------------------------------------------------------
 
@@ -510,11 +516,18 @@ class XdslBuilder:
     # ----- constants -------------------------------------------------------------------------------
 
     def _constant(self, value: float | int | bool, ty: Attribute) -> Value:
-        if isinstance(ty, TensorType):
-            attr = scalar_attr(value, ty.element_type)
-            dense = DenseIntOrFPElementsAttr.from_list(ty, [attr.value.data])  # type: ignore[attr-defined]  # a splat
-            return self.result(xarith.ConstantOp(dense, ty))
-        return self.result(xarith.ConstantOp(scalar_attr(value, ty), ty))
+        kind = type(value)
+        key = (_CONSTANT, ty, kind, value.hex() if kind is float else value) if kind in (int, bool, float) else None
+        attr = _INTERNED.get(key) if key is not None else None  # float.hex keeps -0.0 and NaN apart
+        if attr is None:
+            if isinstance(ty, TensorType):
+                scalar = scalar_attr(value, ty.element_type)
+                attr = DenseIntOrFPElementsAttr.from_list(ty, [scalar.value.data])  # type: ignore[attr-defined]  # a splat
+            else:
+                attr = scalar_attr(value, ty)
+            if key is not None:
+                _intern(key, attr)
+        return self.result(xarith.ConstantOp(attr, ty))
 
     def get_int1(self, v: Any) -> Value:
         """Return `arith.constant v : i1`."""
@@ -892,6 +905,8 @@ class XdslBuilder:
 
     def create_assume(self, cond: Value) -> None:
         """Create llvm.intr.assume (`tl.assume`), as upstream: a hint, undefined behaviour if false."""
+        from mtia_xdsl.dialects.llvm_intr import AssumeOp  # imports xDSL's llvm dialect (~0.1 s): on first use
+
         self.insert(AssumeOp(unwrap([cond])[0]))
 
     def create_barrier(self) -> None:
