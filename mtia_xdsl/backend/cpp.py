@@ -391,7 +391,16 @@ _RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "
                        "bool", "true", "false", "register", "template", "typename", "operator", "private",
                        "public", "protected", "friend", "virtual", "volatile", "inline", "and", "or", "not",
                        "xor", "goto", "sizeof", "namespace", "using", "try", "catch", "throw", "enum",
-                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max"})  # fmt: skip
+                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max", "nullptr",
+                       "alignas", "alignof", "constexpr", "decltype", "noexcept", "static_assert", "thread_local",
+                       "std", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                       "uint32_t", "uint64_t", "NAN", "INFINITY",
+                       # names the emitted code declares itself, in scopes that read kernel values
+                       "args", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z", "i", "j", "q", "r", "lane",
+                       "len", "vl", "work", "bb", "mm", "nn", "kk", "bin", "step", "red_row", "valid", "in_shape",
+                       "spill", "dot_acc", "red_acc"})  # fmt: skip
+_INTERNAL = re.compile(r"[svmi][0-9]+")
+"""Names the RVV chunks and lane loops declare (`v3`, `m2`, `i0`) without reserving them."""
 
 
 @dataclass
@@ -404,7 +413,7 @@ class _Names:
             base = _IDENT.sub("_", hint)
             if base[0].isdigit():
                 base = "_" + base
-            if base in _RESERVED or base.startswith("mtia"):
+            if base in _RESERVED or base.startswith(("mtia", "MTIA", "__")) or _INTERNAL.fullmatch(base):
                 base += "_"
         else:
             base = f"{prefix}{self.counter}"
@@ -899,13 +908,16 @@ class _Kernel:
         )
 
     # -- engine commands
-    def _ins(self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False) -> list[str]:
-        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others."""
+    def _ins(
+        self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False, hints: Sequence[SSAValue] = ()
+    ) -> list[str]:
+        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others; a pointer is
+        named after the body argument in `hints` that reads it (the kernel's `x`), else `inN`."""
         out = []
-        for v in operands:
+        for k, v in enumerate(operands):
             if mtia.is_cb(v):
                 t = mtia.tile_type(v.type)
-                p = self.names.fresh(None, "in")
+                p = self.names.fresh(hints[k].name_hint if k < len(hints) else None, "in")
                 st = _storage(_elem(t), op)
                 self.emit(
                     indent, f"[[maybe_unused]] const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});"
@@ -1105,7 +1117,7 @@ class _Kernel:
         self.emit(indent, "{")
         inner = indent + "    "
         self.emit(inner, f'mtia_cmd_begin(pe, {engine}, "{command_kind(op.name)}", {self.loc(op)});')
-        ins = self._ins(op, list(op.inputs), inner)
+        ins = self._ins(op, list(op.inputs), inner, hints=list(op.body.block.args))
         outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
         valid = [self.get(v, op) for v in op.valid]
         body = _Body(self, op, ins)
@@ -1174,14 +1186,14 @@ class _Kernel:
         self.emit(inner, f"        for (int64_t nn = 0; nn < {vn}; ++nn) {{")
         ci = f"(bb * {m} + mm) * {n} + nn"
         c0 = _load(ec, f"{c}[{ci}]") if c_is_cb else c
-        self.emit(inner, f"            {acc_t} acc = ({acc_t})({c0});")
+        self.emit(inner, f"            {acc_t} dot_acc = ({acc_t})({c0});")
         self.emit(inner, f"            for (int64_t kk = 0; kk < {vk}; ++kk) {{")
         av = _load(ea, f"{a}[(bb * {m} + mm) * {k} + kk]")
         bv = _load(eb, f"{b}[(bb * {k} + kk) * {n} + nn]")
-        self.emit(inner, f"                acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
+        self.emit(inner, f"                dot_acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
         self.emit(inner, "            }")
         cd = _ctype(ed, op)
-        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})acc'))};")
+        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})dot_acc'))};")
         self.emit(inner, "        }")
         self.emit(inner, "    }")
         self.emit(inner, "}")
@@ -1236,23 +1248,23 @@ class _Kernel:
             # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
             n_row = shape[axis]
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
-            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"{ct} red_row[{n_row}];")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
             self.emit(
                 pad + "    ",
-                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+                f"red_row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"red_row[{idx[axis]}] = {x_at};",
             )
             self.emit(pad, "}")
-            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+            self.emit(pad, f"const {ct} red_acc = mtia_pairwise_sum(red_row, {n_row});")
         else:
-            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"{ct} red_acc = {init};")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
-            upd = f"acc = {_round(et, combine('acc', x_at, et))};"
+            upd = f"red_acc = {_round(et, combine('red_acc', x_at, et))};"
             self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
             self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
-        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
+        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'red_acc')};")
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")

@@ -134,6 +134,8 @@ class _Element:
         got = self.memo.get(key)
         if got is None:
             got = self.memo[key] = self._eval(v, idx)
+            if got.name_hint is None:
+                got.name_hint = v.name_hint  # the kernel's `output`, `acc` (llvmlite uniquifies clashes)
         return got
 
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
@@ -339,7 +341,7 @@ def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgum
     count = 0
     for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
         if mtia.is_cb(operand):
-            ptr = _tile_in(em, operand, f"in{count}")
+            ptr = _tile_in(em, operand, f"{arg.name_hint}.tile" if arg.name_hint else f"in{count}")  # `x.tile`
             count += 1
             if isinstance(arg.type, TensorType):
                 tiles[arg] = ptr
