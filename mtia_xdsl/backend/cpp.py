@@ -32,6 +32,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from string import Template
 from typing import IO, Any
 
 from xdsl.context import Context
@@ -42,6 +43,8 @@ from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
+from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
 
 MAX_RANK = 4
@@ -313,10 +316,8 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return f"({a[0]} {cmp} {a[1]})"
     if name == "arith.select":
         return f"({a[0]} ? {a[1]} : {a[2]})"
-    if name in ("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf"):
-        fn = {"arith.maxnumf": "mtia_maxnum", "arith.minnumf": "mtia_minnum", "arith.maximumf": "mtia_maximum",
-              "arith.minimumf": "mtia_minimum"}[name]  # fmt: skip
-        return f"{fn}({a[0]}, {a[1]})"
+    if name in MAX_MIN:
+        return f"mtia_{MAX_MIN[name].stem}({a[0]}, {a[1]})"
     if name == "arith.negf":
         return f"(-{a[0]})"
     if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
@@ -1287,10 +1288,7 @@ def _minmax(fn: str) -> Callable[[str, str, Attribute], str]:
 _REDUCE_COMBINE: dict[str, Callable[[str, str, Attribute], str]] = {
     "addf": lambda a, b, t: f"({a} + {b})",
     "addi": lambda a, b, t: f"({a} + {b})",
-    "maxnumf": _minmax("mtia_maxnum"),
-    "minnumf": _minmax("mtia_minnum"),
-    "maximumf": _minmax("mtia_maximum"),
-    "minimumf": _minmax("mtia_minimum"),
+    **{name[len("arith.") :]: _minmax(f"mtia_{rule.stem}") for name, rule in MAX_MIN.items()},
     "maxsi": lambda a, b, t: f"({a} > {b} ? {a} : {b})",
     "minsi": lambda a, b, t: f"({a} < {b} ? {a} : {b})",
 }
@@ -1606,7 +1604,7 @@ class _Body:
 
 # -- the translation unit ----------------------------------------------------------------------------------
 
-_PRELUDE = r"""#include "mtia_runtime.h"
+_PRELUDE = Template(r"""#include "mtia_runtime.h"
 #ifdef __riscv_vector
 #include <riscv_vector.h>
 #endif
@@ -1617,91 +1615,101 @@ _PRELUDE = r"""#include "mtia_runtime.h"
 #include <cstring>
 #include <limits>
 
-// Element helpers: Triton's integer division by zero gives 0 (as its interpreter); shifts past the width 0.
-template <class T> static inline T mtia_divsi(T a, T b) {
-    return b == 0 ? T(0) : (b == T(-1) ? T(0 - a) : T(a / b));
+// Element helpers (the rules of mtia_xdsl/semantics): an integer division or remainder by zero gives
+// $div0 (semantics.scalar.INT_DIV_BY_ZERO), INT_MIN / -1 wraps; shifts past the width give 0.
+template <class T> [[maybe_unused]] static inline T mtia_divsi(T a, T b) {
+    return b == 0 ? T($div0) : (b == T(-1) ? T(T(0) - a) : T(a / b));
 }
-template <class T> static inline T mtia_remsi(T a, T b) { return b == 0 || b == T(-1) ? T(0) : T(a % b); }
-template <class U> static inline U mtia_divui(U a, U b) { return b == 0 ? U(0) : U(a / b); }
-template <class U> static inline U mtia_remui(U a, U b) { return b == 0 ? U(0) : U(a % b); }
-template <class T, class U> static inline T mtia_shl(T a, T b) {
+template <class T> [[maybe_unused]] static inline T mtia_remsi(T a, T b) {
+    return b == 0 ? T($div0) : b == T(-1) ? T(0) : T(a % b);
+}
+template <class U> [[maybe_unused]] static inline U mtia_divui(U a, U b) { return b == 0 ? U($div0) : U(a / b); }
+template <class U> [[maybe_unused]] static inline U mtia_remui(U a, U b) { return b == 0 ? U($div0) : U(a % b); }
+template <class T, class U> [[maybe_unused]] static inline T mtia_shl(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a << (U)b);
 }
-template <class T, class U> static inline T mtia_shru(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shru(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a >> (U)b);
 }
-template <class T, class U> static inline T mtia_shrs(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shrs(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(a < 0 ? -1 : 0) : T(a >> b);
 }
-template <class To, class From> static inline To mtia_bitcast(From x) {
+template <class To, class From> [[maybe_unused]] static inline To mtia_bitcast(From x) {
     static_assert(sizeof(To) == sizeof(From), "bitcast between types of one size");
     To y;
     std::memcpy(&y, &x, sizeof y);
     return y;
 }
-template <class T, class F> static inline T mtia_fptoi(F x) {
+template <class T, class F> [[maybe_unused]] static inline T mtia_fptoi(F x) {
     if (std::isnan(x)) return std::numeric_limits<T>::min();
     if (x >= (F)std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
     if (x <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
     return (T)x;
 }
-// Float max/min: the *num forms ignore a NaN operand, the *imum forms propagate it; -0.0 < +0.0.
-template <class F> static inline F mtia_maxnum(F a, F b) {
+// Float max/min (semantics.scalar.MAX_MIN): the *num forms ignore a NaN operand, the *imum forms propagate
+// it; -0.0 < +0.0.
+template <class F> [[maybe_unused]] static inline F mtia_maxnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_minnum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_maximum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_maximum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b);
 }
-template <class F> static inline F mtia_minimum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minimum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b);
 }
-static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
-static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
-static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa bits
+[[maybe_unused]] static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
+[[maybe_unused]] static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
+// tf32: nearest even to $tf32_bits mantissa bits (semantics.scalar.round_tf32)
+[[maybe_unused]] static inline float mtia_round_tf32(float x) {
     uint32_t b = mtia_bitcast<uint32_t>(x);
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
-    b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+    b = (b + $tf32_half + ((b >> $tf32_drop) & 1u)) & ~$tf32_low;
     return mtia_bitcast<float>(b);
 }
-// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
-// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
-template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
-    if (n < 8) {
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis;
+// semantics.reduce.pairwise_sum): blocks of at most $pw_block summed with $pw_acc accumulators (combined in
+// adjacent pairs), halves (multiples of $pw_acc) added recursively.
+template <class T> [[maybe_unused]] static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < $pw_acc) {
         T res = 0;
         for (int64_t i = 0; i < n; ++i) res += a[i];
         return res;
     }
-    if (n <= 128) {
-        T r[8];
-        for (int j = 0; j < 8; ++j) r[j] = a[j];
-        int64_t i = 8;
-        for (; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    if (n <= $pw_block) {
+        T r[$pw_acc];
+        for (int j = 0; j < $pw_acc; ++j) r[j] = a[j];
+        int64_t i = $pw_acc;
+        for (; i < n - (n % $pw_acc); i += $pw_acc)
+            for (int j = 0; j < $pw_acc; ++j) r[j] += a[i + j];
+        for (int w = $pw_acc / 2; w >= 1; w /= 2)
+            for (int j = 0; j < w; ++j) r[j] = r[2 * j] + r[2 * j + 1];
+        T res = r[0];
         for (; i < n; ++i) res += a[i];
         return res;
     }
     int64_t n2 = n / 2;
-    n2 -= n2 % 8;
+    n2 -= n2 % $pw_acc;
     return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
-// Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
-static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+// Rounding toward zero (tt.fp_to_fp rounding = rtz; semantics.scalar.round_toward_zero): the nearest value,
+// stepped toward zero if it is farther.
+// x in double: no rounding before the one toward zero
+[[maybe_unused]] static inline float mtia_round_f16_rtz(double x) {
     if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
     uint16_t h = mtia_f32_to_f16((float)x);
     if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
     return mtia_f16_to_f32(h);
 }
-static inline float mtia_round_bf16_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_bf16_rtz(double x) {
     if (std::isnan(x)) return (float)x;
     uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
     if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
     return mtia_bf16_to_f32(h);
 }
-static inline float mtia_round_f32_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_f32_rtz(double x) {
     float r = (float)x;
     if (std::isfinite(x) && std::fabs((double)r) > std::fabs(x)) r = std::nextafter(r, 0.0f);
     return r;
@@ -1709,9 +1717,22 @@ static inline float mtia_round_f32_rtz(double x) {
 // The vector core's RVV shape: one vector register (MTIA_VLEN_BYTES, above) holds MTIA_VLMAX(T) elements of T.
 #define MTIA_VLMAX(T) ((int64_t)(MTIA_VLEN_BYTES / sizeof(T)))
 // The lanes of a dimension of `size` inside an effective shape's extent `valid` (clamped to [0, size]).
-static inline int64_t mtia_extent(int64_t valid, int64_t size) { return valid < 0 ? 0 : valid > size ? size : valid; }
-static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
-"""
+[[maybe_unused]] static inline int64_t mtia_extent(int64_t valid, int64_t size) {
+    return valid < 0 ? 0 : valid > size ? size : valid;
+}
+[[maybe_unused]] static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) {
+    return remaining < vlmax ? remaining : vlmax;
+}
+""").substitute(
+    div0=INT_DIV_BY_ZERO,
+    tf32_bits=TF32_MANTISSA_BITS,
+    tf32_drop=TF32_DROPPED_BITS,
+    tf32_half=f"{(1 << (TF32_DROPPED_BITS - 1)) - 1:#x}u",
+    tf32_low=f"{(1 << TF32_DROPPED_BITS) - 1:#x}u",
+    pw_block=PAIRWISE_BLOCK,
+    pw_acc=PAIRWISE_ACCUMULATORS,
+)
+"""The helpers every kernel's C++ starts with; the rules they encode come from mtia_xdsl/semantics."""
 
 
 def _param_spec(arg: BlockArgument) -> str:

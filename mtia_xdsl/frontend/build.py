@@ -346,5 +346,3 @@ def _check_constexpr_values(fn: Any, constants: dict[Any, object]) -> None:
             getattr(fn, "def_file_line_number", None),
             1,
         )
-
-

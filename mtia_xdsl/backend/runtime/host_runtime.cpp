@@ -422,6 +422,7 @@ void *mtia_cmd_inout(mtia_pe *pe, int32_t h) {
     if (c.waited < 1 || c.visible < 1)
         fail(pe, pe->loc, "an inplace command updates a CB tile without a cb_wait for it%s", cb_text(c, h).c_str());
     Slot s{h, c.popped};
+    add_unique(pe->waits, s);  // the command reads the tile it updates: a wait on it, as the model records
     pe->fills.push_back(s);
     return slot_ptr(pe, c, s.seq);
 }
