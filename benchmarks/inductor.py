@@ -13,6 +13,11 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
   roofline   sum of the launches' roofline bounds / sum of their cycles (Report.achieved_fraction, summed)
   host ops   calls Inductor left to host libraries (extern_kernels.*, aten fallbacks): not run on MTIA and
              not in `sim us`
+  stock us   the same model compiled again with Inductor's stock choices (`stock_choices()` of
+             mtia_xdsl/runtime/inductor.py: autotuning by host wall-clock time, device properties of the
+             host), matmuls and embedding bags still on MTIA, so every kernel is counted in both columns; the
+             compiler (index forms, DMA) is the same in both runs
+  x          stock us / sim us: how much less simulated time per call our choices take
 
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
@@ -23,7 +28,7 @@ process and says so.
 Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
 
-Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism]
+Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism] [--no-stock]
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from torch import nn
 
 import mtia_xdsl
 from mtia_xdsl.runtime import toolchain
-from mtia_xdsl.runtime.inductor import normalized_output_code
+from mtia_xdsl.runtime.inductor import normalized_output_code, stock_choices
 from mtia_xdsl.transforms import convert_tt_to_mtia
 from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
@@ -447,6 +452,8 @@ class Result:
     """Hash of the simulated cycles of every launch of the timed call, in order."""
     error: str = ""
     wall_s: float = 0.0
+    stock: Result | None = None
+    """The same model under Inductor's stock choices (`stock_choices()`), when measured."""
 
 
 def _outputs(case: Case, module: nn.Module, out: Any) -> list[torch.Tensor]:
@@ -456,7 +463,11 @@ def _outputs(case: Case, module: nn.Module, out: Any) -> list[torch.Tensor]:
     return tensors
 
 
-def run_case(case: Case) -> Result:
+def run_case(case: Case, stock: bool = False) -> Result:
+    """Compile and run `case`; with `stock`, under Inductor's stock choices (see `stock_choices`)."""
+    if stock:
+        with stock_choices():
+            return run_case(case)
     from torch._inductor.utils import run_and_get_code
 
     res = Result(case.name, case.kind)
@@ -562,10 +573,10 @@ def report(results: list[Result], markdown: bool) -> str:
             r.name, r.kind, f"{r.generated}/{r.compiled}/{r.launched}", "yes" if r.correct else "NO",
             f"{100 * r.dma / r.accesses:.0f} %" if r.accesses else "-", f"{r.sim_us:.2f}",
             f"{100 * r.bound_cycles / r.cycles:.1f} %" if r.cycles else "-",
-            str(sum(r.host_ops.values())), f"{r.kernels_hash}/{r.times_hash}",
+            str(sum(r.host_ops.values())), *_stock_cells(r), f"{r.kernels_hash}/{r.times_hash}",
         ])  # fmt: skip
     out = [_table(["model", "kind", "kernels gen/comp/run", "correct", "DMA %", "sim us", "roofline", "host ops",
-                   "kernels/times hash"], rows, markdown)]  # fmt: skip
+                   "stock us", "x", "kernels/times hash"], rows, markdown)]  # fmt: skip
     dma, acc = sum(r.dma for r in results), sum(r.accesses for r in results)
     correct = sum(r.correct for r in results)
     out.append("")
@@ -575,6 +586,15 @@ def report(results: list[Result], markdown: bool) -> str:
         f"DMA {dma}/{acc} loads+stores = {100 * dma / acc if acc else 0:.1f} %; "
         f"simulated {sum(r.sim_us for r in results):.2f} us per call of all models"
     )
+    measured = [r for r in results if r.stock is not None and not r.stock.error and r.sim_us]
+    if measured:
+        stock_us = sum(r.stock.sim_us for r in measured if r.stock is not None)
+        ten = [r.name for r in measured if r.stock is not None and r.stock.sim_us >= 10 * r.sim_us]
+        out.append(
+            f"stock choices: {stock_us:.2f} us per call of the {len(measured)} models measured, "
+            f"{stock_us / sum(r.sim_us for r in measured):.1f}x ours; 10x or more less simulated time: "
+            f"{len(ten)}/{len(measured)} ({', '.join(ten) or 'none'})"
+        )
     causes: collections.Counter[str] = collections.Counter()
     where: dict[str, list[str]] = collections.defaultdict(list)
     for r in results:
@@ -588,12 +608,24 @@ def report(results: list[Result], markdown: bool) -> str:
     return "\n".join(out)
 
 
+def _stock_cells(r: Result) -> list[str]:
+    """The `stock us` and `x` cells: the stock run's time and its ratio to ours ("-" if not measured)."""
+    if r.stock is None:
+        return ["-", "-"]
+    if r.stock.error:
+        return ["failed", "-"]
+    return [f"{r.stock.sim_us:.2f}", f"{r.stock.sim_us / r.sim_us:.1f}" if r.sim_us else "-"]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", help="comma-separated subset of: " + ",".join(c.name for c in CASES))
     parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     parser.add_argument("--per-kernel", action="store_true", help="list every access that is not DMA by kernel")
     parser.add_argument("--hot", action="store_true", help="list every launch of the timed call, slowest first")
+    parser.add_argument(
+        "--no-stock", action="store_true", help="skip the second compile under Inductor's stock choices (stock us, x)"
+    )
     parser.add_argument("--dump", metavar="DIR", help="write each model's Inductor output code to DIR/<model>.py")
     parser.add_argument(
         "--check-determinism", action="store_true",
@@ -611,6 +643,10 @@ def main(argv: list[str] | None = None) -> int:
     for case in chosen:
         r = run_case(case)
         print(f"  {r.name}: {r.wall_s:.0f} s{'  ' + r.error if r.error else ''}", file=sys.stderr, flush=True)
+        if not args.no_stock:
+            r.stock = run_case(case, stock=True)
+            print(f"  {r.name} (stock choices): {r.stock.wall_s:.0f} s{'  ' + r.stock.error if r.stock.error else ''}",
+                  file=sys.stderr, flush=True)  # fmt: skip
         results.append(r)
     print(report(results, args.markdown))
     if args.per_kernel:

@@ -219,6 +219,15 @@ _LIBDEVICE_EXTRA = {
 """libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
 
 
+def _math1(name: str, rt: Attribute, x: str) -> str:
+    """Math op `name` of one operand `x` with result type `rt`; semantics.scalar.WIDENED_F32 ops on f32 in double."""
+    from mtia_xdsl.semantics.scalar import WIDENED_F32
+
+    if name in WIDENED_F32 and isinstance(rt, builtin.Float32Type):
+        return f"(float)std::{_MATH1[name]}((double)({x}))"
+    return _round(rt, f"std::{_MATH1[name]}({x})")
+
+
 def _int_prop(op: Operation, name: str, default: int) -> int:
     """An integer (or enum) property or attribute of `op`, as the interpreter reads it."""
     attr = op.properties.get(name)
@@ -241,7 +250,7 @@ def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
     as_op = SAME_AS_OP.get(stem)
     if as_op is not None:
         if as_op in _MATH1:
-            return _round(rt, f"std::{_MATH1[as_op]}({a[0]})")
+            return _math1(as_op, rt, a[0])
         if as_op in _MATH2:
             return _round(rt, f"std::{_MATH2[as_op]}({a[0]}, {a[1]})")
         if as_op == "math.rsqrt":
@@ -359,7 +368,7 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         dst = _storage(rt, op)
         return _load(rt, f"mtia_bitcast<{dst}>(({src}){_store(it, a[0])})")
     if name in _MATH1:
-        return _round(rt, f"std::{_MATH1[name]}({a[0]})")
+        return _math1(name, rt, a[0])
     if name in _MATH2:
         return _round(rt, f"std::{_MATH2[name]}({a[0]}, {a[1]})")
     if name == "tt.extern_elementwise":
@@ -496,9 +505,11 @@ def _linear(idx: list[str], shape: list[int]) -> str:
 class _Kernel:
     """Emits one tt.func."""
 
-    def __init__(self, func: Operation, module: ModuleOp) -> None:
+    def __init__(self, func: Operation, module: ModuleOp, helpers: dict[str, list[str]] | None = None) -> None:
         self.func = func
         self.module = module
+        self.helpers: dict[str, list[str]] = helpers if helpers is not None else {}
+        """C++ function name -> lines of each function a tt.call reaches (callees first), shared by all emitters."""
         self.names = _Names()
         self.value: dict[SSAValue, str] = {}
         self.lines: list[str] = []
@@ -570,6 +581,62 @@ class _Kernel:
         self.lines.append("}")
         return self.lines
 
+    def emit_function(self, cname: str) -> list[str]:
+        """The callee of a tt.call as a static C++ function `cname` taking the PE, program ids, grid and its
+        arguments, returning its one scalar result (if any)."""
+        func = self.func
+        block = func.regions[0].blocks.first
+        assert block is not None
+        if len(func.regions[0].blocks) != 1:
+            raise _error(func, "a function of more than one block (run tt-lift-early-returns)")
+        ret = block.last_op
+        assert ret is not None
+        results = list(ret.operands)
+        if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
+            raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
+        params = []
+        for arg in block.args:
+            if isinstance(arg.type, TensorType):
+                raise _error(func, "a called function taking a tensor (tt.call)")
+            params.append(f"[[maybe_unused]] {_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
+        pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
+        self.names.used.update(pid)
+        sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
+        rtype = _ctype(results[0].type, func) if results else "void"
+        self.lines.append(f"static {rtype} {cname}({sig}) {{")
+        self.emit_block(block, "    ")
+        self.flush("    ")
+        if results:
+            self.lines.append(f"    return {self.get(results[0], ret)};")
+        self.lines.append("}")
+        return self.lines
+
+    def op_tt_call(self, op: Operation, indent: str) -> None:
+        """A call of a non-inlined function (@triton.jit(noinline=True)): a static C++ function of its own."""
+        callee = op.properties.get("callee", op.attributes.get("callee"))
+        assert isinstance(callee, builtin.SymbolRefAttr), "verified tt.call has a callee"
+        symbol = callee.root_reference.data
+        func = next((f for f in self.module.ops if f.name == "tt.func" and _sym_name(f) == symbol), None)
+        if func is None:
+            raise _error(op, f"a call of @{symbol}, which is not in the module")
+        cname = "fn_" + _IDENT.sub("_", symbol)
+        if cname not in self.helpers:
+            self.helpers[cname] = []  # a recursive call finds it declared
+            callee_emitter = _Kernel(func, self.module, self.helpers)
+            callee_emitter.file = self.file  # MTIA_KERNEL_FILE is the kernel's file
+            self.helpers[cname] = callee_emitter.emit_function(cname)
+        if len(op.results) > 1 or any(isinstance(r.type, TensorType) for r in op.results):
+            raise _error(op, "a call returning more than one value or a tensor (tt.call)")
+        args = ", ".join(["pe", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
+                         + [self.get(v, op) for v in op.operands])  # fmt: skip
+        self.flush(indent)
+        if op.results:
+            r = op.results[0]
+            unused = "" if r.uses else "[[maybe_unused]] "
+            self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = {cname}({args});")
+        else:
+            self.emit(indent, f"{cname}({args});")
+
     def emit_block(self, block: Block, indent: str) -> None:
         self.last_line.append(None)
         for op in block.ops:
@@ -601,56 +668,75 @@ class _Kernel:
 
     # -- scalar core ops
     def op_tt_assert(self, op: Operation, indent: str) -> None:
-        if isinstance(op.operands[0].type, TensorType):
-            raise _error(op, "an assert on a tensor outside an engine body")
         msg = op.properties.get("message", op.attributes.get("message"))
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
-        self.emit(indent, f"if (!({self.get(op.operands[0], op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+        cond = op.operands[0]
+        if isinstance(cond.type, TensorType):  # a tile the scalar core read (mtia.cb_read): every lane must hold
+            owner = cond.owner
+            if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+                raise _error(op, "an assert on a tensor outside an engine body that was not read from a CB")
+            arr, n = self.get(cond, op), np_prod(_shape(cond.type))
+            self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q)")
+            self.emit(indent, f"    if (!{arr}[q]) mtia_assert_fail(pe, {text}, {self.loc(op)});")
+            return
+        self.emit(indent, f"if (!({self.get(cond, op)})) mtia_assert_fail(pe, {text}, {self.loc(op)});")
 
     def op_tt_reduce(self, op: Operation, indent: str) -> None:
-        """A reduction on the scalar core of a tile it read (mtia.cb_read): the model's pairwise tree."""
+        """A reduction on the scalar core of tiles it read (mtia.cb_read), one operand or several reduced together
+        (argmax: values and indices): the model's pairwise tree (machine/interpret/tt.py _tree_reduce)."""
         from mtia_xdsl.machine.interpret.tt import fast_combiner
 
-        src = op.operands[0]
-        if len(op.operands) != 1 or len(_shape(src.type)) != 1 or isinstance(op.results[0].type, TensorType):
-            raise _error(op, "a reduction on the scalar core other than of one 1-D tile to a scalar")
-        owner = src.owner
-        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
-            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
-        n = _shape(src.type)[0]
-        et = _elem(src.type)
-        ct = _ctype(et, op)
-        arr = self.get(src, op)
+        srcs = list(op.operands)
+        _check_scalar_reduce(op)
+        n = _shape(srcs[0].type)[0]
         region = op.regions[0]
         block = region.blocks.first
         assert block is not None
         levels, m = 0, n
         while m > 1:
             levels, m = levels + 1, m // 2 + m % 2
-        if fast_combiner(region) is None:  # the model runs the region once per tree level, counting its ops
+        if len(srcs) > 1 or fast_combiner(region) is None:  # the model runs the region once per level
             self.pending += levels * len(block.ops)
-        buf = self.names.fresh(None, "buf")
-        self.emit(indent, f"{ct} {buf}[{n}];")
-        self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{arr}[q]')};")
+        bufs = []
+        for src in srcs:
+            et = _elem(src.type)
+            buf = self.names.fresh(None, "buf")
+            bufs.append((buf, _ctype(et, op)))
+            self.emit(indent, f"{_ctype(et, op)} {buf}[{n}];")
+            self.emit(indent, f"for (int64_t q = 0; q < {n}; ++q) {buf}[q] = {_load(et, f'{self.get(src, op)}[q]')};")
         self.emit(indent, f"for (int64_t len = {n}; len > 1; len = len / 2 + len % 2) {{")
         self.emit(indent, "    for (int64_t q = 0; q < len / 2; ++q) {")
-        env: dict[SSAValue, str] = dict(zip(block.args, [f"{buf}[2 * q]", f"{buf}[2 * q + 1]"], strict=True))
-        result = None
+        pairs = [f"{b}[2 * q]" for b, _ in bufs] + [f"{b}[2 * q + 1]" for b, _ in bufs]
+        body = indent + "        "
+        results = self._combine(block, pairs, body)
+        finals = []
+        for (buf, ct), res in zip(bufs, results, strict=True):  # all read before any is written
+            r = self.names.fresh(None, "r")
+            self.emit(body, f"const {ct} {r} = {res};")
+            finals.append((buf, r))
+        for buf, r in finals:
+            self.emit(body, f"{buf}[q] = {r};")
+        self.emit(indent, "    }")
+        for buf, _ in bufs:
+            self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
+        self.emit(indent, "}")
+        for (buf, ct), r in zip(bufs, op.results, strict=True):
+            unused = "" if r.uses else "[[maybe_unused]] "
+            self.emit(indent, f"{unused}const {ct} {self.name_for(r)} = {buf}[0];")
+
+    def _combine(self, block: Block, args: list[str], indent: str) -> list[str]:
+        """Emit a combine region's ops on the C++ expressions `args` of its block arguments; return its results."""
+        env: dict[SSAValue, str] = dict(zip(block.args, args, strict=True))
         for inner in block.ops:
             if inner.name == "tt.reduce.return":
-                result = env[inner.operands[0]]
-                break
+                return [env[v] for v in inner.operands]
             expr = elementwise(inner, [env[v] for v in inner.operands]) if len(inner.results) == 1 else None
             if expr is None:
                 raise _error(inner, "this op in a reduction's combine region")
             c = self.names.fresh(None, "c")
-            self.emit(indent + "        ", f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
+            self.emit(indent, f"const {_ctype(inner.results[0].type, inner)} {c} = {expr};")
             env[inner.results[0]] = c
-        self.emit(indent + "        ", f"{buf}[q] = {result};")
-        self.emit(indent, "    }")
-        self.emit(indent, f"    if (len % 2) {buf}[len / 2] = {buf}[len - 1];")
-        self.emit(indent, "}")
-        self.emit(indent, f"const {ct} {self.name_for(op.results[0])} = {buf}[0];")
+        raise _error(block.parent_op() or self.func, "a combine region without tt.reduce.return")
 
     def op_ttg_barrier(self, op: Operation, indent: str) -> None:
         self.emit(indent, "// tl.debug_barrier: a program's commands are issued in order; nothing to wait for")
@@ -728,7 +814,8 @@ class _Kernel:
             block = region.blocks.first
             if k == 1:
                 if block is None or (not names and len(block.ops) <= 1):
-                    if block is not None:
+                    if block is not None and block.ops:  # an empty else still runs its scf.yield
+                        self.emit(indent, "} else {")
                         self.pending += len(block.ops)
                         self.flush(indent + "    ")
                     break
@@ -833,7 +920,7 @@ class _Kernel:
 
         strides = [self.get(v, op) for v in op.strides]
         bounds = [self.get(v, op) for v in op.bounds]
-        starts = [self.get(v, op) for v in op.starts]
+        starts = [self.get(v, op) for v in getattr(op, "starts", ())]  # dma_gather_rows has none
         from mtia_xdsl.machine.interpret.formats import dtype_name
 
         d = self.names.fresh(None, "dma")
@@ -846,6 +933,34 @@ class _Kernel:
         )
         return d
 
+    def op_mtia_re_allreduce(self, op: Any, indent: str) -> None:
+        """Cross-PE reduction of a scalar or of a tile the scalar core holds (mtia_re_allreduce)."""
+        from mtia_xdsl.machine.interpret.formats import dtype_name
+
+        t = op.input.type
+        r = op.results[0]
+        axis, kind = op.pe_axis.value.data, op.kind.data
+        self.flush(indent)
+        if isinstance(t, TensorType):
+            et = _elem(t)
+            n = np_prod(_shape(t))
+            out = self.name_for(r, "tile")
+            self.emit(indent, f"{_storage(et, op)} {out}[{n}];")
+            self.emit(indent, f"memcpy({out}, {self.get(op.input, op)}, sizeof {out});")
+            self.emit(
+                indent,
+                f'mtia_re_allreduce(pe, {out}, {n}, sizeof {out}[0], "{dtype_name(et)}", "{kind}", {axis}, '
+                f"{self.loc(op)});",
+            )
+            return
+        raw = self.names.fresh(None, "raw")
+        self.emit(indent, f"{_storage(t, op)} {raw} = {_store(t, self.get(op.input, op))};")
+        self.emit(
+            indent,
+            f'mtia_re_allreduce(pe, &{raw}, 1, sizeof {raw}, "{dtype_name(t)}", "{kind}", {axis}, {self.loc(op)});',
+        )
+        self.emit(indent, f"const {_ctype(t, op)} {self.name_for(r)} = {_load(t, raw)};")
+
     def op_mtia_dma_load(self, op: Any, indent: str) -> None:
         if op.out is None:
             raise _error(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
@@ -853,15 +968,42 @@ class _Kernel:
         self.emit(indent, "{")
         inner = indent + "    "
         d = self._desc(op, op.block_type, inner)
-        other = "nullptr"
-        if op.other is not None:
-            if isinstance(op.other.type, TensorType):
-                raise _error(op, "a DMA load whose `other` is a tensor")
-            elem = _elem(op.block_type)
-            o = self.names.fresh(None, "other")
-            self.emit(inner, f"const {_storage(elem, op)} {o} = {_store(elem, self.get(op.other, op))};")
-            other = f"&{o}"
+        other = self._other(op, inner)
         self.emit(inner, f"mtia_dma_load(pe, {self.get(op.out, op)}, &{d}, {other}, {self.loc(op)});")
+        self.emit(indent, "}")
+
+    def _other(self, op: Any, indent: str) -> str:
+        """A pointer to the element masked lanes of DMA load `op` get (its `other`), or nullptr."""
+        if op.other is None:
+            return "nullptr"
+        if isinstance(op.other.type, TensorType):
+            raise _error(op, "a DMA load whose `other` is a tensor")
+        elem = _elem(op.block_type)
+        o = self.names.fresh(None, "other")
+        self.emit(indent, f"const {_storage(elem, op)} {o} = {_store(elem, self.get(op.other, op))};")
+        return f"&{o}"
+
+    def op_mtia_dma_gather_rows(self, op: Any, indent: str) -> None:
+        """Indexed DMA: rows picked by the index tile in a CB (mtia_dma_gather_rows)."""
+        if op.out is None or not mtia.is_cb(op.index):
+            raise _error(op, "a tensor-level indexed DMA (run mtia-cb-bufferize)")
+        block = op.block_type
+        index = mtia.tile_type(op.index.type)
+        self.flush(indent)
+        self.emit(indent, "{")
+        inner = indent + "    "
+        d = self._desc(op, block, inner)
+        other = self._other(op, inner)
+        shape = self.names.fresh(None, "index_shape")
+        extents = [str(x) for x in _shape(index)] + ["1"] * (MAX_RANK - len(_shape(index)))
+        self.emit(inner, f"const int64_t {shape}[{MAX_RANK}] = {{{', '.join(extents)}}};")
+        ls_bytes = mtia.tile_bytes(block) + mtia.tile_bytes(index)
+        self.emit(
+            inner,
+            f"mtia_dma_gather_rows(pe, {self.get(op.out, op)}, {self.get(op.index, op)}, {shape}, "
+            f"{mtia.element_bytes(_elem(index))}, {self.get(op.row_stride, op)}, &{d}, {other}, "
+            f"/*ls bytes*/ {ls_bytes}, {self.loc(op)});",
+        )
         self.emit(indent, "}")
 
     def op_mtia_dma_store(self, op: Any, indent: str) -> None:
@@ -872,9 +1014,9 @@ class _Kernel:
         d = self._desc(op, t, inner)
         if mtia.is_cb(op.value):
             self.emit(inner, f"mtia_dma_store(pe, {self.get(op.value, op)}, &{d}, {self.loc(op)});")
+        elif _shape(t):  # a tile the scalar core holds (a whole-tile cb_read, a re_reduce result)
+            self.emit(inner, f"mtia_dma_store_value(pe, {self.get(op.value, op)}, &{d}, {self.loc(op)});")
         else:
-            if _shape(t):
-                raise _error(op, "a DMA store of a tensor value outside a CB")
             v = self.names.fresh(None, "value")
             self.emit(inner, f"const {_storage(t, op)} {v} = {_store(t, self.get(op.value, op))};")
             self.emit(inner, f"mtia_dma_store_scalar(pe, &{v}, &{d}, {self.loc(op)});")
@@ -1109,7 +1251,8 @@ class _Kernel:
         from mtia_xdsl.machine.interpret.command_work import ComputeInfo
 
         if not op.outs:
-            raise _error(op, "an engine command whose results stay in registers")
+            self._print_only(op, indent)
+            return
         for inner in op.body.walk():  # ops with effects (or not translated) must not be dropped as unused values
             if inner.name in _BODY_UNSUPPORTED:
                 raise _error(inner, "this op in an engine body")
@@ -1150,6 +1293,38 @@ class _Kernel:
             f"/*LS bytes*/ {info.ls_bytes}}};",
         )
         self.emit(inner, "mtia_compute_end(pe, &work);")
+        self.emit(indent, "}")
+
+    def _print_only(self, op: Any, indent: str) -> None:
+        """A body without outputs that only prints CB tiles (tl.device_print): the model records no command
+        for it, so neither does this; it prints each tile's elements after the program id and prefix."""
+        block = op.body.block
+        prints = [inner for inner in block.ops if inner.name != "mtia.yield"]
+        if any(inner.name != "tt.print" for inner in prints) or block.last_op.operands:
+            raise _error(op, "an engine command whose results stay in registers")
+        tiles = dict(zip(block.args, op.inputs, strict=True))
+        self.flush(indent)
+        self.emit(indent, "{  // tl.device_print: no command (the model records none)")
+        inner = indent + "    "
+        for pr in prints:
+            prefix = pr.properties.get("prefix", pr.attributes.get("prefix"))
+            text = prefix.data if isinstance(prefix, builtin.StringAttr) else ""
+            self.emit(inner, f'printf("pid (%d, %d, %d)%s", pid_x, pid_y, pid_z, {json.dumps(text)});')
+            for v in pr.operands:
+                cb = tiles.get(v)  # type: ignore[call-overload]
+                if cb is None or not mtia.is_cb(cb):
+                    raise _error(pr, "a print of a value other than a tile the command reads from a CB")
+                t = mtia.tile_type(cb.type)
+                et = _elem(t)
+                st = _storage(et, pr)
+                ptr = self.names.fresh(None, "tile")
+                self.emit(inner, f"const {st} *{ptr} = (const {st} *)mtia_cb_front_ptr(pe, {self.get(cb, op)}, "
+                                 f"{self.loc(pr)});")  # fmt: skip
+                value = _load(et, f"{ptr}[q]")
+                fmt, cast = (" %.9g", "double") if _is_float(et) else (" %lld", "long long")
+                self.emit(inner, f"for (int64_t q = 0; q < {np_prod(_shape(t))}; ++q)")
+                self.emit(inner, f'    printf("{fmt}", ({cast})({value}));')
+            self.emit(inner, 'printf("\\n");')
         self.emit(indent, "}")
 
     def op_mtia_dpe_matmul(self, op: Any, indent: str) -> None:
@@ -1257,11 +1432,14 @@ class _Kernel:
             )
             self.emit(pad, "}")
             self.emit(pad, f"const {ct} red_acc = mtia_pairwise_sum(red_row, {n_row});")
-        else:
+        else:  # numpy's reduce (semantics.reduce): from the first lane on, lanes outside the extents as identity
+            inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
             self.emit(pad, f"{ct} red_acc = {init};")
-            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {ext[axis]}; ++{idx[axis]}) {{")
-            upd = f"red_acc = {_round(et, combine('red_acc', x_at, et))};"
-            self.emit(pad + "    ", f"if ({cond}) {upd}" if cond else upd)
+            self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {shape[axis]}; ++{idx[axis]}) {{")
+            lane = f"{inside} ? {x_at} : {init}" if valid else x_at
+            self.emit(pad + "    ", f"const {ct} lane = {lane};")
+            upd = f"{idx[axis]} == 0 ? lane : {_round(et, combine('red_acc', 'lane', et))}"
+            self.emit(pad + "    ", f"red_acc = {upd};")
             self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
@@ -1612,6 +1790,7 @@ _PRELUDE = Template(r"""#include "mtia_runtime.h"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -1781,6 +1960,22 @@ def _kernel_meta(func: Operation, module: ModuleOp) -> dict[str, Any]:
     }
 
 
+def _check_scalar_reduce(op: Operation) -> None:
+    """Raise CppEmitError unless tt.reduce `op` reduces 1-D tiles the scalar core read from CBs to scalars."""
+    shapes = {tuple(_shape(v.type)) for v in op.operands}
+    if len(shapes) != 1 or len(next(iter(shapes))) != 1 or any(isinstance(r.type, TensorType) for r in op.results):
+        raise _error(op, "a reduction on the scalar core other than of 1-D tiles to scalars")
+    for src in op.operands:
+        owner = src.owner
+        if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
+            raise _error(op, "a reduction on the scalar core of a tile it did not read from a CB")
+
+
+def _sym_name(func: Operation) -> str:
+    name = func.properties.get("sym_name", func.attributes.get("sym_name"))
+    return name.data if isinstance(name, builtin.StringAttr) else ""
+
+
 def _find_kernel(module: ModuleOp) -> Operation:
     funcs = [op for op in module.ops if op.name == "tt.func"]
     public = [f for f in funcs if getattr(f.properties.get("sym_visibility"), "data", "public") == "public"]
@@ -1814,6 +2009,8 @@ def emit_cpp(module: ModuleOp) -> str:
             raise _error(op, "a tensor-level program (lower it with the default pipeline to the buffer level)")
     k = _Kernel(func, module)
     body = k.emit_kernel()
+    callees = reversed(list(k.helpers.values()))  # a callee's own callees were added after it: they come first
+    body = [line for lines in callees for line in [*lines, ""]] + body
     meta = _kernel_meta(func, module)
     block = func.regions[0].blocks.first
     assert block is not None

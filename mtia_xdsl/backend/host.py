@@ -34,6 +34,7 @@ from typing import Any, cast
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.backend.collective import Collectives, Waiting
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, MachineConfig, PeSubgrid, derive_config
 from mtia_xdsl.machine.interpret.command_work import (
@@ -49,10 +50,13 @@ from mtia_xdsl.machine.interpret.command_work import (
     scalar_memory_command,
 )
 from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_command  # pyright: ignore[reportUnknownVariableType]
+from mtia_xdsl.machine.interpret.mtia_indexed_dma import gather_rows_command
+from mtia_xdsl.machine.interpret.mtia_renet import re_link_command
 from mtia_xdsl.machine.placement import Placement, by_round
 from mtia_xdsl.machine.report import build_report
 from mtia_xdsl.machine.run import RunResult
 from mtia_xdsl.machine.timing import TimingError, simulate
+from mtia_xdsl.utils.locations import argument_count_error
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 """mtia_runtime.h and host_runtime.cpp."""
@@ -169,6 +173,9 @@ ENGINES = {0: Engine.SCALAR, 1: Engine.DMA, 2: Engine.DPE, 3: Engine.SE, 4: Engi
 
 _REC_CB, _REC_CMD, _REC_END = 1, 2, 3
 _OP_DMA, _OP_COMPUTE, _OP_DPE, _OP_RE, _OP_CB_READ, _OP_SCALAR_MEM, _OP_LANES = 1, 2, 3, 4, 5, 6, 7
+_OP_RE_LINK, _OP_GATHER_ROWS = 8, 9
+CALL_WAITING = 2
+"""`mtia_host_call`'s status of a program stopped at a cross-PE reduction (backend/collective.py)."""
 
 
 class HostRuntime:
@@ -195,6 +202,10 @@ class HostRuntime:
         lib.mtia_host_string.argtypes = [p, i64]
         lib.mtia_host_string_count.restype = i64
         lib.mtia_host_string_count.argtypes = [p]
+        lib.mtia_host_set_collective.argtypes = [p, i64, ctypes.c_char_p, i64]
+        lib.mtia_host_collective_wait.restype = p
+        cpp = ctypes.POINTER(ctypes.c_char_p)
+        lib.mtia_host_collective_wait.argtypes = [p, ctypes.POINTER(i64), ctypes.POINTER(i64), cpp, cpp, i32p, cpp]
         if hasattr(lib, "mtia_kernel_meta"):
             lib.mtia_kernel_meta.restype = ctypes.c_char_p
 
@@ -220,10 +231,9 @@ def arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_R
     params = meta["params"]
     where = meta["loc"]
     if len(args) != len(params):
-        names = ", ".join(p["name"] for p in params)
+        names = [p["name"] for p in params]
         raise InterpretationError(
-            f"{where}: error: kernel '{meta['kernel']}' takes {len(params)} non-constexpr arguments ({names}) but "
-            f"{len(args)} were given"
+            argument_count_error(where, meta["kernel"], names, len(args), kind="non-constexpr arguments")
         )
     words: list[int] = []
     regions: dict[int, _Region] = {}
@@ -392,6 +402,14 @@ class RecordDecoder:
             return lanes_command(
                 kind, where, waits, fills, active, extent, elem_bytes, bool(read), bool(write), ls_bytes, s[dtype]
             )
+        if opcode == _OP_RE_LINK:
+            elems, dtype, axis, group_size = p
+            return re_link_command(where, elems, s[dtype], group_size, axis)
+        if opcode == _OP_GATHER_ROWS:
+            active, ls_bytes, dtype, elem_bytes, nruns = p[:5]
+            read = [(p[5 + 2 * j], p[6 + 2 * j]) for j in range(nruns)]
+            extent = (min(a for a, _ in read), max(a + b for a, b in read)) if read else None
+            return gather_rows_command(where, waits, fills, read, active, extent, elem_bytes, ls_bytes, s[dtype])
         raise RuntimeError(f"corrupt runtime record: opcode {opcode}")
 
 
@@ -446,38 +464,43 @@ def run_loaded(
     pids = program_ids(grid3)
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
-    if meta.get("collective"):
-        raise InterpretationError(
-            f"{where}: error: the host runtime does not run cross-PE reductions (mtia.re_allreduce)"
-        )
     lib = rt.lib
     pe = lib.mtia_host_pe_new(machine.ls_bytes)
     decoder = RecordDecoder(machine)
-    traces: list[ProgramTrace] = []
     arg_array = (ctypes.c_int64 * max(len(words), 1))(*[w if w < (1 << 63) else w - (1 << 64) for w in words])
     i32x3 = ctypes.c_int32 * 3
+    collectives = Collectives(placement) if meta.get("collective") else None
+    done: dict[tuple[int, int, int], ProgramTrace] = {}
     try:
         lib.mtia_host_unmap_all()
         for r in regions:
             lib.mtia_host_map(r.storage.data_ptr(), r.working.ctypes.data, r.working.size)
-        for pid in pids:
-            local = int(placement.local_pe(pid))
-            row, col = divmod(local, sub.tile_width)
-            lib.mtia_host_set_program(
-                pe, i32x3(*pid), i32x3(*grid3), (ctypes.c_int32 * 2)(col, row),
-                (ctypes.c_int32 * 2)(sub.tile_width, sub.tile_height),
-            )  # fmt: skip
-            if lib.mtia_host_call(pe, entry, arg_array) != 0:
-                text = lib.mtia_host_error(pe).decode()
-                raise InterpretationError(f"{text} (program id {pid}); no tensor was written")
-            n = ctypes.c_int64()
-            ptr = lib.mtia_host_record(pe, ctypes.byref(n))
-            rec: list[int] = np.ctypeslib.as_array(ptr, shape=(n.value,)).tolist() if n.value else []
-            strings = _strings(lib, pe)
-            traces.append(decoder.trace(rec, strings, pid))
+        pending = pids
+        while pending:  # one pass, or with cross-PE reductions passes until every program ends (collective.py)
+            waiting: list[tuple[int, int, int]] = []
+            progress = False
+            for pid in pending:
+                local = int(placement.local_pe(pid))
+                row, col = divmod(local, sub.tile_width)
+                lib.mtia_host_set_program(
+                    pe, i32x3(*pid), i32x3(*grid3), (ctypes.c_int32 * 2)(col, row),
+                    (ctypes.c_int32 * 2)(sub.tile_width, sub.tile_height),
+                )  # fmt: skip
+                rec = _call(lib, pe, entry, arg_array, pid, regions, collectives)
+                if rec is None:  # stopped at a cross-PE reduction
+                    assert collectives is not None
+                    progress = collectives.arrive(pid, _waiting(lib, pe)) or progress
+                    waiting.append(pid)
+                else:
+                    done[pid] = decoder.trace(rec, _strings(lib, pe), pid)
+                    progress = True
+            if waiting and not progress and collectives is not None:
+                raise collectives.deadlock(waiting)
+            pending = waiting
     finally:
         lib.mtia_host_unmap_all()
         lib.mtia_host_pe_free(pe)
+    traces = [done[pid] for pid in pids]
     if meta.get("reads_pe_id"):
         gx, gy, _ = grid3
         traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
@@ -503,6 +526,50 @@ def run_module(module: Any, grid: tuple[int, int, int], args: list[Any], options
     subgrid = getattr(options, "subgrid_override", None)
     return run_cpp(emit_cpp(module), grid, args, config=machine_config(module, options), mapping=mapping,
                    subgrid=subgrid)  # fmt: skip
+
+
+def _call(
+    lib: Any,
+    pe: int,
+    entry: int,
+    arg_array: Any,
+    pid: tuple[int, int, int],
+    regions: list[_Region],
+    collectives: Collectives | None,
+) -> list[int] | None:
+    """Run the program set on `pe`; return its record, or None if it stopped at a cross-PE reduction whose
+    result is not known yet (its memory writes undone).
+
+    Raises: InterpretationError with the runtime's message and the program id.
+    """
+    snapshot = [r.working.copy() for r in regions] if collectives is not None else []
+    if collectives is not None:
+        ncalls, results = collectives.known(pid)
+        lib.mtia_host_set_collective(pe, ncalls, results, len(results))
+    status = lib.mtia_host_call(pe, entry, arg_array)
+    if status == CALL_WAITING and collectives is not None:
+        for r, old in zip(regions, snapshot, strict=True):  # it reruns from the start
+            r.working[...] = old
+        return None
+    if status != 0:
+        text = lib.mtia_host_error(pe).decode()
+        raise InterpretationError(f"{text} (program id {pid}); no tensor was written")
+    n = ctypes.c_int64()
+    ptr = lib.mtia_host_record(pe, ctypes.byref(n))
+    return np.ctypeslib.as_array(ptr, shape=(n.value,)).tolist() if n.value else []
+
+
+def _waiting(lib: Any, pe: int) -> Waiting:
+    """Where the program that just returned CALL_WAITING stopped (mtia_host_collective_wait)."""
+    nbytes, call, axis = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int32()
+    kind, dtype, loc = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
+    ptr = lib.mtia_host_collective_wait(
+        pe, ctypes.byref(nbytes), ctypes.byref(call), ctypes.byref(kind), ctypes.byref(dtype), ctypes.byref(axis),
+        ctypes.byref(loc),
+    )  # fmt: skip
+    data = ctypes.string_at(ptr, nbytes.value) if nbytes.value else b""
+    text = [(v.value or b"").decode() for v in (kind, dtype, loc)]
+    return Waiting(call.value, data, text[0], text[1], axis.value, text[2])
 
 
 def _strings(lib: Any, pe: int) -> list[str]:

@@ -1,22 +1,26 @@
 """The LLVM IR emitter (`mtia-opt -t mtia-llvm`, `asm["llir"]`): the buffer-level mtia program lowered to xDSL's
 `llvm` dialect and printed as LLVM IR text through xDSL's llvm -> llvmlite translation (backend/llvm_ir.py).
 
-What the IR holds, per kernel `@K` of the program:
-- `void @K(<kernel parameters>, i32 %pid_x, i32 %pid_y, i32 %pid_z, i32 %num_x, i32 %num_y, i32 %num_z)`: the
-  scalar core's code for one Triton program. Pointer parameters are `ptr`, held as i64 byte addresses inside;
-  scalars are themselves. Structured control flow (scf.for / scf.if / scf.while) becomes branches and phis.
-- Engine commands and CB operations are calls to the runtime's external C functions (`RUNTIME_FUNCTIONS`),
-  each with the command's `site` (the position of its op in a walk of the kernel, `command_sites`, so a
-  runtime error names the kernel line): `@mtia_cb_alloc/reserve/push/wait/pop`; SE, VEC and MLU commands
-  get their tiles' LS addresses from `@mtia_cb_front` (an input's front tile) and `@mtia_cb_back` (an
-  output's reserved slot), compute in the emitted loop (backend/llvm_body.py) and are recorded by
-  `@mtia_se_compute` / `@mtia_vec_compute` / `@mtia_mlu_compute`; every other command (DMA, DPE, RE,
-  gather/scatter, atomics, scalar loads and stores, cb_read, the PE grid ops) is `@mtia_<kind>(i32 site,
-  ptr args, ptr results)` with its operands packed as i64 in operand order (a CB as its handle, a float as
-  its bits) and its scalar results returned the same way.
+What the IR holds:
+- `void @K(ptr %pe, ptr %args)`: the scalar core's code for one Triton program of kernel K. `args` holds the
+  kernel parameters as int64 words (pointers as byte addresses, floats as their bits), unpacked into registers;
+  the program id and grid come from the runtime (`@mtia_program_id`, ...). Structured control flow (scf.for /
+  scf.if / scf.while) becomes branches and phis. A function the kernel calls (`tt.call`, a noinline helper)
+  is `@f(ptr %pe, <its scalars>)` returning its result.
+- CB operations and engine commands are calls to the C runtime API (`RUNTIME_FUNCTIONS`, mtia_runtime.h) with
+  the op's kernel location: `@mtia_cb_alloc/reserve/push/wait/pop`, DMA with an `mtia_dma_desc` on the stack
+  (`@mtia_dma_load`, `@mtia_dma_gather_rows`, ...). SE, VEC, MLU, DPE and RE commands compute on their LS tiles
+  in emitted loops (backend/llvm_engines.py) between `@mtia_cmd_begin` and their recording call. Gathers and
+  scatters are runtime calls on their lane tiles; atomics are lane loops over `@mtia_global`, recorded by
+  `@mtia_lanes_end`; `@mtia_re_allreduce` reduces across PEs.
+- Tensors on the scalar core (a whole tile read by mtia.cb_read, a cross-PE reduction's result) live in stack
+  arrays; the tensor ops reading them (tt.reduce, tt.assert, elementwise ops) are evaluated element by element
+  with the engine bodies' evaluator. A failing tt.assert (or an out-of-range tt.gather index) stops the
+  program through `@mtia_assert_fail`.
 - `@mtia_scalar_instrs(i64 n)` before each command, branch and return: the scalar-core instructions the
-  machine model counts (every op outside an engine body that is not an engine command, per execution), so
-  the recorded command stream carries the model's issue costs exactly.
+  machine model counts (every op outside an engine body that is not an engine command, per execution; a
+  combine region the model runs once per tree level), so the recorded command stream carries the model's
+  issue costs exactly.
 
 Requires: a buffer-level program (the default pipeline through mtia-cb-bufferize; mtia-cb-allocate for CB
 IDs and LS offsets). Raises: NotHandled (`file:line:col: error: ...`) for an op the emitter does not
@@ -30,7 +34,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, cast
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, llvm
@@ -38,7 +42,19 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.target import Target
 
-from mtia_xdsl.backend.llvm_engines import MAX_RANK, emit_dpe, emit_engine_command, emit_re
+from mtia_xdsl.backend.llvm_engines import (
+    MAX_RANK,
+    combine_region_instrs,
+    emit_dpe,
+    emit_engine_command,
+    emit_loop,
+    emit_re,
+    load_element,
+    scalar_core_assert,
+    scalar_core_tile,
+    scalar_core_values,
+    store_element,
+)
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
     I16,
@@ -52,6 +68,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     element_type,
     emit_scalar,
     is_float,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -73,6 +90,11 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_pe_id": ([PTR, I32], I32),
     "mtia_num_pes": ([PTR, I32], I32),
     "mtia_scalar_instrs": ([PTR, I64], VOID),
+    "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
+    "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
+    "mtia_re_allreduce": ([PTR, PTR, I64, I32, PTR, PTR, I32, PTR], VOID),
+    "mtia_dma_store_value": ([PTR, PTR, PTR, PTR], VOID),
+    "mtia_dma_gather_rows": ([PTR, I32, I32, PTR, I32, I64, PTR, PTR, I64, PTR], VOID),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -91,7 +113,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_compute_end": ([PTR, PTR], VOID),
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
-    "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
+    "mtia_global": ([PTR, I64, I64, PTR], PTR),
+    "mtia_lanes_end": ([PTR, PTR, PTR, I64, I32, I32, I32, I64, PTR], VOID),
     "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
     "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
 }
@@ -109,11 +132,39 @@ PE mapping), which `run_llvm` reads to launch it."""
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
 
-_RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
-"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
 
-_RMW_DTYPES = ("f32", "i32", "i64")
-"""Element types `mtia_atomic_rmw` of the host runtime updates."""
+def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+        name = floating if is_float(old.type) else signed if signed else unsigned
+        return b.intrinsic(name, [old, val], old.type)
+
+    return update
+
+
+def _add(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+    return b.add(llvm.FAddOp(old, val) if is_float(old.type) else llvm.AddOp(old, val))
+
+
+def _cas(b: Builder, old: SSAValue, cmp: SSAValue, val: SSAValue) -> SSAValue:
+    """semantics.atomic.cas_update: `val` where old == cmp, else `old`."""
+    same = b.add(llvm.FCmpOp(old, cmp, builtin.IntegerAttr(1, 64))) if is_float(old.type) else b.icmp("eq", old, cmp)
+    return b.add(llvm.SelectOp(same, val, old))
+
+
+_RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
+    1: lambda b, old, val: b.add(llvm.AndOp(old, val)),
+    2: lambda b, old, val: b.add(llvm.OrOp(old, val)),
+    3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
+    4: _add,
+    5: _add,
+    6: _minmax("llvm.smax", "", "llvm.maximum"),  # np.maximum: NaN propagates
+    7: _minmax("llvm.smin", "", "llvm.minimum"),
+    8: _minmax("", "llvm.umax", "llvm.maximum"),
+    9: _minmax("", "llvm.umin", "llvm.minimum"),
+    10: lambda b, old, val: val,
+}
+"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as
+f32, rounded when stored), as semantics.atomic.rmw_update computes it."""
 
 _CB_CALLS = {
     mtia.CbReserveOp: "mtia_cb_reserve",
@@ -129,24 +180,37 @@ def kernels(module: ModuleOp) -> list[Operation]:
 
 
 def emit_module(module: ModuleOp) -> ModuleOp:
-    """Lower the kernel of the buffer-level `module` to an `llvm` dialect module.
+    """Lower the kernel of the buffer-level `module` (and the functions it calls, `tt.call`) to an `llvm`
+    dialect module.
 
     Raises: NotHandled naming the kernel line of the first op the emitter does not translate.
     """
     out = ModuleOp([])
     funcs = kernels(module)
-    if len(funcs) != 1:
-        where = location_str(funcs[1].location) if funcs else location_str(module.location)
-        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(funcs)}")
-    kernel = funcs[0]
-    for op in kernel.walk():
-        if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
-            raise NotHandled(
-                f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with its CBs "
-                "allocated; lower the kernel with the default pipeline (mtia_xdsl.pipeline.pipeline_for()) first"
-            )
-    KernelEmitter(kernel, out).run(_kernel_meta(kernel, module))
+    public = [f for f in funcs if _visibility(f) != "private"]
+    if len(public) != 1:
+        where = location_str(public[1].location) if public else location_str(module.location)
+        raise NotHandled(f"{where}: error: the LLVM IR emitter takes one kernel per module, got {len(public)}")
+    kernel = public[0]
+    for func in funcs:
+        for op in func.walk():
+            if (isinstance(op, mtia.CbAllocOp) and not op.allocated) or op.name in ("tt.load", "tt.store"):
+                raise NotHandled(
+                    f"{location_str(op.location)}: error: the LLVM IR emitter takes the buffer-level program with "
+                    "its CBs allocated; lower the kernel with the default pipeline "
+                    "(mtia_xdsl.pipeline.pipeline_for()) first"
+                )
+    root = KernelEmitter(kernel, out)
+    for func in funcs:
+        if func is not kernel:
+            KernelEmitter(func, out, shared=root).run_helper()
+    root.run(_kernel_meta(kernel, module))
     return out
+
+
+def _visibility(func: Operation) -> str:
+    vis = func.properties.get("sym_visibility") or func.attributes.get("sym_visibility")
+    return vis.data if isinstance(vis, builtin.StringAttr) else "public"
 
 
 def _kernel_meta(kernel: Operation, module: ModuleOp) -> str:
@@ -192,18 +256,24 @@ def _array(n: int, elem: Attribute) -> Attribute:
 
 
 def _word_type(t: Attribute) -> Attribute:
-    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word."""
+    """The register type of a kernel parameter of IR type `t`, as unpacked from its int64 argument word (a
+    CB, passed to a called function, as its i32 handle)."""
+    if isinstance(t, mtia.CircularBufferType):
+        return I32
     return I64 if t.name == "tt.ptr" else register_type(t)
 
 
 class KernelEmitter:
     """Lowers one kernel function; `values` maps its scalar SSA values (and CB handles) to `llvm` values."""
 
-    def __init__(self, kernel: Operation, out: ModuleOp) -> None:
+    def __init__(self, kernel: Operation, out: ModuleOp, shared: KernelEmitter | None = None) -> None:
+        """`shared`: the emitter of another function of the same module (its declarations and strings)."""
         self.kernel = kernel
         self.out = out
-        self.declared: set[str] = set()
-        self.strings: dict[str, str] = {}
+        self.declared: set[str] = shared.declared if shared else set()
+        self.strings: dict[str, str] = shared.strings if shared else {}
+        self.is_kernel = shared is None
+        """The launched kernel (`void @K(ptr pe, ptr args)`), else a function it calls (`tt.call`)."""
         self.values: dict[SSAValue, SSAValue] = {}
         self.pending = 0
         """Scalar-core instructions counted since the last `@mtia_scalar_instrs`."""
@@ -212,6 +282,8 @@ class KernelEmitter:
         self.b = Builder(self.entry)
         self.pe: SSAValue = self.entry.args[0]
         self.one: SSAValue | None = None
+        self.tiles: dict[SSAValue, SSAValue] = {}
+        """Tiles the scalar core read whole (mtia.cb_read) -> the address of their stack copy (storage format)."""
 
     # -- helpers -------------------------------------------------------------------------------------
     def declare(self, name: str, params: list[Attribute], result: Attribute) -> None:
@@ -247,6 +319,15 @@ class KernelEmitter:
         glob = llvm.GlobalOp(_array(len(values), elem), name, "internal", constant=True, value=cast(Attribute, dense))
         self.out.body.block.add_op(glob)
         return name
+
+    def printf(self, fmt: str, *args: SSAValue) -> None:
+        """Call the C library's printf with format `fmt` (a constant string) and `args` (promoted as C varargs:
+        i32 / i64, f64)."""
+        if "printf" not in self.declared:
+            self.declared.add("printf")
+            fn_t = llvm.LLVMFunctionType([PTR], I32, is_variadic=True)
+            self.out.body.block.add_op(llvm.FuncOp("printf", fn_t, linkage=llvm.LinkageAttr("external")))
+        self.b.add(llvm.CallOp("printf", self.string(fmt, "fmt."), *args, return_type=I32))
 
     def loc(self, op: Operation) -> SSAValue:
         """The kernel location of `op` ("file:line:col") as a constant string, named after the kernel line."""
@@ -340,15 +421,49 @@ class KernelEmitter:
         fn = llvm.FuncOp(
             name, llvm.LLVMFunctionType([PTR, PTR], VOID), linkage=llvm.LinkageAttr("external"), body=self.region
         )
-        for lib in LIBM_FUNCTIONS:
-            if any(
-                isinstance(o, llvm.CallOp) and o.callee is not None and o.callee.string_value() == lib
-                for o in fn.walk()
-            ):
-                t = F32 if lib.endswith("f") else F64
-                self.declare(lib, [t], t)
-        self.out.body.block.add_op(fn)
+        self.finish(fn)
         self.out.body.block.add_op(_c_string_global(META_GLOBAL, meta, "external"))
+
+    def run_helper(self) -> None:
+        """Lower a function the kernel calls (`tt.call`): `@f(ptr pe, <its parameters' registers>)` returning
+        its one result's register (or void). Raises: NotHandled for several results or tensor parameters."""
+        func = self.kernel
+        block = func.regions[0].blocks.first
+        assert block is not None
+        if len(func.regions[0].blocks) != 1:
+            raise not_handled(func, "a function of several blocks (cf branches)")
+        results = list(cast(Any, func.properties["function_type"]).outputs.data)
+        if len(results) > 1 or any(is_tensor(t) for t in (*results, *(a.type for a in block.args))):
+            raise not_handled(func, "a called function with tensor values or several results")
+        try:
+            params = [_word_type(a.type) for a in block.args]
+            ret = _word_type(results[0]) if results else VOID
+        except ValueError as e:
+            raise not_handled(func, str(e)) from None
+        self.entry = Block(arg_types=[PTR, *params])
+        self.b = Builder(self.entry)
+        self.pe = self.entry.args[0]
+        self.region.add_block(self.entry)
+        self.entry.name_hint = "entry"
+        self.pe.name_hint = "pe"
+        self.one = self.b.const(1, I64)
+        for arg, v in zip(block.args, self.entry.args[1:], strict=True):
+            v.name_hint = arg.name_hint
+            self.values[arg] = v
+        self.emit_ops(block.ops)
+        name = cast(builtin.StringAttr, func.properties["sym_name"]).data
+        fn_t = llvm.LLVMFunctionType([PTR, *params], ret)
+        self.finish(llvm.FuncOp(name, fn_t, linkage=llvm.LinkageAttr("internal"), body=self.region))
+
+    def finish(self, fn: llvm.FuncOp) -> None:
+        """Add function `fn` to the module, declaring the libm functions it calls."""
+        for o in fn.walk():  # the libm functions called (f32 names in LIBM_FUNCTIONS, f64 ones without the `f`)
+            callee = o.callee.string_value() if isinstance(o, llvm.CallOp) and o.callee is not None else ""
+            arity = LIBM_FUNCTIONS.get(callee) or LIBM_FUNCTIONS.get(callee + "f")
+            if arity:
+                t = F32 if callee in LIBM_FUNCTIONS else F64
+                self.declare(callee, [t] * arity, t)
+        self.out.body.block.add_op(fn)
 
     def emit_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
@@ -359,6 +474,8 @@ class KernelEmitter:
                 handler(self, op)
             elif op.name in _SCALAR_NAMES:
                 self.scalar(op)
+            elif op.name in _TENSOR_NAMES:
+                self.tensor_op(op)
             else:
                 raise not_handled(op)
             self.carry_names(op.results)
@@ -372,9 +489,24 @@ class KernelEmitter:
                 got.name_hint = v.name_hint
 
     def scalar(self, op: Operation) -> None:
-        if any(isinstance(r.type, TensorType) for r in op.results):
-            raise not_handled(op, "a tensor outside an engine command at buffer level")
+        if any(isinstance(t.type, TensorType) for t in (*op.results, *op.operands)):
+            self.tensor_op(op)
+            return
         self.values[op.results[0]] = emit_scalar(self.b, op, [self.value(v) for v in op.operands])
+
+    def tensor_op(self, op: Operation) -> None:
+        """A scalar-core op on tensor values: a tensor result is evaluated where it is read; scalar results
+        (a reduction of a tile the scalar core read) are computed here from the tensors' elements."""
+        self.pending += combine_region_instrs(op)
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            return
+        for r, v in zip(op.results, scalar_core_values(self, op, self.tiles), strict=True):
+            self.values[r] = v
+
+    def assert_(self, op: Operation) -> None:
+        """tt.assert on the scalar core: a failing element stops the program at the kernel line."""
+        self.flush()
+        scalar_core_assert(self, op, self.tiles)
 
     # -- ops -------------------------------------------------------------------------------------------
     def grid_query(self, op: Operation) -> None:
@@ -384,10 +516,22 @@ class KernelEmitter:
         self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
 
     def ret(self, op: Operation) -> None:
-        if op.operands:
+        if op.operands and self.is_kernel:
             raise not_handled(op, "a kernel returning values")
         self.flush()
-        self.b.add(llvm.ReturnOp())
+        self.b.add(llvm.ReturnOp(*(self.value(v) for v in op.operands)))
+
+    def call_func(self, op: Operation) -> None:
+        """tt.call of a function of the module (lowered by `run_helper`): `@f(pe, args...)`."""
+        callee = cast(builtin.SymbolRefAttr, op.properties["callee"]).string_value()
+        if len(op.results) > 1 or any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a call with tensor values or several results")
+        args = [self.value(v) for v in op.operands]
+        self.flush()
+        ret = _word_type(op.results[0].type) if op.results else None
+        result = self.b.add(llvm.CallOp(callee, self.pe, *args, return_type=ret))
+        if op.results:
+            self.values[op.results[0]] = result
 
     def cb_alloc(self, op: mtia.CbAllocOp) -> None:
         t = op.result.type
@@ -406,9 +550,13 @@ class KernelEmitter:
 
     def cb_read(self, op: mtia.CbReadOp) -> None:
         t = op.result.type
-        if is_tensor(t):
-            raise not_handled(op, "a whole tile read into the scalar core")
         self.flush()
+        if is_tensor(t):  # the whole tile, copied to the stack; its ops read it element by element
+            nbytes = mtia.tile_bytes(t)
+            slot = self.alloca((nbytes + 7) // 8, I64, "tile")
+            self.call("mtia_cb_read", self.value(op.cb), slot, self.b.const(nbytes, I64), self.loc(op))
+            self.tiles[op.result] = slot
+            return
         slot = self.alloca(1, storage_type(t))
         nbytes = self.b.const(mtia.element_bytes(t), I64)
         self.call("mtia_cb_read", self.value(op.cb), slot, nbytes, self.loc(op))
@@ -426,12 +574,12 @@ class KernelEmitter:
         self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
         self.store_at(d, DMA_DESC["elem_bytes"], b.const(mtia.element_bytes(elem), I32))
         fields = {"shape": [b.const(x, I64) for x in shape]}
-        for key in ("strides", "bounds", "starts"):
-            fields[key] = [self.value(v) for v in getattr(op, key)]
+        for key in ("strides", "bounds", "starts"):  # an indexed DMA (dma_gather_rows) has no starts
+            fields[key] = [self.value(v) for v in getattr(op, key, ())]
         for key, vals in fields.items():
             for k in range(MAX_RANK):
                 self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
-        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
+        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(fields["starts"])), I32))
         self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
         self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t), "dtype."))
         return d
@@ -441,14 +589,32 @@ class KernelEmitter:
             raise not_handled(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
         self.flush()
         d = self.dma_desc(op, op.block_type, op.base)
-        other: SSAValue
-        if op.other is not None:
-            if isinstance(op.other.type, TensorType):
-                raise not_handled(op, "a DMA load whose `other` is a tensor")
-            other = self.to_slot(self.value(op.other), op.block_type.element_type)
-        else:
-            other = self.b.add(llvm.ZeroOp(result_types=[PTR]))
-        self.call("mtia_dma_load", self.value(op.out), d, other, self.loc(op))
+        self.call("mtia_dma_load", self.value(op.out), d, self.other_slot(op), self.loc(op))
+
+    def other_slot(self, op: mtia.DmaLoadOp | mtia.DmaGatherRowsOp) -> SSAValue:
+        """A pointer to the element masked lanes of DMA load `op` get (its scalar `other`), or null."""
+        if op.other is None:
+            return self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        if isinstance(op.other.type, TensorType):
+            raise not_handled(op, "a DMA load whose `other` is a tensor")
+        return self.to_slot(self.value(op.other), op.block_type.element_type)
+
+    def dma_gather_rows(self, op: mtia.DmaGatherRowsOp) -> None:
+        """Indexed DMA: the rows the index tile in a CB picks (`mtia_dma_gather_rows`)."""
+        if op.out is None or not mtia.is_cb(op.index):
+            raise not_handled(op, "a tensor-level indexed DMA (run mtia-cb-bufferize)")
+        self.flush()
+        index = mtia.tile_type(op.index.type)
+        d = self.dma_desc(op, op.block_type, op.base)
+        extents = shape_of(index)
+        shape = self.i64_array([*extents, *[1] * (MAX_RANK - len(extents))], MAX_RANK)
+        b = self.b
+        self.call(
+            "mtia_dma_gather_rows", self.value(op.out), self.value(op.index), shape,
+            b.const(mtia.element_bytes(element_type(index)), I32), self.value(op.row_stride), d,
+            self.other_slot(op), b.const(mtia.tile_bytes(op.block_type) + mtia.tile_bytes(index), I64),
+            self.loc(op),
+        )  # fmt: skip
 
     def dma_store(self, op: mtia.DmaStoreOp) -> None:
         self.flush()
@@ -456,8 +622,8 @@ class KernelEmitter:
         d = self.dma_desc(op, t, op.base)
         if mtia.is_cb(op.value):
             self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
-        elif is_tensor(t):
-            raise not_handled(op, "a DMA store of a tensor value outside a CB")
+        elif is_tensor(t):  # a tile the scalar core holds (an mtia.re_allreduce result): no command
+            self.call("mtia_dma_store_value", scalar_core_tile(self, op.value, self.tiles), d, self.loc(op))
         else:
             self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
 
@@ -473,36 +639,102 @@ class KernelEmitter:
         if load:
             self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
 
-    def atomic_rmw(self, op: mtia.AtomicRmwOp) -> None:
-        """An atomic read-modify-write on the scalar core: `mtia_atomic_rmw` on the lanes of its CB tiles."""
-        code = op.atomic_rmw_op.value.data
-        kind = _RMW_KINDS.get(code)
-        if kind is None:
-            raise not_handled(op, f"atomic kind {code} (the host runtime has and, or, xor, add, max, min, xchg)")
-        if op.out is None:
+    def atomic(self, op: Operation) -> None:
+        """An atomic on the scalar core (mtia.atomic_rmw / mtia.atomic_cas) as a loop over its lanes: each active
+        lane reads the global element (`mtia_global`), writes the update (semantics/atomic.py: `rmw_update`,
+        `cas_update`) and keeps the old value in the out CB (0 for a masked-off lane); `mtia_lanes_end` records
+        the command. Raises: NotHandled for an atomic without an out CB or of an unknown kind."""
+        cas = isinstance(op, mtia.AtomicCasOp)
+        out_cb = cast(mtia.AtomicRmwOp | mtia.AtomicCasOp, op).out
+        if out_cb is None:
             raise not_handled(op, "an atomic whose old values are not kept in a CB")
-        t = mtia.tile_type(op.out.type)
+        t = mtia.tile_type(out_cb.type)
         n = elem_count(t)
-        if dtype_name(t) not in _RMW_DTYPES:
-            raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
-        operands = [op.ptr, op.val, *([op.mask] if op.mask is not None else [])]
-        if n != 1 and not all(mtia.is_cb(v) for v in operands):
+        elem = element_type(t)
+        code = 0 if cas else cast(mtia.AtomicRmwOp, op).atomic_rmw_op.value.data
+        if not cas and code not in _RMW_UPDATES:
+            raise not_handled(op, f"atomic kind {code}")
+        ptr, *args = [op.operands[0], *op.operands[1:3]] if cas else [op.operands[0], op.operands[1]]
+        mask = None if cas else cast(mtia.AtomicRmwOp, op).mask
+        if n != 1 and not all(mtia.is_cb(v) for v in [ptr, *args, *([mask] if mask is not None else [])]):
             raise not_handled(op, "an atomic on tensor operands outside CBs")
         self.flush()
         b = self.b
         self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
-        addrs, val, *rest = (
-            self.call("mtia_cmd_in", self.value(v)) if mtia.is_cb(v) else self.to_slot(self.value(v), v.type)
-            for v in operands
-        )  # a lone lane's scalar operands go through stack slots
-        mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
-        old = self.call("mtia_cmd_out", self.value(op.out))
-        elem = element_type(t)
+
+        def lanes(v: SSAValue) -> Callable[[SSAValue], SSAValue]:
+            """Lane i of operand `v`: an element of its CB tile, or the scalar itself."""
+            if not mtia.is_cb(v):
+                value = self.value(v)
+                return lambda i: value
+            tile = self.call("mtia_cmd_in", self.value(v))
+            et = element_type(mtia.tile_type(v.type))
+            return lambda i: load_element(b, tile, i, et)
+
+        addr_tile = self.call("mtia_cmd_in", self.value(ptr)) if mtia.is_cb(ptr) else self.to_slot(self.value(ptr), I64)
+        arg_lanes = [lanes(v) for v in args]
+        mask_tile = self.call("mtia_cmd_in", self.value(mask)) if mask is not None and mtia.is_cb(mask) else None
+        mask_scalar = self.value(mask) if mask is not None and mask_tile is None else None
+        old_tile = self.call("mtia_cmd_out", self.value(out_cb))
+        eb = mtia.element_bytes(elem)
+        reg = register_type(elem)
+
+        def lane(i: SSAValue) -> None:
+            active = mask_scalar
+            if mask_tile is not None:
+                active = load_element(b, mask_tile, i, builtin.IntegerType(1))
+            on, off, done = self.new_block("atomic.lane"), self.new_block("atomic.off"), self.new_block("atomic.next")
+            if active is None:
+                b.add(llvm.BrOp(on))
+            else:
+                b.add(llvm.CondBrOp(active, on, [], off, []))
+            b.block = off
+            store_element(b, old_tile, i, elem, b.const(0, reg))
+            b.add(llvm.BrOp(done))
+            b.block = on
+            addr = load_element(b, addr_tile, i, I64)
+            p = self.call("mtia_global", addr, b.const(eb, I64), b.add(llvm.ZeroOp(result_types=[PTR])))
+            old = b.from_storage(b.add(llvm.LoadOp(p, storage_type(elem))), elem)
+            vals = [b.int_cast(f(i), reg) if is_int(reg) else f(i) for f in arg_lanes]
+            new = _cas(b, old, *vals) if cas else _RMW_UPDATES[code](b, old, vals[0])
+            b.add(llvm.StoreOp(b.to_storage(new, elem), p))
+            store_element(b, old_tile, i, elem, old)
+            b.add(llvm.BrOp(done))
+            b.block = done
+
+        emit_loop(self, b.const(n, I64), "atomic", lane)
+        null = b.add(llvm.ZeroOp(result_types=[PTR]))
         self.call(
-            "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
-            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
-            b.const(mtia.tile_bytes(t), I64),
+            "mtia_lanes_end", addr_tile, mask_tile if mask_tile is not None else null, b.const(n, I64),
+            b.const(eb, I32), b.const(1, I32), b.const(1, I32), b.const(mtia.tile_bytes(t), I64),
+            self.string(dtype_name(t), "dtype."),
         )  # fmt: skip
+
+    def re_allreduce(self, op: mtia.ReAllreduceOp) -> None:
+        """Cross-PE reduction of a scalar or of a tile the scalar core holds (`mtia_re_allreduce` reduces a copy
+        in place; the host reruns a program stopped at it until its group's result is known)."""
+        self.flush()
+        t = op.input.type
+        elem = element_type(t)
+        b = self.b
+        if is_tensor(t):
+            data = self.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+            nbytes = mtia.tile_bytes(t)
+            src = scalar_core_tile(self, op.input, self.tiles)
+            args = [data, src, b.const(nbytes, I64), b.const(0, builtin.IntegerType(1))]
+            b.add(llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", args, []))
+            n = elem_count(t)
+        else:
+            data, n = self.to_slot(self.value(op.input), t), 1
+        self.call(
+            "mtia_re_allreduce", data, b.const(n, I64), b.const(mtia.element_bytes(elem), I32),
+            self.string(dtype_name(elem), "dtype."), self.string(op.kind.data, "kind."),
+            b.const(op.pe_axis.value.data, I32), self.loc(op),
+        )  # fmt: skip
+        if is_tensor(t):
+            self.tiles[op.result] = data
+        else:
+            self.values[op.result] = b.from_storage(b.add(llvm.LoadOp(data, storage_type(t))), t)
 
     def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
         """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
@@ -554,6 +786,12 @@ class KernelEmitter:
         {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
 
     # -- structured control flow ------------------------------------------------------------------------
+    @staticmethod
+    def _no_tensors(op: Operation) -> None:
+        """Raises: NotHandled if control flow `op` carries a tensor (the scalar core keeps no tensor registers)."""
+        if any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a tensor carried by control flow on the scalar core")
+
     def region_ops(self, block: Block, args: list[SSAValue]) -> Operation:
         """Emit the ops of `block` (its arguments bound to `args`) but its terminator; return the terminator."""
         for a, v in zip(block.args, args, strict=True):
@@ -567,6 +805,7 @@ class KernelEmitter:
         return term
 
     def scf_for(self, op: Operation) -> None:
+        self._no_tensors(op)
         lb, ub, step, *inits = (self.value(v) for v in op.operands)
         self.flush()
         iter_types = [_word_type(r.type) for r in op.results]
@@ -588,6 +827,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_if(self, op: Operation) -> None:
+        self._no_tensors(op)
         cond = self.value(op.operands[0])
         self.flush()
         types = [_word_type(r.type) for r in op.results]
@@ -607,6 +847,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_while(self, op: Operation) -> None:
+        self._no_tensors(op)
         inits = [self.value(v) for v in op.operands]
         self.flush()
         before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first
@@ -635,6 +876,7 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.CbReadOp: KernelEmitter.cb_read,  # type: ignore[dict-item]
     mtia.DmaLoadOp: KernelEmitter.dma_load,  # type: ignore[dict-item]
     mtia.DmaStoreOp: KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.DmaGatherRowsOp: KernelEmitter.dma_gather_rows,  # type: ignore[dict-item]
     mtia.ScalarLoadOp: KernelEmitter.scalar_memory,
     mtia.ScalarStoreOp: KernelEmitter.scalar_memory,
     mtia.SeComputeOp: KernelEmitter.compute,
@@ -642,7 +884,9 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.MluComputeOp: KernelEmitter.compute,
     mtia.DpeMatmulOp: KernelEmitter.compute,
     mtia.ReReduceOp: KernelEmitter.compute,
-    mtia.AtomicRmwOp: KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.AtomicRmwOp: KernelEmitter.atomic,
+    mtia.AtomicCasOp: KernelEmitter.atomic,
+    mtia.ReAllreduceOp: KernelEmitter.re_allreduce,  # type: ignore[dict-item]
     mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
     mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: KernelEmitter.grid_query,
@@ -654,9 +898,17 @@ _NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "tt.get_program_id": KernelEmitter.grid_query,
     "tt.get_num_programs": KernelEmitter.grid_query,
     "tt.return": KernelEmitter.ret,
+    "tt.call": KernelEmitter.call_func,
+    "tt.assert": KernelEmitter.assert_,
     "func.return": KernelEmitter.ret,
     "scf.for": KernelEmitter.scf_for,
     "scf.if": KernelEmitter.scf_if,
     "scf.while": KernelEmitter.scf_while,
 }
 _SCALAR_NAMES = frozenset(SCALAR_RULES)
+_TENSOR_NAMES = frozenset(
+    ("tt.reduce", "tt.scan", "tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.trans", "tt.make_range",
+     "tt.join", "tt.split", "tt.cat", "tt.gather", "tt.histogram")
+)  # fmt: skip
+"""Tensor ops the scalar core evaluates element by element where their values are read (backend/llvm_engines.py
+`_Element`), as in engine bodies."""

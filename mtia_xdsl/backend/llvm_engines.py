@@ -23,15 +23,22 @@ counting as the kind's identity (semantics/reduce.py). A float sum adds in the m
 (8 accumulators per block of 128 lanes, f16 and bf16 in f32, rounded once) along the last axis, lane by lane
 along another; the other kinds do not depend on the order.
 
-Not handled (an error naming the kernel line): reductions, scans, gathers, histograms, tt.dot, printing,
-atomics, extern (libdevice) calls and control flow inside a body; rtz downcasts; non-uniform dense
+tt.reduce and tt.scan inside a body: at each element, the lanes of their operands along the axis are copied
+into stack arrays by a loop, then combined in the model's order (machine/interpret/tt.py: a pairwise tree for
+a reduce, Hillis-Steele steps for a scan), the combine region lowered op by op like any body op.
+
+tt.gather reads the source at the gathered index (an index outside the source stops the program with an error
+at the kernel line, as the model raises); tt.histogram counts the matching source lanes per bin in a loop.
+
+Not handled (an error naming the kernel line): tt.dot, printing, atomics and control flow inside a body;
+libdevice functions without semantics here; non-uniform dense
 constants of bf16 or i1; an inplace command reading its accumulator at another element than the one it writes;
-results of different shapes; tiles of rank above MTIA_MAX_RANK.
+results of different shapes; effective shapes of rank above MTIA_MAX_RANK.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -43,9 +50,11 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import IsTerminator
 
 from mtia_xdsl.backend.llvm_scalar import (
     F32,
@@ -67,6 +76,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
 from mtia_xdsl.machine.interpret.formats import dtype_name
+from mtia_xdsl.machine.work import elem_count
 from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
 from mtia_xdsl.semantics.scalar import MAX_MIN, TF32_DROPPED_BITS
 
@@ -99,6 +109,7 @@ class KernelEmitter(Protocol):
     def new_block(self, name: str, arg_types: Sequence[Attribute] = (), attach: bool = True) -> Block: ...
     def attach(self, block: Block) -> None: ...
     def constant_array(self, values: Sequence[int | float], elem: Attribute) -> str: ...
+    def printf(self, fmt: str, *args: SSAValue) -> None: ...
 
 
 _ENGINES: dict[type[Operation], str] = {mtia.SeComputeOp: "se", mtia.VecComputeOp: "vec", mtia.MluComputeOp: "mlu"}
@@ -121,11 +132,13 @@ def _strides(shape: Sequence[int]) -> list[int]:
 class _Element:
     """Evaluates body values at a multi-index of i64 registers, memoised per (value, index)."""
 
-    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp, tiles: dict[BlockArgument, SSAValue]) -> None:
+    def __init__(self, em: KernelEmitter, op: mtia.EngineComputeOp | None, tiles: Mapping[SSAValue, SSAValue]) -> None:
         self.em = em
         self.op = op
+        """The engine command whose body is evaluated; None for tensor values on the scalar core."""
         self.tiles = tiles
-        """Tensor block arguments -> LS address of their tile."""
+        """Tensor values held in memory (storage format) -> their address: a body's tile arguments (LS), the
+        tiles the scalar core read (mtia.cb_read, a stack copy)."""
         self.memo: dict[tuple[SSAValue, tuple[int, ...]], SSAValue] = {}
         self.inplace_args: set[BlockArgument] = set()
         """Tile arguments that are also the command's output (an inplace accumulator)."""
@@ -142,7 +155,7 @@ class _Element:
 
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
-        if isinstance(v, BlockArgument) and v in self.tiles:
+        if v in self.tiles:
             if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
@@ -152,13 +165,18 @@ class _Element:
             off = b.add(llvm.MulOp(lin, b.const(nbytes, I64))) if nbytes != 1 else lin
             raw = b.add(llvm.LoadOp(b.byte_ptr(self.tiles[v], off), elem))
             return b.from_storage(raw, t)
-        if not isinstance(v.owner, Operation) or v.owner.parent_op() is not self.op:
-            return self.em.value(v)  # a scalar computed outside the body, or a scalar block argument
-        op = v.owner
+        if not self._computed_here(v):
+            return self.em.value(v)  # a scalar computed outside the body (or before), or a scalar block argument
+        op = cast(Operation, v.owner)
         if op.name == "arith.constant" and isinstance(v.type, TensorType):
             return self.dense_constant(op, idx)
         if op.name == "tt.split":
             return _split(self, op, idx, v)
+        region_rule = _REGION_RULES.get(op.name)
+        if region_rule is not None:  # every result at once (a multi-operand reduce or scan)
+            for r, value in zip(op.results, region_rule(self, op, idx), strict=True):
+                self.memo[(r, tuple(id(i) for i in idx))] = value
+            return self.memo[(v, tuple(id(i) for i in idx))]
         rule = _INDEX_RULES.get(op.name)
         if rule is not None:
             return rule(self, op, idx)
@@ -167,6 +185,23 @@ class _Element:
             raise not_handled(op, "an op whose operand and result shapes differ")
         args = [self.at(o, idx if isinstance(o.type, TensorType) else ()) for o in op.operands]
         return emit_scalar(b, op, args)
+
+    def _computed_here(self, v: SSAValue) -> bool:
+        """Whether `v` is computed by this evaluator: a body op's result, or on the scalar core a tensor value
+        (its ops are evaluated where a consumer reads them) or a scalar not computed yet (a reduction's)."""
+        owner = v.owner
+        if not isinstance(owner, Operation):
+            return False
+        if self.op is None:
+            return is_tensor(v.type) or v not in self.em.values
+        return owner.parent_op() is self.op
+
+    def loop(self, bound: SSAValue, name: str, body: Callable[[SSAValue], None]) -> None:
+        """`_loop` for code evaluating body values inside it: what the loop computes stays in it (the memo is
+        restored afterwards, so no value defined in the loop is used after it)."""
+        saved = dict(self.memo)
+        _loop(self.em, bound, name, body)
+        self.memo = saved
 
     def dense_constant(self, op: Operation, idx: Index) -> SSAValue:
         """Element `idx` of a dense tensor constant: its value if uniform, else a load from a constant global."""
@@ -272,6 +307,53 @@ def _cat(e: _Element, op: Operation, idx: Index) -> SSAValue:
     return b.add(llvm.SelectOp(first, e.at(op.operands[0], (in_a, *idx[1:])), e.at(op.operands[1], (in_b, *idx[1:]))))
 
 
+def _fail_unless(em: KernelEmitter, ok: SSAValue, message: str, op: Operation) -> None:
+    """Continue where `ok` (i1) holds; elsewhere stop the program with `message` at `op`'s kernel line
+    (`mtia_assert_fail` does not return: the launch fails with that error, as the model raises one)."""
+    b = em.b
+    cont, bad = em.new_block("check.ok", attach=False), em.new_block("check.fail")
+    b.add(llvm.CondBrOp(ok, cont, [], bad, []))
+    b.block = bad
+    em.call("mtia_assert_fail", em.string(message, "msg."), em.loc(op))
+    b.add(llvm.UnreachableOp())
+    em.attach(cont)
+    b.block = cont
+
+
+def _gather(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.gather: element `idx` of the source with its `axis` index replaced by the index operand's element
+    `idx`; an index outside the source stops the program, as the model raises (machine/interpret/tt.py)."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    extent = _shape(op.operands[0].type)[axis]
+    i = b.int_cast(e.at(op.operands[1], idx), I64)
+    inside = b.add(llvm.AndOp(b.icmp("sge", i, b.const(0, I64)), b.icmp("slt", i, b.const(extent, I64))))
+    _fail_unless(e.em, inside, f"tt.gather index outside [0, {extent}) along axis {axis}", op)
+    return e.at(op.operands[0], (*idx[:axis], i, *idx[axis + 1 :]))
+
+
+def _histogram(e: _Element, op: Operation, idx: Index) -> SSAValue:
+    """tt.histogram: the count of bin `idx` (1-D), the source lanes equal to it (and not masked off)."""
+    b = e.em.b
+    src_shape = _shape(op.operands[0].type)
+    if len(src_shape) != 1:
+        raise not_handled(op, f"a histogram of a rank-{len(src_shape)} tensor")
+    reg = register_type(op.results[0].type)
+    slot = e.em.alloca(1, reg, "count")
+    b.add(llvm.StoreOp(b.const(0, reg), slot))
+    mask = cast(SSAValue | None, getattr(op, "mask", None))
+
+    def lane(j: SSAValue) -> None:
+        hit = b.icmp("eq", b.int_cast(e.at(op.operands[0], (j,)), I64), idx[0])
+        if mask is not None:
+            hit = b.add(llvm.AndOp(hit, e.at(mask, (j,))))
+        count = b.add(llvm.LoadOp(slot, reg))
+        b.add(llvm.StoreOp(b.add(llvm.AddOp(count, b.add(llvm.ZExtOp(hit, reg)))), slot))
+
+    e.loop(b.const(src_shape[0], I64), "histogram.lanes", lane)
+    return b.add(llvm.LoadOp(slot, reg))
+
+
 def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
     if register_type(op.operands[0].type) != register_type(op.results[0].type):
         raise not_handled(op, "a cast between different element types")
@@ -281,6 +363,118 @@ def _unrealized_cast(e: _Element, op: Operation, idx: Index) -> SSAValue:
 def _poison(e: _Element, op: Operation, idx: Index) -> SSAValue:
     """ub.poison reads as 0, as in the machine model (machine/interpret/tt.py)."""
     return e.em.b.const(0, register_type(op.results[0].type))
+
+
+def _combine_region(e: _Element, op: Operation, args: Sequence[SSAValue]) -> list[SSAValue]:
+    """The values the combine region of tt.reduce / tt.scan `op` yields for register values `args` (its block
+    arguments: the left operands' lanes, then the right ones'), each op lowered as a body op (emit_scalar)."""
+    block = op.regions[0].block
+    local: dict[SSAValue, SSAValue] = dict(zip(block.args, args, strict=True))
+    for inner in block.ops:
+        if inner is block.last_op:
+            return [local[v] if v in local else e.at(v, ()) for v in inner.operands]
+        if inner.regions or len(inner.results) != 1 or is_tensor(inner.results[0].type):
+            raise not_handled(inner, f"this op in the combine region of {op.name}")
+        operands = [local[v] if v in local else e.at(v, ()) for v in inner.operands]
+        local[inner.results[0]] = emit_scalar(e.em.b, inner, operands)
+    raise not_handled(op, "a combine region without a terminator")
+
+
+def _lanes_into(e: _Element, op: Operation, idx: Index, axis: int, reverse: bool) -> tuple[list[SSAValue], int]:
+    """Stack arrays holding every operand of `op` along `axis` at the other indices `idx` (the lanes in reverse
+    order for `reverse`), and the number of lanes."""
+    b = e.em.b
+    n = _shape(op.operands[0].type)[axis]
+    regs = [register_type(o.type) for o in op.operands]
+    bufs = [e.em.alloca(n, r, f"lanes{k}") for k, r in enumerate(regs)]
+
+    def fill(i: SSAValue) -> None:
+        lane = b.add(llvm.SubOp(b.const(n - 1, I64), i)) if reverse else i
+        at = (*idx[:axis], lane, *idx[axis:])
+        for o, buf, r in zip(op.operands, bufs, regs, strict=True):
+            b.add(llvm.StoreOp(e.at(o, at), _slot(b, buf, i, r)))
+
+    e.loop(b.const(n, I64), f"{op.name.split('.')[-1]}.lanes", fill)
+    return bufs, n
+
+
+def _slot(b: Builder, buf: SSAValue, i: SSAValue, reg: Attribute) -> SSAValue:
+    """The address of element `i` (i64) of the stack array `buf` of registers of type `reg`."""
+    return b.add(llvm.GEPOp(buf, [llvm.GEP_USE_SSA_VAL], reg, ssa_indices=[i]))
+
+
+def _reduce(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
+    """tt.reduce at output index `idx`: the model's pairwise tree (machine/interpret/tt.py `_tree_reduce`): each
+    level combines lanes (2i, 2i+1) into lane i, an odd last lane moving up unchanged, until one lane is left."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    bufs, n = _lanes_into(e, op, idx, axis, False)
+    regs = [register_type(o.type) for o in op.operands]
+    count = n
+    while count > 1:
+        half = count // 2
+
+        def pair(i: SSAValue) -> None:
+            two = b.add(llvm.MulOp(i, b.const(2, I64)))
+            nxt = b.add(llvm.AddOp(two, b.const(1, I64)))
+            lhs = [b.add(llvm.LoadOp(_slot(b, buf, two, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            rhs = [b.add(llvm.LoadOp(_slot(b, buf, nxt, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            for buf, r, v in zip(bufs, regs, _combine_region(e, op, [*lhs, *rhs]), strict=True):
+                b.add(llvm.StoreOp(v, _slot(b, buf, i, r)))
+
+        e.loop(b.const(half, I64), "reduce.level", pair)
+        if count % 2:
+            for buf, r in zip(bufs, regs, strict=True):
+                last = b.add(llvm.LoadOp(_slot(b, buf, b.const(count - 1, I64), r), r))
+                b.add(llvm.StoreOp(last, _slot(b, buf, b.const(half, I64), r)))
+        count = half + count % 2
+    return [b.add(llvm.LoadOp(buf, r)) for buf, r in zip(bufs, regs, strict=True)]
+
+
+def _is_bf16_add(op: Operation) -> bool:
+    """Whether the combine region of `op` is one bf16 arith.addf of its two arguments (a bf16 tl.cumsum)."""
+    block = op.regions[0].block
+    ops = list(block.ops)
+    return (
+        len(block.args) == 2 and len(ops) == 2 and ops[0].name == "arith.addf" and is_bf16(block.args[0].type)
+        and set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
+    )  # fmt: skip
+
+
+def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
+    """tt.scan at index `idx`: the model's Hillis-Steele scan (machine/interpret/tt.py `_hillis_steele_scan`),
+    step s = 1, 2, 4, ... combining lane i - s into lane i; a reverse scan runs on the reversed lanes. A bf16
+    sum accumulates in f32 and is rounded once, as the model (and compiled Triton) does."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    reverse = cast(IntegerAttr, op.properties.get("reverse", IntegerAttr(0, 1))).value.data != 0
+    bufs, n = _lanes_into(e, op, idx[:axis] + idx[axis + 1 :], axis, reverse)
+    regs = [register_type(o.type) for o in op.operands]
+    wide = _is_bf16_add(op)
+    step = 1
+    while step < n:
+
+        def lane(j: SSAValue, s: int = step) -> None:  # i = n - 1 - j, from the top down (in place)
+            i = b.add(llvm.SubOp(b.const(n - 1, I64), j))
+            lo = b.add(llvm.SubOp(i, b.const(s, I64)))
+            lhs = [b.add(llvm.LoadOp(_slot(b, buf, lo, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            rhs = [b.add(llvm.LoadOp(_slot(b, buf, i, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+            out = [b.add(llvm.FAddOp(lhs[0], rhs[0]))] if wide else _combine_region(e, op, [*lhs, *rhs])
+            for buf, r, v in zip(bufs, regs, out, strict=True):
+                b.add(llvm.StoreOp(v, _slot(b, buf, i, r)))
+
+        e.loop(b.const(n - step, I64), "scan.step", lane)
+        step *= 2
+    pos = b.add(llvm.SubOp(b.const(n - 1, I64), idx[axis])) if reverse else idx[axis]
+    out = [b.add(llvm.LoadOp(_slot(b, buf, pos, r), r)) for buf, r in zip(bufs, regs, strict=True)]
+    return [b.round_bf16(out[0])] if wide else out
+
+
+_REGION_RULES: dict[str, Callable[[_Element, Operation, Index], list[SSAValue]]] = {
+    "tt.reduce": _reduce,
+    "tt.scan": _scan,
+}
+"""Body ops with a combine region, evaluated as loops over the lanes of their operands (all results at once)."""
 
 
 _INDEX_RULES = {
@@ -293,10 +487,77 @@ _INDEX_RULES = {
     "mtia.extract_slice": _extract_slice,
     "tt.join": _join,
     "tt.cat": _cat,
+    "tt.gather": _gather,
+    "tt.histogram": _histogram,
     "builtin.unrealized_conversion_cast": _unrealized_cast,
     "ub.poison": _poison,
 }
 """Body ops that pick the element their operand holds (operand forms and index generators)."""
+
+
+def scalar_core_values(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> list[SSAValue]:
+    """The scalar results of scalar-core op `op` reading tensor values (a tt.reduce of tiles the scalar core
+    read, `tiles`: value -> its stack copy), each tensor operand evaluated element by element."""
+    e = _Element(em, None, tiles)
+    return [e.at(r, ()) for r in op.results]
+
+
+def scalar_core_tile(em: KernelEmitter, v: SSAValue, tiles: dict[SSAValue, SSAValue]) -> SSAValue:
+    """The address of tensor value `v` of the scalar core in memory (storage format, row-major): its copy in
+    `tiles`, or a new stack array its elements are computed into (then recorded in `tiles`)."""
+    got = tiles.get(v)
+    if got is not None:
+        return got
+    t = v.type
+    shape, elem = _shape(t), element_type(t)
+    arr = em.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+    e = _Element(em, None, tiles)
+
+    def nest(d: int, idx: Index) -> None:
+        if d < len(shape):
+            e.loop(em.b.const(shape[d], I64), f"tile.d{d}", lambda i: nest(d + 1, (*idx, i)))
+            return
+        _store(em.b, arr, e.linear(idx, shape), elem, e.at(v, idx))
+
+    nest(0, ())
+    tiles[v] = arr
+    return arr
+
+
+def scalar_core_assert(em: KernelEmitter, op: Operation, tiles: Mapping[SSAValue, SSAValue]) -> None:
+    """tt.assert on the scalar core: every element of its condition (a scalar, or a tensor evaluated element by
+    element) must hold, else the program stops with its message at the kernel line (`mtia_assert_fail`)."""
+    e = _Element(em, None, tiles)
+    cond = op.operands[0]
+    message = cast(StringAttr, op.properties["message"]).data
+    shape = _shape(cond.type)
+
+    def nest(d: int, idx: Index) -> None:
+        if d < len(shape):
+            e.loop(em.b.const(shape[d], I64), f"assert.d{d}", lambda i: nest(d + 1, (*idx, i)))
+            return
+        _fail_unless(em, e.at(cond, idx), message, op)
+
+    nest(0, ())
+
+
+def combine_region_instrs(op: Operation) -> int:
+    """The scalar-core instructions the machine model counts for running the combine region of tt.reduce /
+    tt.scan `op` outside an engine body: every op of the region (its terminator too) once per tree level or
+    scan step, as the model applies the region to all lanes of a level at once; none when it applies a numpy
+    combiner instead (machine/interpret/tt.py `fast_combiner`)."""
+    from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+    if op.name not in _REGION_RULES:
+        return 0
+    scan = op.name == "tt.scan"
+    if len(op.operands) == 1 and fast_combiner(op.regions[0], wide_bf16_add=scan) is not None:
+        return 0
+    n = _shape(op.operands[0].type)[cast(IntegerAttr, op.properties["axis"]).value.data]
+    rounds = 0
+    while n > 1:  # a reduce's tree levels; a scan's steps 1, 2, 4, ... below n are as many
+        n, rounds = (n + 1) // 2, rounds + 1
+    return rounds * len(list(op.regions[0].block.ops))
 
 
 def _begin(em: KernelEmitter, op: Operation, engine: str) -> None:
@@ -329,11 +590,13 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     if len(shapes) != 1:
         raise not_handled(op, "results of different shapes")
     shape = list(next(iter(shapes)))
-    if len(shape) > MAX_RANK:
-        raise not_handled(op, f"a tile of rank {len(shape)} (at most {MAX_RANK})")
-    for inner in op.body.block.ops:
-        if inner.regions:
+    if len(shape) > MAX_RANK and op.valid:  # only an effective shape needs the shape in the record
+        raise not_handled(op, f"an effective shape of rank {len(shape)} (at most {MAX_RANK})")
+    for inner in op.body.block.walk():
+        if inner.regions and inner is not op and inner.name not in _REGION_RULES:
             raise not_handled(inner, "a region inside an engine command body")
+        if not inner.results and not inner.has_trait(IsTerminator):  # its effect would be lost (tt.print)
+            raise not_handled(inner, "an op without results inside an engine command body")
     return shape
 
 
@@ -366,8 +629,11 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
     Raises: NotHandled naming the kernel line for a body the emitter does not translate.
     """
-    shape = _output_shape(op)
     block = op.body.block
+    if not op.outs and all(inner.name == "tt.print" for inner in block.ops if inner is not block.last_op):
+        _print_only(em, op)
+        return
+    shape = _output_shape(op)
     _begin(em, op, _ENGINES[type(op)])
     inplace = op.inplace is not None
     tiles = _bind_inputs(em, op, list(op.outs) if inplace else [])
@@ -386,7 +652,40 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
     yields = list(block.last_op.operands)  # type: ignore[union-attr]
     out_tiles = [mtia.tile_type(o.type) for o in op.outs]
     _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
-    _compute_end(em, ComputeInfo.of(op), shape, valid)
+    # the record's output shape only scales the work of an effective shape (none past MTIA_MAX_RANK)
+    _compute_end(em, ComputeInfo.of(op), shape if len(shape) <= MAX_RANK else [], valid)
+
+
+def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
+    """A body that only prints the tiles it reads (tl.device_print): the model records no command for it, so
+    neither does this; each tt.print writes `pid (x, y, z)<prefix>` and the tile's elements on one line
+    (printf, as the C++ emitter's code does)."""
+    b = em.b
+    tiles = dict(zip(op.body.block.args, op.inputs, strict=True))
+    pid = [em.call("mtia_program_id", b.const(axis, I32)) for axis in range(3)]
+    for pr in op.body.block.ops:
+        if pr.name != "tt.print":
+            continue
+        prefix = pr.properties.get("prefix", pr.attributes.get("prefix"))
+        text = prefix.data if isinstance(prefix, StringAttr) else ""
+        em.printf(f"pid (%d, %d, %d){text}", *pid)
+        for v in pr.operands:
+            cb = tiles.get(v)  # type: ignore[call-overload]
+            if cb is None or not mtia.is_cb(cb):
+                raise not_handled(pr, "a print of a value other than a tile the command reads from a CB")
+            t = mtia.tile_type(cb.type)
+            ptr = em.call("mtia_cb_front_ptr", em.value(cb), em.loc(pr))
+            et = element_type(t)
+
+            def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
+                x = _load(b, ptr, q, et)
+                if isinstance(x.type, IntegerType):
+                    em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
+                else:
+                    em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))
+
+            _loop(em, b.const(elem_count(t), I64), "print", element)
+        em.printf("\n")
 
 
 def _compute_end(em: KernelEmitter, info: ComputeInfo, shape: list[int], valid: list[SSAValue]) -> None:
@@ -674,12 +973,19 @@ def _sum_in_order(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
     return b.add(llvm.LoadOp(slot, reg))
 
 
-def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str) -> SSAValue:
-    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes."""
+def _reduce_loop(em: KernelEmitter, tile: _ReTile, kind: str, n: int) -> SSAValue:
+    """The reduction `kind` (not a float sum: its order does not change the result) over the valid lanes of
+    the `n` along the axis. The lanes past the valid extent count as the kind's identity; for maxnumf / minnumf
+    that lane matters when every valid lane is NaN (numpy's fmax of NaNs is NaN, of NaN and -inf is -inf), so
+    the accumulator starts at NaN, which any number replaces, when no lane is past the valid extent."""
     b = em.b
     reg = register_type(tile.elem)
     slot = em.alloca(1, reg, "acc")
-    b.add(llvm.StoreOp(_re_init(b, kind, tile.elem), slot))
+    init = _re_init(b, kind, tile.elem)
+    if kind in ("maxnumf", "minnumf"):
+        padded = b.icmp("slt", tile.extent, b.const(n, I64))
+        init = b.add(llvm.SelectOp(padded, init, b.const(float("nan"), reg)))
+    b.add(llvm.StoreOp(init, slot))
     combine = _RE_COMBINE[kind]
 
     def step(i: SSAValue) -> None:
@@ -733,7 +1039,7 @@ def emit_re(em: KernelEmitter, op: mtia.ReReduceOp) -> None:
                 _sum_pairwise(em, tile, shape[axis]) if axis == len(shape) - 1 else _sum_in_order(em, tile, shape[axis])
             )
         else:
-            result = _reduce_loop(em, tile, kind)
+            result = _reduce_loop(em, tile, kind, shape[axis])
         _store(
             b,
             y,
@@ -798,3 +1104,11 @@ def _loop_nest(
         b.add(llvm.BrOp(header, b.add(llvm.AddOp(iv, b.const(1, I64)))))
         em.attach(exit_)
         b.block = exit_
+
+
+emit_loop = _loop
+"""`for (i = 0; i < bound; ++i) body(i)` (i64 `i`) for the scalar core's code (backend/llvm.py)."""
+load_element = _load
+"""Element `index` (i64) of the tile at an address, as a register (storage_type -> register_type)."""
+store_element = _store
+"""Store a register as element `index` (i64) of the tile at an address (register -> storage_type)."""

@@ -308,28 +308,62 @@ def _addptr(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _fp_cast(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
-    """extf / truncf / tt.fp_to_fp between f16, bf16 (as f32), f32 and f64."""
+    """extf / truncf / tt.fp_to_fp between f16, bf16 (as f32), f32 and f64, as the model converts
+    (machine/interpret/arith.py `_float_convert`, tt.py `_fp_to_fp`): to nearest even, f64 -> bf16 rounded once
+    (through round-to-odd f32); tt.fp_to_fp with rounding rtz truncates toward zero."""
     src_t, dst_t = element_type(op.operands[0].type), element_type(op.results[0].type)
     v = a[0]
-    if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
-        from mtia_xdsl.dialects.tt import ROUNDING_MODE
-
-        rounding = _int_prop(op, "rounding")
-        if rounding != ROUNDING_MODE["rtne"]:
-            raise not_handled(op, "a rounding mode other than round-to-nearest-even")
     src_r, dst_r = register_type(src_t), register_type(dst_t)
     src_bits, dst_bits = float_bits(src_r), float_bits(dst_r)
     if not src_bits or not dst_bits:
         raise not_handled(op, f"{src_t} -> {dst_t}")
+    if op.name == "tt.fp_to_fp" and op.properties.get("rounding") is not None:
+        from mtia_xdsl.dialects.tt import ROUNDING_MODE
+
+        rounding = _int_prop(op, "rounding")
+        narrowing = mtia.element_bytes(dst_t) < mtia.element_bytes(src_t)
+        if rounding != ROUNDING_MODE["rtne"] and narrowing:
+            return _fp_trunc_rtz(b, v, src_t, dst_t)
     if dst_bits > src_bits:
         v = b.add(llvm.FPExtOp(v, dst_r))
+    elif isinstance(dst_t, BFloat16Type) and isinstance(src_t, Float64Type):
+        return b.round_bf16(_f64_to_f32_round_to_odd(b, v))
     elif dst_bits < src_bits:
         v = b.add(llvm.FPTruncOp(v, dst_r))
     if isinstance(dst_t, BFloat16Type) and not isinstance(src_t, BFloat16Type):
-        if isinstance(src_t, Float64Type):
-            raise not_handled(op, "f64 -> bf16 (a double rounding)")
         v = b.round_bf16(v)
     return v
+
+
+def _toward_zero(b: Builder, r: SSAValue, x: SSAValue) -> SSAValue:
+    """`r` (the nearest-even narrowing of `x`) moved one ulp toward zero where it rounded away from zero,
+    |r| > |x| (never for NaN; an overflow to inf becomes the largest finite value)."""
+    wide = b.add(llvm.FPExtOp(r, x.type))
+    too_far = b.add(llvm.FCmpOp(b.add(llvm.FAbsOp(wide, x.type)), b.add(llvm.FAbsOp(x, x.type)), IntegerAttr(2, 64)))
+    bits = IntegerType(float_bits(r.type))
+    down = b.add(llvm.BitcastOp(b.add(llvm.SubOp(b.add(llvm.BitcastOp(r, bits)), b.const(1, bits))), r.type))
+    return b.add(llvm.SelectOp(too_far, down, r))
+
+
+def _f64_to_f32_round_to_odd(b: Builder, x: SSAValue) -> SSAValue:
+    """f64 `x` narrowed to f32 rounding to odd (formats._f64_to_f32_round_to_odd), so that a following
+    f32 -> bf16 rounding is not a double rounding."""
+    f = _toward_zero(b, b.add(llvm.FPTruncOp(x, F32)), x)
+    inexact = b.add(llvm.FCmpOp(b.add(llvm.FPExtOp(f, x.type)), x, IntegerAttr(6, 64)))  # one: ordered, !=
+    bits = b.add(llvm.BitcastOp(f, I32))
+    return b.add(llvm.BitcastOp(b.add(llvm.OrOp(bits, b.add(llvm.ZExtOp(inexact, I32)))), F32))
+
+
+def _fp_trunc_rtz(b: Builder, x: SSAValue, src_t: Attribute, dst_t: Attribute) -> SSAValue:
+    """tt.fp_to_fp toward zero (machine/interpret/tt.py `_fp_to_fp`): to bf16 the f32 value's (an f64 first
+    rounded to nearest f32) upper 16 bits, NaN kept quiet; to f16 / f32 the nearest-even value moved one ulp
+    toward zero where it rounded away from zero."""
+    if isinstance(dst_t, BFloat16Type):
+        f = x if isinstance(x.type, Float32Type) else b.add(llvm.FPTruncOp(x, F32))
+        cut = b.add(llvm.AndOp(b.add(llvm.BitcastOp(f, I32)), b.const(0xFFFF0000, I32)))
+        nan = b.add(llvm.FCmpOp(f, f, IntegerAttr(14, 64)))  # uno
+        return b.add(llvm.SelectOp(nan, b.round_bf16(f), b.add(llvm.BitcastOp(cut, F32))))
+    return _toward_zero(b, b.add(llvm.FPTruncOp(x, register_type(dst_t))), x)
 
 
 def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
@@ -345,21 +379,74 @@ def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 
 def _libm(name32: str) -> ScalarRule:
-    """A libm call (tanhf, erff, ...) for f32; f64 uses the name without the suffix."""
+    """A libm call (tanhf, atan2f, ...) on all operands, for f32; f64 uses the name without the suffix, f16
+    computes in f32 and rounds once (as numpy's float16 loops do)."""
 
     def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
         t = a[0].type
         if isinstance(t, Float16Type):
-            x = b.add(llvm.FPExtOp(a[0], F32))
-            return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, x, return_type=F32)), t))
+            xs = [b.add(llvm.FPExtOp(x, F32)) for x in a]
+            return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, *xs, return_type=F32)), t))
+        if not isinstance(t, Float32Type | Float64Type):
+            raise not_handled(op, f"{name32} of {t}")
         name = name32 if isinstance(t, Float32Type) else name32[:-1]
-        return b.add(llvm.CallOp(name, a[0], return_type=t))
+        return b.add(llvm.CallOp(name, *a, return_type=t))
 
     return rule
 
 
-LIBM_FUNCTIONS = ("tanhf", "erff", "tanh", "erf")
-"""libm functions the emitted IR may call (declared by the emitter, resolved from the process by the JIT)."""
+LIBM_FUNCTIONS = {
+    "tanhf": 1, "erff": 1, "expm1f": 1, "log1pf": 1, "log10f": 1, "cbrtf": 1, "tanf": 1, "asinf": 1, "acosf": 1,
+    "atanf": 1, "sinhf": 1, "coshf": 1, "asinhf": 1, "acoshf": 1, "atanhf": 1, "powf": 2, "atan2f": 2,
+    "hypotf": 2,
+}  # fmt: skip
+"""libm functions the emitted IR may call (f32 names; the f64 ones drop the `f`) and their arity, declared by
+the emitter and resolved from the process by the JIT. glibc's error bounds are in
+tests/conformance/executor_tolerance.py."""
+
+
+def _fclass(test: str) -> ScalarRule:
+    """isnan / isinf / isfinite / signbit of a float, as the op's integer (or i1) result type."""
+
+    def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+        x = a[0]
+        if test == "signbit":
+            bits = IntegerType(float_bits(x.type))
+            flag = b.icmp("slt", b.add(llvm.BitcastOp(x, bits)), b.const(0, bits))
+        elif test == "isnan":
+            flag = b.add(llvm.FCmpOp(x, x, IntegerAttr(14, 64)))  # uno: unordered
+        else:
+            mag = b.add(llvm.FAbsOp(x, x.type))
+            inf = b.const(float("inf"), x.type)
+            # isinf: |x| == inf (oeq, 1); isfinite: |x| < inf (olt, 4), false for NaN
+            flag = b.add(llvm.FCmpOp(mag, inf, IntegerAttr(1 if test == "isinf" else 4, 64)))
+        return b.int_cast(flag, _result_type(op), signed=False)
+
+    return rule
+
+
+_LIBDEVICE_RULES: dict[str, ScalarRule] = {
+    "fmin": _intr("llvm.minimumnum"),
+    "fmax": _intr("llvm.maximumnum"),
+    "hypot": _libm("hypotf"),
+    **{test: _fclass(test) for test in ("isnan", "isinf", "isfinite", "signbit")},
+    "finite": _fclass("isfinite"),
+}
+"""libdevice stems (semantics/libdevice.py) that are no `arith`/`math` op (those lower as that op)."""
+
+
+def _extern_elementwise(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+    """tt.extern_elementwise (`tl.extra.libdevice`): the `arith`/`math` op its symbol computes
+    (semantics/libdevice.py SAME_AS_OP), or a rule of `_LIBDEVICE_RULES`."""
+    from mtia_xdsl.semantics.libdevice import SAME_AS_OP, libdevice_stem
+
+    symbol = cast(builtin.StringAttr, op.properties["symbol"]).data
+    stem = libdevice_stem(symbol)
+    name = SAME_AS_OP.get(stem)
+    rule = SCALAR_RULES.get(name) if name is not None else _LIBDEVICE_RULES.get(stem)
+    if rule is None:
+        raise not_handled(op, f"libdevice function {symbol}")
+    return rule(b, a, op)
 
 
 def _select(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
@@ -443,8 +530,13 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "math.sin": lambda b, a, op: b.add(llvm.FSinOp(a[0])),
     "math.cos": lambda b, a, op: b.add(llvm.FCosOp(a[0])),
     "math.fma": lambda b, a, op: b.add(llvm.FMAOp(a[0], a[1], a[2])),
-    "math.tanh": _libm("tanhf"),
-    "math.erf": _libm("erff"),
+    **{f"math.{n.removesuffix('f')}": _libm(n) for n in LIBM_FUNCTIONS if n not in ("hypotf", "powf")},
+    "math.powf": _libm("powf"),
+    "math.trunc": _intr("llvm.trunc"),
+    "math.round": _intr("llvm.round"),  # halves away from zero, as semantics.scalar.round_half_away
+    "math.roundeven": _intr("llvm.roundeven"),
+    "math.copysign": _intr("llvm.copysign"),
+    "tt.extern_elementwise": _extern_elementwise,
     "tt.addptr": _addptr,
     "tt.precise_sqrt": lambda b, a, op: b.add(llvm.FSqrtOp(a[0])),
     "tt.precise_divf": _binary(llvm.FDivOp),

@@ -176,7 +176,11 @@ class MachineConfig:
     dram_latency_cycles: int = 250  # ASSUMPTION: plus NoC hops
     noc_hop_cycles: int = 2  # ASSUMPTION: per mesh hop; memory ports sit at the west/east die edges (S1)
     global_placement: str = "llc"  # ASSUMPTION: tensors live in DRAM behind the SRAM LLC; first touch of
-    # a byte comes from DRAM, re-reads hit SRAM, stores write through to DRAM
+    # a byte comes from DRAM, re-reads hit SRAM, stores write through to DRAM (behind the PE: llc_write_behind)
+    llc_write_behind: int = 1  # ASSUMPTION (LLC write policy not public): 1: a store under placement "llc"
+    # ends once the SRAM LLC holds its bytes; the LLC writes them on to DRAM behind it, with the DRAM
+    # bandwidth DMA reads leave (a memory controller serves reads first and drains writes from a buffer), and
+    # the kernel ends when the last one reached DRAM; 0: the store waits for DRAM, sharing it with the reads
 
     def __post_init__(self) -> None:
         """Reject nonsense values; each error names the field."""
@@ -197,6 +201,8 @@ class MachineConfig:
                 _check_positive_number(field.name, value, field.type, allow_zero=field.name in _MAY_BE_ZERO)
         if self.dma_queues not in (1, 2):
             raise ValueError(f"MachineConfig field 'dma_queues' must be 1 or 2, got {self.dma_queues}")
+        if self.llc_write_behind not in (0, 1):
+            raise ValueError(f"MachineConfig field 'llc_write_behind' must be 0 or 1, got {self.llc_write_behind}")
         if self.pe_programs_in_flight not in (1, 2):
             raise ValueError(
                 f"MachineConfig field 'pe_programs_in_flight' must be 1 or 2, got {self.pe_programs_in_flight}"
@@ -410,6 +416,7 @@ def _dtype_bits(dtype: str) -> int:
 _MAY_BE_ZERO = frozenset(
     {
         "kernel_launch_cycles",
+        "llc_write_behind",
         "dpe_fill_cycles",
         "se_alu_latency_cycles",
         "se_lut_latency_cycles",

@@ -122,7 +122,9 @@ def dma_estimate(nbytes: float, write: bool, config: MachineConfig) -> tuple[flo
     Occupancy: `nbytes` at `dma_share_bytes_per_cycle`. Latency, from the command's start to its first
     byte: the issue and the streaming level's latency over the mean NoC hops. The contiguous runs of a
     block depend on its strides, known at run time only, so the estimate charges no per-run descriptor
-    cycles (the timing model does, `dma_descriptor_cycles` each), nor granule rounding.
+    cycles (the timing model does, `dma_descriptor_cycles` each), nor granule rounding. A store is charged
+    at the streaming level too: behind the LLC (`llc_write_behind`) its PE hands it to SRAM sooner, but its
+    DRAM bytes take the same share of DRAM later, so a streaming loop moves its iterations no faster.
     Units: cycles."""
     memory = global_latency_cycles(streaming_level(config), mean_noc_hops(config), config)
     return nbytes / dma_share_bytes_per_cycle(write, config), dma_issue_cycles(0, config) + memory

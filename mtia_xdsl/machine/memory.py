@@ -12,6 +12,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   the same cap, so they always get the same rate: a pool keeps one virtual clock per direction (bytes
   served to each flow so far) and a flow ends when that clock passes its start value plus its bytes, so
   an arrival or departure costs O(log n) instead of touching every flow (a processor-sharing queue).
+- Write-behind (`llc_write_behind` 1, placement "llc"): a store moves its bytes into the SRAM LLC (SRAM
+  pool, SRAM latency) and ends; the LLC then writes them to DRAM as a background flow of the DRAM pool,
+  which gets only the bandwidth the DMA flows leave (reads first), so a DRAM idle between reads is filled
+  by earlier stores' writes; the kernel ends when the last one reached DRAM. The DRAM bytes are the same.
 - Latency: `level_latency_cycles` of the level plus `noc_hop_cycles` per mesh hop to the nearest memory
   edge; each contiguous run rounds out to whole `dma_granule_bytes` granules.
 - Ordering: commands of one program touching the same global bytes keep program order (`memory_hazards`).
@@ -33,8 +37,12 @@ from mtia_xdsl.machine.commands import Command, ProgramTrace, Runs
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.cost import dma_port_bytes_per_cycle, global_latency_cycles, scalar_access_cycles
 
-DRAM, SRAM = 0, 1
-"""Pool indices."""
+DRAM, SRAM, WRITE_BEHIND = 0, 1, 2
+"""Pool indices of a DMA part; WRITE_BEHIND: the DRAM write of a store that the LLC makes behind the PE
+(`llc_write_behind`), a background flow of the DRAM pool."""
+BACKGROUND = 2
+"""Flow direction of the LLC's write-behind in a pool (0 read, 1 write): served from the bandwidth the
+read and write flows leave."""
 
 _nbytes = itemgetter(1)
 """The byte count of an (address, nbytes) run."""
@@ -244,8 +252,9 @@ class BandwidthPool:
     def __init__(self, index: int, bytes_per_cycle: float, caps: tuple[float, float]) -> None:
         self.index = index
         self.bytes_per_cycle = bytes_per_cycle
-        self.groups = (FlowGroup(caps[0]), FlowGroup(caps[1]))
-        self.by_cap = tuple(sorted(self.groups, key=_cap))
+        self.groups = (FlowGroup(caps[0]), FlowGroup(caps[1]), FlowGroup(bytes_per_cycle))
+        """Read, write and background (write-behind) flows."""
+        self.by_cap = tuple(sorted(self.groups[:2], key=_cap))
         """The groups, smaller cap first (max-min fairness serves that one first)."""
         self.now = 0.0
         self.version = 0
@@ -260,16 +269,17 @@ class BandwidthPool:
         self.now = now
 
     def add_flow(self, direction: int, nbytes: float, seq: int, token: object) -> None:
-        """Start a flow of `nbytes` in `direction` (0 read, 1 write) at the pool's current time."""
+        """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time."""
         g = self.groups[direction]
         heapq.heappush(g.heap, (g.served + nbytes, seq, token))
         g.n += 1
 
     def reschedule(self) -> float | None:
-        """Recompute the max-min fair rates (the group with the smaller cap is served first) and bump
-        `version`; return the cycle at which the next flow ends at these rates, or None when idle."""
+        """Recompute the max-min fair rates of the read and write flows (the group with the smaller cap is
+        served first), share what they leave among the background flows, and bump `version`; return the
+        cycle at which the next flow ends at these rates, or None when none can end."""
         self.version += 1
-        read, write = self.groups
+        read, write, background = self.groups
         if read.n and write.n:
             remaining, flows = self.bytes_per_cycle, read.n + write.n
             for g in self.by_cap:
@@ -281,9 +291,12 @@ class BandwidthPool:
             g = read if read.n else write
             share = self.bytes_per_cycle / g.n
             g.rate = g.cap if g.cap < share else share
+        if background.n:
+            used = (read.rate * read.n if read.n else 0.0) + (write.rate * write.n if write.n else 0.0)
+            background.rate = max(0.0, self.bytes_per_cycle - used) / background.n
         best = None
         for g in self.groups:
-            if g.heap:
+            if g.heap and g.rate > _EPS:
                 t = self.now + max(0.0, g.heap[0][0] - g.served) / g.rate
                 best = t if best is None or t < best else best
         return best
@@ -311,6 +324,8 @@ class MemorySystem:
             BandwidthPool(SRAM, config.sram_bytes_per_cycle, caps),
         )
         self.coverage = LlcCoverage()
+        self.write_behind = config.llc_write_behind == 1 and config.global_placement == "llc"
+        """Stores end in the LLC, which writes them on to DRAM (`llc_write_behind`)."""
         self.llc_overflowed = False
         self.traffic = MemoryTraffic()
 
@@ -321,12 +336,14 @@ class MemorySystem:
     def dma_parts(self, c: Command, write: bool) -> tuple[list[tuple[int, float, float]], str]:
         """Split a DMA command into (pool, granule-rounded bytes, useful bytes) parts; also its level.
 
-        Counts the command's read/write traffic (as `count_traffic`) and updates the LLC.
+        Counts the command's read/write traffic (as `count_traffic`) and updates the LLC. A store's DRAM
+        bytes under write-behind are two parts: (SRAM, ...) that the PE moves, then (WRITE_BEHIND, ...).
         """
         ranges = c.global_ranges
         regular = _regular_runs(ranges) if len(ranges) > 2 else None
         dram, sram = self.split_levels(c, write, regular)
         raw = dram + sram
+        behind = write and self.write_behind
         parts = []
         if raw > 0:
             t = self.traffic
@@ -336,17 +353,22 @@ class MemorySystem:
             t.sram_write_bytes += sram * write_fraction
             t.sram_read_bytes += sram * (1.0 - write_fraction)
             scale = self.granule_bytes(c, raw, regular) / raw
-            if dram > 0:
+            if dram > 0 and behind:  # into the LLC, then on to DRAM behind the PE
+                t.sram_write_bytes += dram
+                parts.append((SRAM, dram * scale, dram))
+                parts.append((WRITE_BEHIND, dram * scale, dram))
+            elif dram > 0:
                 parts.append((DRAM, dram * scale, dram))
             if sram > 0:
                 parts.append((SRAM, sram * scale, sram))
-        level = "dram" if dram > 0 or (raw == 0 and self.config.global_placement != "sram") else "sram"
+        to_dram = dram > 0 and not behind
+        level = "dram" if to_dram or (raw == 0 and self.config.global_placement != "sram") else "sram"
         return parts, level
 
     def count_transfer(self, pool: int, nbytes: float, useful: float) -> None:
         """Count bytes a DMA part moves through `pool` (rounded and useful)."""
         t = self.traffic
-        if pool == DRAM:
+        if pool != SRAM:  # DRAM or WRITE_BEHIND
             t.dram_transferred_bytes += nbytes
             t.dma_dram_bytes += useful
         else:

@@ -31,6 +31,7 @@ from mtia_xdsl.machine.interpret.mtia_slice import MtiaSliceFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
+from mtia_xdsl.utils.locations import argument_count_error
 
 
 class OpCounter(Protocol):
@@ -365,8 +366,9 @@ def prepare_launch(
     names = [_arg_name(kernel, i) for i in range(len(param_types))]
     if len(args) != len(param_types):
         raise InterpretationError(
-            f"{location_str(kernel.location)}: error: kernel '{sym_name(kernel)}' takes {len(param_types)} "
-            f"non-constexpr arguments ({', '.join(names)}) but {len(args)} were given"
+            argument_count_error(
+                location_str(kernel.location), sym_name(kernel), names, len(args), kind="non-constexpr arguments"
+            )
         )
     memory = GlobalMemory.from_tensors(args, names)
     memory.adopt_live_tensors = any(op.name == "tt.int_to_ptr" for op in kernel.walk())

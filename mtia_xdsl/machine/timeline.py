@@ -108,6 +108,9 @@ class Timeline:
     in-flight time of its commands (issue + memory latency + transfer) over the commands it keeps in flight."""
     llc_resident_bytes: int = 0
     llc_overflowed: bool = False
+    write_behind_end_cycle: float = 0.0
+    """When the last store that the LLC wrote on to DRAM behind its PE reached DRAM (`llc_write_behind`;
+    0: none); the kernel ends no earlier."""
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
     line_totals: list[LineCost] | None = field(default=None, repr=False)
     """The per-line costs (`line_costs`) summed while the launch ran, for a totals-only timeline (`simulate`
@@ -173,6 +176,11 @@ class Timeline:
         return sorted(set(self.pe_of_program))
 
 
+def command_bytes(c: Command) -> tuple[float, float]:
+    """(global bytes read + written, LS bytes) of one command: what `LineCost` sums per source line."""
+    return c.global_read_bytes + c.global_write_bytes, c.ls_bytes
+
+
 def add_line_costs(
     acc: dict[str, list], commands: Sequence[Command], start: Sequence[float], end: Sequence[float]
 ) -> None:
@@ -184,8 +192,9 @@ def add_line_costs(
             a = acc[c.loc] = [0, 0.0, 0.0, 0.0, {}]
         a[0] += 1
         a[1] += e - s
-        a[2] += c.global_read_bytes + c.global_write_bytes
-        a[3] += c.ls_bytes
+        global_bytes, ls_bytes = command_bytes(c)
+        a[2] += global_bytes
+        a[3] += ls_bytes
         a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
 
 

@@ -28,7 +28,9 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   (`program_shape.DMA_WRITE`), so a load need not wait behind an earlier store, and both queues share
   the engine's issue cycles and in-flight limit.
 - Global memory (machine/memory.py): DRAM and SRAM bandwidth shared among all DMA transfers in flight
-  on the chip, placement "dram", "sram" or "llc", 32-byte granules, program order through memory.
+  on the chip, placement "dram", "sram" or "llc", 32-byte granules, program order through memory. Under
+  "llc" a store ends in the SRAM LLC, which writes it on to DRAM with the bandwidth the reads leave
+  (`llc_write_behind`); the kernel ends when the last such write reached DRAM.
 
 Not modelled: LS bank conflicts and LS bandwidth, NoC contention, DRAM page/channel effects, kernel
 launch (reported separately).
@@ -57,7 +59,15 @@ import numpy as np
 from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
-from mtia_xdsl.machine.memory import BandwidthPool, MemorySystem, MemoryTraffic, ls_overflow_message
+from mtia_xdsl.machine.memory import (
+    BACKGROUND,
+    WRITE_BEHIND,
+    BandwidthPool,
+    MemorySystem,
+    MemoryTraffic,
+    ls_overflow_message,
+)
+from mtia_xdsl.machine.memory import DRAM as DRAM_POOL
 from mtia_xdsl.machine.placement import MAPPINGS, PeSubgrid, Placement
 from mtia_xdsl.machine.program_shape import (
     DMA,
@@ -307,6 +317,8 @@ class _Simulator:
         self.reported = 0
         self.program_cycles = [(0.0, 0.0)] * len(programs)
         self.now = 0.0
+        self.write_behind_end = 0.0
+        """When the last write-behind of the LLC reached DRAM: the kernel ends no earlier."""
         self.queue_depth = config.cp_queue_depth_commands
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
@@ -728,10 +740,24 @@ class _Simulator:
         pool_index, nbytes, useful = parts.pop(0)
         memory = self.memory
         memory.count_transfer(pool_index, nbytes, useful)
+        if pool_index == WRITE_BEHIND:  # the LLC writes the bytes on to DRAM; the PE's command ends
+            self._write_behind(nbytes)
+            self._next_part(pe, entry)
+            return
         pool = memory.pools[pool_index]
         pool.advance(self.now)
         self.seq += 1
         pool.add_flow(direction, nbytes, self.seq, (pe, entry))
+        t = pool.reschedule()
+        if t is not None:
+            self.push(t, _E_POOL, pool, pool.version)
+
+    def _write_behind(self, nbytes: float) -> None:
+        """The LLC starts writing `nbytes` of a store on to DRAM now, a background flow of the DRAM pool."""
+        pool = self.memory.pools[DRAM_POOL]
+        pool.advance(self.now)
+        self.seq += 1
+        pool.add_flow(BACKGROUND, nbytes, self.seq, None)
         t = pool.reschedule()
         if t is not None:
             self.push(t, _E_POOL, pool, pool.version)
@@ -743,7 +769,11 @@ class _Simulator:
         t = pool.reschedule()
         if t is not None:
             self.push(t, _E_POOL, pool, pool.version)
-        for pe, entry in done:  # type: ignore[misc]
+        for token in done:
+            if token is None:  # an LLC write-behind reached DRAM
+                self.write_behind_end = self.now
+                continue
+            pe, entry = token  # type: ignore[misc]
             self._next_part(pe, entry)
 
     # ---- command end ----
@@ -807,7 +837,7 @@ class _Simulator:
         )
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
-        total = max((end for _, end in self.program_cycles), default=0.0)
+        total = max(max((end for _, end in self.program_cycles), default=0.0), self.write_behind_end)
         shared: dict[str, Any] = dict(
             config=self.config,
             mapping=mapping,
@@ -823,6 +853,7 @@ class _Simulator:
             dma_bound_cycles={pe.pe: self._dma_bound(pe) for pe in self.pes},
             llc_resident_bytes=self.memory.coverage.total,
             llc_overflowed=self.memory.llc_overflowed,
+            write_behind_end_cycle=self.write_behind_end,
         )
         if not self.keep_commands:
             return Timeline(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mtia_xdsl.machine.commands import Engine
-from mtia_xdsl.machine.timeline import line_key
+from mtia_xdsl.machine.timeline import command_bytes, line_key
 from mtia_xdsl.machine.timing import CommandSpan, Timeline
 
 _ENGINE_ORDER = {e: k for k, e in enumerate(Engine)}
@@ -23,7 +23,9 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
     """Return the trace as a Chrome trace-event JSON object (`{"traceEvents": [...]}`).
 
     Units: `ts` and `dur` in microseconds. Commands that overlap on one engine (DMA commands in flight)
-    go to separate lanes "dma", "dma #2", ... so every track is a proper nesting-free timeline.
+    go to separate lanes "dma", "dma #2", ... so every track is a proper nesting-free timeline. When the
+    LLC's write-behind of stores to DRAM outlasts every command, a process "LLC -> DRAM" (pid `n_pes`)
+    shows that tail as one async "write_behind" slice (phases "b" and "e") up to the kernel's end.
     """
     cfg = timeline.config
     us_per_cycle = 1e6 / cfg.clock_hz
@@ -42,7 +44,9 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
                 lane_ends[lane] = span.end_cycle
             tid = _ENGINE_ORDER[engine] * _LANES_PER_ENGINE + min(lane, _LANES_PER_ENGINE - 1)
             threads.add((pe, tid))
-            program = timeline.programs[span.program].program_id if timeline.programs else span.program
+            prog = timeline.programs[span.program] if timeline.programs else None
+            program = prog.program_id if prog is not None else span.program
+            global_bytes, ls_bytes = command_bytes(prog.commands[span.index]) if prog is not None else (0.0, 0.0)
             events.append(
                 {
                     "name": span.kind,
@@ -60,10 +64,22 @@ def chrome_trace(timeline: Timeline) -> dict[str, Any]:
                         "issue_cycle": span.issue_cycle,
                         "start_cycle": span.start_cycle,
                         "end_cycle": span.end_cycle,
+                        "global_bytes": global_bytes,
+                        "ls_bytes": ls_bytes,
                     },
                 }
             )
-    return {"traceEvents": _metadata(timeline, threads) + events, "displayTimeUnit": "ns"}
+    meta = _metadata(timeline, threads)
+    last = max((s.end_cycle for s in timeline.spans), default=0.0)
+    if timeline.write_behind_end_cycle > last:  # the kernel's tail: the LLC writes the last stores on to DRAM
+        pid = cfg.n_pes
+        meta.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": "LLC -> DRAM"}})
+        meta.append({"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": pid}})
+        tail = {"name": "write_behind", "cat": "dram", "id": 1, "pid": pid, "tid": 0}
+        events.append({**tail, "ph": "b", "ts": last * us_per_cycle, "args": {"start_cycle": last}})
+        events.append({**tail, "ph": "e", "ts": timeline.write_behind_end_cycle * us_per_cycle,
+                       "args": {"end_cycle": timeline.write_behind_end_cycle}})  # fmt: skip
+    return {"traceEvents": meta + events, "displayTimeUnit": "ns"}
 
 
 def write_chrome_trace(timeline: Timeline, path: str | Path) -> Path:

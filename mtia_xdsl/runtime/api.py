@@ -20,6 +20,7 @@ from mtia_xdsl.runtime.launch import (
     scalar_type,
 )
 from mtia_xdsl.runtime.result import KernelRun
+from mtia_xdsl.utils.locations import argument_count_error
 
 
 class LazyAsm(Mapping[str, str]):
@@ -231,8 +232,7 @@ class CompiledKernel:
         free = names if len(args) == len(names) else [n for n in names if n not in self.constexprs]
         if len(args) > len(free):
             raise KernelLaunchError(
-                f"{where}: error: kernel {self.fn.__name__} takes {len(free)} "
-                f"positional arguments ({', '.join(free)}) but {len(args)} were given"
+                argument_count_error(where, self.fn.__name__, free, len(args), kind="positional arguments")
             )
         bound.update(zip(free, args))
         for name, value in kwargs.items():

@@ -10,6 +10,8 @@ the caller's tensor so results land in place.
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mtia_xdsl.utils.locations import argument_count_error
+
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _UINT64_MAX = 2**64 - 1
 
@@ -50,10 +52,7 @@ def runtime_args(fn: Any, signature: dict[Any, Any], args: Sequence[Any]) -> lis
     """
     where = kernel_location(fn)
     if len(args) != len(signature):
-        raise KernelLaunchError(
-            f"{where}: error: kernel {_name(fn)} takes {len(signature)} arguments "
-            f"({', '.join(map(str, signature))}) but {len(args)} were given"
-        )
+        raise KernelLaunchError(argument_count_error(where, _name(fn), list(map(str, signature)), len(args)))
     out: list[Any] = []
     tensors = [a for a in args if hasattr(a, "untyped_storage")]
     for (name, ty), value in zip(signature.items(), args):

@@ -11,6 +11,8 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from mtia_xdsl.tools import os_error_text
+
 DESCRIPTION = "mtia-opt: xdsl-opt with the tt and mtia dialects and mtia_xdsl's passes (listed at the end)"
 
 PY_INPUT_HELP = """\
@@ -140,7 +142,7 @@ def main(args: Sequence[str] | None = None) -> None:
     except OSError as e:  # a missing or unreadable input file, or an output file that cannot be written
         output = getattr(getattr(main_, "args", None), "output_file", None)
         verb = "write" if output is not None and e.filename == output else "read"
-        print(f"mtia-opt: cannot {verb} {e.filename or 'the input'}: {e.strerror or e}", file=sys.stderr)
+        print(os_error_text("mtia-opt", e, verb), file=sys.stderr)
         raise SystemExit(1) from None
 
 

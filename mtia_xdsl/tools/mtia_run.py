@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mtia_xdsl.machine.config import DEFAULT_CHIP, PE_MAPPINGS, MachineConfig
+from mtia_xdsl.tools import os_error_text
 
 _DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
            "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
@@ -180,7 +181,8 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
     kernel = find_kernel(module, kernel_name, how_to_choose="choose one with --kernel NAME")
     block_args = kernel.regions[0].blocks[0].args
     if len(args) != len(block_args):
-        raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg were given")
+        took = "was" if len(args) == 1 else "were"
+        raise ValueError(f"the kernel takes {len(block_args)} arguments but {len(args)} --arg {took} given")
     for i, (param, arg) in enumerate(zip(block_args, args, strict=True)):
         name = param.name_hint or f"#{i}"
         if isinstance(param.type, tt.PointerType):
@@ -287,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             result.report.fit = fit_lines(module)  # how the lowering above made the CBs fit, as the Python API says
     except (ValueError, InterpretationError, ParseError, DiagnosticException, OSError, KernelError) as e:
-        print(f"mtia-run: {e}", file=sys.stderr)
+        print(os_error_text("mtia-run", e) if isinstance(e, OSError) else f"mtia-run: {e}", file=sys.stderr)
         return 1
     try:
         print(result.report.format())
@@ -320,7 +322,7 @@ def _run_cpp_file(args: Any, options: Any, grid: Any, kernel_args: list[Any], su
         result = run_cpp(Path(args.input).read_text(), grid, kernel_args, config=config, mapping=args.mapping,
                          subgrid=subgrid, filename=args.input)  # fmt: skip
     except (CompilerMissingError, CppBuildError, InterpretationError, OSError, ValueError) as e:
-        print(f"mtia-run: {e}", file=sys.stderr)
+        print(os_error_text("mtia-run", e) if isinstance(e, OSError) else f"mtia-run: {e}", file=sys.stderr)
         return 1
     print(result.report.format())
     for i, a in enumerate(kernel_args):

@@ -11,6 +11,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Generator
 from contextlib import contextmanager
+from typing import Any
+
+_frozen_here = False
+"""An `old_objects_frozen` block froze the objects (so `tracked_objects` may unfreeze them for a moment)."""
 
 
 @contextmanager
@@ -24,8 +28,23 @@ def old_objects_frozen() -> Generator[None]:
     if gc.get_freeze_count() or not gc.isenabled():
         yield
         return
+    global _frozen_here
     gc.freeze()
+    _frozen_here = True
     try:
         yield
     finally:
+        _frozen_here = False
         gc.unfreeze()
+
+
+def tracked_objects() -> list[Any]:
+    """Every object the collector tracks (`gc.get_objects`), including those an `old_objects_frozen` block
+    froze, which `gc.get_objects` leaves out; inside such a block the objects tracked now stay frozen."""
+    if not _frozen_here:
+        return gc.get_objects()
+    gc.unfreeze()
+    try:
+        return gc.get_objects()
+    finally:
+        gc.freeze()

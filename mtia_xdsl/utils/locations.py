@@ -52,3 +52,14 @@ def fill_unknown_locations(root: Operation) -> None:
             op.location = known[0]
         elif parent is not None and not isinstance(parent.location, builtin.UnknownLoc):
             op.location = parent.location
+
+
+def argument_count_error(where: str, kernel: str, names: list[str], given: int, *, kind: str = "arguments") -> str:
+    """The message for a launch with the wrong number of arguments, one wording for every launch path.
+
+    `where` is the kernel's "file:line:col", `names` the parameters it takes (`kind` says which: "arguments",
+    "non-constexpr arguments", "positional arguments"), `given` how many the caller passed.
+    """
+    takes = kind.removesuffix("s") if len(names) == 1 else kind
+    took = "was" if given == 1 else "were"
+    return f"{where}: error: kernel '{kernel}' takes {len(names)} {takes} ({', '.join(names)}) but {given} {took} given"

@@ -8,8 +8,10 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from xdsl.utils.exceptions import InterpretationError
 
 import mtia_xdsl
+import mtia_xdsl.language as mtl
 from examples.matmul import matmul_kernel
 from examples.vector_add import add_kernel
 from mtia_xdsl.backend import host
@@ -85,14 +87,45 @@ def _half(v):
     return v // 2
 
 
+@triton.jit(noinline=True)
+def _quarter(v):
+    return _half(_half(v))
+
+
 @triton.jit
 def _calls_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < _half(n))
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < _quarter(n) + _half(n))
+
+
+def test_noinline_helpers_are_cpp_functions_run_like_the_model() -> None:
+    """tt.call: each callee a static C++ function, a callee's callee defined before it; the model's cycles."""
+    k = mtia_xdsl.compile(_calls_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    assert k.fixed is not None
+    source = emit_cpp(k.fixed.program)
+    half, quarter = source.index("static int32_t fn_"), source.index("_quarter_")
+    assert half < quarter  # _half is defined before _quarter, which calls it
+    x = torch.rand(64)
+    args = [x, torch.zeros(64), 40]
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (1,), args, source)
+    assert torch.equal(args[1], model_out[1]) and torch.equal(args[1][:30], x[:30]) and not args[1][30:].any()
+    assert cpp.report.total_cycles == model.report.total_cycles
+
+
+@triton.jit(noinline=True)
+def _divmod(v, d):
+    return v // d, v % d
+
+
+@triton.jit
+def _calls_tuple_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    q, r = _divmod(n, 3)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < q + r)
 
 
 def test_unsupported_construct_names_the_kernel_line() -> None:
-    k = mtia_xdsl.compile(_calls_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    k = mtia_xdsl.compile(_calls_tuple_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
     assert k.fixed is not None
     where = r"test_cpp\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle .*tt\.call"
     with pytest.raises(CppEmitError, match=where):
@@ -170,3 +203,67 @@ def test_strip_mining_width_is_the_compiled_chips_vector_register() -> None:
     )
     assert "#define MTIA_VLEN_BYTES 64 " in default.asm["cpp"]
     assert "#define MTIA_VLEN_BYTES 32 " in narrow.asm["cpp"]
+
+
+@triton.jit
+def _embedding_rows(ids_ptr, table_ptr, out_ptr, n, R: tl.constexpr, XBLOCK: tl.constexpr):
+    """An embedding lookup as Inductor writes it: the rows an index tile [XBLOCK, 1] picks (mtia.dma_gather_rows)."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < n
+    r = tl.arange(0, R)[None, :]
+    tmp0 = tl.load(ids_ptr + xindex, xmask)
+    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
+    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
+    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
+
+
+def test_indexed_dma_gives_the_model_commands_and_cycles() -> None:
+    k = mtia_xdsl.compile(_embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                          {"R": 32, "XBLOCK": 8})  # fmt: skip
+    assert k.fixed is not None
+    assert "mtia.dma_gather_rows" in k.asm["mtia"]
+    g = torch.Generator().manual_seed(0)
+    ids, table = torch.randint(-100, 100, (13,), generator=g), torch.randn(100, 32, generator=g)
+    args = [ids, table, torch.zeros(13, 32), 13]  # the last block has 5 valid rows of 8
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (2,), args)
+    assert torch.equal(args[2], model_out[2]) and torch.equal(args[2], table[ids] * 2.0)
+    for tm, tc in zip(model.traces, cpp.traces, strict=True):
+        assert [c for c in tm.commands if c.kind == "dma_gather_rows"] == [
+            c for c in tc.commands if c.kind == "dma_gather_rows"
+        ]
+    assert cpp.report.total_cycles == model.report.total_cycles
+
+
+@triton.jit
+def _row_total(x_ptr, out_ptr, SKIP: tl.constexpr):
+    """Each program adds its element across its PE row (re_reduce); with SKIP, PE x = 1 never takes part."""
+    px = mtl.get_pe_id(0)
+    v = tl.load(x_ptr + tl.program_id(0))
+    if SKIP and px == 1:
+        v = v * 2.0
+    else:
+        v = mtl.re_reduce(v, 0, "sum")
+    tl.store(out_ptr + tl.program_id(0), v)
+
+
+@pytest.mark.parametrize("skip", [False, True])
+def test_cross_pe_reduction_runs_like_the_model(skip: bool) -> None:
+    """mtia.re_allreduce in C++: the model's sums and cycles; a PE that never arrives is the model's error."""
+    k = mtia_xdsl.compile(_row_total, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"SKIP": skip},
+                          {"pe_subgrid": (0, 4, 2)})  # fmt: skip
+    assert k.fixed is not None
+    x = torch.randn(8, generator=torch.Generator().manual_seed(1))
+    args = [x, torch.zeros(8)]
+    if skip:
+        with pytest.raises(InterpretationError, match=r"re_reduce: participant .* never arrives") as model_error:
+            run_kernel(k.fixed.program, (8,), args)
+        with pytest.raises(InterpretationError, match=r"never arrives") as cpp_error:
+            host.run_cpp(emit_cpp(k.fixed.program), (8,), args)
+        assert str(cpp_error.value) == str(model_error.value)
+        assert torch.equal(args[1], torch.zeros(8))  # nothing written
+        return
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (8,), args)
+    assert torch.equal(args[1], model_out[1])
+    assert torch.allclose(args[1][:4], x[:4].sum().expand(4))  # PE row 0: programs 0..3 (row-major mapping)
+    assert cpp.report.total_cycles == model.report.total_cycles
+    assert [c.kind for c in cpp.traces[0].commands].count("re_link") == 1

@@ -4,8 +4,12 @@ at the kernel line; compiled kernels offer their LLVM IR."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
@@ -76,20 +80,54 @@ def test_transcendental_examples_close_and_same_cycles(name: str) -> None:
 
 
 def test_not_handled_names_the_kernel_line() -> None:
-    """A scan inside an engine body is refused at its kernel line by asm["llir"], not translated wrongly."""
+    """A libdevice function without an LLVM lowering is refused at its kernel line by asm["llir"], not
+    translated wrongly."""
     import triton
     import triton.language as tl
+    from triton.language.extra import libdevice
 
     from mtia_xdsl.backend.llvm_scalar import NotHandled
 
     @triton.jit
-    def cumsum_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    def ldexp_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
         offs = tl.arange(0, BLOCK)
-        tl.store(y_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), 0))
+        tl.store(y_ptr + offs, libdevice.ldexp(tl.load(x_ptr + offs), offs))
 
-    k = mtia_xdsl.compile(cumsum_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 16})
-    with pytest.raises(NotHandled, match=r"test_llvm\.py:\d+:\d+: error: .* does not handle tt\.scan"):
+    k = mtia_xdsl.compile(ldexp_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {"BLOCK": 16})
+    with pytest.raises(NotHandled, match=r"test_llvm\.py:\d+:\d+: error: .* does not handle tt\.extern_elementwise"):
         k.asm["llir"]
+
+
+def test_scans_and_custom_reduce_in_a_body_bit_exact() -> None:
+    """tt.scan (forward, reverse, bf16 sum) and a two-operand tt.reduce inside engine bodies: the lanes combine
+    in the model's order (Hillis-Steele steps, a pairwise tree), so the results are the model's bits."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def pick(a, ia, b, ib):
+        left = (tl.abs(a) < tl.abs(b)) | ((tl.abs(a) == tl.abs(b)) & (ia < ib))
+        return tl.where(left, a, b), tl.where(left, ia, ib)
+
+    @triton.jit
+    def scans(x_ptr, h_ptr, c_ptr, r_ptr, v_ptr, i_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        h = tl.load(h_ptr + offs)
+        tl.store(c_ptr + offs, tl.cumsum(x, 0) * 0.5)
+        tl.store(r_ptr + offs, tl.cumsum(h, 0, reverse=True))
+        v, i = tl.reduce((x, offs), 0, pick)
+        tl.store(v_ptr, v)
+        tl.store(i_ptr, i)
+
+    g = torch.Generator().manual_seed(5)
+    x, h = torch.randn(32, generator=g), torch.randn(32, generator=g).bfloat16()
+    outs = [torch.empty(32), torch.empty(32, dtype=torch.bfloat16), torch.empty(1), torch.empty(1, dtype=torch.int32)]
+    for launch in _launches(lambda: scans[(1,)](x, h, *outs, BLOCK=32)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor)
+        )
 
 
 def test_asm_llir_is_the_kernel_as_llvm_ir() -> None:
@@ -116,8 +154,8 @@ def test_run_llvm_runs_edited_ir() -> None:
 
 
 def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
-    """Scalar-core lanes (gather, scatter, atomic add through the host runtime) and tt.join / tt.split in an
-    engine body: the model's bits and cycles."""
+    """Scalar-core lanes (gather, scatter through the host runtime; an atomic add as a lane loop over global
+    memory) and tt.join / tt.split in an engine body: the model's bits and cycles."""
     import triton
     import triton.language as tl
 
@@ -144,5 +182,85 @@ def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(p, q) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor))
     assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
-    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
+    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_global"', '@"mtia_lanes_end"'):
         assert call in k.asm["llir"]
+
+
+def test_gather_index_outside_the_source_stops_at_the_kernel_line() -> None:
+    """tt.gather with an index past the source is an error at the kernel line (the model raises one too), not a
+    read outside the tile."""
+    import triton
+    import triton.language as tl
+    from xdsl.utils.exceptions import InterpretationError
+
+    from mtia_xdsl.backend.llvm_jit import run_llvm
+
+    @triton.jit
+    def gather_kernel(x_ptr, i_ptr, y_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.gather(tl.load(x_ptr + offs), tl.load(i_ptr + offs), 0))
+
+    k = mtia_xdsl.compile(gather_kernel, {"x_ptr": "*fp32", "i_ptr": "*i32", "y_ptr": "*fp32"}, {"BLOCK": 16})
+    x, y = torch.rand(16), torch.zeros(16)
+    run_llvm(k.asm["llir"], (1,), [x, torch.arange(15, -1, -1, dtype=torch.int32), y])
+    assert torch.equal(y, x.flip(0))
+    bad = torch.arange(16, dtype=torch.int32) * 2
+    with pytest.raises(
+        InterpretationError, match=r"test_llvm\.py:\d+:\d+: error: .*tt\.gather index outside \[0, 16\)"
+    ):
+        run_llvm(k.asm["llir"], (1,), [x, bad, y])
+
+
+def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
+    """A noinline function (tt.call) becomes an LLVM function taking the PE and its scalars and returning its
+    result; its ops count as the model counts them (the same cycles) and the results are the model's."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit(noinline=True)
+    def scale_of(n, k):
+        return n * k + 1
+
+    @triton.jit
+    def calls(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        s = scale_of(n, tl.program_id(0) + 2)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * s, mask=mask)
+
+    k = mtia_xdsl.compile(calls, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 32})
+    assert "tt.call" in k.asm["mtia"]
+    llir = k.asm["llir"]
+    assert re.search(r'define i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32 %"[^"]*", i32 %"[^"]*"\)', llir)
+    assert re.search(r'call ccc i32 @"[^"]*scale_of[^"]*"\(ptr %"pe", i32', llir)
+    x, y = torch.rand(20), torch.zeros(20)
+    for launch in _launches(lambda: calls[(1,)](x, y, 20, BLOCK=32)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+
+
+@triton.jit
+def _embedding_rows(ids_ptr, table_ptr, out_ptr, n, R: tl.constexpr, XBLOCK: tl.constexpr):
+    """An embedding lookup as Inductor writes it: the rows an index tile [XBLOCK, 1] picks (mtia.dma_gather_rows)."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < n
+    r = tl.arange(0, R)[None, :]
+    tmp0 = tl.load(ids_ptr + xindex, xmask)
+    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
+    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
+    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
+
+
+def test_indexed_dma_rows_bit_exact_and_same_cycles() -> None:
+    """mtia.dma_gather_rows (embedding rows, a ragged last block) through mtia_dma_gather_rows: the model's rows
+    and cycles."""
+    k = mtia_xdsl.compile(_embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                          {"R": 32, "XBLOCK": 8})  # fmt: skip
+    assert "mtia.dma_gather_rows" in k.asm["mtia"] and '@"mtia_dma_gather_rows"' in k.asm["llir"]
+    g = torch.Generator().manual_seed(0)
+    ids, table = torch.randint(-100, 100, (13,), generator=g), torch.randn(100, 32, generator=g)
+    out = torch.zeros(13, 32)
+    for launch in _launches(lambda: k[(2,)](ids, table, out, 13)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+    assert torch.equal(out, table[torch.where(ids < 0, ids + 100, ids)] * 2.0)

@@ -6,78 +6,10 @@ must go: the lists only shrink. Print the current state of every pair with `pyth
 """
 
 CORPUS_GAPS: dict[str, dict[str, str]] = {
-    "cpp": {
-        "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
-        "(mtia-cpp) does not handle an assert on a tensor outside an engine body (tt.assert)",
-        "cf_noinline_helpers": "CppEmitError: tests/conformance/kernels_control.py:104:50: error: the C++ emitter "
-        "(mtia-cpp) does not handle this op (tt.call)",
+    "llvm": {
         "ew_libdevice_inductor": "output 0: 16 elements beyond Tol(ulp=4, atol=0.0), first at [7]: got "
         "0.01370549201965332, want 0.013705521821975708 (32 ulp) (bound 4 ulp from "
-        "math.cbrt, math.expm1, math.log1p, math.sinh)",
-        "rs_argmax_argmin_ties": "CppEmitError: tests/conformance/kernels_reduce_scan.py:34:30: error: the C++ "
-        "emitter (mtia-cpp) does not handle a reduction on the scalar core other than of "
-        "one 1-D tile to a scalar (tt.reduce)",
-        "rs_argmax_nan": "output 2: 2 elements beyond Tol(ulp=0, atol=0.0), first at [0]: got -inf, want nan (inf "
-        "ulp) (must be bit-exact)",
-    },
-    "llvm": {
-        "cf_debug_builtins": "NotHandled: tests/conformance/kernels_control.py:153:12: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.assert",
-        "cf_noinline_helpers": "NotHandled: tests/conformance/kernels_control.py:97:1: error: the LLVM IR "
-        "emitter takes one kernel per module, got 3",
-        "dt_bf16_casts": "NotHandled: tests/conformance/kernels_dtypes.py:42:9: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle arith.truncf (f64 -> bf16 (a double rounding))",
-        "dt_downcast_rtz": "NotHandled: tests/conformance/kernels_dtypes.py:245:30: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.fp_to_fp (a rounding mode other than "
-        "round-to-nearest-even); run the kernel on the mac",
-        "ew_fma_clamp": "NotHandled: tests/conformance/kernels_elementwise.py:39:28: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.clampf",
-        "ew_libdevice": "NotHandled: tests/conformance/kernels_elementwise.py:113:28: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.extern_elementwise",
-        "ew_libdevice_inductor": "NotHandled: tests/conformance/kernels_elementwise.py:224:28: error: the LLVM "
-        "IR emitter (mtia-llvm) does not handle tt.extern_elementwise",
-        "ew_libdevice_nearbyint": "NotHandled: tests/conformance/kernels_elementwise.py:286:29: error: the LLVM "
-        "IR emitter (mtia-llvm) does not handle tt.extern_elementwise",
-        "ew_libdevice_rounding": "NotHandled: tests/conformance/kernels_elementwise.py:278:28: error: the LLVM "
-        "IR emitter (mtia-llvm) does not handle tt.extern_elementwise",
-        "lay_gather": "NotHandled: tests/conformance/kernels_layout.py:92:30: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.gather",
-        "lay_histogram": "NotHandled: tests/conformance/kernels_layout.py:100:44: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.histogram (an op whose operand and result shapes "
-        "differ); run the kernel on the machin",
-        "lay_reshape_view": "NotHandled: tests/conformance/kernels_layout.py:70:82: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.reduce (a region inside an engine command body)",
-        "mem_atomic_2d_fp16": "NotHandled: tests/conformance/kernels_memory.py:214:5: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.atomic_rmw (an atomic on f16 (the host runtime "
-        "has f32, i32, i64)); run the kernel on",
-        "mem_atomic_xchg_cas": "NotHandled: tests/conformance/kernels_memory.py:58:12: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle mtia.atomic_cas",
-        "rs_argmax_argmin_ties": "NotHandled: tests/conformance/kernels_reduce_scan.py:34:30: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle mtia.cb_read (a whole tile read into the "
-        "scalar core); run the kernel on the machine",
-        "rs_argmax_nan": "NotHandled: tests/conformance/kernels_reduce_scan.py:45:30: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.reduce (a region inside an engine command body); run "
-        "the kernel on the machine mod",
-        "rs_associative_scan": "NotHandled: tests/conformance/kernels_reduce_scan.py:123:12: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.scan (a region inside an engine command "
-        "body); run the kernel on the machine mode",
-        "rs_cumsum_cumprod": "NotHandled: tests/conformance/kernels_reduce_scan.py:105:29: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.scan (a region inside an engine command "
-        "body); run the kernel on the machine mode",
-        "rs_reduce_custom": "NotHandled: tests/conformance/kernels_reduce_scan.py:72:12: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.reduce (a region inside an engine command "
-        "body); run the kernel on the machine mod",
-        "rs_scan_axis0_2d": "NotHandled: tests/conformance/kernels_reduce_scan.py:135:46: error: the LLVM IR "
-        "emitter (mtia-llvm) does not handle tt.scan (a region inside an engine command "
-        "body); run the kernel on the machine mode",
-        "rs_sort": "NotHandled: tests/conformance/kernels_reduce_scan.py:144:29: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle tt.reduce (a region inside an engine command body); run the "
-        "kernel on the machine mo",
-        "rs_topk": "NotHandled: tests/conformance/kernels_reduce_scan.py:152:51: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.mlu_compute (a tile of rank 5 (at most 4))",
-        "rs_xor_or_sum": "NotHandled: tests/conformance/kernels_reduce_scan.py:56:28: error: the LLVM IR emitter "
-        "(mtia-llvm) does not handle mtia.cb_read (a whole tile read into the scalar core); run "
-        "the kernel on the machine",
+        "math.cbrt, math.expm1, math.log1p, math.sinh)"
     },
     "riscv": {
         "cf_debug_builtins": "CppEmitError: tests/conformance/kernels_control.py:153:12: error: the C++ emitter "
@@ -140,14 +72,7 @@ CORPUS_GAPS: dict[str, dict[str, str]] = {
 }
 
 EXAMPLE_GAPS: dict[str, dict[str, str]] = {
-    "cpp": {
-        "row_sums_re": "CppEmitError: examples/row_sums.py:37:17: error: the C++ emitter (mtia-cpp) does not "
-        "handle this op outside an engine command body (mtia.re_allreduce)"
-    },
-    "llvm": {
-        "row_sums_re": "NotHandled: examples/row_sums.py:37:17: error: the LLVM IR emitter (mtia-llvm) does not "
-        "handle mtia.cb_read (a whole tile read into the scalar core)"
-    },
+    "llvm": {},
     "riscv": {
         "row_sums_re": "CppEmitError: examples/row_sums.py:37:17: error: the C++ emitter (mtia-cpp) does not "
         "handle values of type tensor<16xf32> (mtia.cb_read)"

@@ -120,7 +120,12 @@ def test_dma_estimate_agrees_with_simulated_port_busy_cycles_when_every_pe_strea
 ) -> None:
     torch.manual_seed(0)
     n = 2 * 64 * 1024  # two programs of BLOCK_SIZE 1024 per PE
-    module, options, result = _capture(monkeypatch, lambda: vector_add.add(torch.rand(n), torch.rand(n)))
+    x, y, out = torch.rand(n), torch.rand(n), torch.empty(n)
+    # The estimate charges a store its DRAM bytes at the PE's share, as a write-through store holds its port;
+    # with the LLC's write-behind (the default) the port holds it only while SRAM takes it.
+    through = {"llc_write_behind": 0}
+    launch = lambda: vector_add.add_kernel[(n // 1024,)](x, y, out, n, BLOCK_SIZE=1024, machine_overrides=through)  # noqa: E731
+    module, options, result = _capture(monkeypatch, launch)
     config = machine_config(module, options)
     assert len(result.timeline.pes_used) == config.n_pes
     estimate_of: dict[str, float] = {}

@@ -275,3 +275,6 @@ def test_hot_lines_attribute_command_cycles_and_bytes_to_source_lines():
     assert "hot lines" in report.format()
     events = [e for e in chrome_trace(timeline)["traceEvents"] if e["ph"] == "X"]
     assert {e["args"]["line"] for e in events} == set(lines)
+    for loc, x in lines.items():  # each trace event carries its command's bytes: they add up to the line's
+        mine = [e["args"] for e in events if e["args"]["line"] == loc]
+        assert sum(a["global_bytes"] for a in mine) == x.global_bytes and sum(a["ls_bytes"] for a in mine) == x.ls_bytes

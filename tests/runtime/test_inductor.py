@@ -87,6 +87,26 @@ def test_autotuning_picks_best_simulated_config(mtia_inductor, monkeypatch):
     assert chosen_us[0] / 1000.0 == pytest.approx(min(timings[0].values()))
 
 
+def test_stock_choices_time_on_the_host_and_describe_the_host(mtia_inductor, monkeypatch):
+    """Inside `stock_choices()` (the baseline of benchmarks/inductor.py) Inductor's own choices come back:
+    its benchmarker times on the host's wall clock (never asking the driver for simulated time) and device
+    properties describe the host; outside, both describe MTIA again."""
+    from torch._dynamo.device_interface import CpuInterface
+    from triton.runtime import driver
+
+    asked: list[object] = []
+    monkeypatch.setattr(driver.active, "simulated_time_ms", lambda fn: asked.append(fn) or 1.0)
+    calls = []
+    with inductor.stock_choices():
+        host_cores = DeviceProperties.create(torch.device("cpu")).multi_processor_count
+        assert host_cores == CpuInterface.Worker.get_device_properties().multi_processor_count
+        assert not isinstance(CpuInterface.Worker.get_device_properties(), inductor.MtiaDeviceProperties)
+        benchmarking.benchmarker.benchmark(lambda: calls.append(1), device="cpu", warmup=1, rep=1)
+    assert not asked and len(calls) >= 2  # a wall-clock loop: warmup and repetitions
+    assert DeviceProperties.create(torch.device("cpu")).multi_processor_count == MtiaOptions().machine_config.n_pes
+    assert benchmarking.benchmarker.benchmark(lambda: None, device="cpu") == 1.0 and len(asked) == 1
+
+
 def test_missing_torch_attribute_fails_loudly(monkeypatch):
     monkeypatch.setattr(inductor, "_installed", False)
     monkeypatch.delattr(benchmarking, "register_benchmarker")

@@ -174,3 +174,10 @@ def test_binary_that_does_not_parse_names_kernel() -> None:
 def test_constexprs_by_position(fake: FakeToolchain) -> None:
     kernel = mtia_xdsl.compile(add_kernel, SIG, {4: 8})
     assert kernel.constexprs == {"BLOCK": 8} and _stage(fake, "build")[0][2] == {(4,): 8}
+
+
+def test_argument_count_message_agrees_in_number() -> None:
+    from mtia_xdsl.utils.locations import argument_count_error
+
+    assert argument_count_error("k.py:3:0", "k", ["a", "b"], 1).endswith("takes 2 arguments (a, b) but 1 was given")
+    assert argument_count_error("k.py:3:0", "k", ["a"], 3).endswith("takes 1 argument (a) but 3 were given")

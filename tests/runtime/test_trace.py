@@ -35,6 +35,9 @@ def test_last_run_write_trace_matches_the_timeline(tmp_path: Any) -> None:
     data = json.loads(path.read_text())
     events = [e for e in data["traceEvents"] if e["ph"] == "X"]
     timeline = run.timeline
+    # the LLC's write-behind of the last stores to DRAM ends the kernel after the last command
+    drain = {e["ph"]: e for e in data["traceEvents"] if e["name"] == "write_behind"}
+    assert sorted(drain) == ["b", "e"] and drain["b"]["pid"] == timeline.config.n_pes
     assert len(events) == len(timeline.spans) > 0
     us_per_cycle = 1e6 / timeline.config.clock_hz
     spans = {(s.pe, s.program, s.index): s for s in timeline.spans}
@@ -45,7 +48,8 @@ def test_last_run_write_trace_matches_the_timeline(tmp_path: Any) -> None:
         assert e["cat"] == span.engine.value and e["name"] == span.kind
         assert e["ts"] == pytest.approx(span.start_cycle * us_per_cycle)
         assert e["dur"] == pytest.approx((span.end_cycle - span.start_cycle) * us_per_cycle)
-    assert max(e["ts"] + e["dur"] for e in events) == pytest.approx(timeline.total_cycles * us_per_cycle)
+    assert max(e["ts"] + e["dur"] for e in events) == pytest.approx(drain["b"]["ts"])
+    assert drain["e"]["ts"] == pytest.approx(timeline.total_cycles * us_per_cycle)
 
 
 def test_trace_has_one_process_per_pe_and_one_track_per_engine(tmp_path: Any) -> None:
@@ -53,6 +57,7 @@ def test_trace_has_one_process_per_pe_and_one_track_per_engine(tmp_path: Any) ->
     data = run.chrome_trace()
     meta = [e for e in data["traceEvents"] if e["ph"] == "M"]
     processes = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    assert processes.pop(run.timeline.config.n_pes, None) == "LLC -> DRAM"  # the write-behind tail
     assert sorted(processes) == run.timeline.pes_used
     assert all(name.startswith(f"PE {pid} (") for pid, name in processes.items())
     tracks: dict[int, list[str]] = defaultdict(list)

@@ -38,7 +38,10 @@ enum : int64_t {
     OP_CB_READ = 5,
     OP_SCALAR_MEM = 6,
     OP_LANES = 7,  // gather, scatter, atomics: active lanes and their extent
+    OP_RE_LINK = 8,       // mtia.re_allreduce's RE network command
+    OP_GATHER_ROWS = 9,   // mtia.dma_gather_rows: the runs it read
 };
+const int WAITING = 2;  // longjmp value and mtia_host_call status of a program stopped at a cross-PE reduction
 
 struct Region {
     mtia_addr base;
@@ -78,6 +81,11 @@ struct mtia_pe {
     std::vector<Slot> waits, fills;
     std::string error;
     jmp_buf *jump = nullptr;
+    // cross-PE reductions (mtia_re_allreduce): results the host gave, the next call, the input it stopped at
+    std::vector<uint8_t> coll_results, coll_input;
+    int64_t coll_ncalls = 0, coll_call = 0, coll_offset = 0, coll_wait_call = 0;
+    const char *coll_kind = nullptr, *coll_dtype = nullptr, *coll_loc = nullptr;
+    int32_t coll_axis = 0;
 };
 
 namespace {
@@ -389,6 +397,84 @@ void mtia_dma_store_scalar(mtia_pe *pe, const void *src, const mtia_dma_desc *d,
     memcpy(global(pe, d->base, d->elem_bytes, loc), src, (size_t)d->elem_bytes);
 }
 
+void mtia_dma_store_value(mtia_pe *pe, const void *src, const mtia_dma_desc *d, const char *loc) {
+    // a store of a tile the scalar core holds: no CB, no command (as the model's dma_store of a non-CB value)
+    int64_t bounds[MTIA_MAX_RANK], starts[MTIA_MAX_RANK];
+    clamp(d, bounds, starts);
+    const int32_t eb = d->elem_bytes;
+    const uint8_t *from = (const uint8_t *)src;
+    each_lane(d, bounds, starts, [&](int64_t lane, bool inside, int64_t off) {
+        if (inside) memcpy(global(pe, d->base + (mtia_addr)(off * eb), eb, loc), from + lane * eb, (size_t)eb);
+    });
+}
+
+void mtia_dma_gather_rows(mtia_pe *pe, int32_t h, int32_t index_cb, const int64_t *index_shape, int32_t index_bytes,
+                          int64_t row_stride, const mtia_dma_desc *d, const void *other, int64_t ls_bytes,
+                          const char *loc) {
+    begin(pe, MTIA_DMA, "dma_gather_rows", loc);
+    Slot is = front(pe, index_cb, loc);
+    const uint8_t *index = slot_ptr(pe, pe->cbs[index_cb], is.seq);
+    Slot s = next_write(pe, h, loc);
+    uint8_t *dst = slot_ptr(pe, pe->cbs[h], s.seq);
+    int64_t bounds[MTIA_MAX_RANK], starts[MTIA_MAX_RANK];
+    mtia_dma_desc plain = *d;
+    plain.has_starts = 0;
+    clamp(&plain, bounds, starts);
+    const int32_t eb = d->elem_bytes;
+    int64_t idx[MTIA_MAX_RANK] = {0, 0, 0, 0}, total = 1;
+    for (int k = 0; k < d->rank; ++k) total *= d->shape[k];
+    // payload: active ls_bytes dtype elem_bytes nruns (addr bytes)*: the contiguous runs of the read bytes
+    std::vector<int64_t> runs;
+    int64_t active = 0;
+    for (int64_t lane = 0; lane < total; ++lane) {
+        bool inside = true;
+        int64_t off = 0, at = 0;
+        for (int k = 0; k < d->rank; ++k) {
+            inside = inside && idx[k] < bounds[k];
+            off += idx[k] * d->strides[k];
+            at = at * index_shape[k] + (index_shape[k] == 1 ? 0 : idx[k]);
+        }
+        uint8_t *to = dst + lane * eb;
+        if (inside) {
+            int64_t row = 0;
+            if (index_bytes == 8) {
+                memcpy(&row, index + at * 8, 8);
+            } else if (index_bytes == 4) {
+                int32_t v;
+                memcpy(&v, index + at * 4, 4);
+                row = v;
+            } else if (index_bytes == 2) {
+                int16_t v;
+                memcpy(&v, index + at * 2, 2);
+                row = v;
+            } else {
+                row = (int8_t)index[at];
+            }
+            mtia_addr addr = d->base + (mtia_addr)((row * row_stride + off) * eb);
+            memcpy(to, global(pe, addr, eb, loc), (size_t)eb);
+            ++active;
+            size_t n = runs.size();
+            if (n && (mtia_addr)(runs[n - 2] + runs[n - 1]) == addr)
+                runs[n - 1] += eb;
+            else
+                runs.insert(runs.end(), {(int64_t)addr, (int64_t)eb});
+        } else if (other) {
+            memcpy(to, other, (size_t)eb);
+        } else {
+            nan_or_zero(to, eb, d->is_float);
+        }
+        for (int k = d->rank - 1; k >= 0; --k) {
+            if (++idx[k] < d->shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+    pe->waits.push_back(is);
+    pe->fills.push_back(s);
+    std::vector<int64_t> p = {active, ls_bytes, sid(pe, d->dtype), eb, (int64_t)runs.size() / 2};
+    p.insert(p.end(), runs.begin(), runs.end());
+    finish(pe, OP_GATHER_ROWS, p);
+}
+
 void mtia_scalar_load(mtia_pe *pe, mtia_addr addr, void *dst, int32_t nbytes, const char *dtype, const char *loc) {
     begin(pe, MTIA_SCALAR, "scalar_load", loc);
     memcpy(dst, global(pe, addr, nbytes, loc), (size_t)nbytes);
@@ -534,6 +620,30 @@ void mtia_atomic_rmw(mtia_pe *pe, const char *op, void *old, const mtia_addr *ad
     lanes_payload(pe, addrs, mask, n, eb, 1, 1, ls_bytes, dtype);
 }
 
+void mtia_re_allreduce(mtia_pe *pe, void *data, int64_t n, int32_t eb, const char *dtype, const char *kind,
+                       int32_t pe_axis, const char *loc) {
+    const int64_t nbytes = n * eb;
+    if (pe->coll_call >= pe->coll_ncalls) {  // the group's result is not known yet: stop, the host reruns us
+        pe->coll_input.assign((const uint8_t *)data, (const uint8_t *)data + nbytes);
+        pe->coll_wait_call = pe->coll_call;
+        pe->coll_kind = kind;
+        pe->coll_dtype = dtype;
+        pe->coll_axis = pe_axis;
+        pe->coll_loc = loc;
+        if (pe->jump) longjmp(*pe->jump, WAITING);
+        fail(pe, loc, "re_reduce outside mtia_host_call");
+    }
+    if (pe->coll_offset + nbytes > (int64_t)pe->coll_results.size())
+        fail(pe, loc, "re_reduce result %lld: the host gave fewer bytes than the %lld the tile has",
+             (long long)pe->coll_call, (long long)nbytes);
+    memcpy(data, pe->coll_results.data() + pe->coll_offset, (size_t)nbytes);
+    pe->coll_offset += nbytes;
+    ++pe->coll_call;
+    begin(pe, MTIA_RE, "re_link", loc);
+    // payload: elems dtype pe_axis group_size
+    finish(pe, OP_RE_LINK, {n, sid(pe, dtype), pe_axis, pe->npes[pe_axis == 0 ? 0 : 1]});
+}
+
 // -- host side ------------------------------------------------------------------------------------------
 
 mtia_pe *mtia_host_pe_new(int64_t ls_bytes) {
@@ -570,11 +680,14 @@ int32_t mtia_host_call(mtia_pe *pe, mtia_entry entry, const int64_t *args) {
     pe->string_ids.clear();
     pe->error.clear();
     pe->scalar = 0;
+    pe->coll_call = 0;
+    pe->coll_offset = 0;
     jmp_buf jump;
     pe->jump = &jump;
-    if (setjmp(jump) != 0) {
+    int status = setjmp(jump);
+    if (status != 0) {
         pe->jump = nullptr;
-        return 1;
+        return status == WAITING ? WAITING : 1;
     }
     entry(pe, args);
     for (size_t h = 0; h < pe->cbs.size(); ++h) {
@@ -591,6 +704,22 @@ int32_t mtia_host_call(mtia_pe *pe, mtia_entry entry, const int64_t *args) {
 }
 
 const char *mtia_host_error(mtia_pe *pe) { return pe->error.c_str(); }
+
+void mtia_host_set_collective(mtia_pe *pe, int64_t ncalls, const void *results, int64_t nbytes) {
+    pe->coll_ncalls = ncalls;
+    pe->coll_results.assign((const uint8_t *)results, (const uint8_t *)results + nbytes);
+}
+
+const void *mtia_host_collective_wait(mtia_pe *pe, int64_t *nbytes, int64_t *call, const char **kind,
+                                      const char **dtype, int32_t *pe_axis, const char **loc) {
+    *loc = pe->coll_loc;
+    *nbytes = (int64_t)pe->coll_input.size();
+    *call = pe->coll_wait_call;
+    *kind = pe->coll_kind;
+    *dtype = pe->coll_dtype;
+    *pe_axis = pe->coll_axis;
+    return pe->coll_input.data();
+}
 
 const int64_t *mtia_host_record(mtia_pe *pe, int64_t *n) {
     *n = (int64_t)pe->record.size();

@@ -108,7 +108,8 @@ void mtia_cb_push(mtia_pe *pe, int32_t cb, int32_t n, const char *loc);    /* pr
 void mtia_cb_wait(mtia_pe *pe, int32_t cb, int32_t n, const char *loc);    /* consumer: wait for n tiles */
 void mtia_cb_pop(mtia_pe *pe, int32_t cb, int32_t n, const char *loc);     /* consumer: release them */
 void *mtia_cb_front_ptr(mtia_pe *pe, int32_t cb, const char *loc); /* LS bytes of the front tile (no command) */
-/* The scalar core reads the front tile (a one-element tile) of `cb` into `dst` (a SCALAR command). */
+/* The scalar core reads the front tile of `cb` into `dst` (a SCALAR command): a one-element tile into a
+ * scalar, or the whole tile (`nbytes` = the tile's bytes) into a local array. */
 void mtia_cb_read(mtia_pe *pe, int32_t cb, void *dst, int64_t nbytes, const char *loc);
 
 /* -- DMA ------------------------------------------------------------------------------------------ */
@@ -118,6 +119,19 @@ void mtia_dma_load(mtia_pe *pe, int32_t cb, const mtia_dma_desc *d, const void *
 void mtia_dma_store(mtia_pe *pe, int32_t cb, const mtia_dma_desc *d, const char *loc);
 /* Store a scalar value (rank-0 block `d`) from `src`, no CB. */
 void mtia_dma_store_scalar(mtia_pe *pe, const void *src, const mtia_dma_desc *d, const char *loc);
+/* Store the valid lanes of block `d` from a tile the scalar core holds (`src`, row-major, d->shape), no CB and
+ * no command (as the model's dma_store of a value outside a CB, e.g. an mtia.re_allreduce result). */
+void mtia_dma_store_value(mtia_pe *pe, const void *src, const mtia_dma_desc *d, const char *loc);
+/* Indexed DMA (mtia.dma_gather_rows, embedding rows): fill the next reserved slot of `cb` with block `d`
+ * (shape, strides, bounds; no starts), lane i = (i0, .., ik) read from global address
+ *   d->base + (index[i] * row_stride + i0*strides[0] + .. + ik*strides[k]) * elem_bytes
+ * where index[i] is the element of the front tile of `index_cb` (signed integers of `index_bytes` bytes, shape
+ * `index_shape` of d->rank extents, each 1 or the block's: it broadcasts). Lanes past the bounds get *other
+ * (one element) if given, else NaN (floats) or 0. `ls_bytes`: the block's and the index tile's bytes. One DMA
+ * command (kind "dma_gather_rows") with one descriptor per contiguous run of read bytes. */
+void mtia_dma_gather_rows(mtia_pe *pe, int32_t cb, int32_t index_cb, const int64_t *index_shape, int32_t index_bytes,
+                          int64_t row_stride, const mtia_dma_desc *d, const void *other, int64_t ls_bytes,
+                          const char *loc);
 
 /* -- scalar memory access (SCALAR commands) ------------------------------------------------------- */
 void mtia_scalar_load(mtia_pe *pe, mtia_addr addr, void *dst, int32_t nbytes, const char *dtype, const char *loc);
@@ -164,6 +178,17 @@ void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc);
 void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,
                     int32_t read, int32_t write, int64_t ls_bytes, const char *dtype);
 
+/* -- cross-PE reduction (mtia.re_allreduce, language extension re_reduce) ----------------------------- */
+/* Reduce the `n` elements at `data` (a tile or one scalar, `elem_bytes` each, of `dtype`) elementwise with
+ * `kind` (the combiner's arith op name: addf, addi, maxnumf, minsi, ...) across the programs of this round
+ * on the PEs of this PE's row (`pe_axis` 0) or column (1), and write the result over `data`. Records the RE
+ * command of kind "re_link" (machine/interpret/mtia_renet.py). The host runs programs one at a time, so the
+ * group's result comes from the host: a program's k-th call takes result k of mtia_host_set_collective;
+ * past those, the runtime keeps the input (mtia_host_collective_wait) and stops the program with status 2
+ * (waiting for the rest of its group); the host reruns it from the start once the result is known. */
+void mtia_re_allreduce(mtia_pe *pe, void *data, int64_t n, int32_t elem_bytes, const char *dtype, const char *kind,
+                       int32_t pe_axis, const char *loc);
+
 /* -- host side (host_runtime.cpp): make PEs, map memory, run a program, read its record ------------ */
 typedef void (*mtia_entry)(mtia_pe *pe, const int64_t *args);
 /* The emitted translation unit's entry: unpacks `args` (pointers as addresses, integers, float bits). */
@@ -176,10 +201,18 @@ void mtia_host_unmap_all(void);
 /* Set the program the next call runs: program id, grid, PE (local index, axes). */
 void mtia_host_set_program(mtia_pe *pe, const int32_t *pid3, const int32_t *grid3, const int32_t *pe_xy,
                            const int32_t *num_pes_xy);
-/* Run `entry` for the current program; 0 on success, else the error text is `mtia_host_error(pe)`. Clears
+/* Run `entry` for the current program; 0 on success, 2 if it stopped at a cross-PE reduction whose result
+ * is not known yet (mtia_host_collective_wait), else 1 and the error text is `mtia_host_error(pe)`. Clears
  * the previous record. */
 int32_t mtia_host_call(mtia_pe *pe, mtia_entry entry, const int64_t *args);
 const char *mtia_host_error(mtia_pe *pe);
+/* The results of the next call's first `ncalls` cross-PE reductions, concatenated in call order
+ * (`nbytes` in all; copied). */
+void mtia_host_set_collective(mtia_pe *pe, int64_t ncalls, const void *results, int64_t nbytes);
+/* After a call returned 2: the input of the reduction it stopped at (`*nbytes` bytes), its call index among
+ * the program's reductions, kind, dtype, PE axis and kernel location. */
+const void *mtia_host_collective_wait(mtia_pe *pe, int64_t *nbytes, int64_t *call, const char **kind,
+                                      const char **dtype, int32_t *pe_axis, const char **loc);
 /* The record of the last call: `*n` int64 words (format in host_runtime.cpp) and its string table. */
 const int64_t *mtia_host_record(mtia_pe *pe, int64_t *n);
 const char *mtia_host_string(mtia_pe *pe, int64_t id);

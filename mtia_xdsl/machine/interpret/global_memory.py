@@ -425,14 +425,14 @@ class GlobalMemory:
         Returns whether any was added. A pointer a kernel loaded from memory is the `data_ptr()` of some
         tensor the caller keeps alive; the garbage collector's object list finds it (one scan per fault).
         """
-        import gc
-
         import torch
+
+        from mtia_xdsl.utils.heap import tracked_objects
 
         wanted = np.unique(addrs)
         known = {r.base for r in self.regions}
         added: dict[int, _Region] = {}
-        for obj in gc.get_objects():
+        for obj in tracked_objects():
             # type(), not isinstance: isinstance reads `__class__`, which some lazy module proxies warn on
             if not issubclass(type(obj), torch.Tensor) or obj.device.type != "cpu" or obj.is_meta:
                 continue

@@ -86,23 +86,43 @@ class MtiaIndexedDmaFunctions(InterpreterFunctions):
 
         def make(b: int) -> Command:
             runs = _runs(addrs_b[b], mask_b[b], elem_bytes)
-            listed = tuple(runs) if len(runs) <= MAX_LISTED_RUNS else ()
-            return Command(
-                Engine.DMA,
-                command_kind(op.name),
-                where,
-                tuple(waits),
-                (slot,),
-                global_read_bytes=lanes.active[b] * elem_bytes,
-                global_ranges=listed,
-                global_extent=None if listed else lanes.extent[b],
-                ls_bytes=ls_bytes,
-                descriptors=max(len(runs), 1),
-                dtype=element_format(elem).name,
-            )
+            return gather_rows_command(
+                where, tuple(waits), (slot,), runs, lanes.active[b], lanes.extent[b], elem_bytes, ls_bytes,
+                element_format(elem).name,
+            )  # fmt: skip
 
         state.issue_each(make, lanes.uniform)
         return ()
+
+
+def gather_rows_command(
+    where: str,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
+    runs: list[tuple[int, int]],
+    active: int,
+    extent: tuple[int, int] | None,
+    elem_bytes: int,
+    ls_bytes: int,
+    dtype: str,
+) -> Command:
+    """The DMA command of one program's dma_gather_rows: `runs` the (address, bytes) contiguous runs it read
+    (row-major), `active` its valid elements of `elem_bytes` bytes, `extent` their byte extent (None if
+    none); see the module docstring."""
+    listed = tuple(runs) if len(runs) <= MAX_LISTED_RUNS else ()
+    return Command(
+        Engine.DMA,
+        command_kind(mtia.DmaGatherRowsOp.name),
+        where,
+        waits,
+        fills,
+        global_read_bytes=active * elem_bytes,
+        global_ranges=listed,
+        global_extent=None if listed else extent,
+        ls_bytes=ls_bytes,
+        descriptors=max(len(runs), 1),
+        dtype=dtype,
+    )
 
 
 def _runs(addrs: np.ndarray, mask: np.ndarray, elem_bytes: int) -> list[tuple[int, int]]:

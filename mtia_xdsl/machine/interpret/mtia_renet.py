@@ -81,14 +81,18 @@ def _describe(placement: Placement, linear: Any, pe_all: np.ndarray) -> str:
     return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
-def _check_group(
-    op: mtia.ReAllreduceOp, placement: Placement, key: int, members: np.ndarray, key_all: np.ndarray, pe_all: Any
+def check_group(
+    axis: int, where: str, placement: Placement, key: int, members: np.ndarray, key_all: np.ndarray, pe_all: Any
 ) -> None:
-    """Raise InterpretationError unless the batch holds the whole group `key` and the group fills its line."""
-    axis = op.pe_axis.value.data
+    """Raise InterpretationError at kernel location `where` unless `members` (linear program ids) are the whole
+    group `key` of a re_reduce over PE rows (`axis` 0) or columns (1) and the group fills its line.
+
+    Raises: InterpretationError when a PE of the line runs no program in that round; CollectiveWait when some
+    member has not arrived (the error to report if it never does).
+    """
     size = placement.subgrid.tile_width if axis == 0 else placement.subgrid.tile_height
     expected = np.flatnonzero(key_all == key)
-    where = f"{location_str(op.location)}: error: re_reduce"
+    where = f"{where}: error: re_reduce"
     line = "row" if axis == 0 else "column"
     if len(expected) < size:
         n_pes = placement.subgrid.n_pes
@@ -153,7 +157,7 @@ def _reduce_groups(
         expected = np.flatnonzero(key_all == key)
         expected = expected[np.argsort(pe_all[expected], kind="stable")]  # PE order
         arrived = np.asarray([i for i in expected if (int(i), call) in inputs], dtype=np.int64)
-        _check_group(op, placement, int(key), arrived, key_all, pe_all)
+        check_group(op.pe_axis.value.data, location_str(op.location), placement, int(key), arrived, key_all, pe_all)
         total = reduce(op.kind.data, np.stack([inputs[(int(i), call)] for i in expected]), 0)
         results.update(((int(i), call), total) for i in expected)
 
@@ -165,18 +169,24 @@ def _record_link(interpreter: Interpreter, op: mtia.ReAllreduceOp, placement: Pl
         return
     axis = op.pe_axis.value.data
     size = placement.subgrid.tile_width if axis == 0 else placement.subgrid.tile_height
-    dtype = element_type_of(op.input.type)
-    command = Command(
+    dtype = element_format(element_type_of(op.input.type)).name
+    command = re_link_command(location_str(op.location), elems, dtype, size, axis)
+    state.issue_each(lambda b: command, True)
+
+
+def re_link_command(where: str, elems: int, dtype: str, group_size: int, axis: int) -> Command:
+    """The RE network command of one participant of an mtia.re_allreduce of `elems` elements of `dtype` over a
+    group of `group_size` programs on a PE row (`axis` 0) or column (1); see the module docstring."""
+    return Command(
         Engine.RE,
         RE_LINK_KIND,
-        location_str(op.location),
+        where,
         (),
         (),
         elems=RE_LINK_PASSES * elems,
-        dtype=element_format(dtype).name,
-        re_hops=RE_LINK_PASSES * (size - 1),
+        dtype=dtype,
+        re_hops=RE_LINK_PASSES * (group_size - 1),
         scalar_blocking=True,
-        re_group_size=size,
+        re_group_size=group_size,
         re_axis=axis,
     )
-    state.issue_each(lambda b: command, True)

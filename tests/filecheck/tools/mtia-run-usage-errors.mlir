@@ -2,6 +2,8 @@
 // RUN: not mtia-run %s --grid 4,x --arg f32:64 --arg 4 2>&1 | filecheck %s --check-prefix=GRID-COMMA
 // RUN: not mtia-run %s --arg f32:-3 --arg 4 2>&1 | filecheck %s --check-prefix=SHAPE
 // RUN: not mtia-opt %t.does-not-exist.py 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not mtia-run %t.does-not-exist.mlir 2>&1 | filecheck %s --check-prefix=RUN-MISSING
+// RUN: not mtia-run %t.does-not-exist.cpp --grid 1 2>&1 | filecheck %s --check-prefix=RUN-MISSING
 // RUN: not mtia-run %s --pe-subgrid x --arg f32:64 --arg 4 2>&1 | filecheck %s --check-prefix=SUBGRID
 // RUN: echo '# not a kernel' > %t.txt && not mtia-run %t.txt 2>&1 | filecheck %s --check-prefix=NOT-MLIR
 // RUN: echo '# not a kernel' > %t.mlir && not mtia-run %t.mlir 2>&1 | filecheck %s --check-prefix=BAD-MLIR
@@ -14,6 +16,8 @@
 // SHAPE-NOT:  Traceback
 // MISSING:    mtia-opt: cannot read {{.*}}does-not-exist.py: No such file or directory
 // MISSING-NOT: Traceback
+// RUN-MISSING:    mtia-run: cannot read {{.*}}does-not-exist.{{mlir|cpp}}: No such file or directory
+// RUN-MISSING-NOT: Errno
 // SUBGRID:    mtia-run: error: --pe-subgrid 'x': expected BASE,WIDTH,HEIGHT (the first PE and the rectangle's width and height in PEs), e.g. 18,4,2
 // SUBGRID-NOT: int()
 
