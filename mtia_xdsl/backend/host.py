@@ -188,7 +188,7 @@ class HostRuntime:
         p, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
         i32p = ctypes.POINTER(i32)
         lib.mtia_host_pe_new.restype = p
-        lib.mtia_host_pe_new.argtypes = [i64]
+        lib.mtia_host_pe_new.argtypes = [i64, i32]
         lib.mtia_host_pe_free.argtypes = [p]
         lib.mtia_host_map.argtypes = [ctypes.c_uint64, p, i64]
         lib.mtia_host_unmap_all.argtypes = []
@@ -465,7 +465,7 @@ def run_loaded(
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
     lib = rt.lib
-    pe = lib.mtia_host_pe_new(machine.ls_bytes)
+    pe = lib.mtia_host_pe_new(machine.ls_bytes, machine.cb_ids)
     decoder = RecordDecoder(machine)
     arg_array = (ctypes.c_int64 * max(len(words), 1))(*[w if w < (1 << 63) else w - (1 << 64) for w in words])
     i32x3 = ctypes.c_int32 * 3

@@ -191,6 +191,8 @@ class Launch:
     """
 
     ls_bytes: int
+    cb_ids: int
+    """MachineConfig.cb_ids: the runtime checks the kernel's CB IDs against it."""
     regions: Sequence[Region]
     args: Sequence[int]
     grid: tuple[int, int, int]
@@ -223,7 +225,7 @@ def _words_of_bytes(data: bytes) -> list[int]:
 
 def encode_launch(launch: Launch) -> bytes:
     """Return the launch file riscv_main.cpp reads (int64 little-endian words)."""
-    words = [_MAGIC, launch.ls_bytes, len(launch.regions)]
+    words = [_MAGIC, launch.ls_bytes, launch.cb_ids, len(launch.regions)]
     for r in launch.regions:
         words += [r.base, len(r.data), *_words_of_bytes(r.data)]
     words += [len(launch.args), *launch.args, *launch.grid, *launch.num_pes, len(launch.programs)]
@@ -413,6 +415,7 @@ def run_riscv(
     build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
     launch = Launch(
         ls_bytes=machine.ls_bytes,
+        cb_ids=machine.cb_ids,
         regions=[Region(r.storage.data_ptr(), r.working.tobytes()) for r in regions],
         args=words,
         grid=grid3,

@@ -193,7 +193,7 @@ void mtia_re_allreduce(mtia_pe *pe, void *data, int64_t n, int32_t elem_bytes, c
 typedef void (*mtia_entry)(mtia_pe *pe, const int64_t *args);
 /* The emitted translation unit's entry: unpacks `args` (pointers as addresses, integers, float bits). */
 
-mtia_pe *mtia_host_pe_new(int64_t ls_bytes);
+mtia_pe *mtia_host_pe_new(int64_t ls_bytes, int32_t cb_ids); /* LS bytes and CB IDs of a PE */
 void mtia_host_pe_free(mtia_pe *pe);
 /* Map global addresses [base, base + nbytes) to host bytes `host` (for every PE; call before running). */
 void mtia_host_map(mtia_addr base, void *host, int64_t nbytes);
