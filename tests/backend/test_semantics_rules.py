@@ -130,7 +130,7 @@ def test_tf32_dot_rounds_its_inputs(executor: str) -> None:
         _tf32_dot[(1,)](a, b, c, N=16, executor=ex)
         return [c]
 
-    want = (scalar.round_tf32(a.numpy()).astype(np.float64) @ scalar.round_tf32(b.numpy()).astype(np.float64))
+    want = scalar.round_tf32(a.numpy()).astype(np.float64) @ scalar.round_tf32(b.numpy()).astype(np.float64)
     assert np.array_equal(launch("model")[0].numpy(), want.astype(np.float32))
     _same_on(executor, launch)
 
