@@ -1514,6 +1514,8 @@ class _Body:
         self.pre: list[str] = []
         """Lines before the output loops: reductions and scans materialized into local arrays."""
         self.arrays: dict[SSAValue, str] = {}
+        self.slice_checks: set[tuple[Operation, int]] = set()
+        """(extract_slice, dimension) pairs whose dynamic offset has its mtia_slice_check in `pre`."""
 
     def _combine(self, op: Operation, lhs: list[str], rhs: list[str], pad: str) -> list[str]:
         """Emit the combine region of a tt.reduce / tt.scan on (lhs, rhs) element names; return the results."""
@@ -1696,6 +1698,10 @@ class _Body:
             src_idx = []
             for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
                 o = str(off) if isinstance(off, int) else self.at(off, [], local)
+                if not isinstance(off, int) and off not in local and (op, d) not in self.slice_checks:
+                    self.slice_checks.add((op, d))  # the model's range check, once per command, before the loops
+                    size, extent = _shape(op.results[0].type)[d], _shape(op.operands[0].type)[d]
+                    self.pre.append(f"mtia_slice_check(pe, (int64_t)({o}), {size}, {extent}, {d});")
                 src_idx.append(f"({idx[d]} + {o})")
             return self.at(op.operands[0], src_idx, local)
         if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second

@@ -294,3 +294,26 @@ def test_edited_cpp_breaking_the_cb_allocation_is_an_error_naming_the_call(edit,
     with pytest.raises(InterpretationError, match=message) as err:
         host.run_cpp(source.replace(*edit), (4,), args)
     assert "vector_add.py:" in str(err.value)
+
+
+@triton.jit
+def _slice_rows(x_ptr, out_ptr, k):
+    tile = tl.load(x_ptr + tl.arange(0, 16)[:, None] * 8 + tl.arange(0, 8)[None, :])
+    part = mtl.extract_slice(tile, [k + tl.program_id(0), 4], [4, 4])
+    tl.store(out_ptr + tl.program_id(0) * 16 + tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :], part)
+
+
+def test_extract_slice_past_the_tile_is_the_models_error_in_cpp() -> None:
+    """A dynamic extract_slice offset past the tile stops the C++ run with the model's message at the kernel
+    line and the command, never a read of other LS bytes."""
+    out = torch.zeros(3 * 16)
+    with pytest.raises(
+        Exception,
+        match=r"test_cpp.py:\d+:\d+: error: .*extract_slice: offset 13 \+ size 4 leaves dimension 0 of the tile "
+        r"\(extent 16\); keep 0 <= offset <= 12",
+    ):
+        _slice_rows[(3,)](torch.zeros(128), out, 11, executor="cpp")
+    assert out.eq(0).all()
+    x = torch.arange(128, dtype=torch.float32)
+    _slice_rows[(3,)](x, out, 5, executor="cpp")  # in range: the model's values
+    assert torch.equal(out, torch.stack([x.view(16, 8)[5 + p : 9 + p, 4:8] for p in range(3)]).reshape(-1))

@@ -322,6 +322,15 @@ void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc) {
     fail(pe, loc, "assertion failed in program (%d, %d, %d): %s", pe->pid[0], pe->pid[1], pe->pid[2], message);
 }
 
+void mtia_slice_check(mtia_pe *pe, int64_t offset, int64_t size, int64_t extent, int32_t dim) {
+    if (offset < 0 || offset > extent - size)
+        fail(pe, pe->loc,
+             "%s: extract_slice: offset %lld + size %lld leaves dimension %d of the tile (extent %lld); keep 0 <= "
+             "offset <= %lld",
+             pe->kind ? pe->kind : "a command", (long long)offset, (long long)size, dim, (long long)extent,
+             (long long)(extent - size));
+}
+
 int32_t mtia_cb_alloc(mtia_pe *pe, int32_t cb_id, int32_t depth, int64_t slot_bytes, int64_t ls_offset,
                       const char *loc) {
     if (depth < 1) fail(pe, loc, "mtia_cb_alloc: a CB needs at least one slot, got depth %d", depth);

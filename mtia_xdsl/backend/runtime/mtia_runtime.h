@@ -97,6 +97,9 @@ void mtia_scalar_instrs(mtia_pe *pe, int64_t n);
 
 /* A failed device assertion (tl.device_assert): stops the program with `message` at `loc`. */
 void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc);
+/* The current command's mtia.extract_slice of `size` lanes at dynamic `offset` along dimension `dim` of a
+   tile of `extent`: an error at the command's line unless 0 <= offset <= extent - size (the model's rule). */
+void mtia_slice_check(mtia_pe *pe, int64_t offset, int64_t size, int64_t extent, int32_t dim);
 
 /* -- circular buffers ---------------------------------------------------------------------------- */
 /* Allocate the program's next CB (returned handle 0, 1, ... in allocation order) under CB ID `cb_id`,
