@@ -95,7 +95,7 @@ def _is_float(t: Attribute) -> bool:
 
 def _width(t: Attribute) -> int:
     if isinstance(t, builtin.IntegerType):
-        return t.width.data
+        return t.bitwidth
     if isinstance(t, builtin.IndexType) or _is_ptr(t):
         return 64
     if isinstance(t, builtin.AnyFloat):
@@ -110,7 +110,7 @@ def _ctype(t: Attribute, op: Operation) -> str:
     if isinstance(t, builtin.IndexType):
         return "int64_t"
     if isinstance(t, builtin.IntegerType):
-        w = t.width.data
+        w = t.bitwidth
         if w == 1:
             return "bool"
         if w in (8, 16, 32, 64):
@@ -126,7 +126,7 @@ def _storage(t: Attribute, op: Operation) -> str:
     """The C++ type of one element of type `t` in LS or global memory."""
     if isinstance(t, builtin.Float16Type | builtin.BFloat16Type):
         return "uint16_t"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
         return "uint8_t"
     return _ctype(t, op)
 
@@ -137,7 +137,7 @@ def _load(t: Attribute, expr: str) -> str:
         return f"mtia_f16_to_f32({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_bf16_to_f32({expr})"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
         return f"({expr} != 0)"
     return expr
 
@@ -148,7 +148,7 @@ def _store(t: Attribute, expr: str) -> str:
         return f"mtia_f32_to_f16({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_f32_to_bf16({expr})"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
         return f"(uint8_t)({expr})"
     return expr
 
@@ -163,7 +163,7 @@ def _round(t: Attribute, expr: str) -> str:
 
 
 def _literal(value: Any, t: Attribute, op: Operation) -> str:
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
         return "true" if int(value) & 1 else "false"
     if isinstance(t, builtin.IntegerType | builtin.IndexType):
         v = int(value)
@@ -280,7 +280,7 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
     ct = _ctype(rt, op) if not isinstance(rt, TensorType) else ""
     it = _elem(op.operands[0].type) if op.operands else rt
     if name in _INT_BIN:
-        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+        if isinstance(rt, builtin.IntegerType) and rt.bitwidth == 1:
             return f"({a[0]} {_INT_BIN[name]} {a[1]})" if name != "arith.subi" else f"({a[0]} ^ {a[1]})"
         return f"({ct})({a[0]} {_INT_BIN[name]} {a[1]})"
     if name in _FLOAT_BIN:
@@ -330,7 +330,7 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
     if name == "arith.negf":
         return f"(-{a[0]})"
     if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
-        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+        if isinstance(rt, builtin.IntegerType) and rt.bitwidth == 1:
             return f"(({a[0]} & 1) != 0)"
         return f"({ct})({a[0]})"
     if name in ("arith.extui", "arith.index_castui"):
@@ -1925,7 +1925,7 @@ def _param_spec(arg: BlockArgument) -> str:
     if _is_ptr(t):
         return "ptr"
     if isinstance(t, builtin.IntegerType):
-        return f"i{t.width.data}"
+        return f"i{t.bitwidth}"
     if isinstance(t, builtin.Float32Type):
         return "f32"
     if isinstance(t, builtin.Float64Type):

@@ -2,7 +2,8 @@
 
 `run_cpp(source, grid, args)` compiles the translation unit with the system C++ compiler together with the
 host runtime (runtime/host_runtime.cpp), loads it with ctypes, runs every program id of the grid on working
-copies of the caller's tensors (written back only when the whole launch succeeded, as machine/run.py does),
+copies of the caller's tensors (written back only when the whole launch succeeded, as machine/run.py does;
+a program that reaches a cross-PE reduction before its group's result is known reruns, backend/collective.py),
 turns each program's recorded command stream into `ProgramTrace`s with the functions the machine model's
 interpreter uses (machine/interpret/command_work.py, dma_trace.py) and times them with
 `machine.timing.simulate`, exactly as `machine.run.run_kernel` does. So the unmodified C++ of a kernel gives

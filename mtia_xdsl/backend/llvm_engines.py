@@ -66,6 +66,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     emit_scalar,
     int_width,
     is_bf16,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -156,7 +157,7 @@ class _Element:
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
         if v in self.tiles:
-            if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
+            if self.op is not None and v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
             lin = self.linear(idx, _shape(t))
@@ -432,13 +433,12 @@ def _reduce(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
 
 
 def _is_bf16_add(op: Operation) -> bool:
-    """Whether the combine region of `op` is one bf16 arith.addf of its two arguments (a bf16 tl.cumsum)."""
-    block = op.regions[0].block
-    ops = list(block.ops)
-    return (
-        len(block.args) == 2 and len(ops) == 2 and ops[0].name == "arith.addf" and is_bf16(block.args[0].type)
-        and set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
-    )  # fmt: skip
+    """Whether the combine region of `op` is a bf16 sum the model accumulates in f32 (a bf16 tl.cumsum): the
+    region machine/interpret/tt.py `fast_combiner` maps to numpy's add only when asked for that widening."""
+    from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+    region = op.regions[0]
+    return fast_combiner(region, wide_bf16_add=True) is not None and fast_combiner(region) is None
 
 
 def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
@@ -602,10 +602,10 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
 
 def _bind_inputs(
     em: KernelEmitter, op: mtia.EngineComputeOp, inplace: Sequence[SSAValue] = ()
-) -> dict[BlockArgument, SSAValue]:
+) -> dict[SSAValue, SSAValue]:
     """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers; the tiles
     of `inplace` CBs (read where the command writes them, `mtia_cmd_inout`) are left to the caller."""
-    tiles: dict[BlockArgument, SSAValue] = {}
+    tiles: dict[SSAValue, SSAValue] = {}
     count = 0
     for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
         if operand in inplace and isinstance(arg.type, TensorType):
@@ -679,7 +679,7 @@ def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
             def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
                 x = _load(b, ptr, q, et)
-                if isinstance(x.type, IntegerType):
+                if is_int(x.type):
                     em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
                 else:
                     em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))

@@ -380,10 +380,18 @@ def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 def _libm(name32: str) -> ScalarRule:
     """A libm call (tanhf, atan2f, ...) on all operands, for f32; f64 uses the name without the suffix, f16
-    computes in f32 and rounds once (as numpy's float16 loops do)."""
+    computes in f32 and rounds once (as numpy's float16 loops do). The ops of semantics.scalar.WIDENED_F32
+    compute an f32 (or bf16) value with the double function, rounded once, as every executor does."""
+    from mtia_xdsl.semantics.scalar import WIDENED_F32
+
+    widened = f"math.{name32.removesuffix('f')}" in WIDENED_F32
 
     def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
         t = a[0].type
+        if widened and isinstance(t, Float32Type):
+            xs = [b.add(llvm.FPExtOp(x, Float64Type())) for x in a]
+            wide = b.add(llvm.CallOp(name32.removesuffix("f"), *xs, return_type=Float64Type()))
+            return b.add(llvm.FPTruncOp(wide, t))
         if isinstance(t, Float16Type):
             xs = [b.add(llvm.FPExtOp(x, F32)) for x in a]
             return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, *xs, return_type=F32)), t))

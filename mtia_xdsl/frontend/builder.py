@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import (
     f8E5M2FNUZ,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import arith, mtia, tt
 from mtia_xdsl.dialects.llvm_intr import AssumeOp
@@ -86,6 +86,9 @@ value, so builds share one instance instead of building and verifying a new one 
 them was ~10 % of a build). Cleared when it reaches `_INTERNED_MAX` entries."""
 
 _INTERNED_MAX = 1 << 16
+
+_CONSTANT = "constant"
+"""Key tag of a constant's value attribute in _INTERNED: (_CONSTANT, type, Python type, value)."""
 
 
 def _intern(key: tuple[Any, ...], attr: Attribute) -> Attribute:
@@ -250,19 +253,24 @@ class XdslBuilder:
 
     @loc.setter
     def loc(self, loc: Loc) -> None:
-        if loc.name is None or loc.name != self._loc.name:
+        if self._named and (loc.name is None or loc.name != self._loc.name):
             self._named = set()  # a new statement, or another assignment's right-hand side
         self._loc = loc
         self._last_loc[0] = loc
 
     def insert(self, op: Operation) -> Operation:
         """Insert `op` at the insertion point with the current location; return it."""
-        op.location = self.loc.attr
-        name = value_name(self.loc.name)
-        if name is not None:
-            self._name_results(op, name)
-        if self.ip is not None:  # with no insertion point the op stays detached, as in MLIR
-            Rewriter.insert_op(op, self.ip)
+        op.location = self._loc.attr
+        if self._loc.name is not None:
+            name = value_name(self._loc.name)
+            if name is not None:
+                self._name_results(op, name)
+        ip = self.ip
+        if ip is not None:  # with no insertion point the op stays detached, as in MLIR
+            if ip.insert_before is not None:  # what Rewriter.insert_op does, for one op
+                ip.block.insert_op_before(op, ip.insert_before)
+            else:
+                ip.block.add_op(op)
         return op
 
     def _name_results(self, op: Operation, name: str) -> None:
@@ -504,8 +512,8 @@ class XdslBuilder:
 
     def get_function_ty(self, ins: Sequence[Type], outs: Sequence[Type]) -> FunctionTypeHandle:
         """Return a function type (void results dropped)."""
-        res = [t.attr for t in outs if not isinstance(t.attr, NoneType)]
-        return FunctionTypeHandle(FunctionType.from_lists([t.attr for t in ins], res))
+        res = tuple(t.attr for t in outs if not isinstance(t.attr, NoneType))
+        return FunctionTypeHandle(interned(FunctionType.from_lists, tuple(t.attr for t in ins), res))
 
     # ----- attributes ----------------------------------------------------------------------------
 
@@ -536,11 +544,18 @@ class XdslBuilder:
     # ----- constants -------------------------------------------------------------------------------
 
     def _constant(self, value: float | int | bool, ty: Attribute) -> Value:
-        if isinstance(ty, TensorType):
-            attr = scalar_attr(value, ty.element_type)
-            dense = DenseIntOrFPElementsAttr.from_list(ty, [attr.value.data])  # type: ignore[attr-defined]  # a splat
-            return self.result(xarith.ConstantOp(dense, ty))
-        return self.result(xarith.ConstantOp(scalar_attr(value, ty), ty))
+        kind = type(value)
+        key = (_CONSTANT, ty, kind, value.hex() if kind is float else value) if kind in (int, bool, float) else None
+        attr = _INTERNED.get(key) if key is not None else None  # float.hex keeps -0.0 and NaN apart
+        if attr is None:
+            if isinstance(ty, TensorType):
+                scalar = scalar_attr(value, ty.element_type)
+                attr = DenseIntOrFPElementsAttr.from_list(ty, [scalar.value.data])  # type: ignore[attr-defined]  # a splat
+            else:
+                attr = scalar_attr(value, ty)
+            if key is not None:
+                _intern(key, attr)
+        return self.result(xarith.ConstantOp(attr, ty))
 
     def get_int1(self, v: Any) -> Value:
         """Return `arith.constant v : i1`."""

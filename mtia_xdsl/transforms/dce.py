@@ -12,7 +12,54 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriterListener
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    RecursiveMemoryEffect,
+)
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
+
+_FIXED_EFFECTS = tuple(
+    t.get_effects.__func__  # type: ignore[attr-defined]
+    for t in (
+        NoMemoryEffect,
+        MemoryReadEffect,
+        MemoryWriteEffect,
+        MemoryAllocEffect,
+        MemoryFreeEffect,
+        RecursiveMemoryEffect,  # nothing to recurse into without regions
+    )
+)
+"""`get_effects` of the xDSL effect traits whose answer, for an op without regions, depends on its class only."""
+
+_DEAD_WITHOUT_USES: dict[type[Operation], bool] = {}
+"""Op class -> `would_be_trivially_dead` of its ops without regions, for classes whose effect traits are all
+`_FIXED_EFFECTS` (terminator and symbol traits are per class too)."""
+
+
+def dead_without_uses(op: Operation) -> bool:
+    """`xdsl.transforms.dead_code_elimination.would_be_trivially_dead(op)`, answered once per op class for
+    ops without regions whose effects depend on their class only (the trait and effect lookups were most of a
+    dead-code sweep)."""
+    if op.regions:
+        return would_be_trivially_dead(op)
+    cls = type(op)
+    known = _DEAD_WITHOUT_USES.get(cls)
+    if known is None:
+        known = would_be_trivially_dead(op)
+        effects = op.get_traits_of_type(MemoryEffect)
+        if all(getattr(type(t).get_effects, "__func__", None) in _FIXED_EFFECTS for t in effects):
+            _DEAD_WITHOUT_USES[cls] = known
+    return known
+
+
+def is_trivially_dead(op: Operation) -> bool:
+    """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`: no result is used and `dead_without_uses`."""
+    return all(result.first_use is None for result in op.results) and dead_without_uses(op)
 
 
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
@@ -21,7 +68,7 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     live: set[Operation] = set()
     work: list[Operation] = []
     for op in region.walk():
-        if not would_be_trivially_dead(op):
+        if not dead_without_uses(op):
             live.add(op)
             work.append(op)
     while work:

@@ -1,4 +1,4 @@
-"""A faster builder for xDSL's IRDL operations, with the same results and errors as xDSL's own.
+"""Faster equivalents of two xDSL hot paths: the IRDL op builder, and the dead-code sweep of `canonicalize`.
 
 Every `IRDLOperation(...)` goes through `xdsl.irdl.operations.irdl_op_init`, which builds each operand, result,
 region and successor list generically (an `isinstance(arg, collections.abc.Sequence)` ABC check per argument,
@@ -17,15 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import operations as irdl_operations
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
     AttrSizedRegionSegments,
     AttrSizedResultSegments,
+    AttrSizedSegments,
     AttrSizedSuccessorSegments,
     OpDef,
     OptionalDef,
+    SameVariadicSize,
     VariadicDef,
 )
 
@@ -61,10 +64,12 @@ def _kind(arg_def: Any) -> int:
 def _plan(cls: type, op_def: OpDef) -> _Plan | None:
     segments: list[tuple[Any, int]] = []
     for option in op_def.options:
-        which = _SEGMENTS.get(type(option))
-        if which is None:
-            return None  # SameVariadic* (a check) or an option this module does not know: xDSL's builder
-        segments.append((option, which))
+        if isinstance(option, AttrSizedSegments | SameVariadicSize):
+            which = _SEGMENTS.get(type(option))
+            if which is None:
+                return None  # SameVariadic* (a check): xDSL's builder
+            segments.append((option, which))
+        # xDSL's builder ignores the other options (ParsePropInAttrDict, ...)
     plan = (
         op_def,
         tuple(_kind(d) for _, d in op_def.operands),
@@ -220,11 +225,19 @@ def irdl_op_init(
         result_types=built_results,
         properties=built_properties,
         attributes=built_attributes,
+        location=UNKNOWN_LOC,  # what Operation.__init__ sets for None, without its import per op
         successors=built_successors,
         regions=built_regions,
     )
 
 
 def install() -> None:
-    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above."""
+    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above, and xDSL's
+    `canonicalize` pass remove dead code with `mtia_xdsl.transforms.dce.region_dce` (the same ops erased in the
+    same order, tests/transforms/test_dce.py; xDSL's sweeps were half of a canonicalize)."""
+    from xdsl.transforms import canonicalize
+
+    from mtia_xdsl.transforms.dce import region_dce
+
     irdl_operations.irdl_op_init = irdl_op_init
+    canonicalize.region_dce = region_dce
