@@ -423,7 +423,11 @@ def run_riscv(
     build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
     collectives = Collectives(placement) if meta.get("collective") else None
     base = _Base(
-        machine.ls_bytes, machine.cb_ids, [r.storage.data_ptr() for r in regions], words, grid3,
+        machine.ls_bytes,
+        machine.cb_ids,
+        [r.storage.data_ptr() for r in regions],
+        words,
+        grid3,
         (sub.tile_width, sub.tile_height),
     )
     done, data, run_s = _run_programs(build.exe, base, [r.working.tobytes() for r in regions], programs, collectives,
