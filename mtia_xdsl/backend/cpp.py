@@ -349,8 +349,9 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _round(rt, f"std::fmod({a[0]}, {a[1]})")
     if name == "tt.clampf":
         nan = _int_prop(op, "propagateNan", 0)
-        fmax, fmin = ("mtia_maximum", "mtia_minimum") if nan else ("mtia_maxnum", "mtia_minnum")
-        return _round(rt, f"{fmin}({fmax}({a[0]}, {a[1]}), {a[2]})")
+        hi, lo = (MAX_MIN["arith.maximumf"], MAX_MIN["arith.minimumf"]) if nan else (
+            MAX_MIN["arith.maxnumf"], MAX_MIN["arith.minnumf"])  # fmt: skip
+        return _round(rt, f"mtia_{lo.stem}(mtia_{hi.stem}({a[0]}, {a[1]}), {a[2]})")
     if name == "tt.fp_to_fp":
         if _int_prop(op, "rounding", 1) == 0 and _width(rt) < _width(it):
             fn = {16: "mtia_round_f16_rtz" if isinstance(rt, builtin.Float16Type) else "mtia_round_bf16_rtz",

@@ -370,7 +370,9 @@ def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     """tt.clampf: min(max(x, lo), hi) with IEEE max/min (-0 < +0); NaN propagates if `propagateNan` is set."""
     prop = op.properties.get("propagateNan")
     nan = isinstance(prop, IntegerAttr) and prop.value.data != 0
-    hi_fn, lo_fn = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maximumnum", "llvm.minimumnum")
+    hi, lo = (MAX_MIN["arith.maximumf"], MAX_MIN["arith.minimumf"]) if nan else (
+        MAX_MIN["arith.maxnumf"], MAX_MIN["arith.minnumf"])  # fmt: skip
+    hi_fn, lo_fn = hi.llvm_intrinsic, lo.llvm_intrinsic
     return b.intrinsic(lo_fn, [b.intrinsic(hi_fn, [a[0], a[1]], a[0].type), a[2]], a[0].type)
 
 
