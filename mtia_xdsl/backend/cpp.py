@@ -1,5 +1,3 @@
-# pyright: basic
-# (strict typing of the emitter's op-attribute accesses is still to do; see the report of the cpp branch)
 """C++ emitter (`mtia-opt -t mtia-cpp`, `asm["cpp"]`): one readable translation unit per kernel.
 
 Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 calling the runtime API of
@@ -33,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from string import Template
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -77,12 +75,25 @@ def _error(op: Operation, what: str) -> CppEmitError:
 
 def _elem(t: Attribute) -> Attribute:
     t = mtia.tile_type(t)
-    return t.element_type if isinstance(t, TensorType) else t
+    return cast(TensorType[Attribute], t).element_type if isinstance(t, TensorType) else t
 
 
 def _shape(t: Attribute) -> list[int]:
     t = mtia.tile_type(t)
     return list(t.get_shape()) if isinstance(t, TensorType) else []
+
+
+def _is_tensor(t: Attribute) -> bool:
+    """Whether `t` is a tensor type (a helper, so callers keep `t` an Attribute for the type checker)."""
+    return isinstance(t, TensorType)
+
+
+def _is_int_or_index(t: Attribute) -> bool:
+    return isinstance(t, builtin.IntegerType | builtin.IndexType)
+
+
+def _is_i1(t: Attribute) -> bool:
+    return isinstance(t, builtin.IntegerType) and cast(builtin.IntegerType[Any, Any], t).bitwidth == 1
 
 
 def _is_ptr(t: Attribute) -> bool:
@@ -95,7 +106,7 @@ def _is_float(t: Attribute) -> bool:
 
 def _width(t: Attribute) -> int:
     if isinstance(t, builtin.IntegerType):
-        return t.bitwidth
+        return cast(builtin.IntegerType[Any, Any], t).bitwidth
     if isinstance(t, builtin.IndexType) or _is_ptr(t):
         return 64
     if isinstance(t, builtin.AnyFloat):
@@ -126,7 +137,7 @@ def _storage(t: Attribute, op: Operation) -> str:
     """The C++ type of one element of type `t` in LS or global memory."""
     if isinstance(t, builtin.Float16Type | builtin.BFloat16Type):
         return "uint16_t"
-    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
+    if _is_i1(t):
         return "uint8_t"
     return _ctype(t, op)
 
@@ -137,7 +148,7 @@ def _load(t: Attribute, expr: str) -> str:
         return f"mtia_f16_to_f32({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_bf16_to_f32({expr})"
-    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
+    if _is_i1(t):
         return f"({expr} != 0)"
     return expr
 
@@ -148,7 +159,7 @@ def _store(t: Attribute, expr: str) -> str:
         return f"mtia_f32_to_f16({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_f32_to_bf16({expr})"
-    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
+    if _is_i1(t):
         return f"(uint8_t)({expr})"
     return expr
 
@@ -163,9 +174,9 @@ def _round(t: Attribute, expr: str) -> str:
 
 
 def _literal(value: Any, t: Attribute, op: Operation) -> str:
-    if isinstance(t, builtin.IntegerType) and t.bitwidth == 1:
+    if _is_i1(t):
         return "true" if int(value) & 1 else "false"
-    if isinstance(t, builtin.IntegerType | builtin.IndexType):
+    if _is_int_or_index(t):
         v = int(value)
         w = _width(t)
         v &= (1 << w) - 1
@@ -220,11 +231,12 @@ _LIBDEVICE_EXTRA = {
 
 
 def _math1(name: str, rt: Attribute, x: str) -> str:
-    """Math op `name` of one operand `x` with result type `rt`; semantics.scalar.WIDENED_F32 ops on f32 in double."""
+    """Math op `name` of one operand `x` with result type `rt`; semantics.scalar.WIDENED_F32 ops on f32 (and bf16,
+    which the model holds as f32 values) in double."""
     from mtia_xdsl.semantics.scalar import WIDENED_F32
 
-    if name in WIDENED_F32 and isinstance(rt, builtin.Float32Type):
-        return f"(float)std::{_MATH1[name]}((double)({x}))"
+    if name in WIDENED_F32 and isinstance(rt, builtin.Float32Type | builtin.BFloat16Type):  # bf16: f32 values
+        return _round(rt, f"(float)std::{_MATH1[name]}((double)({x}))")
     return _round(rt, f"std::{_MATH1[name]}({x})")
 
 
@@ -277,10 +289,10 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
     if not op.results:
         return None
     rt = _elem(op.results[0].type)
-    ct = _ctype(rt, op) if not isinstance(rt, TensorType) else ""
+    ct = _ctype(rt, op) if not _is_tensor(rt) else ""
     it = _elem(op.operands[0].type) if op.operands else rt
     if name in _INT_BIN:
-        if isinstance(rt, builtin.IntegerType) and rt.bitwidth == 1:
+        if _is_i1(rt):
             return f"({a[0]} {_INT_BIN[name]} {a[1]})" if name != "arith.subi" else f"({a[0]} ^ {a[1]})"
         return f"({ct})({a[0]} {_INT_BIN[name]} {a[1]})"
     if name in _FLOAT_BIN:
@@ -330,7 +342,7 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
     if name == "arith.negf":
         return f"(-{a[0]})"
     if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
-        if isinstance(rt, builtin.IntegerType) and rt.bitwidth == 1:
+        if _is_i1(rt):
             return f"(({a[0]} & 1) != 0)"
         return f"({ct})({a[0]})"
     if name in ("arith.extui", "arith.index_castui"):
@@ -409,14 +421,14 @@ _RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "
                        # names the emitted code declares itself, in scopes that read kernel values
                        "args", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z", "i", "j", "q", "r", "lane",
                        "len", "vl", "work", "bb", "mm", "nn", "kk", "bin", "step", "red_row", "valid", "in_shape",
-                       "spill", "dot_acc", "red_acc"})  # fmt: skip
+                       "spill", "dot_acc", "red_acc", "p", "old"})  # fmt: skip
 _INTERNAL = re.compile(r"[svmi][0-9]+")
 """Names the RVV chunks and lane loops declare (`v3`, `m2`, `i0`) without reserving them."""
 
 
 @dataclass
 class _Names:
-    used: set[str] = field(default_factory=set)
+    used: set[str] = field(default_factory=set[str])
     counter: int = 0
 
     def fresh(self, hint: str | None, prefix: str = "v") -> str:
@@ -567,7 +579,7 @@ class _Kernel:
         assert block is not None
         if len(func.regions[0].blocks) != 1:
             raise _error(func, "a kernel of more than one block (run tt-lift-early-returns)")
-        params = []
+        params: list[str] = []
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "tensor kernel arguments")
@@ -575,7 +587,6 @@ class _Kernel:
         pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
         self.names.used.update(pid)
         sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
-        self.kernel_name = name
         self.lines.append(f"static void {name}({sig}) {{")
         self.emit_block(block, "    ")
         self.flush("    ")
@@ -595,7 +606,7 @@ class _Kernel:
         results = list(ret.operands)
         if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
             raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
-        params = []
+        params: list[str] = []
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "a called function taking a tensor (tt.call)")
@@ -672,7 +683,7 @@ class _Kernel:
         msg = op.properties.get("message", op.attributes.get("message"))
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         cond = op.operands[0]
-        if isinstance(cond.type, TensorType):  # a tile the scalar core read (mtia.cb_read): every lane must hold
+        if _is_tensor(cond.type):  # a tile the scalar core read (mtia.cb_read): every lane must hold
             owner = cond.owner
             if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
                 raise _error(op, "an assert on a tensor outside an engine body that was not read from a CB")
@@ -698,7 +709,7 @@ class _Kernel:
             levels, m = levels + 1, m // 2 + m % 2
         if len(srcs) > 1 or fast_combiner(region) is None:  # the model runs the region once per level
             self.pending += levels * len(block.ops)
-        bufs = []
+        bufs: list[tuple[str, str]] = []
         for src in srcs:
             et = _elem(src.type)
             buf = self.names.fresh(None, "buf")
@@ -710,7 +721,7 @@ class _Kernel:
         pairs = [f"{b}[2 * q]" for b, _ in bufs] + [f"{b}[2 * q + 1]" for b, _ in bufs]
         body = indent + "        "
         results = self._combine(block, pairs, body)
-        finals = []
+        finals: list[tuple[str, str]] = []
         for (buf, ct), res in zip(bufs, results, strict=True):  # all read before any is written
             r = self.names.fresh(None, "r")
             self.emit(body, f"const {ct} {r} = {res};")
@@ -767,7 +778,7 @@ class _Kernel:
         assert body is not None
         iv, *carried = body.args
         iv_t = _ctype(iv.type, op)
-        carried_names = []
+        carried_names: list[str] = []
         for arg, init, res in zip(carried, inits, op.results, strict=True):
             if isinstance(arg.type, TensorType):
                 raise _error(op, "a loop carrying a tensor")
@@ -792,7 +803,7 @@ class _Kernel:
         if len(targets) == 1:
             self.emit(indent, f"{targets[0]} = {values[0]};")
             return
-        temps = []
+        temps: list[str] = []
         for v, t in zip(term.operands, values, strict=True):
             n = self.names.fresh(None, "next")
             temps.append(n)
@@ -802,7 +813,7 @@ class _Kernel:
 
     def op_scf_if(self, op: Operation, indent: str) -> None:
         cond = self.get(op.operands[0], op)
-        names = []
+        names: list[str] = []
         for r in op.results:
             if isinstance(r.type, TensorType):
                 raise _error(op, "an if yielding a tensor")
@@ -831,12 +842,12 @@ class _Kernel:
     def op_scf_while(self, op: Operation, indent: str) -> None:
         before, after = (r.blocks.first for r in op.regions)
         assert before is not None and after is not None
-        carried = []
+        carried: list[str] = []
         for arg, init in zip(before.args, op.operands, strict=True):
             n = self.name_for(arg, "w")
             carried.append(n)
             self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {self.get(init, op)};")
-        results = []
+        results: list[str] = []
         for r in op.results:
             n = self.name_for(r, "r")
             results.append(n)
@@ -892,8 +903,8 @@ class _Kernel:
 
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
-        t = r.type
-        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+        t: Attribute = r.type
+        if _is_tensor(t):  # the whole tile, into a local array of the scalar core
             et = _elem(t)
             n = self.name_for(r, "tile")
             self.flush(indent)
@@ -938,11 +949,11 @@ class _Kernel:
         """Cross-PE reduction of a scalar or of a tile the scalar core holds (mtia_re_allreduce)."""
         from mtia_xdsl.machine.interpret.formats import dtype_name
 
-        t = op.input.type
+        t: Attribute = op.input.type
         r = op.results[0]
         axis, kind = op.pe_axis.value.data, op.kind.data
         self.flush(indent)
-        if isinstance(t, TensorType):
+        if _is_tensor(t):
             et = _elem(t)
             n = np_prod(_shape(t))
             out = self.name_for(r, "tile")
@@ -1057,7 +1068,7 @@ class _Kernel:
     ) -> list[str]:
         """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others; a pointer is
         named after the body argument in `hints` that reads it (the kernel's `x`), else `inN`."""
-        out = []
+        out: list[str] = []
         for k, v in enumerate(operands):
             if mtia.is_cb(v):
                 t = mtia.tile_type(v.type)
@@ -1074,7 +1085,7 @@ class _Kernel:
         return out
 
     def _outs(self, op: Any, outs: list[SSAValue], indent: str, inplace: bool) -> list[str]:
-        ptrs = []
+        ptrs: list[str] = []
         for v in outs:
             t = mtia.tile_type(v.type)
             p = self.names.fresh(None, "out")
@@ -1268,7 +1279,7 @@ class _Kernel:
         body = _Body(self, op, ins)
         rvv_ins = [body.scalar.get(a, p) for a, p in zip(op.body.block.args, ins, strict=True)]
         yield_op = op.body.block.last_op
-        loops = []
+        loops: list[str] = []
         for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
             out_t = mtia.tile_type(op.outs[k].type)
             portable = body.emit_output(res, ptr, out_t, valid)
@@ -1355,7 +1366,10 @@ class _Kernel:
         integer = isinstance(ea, builtin.IntegerType)
         acc_t = "int64_t" if integer else "double"
         tf32 = op.input_precision.value.data == 0 and isinstance(ea, builtin.Float32Type)
-        rd = (lambda e: f"mtia_round_tf32({e})") if tf32 else (lambda e: e)
+
+        def rd(e: str) -> str:
+            return f"mtia_round_tf32({e})" if tf32 else e
+
         c_is_cb = mtia.is_cb(op.c) or inplace
         self.emit(inner, f"// D[{nb}x{m}x{n}] = A[{m}x{k}] @ B[{k}x{n}] + C, exact accumulation, rounded once")
         self.emit(inner, f"for (int64_t bb = 0; bb < {nb}; ++bb) {{")
@@ -1423,7 +1437,7 @@ class _Kernel:
         init = _REDUCE_INIT[kind](et, op)
         if kind == "addf" and axis == len(shape) - 1 and ct in ("float", "double"):
             # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
-            n_row = shape[axis]
+            n_row = shape[int(axis)]
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
             self.emit(pad, f"{ct} red_row[{n_row}];")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
@@ -1526,7 +1540,7 @@ class _Body:
         for inner in block.ops:
             if inner.name in ("tt.reduce.return", "tt.scan.return"):
                 return [env[v] for v in inner.operands]
-            if inner.name == "arith.constant" and not isinstance(inner.results[0].type, TensorType):
+            if inner.name == "arith.constant" and not _is_tensor(inner.results[0].type):
                 env[inner.results[0]] = _literal(inner.value.value.data, inner.results[0].type, inner)  # type: ignore[attr-defined]
                 continue
             if len(inner.results) != 1 or inner.regions:
@@ -1575,7 +1589,7 @@ class _Body:
         reverse = is_scan and bool(_int_prop(op, "reverse", 0))
         lane = f"{n - 1} - {idx[axis]}" if reverse else idx[axis]  # a reverse scan runs from the last lane
         types = [_ctype(_elem(v.type), op) for v in ins]
-        names = []
+        names: list[str] = []
         for r in op.results:
             a = self.k.names.fresh(None, "scan" if is_scan else "red")
             names.append(a)
@@ -1670,7 +1684,7 @@ class _Body:
                     items = ", ".join(_literal(x, t, op) for x in values)
                     self.pre.append(f"static const {_ctype(t, op)} {a}[{len(values)}] = {{{items}}};")
                 return f"{self.arrays[v]}[{_linear(idx, shape)}]"
-            return _literal(attr.value.data, t, op)
+            return _literal(cast(Any, attr).value.data, t, op)
         if name == "tt.splat":
             return self.at(op.operands[0], [], local)
         if name == "tt.expand_dims":
@@ -1680,7 +1694,7 @@ class _Body:
             src_shape = _shape(op.operands[0].type)
             return self.at(op.operands[0], [i if s != 1 else "0" for i, s in zip(idx, src_shape, strict=True)], local)
         if name == "tt.trans":
-            order = list(op.order.get_values())  # type: ignore[attr-defined]
+            order: list[int] = list(op.order.get_values())  # type: ignore[attr-defined]
             src_idx = ["0"] * len(order)
             for d, o in enumerate(order):
                 src_idx[o] = idx[d]
@@ -1688,7 +1702,7 @@ class _Body:
         if name == "tt.reshape":
             src_shape = _shape(op.operands[0].type)
             flat = _linear(idx, shape)
-            src_idx = []
+            src_idx: list[str] = []
             for d in range(len(src_shape)):
                 inner = 1
                 for s in src_shape[d + 1 :]:
@@ -1696,9 +1710,9 @@ class _Body:
                 src_idx.append(f"(({flat}) / {inner}) % {src_shape[d]}")
             return self.at(op.operands[0], src_idx, local)
         if name == "mtia.extract_slice":
-            src_idx = []
+            src_idx: list[str] = []
             for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
-                o = str(off) if isinstance(off, int) else self.at(off, [], local)
+                o = str(off) if isinstance(off, int) else self.at(cast(SSAValue, off), [], local)
                 if not isinstance(off, int) and off not in local and (op, d) not in self.slice_checks:
                     self.slice_checks.add((op, d))  # the model's range check, once per command, before the loops
                     size, extent = _shape(op.results[0].type)[d], _shape(op.operands[0].type)[d]
@@ -1733,7 +1747,7 @@ class _Body:
             return self.at(op.operands[0], idx, local)
         if len(op.results) != 1 or elementwise(op, ["x"] * len(op.operands)) is None:
             raise _error(op, "this op in an engine body")
-        operands = []
+        operands: list[str] = []
         for o in op.operands:
             oshape = _shape(o.type)
             if oshape and oshape != shape:
@@ -2021,7 +2035,7 @@ def emit_cpp(module: ModuleOp) -> str:
     meta = _kernel_meta(func, module)
     block = func.regions[0].blocks.first
     assert block is not None
-    unpack = []
+    unpack: list[str] = []
     for i, a in enumerate(block.args):
         spec = _param_spec(a)
         if spec == "ptr":

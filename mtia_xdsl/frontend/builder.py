@@ -52,7 +52,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import arith, mtia, tt
-from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
 from mtia_xdsl.frontend.handles import (
@@ -933,6 +932,8 @@ class XdslBuilder:
 
     def create_assume(self, cond: Value) -> None:
         """Create llvm.intr.assume (`tl.assume`), as upstream: a hint, undefined behaviour if false."""
+        from mtia_xdsl.dialects.llvm_intr import AssumeOp  # imports xDSL's llvm dialect (~0.1 s): on first use
+
         self.insert(AssumeOp(unwrap([cond])[0]))
 
     def create_barrier(self) -> None:
