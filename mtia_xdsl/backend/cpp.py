@@ -30,6 +30,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from string import Template
 from typing import IO, Any, cast
 
 from xdsl.context import Context
@@ -40,6 +41,8 @@ from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
+from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
 
 MAX_RANK = 4
@@ -334,10 +337,8 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return f"({a[0]} {cmp} {a[1]})"
     if name == "arith.select":
         return f"({a[0]} ? {a[1]} : {a[2]})"
-    if name in ("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf"):
-        fn = {"arith.maxnumf": "mtia_maxnum", "arith.minnumf": "mtia_minnum", "arith.maximumf": "mtia_maximum",
-              "arith.minimumf": "mtia_minimum"}[name]  # fmt: skip
-        return f"{fn}({a[0]}, {a[1]})"
+    if name in MAX_MIN:
+        return f"mtia_{MAX_MIN[name].stem}({a[0]}, {a[1]})"
     if name == "arith.negf":
         return f"(-{a[0]})"
     if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
@@ -360,8 +361,9 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _round(rt, f"std::fmod({a[0]}, {a[1]})")
     if name == "tt.clampf":
         nan = _int_prop(op, "propagateNan", 0)
-        fmax, fmin = ("mtia_maximum", "mtia_minimum") if nan else ("mtia_maxnum", "mtia_minnum")
-        return _round(rt, f"{fmin}({fmax}({a[0]}, {a[1]}), {a[2]})")
+        hi, lo = (MAX_MIN["arith.maximumf"], MAX_MIN["arith.minimumf"]) if nan else (
+            MAX_MIN["arith.maxnumf"], MAX_MIN["arith.minnumf"])  # fmt: skip
+        return _round(rt, f"mtia_{lo.stem}(mtia_{hi.stem}({a[0]}, {a[1]}), {a[2]})")
     if name == "tt.fp_to_fp":
         if _int_prop(op, "rounding", 1) == 0 and _width(rt) < _width(it):
             fn = {16: "mtia_round_f16_rtz" if isinstance(rt, builtin.Float16Type) else "mtia_round_bf16_rtz",
@@ -412,7 +414,16 @@ _RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "
                        "bool", "true", "false", "register", "template", "typename", "operator", "private",
                        "public", "protected", "friend", "virtual", "volatile", "inline", "and", "or", "not",
                        "xor", "goto", "sizeof", "namespace", "using", "try", "catch", "throw", "enum",
-                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max"})  # fmt: skip
+                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max", "nullptr",
+                       "alignas", "alignof", "constexpr", "decltype", "noexcept", "static_assert", "thread_local",
+                       "std", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                       "uint32_t", "uint64_t", "NAN", "INFINITY",
+                       # names the emitted code declares itself, in scopes that read kernel values
+                       "args", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z", "i", "j", "q", "r", "lane",
+                       "len", "vl", "work", "bb", "mm", "nn", "kk", "bin", "step", "red_row", "valid", "in_shape",
+                       "spill", "dot_acc", "red_acc", "p", "old"})  # fmt: skip
+_INTERNAL = re.compile(r"[svmi][0-9]+")
+"""Names the RVV chunks and lane loops declare (`v3`, `m2`, `i0`) without reserving them."""
 
 
 @dataclass
@@ -425,7 +436,7 @@ class _Names:
             base = _IDENT.sub("_", hint)
             if base[0].isdigit():
                 base = "_" + base
-            if base in _RESERVED or base.startswith("mtia"):
+            if base in _RESERVED or base.startswith(("mtia", "MTIA", "__")) or _INTERNAL.fullmatch(base):
                 base += "_"
         else:
             base = f"{prefix}{self.counter}"
@@ -1052,13 +1063,16 @@ class _Kernel:
         )
 
     # -- engine commands
-    def _ins(self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False) -> list[str]:
-        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others."""
+    def _ins(
+        self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False, hints: Sequence[SSAValue] = ()
+    ) -> list[str]:
+        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others; a pointer is
+        named after the body argument in `hints` that reads it (the kernel's `x`), else `inN`."""
         out: list[str] = []
-        for v in operands:
+        for k, v in enumerate(operands):
             if mtia.is_cb(v):
                 t = mtia.tile_type(v.type)
-                p = self.names.fresh(None, "in")
+                p = self.names.fresh(hints[k].name_hint if k < len(hints) else None, "in")
                 st = _storage(_elem(t), op)
                 self.emit(
                     indent, f"[[maybe_unused]] const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});"
@@ -1259,7 +1273,7 @@ class _Kernel:
         self.emit(indent, "{")
         inner = indent + "    "
         self.emit(inner, f'mtia_cmd_begin(pe, {engine}, "{command_kind(op.name)}", {self.loc(op)});')
-        ins = self._ins(op, list(op.inputs), inner)
+        ins = self._ins(op, list(op.inputs), inner, hints=list(op.body.block.args))
         outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
         valid = [self.get(v, op) for v in op.valid]
         body = _Body(self, op, ins)
@@ -1363,14 +1377,14 @@ class _Kernel:
         self.emit(inner, f"        for (int64_t nn = 0; nn < {vn}; ++nn) {{")
         ci = f"(bb * {m} + mm) * {n} + nn"
         c0 = _load(ec, f"{c}[{ci}]") if c_is_cb else c
-        self.emit(inner, f"            {acc_t} acc = ({acc_t})({c0});")
+        self.emit(inner, f"            {acc_t} dot_acc = ({acc_t})({c0});")
         self.emit(inner, f"            for (int64_t kk = 0; kk < {vk}; ++kk) {{")
         av = _load(ea, f"{a}[(bb * {m} + mm) * {k} + kk]")
         bv = _load(eb, f"{b}[(bb * {k} + kk) * {n} + nn]")
-        self.emit(inner, f"                acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
+        self.emit(inner, f"                dot_acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
         self.emit(inner, "            }")
         cd = _ctype(ed, op)
-        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})acc'))};")
+        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})dot_acc'))};")
         self.emit(inner, "        }")
         self.emit(inner, "    }")
         self.emit(inner, "}")
@@ -1425,26 +1439,26 @@ class _Kernel:
             # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
             n_row = shape[int(axis)]
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
-            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"{ct} red_row[{n_row}];")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
             self.emit(
                 pad + "    ",
-                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+                f"red_row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"red_row[{idx[axis]}] = {x_at};",
             )
             self.emit(pad, "}")
-            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+            self.emit(pad, f"const {ct} red_acc = mtia_pairwise_sum(red_row, {n_row});")
         else:  # numpy's reduce (semantics.reduce): from the first lane on, lanes outside the extents as identity
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
-            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"{ct} red_acc = {init};")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {shape[axis]}; ++{idx[axis]}) {{")
             lane = f"{inside} ? {x_at} : {init}" if valid else x_at
             self.emit(pad + "    ", f"const {ct} lane = {lane};")
-            upd = f"{idx[axis]} == 0 ? lane : {_round(et, combine('acc', 'lane', et))}"
-            self.emit(pad + "    ", f"acc = {upd};")
+            upd = f"{idx[axis]} == 0 ? lane : {_round(et, combine('red_acc', 'lane', et))}"
+            self.emit(pad + "    ", f"red_acc = {upd};")
             self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
-        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
+        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'red_acc')};")
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")
@@ -1467,10 +1481,7 @@ def _minmax(fn: str) -> Callable[[str, str, Attribute], str]:
 _REDUCE_COMBINE: dict[str, Callable[[str, str, Attribute], str]] = {
     "addf": lambda a, b, t: f"({a} + {b})",
     "addi": lambda a, b, t: f"({a} + {b})",
-    "maxnumf": _minmax("mtia_maxnum"),
-    "minnumf": _minmax("mtia_minnum"),
-    "maximumf": _minmax("mtia_maximum"),
-    "minimumf": _minmax("mtia_minimum"),
+    **{name[len("arith.") :]: _minmax(f"mtia_{rule.stem}") for name, rule in MAX_MIN.items()},
     "maxsi": lambda a, b, t: f"({a} > {b} ? {a} : {b})",
     "minsi": lambda a, b, t: f"({a} < {b} ? {a} : {b})",
 }
@@ -1518,6 +1529,8 @@ class _Body:
         self.pre: list[str] = []
         """Lines before the output loops: reductions and scans materialized into local arrays."""
         self.arrays: dict[SSAValue, str] = {}
+        self.slice_checks: set[tuple[Operation, int]] = set()
+        """(extract_slice, dimension) pairs whose dynamic offset has its mtia_slice_check in `pre`."""
 
     def _combine(self, op: Operation, lhs: list[str], rhs: list[str], pad: str) -> list[str]:
         """Emit the combine region of a tt.reduce / tt.scan on (lhs, rhs) element names; return the results."""
@@ -1700,6 +1713,10 @@ class _Body:
             src_idx: list[str] = []
             for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
                 o = str(off) if isinstance(off, int) else self.at(cast(SSAValue, off), [], local)
+                if not isinstance(off, int) and off not in local and (op, d) not in self.slice_checks:
+                    self.slice_checks.add((op, d))  # the model's range check, once per command, before the loops
+                    size, extent = _shape(op.results[0].type)[d], _shape(op.operands[0].type)[d]
+                    self.pre.append(f"mtia_slice_check(pe, (int64_t)({o}), {size}, {extent}, {d});")
                 src_idx.append(f"({idx[d]} + {o})")
             return self.at(op.operands[0], src_idx, local)
         if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second
@@ -1786,7 +1803,7 @@ class _Body:
 
 # -- the translation unit ----------------------------------------------------------------------------------
 
-_PRELUDE = r"""#include "mtia_runtime.h"
+_PRELUDE = Template(r"""#include "mtia_runtime.h"
 #ifdef __riscv_vector
 #include <riscv_vector.h>
 #endif
@@ -1798,91 +1815,101 @@ _PRELUDE = r"""#include "mtia_runtime.h"
 #include <cstring>
 #include <limits>
 
-// Element helpers: Triton's integer division by zero gives 0 (as its interpreter); shifts past the width 0.
-template <class T> static inline T mtia_divsi(T a, T b) {
-    return b == 0 ? T(0) : (b == T(-1) ? T(0 - a) : T(a / b));
+// Element helpers (the rules of mtia_xdsl/semantics): an integer division or remainder by zero gives
+// $div0 (semantics.scalar.INT_DIV_BY_ZERO), INT_MIN / -1 wraps; shifts past the width give 0.
+template <class T> [[maybe_unused]] static inline T mtia_divsi(T a, T b) {
+    return b == 0 ? T($div0) : (b == T(-1) ? T(T(0) - a) : T(a / b));
 }
-template <class T> static inline T mtia_remsi(T a, T b) { return b == 0 || b == T(-1) ? T(0) : T(a % b); }
-template <class U> static inline U mtia_divui(U a, U b) { return b == 0 ? U(0) : U(a / b); }
-template <class U> static inline U mtia_remui(U a, U b) { return b == 0 ? U(0) : U(a % b); }
-template <class T, class U> static inline T mtia_shl(T a, T b) {
+template <class T> [[maybe_unused]] static inline T mtia_remsi(T a, T b) {
+    return b == 0 ? T($div0) : b == T(-1) ? T(0) : T(a % b);
+}
+template <class U> [[maybe_unused]] static inline U mtia_divui(U a, U b) { return b == 0 ? U($div0) : U(a / b); }
+template <class U> [[maybe_unused]] static inline U mtia_remui(U a, U b) { return b == 0 ? U($div0) : U(a % b); }
+template <class T, class U> [[maybe_unused]] static inline T mtia_shl(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a << (U)b);
 }
-template <class T, class U> static inline T mtia_shru(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shru(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a >> (U)b);
 }
-template <class T, class U> static inline T mtia_shrs(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shrs(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(a < 0 ? -1 : 0) : T(a >> b);
 }
-template <class To, class From> static inline To mtia_bitcast(From x) {
+template <class To, class From> [[maybe_unused]] static inline To mtia_bitcast(From x) {
     static_assert(sizeof(To) == sizeof(From), "bitcast between types of one size");
     To y;
     std::memcpy(&y, &x, sizeof y);
     return y;
 }
-template <class T, class F> static inline T mtia_fptoi(F x) {
+template <class T, class F> [[maybe_unused]] static inline T mtia_fptoi(F x) {
     if (std::isnan(x)) return std::numeric_limits<T>::min();
     if (x >= (F)std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
     if (x <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
     return (T)x;
 }
-// Float max/min: the *num forms ignore a NaN operand, the *imum forms propagate it; -0.0 < +0.0.
-template <class F> static inline F mtia_maxnum(F a, F b) {
+// Float max/min (semantics.scalar.MAX_MIN): the *num forms ignore a NaN operand, the *imum forms propagate
+// it; -0.0 < +0.0.
+template <class F> [[maybe_unused]] static inline F mtia_maxnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_minnum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_maximum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_maximum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b);
 }
-template <class F> static inline F mtia_minimum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minimum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b);
 }
-static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
-static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
-static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa bits
+[[maybe_unused]] static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
+[[maybe_unused]] static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
+// tf32: nearest even to $tf32_bits mantissa bits (semantics.scalar.round_tf32)
+[[maybe_unused]] static inline float mtia_round_tf32(float x) {
     uint32_t b = mtia_bitcast<uint32_t>(x);
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
-    b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+    b = (b + $tf32_half + ((b >> $tf32_drop) & 1u)) & ~$tf32_low;
     return mtia_bitcast<float>(b);
 }
-// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
-// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
-template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
-    if (n < 8) {
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis;
+// semantics.reduce.pairwise_sum): blocks of at most $pw_block summed with $pw_acc accumulators (combined in
+// adjacent pairs), halves (multiples of $pw_acc) added recursively.
+template <class T> [[maybe_unused]] static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < $pw_acc) {
         T res = 0;
         for (int64_t i = 0; i < n; ++i) res += a[i];
         return res;
     }
-    if (n <= 128) {
-        T r[8];
-        for (int j = 0; j < 8; ++j) r[j] = a[j];
-        int64_t i = 8;
-        for (; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    if (n <= $pw_block) {
+        T r[$pw_acc];
+        for (int j = 0; j < $pw_acc; ++j) r[j] = a[j];
+        int64_t i = $pw_acc;
+        for (; i < n - (n % $pw_acc); i += $pw_acc)
+            for (int j = 0; j < $pw_acc; ++j) r[j] += a[i + j];
+        for (int w = $pw_acc / 2; w >= 1; w /= 2)
+            for (int j = 0; j < w; ++j) r[j] = r[2 * j] + r[2 * j + 1];
+        T res = r[0];
         for (; i < n; ++i) res += a[i];
         return res;
     }
     int64_t n2 = n / 2;
-    n2 -= n2 % 8;
+    n2 -= n2 % $pw_acc;
     return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
-// Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
-static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+// Rounding toward zero (tt.fp_to_fp rounding = rtz; semantics.scalar.round_toward_zero): the nearest value,
+// stepped toward zero if it is farther.
+// x in double: no rounding before the one toward zero
+[[maybe_unused]] static inline float mtia_round_f16_rtz(double x) {
     if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
     uint16_t h = mtia_f32_to_f16((float)x);
     if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
     return mtia_f16_to_f32(h);
 }
-static inline float mtia_round_bf16_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_bf16_rtz(double x) {
     if (std::isnan(x)) return (float)x;
     uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
     if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
     return mtia_bf16_to_f32(h);
 }
-static inline float mtia_round_f32_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_f32_rtz(double x) {
     float r = (float)x;
     if (std::isfinite(x) && std::fabs((double)r) > std::fabs(x)) r = std::nextafter(r, 0.0f);
     return r;
@@ -1890,9 +1917,22 @@ static inline float mtia_round_f32_rtz(double x) {
 // The vector core's RVV shape: one vector register (MTIA_VLEN_BYTES, above) holds MTIA_VLMAX(T) elements of T.
 #define MTIA_VLMAX(T) ((int64_t)(MTIA_VLEN_BYTES / sizeof(T)))
 // The lanes of a dimension of `size` inside an effective shape's extent `valid` (clamped to [0, size]).
-static inline int64_t mtia_extent(int64_t valid, int64_t size) { return valid < 0 ? 0 : valid > size ? size : valid; }
-static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
-"""
+[[maybe_unused]] static inline int64_t mtia_extent(int64_t valid, int64_t size) {
+    return valid < 0 ? 0 : valid > size ? size : valid;
+}
+[[maybe_unused]] static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) {
+    return remaining < vlmax ? remaining : vlmax;
+}
+""").substitute(
+    div0=INT_DIV_BY_ZERO,
+    tf32_bits=TF32_MANTISSA_BITS,
+    tf32_drop=TF32_DROPPED_BITS,
+    tf32_half=f"{(1 << (TF32_DROPPED_BITS - 1)) - 1:#x}u",
+    tf32_low=f"{(1 << TF32_DROPPED_BITS) - 1:#x}u",
+    pw_block=PAIRWISE_BLOCK,
+    pw_acc=PAIRWISE_ACCUMULATORS,
+)
+"""The helpers every kernel's C++ starts with; the rules they encode come from mtia_xdsl/semantics."""
 
 
 def _param_spec(arg: BlockArgument) -> str:
