@@ -236,13 +236,13 @@ def _int_division(cls: type[Operation], signed: bool, remainder: bool) -> Scalar
         t = a[0].type
         by_zero = b.icmp("eq", a[1], b.const(0, t))
         divisor = b.add(llvm.SelectOp(by_zero, b.const(1, t), a[1]))
-        if signed:
-            by_minus_one = b.icmp("eq", a[1], b.const(-1, t))
+        by_minus_one = b.icmp("eq", a[1], b.const(-1, t)) if signed else None
+        if by_minus_one is not None:
             divisor = b.add(llvm.SelectOp(by_minus_one, b.const(1, t), divisor))
         r = b.add(cls(a[0], divisor))  # type: ignore[call-arg]
-        if signed:
+        if by_minus_one is not None:
             wrapped = b.const(0, t) if remainder else b.add(llvm.SubOp(b.const(0, t), a[0]))
-            r = b.add(llvm.SelectOp(by_minus_one, wrapped, r))  # pyright: ignore[reportPossiblyUnbound]
+            r = b.add(llvm.SelectOp(by_minus_one, wrapped, r))
         return b.add(llvm.SelectOp(by_zero, b.const(INT_DIV_BY_ZERO, t), r))
 
     return rule
