@@ -55,7 +55,7 @@ def names(x_ptr, out_ptr, n, steps, BLOCK: tl.constexpr):
 # CPP:         const float *x = (const float *)mtia_cmd_in(pe, x_cb);
 # CPP:         float *[[OUT:out[0-9]+]] = (float *)mtia_cmd_out(pe, x_cb_1);
 # CPP:         const size_t vl = vsetvl_e32m1(
-# CPP:         vfadd_vf_f32m1({{v[0-9]+}}, vl_, vl);
+# CPP:         vfadd_vf_f32m1({{rvv_v[0-9]+}}, vl_, vl);
 # CPP:         #else
 # CPP:         const float x_1 = ({{t[0-9]+}} + vl_);
 # CPP-NEXT:    [[OUT]][i0] = x_1;
