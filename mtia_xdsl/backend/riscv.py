@@ -47,9 +47,9 @@ TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv_zfh", "-static")
 """clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0 and half-precision
 floats (Zfh: clang 14's RVV f16 types, for the f16 conversions of backend/rvv.py), static."""
 
-CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function")
-"""Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv), except that
-clang, unlike gcc, warns about the `static inline` helpers of the emitted prelude a kernel does not call."""
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror")
+"""Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv); the emitted
+prelude's helpers are `[[maybe_unused]]`, so clang does not warn about those a kernel does not call."""
 
 CROSS_SYSROOT = Path("/usr/riscv64-linux-gnu")
 """Where Debian's riscv64 cross glibc lives (headers in include/)."""
@@ -193,6 +193,8 @@ class Launch:
     """
 
     ls_bytes: int
+    cb_ids: int
+    """MachineConfig.cb_ids: the runtime checks the kernel's CB IDs against it."""
     regions: Sequence[Region]
     args: Sequence[int]
     grid: tuple[int, int, int]
@@ -227,7 +229,7 @@ def _words_of_bytes(data: bytes) -> list[int]:
 
 def encode_launch(launch: Launch) -> bytes:
     """Return the launch file riscv_main.cpp reads (int64 little-endian words)."""
-    words = [_MAGIC, launch.ls_bytes, int(launch.collectives is not None), len(launch.regions)]
+    words = [_MAGIC, launch.ls_bytes, launch.cb_ids, int(launch.collectives is not None), len(launch.regions)]
     for r in launch.regions:
         words += [r.base, len(r.data), *_words_of_bytes(r.data)]
     words += [len(launch.args), *launch.args, *launch.grid, *launch.num_pes, len(launch.programs)]
@@ -421,7 +423,12 @@ def run_riscv(
     build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
     collectives = Collectives(placement) if meta.get("collective") else None
     base = _Base(
-        machine.ls_bytes, [r.storage.data_ptr() for r in regions], words, grid3, (sub.tile_width, sub.tile_height)
+        machine.ls_bytes,
+        machine.cb_ids,
+        [r.storage.data_ptr() for r in regions],
+        words,
+        grid3,
+        (sub.tile_width, sub.tile_height),
     )
     done, data, run_s = _run_programs(build.exe, base, [r.working.tobytes() for r in regions], programs, collectives,
                                       machine, toolchain)  # fmt: skip
@@ -454,6 +461,7 @@ class _Base:
     """The parts of a Launch every qemu run of one kernel launch shares."""
 
     ls_bytes: int
+    cb_ids: int
     bases: list[int]
     args: list[int]
     grid: tuple[int, int, int]
@@ -482,6 +490,7 @@ def _run_programs(
     while pending:
         launch = Launch(
             ls_bytes=base.ls_bytes,
+            cb_ids=base.cb_ids,
             regions=[Region(b, d) for b, d in zip(base.bases, data, strict=True)],
             args=base.args,
             grid=base.grid,

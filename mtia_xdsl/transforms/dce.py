@@ -10,7 +10,10 @@ is not live with xDSL's own `LiveSet.delete_dead`, so what is erased, and in whi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.ir import Operation, Region
+from xdsl.ir.post_order import PostOrderIterator
 from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.traits import (
     MemoryAllocEffect,
@@ -62,19 +65,36 @@ def is_trivially_dead(op: Operation) -> bool:
     return all(result.first_use is None for result in op.results) and dead_without_uses(op)
 
 
+def _reachable_ops(region: Region) -> Iterator[Operation]:
+    """The ops xDSL's `LiveSet.propagate_region_liveness` visits: those of the blocks reachable from each
+    region's entry block (a block no branch reaches is never live, so `delete_dead` erases it), nested
+    regions included."""
+    first = region.first_block
+    if first is None:
+        return
+    for block in PostOrderIterator(first):
+        for op in block.ops:
+            yield op
+            for nested in op.regions:
+                yield from _reachable_ops(nested)
+
+
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
     """Erase the ops of `region` whose results nothing live uses and that have no other effect (as
-    `xdsl.transforms.dead_code_elimination.region_dce`); return True if anything was erased."""
+    `xdsl.transforms.dead_code_elimination.region_dce`, blocks no branch reaches included); return True if
+    anything was erased."""
     live: set[Operation] = set()
     work: list[Operation] = []
-    for op in region.walk():
+    visited: set[Operation] = set()
+    for op in _reachable_ops(region):
+        visited.add(op)
         if not dead_without_uses(op):
             live.add(op)
             work.append(op)
     while work:
         for operand in work.pop().operands:
             owner = operand.owner
-            if isinstance(owner, Operation) and owner not in live:
+            if isinstance(owner, Operation) and owner not in live and owner in visited:
                 live.add(owner)
                 work.append(owner)
     live_set = LiveSet(changed=False, _live_ops=live)

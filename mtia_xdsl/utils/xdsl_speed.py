@@ -15,7 +15,7 @@ tests/frontend/test_xdsl_speed.py compares both builders on every op kind of a c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Block, Operation, Region, SSAValue
@@ -38,7 +38,7 @@ XDSL_IRDL_OP_INIT: Callable[..., None] = irdl_operations.irdl_op_init
 _SINGLE, _VARIADIC, _OPTIONAL = 0, 1, 2
 
 _Plan = tuple[OpDef, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[tuple[Any, int], ...]]
-_PLANS: dict[type, _Plan] = {}
+_PLANS: dict[type[Any], _Plan] = {}
 """Op class -> (its OpDef, kinds of its operand, result, region and successor definitions, segment options)."""
 
 _NOT_SEQUENCE: dict[type, bool] = {}
@@ -47,8 +47,12 @@ _NOT_SEQUENCE: dict[type, bool] = {}
 _SEGMENT_SIZES: dict[tuple[int, ...], Any] = {}
 """Segment sizes -> their `DenseArrayBase` attribute (immutable, so one instance serves every op)."""
 
-_SEGMENTS = {AttrSizedOperandSegments: 0, AttrSizedResultSegments: 1, AttrSizedRegionSegments: 2}
-_SEGMENTS[AttrSizedSuccessorSegments] = 3
+_SEGMENTS: dict[type[Any], int] = {
+    AttrSizedOperandSegments: 0,
+    AttrSizedResultSegments: 1,
+    AttrSizedRegionSegments: 2,
+    AttrSizedSuccessorSegments: 3,
+}
 
 
 class _Fallback(Exception):
@@ -61,7 +65,7 @@ def _kind(arg_def: Any) -> int:
     return _VARIADIC if isinstance(arg_def, VariadicDef) else _SINGLE
 
 
-def _plan(cls: type, op_def: OpDef) -> _Plan | None:
+def _plan(cls: type[Any], op_def: OpDef) -> _Plan | None:
     segments: list[tuple[Any, int]] = []
     for option in op_def.options:
         if isinstance(option, AttrSizedSegments | SameVariadicSize):
@@ -94,16 +98,17 @@ def _operands(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> 
     built: list[SSAValue] = []
     for kind, arg in zip(kinds, args):
         if isinstance(arg, SSAValue):
-            built.append(arg)
+            built.append(cast(SSAValue, arg))
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            for value in arg:
+            for value in items:
                 if not isinstance(value, SSAValue):
                     raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(cast(Sequence[SSAValue], items))
+            sizes.append(len(items))
         elif arg is None and kind != _SINGLE:
             sizes.append(0)  # xDSL builds None as an empty list of operands
         else:
@@ -118,10 +123,11 @@ def _results(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> l
             built.append(arg)
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(items)
+            sizes.append(len(items))
         elif arg is None and kind == _OPTIONAL:
             sizes.append(0)
         else:
@@ -149,10 +155,11 @@ def _successors(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -
             built.append(arg)
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(items)
+            sizes.append(len(items))
         else:
             raise _Fallback
     return built
@@ -170,9 +177,10 @@ def irdl_op_init(
     regions: Sequence[Any],
 ) -> None:
     """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring)."""
-    plan = _PLANS.get(type(self))
+    cls = cast(type[Any], type(self))
+    plan = _PLANS.get(cls)
     if plan is None or plan[0] is not op_def:
-        plan = _plan(type(self), op_def)
+        plan = _plan(cls, op_def)
     if (
         plan is None
         or len(operands) != len(plan[1])
@@ -240,4 +248,4 @@ def install() -> None:
     from mtia_xdsl.transforms.dce import region_dce
 
     irdl_operations.irdl_op_init = irdl_op_init
-    canonicalize.region_dce = region_dce
+    canonicalize.region_dce = region_dce  # pyright: ignore[reportPrivateImportUsage]

@@ -75,3 +75,29 @@ def test_per_class_answers_match_xdsl_on_a_lowered_kernel() -> None:
     for _ in range(2):
         assert [dead_without_uses(op) for op in ops] == [would_be_trivially_dead(op) for op in ops]
         assert [is_trivially_dead(op) for op in ops] == [xdsl_is_trivially_dead(op) for op in ops]
+
+
+# A CFG region with a block no branch reaches: xDSL's region_dce only visits blocks reachable from the entry
+# block, so it erases the unreachable block (its terminator and side effects included) and everything only it
+# used; a user canonicalizing their own CFG functions next to our dialects must get the same.
+CFG_TEXT = """
+func.func @cfg(%p: !tt.ptr<f32>, %x: f32) {
+  %used_only_unreachable = arith.addf %x, %x : f32
+  cf.br ^live
+^dead_block:
+  tt.store %p, %used_only_unreachable : !tt.ptr<f32>
+  cf.br ^live
+^live:
+  tt.store %p, %x : !tt.ptr<f32>
+  func.return
+}
+"""
+
+
+def test_region_dce_erases_unreachable_blocks_as_xdsl() -> None:
+    ours, theirs = (Parser(make_context(), CFG_TEXT).parse_module() for _ in range(2))
+    changed_ours = region_dce(ours.body)
+    changed_theirs = xdsl_region_dce(theirs.body)
+    assert str(ours) == str(theirs)
+    assert changed_ours == changed_theirs
+    assert str(theirs).count("tt.store") == 1 and "arith.addf" not in str(theirs)

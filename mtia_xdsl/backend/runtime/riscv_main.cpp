@@ -62,6 +62,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     int64_t ls_bytes = in.next();
+    int32_t cb_ids = (int32_t)in.next();
     const bool collective = in.next() != 0;
     int64_t nregions = in.next();
     std::vector<std::vector<int64_t>> regions((size_t)nregions);
@@ -80,7 +81,7 @@ int main(int argc, char **argv) {
     for (auto &p : npes) p = (int32_t)in.next();
     int64_t nprograms = in.next();
     std::vector<int64_t> out;
-    mtia_pe *pe = mtia_host_pe_new(ls_bytes);
+    mtia_pe *pe = mtia_host_pe_new(ls_bytes, cb_ids);
     bool failed = false;
     for (int64_t k = 0; k < nprograms && !failed && in.ok(); ++k) {
         int32_t pid[3], xy[2];
