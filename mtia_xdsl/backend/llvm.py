@@ -1,22 +1,26 @@
 """The LLVM IR emitter (`mtia-opt -t mtia-llvm`, `asm["llir"]`): the buffer-level mtia program lowered to xDSL's
 `llvm` dialect and printed as LLVM IR text through xDSL's llvm -> llvmlite translation (backend/llvm_ir.py).
 
-What the IR holds, per kernel `@K` of the program:
-- `void @K(<kernel parameters>, i32 %pid_x, i32 %pid_y, i32 %pid_z, i32 %num_x, i32 %num_y, i32 %num_z)`: the
-  scalar core's code for one Triton program. Pointer parameters are `ptr`, held as i64 byte addresses inside;
-  scalars are themselves. Structured control flow (scf.for / scf.if / scf.while) becomes branches and phis.
-- Engine commands and CB operations are calls to the runtime's external C functions (`RUNTIME_FUNCTIONS`),
-  each with the command's `site` (the position of its op in a walk of the kernel, `command_sites`, so a
-  runtime error names the kernel line): `@mtia_cb_alloc/reserve/push/wait/pop`; SE, VEC and MLU commands
-  get their tiles' LS addresses from `@mtia_cb_front` (an input's front tile) and `@mtia_cb_back` (an
-  output's reserved slot), compute in the emitted loop (backend/llvm_body.py) and are recorded by
-  `@mtia_se_compute` / `@mtia_vec_compute` / `@mtia_mlu_compute`; every other command (DMA, DPE, RE,
-  gather/scatter, atomics, scalar loads and stores, cb_read, the PE grid ops) is `@mtia_<kind>(i32 site,
-  ptr args, ptr results)` with its operands packed as i64 in operand order (a CB as its handle, a float as
-  its bits) and its scalar results returned the same way.
+What the IR holds:
+- `void @K(ptr %pe, ptr %args)`: the scalar core's code for one Triton program of kernel K. `args` holds the
+  kernel parameters as int64 words (pointers as byte addresses, floats as their bits), unpacked into registers;
+  the program id and grid come from the runtime (`@mtia_program_id`, ...). Structured control flow (scf.for /
+  scf.if / scf.while) becomes branches and phis. A function the kernel calls (`tt.call`, a noinline helper)
+  is `@f(ptr %pe, <its scalars>)` returning its result.
+- CB operations and engine commands are calls to the C runtime API (`RUNTIME_FUNCTIONS`, mtia_runtime.h) with
+  the op's kernel location: `@mtia_cb_alloc/reserve/push/wait/pop`, DMA with an `mtia_dma_desc` on the stack
+  (`@mtia_dma_load`, `@mtia_dma_gather_rows`, ...). SE, VEC, MLU, DPE and RE commands compute on their LS tiles
+  in emitted loops (backend/llvm_engines.py) between `@mtia_cmd_begin` and their recording call. Gathers and
+  scatters are runtime calls on their lane tiles; atomics are lane loops over `@mtia_global`, recorded by
+  `@mtia_lanes_end`; `@mtia_re_allreduce` reduces across PEs.
+- Tensors on the scalar core (a whole tile read by mtia.cb_read, a cross-PE reduction's result) live in stack
+  arrays; the tensor ops reading them (tt.reduce, tt.assert, elementwise ops) are evaluated element by element
+  with the engine bodies' evaluator. A failing tt.assert (or an out-of-range tt.gather index) stops the
+  program through `@mtia_assert_fail`.
 - `@mtia_scalar_instrs(i64 n)` before each command, branch and return: the scalar-core instructions the
-  machine model counts (every op outside an engine body that is not an engine command, per execution), so
-  the recorded command stream carries the model's issue costs exactly.
+  machine model counts (every op outside an engine body that is not an engine command, per execution; a
+  combine region the model runs once per tree level), so the recorded command stream carries the model's
+  issue costs exactly.
 
 Requires: a buffer-level program (the default pipeline through mtia-cb-bufferize; mtia-cb-allocate for CB
 IDs and LS offsets). Raises: NotHandled (`file:line:col: error: ...`) for an op the emitter does not
@@ -43,9 +47,13 @@ from mtia_xdsl.backend.llvm_engines import (
     combine_region_instrs,
     emit_dpe,
     emit_engine_command,
+    emit_loop,
     emit_re,
+    load_element,
     scalar_core_assert,
+    scalar_core_tile,
     scalar_core_values,
+    store_element,
 )
 from mtia_xdsl.backend.llvm_scalar import (
     I8,
@@ -60,6 +68,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     element_type,
     emit_scalar,
     is_float,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -83,6 +92,9 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_scalar_instrs": ([PTR, I64], VOID),
     "mtia_assert_fail": ([PTR, PTR, PTR], VOID),
     "mtia_cb_front_ptr": ([PTR, I32, PTR], PTR),
+    "mtia_re_allreduce": ([PTR, PTR, I64, I32, PTR, PTR, I32, PTR], VOID),
+    "mtia_dma_store_value": ([PTR, PTR, PTR, PTR], VOID),
+    "mtia_dma_gather_rows": ([PTR, I32, I32, PTR, I32, I64, PTR, PTR, I64, PTR], VOID),
     "mtia_cb_alloc": ([PTR, I32, I32, I64, I64, PTR], I32),
     "mtia_cb_reserve": ([PTR, I32, I32, PTR], VOID),
     "mtia_cb_push": ([PTR, I32, I32, PTR], VOID),
@@ -101,7 +113,8 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_compute_end": ([PTR, PTR], VOID),
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
-    "mtia_atomic_rmw": ([PTR, PTR, PTR, PTR, PTR, PTR, I64, I32, PTR, I64], VOID),
+    "mtia_global": ([PTR, I64, I64, PTR], PTR),
+    "mtia_lanes_end": ([PTR, PTR, PTR, I64, I32, I32, I32, I64, PTR], VOID),
     "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
     "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
 }
@@ -119,11 +132,39 @@ PE mapping), which `run_llvm` reads to launch it."""
 _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
 
-_RMW_KINDS = {1: "and", 2: "or", 3: "xor", 4: "add", 5: "add", 6: "max", 7: "min", 10: "xchg"}
-"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the operation names of `mtia_atomic_rmw`."""
 
-_RMW_DTYPES = ("f32", "i32", "i64")
-"""Element types `mtia_atomic_rmw` of the host runtime updates."""
+def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+        name = floating if is_float(old.type) else signed if signed else unsigned
+        return b.intrinsic(name, [old, val], old.type)
+
+    return update
+
+
+def _add(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+    return b.add(llvm.FAddOp(old, val) if is_float(old.type) else llvm.AddOp(old, val))
+
+
+def _cas(b: Builder, old: SSAValue, cmp: SSAValue, val: SSAValue) -> SSAValue:
+    """semantics.atomic.cas_update: `val` where old == cmp, else `old`."""
+    same = b.add(llvm.FCmpOp(old, cmp, builtin.IntegerAttr(1, 64))) if is_float(old.type) else b.icmp("eq", old, cmp)
+    return b.add(llvm.SelectOp(same, val, old))
+
+
+_RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
+    1: lambda b, old, val: b.add(llvm.AndOp(old, val)),
+    2: lambda b, old, val: b.add(llvm.OrOp(old, val)),
+    3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
+    4: _add,
+    5: _add,
+    6: _minmax("llvm.smax", "", "llvm.maximum"),  # np.maximum: NaN propagates
+    7: _minmax("llvm.smin", "", "llvm.minimum"),
+    8: _minmax("", "llvm.umax", "llvm.maximum"),
+    9: _minmax("", "llvm.umin", "llvm.minimum"),
+    10: lambda b, old, val: val,
+}
+"""tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as
+f32, rounded when stored), as semantics.atomic.rmw_update computes it."""
 
 _CB_CALLS = {
     mtia.CbReserveOp: "mtia_cb_reserve",
@@ -437,6 +478,15 @@ class KernelEmitter:
                 self.tensor_op(op)
             else:
                 raise not_handled(op)
+            self.carry_names(op.results)
+
+    def carry_names(self, values: Iterable[SSAValue]) -> None:
+        """Give the LLVM values of `values` their kernel names (`%offs`, `%acc`) where they have none yet;
+        llvmlite makes clashing names unique (`%acc.1`)."""
+        for v in values:
+            got = self.values.get(v)
+            if v.name_hint and got is not None and got.name_hint is None:
+                got.name_hint = v.name_hint
 
     def scalar(self, op: Operation) -> None:
         if any(isinstance(t.type, TensorType) for t in (*op.results, *op.operands)):
@@ -491,7 +541,7 @@ class KernelEmitter:
             "mtia_cb_alloc", self.b.const(cb_id, I32), self.b.const(t.depth.data, I32),
             self.b.const(mtia.tile_bytes(t.tile), I64), self.b.const(op.ls_offset.value.data, I64), self.loc(op),
         )  # fmt: skip
-        handle.name_hint = f"cb{cb_id}"
+        handle.name_hint = op.result.name_hint or f"cb{cb_id}"  # `%x_cb`: the CB of the kernel's `x`
 
     def cb_count(self, op: mtia.CbCountOp) -> None:
         self.flush()
@@ -524,12 +574,12 @@ class KernelEmitter:
         self.store_at(d, DMA_DESC["rank"], b.const(len(shape), I32))
         self.store_at(d, DMA_DESC["elem_bytes"], b.const(mtia.element_bytes(elem), I32))
         fields = {"shape": [b.const(x, I64) for x in shape]}
-        for key in ("strides", "bounds", "starts"):
-            fields[key] = [self.value(v) for v in getattr(op, key)]
+        for key in ("strides", "bounds", "starts"):  # an indexed DMA (dma_gather_rows) has no starts
+            fields[key] = [self.value(v) for v in getattr(op, key, ())]
         for key, vals in fields.items():
             for k in range(MAX_RANK):
                 self.store_at(d, DMA_DESC[key] + 8 * k, vals[k] if k < len(vals) else b.const(0, I64))
-        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(op.starts)), I32))  # type: ignore[attr-defined]
+        self.store_at(d, DMA_DESC["has_starts"], b.const(int(bool(fields["starts"])), I32))
         self.store_at(d, DMA_DESC["is_float"], b.const(int(is_float(elem)), I32))
         self.store_at(d, DMA_DESC["dtype"], self.string(dtype_name(t), "dtype."))
         return d
@@ -539,14 +589,32 @@ class KernelEmitter:
             raise not_handled(op, "a tensor-level DMA load (run mtia-cb-bufferize)")
         self.flush()
         d = self.dma_desc(op, op.block_type, op.base)
-        other: SSAValue
-        if op.other is not None:
-            if isinstance(op.other.type, TensorType):
-                raise not_handled(op, "a DMA load whose `other` is a tensor")
-            other = self.to_slot(self.value(op.other), op.block_type.element_type)
-        else:
-            other = self.b.add(llvm.ZeroOp(result_types=[PTR]))
-        self.call("mtia_dma_load", self.value(op.out), d, other, self.loc(op))
+        self.call("mtia_dma_load", self.value(op.out), d, self.other_slot(op), self.loc(op))
+
+    def other_slot(self, op: mtia.DmaLoadOp | mtia.DmaGatherRowsOp) -> SSAValue:
+        """A pointer to the element masked lanes of DMA load `op` get (its scalar `other`), or null."""
+        if op.other is None:
+            return self.b.add(llvm.ZeroOp(result_types=[PTR]))
+        if isinstance(op.other.type, TensorType):
+            raise not_handled(op, "a DMA load whose `other` is a tensor")
+        return self.to_slot(self.value(op.other), op.block_type.element_type)
+
+    def dma_gather_rows(self, op: mtia.DmaGatherRowsOp) -> None:
+        """Indexed DMA: the rows the index tile in a CB picks (`mtia_dma_gather_rows`)."""
+        if op.out is None or not mtia.is_cb(op.index):
+            raise not_handled(op, "a tensor-level indexed DMA (run mtia-cb-bufferize)")
+        self.flush()
+        index = mtia.tile_type(op.index.type)
+        d = self.dma_desc(op, op.block_type, op.base)
+        extents = shape_of(index)
+        shape = self.i64_array([*extents, *[1] * (MAX_RANK - len(extents))], MAX_RANK)
+        b = self.b
+        self.call(
+            "mtia_dma_gather_rows", self.value(op.out), self.value(op.index), shape,
+            b.const(mtia.element_bytes(element_type(index)), I32), self.value(op.row_stride), d,
+            self.other_slot(op), b.const(mtia.tile_bytes(op.block_type) + mtia.tile_bytes(index), I64),
+            self.loc(op),
+        )  # fmt: skip
 
     def dma_store(self, op: mtia.DmaStoreOp) -> None:
         self.flush()
@@ -554,8 +622,8 @@ class KernelEmitter:
         d = self.dma_desc(op, t, op.base)
         if mtia.is_cb(op.value):
             self.call("mtia_dma_store", self.value(op.value), d, self.loc(op))
-        elif is_tensor(t):
-            raise not_handled(op, "a DMA store of a tensor value outside a CB")
+        elif is_tensor(t):  # a tile the scalar core holds (an mtia.re_allreduce result): no command
+            self.call("mtia_dma_store_value", scalar_core_tile(self, op.value, self.tiles), d, self.loc(op))
         else:
             self.call("mtia_dma_store_scalar", self.to_slot(self.value(op.value), t), d, self.loc(op))
 
@@ -571,36 +639,102 @@ class KernelEmitter:
         if load:
             self.values[op.results[0]] = self.b.from_storage(self.b.add(llvm.LoadOp(slot, storage_type(t))), t)
 
-    def atomic_rmw(self, op: mtia.AtomicRmwOp) -> None:
-        """An atomic read-modify-write on the scalar core: `mtia_atomic_rmw` on the lanes of its CB tiles."""
-        code = op.atomic_rmw_op.value.data
-        kind = _RMW_KINDS.get(code)
-        if kind is None:
-            raise not_handled(op, f"atomic kind {code} (the host runtime has and, or, xor, add, max, min, xchg)")
-        if op.out is None:
+    def atomic(self, op: Operation) -> None:
+        """An atomic on the scalar core (mtia.atomic_rmw / mtia.atomic_cas) as a loop over its lanes: each active
+        lane reads the global element (`mtia_global`), writes the update (semantics/atomic.py: `rmw_update`,
+        `cas_update`) and keeps the old value in the out CB (0 for a masked-off lane); `mtia_lanes_end` records
+        the command. Raises: NotHandled for an atomic without an out CB or of an unknown kind."""
+        cas = isinstance(op, mtia.AtomicCasOp)
+        out_cb = cast(mtia.AtomicRmwOp | mtia.AtomicCasOp, op).out
+        if out_cb is None:
             raise not_handled(op, "an atomic whose old values are not kept in a CB")
-        t = mtia.tile_type(op.out.type)
+        t = mtia.tile_type(out_cb.type)
         n = elem_count(t)
-        if dtype_name(t) not in _RMW_DTYPES:
-            raise not_handled(op, f"an atomic on {dtype_name(t)} (the host runtime has {', '.join(_RMW_DTYPES)})")
-        operands = [op.ptr, op.val, *([op.mask] if op.mask is not None else [])]
-        if n != 1 and not all(mtia.is_cb(v) for v in operands):
+        elem = element_type(t)
+        code = 0 if cas else cast(mtia.AtomicRmwOp, op).atomic_rmw_op.value.data
+        if not cas and code not in _RMW_UPDATES:
+            raise not_handled(op, f"atomic kind {code}")
+        ptr, *args = [op.operands[0], *op.operands[1:3]] if cas else [op.operands[0], op.operands[1]]
+        mask = None if cas else cast(mtia.AtomicRmwOp, op).mask
+        if n != 1 and not all(mtia.is_cb(v) for v in [ptr, *args, *([mask] if mask is not None else [])]):
             raise not_handled(op, "an atomic on tensor operands outside CBs")
         self.flush()
         b = self.b
         self.call("mtia_cmd_begin", b.const(0, I32), self.string(command_kind(op.name), "kind."), self.loc(op))
-        addrs, val, *rest = (
-            self.call("mtia_cmd_in", self.value(v)) if mtia.is_cb(v) else self.to_slot(self.value(v), v.type)
-            for v in operands
-        )  # a lone lane's scalar operands go through stack slots
-        mask = rest[0] if rest else b.add(llvm.ZeroOp(result_types=[PTR]))
-        old = self.call("mtia_cmd_out", self.value(op.out))
-        elem = element_type(t)
+
+        def lanes(v: SSAValue) -> Callable[[SSAValue], SSAValue]:
+            """Lane i of operand `v`: an element of its CB tile, or the scalar itself."""
+            if not mtia.is_cb(v):
+                value = self.value(v)
+                return lambda i: value
+            tile = self.call("mtia_cmd_in", self.value(v))
+            et = element_type(mtia.tile_type(v.type))
+            return lambda i: load_element(b, tile, i, et)
+
+        addr_tile = self.call("mtia_cmd_in", self.value(ptr)) if mtia.is_cb(ptr) else self.to_slot(self.value(ptr), I64)
+        arg_lanes = [lanes(v) for v in args]
+        mask_tile = self.call("mtia_cmd_in", self.value(mask)) if mask is not None and mtia.is_cb(mask) else None
+        mask_scalar = self.value(mask) if mask is not None and mask_tile is None else None
+        old_tile = self.call("mtia_cmd_out", self.value(out_cb))
+        eb = mtia.element_bytes(elem)
+        reg = register_type(elem)
+
+        def lane(i: SSAValue) -> None:
+            active = mask_scalar
+            if mask_tile is not None:
+                active = load_element(b, mask_tile, i, builtin.IntegerType(1))
+            on, off, done = self.new_block("atomic.lane"), self.new_block("atomic.off"), self.new_block("atomic.next")
+            if active is None:
+                b.add(llvm.BrOp(on))
+            else:
+                b.add(llvm.CondBrOp(active, on, [], off, []))
+            b.block = off
+            store_element(b, old_tile, i, elem, b.const(0, reg))
+            b.add(llvm.BrOp(done))
+            b.block = on
+            addr = load_element(b, addr_tile, i, I64)
+            p = self.call("mtia_global", addr, b.const(eb, I64), b.add(llvm.ZeroOp(result_types=[PTR])))
+            old = b.from_storage(b.add(llvm.LoadOp(p, storage_type(elem))), elem)
+            vals = [b.int_cast(f(i), reg) if is_int(reg) else f(i) for f in arg_lanes]
+            new = _cas(b, old, *vals) if cas else _RMW_UPDATES[code](b, old, vals[0])
+            b.add(llvm.StoreOp(b.to_storage(new, elem), p))
+            store_element(b, old_tile, i, elem, old)
+            b.add(llvm.BrOp(done))
+            b.block = done
+
+        emit_loop(self, b.const(n, I64), "atomic", lane)
+        null = b.add(llvm.ZeroOp(result_types=[PTR]))
         self.call(
-            "mtia_atomic_rmw", self.string(kind, "rmw."), old, addrs, val, mask, b.const(n, I64),
-            b.const(mtia.element_bytes(elem), I32), self.string(dtype_name(t), "dtype."),
-            b.const(mtia.tile_bytes(t), I64),
+            "mtia_lanes_end", addr_tile, mask_tile if mask_tile is not None else null, b.const(n, I64),
+            b.const(eb, I32), b.const(1, I32), b.const(1, I32), b.const(mtia.tile_bytes(t), I64),
+            self.string(dtype_name(t), "dtype."),
         )  # fmt: skip
+
+    def re_allreduce(self, op: mtia.ReAllreduceOp) -> None:
+        """Cross-PE reduction of a scalar or of a tile the scalar core holds (`mtia_re_allreduce` reduces a copy
+        in place; the host reruns a program stopped at it until its group's result is known)."""
+        self.flush()
+        t = op.input.type
+        elem = element_type(t)
+        b = self.b
+        if is_tensor(t):
+            data = self.alloca((mtia.tile_bytes(t) + 7) // 8, I64, "tile")
+            nbytes = mtia.tile_bytes(t)
+            src = scalar_core_tile(self, op.input, self.tiles)
+            args = [data, src, b.const(nbytes, I64), b.const(0, builtin.IntegerType(1))]
+            b.add(llvm.CallIntrinsicOp("llvm.memcpy.p0.p0.i64", args, []))
+            n = elem_count(t)
+        else:
+            data, n = self.to_slot(self.value(op.input), t), 1
+        self.call(
+            "mtia_re_allreduce", data, b.const(n, I64), b.const(mtia.element_bytes(elem), I32),
+            self.string(dtype_name(elem), "dtype."), self.string(op.kind.data, "kind."),
+            b.const(op.pe_axis.value.data, I32), self.loc(op),
+        )  # fmt: skip
+        if is_tensor(t):
+            self.tiles[op.result] = data
+        else:
+            self.values[op.result] = b.from_storage(b.add(llvm.LoadOp(data, storage_type(t))), t)
 
     def _lanes(self, op: Operation, cbs: list[SSAValue | None], t: Attribute) -> list[SSAValue]:
         """Begin the scalar core's command `op` on lanes and return the LS addresses of its CB tiles `cbs`
@@ -652,10 +786,17 @@ class KernelEmitter:
         {mtia.DpeMatmulOp: emit_dpe, mtia.ReReduceOp: emit_re}.get(type(op), emit_engine_command)(self, op)  # type: ignore[arg-type]
 
     # -- structured control flow ------------------------------------------------------------------------
+    @staticmethod
+    def _no_tensors(op: Operation) -> None:
+        """Raises: NotHandled if control flow `op` carries a tensor (the scalar core keeps no tensor registers)."""
+        if any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a tensor carried by control flow on the scalar core")
+
     def region_ops(self, block: Block, args: list[SSAValue]) -> Operation:
         """Emit the ops of `block` (its arguments bound to `args`) but its terminator; return the terminator."""
         for a, v in zip(block.args, args, strict=True):
             self.values[a] = v
+        self.carry_names(block.args)
         ops = list(block.ops)
         self.emit_ops(ops[:-1])
         term = ops[-1]
@@ -664,6 +805,7 @@ class KernelEmitter:
         return term
 
     def scf_for(self, op: Operation) -> None:
+        self._no_tensors(op)
         lb, ub, step, *inits = (self.value(v) for v in op.operands)
         self.flush()
         iter_types = [_word_type(r.type) for r in op.results]
@@ -685,6 +827,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_if(self, op: Operation) -> None:
+        self._no_tensors(op)
         cond = self.value(op.operands[0])
         self.flush()
         types = [_word_type(r.type) for r in op.results]
@@ -704,6 +847,7 @@ class KernelEmitter:
             self.values[r] = a
 
     def scf_while(self, op: Operation) -> None:
+        self._no_tensors(op)
         inits = [self.value(v) for v in op.operands]
         self.flush()
         before_blk, after_blk = op.regions[0].blocks.first, op.regions[1].blocks.first
@@ -732,6 +876,7 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.CbReadOp: KernelEmitter.cb_read,  # type: ignore[dict-item]
     mtia.DmaLoadOp: KernelEmitter.dma_load,  # type: ignore[dict-item]
     mtia.DmaStoreOp: KernelEmitter.dma_store,  # type: ignore[dict-item]
+    mtia.DmaGatherRowsOp: KernelEmitter.dma_gather_rows,  # type: ignore[dict-item]
     mtia.ScalarLoadOp: KernelEmitter.scalar_memory,
     mtia.ScalarStoreOp: KernelEmitter.scalar_memory,
     mtia.SeComputeOp: KernelEmitter.compute,
@@ -739,7 +884,9 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.MluComputeOp: KernelEmitter.compute,
     mtia.DpeMatmulOp: KernelEmitter.compute,
     mtia.ReReduceOp: KernelEmitter.compute,
-    mtia.AtomicRmwOp: KernelEmitter.atomic_rmw,  # type: ignore[dict-item]
+    mtia.AtomicRmwOp: KernelEmitter.atomic,
+    mtia.AtomicCasOp: KernelEmitter.atomic,
+    mtia.ReAllreduceOp: KernelEmitter.re_allreduce,  # type: ignore[dict-item]
     mtia.GatherOp: KernelEmitter.gather,  # type: ignore[dict-item]
     mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: KernelEmitter.grid_query,

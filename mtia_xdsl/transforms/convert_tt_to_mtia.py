@@ -146,8 +146,8 @@ def scalarize_loop_pointers(func: Operation) -> bool:
             step_op = yield_op.operands[idx].owner
             if form is None or form.ptr is None or not isinstance(step_op, tt.AddPtrOp) or step_op.ptr != arg:
                 continue
-            if form.index is not None or form.split:
-                continue  # rows picked by an index tile, or a flat index split across rows, stay a tensor
+            if form.split:
+                continue  # a flat index split across rows stays a tensor
             step = info.forms.get(step_op.offset)
             if (
                 step is None
@@ -170,12 +170,13 @@ def _rewrite_pointer_iter_arg(loop: scf.ForOp, idx: int, form: AffineForm, step:
     assert first is not None
     top = Materializer(first)
     at_yield = Materializer(yield_op)
-    if form.limits:
-        # a form valid only up to its limits (a hinted `rm % M`) is not rebuilt from its coefficients:
-        # the loop carries the scalar distance advanced, added to the loop-invariant initial tensor
+    if form.limits or form.index is not None:
+        # a form valid only up to its limits (a hinted `rm % M`) or with rows picked by an index tile is not
+        # rebuilt from its coefficients: the loop carries the scalar distance advanced, added to the
+        # loop-invariant initial tensor
         p0 = before.const(0)
         new_arg = body.insert_arg(p0.type, len(body.args))
-        delta = top._insert(tt.SplatOp(new_arg, TensorType(builtin.i64, shape)))
+        delta = top._insert(tt.SplatOp(new_arg, shape))
         rebuilt = top._insert(tt.AddPtrOp(loop.iter_args[idx], delta))
         p_next = at_yield.i64(add(new_arg, step.base))
     else:
@@ -251,7 +252,7 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     perm = memory_order(access)
     if perm is not None:  # moved in memory order, the MLU permutes the tile (see memory_order)
         return _permuted_dma(op, access, mat, base, [strides[d] for d in perm], [bounds[d] for d in perm],
-                             [starts[d] for d in perm] if starts else [], perm)  # fmt: skip
+                             [starts[d] for d in perm] if starts else [], perm, replaced)  # fmt: skip
     if isinstance(op, tt.StoreOp):
         value = op.value
         if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
@@ -289,14 +290,21 @@ def _permuted_dma(
     bounds: list[SSAValue],
     starts: list[SSAValue],
     perm: list[int],
+    replaced: dict[SSAValue, SSAValue],
 ) -> Operation:
     """The DMA of a block in memory order `perm` (strides, bounds and starts already permuted), the tile
-    permuted to or from it by `tt.trans` (an MLU layout op)."""
+    permuted to or from it by `tt.trans` (an MLU layout op); rows picked by an index tile are gathered in
+    memory order, the index tile permuted the same way."""
     if isinstance(op, tt.StoreOp):
         return mtia.DmaStoreOp(base, strides, bounds, mat._insert(tt.TransOp(op.value, perm)), starts)
     other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
     box_type = TensorType(op.result.type.element_type, [access.shape[d] for d in perm])
-    box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
+    if access.index is not None:
+        index = mat._insert(tt.TransOp(replaced.get(access.index, access.index), perm))
+        scale = mat.i64(access.index_scale)
+        box = mat._insert(mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, box_type))
+    else:
+        box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
     return tt.TransOp(box, [perm.index(d) for d in range(len(perm))])
 
 
@@ -307,17 +315,22 @@ def memory_order(access: BlockAccess) -> list[int] | None:
     A DMA moves a block as contiguous runs along its last dimension, one descriptor each (the timing
     model's cost); a tile read along a column of memory (a GEMM template's B = W^T of nn.Linear, strides
     [1, K]) would be one run per element. Moved in memory order instead, it is one run per row, and the
-    MLU permutes the tile in LS (`tt.trans`, a layout op). Blocks with an index tile, a multi-row view or a
-    wrapped window keep their order.
+    MLU permutes the tile in LS (`tt.trans`, a layout op). Rows picked by an index tile are moved so when
+    the tile is constant (size 1) along the contiguous dimension (the bmm template's B = z^T with `rn % N`);
+    blocks with a multi-row view or a wrapped window keep their order.
     """
     strides, shape = access.strides, access.shape
-    if access.index is not None or access.view is not None or access.window is not None or len(shape) < 2:
+    if access.view is not None or access.window is not None or len(shape) < 2:
         return None
     if isinstance(strides[-1], int) and strides[-1] == 1:
         return None
     unit = [d for d, s in enumerate(strides[:-1]) if isinstance(s, int) and s == 1 and shape[d] > 1]
     if len(unit) != 1:
         return None
+    if access.index is not None:
+        index_shape = access.index.type.get_shape()  # type: ignore[attr-defined]
+        if len(index_shape) != len(shape) or index_shape[unit[0]] != 1:
+            return None
     return [d for d in range(len(shape)) if d != unit[0]] + [unit[0]]
 
 
@@ -564,6 +577,8 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
         if not isinstance(v.owner, arith.ConstantOp) and v not in inputs:
             inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
+    for arg, v in zip(block.args, inputs, strict=True):
+        arg.name_hint = v.name_hint  # the body reads `%x` as `%x`: the kernel's names reach the emitters
     value_map: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for v in op.operands:
         if v not in value_map:

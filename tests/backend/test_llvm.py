@@ -8,6 +8,8 @@ import re
 
 import pytest
 import torch
+import triton
+import triton.language as tl
 
 import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
@@ -152,8 +154,8 @@ def test_run_llvm_runs_edited_ir() -> None:
 
 
 def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
-    """Scalar-core lanes (gather, scatter, atomic add through the host runtime) and tt.join / tt.split in an
-    engine body: the model's bits and cycles."""
+    """Scalar-core lanes (gather, scatter through the host runtime; an atomic add as a lane loop over global
+    memory) and tt.join / tt.split in an engine body: the model's bits and cycles."""
     import triton
     import triton.language as tl
 
@@ -180,7 +182,7 @@ def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(p, q) for p, q in zip(launch.model, launch.llvm) if isinstance(p, torch.Tensor))
     assert torch.equal(j, torch.full((n,), 2, dtype=torch.int32))
-    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_atomic_rmw"'):
+    for call in ('@"mtia_gather"', '@"mtia_scatter"', '@"mtia_global"', '@"mtia_lanes_end"'):
         assert call in k.asm["llir"]
 
 
@@ -235,3 +237,30 @@ def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
     for launch in _launches(lambda: calls[(1,)](x, y, 20, BLOCK=32)):
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+
+
+@triton.jit
+def _embedding_rows(ids_ptr, table_ptr, out_ptr, n, R: tl.constexpr, XBLOCK: tl.constexpr):
+    """An embedding lookup as Inductor writes it: the rows an index tile [XBLOCK, 1] picks (mtia.dma_gather_rows)."""
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < n
+    r = tl.arange(0, R)[None, :]
+    tmp0 = tl.load(ids_ptr + xindex, xmask)
+    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
+    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
+    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
+
+
+def test_indexed_dma_rows_bit_exact_and_same_cycles() -> None:
+    """mtia.dma_gather_rows (embedding rows, a ragged last block) through mtia_dma_gather_rows: the model's rows
+    and cycles."""
+    k = mtia_xdsl.compile(_embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                          {"R": 32, "XBLOCK": 8})  # fmt: skip
+    assert "mtia.dma_gather_rows" in k.asm["mtia"] and '@"mtia_dma_gather_rows"' in k.asm["llir"]
+    g = torch.Generator().manual_seed(0)
+    ids, table = torch.randint(-100, 100, (13,), generator=g), torch.randn(100, 32, generator=g)
+    out = torch.zeros(13, 32)
+    for launch in _launches(lambda: k[(2,)](ids, table, out, 13)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+    assert torch.equal(out, table[torch.where(ids < 0, ids + 100, ids)] * 2.0)

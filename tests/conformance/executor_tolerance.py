@@ -15,6 +15,12 @@ rounded, 0; the riscv64 executor's glibc, `sysdeps/riscv/rvd/libm-test-ulps`, li
 function here), and the bound the harness uses, their sum (never below 1). An output is compared in ULPs of
 its own dtype: a float32 difference of b ulp is at most b ulp of a narrower result. A program's bound is the
 largest of the functions it calls; outputs computed without any of them must match bit for bit.
+
+expm1, log1p, sinh and cbrt on f32 are computed in f64 and rounded once on every path
+(`mtia_xdsl.semantics.scalar.WIDENED_F32`): both call the C library's double function, so neither library's
+float error applies (0, 0); the bound 1 covers another machine's double function (the riscv64 glibc) rounding
+differently in a double-rounding case. (With float functions on both sides, 1 to 2 ulp of log1p and expm1
+became 32 ulp of Inductor's cancelling `log1p(|x|) + expm1(x)`: ew_libdevice_inductor.)
 """
 
 from __future__ import annotations
@@ -25,15 +31,15 @@ ULP_BOUNDS: dict[str, tuple[int, int, int]] = {
     # op name: (numpy float32 ulp, glibc float ulp, bound used)
     "math.exp": (3, 1, 4),
     "math.exp2": (2, 1, 3),
-    "math.expm1": (3, 0, 3),
+    "math.expm1": (0, 0, 1),
     "math.log": (4, 1, 5),
     "math.log2": (3, 1, 4),
     "math.log10": (4, 2, 6),
-    "math.log1p": (2, 0, 2),
+    "math.log1p": (0, 0, 1),
     "math.sin": (2, 1, 3),
     "math.cos": (2, 1, 3),
     "math.tan": (4, 0, 4),
-    "math.sinh": (2, 2, 4),
+    "math.sinh": (0, 0, 1),
     "math.cosh": (3, 2, 5),
     "math.tanh": (2, 2, 4),
     "math.asin": (4, 1, 5),
@@ -42,7 +48,7 @@ ULP_BOUNDS: dict[str, tuple[int, int, int]] = {
     "math.asinh": (2, 2, 4),
     "math.acosh": (2, 2, 4),
     "math.atanh": (2, 2, 4),
-    "math.cbrt": (2, 0, 2),
+    "math.cbrt": (0, 0, 1),
     # The model's erf rounds torch's float64 erf (within 1 float64 ulp) to the output type: <= 1 ulp there.
     "math.erf": (1, 0, 1),
     # numpy has no float32 validation data for these two: its float32 loops call the C library's powf and

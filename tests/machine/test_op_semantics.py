@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
-from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY
+from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, WIDENED_F32
 
 
 @triton.jit
@@ -79,3 +79,16 @@ def test_clamp_orders_signed_zeros_as_max_and_min(nan) -> None:
     _clamp[(1,)](x, lo, hi, out, BLOCK=16, NAN=nan)
     assert torch.equal(out, torch.zeros(16))
     assert torch.equal(torch.signbit(out), torch.tensor([False, True] * 8)), out
+
+
+@pytest.mark.parametrize("name", sorted(WIDENED_F32))
+def test_widened_f32_functions_are_the_f64_function_rounded_once(name: str) -> None:
+    """semantics.scalar.WIDENED_F32: f32 in, the f64 result rounded once out (numpy's float32 loop differs)."""
+    x = np.linspace(-0.9, 3.0, 4001, dtype=np.float32)
+    fn = FLOAT_UNARY[name]
+    reference = getattr(np, name.removeprefix("math."))
+    got = fn(x)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, reference(x.astype(np.float64)).astype(np.float32))
+    assert not np.array_equal(got, reference(x))  # numpy's float32 loop rounds some of them differently
+    assert np.asarray(fn(np.float32(0.5))).shape == ()

@@ -318,3 +318,41 @@ def test_transposed_tile_moves_in_memory_order_and_matches_eager():
     assert "tensor<32x64xf32>" in mtia and "tt.trans" in mtia and "mtia.gather" not in mtia
     loads = [c for t in run.traces for c in t.commands if c.kind == "dma_load"]
     assert len(loads) == 2 and all(c.descriptors <= 32 for c in loads)  # one run per row of W, not 2048
+
+
+@triton.jit
+def small_bmm(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr,
+              BLOCK_K: tl.constexpr):  # fmt: skip
+    """Inductor's bmm template with M = N = 5 < BLOCK: rows and columns `rm % M`, `rn % N` without hints
+    (the block wraps inside itself), A and B advanced through the K loop, the store masked to M x N.
+    A is [BATCH, M, K]; B = A^T ([BATCH, K, N] with strides [M * K, 1, K], dlrm's z @ z^T)."""
+    q = tl.program_id(1)
+    rm = tl.arange(0, BLOCK)
+    rn = tl.arange(0, BLOCK)
+    ram = rm % M
+    rbn = rn % N
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (ram[:, None] * K + rk[None, :] + q * M * K)
+    b_ptrs = b_ptr + (rk[:, None] + rbn[None, :] * K + q * N * K)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(K, 0, -BLOCK_K):
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
+        acc += tl.dot(a, b, allow_tf32=False)
+        a_ptrs += BLOCK_K
+        b_ptrs += BLOCK_K
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(c_ptr + (q * M * N + rm[:, None] * N + rn[None, :]), acc, mask=mask)
+
+
+def test_wrapping_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager():
+    """`rm % 5` over a block of 16 rows: no box holds it, but every row of the tile is one row of memory
+    picked by the computed index, so A and B (in memory order, transposed) are indexed DMAs; through the
+    K loop the tiles advance by a scalar distance."""
+    z = torch.randn(3, 5, 32)
+    out = torch.zeros(3, 5, 5)
+    kernel = mtia_xdsl.compile(small_bmm, constexprs={"M": 5, "N": 5, "K": 32, "BLOCK": 16, "BLOCK_K": 16})
+    kernel[(1, 3)](z, z, out)
+    torch.testing.assert_close(out, z @ z.transpose(1, 2))
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_gather_rows %") == 2 and "mtia.gather" not in mtia

@@ -973,7 +973,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
             return None, "store through an index tile (a scatter)"
-        if not form.split and not _rows_only(form.index, analyzer):
+        if not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape):
             return None, _ELEMENT_GATHER
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
@@ -1019,6 +1019,19 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
 
 
 _ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
+
+
+def _rows_in_memory_order(form: AffineForm, shape: tuple[int, ...]) -> bool:
+    """True when the index tile varies along the last dimension but the block is contiguous along another
+    dimension u (coefficient 1) along which the tile is constant (size 1): rows of memory picked by the
+    index, moved in memory order (u last) and transposed by the MLU (`memory_order`). dlrm's `z @ z^T`:
+    the bmm template's B tile [BLOCK_K, BLOCK_N] reads column `rn % N` of z^T, row `rn % N` of z."""
+    assert form.index is not None
+    index_shape = _shape(form.index.type)
+    if len(shape) < 2 or len(index_shape) != len(shape):
+        return False
+    unit = [d for d, c in enumerate(form.coeffs[:-1]) if isinstance(c, int) and c == 1 and shape[d] > 1]
+    return len(unit) == 1 and index_shape[unit[0]] == 1
 
 
 def _wrapped_access(
@@ -1132,25 +1145,28 @@ def _split_access(
 
 
 def _index_leaf(v: SSAValue) -> AffineForm | None:
-    """A loaded integer tensor (ids read from memory) as an index tile (`v[i] * 1`), else None."""
+    """An integer tensor without an affine form as an index tile (`v[i] * 1`), else None: ids read from
+    memory, or a remainder no block holds (`rm % M` with M < BLOCK_M: the block wraps inside itself); the
+    tile's values pick the rows (see `_index_source`)."""
     t = v.type
     if not isinstance(t, TensorType) or not isinstance(t.element_type, IntegerType) or t.element_type.width.data == 1:
         return None
-    if not _loaded(v):
+    if not _index_source(v):
         return None
     return AffineForm(0, (0,) * len(t.get_shape()), index=v, index_scale=1)
 
 
-def _loaded(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
-    """True if `v` is read from memory (a tt.load), possibly through elementwise integer ops."""
+def _index_source(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
+    """True if `v` is read from memory (a tt.load) or is a remainder (`arith.remsi/remui`, a wrapping
+    `rm % M`), possibly through elementwise integer ops, broadcasts and expand_dims."""
     owner = v.owner
     if not isinstance(owner, Operation):
         return False
-    if isinstance(owner, tt.LoadOp):
+    if isinstance(owner, tt.LoadOp | arith.RemSIOp | arith.RemUIOp):
         return True
-    if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp)):
+    if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp | tt.ExpandDimsOp)):
         return False
-    return any(_loaded(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))
+    return any(_index_source(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))
 
 
 _ROWS_DEPTH = 8

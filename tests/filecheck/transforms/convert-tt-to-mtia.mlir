@@ -169,3 +169,57 @@ tt.func public @flat_index_rows(%x: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
   tt.store %q, %w : tensor<128x!tt.ptr<f32>>
   tt.return
 }
+
+// -----
+
+// Rows picked by a computed index (`rm % 5` over 16 rows, the bmm template's A and B = A^T) through a K loop:
+// the loop carries the scalar distance advanced and adds it to the loop-invariant pointer tile; each load is
+// an indexed DMA, B's in memory order (its index tile transposed, the gathered rows transposed back).
+// CHECK-LABEL: tt.func public @wrapping_rows_in_k_loop
+// CHECK-NOT:     mtia.gather
+// CHECK:         scf.for {{.*}} -> (tensor<16x16xf32>, i64, i64)
+// CHECK:           mtia.dma_gather_rows %{{.*}}[%rows * %{{.*}}] [%{{.*}}, %{{.*}}] bounds
+// CHECK:             tt.trans {{.*}} : tensor<1x16xi32> -> tensor<16x1xi32>
+// CHECK:           mtia.dma_gather_rows {{.*}} : !tt.ptr<f32>, tensor<16x1xi32> -> tensor<16x16xf32>
+// CHECK:             tt.trans {{.*}} {order = array<i32: 1, 0>} : tensor<16x16xf32> -> tensor<16x16xf32>
+// CHECK:           mtia.dpe_matmul
+// CHECK-NOT:     mtia.gather
+tt.func public @wrapping_rows_in_k_loop(%a: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %c16i = arith.constant 16 : i32
+  %c32i = arith.constant 32 : i32
+  %c5 = arith.constant dense<5> : tensor<16xi32>
+  %c32 = arith.constant dense<32> : tensor<16x1xi32>
+  %c32t = arith.constant dense<32> : tensor<1x16xi32>
+  %step = arith.constant dense<16> : tensor<16x16xi32>
+  %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ram = arith.remsi %r, %c5 : tensor<16xi32>
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %c32 : tensor<16x1xi32>
+  %k = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %kb = tt.broadcast %k : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %kb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %pa = tt.addptr %as, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %cols = tt.expand_dims %ram {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %coloff = arith.muli %cols, %c32t : tensor<1x16xi32>
+  %kc = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %cb = tt.broadcast %coloff : tensor<1x16xi32> -> tensor<16x16xi32>
+  %kcb = tt.broadcast %kc : tensor<16x1xi32> -> tensor<16x16xi32>
+  %offs2 = arith.addi %kcb, %cb : tensor<16x16xi32>
+  %pb = tt.addptr %as, %offs2 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %acc, %pa2, %pb2 = scf.for %i = %c0 to %c32i step %c16i iter_args(%s = %zero, %x = %pa, %y = %pb) -> (tensor<16x16xf32>, tensor<16x16x!tt.ptr<f32>>, tensor<16x16x!tt.ptr<f32>>) : i32 {
+    %va = tt.load %x : tensor<16x16x!tt.ptr<f32>>
+    %vb = tt.load %y : tensor<16x16x!tt.ptr<f32>>
+    %d = tt.dot %va, %vb, %s : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+    %x2 = tt.addptr %x, %step : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    %y2 = tt.addptr %y, %step : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+    scf.yield %d, %x2, %y2 : tensor<16x16xf32>, tensor<16x16x!tt.ptr<f32>>, tensor<16x16x!tt.ptr<f32>>
+  }
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %po = tt.addptr %os, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %po, %acc : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

@@ -250,9 +250,10 @@ tt.func public @gemm_rows_mod_m(%a: !tt.ptr<f32>, %m: i32 {tt.divisibility = 16 
   tt.return
 }
 
-// Without the hints nothing proves `rm % M` stays in one period: scalar gathers.
+// Without the hints nothing proves `rm % M` stays in one period: the remainder is an index tile, and over a
+// 1-D block it picks single elements (an element gather on the scalar core).
 // CHECK-LABEL: tt.func public @rows_mod_m_unhinted
-// CHECK: tt.load {{.*}} {mtia.access = "scalar: pointer is not an affine block"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
 tt.func public @rows_mod_m_unhinted(%a: !tt.ptr<f32>, %m: i32) {
   %pid = tt.get_program_id x : i32
   %c32 = arith.constant 32 : i32
@@ -265,6 +266,39 @@ tt.func public @rows_mod_m_unhinted(%a: !tt.ptr<f32>, %m: i32) {
   %as = tt.splat %a : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
   %p = tt.addptr %as, %ram : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
   %v = tt.load %p : tensor<32x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's bmm template with M = 5 < BLOCK_M = 16: `rm % 5` wraps inside the block, so no box holds it; the
+// remainder is an index tile [16, 1] and every row of the A tile is one row of memory: rows gathered by it.
+// B = z^T reads column `rn % 5` of a [K, N] view with strides [1, K]: the index tile [1, 16] is constant
+// along the contiguous dimension 0, so it is rows of memory too (moved in memory order, then transposed).
+// CHECK-LABEL: tt.func public @wrapping_rows_mod_m
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%a+0 index=%rows*16 strides=[0, 1] bounds=[16, 16] shape=[16, 16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%a+0 index=%cols*16 strides=[1, 0] bounds=[16, 16] shape=[16, 16]"}
+tt.func public @wrapping_rows_mod_m(%a: !tt.ptr<f32>) {
+  %c5 = arith.constant dense<5> : tensor<16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %c16t = arith.constant dense<16> : tensor<1x16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ram = arith.remsi %r, %c5 : tensor<16xi32>
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %c16 : tensor<16x1xi32>
+  %k = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %kb = tt.broadcast %k : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %kb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p = tt.addptr %as, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %p : tensor<16x16x!tt.ptr<f32>>
+  %cols = tt.expand_dims %ram {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %coloff = arith.muli %cols, %c16t : tensor<1x16xi32>
+  %kc = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %cb = tt.broadcast %coloff : tensor<1x16xi32> -> tensor<16x16xi32>
+  %kcb = tt.broadcast %kc : tensor<16x1xi32> -> tensor<16x16xi32>
+  %offs2 = arith.addi %kcb, %cb : tensor<16x16xi32>
+  %p2 = tt.addptr %as, %offs2 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %w = tt.load %p2 : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
 
