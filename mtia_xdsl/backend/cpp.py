@@ -1,5 +1,3 @@
-# pyright: basic
-# (strict typing of the emitter's op-attribute accesses is still to do; see the report of the cpp branch)
 """C++ emitter (`mtia-opt -t mtia-cpp`, `asm["cpp"]`): one readable translation unit per kernel.
 
 Input: a buffer-level `mtia` program (after `mtia-cb-allocate`). Output: C++17 calling the runtime API of
@@ -32,7 +30,8 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from string import Template
+from typing import IO, Any, cast
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -42,6 +41,8 @@ from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
+from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
 
 MAX_RANK = 4
@@ -74,12 +75,25 @@ def _error(op: Operation, what: str) -> CppEmitError:
 
 def _elem(t: Attribute) -> Attribute:
     t = mtia.tile_type(t)
-    return t.element_type if isinstance(t, TensorType) else t
+    return cast(TensorType[Attribute], t).element_type if isinstance(t, TensorType) else t
 
 
 def _shape(t: Attribute) -> list[int]:
     t = mtia.tile_type(t)
     return list(t.get_shape()) if isinstance(t, TensorType) else []
+
+
+def _is_tensor(t: Attribute) -> bool:
+    """Whether `t` is a tensor type (a helper, so callers keep `t` an Attribute for the type checker)."""
+    return isinstance(t, TensorType)
+
+
+def _is_int_or_index(t: Attribute) -> bool:
+    return isinstance(t, builtin.IntegerType | builtin.IndexType)
+
+
+def _is_i1(t: Attribute) -> bool:
+    return isinstance(t, builtin.IntegerType) and cast(builtin.IntegerType[Any, Any], t).bitwidth == 1
 
 
 def _is_ptr(t: Attribute) -> bool:
@@ -92,7 +106,7 @@ def _is_float(t: Attribute) -> bool:
 
 def _width(t: Attribute) -> int:
     if isinstance(t, builtin.IntegerType):
-        return t.width.data
+        return cast(builtin.IntegerType[Any, Any], t).bitwidth
     if isinstance(t, builtin.IndexType) or _is_ptr(t):
         return 64
     if isinstance(t, builtin.AnyFloat):
@@ -107,7 +121,7 @@ def _ctype(t: Attribute, op: Operation) -> str:
     if isinstance(t, builtin.IndexType):
         return "int64_t"
     if isinstance(t, builtin.IntegerType):
-        w = t.width.data
+        w = t.bitwidth
         if w == 1:
             return "bool"
         if w in (8, 16, 32, 64):
@@ -123,7 +137,7 @@ def _storage(t: Attribute, op: Operation) -> str:
     """The C++ type of one element of type `t` in LS or global memory."""
     if isinstance(t, builtin.Float16Type | builtin.BFloat16Type):
         return "uint16_t"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if _is_i1(t):
         return "uint8_t"
     return _ctype(t, op)
 
@@ -134,7 +148,7 @@ def _load(t: Attribute, expr: str) -> str:
         return f"mtia_f16_to_f32({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_bf16_to_f32({expr})"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if _is_i1(t):
         return f"({expr} != 0)"
     return expr
 
@@ -145,7 +159,7 @@ def _store(t: Attribute, expr: str) -> str:
         return f"mtia_f32_to_f16({expr})"
     if isinstance(t, builtin.BFloat16Type):
         return f"mtia_f32_to_bf16({expr})"
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if _is_i1(t):
         return f"(uint8_t)({expr})"
     return expr
 
@@ -160,9 +174,9 @@ def _round(t: Attribute, expr: str) -> str:
 
 
 def _literal(value: Any, t: Attribute, op: Operation) -> str:
-    if isinstance(t, builtin.IntegerType) and t.width.data == 1:
+    if _is_i1(t):
         return "true" if int(value) & 1 else "false"
-    if isinstance(t, builtin.IntegerType | builtin.IndexType):
+    if _is_int_or_index(t):
         v = int(value)
         w = _width(t)
         v &= (1 << w) - 1
@@ -217,11 +231,12 @@ _LIBDEVICE_EXTRA = {
 
 
 def _math1(name: str, rt: Attribute, x: str) -> str:
-    """Math op `name` of one operand `x` with result type `rt`; semantics.scalar.WIDENED_F32 ops on f32 in double."""
+    """Math op `name` of one operand `x` with result type `rt`; semantics.scalar.WIDENED_F32 ops on f32 (and bf16,
+    which the model holds as f32 values) in double."""
     from mtia_xdsl.semantics.scalar import WIDENED_F32
 
-    if name in WIDENED_F32 and isinstance(rt, builtin.Float32Type):
-        return f"(float)std::{_MATH1[name]}((double)({x}))"
+    if name in WIDENED_F32 and isinstance(rt, builtin.Float32Type | builtin.BFloat16Type):  # bf16: f32 values
+        return _round(rt, f"(float)std::{_MATH1[name]}((double)({x}))")
     return _round(rt, f"std::{_MATH1[name]}({x})")
 
 
@@ -274,10 +289,10 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
     if not op.results:
         return None
     rt = _elem(op.results[0].type)
-    ct = _ctype(rt, op) if not isinstance(rt, TensorType) else ""
+    ct = _ctype(rt, op) if not _is_tensor(rt) else ""
     it = _elem(op.operands[0].type) if op.operands else rt
     if name in _INT_BIN:
-        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+        if _is_i1(rt):
             return f"({a[0]} {_INT_BIN[name]} {a[1]})" if name != "arith.subi" else f"({a[0]} ^ {a[1]})"
         return f"({ct})({a[0]} {_INT_BIN[name]} {a[1]})"
     if name in _FLOAT_BIN:
@@ -322,14 +337,12 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return f"({a[0]} {cmp} {a[1]})"
     if name == "arith.select":
         return f"({a[0]} ? {a[1]} : {a[2]})"
-    if name in ("arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf"):
-        fn = {"arith.maxnumf": "mtia_maxnum", "arith.minnumf": "mtia_minnum", "arith.maximumf": "mtia_maximum",
-              "arith.minimumf": "mtia_minimum"}[name]  # fmt: skip
-        return f"{fn}({a[0]}, {a[1]})"
+    if name in MAX_MIN:
+        return f"mtia_{MAX_MIN[name].stem}({a[0]}, {a[1]})"
     if name == "arith.negf":
         return f"(-{a[0]})"
     if name in ("arith.extsi", "arith.trunci", "arith.index_cast"):
-        if isinstance(rt, builtin.IntegerType) and rt.width.data == 1:
+        if _is_i1(rt):
             return f"(({a[0]} & 1) != 0)"
         return f"({ct})({a[0]})"
     if name in ("arith.extui", "arith.index_castui"):
@@ -348,8 +361,9 @@ def elementwise(op: Operation, a: Sequence[str]) -> str | None:  # noqa: C901  (
         return _round(rt, f"std::fmod({a[0]}, {a[1]})")
     if name == "tt.clampf":
         nan = _int_prop(op, "propagateNan", 0)
-        fmax, fmin = ("mtia_maximum", "mtia_minimum") if nan else ("mtia_maxnum", "mtia_minnum")
-        return _round(rt, f"{fmin}({fmax}({a[0]}, {a[1]}), {a[2]})")
+        hi, lo = (MAX_MIN["arith.maximumf"], MAX_MIN["arith.minimumf"]) if nan else (
+            MAX_MIN["arith.maxnumf"], MAX_MIN["arith.minnumf"])  # fmt: skip
+        return _round(rt, f"mtia_{lo.stem}(mtia_{hi.stem}({a[0]}, {a[1]}), {a[2]})")
     if name == "tt.fp_to_fp":
         if _int_prop(op, "rounding", 1) == 0 and _width(rt) < _width(it):
             fn = {16: "mtia_round_f16_rtz" if isinstance(rt, builtin.Float16Type) else "mtia_round_bf16_rtz",
@@ -400,12 +414,21 @@ _RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "
                        "bool", "true", "false", "register", "template", "typename", "operator", "private",
                        "public", "protected", "friend", "virtual", "volatile", "inline", "and", "or", "not",
                        "xor", "goto", "sizeof", "namespace", "using", "try", "catch", "throw", "enum",
-                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max"})  # fmt: skip
+                       "extern", "mutable", "explicit", "export", "typedef", "asm", "min", "max", "nullptr",
+                       "alignas", "alignof", "constexpr", "decltype", "noexcept", "static_assert", "thread_local",
+                       "std", "size_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                       "uint32_t", "uint64_t", "NAN", "INFINITY",
+                       # names the emitted code declares itself, in scopes that read kernel values
+                       "args", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z", "i", "j", "q", "r", "lane",
+                       "len", "vl", "work", "bb", "mm", "nn", "kk", "bin", "step", "red_row", "valid", "in_shape",
+                       "spill", "dot_acc", "red_acc", "p", "old"})  # fmt: skip
+_INTERNAL = re.compile(r"[svmi][0-9]+")
+"""Names the RVV chunks and lane loops declare (`v3`, `m2`, `i0`) without reserving them."""
 
 
 @dataclass
 class _Names:
-    used: set[str] = field(default_factory=set)
+    used: set[str] = field(default_factory=set[str])
     counter: int = 0
 
     def fresh(self, hint: str | None, prefix: str = "v") -> str:
@@ -413,7 +436,7 @@ class _Names:
             base = _IDENT.sub("_", hint)
             if base[0].isdigit():
                 base = "_" + base
-            if base in _RESERVED or base.startswith("mtia"):
+            if base in _RESERVED or base.startswith(("mtia", "MTIA", "__")) or _INTERNAL.fullmatch(base):
                 base += "_"
         else:
             base = f"{prefix}{self.counter}"
@@ -556,7 +579,7 @@ class _Kernel:
         assert block is not None
         if len(func.regions[0].blocks) != 1:
             raise _error(func, "a kernel of more than one block (run tt-lift-early-returns)")
-        params = []
+        params: list[str] = []
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "tensor kernel arguments")
@@ -564,7 +587,6 @@ class _Kernel:
         pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
         self.names.used.update(pid)
         sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
-        self.kernel_name = name
         self.lines.append(f"static void {name}({sig}) {{")
         self.emit_block(block, "    ")
         self.flush("    ")
@@ -584,7 +606,7 @@ class _Kernel:
         results = list(ret.operands)
         if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
             raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
-        params = []
+        params: list[str] = []
         for arg in block.args:
             if isinstance(arg.type, TensorType):
                 raise _error(func, "a called function taking a tensor (tt.call)")
@@ -661,7 +683,7 @@ class _Kernel:
         msg = op.properties.get("message", op.attributes.get("message"))
         text = json.dumps(msg.data if isinstance(msg, builtin.StringAttr) else "")
         cond = op.operands[0]
-        if isinstance(cond.type, TensorType):  # a tile the scalar core read (mtia.cb_read): every lane must hold
+        if _is_tensor(cond.type):  # a tile the scalar core read (mtia.cb_read): every lane must hold
             owner = cond.owner
             if not (isinstance(owner, Operation) and owner.name == "mtia.cb_read"):
                 raise _error(op, "an assert on a tensor outside an engine body that was not read from a CB")
@@ -687,7 +709,7 @@ class _Kernel:
             levels, m = levels + 1, m // 2 + m % 2
         if len(srcs) > 1 or fast_combiner(region) is None:  # the model runs the region once per level
             self.pending += levels * len(block.ops)
-        bufs = []
+        bufs: list[tuple[str, str]] = []
         for src in srcs:
             et = _elem(src.type)
             buf = self.names.fresh(None, "buf")
@@ -699,7 +721,7 @@ class _Kernel:
         pairs = [f"{b}[2 * q]" for b, _ in bufs] + [f"{b}[2 * q + 1]" for b, _ in bufs]
         body = indent + "        "
         results = self._combine(block, pairs, body)
-        finals = []
+        finals: list[tuple[str, str]] = []
         for (buf, ct), res in zip(bufs, results, strict=True):  # all read before any is written
             r = self.names.fresh(None, "r")
             self.emit(body, f"const {ct} {r} = {res};")
@@ -756,7 +778,7 @@ class _Kernel:
         assert body is not None
         iv, *carried = body.args
         iv_t = _ctype(iv.type, op)
-        carried_names = []
+        carried_names: list[str] = []
         for arg, init, res in zip(carried, inits, op.results, strict=True):
             if isinstance(arg.type, TensorType):
                 raise _error(op, "a loop carrying a tensor")
@@ -781,7 +803,7 @@ class _Kernel:
         if len(targets) == 1:
             self.emit(indent, f"{targets[0]} = {values[0]};")
             return
-        temps = []
+        temps: list[str] = []
         for v, t in zip(term.operands, values, strict=True):
             n = self.names.fresh(None, "next")
             temps.append(n)
@@ -791,7 +813,7 @@ class _Kernel:
 
     def op_scf_if(self, op: Operation, indent: str) -> None:
         cond = self.get(op.operands[0], op)
-        names = []
+        names: list[str] = []
         for r in op.results:
             if isinstance(r.type, TensorType):
                 raise _error(op, "an if yielding a tensor")
@@ -820,12 +842,12 @@ class _Kernel:
     def op_scf_while(self, op: Operation, indent: str) -> None:
         before, after = (r.blocks.first for r in op.regions)
         assert before is not None and after is not None
-        carried = []
+        carried: list[str] = []
         for arg, init in zip(before.args, op.operands, strict=True):
             n = self.name_for(arg, "w")
             carried.append(n)
             self.emit(indent, f"[[maybe_unused]] {_ctype(arg.type, op)} {n} = {self.get(init, op)};")
-        results = []
+        results: list[str] = []
         for r in op.results:
             n = self.name_for(r, "r")
             results.append(n)
@@ -881,8 +903,8 @@ class _Kernel:
 
     def op_mtia_cb_read(self, op: Operation, indent: str) -> None:
         r = op.results[0]
-        t = r.type
-        if isinstance(t, TensorType):  # the whole tile, into a local array of the scalar core
+        t: Attribute = r.type
+        if _is_tensor(t):  # the whole tile, into a local array of the scalar core
             et = _elem(t)
             n = self.name_for(r, "tile")
             self.flush(indent)
@@ -927,11 +949,11 @@ class _Kernel:
         """Cross-PE reduction of a scalar or of a tile the scalar core holds (mtia_re_allreduce)."""
         from mtia_xdsl.machine.interpret.formats import dtype_name
 
-        t = op.input.type
+        t: Attribute = op.input.type
         r = op.results[0]
         axis, kind = op.pe_axis.value.data, op.kind.data
         self.flush(indent)
-        if isinstance(t, TensorType):
+        if _is_tensor(t):
             et = _elem(t)
             n = np_prod(_shape(t))
             out = self.name_for(r, "tile")
@@ -1041,13 +1063,16 @@ class _Kernel:
         )
 
     # -- engine commands
-    def _ins(self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False) -> list[str]:
-        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others."""
-        out = []
-        for v in operands:
+    def _ins(
+        self, op: Any, operands: list[SSAValue], indent: str, inout: bool = False, hints: Sequence[SSAValue] = ()
+    ) -> list[str]:
+        """Pointers to the tiles of CB operands (`mtia_cmd_in`), or the scalar values of others; a pointer is
+        named after the body argument in `hints` that reads it (the kernel's `x`), else `inN`."""
+        out: list[str] = []
+        for k, v in enumerate(operands):
             if mtia.is_cb(v):
                 t = mtia.tile_type(v.type)
-                p = self.names.fresh(None, "in")
+                p = self.names.fresh(hints[k].name_hint if k < len(hints) else None, "in")
                 st = _storage(_elem(t), op)
                 self.emit(
                     indent, f"[[maybe_unused]] const {st} *{p} = (const {st} *)mtia_cmd_in(pe, {self.get(v, op)});"
@@ -1060,7 +1085,7 @@ class _Kernel:
         return out
 
     def _outs(self, op: Any, outs: list[SSAValue], indent: str, inplace: bool) -> list[str]:
-        ptrs = []
+        ptrs: list[str] = []
         for v in outs:
             t = mtia.tile_type(v.type)
             p = self.names.fresh(None, "out")
@@ -1248,13 +1273,13 @@ class _Kernel:
         self.emit(indent, "{")
         inner = indent + "    "
         self.emit(inner, f'mtia_cmd_begin(pe, {engine}, "{command_kind(op.name)}", {self.loc(op)});')
-        ins = self._ins(op, list(op.inputs), inner)
+        ins = self._ins(op, list(op.inputs), inner, hints=list(op.body.block.args))
         outs = self._outs(op, list(op.outs), inner, op.inplace is not None)
         valid = [self.get(v, op) for v in op.valid]
         body = _Body(self, op, ins)
         rvv_ins = [body.scalar.get(a, p) for a, p in zip(op.body.block.args, ins, strict=True)]
         yield_op = op.body.block.last_op
-        loops = []
+        loops: list[str] = []
         for k, (res, ptr) in enumerate(zip(yield_op.operands, outs, strict=True)):
             out_t = mtia.tile_type(op.outs[k].type)
             portable = body.emit_output(res, ptr, out_t, valid)
@@ -1341,7 +1366,10 @@ class _Kernel:
         integer = isinstance(ea, builtin.IntegerType)
         acc_t = "int64_t" if integer else "double"
         tf32 = op.input_precision.value.data == 0 and isinstance(ea, builtin.Float32Type)
-        rd = (lambda e: f"mtia_round_tf32({e})") if tf32 else (lambda e: e)
+
+        def rd(e: str) -> str:
+            return f"mtia_round_tf32({e})" if tf32 else e
+
         c_is_cb = mtia.is_cb(op.c) or inplace
         self.emit(inner, f"// D[{nb}x{m}x{n}] = A[{m}x{k}] @ B[{k}x{n}] + C, exact accumulation, rounded once")
         self.emit(inner, f"for (int64_t bb = 0; bb < {nb}; ++bb) {{")
@@ -1349,14 +1377,14 @@ class _Kernel:
         self.emit(inner, f"        for (int64_t nn = 0; nn < {vn}; ++nn) {{")
         ci = f"(bb * {m} + mm) * {n} + nn"
         c0 = _load(ec, f"{c}[{ci}]") if c_is_cb else c
-        self.emit(inner, f"            {acc_t} acc = ({acc_t})({c0});")
+        self.emit(inner, f"            {acc_t} dot_acc = ({acc_t})({c0});")
         self.emit(inner, f"            for (int64_t kk = 0; kk < {vk}; ++kk) {{")
         av = _load(ea, f"{a}[(bb * {m} + mm) * {k} + kk]")
         bv = _load(eb, f"{b}[(bb * {k} + kk) * {n} + nn]")
-        self.emit(inner, f"                acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
+        self.emit(inner, f"                dot_acc += ({acc_t}){rd(av)} * ({acc_t}){rd(bv)};")
         self.emit(inner, "            }")
         cd = _ctype(ed, op)
-        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})acc'))};")
+        self.emit(inner, f"            {d}[{ci}] = {_store(ed, _round(ed, f'({cd})dot_acc'))};")
         self.emit(inner, "        }")
         self.emit(inner, "    }")
         self.emit(inner, "}")
@@ -1409,28 +1437,28 @@ class _Kernel:
         init = _REDUCE_INIT[kind](et, op)
         if kind == "addf" and axis == len(shape) - 1 and ct in ("float", "double"):
             # numpy's pairwise summation over the whole row, lanes outside the valid extents as 0 (the model's)
-            n_row = shape[axis]
+            n_row = shape[int(axis)]
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
-            self.emit(pad, f"{ct} row[{n_row}];")
+            self.emit(pad, f"{ct} red_row[{n_row}];")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {n_row}; ++{idx[axis]}) {{")
             self.emit(
                 pad + "    ",
-                f"row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"row[{idx[axis]}] = {x_at};",
+                f"red_row[{idx[axis]}] = {inside} ? {x_at} : {init};" if valid else f"red_row[{idx[axis]}] = {x_at};",
             )
             self.emit(pad, "}")
-            self.emit(pad, f"const {ct} acc = mtia_pairwise_sum(row, {n_row});")
+            self.emit(pad, f"const {ct} red_acc = mtia_pairwise_sum(red_row, {n_row});")
         else:  # numpy's reduce (semantics.reduce): from the first lane on, lanes outside the extents as identity
             inside = " && ".join(x for x in [cond, f"{idx[axis]} < {ext[axis]}"] if x)
-            self.emit(pad, f"{ct} acc = {init};")
+            self.emit(pad, f"{ct} red_acc = {init};")
             self.emit(pad, f"for (int64_t {idx[axis]} = 0; {idx[axis]} < {shape[axis]}; ++{idx[axis]}) {{")
             lane = f"{inside} ? {x_at} : {init}" if valid else x_at
             self.emit(pad + "    ", f"const {ct} lane = {lane};")
-            upd = f"{idx[axis]} == 0 ? lane : {_round(et, combine('acc', 'lane', et))}"
-            self.emit(pad + "    ", f"acc = {upd};")
+            upd = f"{idx[axis]} == 0 ? lane : {_round(et, combine('red_acc', 'lane', et))}"
+            self.emit(pad + "    ", f"red_acc = {upd};")
             self.emit(pad, "}")
         out_shape = _shape(out_t)
         out_idx = [idx[d] for d in outer]
-        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'acc')};")
+        self.emit(pad, f"{y}[{_linear(out_idx, out_shape)}] = {_store(_elem(out_t), 'red_acc')};")
         for _ in outer:
             pad = pad[:-4]
             self.emit(pad, "}")
@@ -1453,10 +1481,7 @@ def _minmax(fn: str) -> Callable[[str, str, Attribute], str]:
 _REDUCE_COMBINE: dict[str, Callable[[str, str, Attribute], str]] = {
     "addf": lambda a, b, t: f"({a} + {b})",
     "addi": lambda a, b, t: f"({a} + {b})",
-    "maxnumf": _minmax("mtia_maxnum"),
-    "minnumf": _minmax("mtia_minnum"),
-    "maximumf": _minmax("mtia_maximum"),
-    "minimumf": _minmax("mtia_minimum"),
+    **{name[len("arith.") :]: _minmax(f"mtia_{rule.stem}") for name, rule in MAX_MIN.items()},
     "maxsi": lambda a, b, t: f"({a} > {b} ? {a} : {b})",
     "minsi": lambda a, b, t: f"({a} < {b} ? {a} : {b})",
 }
@@ -1504,6 +1529,8 @@ class _Body:
         self.pre: list[str] = []
         """Lines before the output loops: reductions and scans materialized into local arrays."""
         self.arrays: dict[SSAValue, str] = {}
+        self.slice_checks: set[tuple[Operation, int]] = set()
+        """(extract_slice, dimension) pairs whose dynamic offset has its mtia_slice_check in `pre`."""
 
     def _combine(self, op: Operation, lhs: list[str], rhs: list[str], pad: str) -> list[str]:
         """Emit the combine region of a tt.reduce / tt.scan on (lhs, rhs) element names; return the results."""
@@ -1513,7 +1540,7 @@ class _Body:
         for inner in block.ops:
             if inner.name in ("tt.reduce.return", "tt.scan.return"):
                 return [env[v] for v in inner.operands]
-            if inner.name == "arith.constant" and not isinstance(inner.results[0].type, TensorType):
+            if inner.name == "arith.constant" and not _is_tensor(inner.results[0].type):
                 env[inner.results[0]] = _literal(inner.value.value.data, inner.results[0].type, inner)  # type: ignore[attr-defined]
                 continue
             if len(inner.results) != 1 or inner.regions:
@@ -1562,7 +1589,7 @@ class _Body:
         reverse = is_scan and bool(_int_prop(op, "reverse", 0))
         lane = f"{n - 1} - {idx[axis]}" if reverse else idx[axis]  # a reverse scan runs from the last lane
         types = [_ctype(_elem(v.type), op) for v in ins]
-        names = []
+        names: list[str] = []
         for r in op.results:
             a = self.k.names.fresh(None, "scan" if is_scan else "red")
             names.append(a)
@@ -1657,7 +1684,7 @@ class _Body:
                     items = ", ".join(_literal(x, t, op) for x in values)
                     self.pre.append(f"static const {_ctype(t, op)} {a}[{len(values)}] = {{{items}}};")
                 return f"{self.arrays[v]}[{_linear(idx, shape)}]"
-            return _literal(attr.value.data, t, op)
+            return _literal(cast(Any, attr).value.data, t, op)
         if name == "tt.splat":
             return self.at(op.operands[0], [], local)
         if name == "tt.expand_dims":
@@ -1667,7 +1694,7 @@ class _Body:
             src_shape = _shape(op.operands[0].type)
             return self.at(op.operands[0], [i if s != 1 else "0" for i, s in zip(idx, src_shape, strict=True)], local)
         if name == "tt.trans":
-            order = list(op.order.get_values())  # type: ignore[attr-defined]
+            order: list[int] = list(op.order.get_values())  # type: ignore[attr-defined]
             src_idx = ["0"] * len(order)
             for d, o in enumerate(order):
                 src_idx[o] = idx[d]
@@ -1675,7 +1702,7 @@ class _Body:
         if name == "tt.reshape":
             src_shape = _shape(op.operands[0].type)
             flat = _linear(idx, shape)
-            src_idx = []
+            src_idx: list[str] = []
             for d in range(len(src_shape)):
                 inner = 1
                 for s in src_shape[d + 1 :]:
@@ -1683,9 +1710,13 @@ class _Body:
                 src_idx.append(f"(({flat}) / {inner}) % {src_shape[d]}")
             return self.at(op.operands[0], src_idx, local)
         if name == "mtia.extract_slice":
-            src_idx = []
+            src_idx: list[str] = []
             for d, off in enumerate(op.offsets_per_dim()):  # type: ignore[attr-defined]
-                o = str(off) if isinstance(off, int) else self.at(off, [], local)
+                o = str(off) if isinstance(off, int) else self.at(cast(SSAValue, off), [], local)
+                if not isinstance(off, int) and off not in local and (op, d) not in self.slice_checks:
+                    self.slice_checks.add((op, d))  # the model's range check, once per command, before the loops
+                    size, extent = _shape(op.results[0].type)[d], _shape(op.operands[0].type)[d]
+                    self.pre.append(f"mtia_slice_check(pe, (int64_t)({o}), {size}, {extent}, {d});")
                 src_idx.append(f"({idx[d]} + {o})")
             return self.at(op.operands[0], src_idx, local)
         if name == "tt.join":  # a new last dimension of 2: lane 0 from the first operand, lane 1 from the second
@@ -1716,7 +1747,7 @@ class _Body:
             return self.at(op.operands[0], idx, local)
         if len(op.results) != 1 or elementwise(op, ["x"] * len(op.operands)) is None:
             raise _error(op, "this op in an engine body")
-        operands = []
+        operands: list[str] = []
         for o in op.operands:
             oshape = _shape(o.type)
             if oshape and oshape != shape:
@@ -1772,7 +1803,7 @@ class _Body:
 
 # -- the translation unit ----------------------------------------------------------------------------------
 
-_PRELUDE = r"""#include "mtia_runtime.h"
+_PRELUDE = Template(r"""#include "mtia_runtime.h"
 #ifdef __riscv_vector
 #include <riscv_vector.h>
 #endif
@@ -1784,91 +1815,101 @@ _PRELUDE = r"""#include "mtia_runtime.h"
 #include <cstring>
 #include <limits>
 
-// Element helpers: Triton's integer division by zero gives 0 (as its interpreter); shifts past the width 0.
-template <class T> static inline T mtia_divsi(T a, T b) {
-    return b == 0 ? T(0) : (b == T(-1) ? T(0 - a) : T(a / b));
+// Element helpers (the rules of mtia_xdsl/semantics): an integer division or remainder by zero gives
+// $div0 (semantics.scalar.INT_DIV_BY_ZERO), INT_MIN / -1 wraps; shifts past the width give 0.
+template <class T> [[maybe_unused]] static inline T mtia_divsi(T a, T b) {
+    return b == 0 ? T($div0) : (b == T(-1) ? T(T(0) - a) : T(a / b));
 }
-template <class T> static inline T mtia_remsi(T a, T b) { return b == 0 || b == T(-1) ? T(0) : T(a % b); }
-template <class U> static inline U mtia_divui(U a, U b) { return b == 0 ? U(0) : U(a / b); }
-template <class U> static inline U mtia_remui(U a, U b) { return b == 0 ? U(0) : U(a % b); }
-template <class T, class U> static inline T mtia_shl(T a, T b) {
+template <class T> [[maybe_unused]] static inline T mtia_remsi(T a, T b) {
+    return b == 0 ? T($div0) : b == T(-1) ? T(0) : T(a % b);
+}
+template <class U> [[maybe_unused]] static inline U mtia_divui(U a, U b) { return b == 0 ? U($div0) : U(a / b); }
+template <class U> [[maybe_unused]] static inline U mtia_remui(U a, U b) { return b == 0 ? U($div0) : U(a % b); }
+template <class T, class U> [[maybe_unused]] static inline T mtia_shl(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a << (U)b);
 }
-template <class T, class U> static inline T mtia_shru(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shru(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(0) : T((U)a >> (U)b);
 }
-template <class T, class U> static inline T mtia_shrs(T a, T b) {
+template <class T, class U> [[maybe_unused]] static inline T mtia_shrs(T a, T b) {
     return (U)b >= sizeof(T) * 8 ? T(a < 0 ? -1 : 0) : T(a >> b);
 }
-template <class To, class From> static inline To mtia_bitcast(From x) {
+template <class To, class From> [[maybe_unused]] static inline To mtia_bitcast(From x) {
     static_assert(sizeof(To) == sizeof(From), "bitcast between types of one size");
     To y;
     std::memcpy(&y, &x, sizeof y);
     return y;
 }
-template <class T, class F> static inline T mtia_fptoi(F x) {
+template <class T, class F> [[maybe_unused]] static inline T mtia_fptoi(F x) {
     if (std::isnan(x)) return std::numeric_limits<T>::min();
     if (x >= (F)std::numeric_limits<T>::max()) return std::numeric_limits<T>::max();
     if (x <= (F)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
     return (T)x;
 }
-// Float max/min: the *num forms ignore a NaN operand, the *imum forms propagate it; -0.0 < +0.0.
-template <class F> static inline F mtia_maxnum(F a, F b) {
+// Float max/min (semantics.scalar.MAX_MIN): the *num forms ignore a NaN operand, the *imum forms propagate
+// it; -0.0 < +0.0.
+template <class F> [[maybe_unused]] static inline F mtia_maxnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a > b || (a == b && !std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_minnum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minnum(F a, F b) {
     return std::isnan(a) ? b : std::isnan(b) ? a : (a < b || (a == b && std::signbit(a))) ? a : b;
 }
-template <class F> static inline F mtia_maximum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_maximum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_maxnum(a, b);
 }
-template <class F> static inline F mtia_minimum(F a, F b) {
+template <class F> [[maybe_unused]] static inline F mtia_minimum(F a, F b) {
     return std::isnan(a) || std::isnan(b) ? (F)NAN : mtia_minnum(a, b);
 }
-static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
-static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
-static inline float mtia_round_tf32(float x) {  // nearest even to 10 mantissa bits
+[[maybe_unused]] static inline float mtia_round_f16(float x) { return mtia_f16_to_f32(mtia_f32_to_f16(x)); }
+[[maybe_unused]] static inline float mtia_round_bf16(float x) { return mtia_bf16_to_f32(mtia_f32_to_bf16(x)); }
+// tf32: nearest even to $tf32_bits mantissa bits (semantics.scalar.round_tf32)
+[[maybe_unused]] static inline float mtia_round_tf32(float x) {
     uint32_t b = mtia_bitcast<uint32_t>(x);
     if ((b & 0x7f800000u) == 0x7f800000u) return x;
-    b = (b + 0xfffu + ((b >> 13) & 1u)) & ~0x1fffu;
+    b = (b + $tf32_half + ((b >> $tf32_drop) & 1u)) & ~$tf32_low;
     return mtia_bitcast<float>(b);
 }
-// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis):
-// blocks of at most 128 summed with 8 accumulators, halves (multiples of 8) added recursively.
-template <class T> static inline T mtia_pairwise_sum(const T *a, int64_t n) {
-    if (n < 8) {
+// numpy's pairwise summation of n contiguous values (float32 and float64 add.reduce along the last axis;
+// semantics.reduce.pairwise_sum): blocks of at most $pw_block summed with $pw_acc accumulators (combined in
+// adjacent pairs), halves (multiples of $pw_acc) added recursively.
+template <class T> [[maybe_unused]] static inline T mtia_pairwise_sum(const T *a, int64_t n) {
+    if (n < $pw_acc) {
         T res = 0;
         for (int64_t i = 0; i < n; ++i) res += a[i];
         return res;
     }
-    if (n <= 128) {
-        T r[8];
-        for (int j = 0; j < 8; ++j) r[j] = a[j];
-        int64_t i = 8;
-        for (; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-        T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    if (n <= $pw_block) {
+        T r[$pw_acc];
+        for (int j = 0; j < $pw_acc; ++j) r[j] = a[j];
+        int64_t i = $pw_acc;
+        for (; i < n - (n % $pw_acc); i += $pw_acc)
+            for (int j = 0; j < $pw_acc; ++j) r[j] += a[i + j];
+        for (int w = $pw_acc / 2; w >= 1; w /= 2)
+            for (int j = 0; j < w; ++j) r[j] = r[2 * j] + r[2 * j + 1];
+        T res = r[0];
         for (; i < n; ++i) res += a[i];
         return res;
     }
     int64_t n2 = n / 2;
-    n2 -= n2 % 8;
+    n2 -= n2 % $pw_acc;
     return mtia_pairwise_sum(a, n2) + mtia_pairwise_sum(a + n2, n - n2);
 }
-// Rounding toward zero (tt.fp_to_fp rounding = rtz): the nearest value, stepped toward zero if it is farther.
-static inline float mtia_round_f16_rtz(double x) {  // x in double: no rounding before the one toward zero
+// Rounding toward zero (tt.fp_to_fp rounding = rtz; semantics.scalar.round_toward_zero): the nearest value,
+// stepped toward zero if it is farther.
+// x in double: no rounding before the one toward zero
+[[maybe_unused]] static inline float mtia_round_f16_rtz(double x) {
     if (std::isnan(x) || std::isinf(x)) return mtia_round_f16((float)x);
     uint16_t h = mtia_f32_to_f16((float)x);
     if (std::fabs((double)mtia_f16_to_f32(h)) > std::fabs(x)) --h;  // one ulp toward zero (the magnitude bits)
     return mtia_f16_to_f32(h);
 }
-static inline float mtia_round_bf16_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_bf16_rtz(double x) {
     if (std::isnan(x)) return (float)x;
     uint16_t h = (uint16_t)(mtia_bitcast<uint32_t>((float)x) >> 16);
     if (std::fabs((double)mtia_bf16_to_f32(h)) > std::fabs(x)) --h;
     return mtia_bf16_to_f32(h);
 }
-static inline float mtia_round_f32_rtz(double x) {
+[[maybe_unused]] static inline float mtia_round_f32_rtz(double x) {
     float r = (float)x;
     if (std::isfinite(x) && std::fabs((double)r) > std::fabs(x)) r = std::nextafter(r, 0.0f);
     return r;
@@ -1876,9 +1917,22 @@ static inline float mtia_round_f32_rtz(double x) {
 // The vector core's RVV shape: one vector register (MTIA_VLEN_BYTES, above) holds MTIA_VLMAX(T) elements of T.
 #define MTIA_VLMAX(T) ((int64_t)(MTIA_VLEN_BYTES / sizeof(T)))
 // The lanes of a dimension of `size` inside an effective shape's extent `valid` (clamped to [0, size]).
-static inline int64_t mtia_extent(int64_t valid, int64_t size) { return valid < 0 ? 0 : valid > size ? size : valid; }
-static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) { return remaining < vlmax ? remaining : vlmax; }
-"""
+[[maybe_unused]] static inline int64_t mtia_extent(int64_t valid, int64_t size) {
+    return valid < 0 ? 0 : valid > size ? size : valid;
+}
+[[maybe_unused]] static inline int64_t mtia_vsetvl(int64_t remaining, int64_t vlmax) {
+    return remaining < vlmax ? remaining : vlmax;
+}
+""").substitute(
+    div0=INT_DIV_BY_ZERO,
+    tf32_bits=TF32_MANTISSA_BITS,
+    tf32_drop=TF32_DROPPED_BITS,
+    tf32_half=f"{(1 << (TF32_DROPPED_BITS - 1)) - 1:#x}u",
+    tf32_low=f"{(1 << TF32_DROPPED_BITS) - 1:#x}u",
+    pw_block=PAIRWISE_BLOCK,
+    pw_acc=PAIRWISE_ACCUMULATORS,
+)
+"""The helpers every kernel's C++ starts with; the rules they encode come from mtia_xdsl/semantics."""
 
 
 def _param_spec(arg: BlockArgument) -> str:
@@ -1886,7 +1940,7 @@ def _param_spec(arg: BlockArgument) -> str:
     if _is_ptr(t):
         return "ptr"
     if isinstance(t, builtin.IntegerType):
-        return f"i{t.width.data}"
+        return f"i{t.bitwidth}"
     if isinstance(t, builtin.Float32Type):
         return "f32"
     if isinstance(t, builtin.Float64Type):
@@ -1981,7 +2035,7 @@ def emit_cpp(module: ModuleOp) -> str:
     meta = _kernel_meta(func, module)
     block = func.regions[0].blocks.first
     assert block is not None
-    unpack = []
+    unpack: list[str] = []
     for i, a in enumerate(block.args):
         spec = _param_spec(a)
         if spec == "ptr":

@@ -2,7 +2,8 @@
 
 `run_cpp(source, grid, args)` compiles the translation unit with the system C++ compiler together with the
 host runtime (runtime/host_runtime.cpp), loads it with ctypes, runs every program id of the grid on working
-copies of the caller's tensors (written back only when the whole launch succeeded, as machine/run.py does),
+copies of the caller's tensors (written back only when the whole launch succeeded, as machine/run.py does;
+a program that reaches a cross-PE reduction before its group's result is known reruns, backend/collective.py),
 turns each program's recorded command stream into `ProgramTrace`s with the functions the machine model's
 interpreter uses (machine/interpret/command_work.py, dma_trace.py) and times them with
 `machine.timing.simulate`, exactly as `machine.run.run_kernel` does. So the unmodified C++ of a kernel gives
@@ -53,6 +54,7 @@ from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_command
 from mtia_xdsl.machine.interpret.mtia_indexed_dma import gather_rows_command
 from mtia_xdsl.machine.interpret.mtia_renet import re_link_command
 from mtia_xdsl.machine.placement import Placement, by_round
+from mtia_xdsl.machine.placement import launch_grid as program_counts
 from mtia_xdsl.machine.report import build_report
 from mtia_xdsl.machine.run import RunResult
 from mtia_xdsl.machine.timing import TimingError, simulate
@@ -187,7 +189,7 @@ class HostRuntime:
         p, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
         i32p = ctypes.POINTER(i32)
         lib.mtia_host_pe_new.restype = p
-        lib.mtia_host_pe_new.argtypes = [i64]
+        lib.mtia_host_pe_new.argtypes = [i64, i32]
         lib.mtia_host_pe_free.argtypes = [p]
         lib.mtia_host_map.argtypes = [ctypes.c_uint64, p, i64]
         lib.mtia_host_unmap_all.argtypes = []
@@ -299,15 +301,14 @@ def program_ids(grid: tuple[int, int, int]) -> list[tuple[int, int, int]]:
 
 
 def launch_grid(grid: Any, where: str) -> tuple[int, int, int]:
-    """`grid` (an int or 1 to 3 ints) as three dimensions.
+    """`grid` as three program counts, by machine.placement.launch_grid's rule.
 
-    Raises: InterpretationError at `where` for another rank or a negative dimension.
+    Raises: InterpretationError at `where` for a grid that rule refuses.
     """
-    items: list[Any] = list(grid) if isinstance(grid, tuple | list) else [grid]  # pyright: ignore[reportUnknownArgumentType]
-    g = tuple(int(v) for v in items)
-    if not 1 <= len(g) <= 3 or any(v < 0 for v in g):
-        raise InterpretationError(f"{where}: error: grid {g} must have 1 to 3 non-negative integer dimensions")
-    return (*g, 1, 1)[:3]  # type: ignore[return-value]
+    try:
+        return program_counts(grid)
+    except ValueError as e:
+        raise InterpretationError(f"{where}: error: {e}") from None
 
 
 class RecordDecoder:
@@ -465,7 +466,7 @@ def run_loaded(
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
     lib = rt.lib
-    pe = lib.mtia_host_pe_new(machine.ls_bytes)
+    pe = lib.mtia_host_pe_new(machine.ls_bytes, machine.cb_ids)
     decoder = RecordDecoder(machine)
     arg_array = (ctypes.c_int64 * max(len(words), 1))(*[w if w < (1 << 63) else w - (1 << 64) for w in words])
     i32x3 = ctypes.c_int32 * 3

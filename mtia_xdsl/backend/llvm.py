@@ -478,6 +478,15 @@ class KernelEmitter:
                 self.tensor_op(op)
             else:
                 raise not_handled(op)
+            self.carry_names(op.results)
+
+    def carry_names(self, values: Iterable[SSAValue]) -> None:
+        """Give the LLVM values of `values` their kernel names (`%offs`, `%acc`) where they have none yet;
+        llvmlite makes clashing names unique (`%acc.1`)."""
+        for v in values:
+            got = self.values.get(v)
+            if v.name_hint and got is not None and got.name_hint is None:
+                got.name_hint = v.name_hint
 
     def scalar(self, op: Operation) -> None:
         if any(isinstance(t.type, TensorType) for t in (*op.results, *op.operands)):
@@ -532,7 +541,7 @@ class KernelEmitter:
             "mtia_cb_alloc", self.b.const(cb_id, I32), self.b.const(t.depth.data, I32),
             self.b.const(mtia.tile_bytes(t.tile), I64), self.b.const(op.ls_offset.value.data, I64), self.loc(op),
         )  # fmt: skip
-        handle.name_hint = f"cb{cb_id}"
+        handle.name_hint = op.result.name_hint or f"cb{cb_id}"  # `%x_cb`: the CB of the kernel's `x`
 
     def cb_count(self, op: mtia.CbCountOp) -> None:
         self.flush()
@@ -787,6 +796,7 @@ class KernelEmitter:
         """Emit the ops of `block` (its arguments bound to `args`) but its terminator; return the terminator."""
         for a, v in zip(block.args, args, strict=True):
             self.values[a] = v
+        self.carry_names(block.args)
         ops = list(block.ops)
         self.emit_ops(ops[:-1])
         term = ops[-1]

@@ -66,6 +66,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     emit_scalar,
     int_width,
     is_bf16,
+    is_int,
     is_tensor,
     not_handled,
     register_type,
@@ -77,6 +78,8 @@ from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
 from mtia_xdsl.machine.interpret.formats import dtype_name
 from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
+from mtia_xdsl.semantics.scalar import MAX_MIN, TF32_DROPPED_BITS
 
 F64 = Float64Type()
 
@@ -147,12 +150,14 @@ class _Element:
         got = self.memo.get(key)
         if got is None:
             got = self.memo[key] = self._eval(v, idx)
+            if got.name_hint is None:
+                got.name_hint = v.name_hint  # the kernel's `output`, `acc` (llvmlite uniquifies clashes)
         return got
 
     def _eval(self, v: SSAValue, idx: Index) -> SSAValue:
         b = self.em.b
         if v in self.tiles:
-            if v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
+            if self.op is not None and v in self.inplace_args and tuple(map(id, idx)) != tuple(map(id, self.out_index)):
                 raise not_handled(self.op, "an inplace command reading its accumulator at another element")
             t = v.type
             lin = self.linear(idx, _shape(t))
@@ -428,13 +433,12 @@ def _reduce(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
 
 
 def _is_bf16_add(op: Operation) -> bool:
-    """Whether the combine region of `op` is one bf16 arith.addf of its two arguments (a bf16 tl.cumsum)."""
-    block = op.regions[0].block
-    ops = list(block.ops)
-    return (
-        len(block.args) == 2 and len(ops) == 2 and ops[0].name == "arith.addf" and is_bf16(block.args[0].type)
-        and set(ops[0].operands) == set(block.args) and list(ops[1].operands) == [ops[0].results[0]]
-    )  # fmt: skip
+    """Whether the combine region of `op` is a bf16 sum the model accumulates in f32 (a bf16 tl.cumsum): the
+    region machine/interpret/tt.py `fast_combiner` maps to numpy's add only when asked for that widening."""
+    from mtia_xdsl.machine.interpret.tt import fast_combiner
+
+    region = op.regions[0]
+    return fast_combiner(region, wide_bf16_add=True) is not None and fast_combiner(region) is None
 
 
 def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
@@ -596,13 +600,18 @@ def _output_shape(op: mtia.EngineComputeOp) -> list[int]:
     return shape
 
 
-def _bind_inputs(em: KernelEmitter, op: mtia.EngineComputeOp) -> dict[BlockArgument, SSAValue]:
-    """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers."""
-    tiles: dict[BlockArgument, SSAValue] = {}
+def _bind_inputs(
+    em: KernelEmitter, op: mtia.EngineComputeOp, inplace: Sequence[SSAValue] = ()
+) -> dict[SSAValue, SSAValue]:
+    """Bind the body's arguments: tensor tiles to their LS address (returned), scalars to registers; the tiles
+    of `inplace` CBs (read where the command writes them, `mtia_cmd_inout`) are left to the caller."""
+    tiles: dict[SSAValue, SSAValue] = {}
     count = 0
     for arg, operand in zip(op.body.block.args, op.inputs, strict=True):
+        if operand in inplace and isinstance(arg.type, TensorType):
+            continue
         if mtia.is_cb(operand):
-            ptr = _tile_in(em, operand, f"in{count}")
+            ptr = _tile_in(em, operand, f"{arg.name_hint}.tile" if arg.name_hint else f"in{count}")  # `x.tile`
             count += 1
             if isinstance(arg.type, TensorType):
                 tiles[arg] = ptr
@@ -626,13 +635,13 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
         return
     shape = _output_shape(op)
     _begin(em, op, _ENGINES[type(op)])
-    tiles = _bind_inputs(em, op)
     inplace = op.inplace is not None
+    tiles = _bind_inputs(em, op, list(op.outs) if inplace else [])
     outs = [_tile_out(em, o, inplace, f"out{k}") for k, o in enumerate(op.outs)]
     e = _Element(em, op, tiles)
-    if inplace:  # the body reads the accumulator where the command writes it
+    if inplace:  # the body reads the accumulator where the command writes it (mtia_cmd_inout waits for it)
         for arg, operand in zip(block.args, op.inputs, strict=True):
-            if operand in op.outs and arg in tiles:
+            if operand in op.outs and isinstance(arg.type, TensorType):
                 tiles[arg] = outs[list(op.outs).index(operand)]
                 e.inplace_args.add(arg)
     for inner in block.ops:  # scalar values once, before the loops
@@ -670,7 +679,7 @@ def _print_only(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
 
             def element(q: SSAValue, ptr: SSAValue = ptr, et: Attribute = et) -> None:
                 x = _load(b, ptr, q, et)
-                if isinstance(x.type, IntegerType):
+                if is_int(x.type):
                     em.printf(" %lld", b.int_cast(x, I64, signed=int_width(x.type) > 1))
                 else:
                     em.printf(" %.9g", x if isinstance(x.type, Float64Type) else b.add(llvm.FPExtOp(x, F64)))
@@ -767,11 +776,11 @@ def emit_dpe(em: KernelEmitter, op: mtia.DpeMatmulOp) -> None:
     inplace = op.inplace is not None
     _begin(em, op, "dpe")
     a, bp = _tile_in(em, op.a, "a"), _tile_in(em, op.b, "b")
-    c_ptr = _tile_in(em, op.c, "c") if mtia.is_cb(op.c) else None  # an inplace accumulator is read too (a wait)
-    d = _tile_out(em, op.out, inplace, "d")
+    c_ptr = _tile_in(em, op.c, "c") if mtia.is_cb(op.c) and not inplace else None
+    d = _tile_out(em, op.out, inplace, "d")  # inplace: mtia_cmd_inout waits for the accumulator and fills it
     tf32 = op.input_precision.value.data == 0 and isinstance(ea, Float32Type)
     dpe = _Dpe(
-        a, bp, d if inplace else c_ptr, em.value(op.c) if c_ptr is None else None, d, (m, n, k),
+        a, bp, d if inplace else c_ptr, em.value(op.c) if c_ptr is None and not inplace else None, d, (m, n, k),
         (ea, element_type(t_b), element_type(ec), ed), tf32,
     )  # fmt: skip
     valid = [em.value(v) for v in op.valid]
@@ -831,9 +840,9 @@ def _dpe_element(em: KernelEmitter, p: _Dpe, vk: SSAValue, bb: SSAValue, mm: SSA
 def _round_tf32(b: Builder, v: SSAValue) -> SSAValue:
     """f32 `v` rounded to tf32 (10 mantissa bits, nearest even; inf and NaN kept), semantics.scalar.round_tf32."""
     u = b.add(llvm.BitcastOp(v, I32))
-    lsb = b.add(llvm.AndOp(b.add(llvm.LShrOp(u, b.const(13, I32))), b.const(1, I32)))
-    r = b.add(llvm.AddOp(u, b.add(llvm.AddOp(lsb, b.const(0xFFF, I32)))))
-    r = b.add(llvm.AndOp(r, b.const(0xFFFFE000, I32)))
+    lsb = b.add(llvm.AndOp(b.add(llvm.LShrOp(u, b.const(TF32_DROPPED_BITS, I32))), b.const(1, I32)))
+    r = b.add(llvm.AddOp(u, b.add(llvm.AddOp(lsb, b.const((1 << (TF32_DROPPED_BITS - 1)) - 1, I32)))))
+    r = b.add(llvm.AndOp(r, b.const(~((1 << TF32_DROPPED_BITS) - 1), I32)))
     special = b.icmp("uge", b.add(llvm.AndOp(u, b.const(0x7FFFFFFF, I32))), b.const(0x7F800000, I32))
     return b.add(llvm.BitcastOp(b.add(llvm.SelectOp(special, u, r)), F32))
 
@@ -845,8 +854,8 @@ _RE_COMBINE: dict[str, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     "addi": lambda b, x, y: b.add(llvm.AddOp(x, y)),
     **{
         kind: (lambda name: lambda b, x, y: b.intrinsic(name, [x, y], x.type))(name)
-        for kind, name in (("maxnumf", "llvm.maximumnum"), ("minnumf", "llvm.minimumnum"), ("maximumf", "llvm.maximum"),
-                           ("minimumf", "llvm.minimum"), ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
+        for kind, name in (*((op[len("arith.") :], rule.llvm_intrinsic) for op, rule in MAX_MIN.items()),
+                           ("maxsi", "llvm.smax"), ("minsi", "llvm.smin"),
                            ("maxui", "llvm.umax"), ("minui", "llvm.umin"))
     },
 }  # fmt: skip
@@ -885,14 +894,10 @@ class _ReTile:
         return b.add(llvm.SelectOp(ok, v, identity))
 
 
-PAIRWISE_BLOCK = 128
-"""numpy's pairwise summation (the model's float sum along a tile's last axis): blocks of at most this many
-lanes are summed with 8 accumulators, longer runs split in halves (numpy's PW_BLOCKSIZE)."""
-
-
 def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
     """The float sum of the `n` lanes in numpy's pairwise order, accumulated in f32 (f64 for f64) and rounded
-    once to the element type, as numpy's float add.reduce along a contiguous axis (f16 accumulates in f32)."""
+    once to the element type, as numpy's float add.reduce along a contiguous axis (f16 accumulates in f32);
+    the order is semantics.reduce.pairwise_sum's (PAIRWISE_BLOCK, PAIRWISE_ACCUMULATORS)."""
     b = em.b
     acc_t = F64 if isinstance(tile.elem, Float64Type) else F32
     zero = b.const(0.0, acc_t)
@@ -903,7 +908,7 @@ def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
         return v if reg == acc_t else b.add(llvm.FPExtOp(v, acc_t))
 
     def block(lo: int, count: int) -> SSAValue:
-        if count < 8:
+        if count < PAIRWISE_ACCUMULATORS:
             res = zero
             for k in range(count):
                 res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
@@ -911,7 +916,7 @@ def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
         if count <= PAIRWISE_BLOCK:
             return _pairwise_block(em, lo, count, acc_t, lane)
         half = count // 2
-        half -= half % 8
+        half -= half % PAIRWISE_ACCUMULATORS
         return b.add(llvm.FAddOp(block(lo, half), block(lo + half, count - half)))
 
     total = block(0, n)
@@ -924,25 +929,28 @@ def _sum_pairwise(em: KernelEmitter, tile: _ReTile, n: int) -> SSAValue:
 def _pairwise_block(
     em: KernelEmitter, lo: int, count: int, acc_t: Attribute, lane: Callable[[SSAValue], SSAValue]
 ) -> SSAValue:
-    """numpy's 8-accumulator sum of lanes [lo, lo + count), 8 <= count <= PAIRWISE_BLOCK."""
+    """numpy's PAIRWISE_ACCUMULATORS-accumulator sum of lanes [lo, lo + count), PAIRWISE_ACCUMULATORS <= count
+    <= PAIRWISE_BLOCK; the accumulators are combined in adjacent pairs."""
     b = em.b
-    slots = [em.alloca(1, acc_t, "pw") for _ in range(8)]
+    k = PAIRWISE_ACCUMULATORS
+    slots = [em.alloca(1, acc_t, "pw") for _ in range(k)]
     for j, slot in enumerate(slots):
         b.add(llvm.StoreOp(lane(b.const(lo + j, I64)), slot))
-    rounds = (count - count % 8) // 8 - 1
+    rounds = (count - count % k) // k - 1
 
     def step(r: SSAValue) -> None:
-        base = b.add(llvm.AddOp(b.add(llvm.MulOp(r, b.const(8, I64))), b.const(lo + 8, I64)))
+        base = b.add(llvm.AddOp(b.add(llvm.MulOp(r, b.const(k, I64))), b.const(lo + k, I64)))
         for j, slot in enumerate(slots):
             v = lane(b.add(llvm.AddOp(base, b.const(j, I64))))
             b.add(llvm.StoreOp(b.add(llvm.FAddOp(b.add(llvm.LoadOp(slot, acc_t)), v)), slot))
 
     _loop(em, b.const(rounds, I64), "re.pairwise", step)
     r = [b.add(llvm.LoadOp(slot, acc_t)) for slot in slots]
-    pairs = [b.add(llvm.FAddOp(r[2 * k], r[2 * k + 1])) for k in range(4)]
-    res = b.add(llvm.FAddOp(b.add(llvm.FAddOp(pairs[0], pairs[1])), b.add(llvm.FAddOp(pairs[2], pairs[3]))))
-    for k in range(count - count % 8, count):
-        res = b.add(llvm.FAddOp(res, lane(b.const(lo + k, I64))))
+    while len(r) > 1:  # ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        r = [b.add(llvm.FAddOp(r[2 * j], r[2 * j + 1])) for j in range(len(r) // 2)]
+    res = r[0]
+    for j in range(count - count % k, count):
+        res = b.add(llvm.FAddOp(res, lane(b.const(lo + j, I64))))
     return res
 
 

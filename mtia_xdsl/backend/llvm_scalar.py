@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from mtia_xdsl.backend.llvm_ir import FPToSIOp, FPToUIOp, UIToFPOp
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN
 from mtia_xdsl.utils.locations import location_str
 
 I1, I8, I16, I32, I64 = (IntegerType(w) for w in (1, 8, 16, 32, 64))
@@ -227,6 +228,26 @@ def _binary(cls: type[Operation]) -> ScalarRule:
     return lambda b, a, op: b.add(cls(a[0], a[1]))  # type: ignore[call-arg]
 
 
+def _int_division(cls: type[Operation], signed: bool, remainder: bool) -> ScalarRule:
+    """`a / b` or `a % b` by semantics.scalar's rules, never LLVM's undefined (trapping) cases: by zero
+    INT_DIV_BY_ZERO; a signed division by -1 is the wrapping negation, its remainder 0."""
+
+    def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
+        t = a[0].type
+        by_zero = b.icmp("eq", a[1], b.const(0, t))
+        divisor = b.add(llvm.SelectOp(by_zero, b.const(1, t), a[1]))
+        by_minus_one = b.icmp("eq", a[1], b.const(-1, t)) if signed else None
+        if by_minus_one is not None:
+            divisor = b.add(llvm.SelectOp(by_minus_one, b.const(1, t), divisor))
+        r = b.add(cls(a[0], divisor))  # type: ignore[call-arg]
+        if by_minus_one is not None:
+            wrapped = b.const(0, t) if remainder else b.add(llvm.SubOp(b.const(0, t), a[0]))
+            r = b.add(llvm.SelectOp(by_minus_one, wrapped, r))
+        return b.add(llvm.SelectOp(by_zero, b.const(INT_DIV_BY_ZERO, t), r))
+
+    return rule
+
+
 def _intr(name: str) -> ScalarRule:
     return lambda b, a, op: b.intrinsic(name, a, a[0].type)
 
@@ -349,7 +370,9 @@ def _clampf(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
     """tt.clampf: min(max(x, lo), hi) with IEEE max/min (-0 < +0); NaN propagates if `propagateNan` is set."""
     prop = op.properties.get("propagateNan")
     nan = isinstance(prop, IntegerAttr) and prop.value.data != 0
-    hi_fn, lo_fn = ("llvm.maximum", "llvm.minimum") if nan else ("llvm.maximumnum", "llvm.minimumnum")
+    hi, lo = (MAX_MIN["arith.maximumf"], MAX_MIN["arith.minimumf"]) if nan else (
+        MAX_MIN["arith.maxnumf"], MAX_MIN["arith.minnumf"])  # fmt: skip
+    hi_fn, lo_fn = hi.llvm_intrinsic, lo.llvm_intrinsic
     return b.intrinsic(lo_fn, [b.intrinsic(hi_fn, [a[0], a[1]], a[0].type), a[2]], a[0].type)
 
 
@@ -359,10 +382,18 @@ def _rsqrt(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
 
 def _libm(name32: str) -> ScalarRule:
     """A libm call (tanhf, atan2f, ...) on all operands, for f32; f64 uses the name without the suffix, f16
-    computes in f32 and rounds once (as numpy's float16 loops do)."""
+    computes in f32 and rounds once (as numpy's float16 loops do). The ops of semantics.scalar.WIDENED_F32
+    compute an f32 (or bf16) value with the double function, rounded once, as every executor does."""
+    from mtia_xdsl.semantics.scalar import WIDENED_F32
+
+    widened = f"math.{name32.removesuffix('f')}" in WIDENED_F32
 
     def rule(b: Builder, a: list[SSAValue], op: Operation) -> SSAValue:
         t = a[0].type
+        if widened and isinstance(t, Float32Type):
+            xs = [b.add(llvm.FPExtOp(x, Float64Type())) for x in a]
+            wide = b.add(llvm.CallOp(name32.removesuffix("f"), *xs, return_type=Float64Type()))
+            return b.add(llvm.FPTruncOp(wide, t))
         if isinstance(t, Float16Type):
             xs = [b.add(llvm.FPExtOp(x, F32)) for x in a]
             return b.add(llvm.FPTruncOp(b.add(llvm.CallOp(name32, *xs, return_type=F32)), t))
@@ -461,10 +492,10 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "arith.addi": _binary(llvm.AddOp),
     "arith.subi": _binary(llvm.SubOp),
     "arith.muli": _binary(llvm.MulOp),
-    "arith.divsi": _binary(llvm.SDivOp),
-    "arith.divui": _binary(llvm.UDivOp),
-    "arith.remsi": _binary(llvm.SRemOp),
-    "arith.remui": _binary(llvm.URemOp),
+    "arith.divsi": _int_division(llvm.SDivOp, signed=True, remainder=False),
+    "arith.divui": _int_division(llvm.UDivOp, signed=False, remainder=False),
+    "arith.remsi": _int_division(llvm.SRemOp, signed=True, remainder=True),
+    "arith.remui": _int_division(llvm.URemOp, signed=False, remainder=True),
     "arith.andi": _binary(llvm.AndOp),
     "arith.ori": _binary(llvm.OrOp),
     "arith.xori": _binary(llvm.XOrOp),
@@ -481,10 +512,7 @@ SCALAR_RULES: dict[str, ScalarRule] = {
     "arith.divf": _binary(llvm.FDivOp),
     "arith.remf": _binary(llvm.FRemOp),
     "arith.negf": lambda b, a, op: b.add(llvm.FNegOp(a[0])),
-    "arith.maxnumf": _intr("llvm.maximumnum"),  # IEEE maximumNumber: -0 < +0, as semantics.scalar.ieee_max_min
-    "arith.minnumf": _intr("llvm.minimumnum"),
-    "arith.maximumf": _intr("llvm.maximum"),
-    "arith.minimumf": _intr("llvm.minimum"),
+    **{name: _intr(rule.llvm_intrinsic) for name, rule in MAX_MIN.items()},  # -0 < +0, NaN as the table says
     "arith.cmpi": _cmpi,
     "arith.cmpf": _cmpf,
     "arith.select": _select,

@@ -32,6 +32,7 @@ from typing import Any
 from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.backend import host
+from mtia_xdsl.backend.collective import Collectives, Waiting
 from mtia_xdsl.backend.host import CppBuildError
 from mtia_xdsl.machine.config import DEFAULT_CHIP, DEFAULT_PE_MAPPING, MachineConfig, PeSubgrid
 from mtia_xdsl.machine.placement import Placement, by_round
@@ -46,9 +47,9 @@ TARGET_FLAGS = ("--target=riscv64-linux-gnu", "-march=rv64gcv_zfh", "-static")
 """clang flags of the RISC-V build: riscv64 Linux, RV64GC with the vector extension V 1.0 and half-precision
 floats (Zfh: clang 14's RVV f16 types, for the f16 conversions of backend/rvv.py), static."""
 
-CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-Wno-unused-function")
-"""Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv), except that
-clang, unlike gcc, warns about the `static inline` helpers of the emitted prelude a kernel does not call."""
+CXX_FLAGS = ("-std=c++17", "-fwrapv", "-Wall", "-Wextra", "-Werror")
+"""Language and warning flags, as backend/host.py's host build (Triton integers wrap: -fwrapv); the emitted
+prelude's helpers are `[[maybe_unused]]`, so clang does not warn about those a kernel does not call."""
 
 CROSS_SYSROOT = Path("/usr/riscv64-linux-gnu")
 """Where Debian's riscv64 cross glibc lives (headers in include/)."""
@@ -172,7 +173,7 @@ def run_qemu(
 RUNTIME_DIR = host.RUNTIME_DIR
 """mtia_runtime.h, host_runtime.cpp and riscv_main.cpp (the process that runs programs from a launch file)."""
 
-_MAGIC = 0x313056524149544D  # "MTIARV01" little-endian, as riscv_main.cpp checks
+_MAGIC = 0x323056524149544D  # "MTIARV02" little-endian, as riscv_main.cpp checks
 
 
 @dataclass(frozen=True)
@@ -187,15 +188,19 @@ class Region:
 class Launch:
     """What one run of riscv_main needs: memory, the entry's argument words, the grid and the programs.
 
-    `programs` are (program id (x, y, z), PE (x, y)) in the order they run.
+    `programs` are (program id (x, y, z), PE (x, y)) in the order they run; `collectives`, if given, the
+    results of each program's first cross-PE reductions (backend/collective.py `Collectives.known`).
     """
 
     ls_bytes: int
+    cb_ids: int
+    """MachineConfig.cb_ids: the runtime checks the kernel's CB IDs against it."""
     regions: Sequence[Region]
     args: Sequence[int]
     grid: tuple[int, int, int]
     num_pes: tuple[int, int]
     programs: Sequence[tuple[tuple[int, int, int], tuple[int, int]]]
+    collectives: Sequence[tuple[int, bytes]] | None = None
 
 
 @dataclass(frozen=True)
@@ -208,9 +213,10 @@ class ProgramRecord:
 
 @dataclass(frozen=True)
 class LaunchResult:
-    """Records of the programs that ran, the first error (None if all ran) and the regions' final bytes."""
+    """Per program that ran, its record or where it stopped at a cross-PE reduction (its writes undone); the
+    first error (None if all ran) and the regions' final bytes."""
 
-    records: list[ProgramRecord]
+    records: list[ProgramRecord | Waiting]
     error: str | None
     regions: list[bytes]
     run_s: float
@@ -223,12 +229,13 @@ def _words_of_bytes(data: bytes) -> list[int]:
 
 def encode_launch(launch: Launch) -> bytes:
     """Return the launch file riscv_main.cpp reads (int64 little-endian words)."""
-    words = [_MAGIC, launch.ls_bytes, len(launch.regions)]
+    words = [_MAGIC, launch.ls_bytes, launch.cb_ids, int(launch.collectives is not None), len(launch.regions)]
     for r in launch.regions:
         words += [r.base, len(r.data), *_words_of_bytes(r.data)]
     words += [len(launch.args), *launch.args, *launch.grid, *launch.num_pes, len(launch.programs)]
-    for pid, pe in launch.programs:
-        words += [*pid, *pe]
+    known = launch.collectives or [(0, b"")] * len(launch.programs)
+    for (pid, pe), (ncalls, results) in zip(launch.programs, known, strict=True):
+        words += [*pid, *pe, ncalls, len(results), *_words_of_bytes(results)]
     return struct.pack(f"<{len(words)}q", *[w if w < 1 << 63 else w - (1 << 64) for w in words])
 
 
@@ -254,9 +261,15 @@ class _Words:
 def decode_result(data: bytes, launch: Launch, run_s: float = 0.0) -> LaunchResult:
     """Read riscv_main.cpp's result file for `launch`."""
     w = _Words(data)
-    records: list[ProgramRecord] = []
+    records: list[ProgramRecord | Waiting] = []
     for _ in launch.programs:
-        if w.next() != 0:
+        status = w.next()
+        if status == host.CALL_WAITING:
+            call, axis = w.next(), w.next()
+            kind, dtype, loc = (w.blob().decode() for _ in range(3))
+            records.append(Waiting(call, w.blob(), kind, dtype, axis, loc))
+            continue
+        if status != 0:
             return LaunchResult(records, w.blob().decode(errors="replace"), [], run_s)
         words = w.take(w.next())
         strings = [w.blob().decode() for _ in range(w.next())]
@@ -382,7 +395,8 @@ def run_riscv(
     cache_dir: Path | None = None,
 ) -> RunResult:
     """Cross-compile C++ kernel `source` (backend/cpp.py's output, edited or not) for rv64gcv, run every
-    program id of `grid` in one qemu-riscv64 process (vector registers of `vec_register_bits`) on copies of
+    program id of `grid` in one qemu-riscv64 process (one more per round of cross-PE reductions,
+    backend/collective.py; vector registers of `vec_register_bits`) on copies of
     `args` (torch CPU tensors for pointers, Python numbers for scalars), and time the recorded commands with
     the machine model's timing, as `backend.host.run_cpp` does on the host: same argument packing,
     placement, record decoding and timing, so cycles equal the model's. Results are written into the tensors
@@ -399,35 +413,29 @@ def run_riscv(
     grid3 = host.launch_grid(grid, where)
     machine = host.kernel_machine(meta, config)
     words, regions = host.arg_words(meta, args)
-    if meta.get("collective"):
-        raise InterpretationError(
-            f"{where}: error: the host runtime does not run cross-PE reductions (mtia.re_allreduce)"
-        )
     sub_spec = tuple(subgrid) if subgrid else (tuple(meta["pe_subgrid"]) if meta.get("pe_subgrid") else None)
     sub = PeSubgrid.parse(sub_spec, machine)
     placement = Placement(mapping or meta.get("pe_mapping") or DEFAULT_PE_MAPPING, sub, grid3)
     pids = host.program_ids(grid3)
     if meta.get("reads_pe_id"):
         pids = by_round(pids, placement)
-    programs = [(pid, divmod(int(placement.local_pe(pid)), sub.tile_width)[::-1]) for pid in pids]
+    programs: list[_Program] = [(pid, _pe_xy(int(placement.local_pe(pid)), sub.tile_width)) for pid in pids]
     build = build_kernel(source, opt=opt, toolchain=toolchain, cache_dir=cache_dir)
-    launch = Launch(
-        ls_bytes=machine.ls_bytes,
-        regions=[Region(r.storage.data_ptr(), r.working.tobytes()) for r in regions],
-        args=words,
-        grid=grid3,
-        num_pes=(sub.tile_width, sub.tile_height),
-        programs=programs,  # pyright: ignore[reportArgumentType]
+    collectives = Collectives(placement) if meta.get("collective") else None
+    base = _Base(
+        machine.ls_bytes,
+        machine.cb_ids,
+        [r.storage.data_ptr() for r in regions],
+        words,
+        grid3,
+        (sub.tile_width, sub.tile_height),
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        result = run_launch(build.exe, launch, Path(tmp), config=machine, toolchain=toolchain)
+    done, data, run_s = _run_programs(build.exe, base, [r.working.tobytes() for r in regions], programs, collectives,
+                                      machine, toolchain)  # fmt: skip
     if stats is not None:
-        stats.update(compile_s=build.compile_s, run_s=result.run_s)
-    if result.error is not None:
-        pid = programs[len(result.records)][0]
-        raise InterpretationError(f"{result.error} (program id {pid}); no tensor was written")
+        stats.update(compile_s=build.compile_s, run_s=run_s)
     decoder = host.RecordDecoder(machine)
-    traces = [decoder.trace(r.words, r.strings, pid) for r, (pid, _) in zip(result.records, programs, strict=True)]
+    traces = [decoder.trace(done[pid].words, done[pid].strings, pid) for pid, _ in programs]
     if meta.get("reads_pe_id"):
         gx, gy, _ = grid3
         traces.sort(key=lambda t: t.program_id[0] + gx * (t.program_id[1] + gy * t.program_id[2]))
@@ -437,10 +445,79 @@ def run_riscv(
         raise InterpretationError(f"{e}; no tensor was written") from None
     import torch
 
-    for r, data in zip(regions, result.regions, strict=True):  # commit: the whole launch succeeded
+    for r, final in zip(regions, data, strict=True):  # commit: the whole launch succeeded
         dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
-        dst.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+        dst.copy_(torch.frombuffer(bytearray(final), dtype=torch.uint8))
     return RunResult(build_report(timeline, meta["kernel"]), timeline, traces)
+
+
+def _pe_xy(local: int, width: int) -> tuple[int, int]:
+    row, col = divmod(local, width)
+    return (col, row)
+
+
+@dataclass(frozen=True)
+class _Base:
+    """The parts of a Launch every qemu run of one kernel launch shares."""
+
+    ls_bytes: int
+    cb_ids: int
+    bases: list[int]
+    args: list[int]
+    grid: tuple[int, int, int]
+    num_pes: tuple[int, int]
+
+
+_Program = tuple[tuple[int, int, int], tuple[int, int]]
+
+
+def _run_programs(
+    exe: Path,
+    base: _Base,
+    data: list[bytes],
+    programs: list[_Program],
+    collectives: Collectives | None,
+    machine: MachineConfig,
+    toolchain: Toolchain,
+) -> tuple[dict[tuple[int, int, int], ProgramRecord], list[bytes], float]:
+    """Run `programs` on memory `data` under qemu: once, or with cross-PE reductions (`collectives`) until every
+    program ends (backend/collective.py). Returns each program's record, the final memory and qemu's seconds.
+
+    Raises: InterpretationError naming the program that failed, or the group that never completes.
+    """
+    done: dict[tuple[int, int, int], ProgramRecord] = {}
+    pending, run_s = programs, 0.0
+    while pending:
+        launch = Launch(
+            ls_bytes=base.ls_bytes,
+            cb_ids=base.cb_ids,
+            regions=[Region(b, d) for b, d in zip(base.bases, data, strict=True)],
+            args=base.args,
+            grid=base.grid,
+            num_pes=base.num_pes,
+            programs=pending,
+            collectives=[collectives.known(pid) for pid, _ in pending] if collectives is not None else None,
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_launch(exe, launch, Path(tmp), config=machine, toolchain=toolchain)
+        run_s += result.run_s
+        if result.error is not None:
+            pid = pending[len(result.records)][0]
+            raise InterpretationError(f"{result.error} (program id {pid}); no tensor was written")
+        waiting: list[_Program] = []
+        progress = False
+        for (pid, pe), rec in zip(pending, result.records, strict=True):
+            if isinstance(rec, Waiting):
+                assert collectives is not None
+                progress = collectives.arrive(pid, rec) or progress
+                waiting.append((pid, pe))
+            else:
+                done[pid] = rec
+                progress = True
+        if waiting and not progress and collectives is not None:
+            raise collectives.deadlock([pid for pid, _ in waiting])
+        data, pending = result.regions, waiting
+    return done, data, run_s
 
 
 def run_module(module: Any, grid: tuple[int, int, int], args: list[Any], options: Any = None) -> RunResult:

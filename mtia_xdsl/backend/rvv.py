@@ -298,12 +298,12 @@ def _spilled_unary(loop: _Loop, op: Operation) -> None:
             raise Unsupported(op.name)
         loop.vals[op.results[0]] = _Val("scalar", f"({expr})", "f32")
         return
-    expr = loop.scalar_expr(op, ["spill[k]"])
+    expr = loop.scalar_expr(op, ["spill[lane]"])
     if expr is None:
         raise Unsupported(op.name)
     loop.spills = True
     loop.lines.append(f"vse32_v_f32m1(spill, {_vec(loop, a)}, vl);")
-    loop.lines.append(f"for (size_t k = 0; k < vl; ++k) spill[k] = {expr};  // {op.name}: no RVV instruction")
+    loop.lines.append(f"for (size_t lane = 0; lane < vl; ++lane) spill[lane] = {expr};  // {op.name}: no RVV op")
     _assign(loop, op.results[0], "f32", "vle32_v_f32m1(spill, vl)")
 
 

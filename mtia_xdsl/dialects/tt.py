@@ -22,7 +22,7 @@ Deviations:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -106,6 +106,17 @@ INPUT_PRECISION: Mapping[str, int] = {"tf32": 0, "tf32x3": 1, "ieee": 2, "bf16x3
 def _i32(value: int) -> IntegerAttr:
     """An i32 attribute; cached, since attributes are immutable and building one checks its range."""
     return IntegerAttr(value, 32)
+
+
+@lru_cache(maxsize=4096)
+def _tensor_of(elem: Attribute, shape: tuple[int, ...]) -> TensorType:
+    return TensorType(elem, shape)
+
+
+def _tensor_type(elem: Attribute, shape: Sequence[int]) -> TensorType:
+    """`TensorType(elem, shape)`, one shared instance per element type and shape (attributes are immutable;
+    building and verifying one per shape op was ~2 % of a compile)."""
+    return _tensor_of(elem, tuple(shape))
 
 
 def enum_name(table: Mapping[str, int], value: int) -> str:
@@ -226,7 +237,7 @@ def shape_of(ty: Attribute) -> tuple[int, ...]:
 
 def like(ty: Attribute, elem: Attribute) -> Attribute:
     """Return `elem` with the shape of `ty` (a tensor if `ty` is one)."""
-    return TensorType(elem, ty.get_shape()) if isinstance(ty, TensorType) else elem
+    return _tensor_type(elem, ty.get_shape()) if isinstance(ty, TensorType) else elem
 
 
 def pointee_of(ptr_type: Attribute) -> Attribute:
@@ -855,7 +866,7 @@ class SplatOp(_ShapeOp):
 
     def __init__(self, src: SSAValue | Operation, shape: Sequence[int]):
         src = SSAValue.get(src)
-        super().__init__(operands=[src], result_types=[TensorType(src.type, shape)])
+        super().__init__(operands=[src], result_types=[_tensor_type(src.type, shape)])
 
     def verify_(self) -> None:
         if isinstance(self.src.type, TensorType):
@@ -887,7 +898,7 @@ class BroadcastOp(_ShapeOp):
 
     def __init__(self, src: SSAValue | Operation, shape: Sequence[int]):
         src = SSAValue.get(src)
-        super().__init__(operands=[src], result_types=[TensorType(element_type(src.type), shape)])
+        super().__init__(operands=[src], result_types=[_tensor_type(element_type(src.type), shape)])
 
     def verify_(self) -> None:
         self._same_elem()
@@ -910,7 +921,7 @@ class ExpandDimsOp(_ShapeOp):
         shape.insert(axis, 1)
         super().__init__(
             operands=[src],
-            result_types=[TensorType(element_type(src.type), shape)],
+            result_types=[_tensor_type(element_type(src.type), shape)],
             properties={"axis": _i32(axis)},
         )
 
@@ -940,7 +951,7 @@ class ReshapeOp(_ShapeOp):
     def __init__(self, src: SSAValue | Operation, shape: Sequence[int], allow_reorder: bool = False):
         src = SSAValue.get(src)
         props = {"allow_reorder": UnitAttr()} if allow_reorder else {}
-        super().__init__(operands=[src], result_types=[TensorType(element_type(src.type), shape)], properties=props)
+        super().__init__(operands=[src], result_types=[_tensor_type(element_type(src.type), shape)], properties=props)
 
     def verify_(self) -> None:
         self._same_elem()
@@ -963,7 +974,7 @@ class TransOp(_ShapeOp):
         shape = shape_of(src.type)
         super().__init__(
             operands=[src],
-            result_types=[TensorType(element_type(src.type), [shape[i] for i in order])],
+            result_types=[_tensor_type(element_type(src.type), [shape[i] for i in order])],
             properties={"order": DenseArrayBase.from_list(i32, list(order))},
         )
 
@@ -995,7 +1006,7 @@ class CatOp(_BinaryTensorOp):
         lhs = SSAValue.get(lhs)
         shape = list(shape_of(lhs.type))
         shape[0] *= 2
-        super().__init__(operands=[lhs, rhs], result_types=[TensorType(element_type(lhs.type), shape)])
+        super().__init__(operands=[lhs, rhs], result_types=[_tensor_type(element_type(lhs.type), shape)])
 
 
 @irdl_op_definition
@@ -1007,7 +1018,7 @@ class JoinOp(_BinaryTensorOp):
     def __init__(self, lhs: SSAValue | Operation, rhs: SSAValue | Operation):
         lhs = SSAValue.get(lhs)
         shape = [*shape_of(lhs.type), 2]
-        super().__init__(operands=[lhs, rhs], result_types=[TensorType(element_type(lhs.type), shape)])
+        super().__init__(operands=[lhs, rhs], result_types=[_tensor_type(element_type(lhs.type), shape)])
 
     def verify_(self) -> None:
         want = [*shape_of(self.lhs.type), 2]
@@ -1028,7 +1039,7 @@ class SplitOp(IRDLOperation):
 
     def __init__(self, src: SSAValue | Operation):
         src = SSAValue.get(src)
-        out = TensorType(element_type(src.type), shape_of(src.type)[:-1])
+        out = _tensor_type(element_type(src.type), shape_of(src.type)[:-1])
         super().__init__(operands=[src], result_types=[out, out])
 
     def verify_(self) -> None:

@@ -18,11 +18,9 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     ModuleOp,
-    StringAttr,
     TensorType,
     i32,
 )
-from xdsl.ir import SSAValue
 
 from mtia_xdsl.frontend.builder import XdslBuilder
 from mtia_xdsl.frontend.errors import KernelError, located_error_class
@@ -304,7 +302,6 @@ def build_tt_module(
         except Exception as e:
             error = _kernel_error(e, proxy.last_loc[0], fn)
             raise _with_none_argument_hint(error, fn, src.constants) from _upstream_cause(e)
-    _name_kernel_arguments(handle.op, fn, signature)
     return handle.op
 
 
@@ -349,25 +346,3 @@ def _check_constexpr_values(fn: Any, constants: dict[Any, object]) -> None:
             getattr(fn, "def_file_line_number", None),
             1,
         )
-
-
-def _leaf_names(name: str, ty: Any) -> list[str]:
-    """Names of the non-constexpr leaves of an argument of type `ty` (tuples are passed by element)."""
-    if isinstance(ty, tuple):
-        fields = getattr(ty, "_fields", None)
-        return [leaf for i, sub in enumerate(ty) for leaf in _leaf_names(f"{name}_{fields[i] if fields else i}", sub)]
-    return [] if ty == "constexpr" else [name]
-
-
-def _name_kernel_arguments(module: ModuleOp, fn: Any, signature: dict[str, str]) -> None:
-    """Give the public kernel's arguments their Python names (`%x_ptr`), as upstream's name locations do;
-    the elements of a tuple or structure argument are `%view_data`, `%view_sizes_0`, ..."""
-    names = [leaf for n in fn.arg_names for leaf in _leaf_names(n, signature.get(n, "constexpr"))]
-    for op in module.ops:
-        if op.name == "tt.func" and op.properties.get("sym_visibility") != StringAttr("private"):
-            args = op.regions[0].blocks[0].args
-            if len(args) == len(names) and all(a.name_hint is None for a in args):
-                for arg, name in zip(args, names, strict=True):
-                    if SSAValue.is_valid_name(name):
-                        arg.name_hint = name
-            return

@@ -7,6 +7,13 @@ constant folds to a dense constant; same-width int casts are `arith.bitcast`; sc
 implicit `scf.yield` only when they carry nothing; `get_insertion_block` is None when unset.
 Every op gets the current location, a `FileLineColLoc(kernel_file, line, col)` set by the code
 generator's `visit`. Methods not implemented raise `UnsupportedConstruct` naming that location.
+
+Names: while the code generator evaluates the right-hand side of `name = ...` its locations carry `name`
+(upstream's name locations, `create_name_loc`). The value an assignment produces gets `name` as its xDSL
+`name_hint` (printed `%name`; the emitters' C++ and LLVM value names): every result of an op built under a
+named location gets the name, and loses it again when a later op of the same assignment consumes it, so the
+last value of `offs = pid * BLOCK + tl.arange(0, BLOCK)` is `%offs` and its intermediates stay unnamed.
+Loop-carried values, loop results and arguments are named through `Value.set_loc`, as upstream names them.
 """
 
 from __future__ import annotations
@@ -42,10 +49,9 @@ from xdsl.dialects.builtin import (
     f8E5M2FNUZ,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import arith, mtia, tt
-from mtia_xdsl.dialects.llvm_intr import AssumeOp
 from mtia_xdsl.dialects.ttg import BarrierOp
 from mtia_xdsl.frontend.errors import UnsupportedConstruct
 from mtia_xdsl.frontend.handles import (
@@ -62,6 +68,7 @@ from mtia_xdsl.frontend.handles import (
     Value,
     scalar_attr,
     unwrap,
+    value_name,
 )
 
 
@@ -78,6 +85,9 @@ value, so builds share one instance instead of building and verifying a new one 
 them was ~10 % of a build). Cleared when it reaches `_INTERNED_MAX` entries."""
 
 _INTERNED_MAX = 1 << 16
+
+_CONSTANT = "constant"
+"""Key tag of a constant's value attribute in _INTERNED: (_CONSTANT, type, Python type, value)."""
 
 
 def _intern(key: tuple[Any, ...], attr: Attribute) -> Attribute:
@@ -168,6 +178,8 @@ class XdslBuilder:
         self.context = context
         self.ip: InsertPoint | None = None
         self._loc = Loc(UnknownLoc())
+        self._named: set[SSAValue] = set()
+        """Values named by the assignment being built (see the module docstring); emptied when it ends."""
         self._last_loc = last_loc if last_loc is not None else [None]
         self.options: Any = None
         self.codegen_fns: dict[str, Any] = {}
@@ -240,15 +252,36 @@ class XdslBuilder:
 
     @loc.setter
     def loc(self, loc: Loc) -> None:
+        if self._named and (loc.name is None or loc.name != self._loc.name):
+            self._named = set()  # a new statement, or another assignment's right-hand side
         self._loc = loc
         self._last_loc[0] = loc
 
     def insert(self, op: Operation) -> Operation:
         """Insert `op` at the insertion point with the current location; return it."""
-        op.location = self.loc.attr
-        if self.ip is not None:  # with no insertion point the op stays detached, as in MLIR
-            Rewriter.insert_op(op, self.ip)
+        op.location = self._loc.attr
+        if self._loc.name is not None:
+            name = value_name(self._loc.name)
+            if name is not None:
+                self._name_results(op, name)
+        ip = self.ip
+        if ip is not None:  # with no insertion point the op stays detached, as in MLIR
+            if ip.insert_before is not None:  # what Rewriter.insert_op does, for one op
+                ip.block.insert_op_before(op, ip.insert_before)
+            else:
+                ip.block.add_op(op)
         return op
+
+    def _name_results(self, op: Operation, name: str) -> None:
+        """Name `op`'s results `name`; an operand named by the same assignment is an intermediate: unname it."""
+        for operand in op.operands:
+            if operand in self._named:
+                operand.name_hint = None
+                self._named.discard(operand)
+        for r in op.results:
+            if r.name_hint is None:
+                r.name_hint = name
+                self._named.add(r)
 
     def result(self, op: Operation) -> Value:
         """Insert `op` and return its only result."""
@@ -478,8 +511,8 @@ class XdslBuilder:
 
     def get_function_ty(self, ins: Sequence[Type], outs: Sequence[Type]) -> FunctionTypeHandle:
         """Return a function type (void results dropped)."""
-        res = [t.attr for t in outs if not isinstance(t.attr, NoneType)]
-        return FunctionTypeHandle(FunctionType.from_lists([t.attr for t in ins], res))
+        res = tuple(t.attr for t in outs if not isinstance(t.attr, NoneType))
+        return FunctionTypeHandle(interned(FunctionType.from_lists, tuple(t.attr for t in ins), res))
 
     # ----- attributes ----------------------------------------------------------------------------
 
@@ -510,11 +543,18 @@ class XdslBuilder:
     # ----- constants -------------------------------------------------------------------------------
 
     def _constant(self, value: float | int | bool, ty: Attribute) -> Value:
-        if isinstance(ty, TensorType):
-            attr = scalar_attr(value, ty.element_type)
-            dense = DenseIntOrFPElementsAttr.from_list(ty, [attr.value.data])  # type: ignore[attr-defined]  # a splat
-            return self.result(xarith.ConstantOp(dense, ty))
-        return self.result(xarith.ConstantOp(scalar_attr(value, ty), ty))
+        kind = type(value)
+        key = (_CONSTANT, ty, kind, value.hex() if kind is float else value) if kind in (int, bool, float) else None
+        attr = _INTERNED.get(key) if key is not None else None  # float.hex keeps -0.0 and NaN apart
+        if attr is None:
+            if isinstance(ty, TensorType):
+                scalar = scalar_attr(value, ty.element_type)
+                attr = DenseIntOrFPElementsAttr.from_list(ty, [scalar.value.data])  # type: ignore[attr-defined]  # a splat
+            else:
+                attr = scalar_attr(value, ty)
+            if key is not None:
+                _intern(key, attr)
+        return self.result(xarith.ConstantOp(attr, ty))
 
     def get_int1(self, v: Any) -> Value:
         """Return `arith.constant v : i1`."""
@@ -892,6 +932,8 @@ class XdslBuilder:
 
     def create_assume(self, cond: Value) -> None:
         """Create llvm.intr.assume (`tl.assume`), as upstream: a hint, undefined behaviour if false."""
+        from mtia_xdsl.dialects.llvm_intr import AssumeOp  # imports xDSL's llvm dialect (~0.1 s): on first use
+
         self.insert(AssumeOp(unwrap([cond])[0]))
 
     def create_barrier(self) -> None:

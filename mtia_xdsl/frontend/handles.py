@@ -72,6 +72,15 @@ class Loc:
         self.name = name
 
 
+def value_name(variable: str | None) -> str | None:
+    """Return the `name_hint` for a kernel variable the code generator names (`m.strides.0`, a field of a
+    structure argument, is `m_strides_0`); None when there is none or it is no valid SSA name."""
+    if variable is None:
+        return None
+    name = variable.replace(".", "_")
+    return name if SSAValue.is_valid_name(name) else None
+
+
 class Type:
     """An IR type (`ir.type`); equal when the wrapped xDSL attributes are equal."""
 
@@ -144,9 +153,15 @@ class Value:
         return Loc(self.ssa.location) if isinstance(self.ssa, BlockArgument) else Loc(owner.parent_op().location)  # type: ignore[union-attr]
 
     def set_loc(self, loc: Loc) -> None:
-        """Keep the op's file:line:col location; a name-only location changes nothing."""
-        if isinstance(self.ssa, BlockArgument) and loc is not None:
+        """Keep an op's file:line:col location (a block argument takes `loc`'s); a name location (the code
+        generator's `create_name_loc(variable, ...)`) names an unnamed value: `%acc`, `%k`."""
+        if loc is None or self.ssa is None:
+            return
+        if isinstance(self.ssa, BlockArgument):
             self.ssa.location = loc.attr
+        name = value_name(loc.name)
+        if name is not None and self.ssa.name_hint is None:
+            self.ssa.name_hint = name
 
     def set_attr(self, name: str, attr: Any) -> None:
         """Set a discardable attribute on the defining op (e.g. `tt.divisibility` hints)."""

@@ -12,6 +12,7 @@ parameters are a base PE, a tile width and a tile height); by default the whole 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,22 @@ of the launch's grid numbered row-major; a PE runs its programs in increasing pr
   PE n-1-(i mod n)), so a PE that got a light program in one round gets a heavy one in the next when work
   grows with the program id (causal attention).
 ASSUMPTION: our reading of S8 (the paper names the three strategies, not their exact definition)."""
+
+
+def launch_grid(grid: Any) -> tuple[int, int, int]:
+    """Return a launch grid (an int, or a tuple or list of 1 to 3 ints) as three program counts.
+
+    The one rule every launch path applies (a Triton launch, a run of emitted C++ or LLVM IR); integers of
+    any integral type (numpy's too) count, bools and floats do not.
+    Raises: ValueError saying what is wrong with `grid` (callers add the kernel location and their type).
+    """
+    dims: tuple[Any, ...] = tuple(grid) if isinstance(grid, tuple | list) else (grid,)  # pyright: ignore[reportUnknownArgumentType]
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"grid {grid!r} must have 1 to 3 dimensions")
+    if any(not isinstance(d, Integral) or isinstance(d, bool | np.bool_) or d < 0 for d in dims):
+        raise ValueError(f"grid {grid!r} must hold non-negative integers")
+    padded = (*(int(d) for d in dims), 1, 1)[:3]
+    return (padded[0], padded[1], padded[2])
 
 
 def local_pe(linear: Any, n_programs: int, n_pes: int, mapping: str) -> Any:

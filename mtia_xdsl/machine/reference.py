@@ -31,6 +31,7 @@ from mtia_xdsl.machine.interpret.mtia_slice import MtiaSliceFunctions
 from mtia_xdsl.machine.interpret.scf import ScfFunctions
 from mtia_xdsl.machine.interpret.tt import LaunchState, TtFunctions, set_launch_state
 from mtia_xdsl.machine.interpret.values import GlobalMemory, as_value, location_str
+from mtia_xdsl.machine.placement import launch_grid
 from mtia_xdsl.utils.locations import argument_count_error
 
 
@@ -390,12 +391,10 @@ def located_error_text(e: Exception, op: Operation | None, pid: tuple[int, int, 
 
 
 def _grid3(grid: Sequence[int], where: str = "<unknown location>") -> tuple[int, int, int]:
-    if not 1 <= len(grid) <= 3 or not all(isinstance(g, int | np.integer) and g >= 0 for g in grid):
-        raise InterpretationError(
-            f"{where}: error: grid {tuple(grid)} must have 1 to 3 non-negative integer dimensions"
-        )
-    dims = [int(g) for g in grid] + [1] * (3 - len(grid))
-    return dims[0], dims[1], dims[2]
+    try:
+        return launch_grid(tuple(grid))  # machine/placement.py: the one rule of a launch grid
+    except ValueError as e:
+        raise InterpretationError(f"{where}: error: {e}") from None
 
 
 def sym_name(op: Operation) -> str:

@@ -189,17 +189,14 @@ def normalize_grid(
 
     Raises: KernelLaunchError for more than three dimensions or a negative or non-integer count.
     """
+    from mtia_xdsl.machine.placement import launch_grid  # the rule's home; imported late: launch.py stays light
+
     if callable(grid):
         grid = grid(meta)
-    dims = (grid,) if isinstance(grid, int) else tuple(grid)
-    where = kernel_location(fn)
-    if not 1 <= len(dims) <= 3:
-        raise KernelLaunchError(f"{where}: error: grid {grid!r} must have 1 to 3 dimensions")
-    for d in dims:
-        if not isinstance(d, int) or isinstance(d, bool) or d < 0:
-            raise KernelLaunchError(f"{where}: error: grid {grid!r} must hold non-negative integers")
-    padded = (*dims, 1, 1)[:3]
-    return (int(padded[0]), int(padded[1]), int(padded[2]))
+    try:
+        return launch_grid(grid)
+    except ValueError as e:
+        raise KernelLaunchError(f"{kernel_location(fn)}: error: {e}") from None
 
 
 def scalar_type(value: Any) -> Any:

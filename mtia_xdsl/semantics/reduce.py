@@ -55,6 +55,42 @@ COMBINERS: dict[str, Callable[[Any, Any], Any]] = {
 of the element's compute dtype; integer results wrap to the element width by the caller)."""
 
 
+PAIRWISE_BLOCK = 128
+"""A float sum along a tile's last axis adds in numpy's pairwise order (the model sums with numpy's
+add.reduce): runs of at most this many lanes are summed by `PAIRWISE_ACCUMULATORS` interleaved
+accumulators, longer runs split in two halves (the first a multiple of `PAIRWISE_ACCUMULATORS`) summed
+recursively. Source: numpy's pairwise_sum (PW_BLOCKSIZE), numpy/_core/src/umath/loops_utils.h.src."""
+
+PAIRWISE_ACCUMULATORS = 8
+"""Interleaved accumulators of one pairwise block (lane j adds into accumulator j mod 8; runs under 8 lanes
+add sequentially); combined as ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)), then the leftover lanes."""
+
+
+def pairwise_sum(x: np.ndarray) -> Any:
+    """Sum the 1-d array `x` in numpy's pairwise order (`PAIRWISE_BLOCK`), in x's dtype.
+
+    The reference of the order both emitters write (tests check it is numpy's add.reduce, bit for bit)."""
+    n, k = len(x), PAIRWISE_ACCUMULATORS
+    if n < k:
+        res = x.dtype.type(0)
+        for v in x:
+            res = x.dtype.type(res + v)
+        return res
+    if n <= PAIRWISE_BLOCK:
+        r = list(x[:k])
+        for i in range(k, n - n % k, k):
+            r = [x.dtype.type(r[j] + x[i + j]) for j in range(k)]
+        while len(r) > 1:
+            r = [x.dtype.type(r[2 * j] + r[2 * j + 1]) for j in range(len(r) // 2)]
+        res = r[0]
+        for i in range(n - n % k, n):
+            res = x.dtype.type(res + x[i])
+        return res
+    half = n // 2
+    half -= half % k
+    return x.dtype.type(pairwise_sum(x[:half]) + pairwise_sum(x[half:]))
+
+
 def combiner_of(op_name: str) -> Callable[[Any, Any], Any] | None:
     """The numpy combiner of a one-op combine region made of `op_name`, else None."""
     return COMBINERS.get(op_name)

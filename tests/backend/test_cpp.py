@@ -267,3 +267,53 @@ def test_cross_pe_reduction_runs_like_the_model(skip: bool) -> None:
     assert torch.allclose(args[1][:4], x[:4].sum().expand(4))  # PE row 0: programs 0..3 (row-major mapping)
     assert cpp.report.total_cycles == model.report.total_cycles
     assert [c.kind for c in cpp.traces[0].commands].count("re_link") == 1
+
+
+def _vector_add_cpp() -> tuple[str, list]:
+    k = mtia_xdsl.compile(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32",
+                                       "n_elements": "i32"}, {"BLOCK_SIZE": 256})  # fmt: skip
+    assert k.fixed is not None
+    n = 1000
+    return k.fixed.asm["cpp"], [torch.rand(n), torch.rand(n), torch.zeros(n), n]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("/*CB ID*/ 2,", "/*CB ID*/ 14,"), r"mtia_cb_alloc: CB ID 14 is not below the 14 CB IDs of a PE's CP"),
+        (("/*CB ID*/ 1,", "/*CB ID*/ 0,"), r"mtia_cb_reserve: CB ID 0 is still in use by CB #0, which holds tiles"),
+        (("/*LS offset*/ 1024,", "/*LS offset*/ 0,"),
+         r"se_compute reads a tile whose LS bytes another CB has written since: CB #1 \(CB ID 1\), written at "),
+    ],
+)  # fmt: skip
+def test_edited_cpp_breaking_the_cb_allocation_is_an_error_naming_the_call(edit, message) -> None:
+    """A hand-edited CB ID out of range, a CB ID two CBs hold at once, or LS bytes two live CBs share give the
+    model's error naming the runtime call and the kernel line, never silently wrong results."""
+    source, args = _vector_add_cpp()
+    assert source.count(edit[0]) == 1
+    with pytest.raises(InterpretationError, match=message) as err:
+        host.run_cpp(source.replace(*edit), (4,), args)
+    assert "vector_add.py:" in str(err.value)
+
+
+@triton.jit
+def _slice_rows(x_ptr, out_ptr, k):
+    tile = tl.load(x_ptr + tl.arange(0, 16)[:, None] * 8 + tl.arange(0, 8)[None, :])
+    part = mtl.extract_slice(tile, [k + tl.program_id(0), 4], [4, 4])
+    tl.store(out_ptr + tl.program_id(0) * 16 + tl.arange(0, 4)[:, None] * 4 + tl.arange(0, 4)[None, :], part)
+
+
+def test_extract_slice_past_the_tile_is_the_models_error_in_cpp() -> None:
+    """A dynamic extract_slice offset past the tile stops the C++ run with the model's message at the kernel
+    line and the command, never a read of other LS bytes."""
+    out = torch.zeros(3 * 16)
+    with pytest.raises(
+        Exception,
+        match=r"test_cpp.py:\d+:\d+: error: .*extract_slice: offset 13 \+ size 4 leaves dimension 0 of the tile "
+        r"\(extent 16\); keep 0 <= offset <= 12",
+    ):
+        _slice_rows[(3,)](torch.zeros(128), out, 11, executor="cpp")
+    assert out.eq(0).all()
+    x = torch.arange(128, dtype=torch.float32)
+    _slice_rows[(3,)](x, out, 5, executor="cpp")  # in range: the model's values
+    assert torch.equal(out, torch.stack([x.view(16, 8)[5 + p : 9 + p, 4:8] for p in range(3)]).reshape(-1))

@@ -125,3 +125,31 @@ def test_a_cb_protocol_error_in_edited_cpp_names_the_kernel_line_and_program_and
     assert "vector_add.py:" in str(e.value) and "unbalanced CB protocol" in str(e.value)
     assert "(program id (0, 0, 0))" in str(e.value)
     assert (out == -7.0).all()
+
+
+def test_a_cross_pe_reduction_that_never_completes_is_the_models_error() -> None:
+    """mtia.re_allreduce under qemu: PE x = 1 of each row skips it; the error is the model's, nothing written."""
+    import triton
+    import triton.language as tl
+
+    import mtia_xdsl.language as mtl
+    from mtia_xdsl.machine.run import run_kernel
+
+    @triton.jit
+    def row_total(x_ptr, out_ptr):
+        v = tl.load(x_ptr + tl.program_id(0))
+        if mtl.get_pe_id(0) == 1:
+            v = v * 2.0
+        else:
+            v = mtl.re_reduce(v, 0, "sum")
+        tl.store(out_ptr + tl.program_id(0), v)
+
+    k = mtia_xdsl.compile(row_total, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {}, {"pe_subgrid": (0, 4, 2)})
+    assert k.fixed is not None
+    args = [torch.randn(8), torch.zeros(8)]
+    with pytest.raises(InterpretationError, match="never arrives") as model_error:
+        run_kernel(k.fixed.program, (8,), args)
+    with pytest.raises(InterpretationError, match="never arrives") as riscv_error:
+        riscv.run_riscv(emit_cpp(k.fixed.program), (8,), args)
+    assert str(riscv_error.value) == str(model_error.value)
+    assert not args[1].any()

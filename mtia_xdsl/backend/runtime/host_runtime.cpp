@@ -6,8 +6,10 @@
 //
 // CBs are checked as the model's SimCB checks them (machine/interpret/cb.py): reserving a full CB, waiting
 // on an empty one, reading without a wait, pushing an unwritten slot, ending with tiles in a CB are errors
-// naming the kernel line. (The model's extra checks of the CB allocation, CB IDs shared by CBs alive
-// together and LS bytes overlapping, are not repeated here.)
+// naming the kernel line. The CB allocation is checked as the model's CbSpace checks it: a CB ID must be below
+// the PE's CB IDs (MachineConfig.cb_ids), a CB ID is held by one CB with tiles at a time, and a command must
+// not read a tile whose LS bytes another CB has written since (an allocation giving CBs alive together
+// overlapping bytes). A hand-edited CB ID or LS offset that breaks them is an error naming the call.
 //
 // Record format (int64 words), one entry per event:
 //   REC_CB   handle cb_id depth slot_bytes ls_offset
@@ -57,6 +59,8 @@ struct Cb {
     const char *loc;
     int64_t pushed = 0, popped = 0, visible = 0, waited = 0;
     std::vector<bool> reserved;  // written flag of each reserved slot, oldest first
+    std::vector<std::string> clobbered;  // per slot: who wrote its LS bytes through another CB since ("": no one)
+    bool holds() const { return visible > 0 || !reserved.empty(); }
 };
 
 struct Slot {
@@ -68,6 +72,7 @@ struct Slot {
 
 struct mtia_pe {
     std::vector<uint8_t> ls;
+    int32_t cb_ids = 0;  // CB IDs of the PE's CP (MachineConfig.cb_ids)
     std::vector<Cb> cbs;
     std::vector<int64_t> record;
     std::vector<const char *> strings;
@@ -140,11 +145,40 @@ uint8_t *global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc) {
          (unsigned long long)addr);
 }
 
-// The front tile of `c` for a command (checks the wait), its slot.
+// A command is about to read tile `seq` of CB `h`: its LS bytes must hold what this CB wrote there.
+void check_read(mtia_pe *pe, int32_t h, int64_t seq, const char *loc) {
+    Cb &c = pe->cbs[(size_t)h];
+    const std::string &by = c.clobbered[(size_t)(seq % c.depth)];
+    if (!by.empty())
+        fail(pe, loc,
+             "%s reads a tile whose LS bytes another CB has written since: %s (the CB allocation gives CBs alive "
+             "at the same time overlapping bytes)%s",
+             pe->kind ? pe->kind : "a command", by.c_str(), cb_text(c, h).c_str());
+}
+
+// Tile `seq` of CB `h` was written: the slots of other CBs sharing its LS bytes no longer hold their tiles.
+void wrote(mtia_pe *pe, int32_t h, int64_t seq, const char *loc) {
+    Cb &c = pe->cbs[(size_t)h];
+    int64_t lo = c.ls_offset + (seq % c.depth) * c.slot_bytes, hi = lo + c.slot_bytes;
+    c.clobbered[(size_t)(seq % c.depth)].clear();
+    for (size_t o = 0; o < pe->cbs.size(); ++o) {
+        if ((int32_t)o == h) continue;
+        Cb &other = pe->cbs[o];
+        for (int32_t j = 0; j < other.depth; ++j) {
+            int64_t olo = other.ls_offset + j * other.slot_bytes;
+            if (lo < olo + other.slot_bytes && olo < hi)
+                other.clobbered[(size_t)j] = "CB #" + std::to_string(h) + " (CB ID " + std::to_string(c.cb_id) +
+                                             "), written at " + (loc ? loc : "?");
+        }
+    }
+}
+
+// The front tile of `c` for a command (checks the wait and that no other CB overwrote it), its slot.
 Slot front(mtia_pe *pe, int32_t h, const char *loc) {
     Cb &c = cb_of(pe, h, loc);
     if (c.waited < 1 || c.visible < 1)
         fail(pe, loc, "a command reads a CB without a cb_wait for its tile%s", cb_text(c, h).c_str());
+    check_read(pe, h, c.popped, loc);
     return Slot{h, c.popped};
 }
 
@@ -154,6 +188,7 @@ Slot next_write(mtia_pe *pe, int32_t h, const char *loc) {
     for (size_t i = 0; i < c.reserved.size(); ++i) {
         if (!c.reserved[i]) {
             c.reserved[i] = true;
+            wrote(pe, h, c.pushed + (int64_t)i, loc);
             return Slot{h, c.pushed + (int64_t)i};
         }
     }
@@ -287,11 +322,24 @@ void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc) {
     fail(pe, loc, "assertion failed in program (%d, %d, %d): %s", pe->pid[0], pe->pid[1], pe->pid[2], message);
 }
 
+void mtia_slice_check(mtia_pe *pe, int64_t offset, int64_t size, int64_t extent, int32_t dim) {
+    if (offset < 0 || offset > extent - size)
+        fail(pe, pe->loc,
+             "%s: extract_slice: offset %lld + size %lld leaves dimension %d of the tile (extent %lld); keep 0 <= "
+             "offset <= %lld",
+             pe->kind ? pe->kind : "a command", (long long)offset, (long long)size, dim, (long long)extent,
+             (long long)(extent - size));
+}
+
 int32_t mtia_cb_alloc(mtia_pe *pe, int32_t cb_id, int32_t depth, int64_t slot_bytes, int64_t ls_offset,
                       const char *loc) {
-    if (depth < 1) fail(pe, loc, "a CB needs at least one slot, got depth %d", depth);
+    if (depth < 1) fail(pe, loc, "mtia_cb_alloc: a CB needs at least one slot, got depth %d", depth);
+    if (cb_id < 0 || cb_id >= pe->cb_ids)
+        fail(pe, loc, "mtia_cb_alloc: CB ID %d is not below the %d CB IDs of a PE's CP (MachineConfig.cb_ids)",
+             cb_id, pe->cb_ids);
     if (ls_offset < 0 || ls_offset + depth * slot_bytes > (int64_t)pe->ls.size())
-        fail(pe, loc, "CB LS bytes [%lld, %lld) are outside the PE's %lld bytes of LS", (long long)ls_offset,
+        fail(pe, loc, "mtia_cb_alloc: CB LS bytes [%lld, %lld) are outside the PE's %lld bytes of LS",
+             (long long)ls_offset,
              (long long)(ls_offset + depth * slot_bytes), (long long)pe->ls.size());
     Cb c;
     c.cb_id = cb_id;
@@ -299,6 +347,7 @@ int32_t mtia_cb_alloc(mtia_pe *pe, int32_t cb_id, int32_t depth, int64_t slot_by
     c.slot_bytes = slot_bytes;
     c.ls_offset = ls_offset;
     c.loc = loc;
+    c.clobbered.assign((size_t)depth, std::string());
     pe->cbs.push_back(c);
     int32_t h = (int32_t)pe->cbs.size() - 1;
     put(pe, {REC_CB, h, cb_id, depth, slot_bytes, ls_offset});
@@ -312,6 +361,21 @@ void mtia_cb_reserve(mtia_pe *pe, int32_t h, int32_t n, const char *loc) {
              "cb_reserve of %d slot(s) would wait forever: %lld published and %lld reserved of %d; pop tiles "
              "first or deepen the CB%s",
              n, (long long)c.visible, (long long)c.reserved.size(), c.depth, cb_text(c, h).c_str());
+    if (!c.holds()) {  // the CB starts holding a tile: its CB ID must be free
+        int64_t holding = 0;
+        for (size_t o = 0; o < pe->cbs.size(); ++o) {
+            const Cb &other = pe->cbs[o];
+            if ((int32_t)o == h || !other.holds()) continue;
+            ++holding;
+            if (other.cb_id == c.cb_id)
+                fail(pe, loc, "mtia_cb_reserve: CB ID %d is still in use by CB #%d, which holds tiles%s", c.cb_id,
+                     (int)o, cb_text(c, h).c_str());
+        }
+        if (holding >= pe->cb_ids)
+            fail(pe, loc,
+                 "mtia_cb_reserve: more than the %d CB IDs of a PE's CP (MachineConfig.cb_ids) would be in use%s",
+                 pe->cb_ids, cb_text(c, h).c_str());
+    }
     c.reserved.insert(c.reserved.end(), (size_t)n, false);
 }
 
@@ -508,6 +572,9 @@ void *mtia_cmd_inout(mtia_pe *pe, int32_t h) {
     if (c.waited < 1 || c.visible < 1)
         fail(pe, pe->loc, "an inplace command updates a CB tile without a cb_wait for it%s", cb_text(c, h).c_str());
     Slot s{h, c.popped};
+    check_read(pe, h, s.seq, pe->loc);
+    wrote(pe, h, s.seq, pe->loc);
+    add_unique(pe->waits, s);  // the command reads the tile it updates: a wait on it, as the model records
     pe->fills.push_back(s);
     return slot_ptr(pe, c, s.seq);
 }
@@ -645,9 +712,10 @@ void mtia_re_allreduce(mtia_pe *pe, void *data, int64_t n, int32_t eb, const cha
 
 // -- host side ------------------------------------------------------------------------------------------
 
-mtia_pe *mtia_host_pe_new(int64_t ls_bytes) {
+mtia_pe *mtia_host_pe_new(int64_t ls_bytes, int32_t cb_ids) {
     mtia_pe *pe = new mtia_pe;
     pe->ls.assign((size_t)ls_bytes, 0);
+    pe->cb_ids = cb_ids;
     return pe;
 }
 

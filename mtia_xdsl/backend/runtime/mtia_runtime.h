@@ -97,6 +97,9 @@ void mtia_scalar_instrs(mtia_pe *pe, int64_t n);
 
 /* A failed device assertion (tl.device_assert): stops the program with `message` at `loc`. */
 void mtia_assert_fail(mtia_pe *pe, const char *message, const char *loc);
+/* The current command's mtia.extract_slice of `size` lanes at dynamic `offset` along dimension `dim` of a
+   tile of `extent`: an error at the command's line unless 0 <= offset <= extent - size (the model's rule). */
+void mtia_slice_check(mtia_pe *pe, int64_t offset, int64_t size, int64_t extent, int32_t dim);
 
 /* -- circular buffers ---------------------------------------------------------------------------- */
 /* Allocate the program's next CB (returned handle 0, 1, ... in allocation order) under CB ID `cb_id`,
@@ -193,7 +196,7 @@ void mtia_re_allreduce(mtia_pe *pe, void *data, int64_t n, int32_t elem_bytes, c
 typedef void (*mtia_entry)(mtia_pe *pe, const int64_t *args);
 /* The emitted translation unit's entry: unpacks `args` (pointers as addresses, integers, float bits). */
 
-mtia_pe *mtia_host_pe_new(int64_t ls_bytes);
+mtia_pe *mtia_host_pe_new(int64_t ls_bytes, int32_t cb_ids); /* LS bytes and CB IDs of a PE */
 void mtia_host_pe_free(mtia_pe *pe);
 /* Map global addresses [base, base + nbytes) to host bytes `host` (for every PE; call before running). */
 void mtia_host_map(mtia_addr base, void *host, int64_t nbytes);

@@ -4,14 +4,20 @@
 // Linked with the kernel's translation unit (backend/cpp.py's output, which defines `mtia_kernel_entry`) by
 // mtia_xdsl/backend/riscv.py, which writes the launch file and reads the result file:
 //
-//   launch (int64 words): MAGIC ls_bytes
+//   launch (int64 words): MAGIC ls_bytes collective
 //                         nregions (base nbytes data[ceil(nbytes / 8)])*
-//                         nargs args*  grid[3] num_pes[2]  nprograms (pid[3] pe_xy[2])*
+//                         nargs args*  grid[3] num_pes[2]
+//                         nprograms (pid[3] pe_xy[2] ncalls nbytes results[ceil(nbytes / 8)])*
 //   result (int64 words): per program run: status (0 ok: nwords words* nstrings (len bytes[ceil(len / 8)])*;
+//                                                  2 stopped at a cross-PE reduction (its writes undone):
+//                                                    call pe_axis kind dtype loc input (each a len bytes blob);
 //                                                  1 error: len bytes[ceil(len / 8)], and nothing follows)
-//                         then, if every program ran, each region's bytes as in the launch file.
+//                         then, if no program failed, each region's bytes as in the launch file.
 //
-// Programs run in the launch file's order, on one mtia_pe, as host.py runs them in-process.
+// Programs run in the launch file's order, on one mtia_pe, as host.py runs them in-process; `ncalls` results
+// (concatenated, `nbytes` in all) of its cross-PE reductions are known (mtia_host_set_collective). With
+// `collective` set, memory is saved before each program and restored when it stops at a reduction whose
+// result is not known yet (backend/collective.py reruns it).
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -22,7 +28,7 @@ extern "C" void mtia_kernel_entry(mtia_pe *pe, const int64_t *args);
 
 namespace {
 
-const int64_t MAGIC = 0x31305652'4149544dLL;  // "MTIARV01" little-endian
+const int64_t MAGIC = 0x32305652'4149544dLL;  // "MTIARV02" little-endian
 
 struct Reader {
     std::vector<int64_t> w;
@@ -56,6 +62,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     int64_t ls_bytes = in.next();
+    int32_t cb_ids = (int32_t)in.next();
+    const bool collective = in.next() != 0;
     int64_t nregions = in.next();
     std::vector<std::vector<int64_t>> regions((size_t)nregions);
     std::vector<int64_t> sizes((size_t)nregions);
@@ -73,14 +81,33 @@ int main(int argc, char **argv) {
     for (auto &p : npes) p = (int32_t)in.next();
     int64_t nprograms = in.next();
     std::vector<int64_t> out;
-    mtia_pe *pe = mtia_host_pe_new(ls_bytes);
+    mtia_pe *pe = mtia_host_pe_new(ls_bytes, cb_ids);
     bool failed = false;
     for (int64_t k = 0; k < nprograms && !failed && in.ok(); ++k) {
         int32_t pid[3], xy[2];
         for (auto &p : pid) p = (int32_t)in.next();
         for (auto &p : xy) p = (int32_t)in.next();
+        int64_t ncalls = in.next(), nbytes = in.next();
+        std::vector<int64_t> results((size_t)((nbytes + 7) / 8));
+        for (auto &x : results) x = in.next();
         mtia_host_set_program(pe, pid, grid, xy, npes);
-        if (mtia_host_call(pe, mtia_kernel_entry, args.data()) != 0) {
+        mtia_host_set_collective(pe, ncalls, results.data(), nbytes);
+        std::vector<std::vector<int64_t>> saved;
+        if (collective) saved = regions;
+        int32_t status = mtia_host_call(pe, mtia_kernel_entry, args.data());
+        if (status == 2) {  // waits for its group's result: undo its writes, report its input
+            for (size_t r = 0; r < regions.size(); ++r)
+                memcpy(regions[r].data(), saved[r].data(), regions[r].size() * sizeof(int64_t));
+            int64_t n = 0, call = 0;
+            int32_t axis = 0;
+            const char *kind = nullptr, *dtype = nullptr, *loc = nullptr;
+            const void *input = mtia_host_collective_wait(pe, &n, &call, &kind, &dtype, &axis, &loc);
+            out.insert(out.end(), {2, call, axis});
+            for (const char *text : {kind, dtype, loc}) put_bytes(out, text, (int64_t)strlen(text));
+            put_bytes(out, input, n);
+            continue;
+        }
+        if (status != 0) {
             out.push_back(1);
             const char *e = mtia_host_error(pe);
             put_bytes(out, e, (int64_t)strlen(e));

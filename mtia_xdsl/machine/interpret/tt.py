@@ -48,7 +48,6 @@ from mtia_xdsl.machine.interpret.values import (
     GlobalMemory,
     as_value,
     batch_scalar,
-    bf16_bits_to_f32,
     broadcast_batch,
     element_format,
     element_type_of,
@@ -59,7 +58,13 @@ from mtia_xdsl.semantics.atomic import cas_update, rmw_update
 from mtia_xdsl.semantics.dot import dot
 from mtia_xdsl.semantics.libdevice import LIBDEVICE, libdevice_function
 from mtia_xdsl.semantics.reduce import combiner_of
-from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, ieee_max_min
+from mtia_xdsl.semantics.scalar import (
+    FLOAT_BINARY,
+    FLOAT_UNARY,
+    ieee_max_min,
+    round_toward_zero,
+    round_toward_zero_bf16,
+)
 from mtia_xdsl.utils.fp8 import decode_fp8_np, encode_fp8_np
 
 _OPS: dict[str, type[Operation]] = {op.name: op for op in TT.operations}
@@ -449,12 +454,8 @@ def _fp_to_fp(x: np.ndarray, op: Operation) -> np.ndarray:
     if fp8 is not None:  # toward zero into fp8 (exact, then as_value's rounding keeps it)
         return decode_fp8_np(encode_fp8_np(x, fp8, rtz=True), fp8)
     if isinstance(dst, builtin.BFloat16Type):
-        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).reshape(x.shape) >> np.uint32(16)
-        return np.where(np.isnan(x), x, bf16_bits_to_f32(bits.astype(np.uint16)))
-    fmt = element_format(dst)
-    r = x.astype(fmt.compute)
-    too_far = np.isfinite(x) & (np.abs(r.astype(np.float64)) > np.abs(x.astype(np.float64)))
-    return np.where(too_far, np.nextafter(r, np.zeros((), fmt.compute)), r)
+        return round_toward_zero_bf16(x)
+    return round_toward_zero(x, element_format(dst).compute)
 
 
 def _bitcast(x: np.ndarray, op: Operation) -> np.ndarray:

@@ -34,10 +34,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from mtia_xdsl.dialects import tt
 from mtia_xdsl.transforms.canonicalization.folds import IN_PLACE, fold_op, rewrite_op
+from mtia_xdsl.transforms.dce import is_trivially_dead
 
 # ---------------------------------------------------------------------------------------------
 # Constants

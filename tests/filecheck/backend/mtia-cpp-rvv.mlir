@@ -16,7 +16,7 @@
 // CHECK:      #ifdef __riscv_vector
 // CHECK:      const size_t vl = vsetvl_e32m1(
 // CHECK:      vbool32_t [[M:m[0-9]+]] = vmsne_vx_u8mf4_b32(vle8_v_u8mf4(
-// CHECK:      [[D:v[0-9]+]] = vfsub_vf_f32m1({{v[0-9]+}}, {{in[0-9]+}}[0], vl);
+// CHECK:      [[D:v[0-9]+]] = vfsub_vf_f32m1({{v[0-9]+}}, mean{{(_[0-9]+)?}}[0], vl);
 // CHECK-NOT:  vse32
 // CHECK:      [[S:v[0-9]+]] = vmerge_vvm_f32m1([[M]], {{s[0-9]+}}, [[D]], vl);
 // CHECK-NOT:  vse32
@@ -33,6 +33,6 @@
 // SOFTMAX:      float spill[64];
 // SOFTMAX:      vsetvl_e32m1(size_t(std::min<int64_t>(1024 - j, 64)))
 // SOFTMAX:      vfsub_vf_f32m1({{v[0-9]+}}, {{in[0-9]+}}[0], vl)
-// SOFTMAX:      spill[k] = std::exp
+// SOFTMAX:      spill[lane] = std::exp
 // SOFTMAX:      for (int64_t j = 0; j < std::min<int64_t>([[N:v[0-9]+]], 1024);) {
 // SOFTMAX:      vfdiv_vf_f32m1({{v[0-9]+}}, {{in[0-9]+}}[0], vl)

@@ -1,8 +1,8 @@
 // RUN: mtia-opt %S/../../../../examples/matmul.py -p 'tt-inline,tt-lift-early-returns,tt-rewrite-tensor-descriptor-to-pointer,mtia-set-target{chip=mtia2i},convert-tt-to-mtia,canonicalize,cse,mtia-vector-codegen,mtia-effective-shape,mtia-cb-bufferize,mtia-software-pipeline{num-stages=3},mtia-cb-sizing{strategy=greedy max-depth=3},mtia-cb-allocate,mtia-pe-mapping{strategy=zigzag}' -t mtia-llvm | filecheck %s
 
 // matmul: the accumulator zeroed by a two-level tile loop; the K loop of blocks with its pointers as phis; in
-// it the DPE command: A, B and the accumulator read (mtia_cmd_in), the accumulator updated in place
-// (mtia_cmd_inout), D = A @ B + C accumulated in f64 over the valid K per valid element, then mtia_dpe_end;
+// it the DPE command: A and B read (mtia_cmd_in), the accumulator updated in place (mtia_cmd_inout: a wait
+// and a fill), D = A @ B + C accumulated in f64 over the valid K per valid element, then mtia_dpe_end;
 // after the loop the truncation to f16 clamped to the valid rows and columns.
 // CHECK-LABEL: define void @"matmul_kernel"
 // CHECK:       tile.d0:
@@ -19,8 +19,8 @@
 // CHECK:         call ccc void @"mtia_cmd_begin"(ptr %"pe", i32 2, {{.*}}@"kind.dpe_matmul"
 // CHECK:         %"a" = call ccc ptr @"mtia_cmd_in"
 // CHECK:         %"b" = call ccc ptr @"mtia_cmd_in"
-// CHECK:         %"c" = call ccc ptr @"mtia_cmd_in"
-// CHECK:         %"d" = call ccc ptr @"mtia_cmd_inout"
+// CHECK-NOT:     mtia_cmd_in"(ptr %"pe", i32 %"accumulator_cb")
+// CHECK:         %"d" = call ccc ptr @"mtia_cmd_inout"(ptr %"pe", i32 %"accumulator_cb")
 // CHECK:       dpe.k.body:
 // CHECK:         fpext half %{{.*}} to double
 // CHECK:         fmul double

@@ -5,7 +5,7 @@
 // the tile it holds with mtia_dma_store_value (no CB, no command).
 // CHECK-LABEL: define void @"row_sums_re"(ptr %"pe", ptr %"args")
 // CHECK:       for.end:
-// CHECK:         call ccc void @"mtia_cb_read"(ptr %"pe", i32 %"cb1", ptr %"[[READ:tile(\.[0-9]+)?]]", i64 32, [{{[0-9]+}} x i8]* @"row_sums.py:37:17")
+// CHECK:         call ccc void @"mtia_cb_read"(ptr %"pe", i32 %"{{acc_cb(\.[0-9]+)?}}", ptr %"[[READ:tile(\.[0-9]+)?]]", i64 32, [{{[0-9]+}} x i8]* @"row_sums.py:37:17")
 // CHECK:         call void @"llvm.memcpy.p0.p0.i64"(ptr %"[[SUMS:tile(\.[0-9]+)?]]", ptr %"[[READ]]", i64 32, i1 0)
 // CHECK:         call ccc void @"mtia_re_allreduce"(ptr %"pe", ptr %"[[SUMS]]", i64 8, i32 4, [4 x i8]* @"dtype.f32", [5 x i8]* @"kind.addf", i32 0, [{{[0-9]+}} x i8]* @"row_sums.py:37:17")
 // CHECK:       if.then:

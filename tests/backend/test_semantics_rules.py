@@ -1,0 +1,168 @@
+"""The rules both emitters encode (semantics/scalar.py, semantics/reduce.py, semantics/dot.py) hold on every
+executor: integer division and remainder by zero, NaN and signed zeros in max/min, the float sum's pairwise
+order, tf32 inputs of a dot, round-toward-zero downcasts. Each kernel runs on the model and through the C++
+and the LLVM IR; the written bits must be equal (a diverging emitter fails here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from mtia_xdsl.semantics import reduce as reduce_semantics
+from mtia_xdsl.semantics import scalar
+
+EXECUTORS = ["cpp", pytest.param("llvm", marks=pytest.mark.skipif(not __import__("importlib").util.find_spec(
+    "llvmlite"), reason="llvmlite is not installed"))]  # fmt: skip
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(torch.uint8)
+
+
+def _same_on(executor: str, launch) -> None:
+    """Run `launch(executor)` on the model and on `executor`; the outputs it returns must be equal bit for bit."""
+    want = launch("model")
+    got = launch(executor)
+    for w, g in zip(want, got, strict=True):
+        assert torch.equal(_bits(w), _bits(g)), f"{executor} differs from the model:\n{w}\n{g}"
+
+
+@triton.jit
+def _int_division(a_ptr, b_ptr, q_ptr, r_ptr, uq_ptr, ur_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.store(q_ptr + offs, a // b)
+    tl.store(r_ptr + offs, a % b)
+    tl.store(uq_ptr + offs, a.to(tl.uint32, bitcast=True) // b.to(tl.uint32, bitcast=True))
+    tl.store(ur_ptr + offs, a.to(tl.uint32, bitcast=True) % b.to(tl.uint32, bitcast=True))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_integer_division_by_zero_and_min_by_minus_one(executor: str) -> None:
+    """divsi/remsi/divui/remui by 0 give semantics.scalar.INT_DIV_BY_ZERO; INT_MIN / -1 wraps, its remainder is 0."""
+    a = torch.tensor([7, -7, 5, -(2**31), 9, -9, 0, 3] * 2, dtype=torch.int32)
+    b = torch.tensor([2, 2, 0, -1, -1, 0, 0, -4] * 2, dtype=torch.int32)
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        outs = [torch.full_like(a, 123) for _ in range(4)]
+        _int_division[(1,)](a, b, *outs, BLOCK=16, executor=ex)
+        return outs
+
+    model = launch("model")
+    assert model[0][2].item() == scalar.INT_DIV_BY_ZERO and model[1][5].item() == scalar.INT_DIV_BY_ZERO
+    _same_on(executor, launch)
+
+
+@triton.jit
+def _max_min(x_ptr, y_ptr, a_ptr, b_ptr, c_ptr, d_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(a_ptr + offs, tl.maximum(x, y))
+    tl.store(b_ptr + offs, tl.minimum(x, y))
+    tl.store(c_ptr + offs, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(d_ptr + offs, tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_nan_and_signed_zeros_in_max_min(executor: str) -> None:
+    """maxnumf/minnumf return the number, maximumf/minimumf NaN (semantics.scalar.MAX_MIN); -0.0 < +0.0."""
+    nan = float("nan")
+    x = torch.tensor([nan, 1.0, nan, -0.0, 0.0, 2.0, -3.0, 0.0], dtype=torch.float32)
+    y = torch.tensor([1.0, nan, nan, 0.0, -0.0, -2.0, 3.0, 0.0], dtype=torch.float32)
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        outs = [torch.zeros_like(x) for _ in range(4)]
+        _max_min[(1,)](x, y, *outs, BLOCK=8, executor=ex)
+        return outs
+
+    model = launch("model")
+    assert model[0][0].item() == 1.0 and torch.isnan(model[2][0])  # the table's two NaN rules
+    _same_on(executor, launch)
+
+
+@triton.jit
+def _row_sum(x_ptr, s_ptr, BLOCK: tl.constexpr):
+    s = tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK)), axis=0)
+    tl.store(s_ptr, s)
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_sum_in_pairwise_order(executor: str) -> None:
+    """A float sum of 1024 lanes adds in semantics.reduce.pairwise_sum's order (numpy's), which differs here
+    from a sequential sum."""
+    g = torch.Generator().manual_seed(3)
+    x = (torch.rand(1024, generator=g) * 2.0**24).to(torch.float32) + torch.rand(1024, generator=g)
+    sequential = np.float32(0)
+    for v in x.numpy():
+        sequential = np.float32(sequential + v)
+    assert np.float32(reduce_semantics.pairwise_sum(x.numpy())) != sequential  # the order is observable
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        s = torch.zeros(1, dtype=torch.float32)
+        _row_sum[(1,)](x, s, BLOCK=1024, executor=ex)
+        return [s]
+
+    assert launch("model")[0].item() == np.float32(reduce_semantics.pairwise_sum(x.numpy()))
+    _same_on(executor, launch)
+
+
+@triton.jit
+def _tf32_dot(a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r[:, None] * N + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * N + r[None, :])
+    tl.store(c_ptr + r[:, None] * N + r[None, :], tl.dot(a, b, input_precision="tf32"))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_tf32_dot_rounds_its_inputs(executor: str) -> None:
+    """input_precision tf32 rounds f32 inputs to semantics.scalar.TF32_MANTISSA_BITS before the exact sum."""
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.rand(16, 16, generator=g) + 1.0, torch.rand(16, 16, generator=g) + 1.0
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        c = torch.zeros(16, 16)
+        _tf32_dot[(1,)](a, b, c, N=16, executor=ex)
+        return [c]
+
+    want = scalar.round_tf32(a.numpy()).astype(np.float64) @ scalar.round_tf32(b.numpy()).astype(np.float64)
+    assert np.array_equal(launch("model")[0].numpy(), want.astype(np.float32))
+    _same_on(executor, launch)
+
+
+@triton.jit
+def _downcast_rtz(x_ptr, h_ptr, bf_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(h_ptr + offs, x.to(tl.float16, fp_downcast_rounding="rtz"))
+    tl.store(bf_ptr + offs, x.to(tl.bfloat16, fp_downcast_rounding="rtz"))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_round_toward_zero_downcasts(executor: str) -> None:
+    """rtz downcasts (semantics.scalar.round_toward_zero): never rounded up in magnitude; NaN and inf kept."""
+    x = torch.tensor([1.0 + 2.0**-11 + 2.0**-12, -(1.0 + 2.0**-8 + 2.0**-9), 70000.0, -1e-8,
+                      float("inf"), float("nan"), 3.0, -0.0], dtype=torch.float32)  # fmt: skip
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        h, bf = torch.zeros(8, dtype=torch.float16), torch.zeros(8, dtype=torch.bfloat16)
+        _downcast_rtz[(1,)](x, h, bf, BLOCK=8, executor=ex)
+        return [h, bf]
+
+    h, _ = launch("model")
+    want = scalar.round_toward_zero(x.numpy(), np.float16)
+    assert np.array_equal(h.numpy().view(np.uint16), want.view(np.uint16))
+    _same_on(executor, launch)
+
+
+def test_pairwise_sum_is_numpys_order() -> None:
+    """semantics.reduce.pairwise_sum (the order both emitters write) is numpy's float32 add.reduce, bit for bit."""
+    g = np.random.default_rng(7)
+    for n in (1, 7, 8, 9, 127, 128, 129, 300, 1024, 1031):
+        x = (g.random(n, dtype=np.float32) * 2.0**20).astype(np.float32)
+        assert np.float32(reduce_semantics.pairwise_sum(x)) == np.add.reduce(x, dtype=np.float32), n
