@@ -422,8 +422,8 @@ _RESERVED = frozenset({"pe", "auto", "int", "float", "double", "char", "long", "
                        "args", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z", "i", "j", "q", "r", "lane",
                        "len", "vl", "work", "bb", "mm", "nn", "kk", "bin", "step", "red_row", "valid", "in_shape",
                        "spill", "dot_acc", "red_acc", "p", "old"})  # fmt: skip
-_INTERNAL = re.compile(r"[svmi][0-9]+")
-"""Names the RVV chunks and lane loops declare (`v3`, `m2`, `i0`) without reserving them."""
+_INTERNAL = re.compile(r"(rvv_)?[svmi][0-9]+")
+"""Names the RVV chunks and lane loops declare (`rvv_v3`, `rvv_m2`, `i0`) without reserving them."""
 
 
 @dataclass

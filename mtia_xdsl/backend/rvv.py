@@ -129,8 +129,10 @@ class _Loop:
     spills: bool = False
 
     def fresh(self, stem: str) -> str:
+        """A chunk-local name, `rvv_v3` (stem v: vector, m: mask, s: splat): the `rvv_` prefix keeps it apart from
+        the enclosing function's names (`v3` is a generated scalar name there, which a chunk may read)."""
         self.count += 1
-        return f"{stem}{self.count}"
+        return f"rvv_{stem}{self.count}"
 
     def suffix(self, elem: str) -> str:
         if elem not in _ELEM:  # f16 values are only loaded, converted and stored

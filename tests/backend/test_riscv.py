@@ -153,3 +153,31 @@ def test_a_cross_pe_reduction_that_never_completes_is_the_models_error() -> None
         riscv.run_riscv(emit_cpp(k.fixed.program), (8,), args)
     assert str(riscv_error.value) == str(model_error.value)
     assert not args[1].any()
+
+
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def _scaled_chain(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, (((v * 2.0 + 1.0) * 3.0 - v) * 0.5 + v) * (s * 3.0 + 1.0), mask=m)
+
+
+def test_a_fused_body_reading_an_unnamed_scalar_builds_and_matches_the_model() -> None:
+    """`s * 3.0 + 1.0` is computed on the scalar core under a generated name (`v3`) and read by a long fused SE
+    body: the RVV chunk's register names must not shadow it (it did: `vfmul_vf_f32m1(v7, v3, vl)` with `v3` a
+    vector register, a build error under __riscv_vector)."""
+    n = 40
+    x = torch.randn(n, generator=torch.Generator().manual_seed(3))
+
+    def args():
+        return [x, torch.zeros(n), n, 1.5]
+
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "s": "fp32"}
+    model, rv, model_cycles, rv_cycles, _ = _model_and_riscv(_scaled_chain, sig, {"BLOCK": 64}, (1,), args)
+    assert torch.equal(rv[1], model[1])
+    assert rv_cycles == model_cycles
