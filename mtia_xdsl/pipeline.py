@@ -148,6 +148,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     """Run pipeline_for(o, sub_block, sub_tile_form) on `module` in place."""
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
+    from mtia_xdsl.transforms.dce import canonicalize_with_region_dce
     from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
@@ -155,7 +156,8 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     if o.machine_overrides:  # the passes size CBs and check LS for the machine the kernel will run on
         module.attributes[MACHINE_OVERRIDES_ATTR] = overrides_attr(o.machine_overrides)
     try:
-        pipeline.apply(ctx, module)
+        with canonicalize_with_region_dce():
+            pipeline.apply(ctx, module)
         fill_unknown_locations(module)  # xDSL's canonicalize drops locations of the ops it folds
         if o.debug or verify_ir():
             module.verify()

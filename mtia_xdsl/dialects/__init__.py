@@ -69,7 +69,7 @@ def register_dialects(ctx: Context, names: Iterable[str] | None = None) -> Conte
     A dialect the context already has is left as it is, so a caller may register its own first (xDSL's
     `Context.register_dialect` refuses a second registration). Also applies `patch_dense_float_hex_parsing`
     (a fix to xDSL 0.74's parser for `dense<0xFF800000> : tensor<4xf32>`, i.e. -inf) and
-    `mtia_xdsl.utils.xdsl_speed.install` (a faster builder of IRDL ops, same results), process-wide.
+    `mtia_xdsl.utils.xdsl_speed.install` (a faster builder of IRDL ops: the same ops and errors), process-wide.
     Raises: KeyError naming the dialect if `names` holds one that is not in `get_all_dialects()`.
     Example: ctx = register_dialects(Context()); ctx.load_dialect(MyDialect)
     """

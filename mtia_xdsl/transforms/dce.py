@@ -10,7 +10,9 @@ is not live with xDSL's own `LiveSet.delete_dead`, so what is erased, and in whi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+import threading
+from collections.abc import Callable, Generator, Iterator
 
 from xdsl.ir import Operation, Region
 from xdsl.ir.post_order import PostOrderIterator
@@ -100,3 +102,36 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     live_set = LiveSet(changed=False, _live_ops=live)
     live_set.delete_dead(region, listener)
     return live_set.changed
+
+
+_SWAP_LOCK = threading.Lock()
+_swap_depth = 0
+
+
+@contextlib.contextmanager
+def canonicalize_with_region_dce() -> Generator[None]:
+    """Within the block, xDSL's `canonicalize` pass sweeps dead code with `region_dce` above (the same ops
+    erased in the same order; xDSL's sweeps were half of a canonicalize, benchmarks/compile_time.py).
+
+    The compile driver (pipeline.py) runs its passes inside it; outside, xDSL's canonicalize is untouched, so
+    a program that embeds our dialects next to its own keeps xDSL's behaviour. Nested and concurrent blocks
+    (threads compiling at once) share one swap, undone when the last one ends.
+    """
+    from xdsl.transforms import canonicalize
+
+    global _swap_depth
+    with _SWAP_LOCK:
+        if _swap_depth == 0:
+            _ORIGINAL.append(canonicalize.region_dce)  # pyright: ignore[reportPrivateImportUsage]
+            canonicalize.region_dce = region_dce  # pyright: ignore[reportPrivateImportUsage]
+        _swap_depth += 1
+    try:
+        yield
+    finally:
+        with _SWAP_LOCK:
+            _swap_depth -= 1
+            if _swap_depth == 0:
+                canonicalize.region_dce = _ORIGINAL.pop()  # pyright: ignore[reportPrivateImportUsage]
+
+
+_ORIGINAL: list[Callable[..., bool]] = []

@@ -1,4 +1,4 @@
-"""Faster equivalents of two xDSL hot paths: the IRDL op builder, and the dead-code sweep of `canonicalize`.
+"""A faster equivalent of an xDSL hot path: the IRDL op builder (the dead-code sweep is transforms/dce.py).
 
 Every `IRDLOperation(...)` goes through `xdsl.irdl.operations.irdl_op_init`, which builds each operand, result,
 region and successor list generically (an `isinstance(arg, collections.abc.Sequence)` ABC check per argument,
@@ -240,12 +240,6 @@ def irdl_op_init(
 
 
 def install() -> None:
-    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above, and xDSL's
-    `canonicalize` pass remove dead code with `mtia_xdsl.transforms.dce.region_dce` (the same ops erased in the
-    same order, tests/transforms/test_dce.py; xDSL's sweeps were half of a canonicalize)."""
-    from xdsl.transforms import canonicalize
-
-    from mtia_xdsl.transforms.dce import region_dce
-
+    """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above (same ops, same
+    errors; process-wide, as `register_dialects` documents)."""
     irdl_operations.irdl_op_init = irdl_op_init
-    canonicalize.region_dce = region_dce  # pyright: ignore[reportPrivateImportUsage]

@@ -101,3 +101,17 @@ def test_region_dce_erases_unreachable_blocks_as_xdsl() -> None:
     assert str(ours) == str(theirs)
     assert changed_ours == changed_theirs
     assert str(theirs).count("tt.store") == 1 and "arith.addf" not in str(theirs)
+
+
+def test_canonicalize_uses_our_sweep_only_inside_the_compile_driver() -> None:
+    from xdsl.transforms import canonicalize
+
+    from mtia_xdsl.transforms.dce import canonicalize_with_region_dce
+
+    before = canonicalize.region_dce  # pyright: ignore[reportPrivateImportUsage]
+    assert before is not region_dce  # an embedder's canonicalize is xDSL's own
+    with canonicalize_with_region_dce():
+        with canonicalize_with_region_dce():  # nested (a compile inside a compile) keeps the swap
+            assert canonicalize.region_dce is region_dce  # pyright: ignore[reportPrivateImportUsage]
+        assert canonicalize.region_dce is region_dce  # pyright: ignore[reportPrivateImportUsage]
+    assert canonicalize.region_dce is before  # pyright: ignore[reportPrivateImportUsage]

@@ -321,16 +321,24 @@ def test_transposed_tile_moves_in_memory_order_and_matches_eager():
 
 
 @triton.jit
-def small_bmm(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, BLOCK: tl.constexpr,
-              BLOCK_K: tl.constexpr):  # fmt: skip
+def small_bmm(a_ptr, b_ptr, c_ptr, K: tl.constexpr, BLOCK: tl.constexpr, BLOCK_K: tl.constexpr):
     """Inductor's bmm template with M = N = 5 < BLOCK: rows and columns `rm % M`, `rn % N` without hints
     (the block wraps inside itself), A and B advanced through the K loop, the store masked to M x N.
-    A is [BATCH, M, K]; B = A^T ([BATCH, K, N] with strides [M * K, 1, K], dlrm's z @ z^T)."""
+    A is [BATCH, M, K]; B = A^T ([BATCH, K, N] with strides [M * K, 1, K], dlrm's z @ z^T). M and N are
+    static sizes written into the body, as Inductor does: the choice between forms stays an scf.if."""
+    M = 5
+    N = 5
     q = tl.program_id(1)
     rm = tl.arange(0, BLOCK)
     rn = tl.arange(0, BLOCK)
-    ram = rm % M
-    rbn = rn % N
+    if M >= BLOCK:  # the template's choice between hinted and plain forms (an scf.if of constants)
+        ram = tl.max_contiguous(tl.multiple_of(rm % M, BLOCK), BLOCK)
+    else:
+        ram = rm % M
+    if N >= BLOCK:
+        rbn = tl.max_contiguous(tl.multiple_of(rn % N, BLOCK), BLOCK)
+    else:
+        rbn = rn % N
     rk = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + (ram[:, None] * K + rk[None, :] + q * M * K)
     b_ptrs = b_ptr + (rk[:, None] + rbn[None, :] * K + q * N * K)
@@ -351,7 +359,7 @@ def test_wrapping_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager():
     K loop the tiles advance by a scalar distance."""
     z = torch.randn(3, 5, 32)
     out = torch.zeros(3, 5, 5)
-    kernel = mtia_xdsl.compile(small_bmm, constexprs={"M": 5, "N": 5, "K": 32, "BLOCK": 16, "BLOCK_K": 16})
+    kernel = mtia_xdsl.compile(small_bmm, constexprs={"K": 32, "BLOCK": 16, "BLOCK_K": 16})
     kernel[(1, 3)](z, z, out)
     torch.testing.assert_close(out, z @ z.transpose(1, 2))
     mtia = kernel.asm["mtia"]

@@ -4,7 +4,7 @@
 // Linked with the kernel's translation unit (backend/cpp.py's output, which defines `mtia_kernel_entry`) by
 // mtia_xdsl/backend/riscv.py, which writes the launch file and reads the result file:
 //
-//   launch (int64 words): MAGIC ls_bytes collective
+//   launch (int64 words): MAGIC ls_bytes cb_ids collective
 //                         nregions (base nbytes data[ceil(nbytes / 8)])*
 //                         nargs args*  grid[3] num_pes[2]
 //                         nprograms (pid[3] pe_xy[2] ncalls nbytes results[ceil(nbytes / 8)])*

@@ -1158,12 +1158,19 @@ def _index_leaf(v: SSAValue) -> AffineForm | None:
 
 def _index_source(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
     """True if `v` is read from memory (a tt.load) or is a remainder (`arith.remsi/remui`, a wrapping
-    `rm % M`), possibly through elementwise integer ops, broadcasts and expand_dims."""
+    `rm % M`), possibly through elementwise integer ops, broadcasts, expand_dims and the taken branch of an
+    scf.if whose condition is computed from constants (`constant_condition`)."""
     owner = v.owner
     if not isinstance(owner, Operation):
         return False
     if isinstance(owner, tt.LoadOp | arith.RemSIOp | arith.RemUIOp):
         return True
+    if isinstance(owner, scf.IfOp) and depth > 0:  # the template's hinted-or-plain `rm % M`, taken branch
+        taken = constant_condition(owner.cond)
+        region = owner.true_region if taken else owner.false_region
+        if taken is None or not region.blocks or not isinstance(region.block.last_op, scf.YieldOp):
+            return False
+        return _index_source(region.block.last_op.operands[owner.results.index(v)], depth - 1)
     if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp | tt.ExpandDimsOp)):
         return False
     return any(_index_source(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))

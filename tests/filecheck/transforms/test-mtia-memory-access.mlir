@@ -302,6 +302,36 @@ tt.func public @wrapping_rows_mod_m(%a: !tt.ptr<f32>) {
   tt.return
 }
 
+// The template picks hinted or plain `rm % M` by a condition of its constants (M = 5 >= 16 is false): the
+// taken branch's wrapping remainder is the index tile.
+// CHECK-LABEL: tt.func public @wrapping_rows_through_if
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%a+0 index=%rows*16 strides=[0, 1] bounds=[16, 16] shape=[16, 16]"}
+tt.func public @wrapping_rows_through_if(%a: !tt.ptr<f32>) {
+  %c5 = arith.constant 5 : i32
+  %c16i = arith.constant 16 : i32
+  %c5t = arith.constant dense<5> : tensor<16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %hinted = arith.cmpi sge, %c5, %c16i : i32
+  %ram = scf.if %hinted -> (tensor<16xi32>) {
+    %h = arith.remsi %r, %c5t {tt.contiguity = dense<16> : tensor<1xi32>} : tensor<16xi32>
+    scf.yield %h : tensor<16xi32>
+  } else {
+    %p = arith.remsi %r, %c5t : tensor<16xi32>
+    scf.yield %p : tensor<16xi32>
+  }
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %c16 : tensor<16x1xi32>
+  %k = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %kb = tt.broadcast %k : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %kb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p2 = tt.addptr %as, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %p2 : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
 // picked by them: an indexed DMA. A store through the ids is a scatter and stays on the scalar core, and so is
 // a load of single elements picked by ids that vary along the last dimension (an element gather).
