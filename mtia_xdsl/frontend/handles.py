@@ -78,7 +78,9 @@ def value_name(variable: str | None) -> str | None:
     if variable is None:
         return None
     name = variable.replace(".", "_")
-    return name if SSAValue.is_valid_name(name) else None
+    if not SSAValue.is_valid_name(name):
+        return None
+    return SSAValue.extract_valid_name(name) or None  # xDSL keeps `_1` as "" (its `_<digits>` suffix rule)
 
 
 class Type:
