@@ -72,7 +72,7 @@ def test_matmul_accumulator_is_updated_in_place_bit_exact(m: int, n: int, k: int
     assert np.array_equal(c.numpy().view(np.int16), _matmul_reference(a, b, 32).view(np.int16))
     text = kernel.asm["mtia"]
     assert _cb_depths(text, "tensor<64x64xf32>")[0] == 1
-    assert re.search(r"mtia\.dpe_matmul %\d+, %\d+, (%\d+) .*inplace .* into \1 :", text)
+    assert re.search(r"mtia\.dpe_matmul %[\w.]+, %[\w.]+, (%[\w.]+) .*inplace .* into \1 :", text)
 
 
 def test_se_accumulator_is_updated_in_place_bit_exact() -> None:
@@ -86,7 +86,7 @@ def test_se_accumulator_is_updated_in_place_bit_exact() -> None:
         acc = acc + x[k * n : (k + 1) * n].numpy() * np.float32(0.5)
     assert np.array_equal(out.numpy().view(np.int32), acc.view(np.int32))
     text = kernel.asm["mtia"]
-    assert re.search(r"outs\((%\d+) : !mtia\.cb<1, tensor<128xf32>>\)( valid\[.*\])? inplace", text)
+    assert re.search(r"outs\((%[\w.]+) : !mtia\.cb<1, tensor<128xf32>>\)( valid\[.*\])? inplace", text)
     assert _cb_depths(text, "tensor<128xf32>").count(2) == 0
 
 
