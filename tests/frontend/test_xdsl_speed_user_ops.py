@@ -5,7 +5,6 @@ attribute defaults, and the errors of bad arguments."""
 
 from collections.abc import Callable
 
-import pytest
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, f32, i32
 from xdsl.ir import Block, Operation, Region
 from xdsl.irdl import (
@@ -93,7 +92,9 @@ def _cases() -> list[Callable[[], Operation]]:
             properties={"q": StringAttr("q"), "p": None},
             attributes={"y": StringAttr("y"), "x": None},
         ),
-        lambda: MixedOp.build(operands=[producer, None, [producer]], result_types=[f32, None, []], regions=[Region(), None, []]),
+        lambda: MixedOp.build(
+            operands=[producer, None, [producer]], result_types=[f32, None, []], regions=[Region(), None, []]
+        ),
         lambda: MixedOp.build(operands=[a, b, []], result_types=[f32, i32, f32], regions=[[Block()], None, []]),
         lambda: BranchyOp.build(successors=[targets[0], None, []]),
         lambda: BranchyOp.build(successors=[[targets[0]], [targets[1]], targets[1:]]),
