@@ -17,6 +17,7 @@ from examples.vector_add import add_kernel
 from mtia_xdsl.backend import host
 from mtia_xdsl.backend.cpp import CppEmitError, emit_cpp
 from mtia_xdsl.machine.run import run_kernel
+from tests.backend.kernels import embedding_rows
 
 pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
 
@@ -205,20 +206,8 @@ def test_strip_mining_width_is_the_compiled_chips_vector_register() -> None:
     assert "#define MTIA_VLEN_BYTES 32 " in narrow.asm["cpp"]
 
 
-@triton.jit
-def _embedding_rows(ids_ptr, table_ptr, out_ptr, n, R: tl.constexpr, XBLOCK: tl.constexpr):
-    """An embedding lookup as Inductor writes it: the rows an index tile [XBLOCK, 1] picks (mtia.dma_gather_rows)."""
-    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
-    xmask = xindex < n
-    r = tl.arange(0, R)[None, :]
-    tmp0 = tl.load(ids_ptr + xindex, xmask)
-    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
-    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
-    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
-
-
 def test_indexed_dma_gives_the_model_commands_and_cycles() -> None:
-    k = mtia_xdsl.compile(_embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+    k = mtia_xdsl.compile(embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                           {"R": 32, "XBLOCK": 8})  # fmt: skip
     assert k.fixed is not None
     assert "mtia.dma_gather_rows" in k.asm["mtia"]

@@ -13,6 +13,7 @@ import triton.language as tl
 
 import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
+from tests.backend.kernels import embedding_rows
 from tests.backend.llvm_differential import differential
 
 pytest.importorskip("llvmlite")
@@ -82,7 +83,6 @@ def test_transcendental_examples_close_and_same_cycles(name: str) -> None:
 def test_not_handled_names_the_kernel_line() -> None:
     """A libdevice function without an LLVM lowering is refused at its kernel line by asm["llir"], not
     translated wrongly."""
-    import triton
     import triton.language as tl
     from triton.language.extra import libdevice
 
@@ -101,7 +101,6 @@ def test_not_handled_names_the_kernel_line() -> None:
 def test_scans_and_custom_reduce_in_a_body_bit_exact() -> None:
     """tt.scan (forward, reverse, bf16 sum) and a two-operand tt.reduce inside engine bodies: the lanes combine
     in the model's order (Hillis-Steele steps, a pairwise tree), so the results are the model's bits."""
-    import triton
     import triton.language as tl
 
     @triton.jit
@@ -156,7 +155,6 @@ def test_run_llvm_runs_edited_ir() -> None:
 def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
     """Scalar-core lanes (gather, scatter through the host runtime; an atomic add as a lane loop over global
     memory) and tt.join / tt.split in an engine body: the model's bits and cycles."""
-    import triton
     import triton.language as tl
 
     @triton.jit
@@ -189,7 +187,6 @@ def test_gather_scatter_atomics_and_join_split_bit_exact() -> None:
 def test_gather_index_outside_the_source_stops_at_the_kernel_line() -> None:
     """tt.gather with an index past the source is an error at the kernel line (the model raises one too), not a
     read outside the tile."""
-    import triton
     import triton.language as tl
     from xdsl.utils.exceptions import InterpretationError
 
@@ -214,7 +211,6 @@ def test_gather_index_outside_the_source_stops_at_the_kernel_line() -> None:
 def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
     """A noinline function (tt.call) becomes an LLVM function taking the PE and its scalars and returning its
     result; its ops count as the model counts them (the same cycles) and the results are the model's."""
-    import triton
     import triton.language as tl
 
     @triton.jit(noinline=True)
@@ -239,22 +235,10 @@ def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
         assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
 
 
-@triton.jit
-def _embedding_rows(ids_ptr, table_ptr, out_ptr, n, R: tl.constexpr, XBLOCK: tl.constexpr):
-    """An embedding lookup as Inductor writes it: the rows an index tile [XBLOCK, 1] picks (mtia.dma_gather_rows)."""
-    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
-    xmask = xindex < n
-    r = tl.arange(0, R)[None, :]
-    tmp0 = tl.load(ids_ptr + xindex, xmask)
-    tmp0 = tl.where(tmp0 < 0, tmp0 + 100, tmp0)
-    row = tl.load(table_ptr + (r + R * tmp0), xmask, other=0.0)
-    tl.store(out_ptr + (r + R * xindex), row * 2.0, xmask)
-
-
 def test_indexed_dma_rows_bit_exact_and_same_cycles() -> None:
     """mtia.dma_gather_rows (embedding rows, a ragged last block) through mtia_dma_gather_rows: the model's rows
     and cycles."""
-    k = mtia_xdsl.compile(_embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+    k = mtia_xdsl.compile(embedding_rows, {"ids_ptr": "*i64", "table_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                           {"R": 32, "XBLOCK": 8})  # fmt: skip
     assert "mtia.dma_gather_rows" in k.asm["mtia"] and '@"mtia_dma_gather_rows"' in k.asm["llir"]
     g = torch.Generator().manual_seed(0)
