@@ -579,19 +579,24 @@ class _Kernel:
         assert block is not None
         if len(func.regions[0].blocks) != 1:
             raise _error(func, "a kernel of more than one block (run tt-lift-early-returns)")
-        params: list[str] = []
-        for arg in block.args:
-            if isinstance(arg.type, TensorType):
-                raise _error(func, "tensor kernel arguments")
-            params.append(f"[[maybe_unused]] {_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
-        pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
-        self.names.used.update(pid)
-        sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
+        sig = self.signature(block, "tensor kernel arguments")
         self.lines.append(f"static void {name}({sig}) {{")
         self.emit_block(block, "    ")
         self.flush("    ")
         self.lines.append("}")
         return self.lines
+
+    def signature(self, block: Block, tensor_refusal: str) -> str:
+        """The C++ parameter list of a kernel or called function: the PE, program ids and grid, then `block`'s
+        scalar arguments by their names. Raises CppEmitError (`tensor_refusal`) for a tensor argument."""
+        params: list[str] = []
+        for arg in block.args:
+            if isinstance(arg.type, TensorType):
+                raise _error(self.func, tensor_refusal)
+            params.append(f"[[maybe_unused]] {_ctype(arg.type, self.func)} {self.name_for(arg, 'arg')}")
+        pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
+        self.names.used.update(pid)
+        return ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
 
     def emit_function(self, cname: str) -> list[str]:
         """The callee of a tt.call as a static C++ function `cname` taking the PE, program ids, grid and its
@@ -606,14 +611,7 @@ class _Kernel:
         results = list(ret.operands)
         if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
             raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
-        params: list[str] = []
-        for arg in block.args:
-            if isinstance(arg.type, TensorType):
-                raise _error(func, "a called function taking a tensor (tt.call)")
-            params.append(f"[[maybe_unused]] {_ctype(arg.type, func)} {self.name_for(arg, 'arg')}")
-        pid = ["pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
-        self.names.used.update(pid)
-        sig = ", ".join(["mtia_pe *pe"] + [f"[[maybe_unused]] int32_t {p}" for p in pid] + params)
+        sig = self.signature(block, "a called function taking a tensor (tt.call)")
         rtype = _ctype(results[0].type, func) if results else "void"
         self.lines.append(f"static {rtype} {cname}({sig}) {{")
         self.emit_block(block, "    ")
