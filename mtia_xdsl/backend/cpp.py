@@ -41,6 +41,7 @@ from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
 from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
@@ -219,7 +220,7 @@ _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2"
           "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
 _MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
 _LIBDEVICE_EXTRA = {
-    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "hypot": "std::hypot({0}, {1})",
     "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
     "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
     "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
@@ -271,6 +272,8 @@ def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
             return _round(rt, f"std::fmod({a[0]}, {a[1]})")
         if as_op in _FLOAT_BIN:
             return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        if as_op in MAX_MIN:
+            return f"mtia_{MAX_MIN[as_op].stem}({a[0]}, {a[1]})"
         return None
     template = _LIBDEVICE_EXTRA.get(stem)
     if template is None:
@@ -1238,7 +1241,8 @@ class _Kernel:
             return f"({old} + {val})"
         if code in (6, 7):
             if _is_float(et):
-                return f"{'mtia_maximum' if code == 6 else 'mtia_minimum'}({old}, {val})"
+                rule = FLOAT_RMW_MAX_MIN["max" if code == 6 else "min"]
+                return f"mtia_{rule.stem}({old}, {val})"
             return f"({old} {'>' if code == 6 else '<'} {val} ? {old} : {val})"
         if code in (8, 9):
             u = _unsigned(et)

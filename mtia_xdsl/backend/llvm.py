@@ -79,6 +79,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name
 from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 from mtia_xdsl.utils.locations import location_str
 
 VOID = llvm.LLVMVoidType()
@@ -134,8 +135,13 @@ _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 
 
 def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    """Integer max/min by `signed` or `unsigned` intrinsic; a float by semantics.atomic.FLOAT_RMW_MAX_MIN[floating]."""
+
     def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
-        name = floating if is_float(old.type) else signed if signed else unsigned
+        if is_float(old.type):
+            name = FLOAT_RMW_MAX_MIN[floating].llvm_intrinsic
+        else:
+            name = signed if signed else unsigned
         return b.intrinsic(name, [old, val], old.type)
 
     return update
@@ -157,10 +163,10 @@ _RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
     4: _add,
     5: _add,
-    6: _minmax("llvm.smax", "", "llvm.maximum"),  # np.maximum: NaN propagates
-    7: _minmax("llvm.smin", "", "llvm.minimum"),
-    8: _minmax("", "llvm.umax", "llvm.maximum"),
-    9: _minmax("", "llvm.umin", "llvm.minimum"),
+    6: _minmax("llvm.smax", "", "max"),
+    7: _minmax("llvm.smin", "", "min"),
+    8: _minmax("", "llvm.umax", "max"),
+    9: _minmax("", "llvm.umin", "min"),
     10: lambda b, old, val: val,
 }
 """tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as
