@@ -518,6 +518,13 @@ def _linear(idx: list[str], shape: list[int]) -> str:
     return expr
 
 
+def _call_return_type(types: Sequence[Attribute], op: Operation) -> str:
+    """The C++ return type of a called function with result `types`: void, the one type, or a std::tuple."""
+    if len(types) <= 1:
+        return _ctype(types[0], op) if types else "void"
+    return f"std::tuple<{', '.join(_ctype(t, op) for t in types)}>"
+
+
 class _Kernel:
     """Emits one tt.func."""
 
@@ -603,7 +610,8 @@ class _Kernel:
 
     def emit_function(self, cname: str) -> list[str]:
         """The callee of a tt.call as a static C++ function `cname` taking the PE, program ids, grid and its
-        arguments, returning its one scalar result (if any)."""
+        arguments, returning its scalar results: void, the one result, or a `std::tuple` of several
+        (`_call_results` reads them back)."""
         func = self.func
         block = func.regions[0].blocks.first
         assert block is not None
@@ -612,15 +620,18 @@ class _Kernel:
         ret = block.last_op
         assert ret is not None
         results = list(ret.operands)
-        if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
-            raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
+        if any(isinstance(v.type, TensorType) for v in results):
+            raise _error(func, "a called function returning a tensor (tt.call)")
         sig = self.signature(block, "a called function taking a tensor (tt.call)")
-        rtype = _ctype(results[0].type, func) if results else "void"
+        rtype = _call_return_type([v.type for v in results], func)
         self.lines.append(f"static {rtype} {cname}({sig}) {{")
         self.emit_block(block, "    ")
         self.flush("    ")
-        if results:
-            self.lines.append(f"    return {self.get(results[0], ret)};")
+        values = ", ".join(self.get(v, ret) for v in results)
+        if len(results) == 1:
+            self.lines.append(f"    return {values};")
+        elif results:
+            self.lines.append(f"    return {rtype}({values});")
         self.lines.append("}")
         return self.lines
 
@@ -638,17 +649,26 @@ class _Kernel:
             callee_emitter = _Kernel(func, self.module, self.helpers)
             callee_emitter.file = self.file  # MTIA_KERNEL_FILE is the kernel's file
             self.helpers[cname] = callee_emitter.emit_function(cname)
-        if len(op.results) > 1 or any(isinstance(r.type, TensorType) for r in op.results):
-            raise _error(op, "a call returning more than one value or a tensor (tt.call)")
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            raise _error(op, "a call returning a tensor (tt.call)")
         args = ", ".join(["pe", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
                          + [self.get(v, op) for v in op.operands])  # fmt: skip
         self.flush(indent)
-        if op.results:
+        if not op.results:
+            self.emit(indent, f"{cname}({args});")
+            return
+        if len(op.results) == 1:
             r = op.results[0]
             unused = "" if r.uses else "[[maybe_unused]] "
             self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = {cname}({args});")
-        else:
-            self.emit(indent, f"{cname}({args});")
+            return
+        tuple_name = self.names.fresh(None, "ret")  # the callee's std::tuple, one named value per result
+        self.emit(
+            indent, f"const {_call_return_type([r.type for r in op.results], op)} {tuple_name} = {cname}({args});"
+        )
+        for i, r in enumerate(op.results):
+            unused = "" if r.uses else "[[maybe_unused]] "
+            self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = std::get<{i}>({tuple_name});")
 
     def emit_block(self, block: Block, indent: str) -> None:
         self.last_line.append(None)
@@ -1816,6 +1836,7 @@ _PRELUDE = Template(r"""#include "mtia_runtime.h"
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 // Element helpers (the rules of mtia_xdsl/semantics): an integer division or remainder by zero gives
 // $div0 (semantics.scalar.INT_DIV_BY_ZERO), INT_MIN / -1 wraps; shifts past the width give 0.
