@@ -95,8 +95,8 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
             work.append(op)
     while work:
         for operand in work.pop().operands:
-            owner = operand.owner
-            if isinstance(owner, Operation) and owner not in live and owner in visited:
+            owner = operand.owner  # an op of the region (in `visited`) or a block
+            if owner not in live and owner in visited:
                 live.add(owner)
                 work.append(owner)
     live_set = LiveSet(changed=False, _live_ops=live)
