@@ -39,6 +39,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -378,6 +379,9 @@ class Recorder:
     failures: list[tuple[str, str]] = field(default_factory=list)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     launches: list[tuple[Any, Any]] | None = None  # (module, report) while the timed call runs
+    extern_fallbacks: dict[str, int] = field(default_factory=dict)
+    """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
+    the number of template choices tried (see `extern_as_fallback`)."""
 
 
 REC = Recorder()
@@ -412,15 +416,43 @@ def _install_recording() -> None:
             REC.launches.append((module, result.report))
         return result
 
+    try:
+        from mtia_xdsl.runtime import inductor as hooks
+    except ImportError:  # a tree without the hooks (--baseline-rev)
+        hooks = None
+    if hooks is not None and hasattr(hooks, "extern_as_fallback"):
+        fallback = hooks.extern_as_fallback
+
+        def recording_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:
+            out = fallback(timings, is_extern)
+            templates = [c for c in timings if not is_extern(c)]
+            if templates and not any(out[c] < float("inf") for c in templates):
+                for c in timings:
+                    if is_extern(c):
+                        REC.extern_fallbacks[c.name] = len(templates)
+            return out
+
+        hooks.extern_as_fallback = recording_fallback
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _host_call_cause(op: str) -> str:
+    """Why Inductor left `op` (a name in its output code) to a host library."""
+    if op.startswith("extern_kernels."):
+        tried = REC.extern_fallbacks.get(op.split(".", 1)[1])
+        if tried is not None:
+            return f"autotuning fallback, none of {tried} template choices compiled and ran"
+        return "extern kernel with no template choice"
+    return "Inductor fallback kernel (no lowering to Triton)"
 
 
 def _cause(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if "error:" in first:
         first = first.split("error:", 1)[1].strip()
+    first = re.sub(r" at /\S+", "", first)  # the kernel's file: a fresh temporary path every run
     return f"{type(exc).__name__}: {first[:90]}"
 
 
@@ -506,6 +538,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
     REC.failures.clear()
     REC.compiled.clear()
     REC.reasons.clear()
+    REC.extern_fallbacks.clear()
     try:
         expected = _outputs(case, eager_model, eager_model(*inputs))
         compiled = torch.compile(compiled_model)
@@ -566,7 +599,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
         if scalar > len(reasons):
             res.causes["access not DMA: other"] += scalar - len(reasons)
     for op, n in res.host_ops.items():
-        res.causes[f"host call (not on MTIA): {op}"] += n
+        res.causes[f"host call (not on MTIA): {op}: {_host_call_cause(op)}"] += n
     if not res.correct:
         res.causes["wrong result"] += 1
     res.times_hash = times.hexdigest()[:8]
