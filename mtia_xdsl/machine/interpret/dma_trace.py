@@ -184,10 +184,13 @@ def record_dma_commands(
         ]
     where = location_str(op.location)
     load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
-    commands = [
-        dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
-        for b in range(n)
-    ]
+    if len(runs_of) == 1:
+        commands = dma_commands(kind, where, waits, fills, load, runs_of[0], base, ls_bytes, whole_tile, dtype)
+    else:
+        commands = [
+            dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
+            for b in range(n)
+        ]
     state.issue(commands[0] if block.uniform else commands)
 
 
@@ -206,28 +209,51 @@ def dma_command(
     """The command of one program's DMA block transfer: `runs` is `cached_block_runs` of its strides and
     bounds (the block at address 0), `shift` its base address; a load with `whole_tile` (an `other` fill)
     writes all `tile_ls_bytes` of its LS slot, else only the valid bytes."""
+    return dma_commands(kind, where, waits, fills, load, runs, [shift], tile_ls_bytes, whole_tile, dtype)[0]
+
+
+def dma_commands(
+    kind: str,
+    where: str,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
+    load: bool,
+    runs: tuple[Any, ...],
+    shifts: list[int],
+    tile_ls_bytes: int,
+    whole_tile: bool,
+    dtype: str,
+) -> list[Command]:
+    """`dma_command` for each base address of `shifts` (programs moving blocks of one shape), in order."""
     nbytes, count, ranges, extent = runs
-    global_ranges: tuple[tuple[int, int], ...] | Runs
+    read_bytes, write_bytes = (nbytes, 0) if load else (0, nbytes)
+    ls_bytes = tile_ls_bytes if whole_tile or not load else nbytes
+    descriptors = max(count, 1)
+    dma = Engine.DMA
+
+    def command(shift: int, global_ranges: tuple[tuple[int, int], ...] | Runs) -> Command:
+        return Command(
+            dma,
+            kind,
+            where,
+            waits,
+            fills,
+            global_read_bytes=read_bytes,
+            global_write_bytes=write_bytes,
+            global_ranges=global_ranges,
+            global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+            ls_bytes=ls_bytes,
+            descriptors=descriptors,
+            dtype=dtype,
+        )
+
     if ranges and type(ranges[0]) is RunBlock:
-        global_ranges = Runs(ranges[0], shift)
-    elif ranges and len(ranges[0]) == 1:
-        global_ranges = ((ranges[0][0] + shift, ranges[1]),)
-    else:
-        global_ranges = _ranges(ranges, shift)
-    return Command(
-        Engine.DMA,
-        kind,
-        where,
-        waits,
-        fills,
-        global_read_bytes=nbytes if load else 0,
-        global_write_bytes=0 if load else nbytes,
-        global_ranges=global_ranges,
-        global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-        ls_bytes=tile_ls_bytes if whole_tile or not load else nbytes,
-        descriptors=max(count, 1),
-        dtype=dtype,
-    )
+        block = ranges[0]
+        return [command(shift, Runs(block, shift)) for shift in shifts]
+    if ranges and len(ranges[0]) == 1:
+        start, run_bytes = ranges[0][0], ranges[1]
+        return [command(shift, ((start + shift, run_bytes),)) for shift in shifts]
+    return [command(shift, _ranges(ranges, shift)) for shift in shifts]
 
 
 def tile_facts(t: Attribute) -> tuple[int, int, str]:
