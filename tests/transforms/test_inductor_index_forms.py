@@ -364,3 +364,49 @@ def test_wrapping_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager():
     torch.testing.assert_close(out, z @ z.transpose(1, 2))
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_gather_rows %") == 2 and "mtia.gather" not in mtia
+
+
+@triton.jit
+def swizzled_epilogue(in_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, BLOCK: tl.constexpr):
+    """The epilogue of Inductor's GEMM template (mlp_mixer's token-mixing addmm): program ids re-ordered
+    in groups of GROUP_M, `xindex = rn + N * rm` and a permuted [2, N, 16] input read through
+    `(xindex // N) % 16` and `xindex // (16 * N)`. Those hold only where `rn < N`, which the mask says."""
+    GROUP_M: tl.constexpr = 8
+    pid = tl.program_id(0)
+    grid_m = (M + BLOCK - 1) // BLOCK
+    grid_n = (N + BLOCK - 1) // BLOCK
+    width = GROUP_M * grid_n
+    group_id = pid // width
+    group_size = min(grid_m - group_id * GROUP_M, GROUP_M)
+    pid_m = group_id * GROUP_M + (pid % group_size)
+    pid_n = (pid % width) // group_size
+    tl.assume(pid_m >= 0)
+    tl.assume(pid_n >= 0)
+    rm = pid_m * BLOCK + tl.arange(0, BLOCK)
+    rn = pid_n * BLOCK + tl.arange(0, BLOCK)
+    idx_m = rm[:, None]
+    idx_n = rn[None, :]
+    mask = (idx_m < M) & (idx_n < N)
+    xindex = idx_n + N * idx_m
+    x10 = xindex // (16 * N)
+    x9 = (xindex // N) % 16
+    v = tl.load(in_ptr + (x9 + 16 * idx_n + 16 * N * x10), mask)
+    tl.store(out_ptr + tl.broadcast_to(xindex, [BLOCK, BLOCK]), v + 1.0, mask)
+
+
+@pytest.mark.parametrize("programs", [4, 6])  # 6: programs 4 and 5 get pid_n = 2, every element masked
+def test_split_index_of_a_swizzled_template_is_dma_and_matches_eager_and_interpreter(programs):
+    """`(xindex // 32) % 16` over a 2-D tile whose column block base (16 * pid_n) is not a multiple of 32:
+    exact only below `rn < 32`, which the mask implies, so the load is one strided DMA, not a gather."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(2, 32, 16)
+    out, oracle = torch.zeros(32, 32), torch.zeros(32, 32)
+    kernel = mtia_xdsl.compile(swizzled_epilogue, constexprs={"M": 32, "N": 32, "BLOCK": 16})
+    kernel[(programs,)](x, out)
+    InterpretedFunction(swizzled_epilogue.fn)[(programs,)](x, oracle, M=32, N=32, BLOCK=16)
+    expected = x.permute(0, 2, 1).reshape(32, 32) + 1.0  # out[m, n] = x[m // 16, n, m % 16] + 1
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(oracle, expected)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia

@@ -135,6 +135,41 @@ def leaves(e: Expr) -> list[SSAValue]:
     return out
 
 
+def linear(e: Expr) -> dict[Expr | None, int]:
+    """`e` as a linear combination `{atom: coefficient}` (key None: the constant term) over atoms that are
+    SSA values or non-linear subexpressions (rem, div, min, max, products of two non-constants); the
+    canonical form two bounds are compared in (`bound_implies`)."""
+    if isinstance(e, int):
+        return {None: e} if e else {}
+    if isinstance(e, SSAValue):
+        c = constant_value(e)
+        return linear(c) if c is not None else {e: 1}
+    kind, *args = e
+    if kind == "add":
+        out = dict(linear(args[0]))
+        for k, v in linear(args[1]).items():
+            out[k] = out.get(k, 0) + v
+        return {k: v for k, v in out.items() if v}
+    if kind == "neg":
+        return {k: -v for k, v in linear(args[0]).items()}
+    if kind == "mul":
+        a, b = linear(args[0]), linear(args[1])
+        if set(a) <= {None}:
+            a, b = b, a
+        if set(b) <= {None}:
+            s = b.get(None, 0)
+            return {k: v * s for k, v in a.items() if v * s}
+    return {e: 1}
+
+
+def bound_implies(bound: Expr, limit: Expr) -> bool:
+    """True when `bound <= limit` for every value of the atoms: their linear forms differ by a constant."""
+    diff = dict(linear(limit))
+    for k, v in linear(bound).items():
+        diff[k] = diff.get(k, 0) - v
+    return all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0
+
+
 @dataclass(frozen=True)
 class Digits:
     """The coefficient of one dimension whose index Inductor split (`x0 = xindex % 64; x1 = xindex // 64`).
@@ -595,11 +630,74 @@ def splat_scalar_attr(attr: Attribute) -> Attribute | None:
     return None
 
 
+def _bounded_rem_div(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...]) -> AffineForm | None:
+    """`a % c` or `a // c` for a constant c > 0 by place value, on tiles of any rank (Inductor's
+    `(xindex // 32) % 16` of a GEMM template's `xindex = rn + 32 * rm`), else None.
+
+    `a = c * m + r + sum_d k_d * i_d` with every term non-negative: base terms whose divisor is a multiple
+    of c make up `c * m`, the others r; dimensions with k_d a multiple of c are carried (`k_d / c` in the
+    quotient). The other dimensions, by increasing k, must nest like digits: `k_j * E_j <= k_(j+1)` and
+    `k_last * E_last <= c` (E: the block's extent). Then `r + sum < c`, and `a // c = m + sum_carried
+    (k_d / c) * i_d`, `a % c = r + sum_(not carried) k_d * i_d`. With r = 0 this holds everywhere. With r
+    not provably 0 (a block base such as `16 * pid_n`), the lowest such dimension must have k = 1 and the
+    form holds below the limit `i < K - r`, K the next k (or c): the form carries it in `limits`, and an
+    access using it must have a mask that implies it (`rn < N` with N = 32: every valid element has
+    `r + i < 32`); see `_classify`.
+    """
+    if not isinstance(c, int) or c <= 0 or a.ptr is not None:
+        return None
+    m: Expr = 0
+    r: Expr = 0
+    for atom, coef in linear(a.base).items():
+        if coef < 0 or (atom is not None and not expr_nonneg(atom)):
+            return None
+        if atom is None:
+            m, r = add(m, coef // c), add(r, coef % c)
+            continue
+        g = math.gcd(coef, c)
+        if expr_divisor(atom) % (c // g) == 0:
+            m = add(m, mul(div(atom, c // g), coef // g))
+        else:
+            r = add(r, mul(atom, coef))
+    carried: dict[int, int] = {}
+    nested: list[tuple[int, int]] = []  # (k, d)
+    for d, k in enumerate(a.coeffs):
+        if shape[d] == 1:
+            continue
+        if not isinstance(k, int) or k < 0:
+            return None
+        if k % c == 0:
+            carried[d] = k // c
+        else:
+            nested.append((k, d))
+    nested.sort()
+    limits: list[tuple[Expr, ...]] = [()] * len(shape)
+    for j, (k, d) in enumerate(nested):
+        above = nested[j + 1][0] if j + 1 < len(nested) else c
+        if j == 0 and not (isinstance(r, int) and r == 0):
+            if k != 1:
+                return None
+            limits[d] = (add(above, neg(r)),)
+        elif k * shape[d] > above:
+            return None
+    if not nested and not (isinstance(r, int) and r == 0):
+        return None  # r < c is not known and there is no index to bound
+    if is_rem:
+        coeffs = tuple(k if d not in carried and shape[d] != 1 else 0 for d, k in enumerate(a.coeffs))
+        form = AffineForm(r, coeffs)  # type: ignore[arg-type]
+    else:
+        form = AffineForm(m, tuple(carried.get(d, 0) for d in range(len(shape))))
+    return form.limited(tuple(limits)) if any(limits) else form
+
+
 class _Analyzer:
     """Computes forms for integer/pointer tensors and box masks, op by op in block order."""
 
-    def __init__(self, info: MemoryAccessInfo) -> None:
+    def __init__(self, info: MemoryAccessInfo, mask_bounded: bool = False) -> None:
         self.info = info
+        self.mask_bounded = mask_bounded
+        """The second pass of `analyze_function`: a `%` or `//` may hold only below a limit on one
+        dimension's index (`_bounded_rem_div`), which each access's mask must imply (`_classify`)."""
 
     # -- forms -------------------------------------------------------------------------------
     def form_of(self, v: SSAValue) -> AffineForm | None:
@@ -741,14 +839,28 @@ class _Analyzer:
         a load reads `other` there (see AffineForm.limits). Otherwise, when k == 1, c is a constant n and
         the form is 1-D, the result is over a wrapped box (AffineForm.wrap) of the rows the block touches,
         at most ceil((n - gcd(divisor(b), n) + E) / n) of them.
+
+        Before those last two, and where `a` varies along several dimensions, `_bounded_rem_div` splits by
+        place value when that is exact; in the second pass (`mask_bounded`) also where it holds only below
+        a limit on one dimension that the access's mask must imply, and a limited `a` passes its limits on.
         """
         forms = self._ints(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, c = forms
+        if a.limits and self.mask_bounded and not c.limits:
+            form = self._rem_div_form(op, shape, replace(a, limits=()), c)
+            return form.limited(a.limits) if form is not None else None
+        return self._rem_div_form(op, shape, a, c)
+
+    def _rem_div_form(self, op: Operation, shape: tuple[int, ...], a: AffineForm, c: AffineForm) -> AffineForm | None:
         if not c.uniform or a.limits or c.limits or a.index is not None or a.wrap is not None:
             return None
         is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
+        bounded = _bounded_rem_div(a, c.base, is_rem, shape)
+        exact = bounded if bounded is not None and not bounded.limits else None
+        if bounded is not None and bounded.limits and not self.mask_bounded:
+            bounded = None
         if isinstance(c.base, int) and c.base <= 0:
             return None
         if a.uniform:
@@ -756,13 +868,13 @@ class _Analyzer:
             return AffineForm(base, a.coeffs)
         varying = [d for d, k in enumerate(a.coeffs) if not (isinstance(k, int) and k == 0)]
         if len(varying) != 1:
-            return None
+            return exact or bounded
         d = varying[0]
         coeff = a.coeffs[d]
         extents, ks = (coeff.extents, coeff.coeffs) if isinstance(coeff, Digits) else ((shape[d],), (coeff,))
         moving = [j for j, k in enumerate(ks) if not (isinstance(k, int) and k == 0)]
         if len(moving) != 1 or not isinstance(ks[moving[0]], int) or ks[moving[0]] <= 0:  # type: ignore[operator]
-            return None
+            return exact or bounded
         j, k, extent = moving[0], ks[moving[0]], extents[moving[0]]
         assert isinstance(k, int)
 
@@ -782,6 +894,8 @@ class _Analyzer:
                 if is_rem:
                     return AffineForm(0, with_coeff(digits(inner, (*zeros[:j], 1, 0, *zeros[j + 1 :]))))
                 return AffineForm(div(a.base, n), with_coeff(digits(inner, (*zeros[:j], 0, 1, *zeros[j + 1 :]))))
+        if exact is not None:
+            return exact
         if is_rem and k == 1 and not isinstance(coeff, Digits) and _contiguity(op, d) >= shape[d]:
             limits: list[tuple[Expr, ...]] = [()] * len(shape)
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
@@ -794,7 +908,7 @@ class _Analyzer:
             if is_rem:
                 return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
             return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
-        return None
+        return bounded
 
     def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:
         """A tensor of pointers recast to pointees of the same storage size (Triton stores bools through
@@ -949,8 +1063,23 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
     Loop-carried pointer tensors are not given forms here; `convert-tt-to-mtia` first rewrites them
     into scalar pointers (see `scalarize_loop_pointers`).
     """
+    info = _analyze(func, mask_bounded=False)
+    if info.fallback_reasons:
+        # Second pass, for the accesses the first left on the scalar core: a `%`/`//` may hold below a
+        # limit that the access's mask implies (see `_bounded_rem_div`); the first pass's forms stay.
+        bounded = _analyze(func, mask_bounded=True)
+        for op in list(info.fallback_reasons):
+            if op in bounded.accesses:
+                info.accesses[op] = bounded.accesses[op]
+                del info.fallback_reasons[op]
+            elif info.fallback_reasons[op] == _ELEMENT_GATHER and bounded.fallback_reasons.get(op) == _UNBOUNDED_LIMIT:
+                info.fallback_reasons[op] = _UNBOUNDED_LIMIT  # the remainder was an index tile only for want of a box
+    return info
+
+
+def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
-    analyzer = _Analyzer(info)
+    analyzer = _Analyzer(info, mask_bounded)
     for op in func.walk():
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
@@ -978,6 +1107,15 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
             return None, _ELEMENT_GATHER
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
+    if form.limits and analyzer.mask_bounded:
+        mask = analyzer.mask_of(op.mask) if op.mask is not None else None
+        if mask is None or not all(
+            any(bound_implies(b, limit) for b in mask.bounds[d])
+            for d, dim_limits in enumerate(form.limits)
+            for limit in dim_limits
+        ):
+            return None, _UNBOUNDED_LIMIT
+        form = replace(form, limits=())  # every valid element is below its limits
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
@@ -1019,6 +1157,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     )
 
 
+_UNBOUNDED_LIMIT = "a split index holds only below a limit the mask does not imply (it may carry into the next row)"
 _ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
 
 

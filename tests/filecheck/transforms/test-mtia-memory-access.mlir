@@ -584,3 +584,48 @@ tt.func public @template_constant_condition(%b: !tt.ptr<f32>, %n: i32) {
   %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// The epilogue of Inductor's GEMM template: `xindex = rn + 32 * rm` over a 16 x 16 tile whose column base
+// `16 * pid_n` is not a multiple of 32, read through `(xindex // 32) % 16` and `xindex // 512` (a permuted
+// [2, 32, 16] input). The split holds only where `rn < 32`: the load masked by it is one strided DMA (rows of
+// stride 1, columns of stride 16); the load masked on rows alone stays on the scalar core.
+// CHECK-LABEL: tt.func public @template_split_below_mask
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(((%rm0 % 16) + (%rn0 * 16)) + ((%rm0 // 16) * 512)) strides=[1, 16] bounds=[(32 - %rm0), (32 - %rn0)] shape=[16, 16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: a split index holds only below a limit the mask does not imply (it may carry into the next row)"}
+tt.func public @template_split_below_mask(%x: !tt.ptr<f32>) {
+  %pid_m = tt.get_program_id x : i32
+  %pid_n = tt.get_program_id y : i32
+  %c16 = arith.constant 16 : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid_m, %c16 : i32
+  %rn0 = arith.muli %pid_n, %c16 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %rns = tt.splat %rn0 : i32 -> tensor<16xi32>
+  %rm = arith.addi %rms, %r : tensor<16xi32>
+  %rn = arith.addi %rns, %r : tensor<16xi32>
+  %m1 = tt.expand_dims %rm {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %n1 = tt.expand_dims %rn {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %im = tt.broadcast %m1 : tensor<16x1xi32> -> tensor<16x16xi32>
+  %in = tt.broadcast %n1 : tensor<1x16xi32> -> tensor<16x16xi32>
+  %k32 = arith.constant dense<32> : tensor<16x16xi32>
+  %k16 = arith.constant dense<16> : tensor<16x16xi32>
+  %k512 = arith.constant dense<512> : tensor<16x16xi32>
+  %mrow = arith.cmpi slt, %im, %k32 : tensor<16x16xi32>
+  %mcol = arith.cmpi slt, %in, %k32 : tensor<16x16xi32>
+  %mask = arith.andi %mrow, %mcol : tensor<16x16xi1>
+  %xrow = arith.muli %im, %k32 : tensor<16x16xi32>
+  %xindex = arith.addi %in, %xrow : tensor<16x16xi32>
+  %x10 = arith.divsi %xindex, %k512 : tensor<16x16xi32>
+  %q = arith.divsi %xindex, %k32 : tensor<16x16xi32>
+  %x9 = arith.remsi %q, %k16 : tensor<16x16xi32>
+  %ncol = arith.muli %in, %k16 : tensor<16x16xi32>
+  %nplane = arith.muli %x10, %k512 : tensor<16x16xi32>
+  %o1 = arith.addi %x9, %ncol : tensor<16x16xi32>
+  %off = arith.addi %o1, %nplane : tensor<16x16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %p, %mask : tensor<16x16x!tt.ptr<f32>>
+  %w = tt.load %p, %mrow : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
