@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -1417,7 +1418,7 @@ class Materializer:
     def const(self, value: int, width: int = 64) -> SSAValue:
         key = ("const", value, width)
         if key not in self.cache:
-            self.cache[key] = self._insert(arith.ConstantOp(IntegerAttr(value, width)))
+            self.cache[key] = self._insert(arith.ConstantOp(IntegerAttr(value, i64 if width == 64 else width)))
         return self.cache[key]
 
     def i64(self, e: Expr) -> SSAValue:
