@@ -19,6 +19,11 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
              compiler (index forms, DMA) is the same in both runs
   x          stock us / sim us: how much less simulated time per call our choices take
 
+`--baseline-rev [REV]` also runs the chosen models with the package of commit REV (default FILING_REV,
+main when issue 14 was filed: host-timed choices, matmuls and embedding bags as host calls, no index
+forms) in a subprocess alongside, and prints per model its simulated time per call (then us) next to
+this tree's (now us) and the ratio, with the issue's 10x goal line for GOAL_MODELS.
+
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
 cause. The hash column (of the kernels' sources / of the simulated times of every launch) shows whether
@@ -29,15 +34,22 @@ Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), s
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
 
 Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism] [--no-stock]
+         [--baseline-rev [REV]]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import hashlib
+import json
 import os
+import re
+import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import traceback
@@ -57,7 +69,17 @@ from torch import nn
 
 import mtia_xdsl
 from mtia_xdsl.runtime import toolchain
-from mtia_xdsl.runtime.inductor import normalized_output_code, stock_choices
+
+try:
+    from mtia_xdsl.runtime.inductor import normalized_output_code, stock_choices
+except ImportError:  # a tree from before mtia_xdsl's Inductor hooks (--baseline-rev): Inductor's own choices
+    stock_choices = contextlib.nullcontext
+
+    def normalized_output_code(code: str) -> str:
+        """Return the code as it is (a tree without the hooks; its hashes are not compared across runs)."""
+        return code
+
+
 from mtia_xdsl.transforms import convert_tt_to_mtia
 from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
@@ -72,6 +94,14 @@ DMA_OPS = ("mtia.dma_load", "mtia.dma_store", "mtia.dma_gather_rows")
 """Buffer-level ops that move a tensor by DMA (plain strided block, or rows gathered by an index tile)."""
 SCALAR_OPS = ("mtia.gather", "mtia.scatter", "mtia.atomic_rmw", "mtia.atomic_cas")
 """Buffer-level tensor accesses done element by element on the scalar core."""
+FILING_REV = "63dec53"
+"""The commit of main when issue 14 ("torch.compile on MTIA") was filed, the parent of the first commit
+of the work on it (a8de6f8): its "today's choices" are `--baseline-rev`'s default. That tree has none of
+mtia_xdsl's Inductor hooks (host wall-clock autotuning, host device properties, matmuls and embedding bags
+as host library calls, which are not in `sim us`) nor the compiler's Inductor index forms."""
+GOAL_MODELS = ("gpt2", "gpt2_block", "embedding_ln", "dlrm", "two_tower", "jagged_sum")
+"""The issue's "GPT-2-style and embedding-heavy models" (goal: 10x less simulated time per call than the
+choices of FILING_REV): the GPT-2 models and the ones whose input is embedding lookups or bags."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -356,6 +386,9 @@ class Recorder:
     failures: list[tuple[str, str]] = field(default_factory=list)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     launches: list[tuple[Any, Any]] | None = None  # (module, report) while the timed call runs
+    extern_fallbacks: dict[str, int] = field(default_factory=dict)
+    """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
+    the number of template choices tried (see `extern_as_fallback`)."""
 
 
 REC = Recorder()
@@ -390,21 +423,50 @@ def _install_recording() -> None:
             REC.launches.append((module, result.report))
         return result
 
+    try:
+        from mtia_xdsl.runtime import inductor as hooks
+    except ImportError:  # a tree without the hooks (--baseline-rev)
+        hooks = None
+    if hooks is not None and hasattr(hooks, "extern_as_fallback"):
+        fallback = hooks.extern_as_fallback
+
+        def recording_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:
+            out = fallback(timings, is_extern)
+            templates = [c for c in timings if not is_extern(c)]
+            if templates and not any(out[c] < float("inf") for c in templates):
+                for c in timings:
+                    if is_extern(c):
+                        REC.extern_fallbacks[c.name] = len(templates)
+            return out
+
+        hooks.extern_as_fallback = recording_fallback
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _host_call_cause(op: str) -> str:
+    """Why Inductor left `op` (a name in its output code) to a host library."""
+    if op.startswith("extern_kernels."):
+        tried = REC.extern_fallbacks.get(op.split(".", 1)[1])
+        if tried is not None:
+            return f"autotuning fallback, none of {tried} template choices compiled and ran"
+        return "extern kernel with no template choice"
+    return "Inductor fallback kernel (no lowering to Triton)"
 
 
 def _cause(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if "error:" in first:
         first = first.split("error:", 1)[1].strip()
+    first = re.sub(r" at /\S+", "", first)  # the kernel's file: a fresh temporary path every run
     return f"{type(exc).__name__}: {first[:90]}"
 
 
 def _kernel_time_row(name: str, report: Any) -> list[str]:
     busy = max(report.engine_busy_used.items(), key=lambda kv: kv[1], default=("-", 0.0))
-    hot = report.hot_lines[0] if report.hot_lines else None
+    hot_lines = getattr(report, "hot_lines", None)  # not in trees before per-line cost
+    hot = hot_lines[0] if hot_lines else None
     line = f"{hot.loc.rsplit('/', 1)[-1]} {'+'.join(hot.engines)} {hot.cycles:.0f} cyc" if hot else "-"
     return [
         name, f"{report.time_us:.2f}", f"{report.launch_us:.2f}", f"{report.programs}/{report.pes_used}",
@@ -483,6 +545,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
     REC.failures.clear()
     REC.compiled.clear()
     REC.reasons.clear()
+    REC.extern_fallbacks.clear()
     try:
         expected = _outputs(case, eager_model, eager_model(*inputs))
         compiled = torch.compile(compiled_model)
@@ -543,7 +606,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
         if scalar > len(reasons):
             res.causes["access not DMA: other"] += scalar - len(reasons)
     for op, n in res.host_ops.items():
-        res.causes[f"host call (not on MTIA): {op}"] += n
+        res.causes[f"host call (not on MTIA): {op}: {_host_call_cause(op)}"] += n
     if not res.correct:
         res.causes["wrong result"] += 1
     res.times_hash = times.hexdigest()[:8]
@@ -627,6 +690,12 @@ def main(argv: list[str] | None = None) -> int:
         "--no-stock", action="store_true", help="skip the second compile under Inductor's stock choices (stock us, x)"
     )
     parser.add_argument("--dump", metavar="DIR", help="write each model's Inductor output code to DIR/<model>.py")
+    parser.add_argument("--json", metavar="FILE", help="write the per-model figures to FILE (JSON)")
+    parser.add_argument(
+        "--baseline-rev", nargs="?", const=FILING_REV, metavar="REV",
+        help=f"also run the chosen models with the package of commit REV (default {FILING_REV}, when the issue "
+        "was filed) and print its simulated time per call next to this tree's",
+    )  # fmt: skip
     parser.add_argument(
         "--check-determinism", action="store_true",
         help="run every chosen model a second time and report whether kernels and simulated times are the same",
@@ -639,6 +708,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     _install_recording()
+    baseline = Baseline(args.baseline_rev, [c.name for c in chosen]) if args.baseline_rev else None
     results = []
     for case in chosen:
         r = run_case(case)
@@ -658,6 +728,12 @@ def main(argv: list[str] | None = None) -> int:
         rows = sorted(([r.name, *k] for r in results for k in r.kernel_times), key=lambda x: -float(x[2]))
         headers = ["model", "kernel", "sim us", "launch us", "programs/PEs", "busiest engine", "roofline", "hot line"]
         print(_table(headers, rows, args.markdown) if rows else "(none)")
+    if baseline is not None:
+        then = baseline.result()
+        print()
+        print(baseline_report(args.baseline_rev, then, results, args.markdown))
+    if args.json:
+        Path(args.json).write_text(json.dumps([result_json(r) for r in results], indent=1))
     if args.dump:
         Path(args.dump).mkdir(parents=True, exist_ok=True)
         for r in results:
@@ -666,6 +742,85 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(determinism([run_case(case) for case in chosen], results))
     return 0
+
+
+def result_json(r: Result) -> dict[str, Any]:
+    """The figures of one model run (for `--json`, which `--baseline-rev` reads from its subprocess)."""
+    return {
+        "name": r.name, "correct": r.correct, "generated": r.generated, "compiled": r.compiled,
+        "launched": r.launched, "dma": r.dma, "accesses": r.accesses, "sim_us": r.sim_us,
+        "host_ops": dict(r.host_ops), "error": r.error, "kernels_hash": r.kernels_hash, "times_hash": r.times_hash,
+    }  # fmt: skip
+
+
+class Baseline:
+    """The chosen models run with the mtia_xdsl package of commit `rev`: this script, in a subprocess whose
+    PYTHONPATH is a copy of that commit's tree (`git archive`, in a temporary directory removed by
+    `result`), with Inductor's choices as that tree makes them (`--no-stock`). The subprocess starts at once
+    and runs alongside this process's own models; `result` waits for it.
+
+    Raises: RuntimeError naming the command if `git archive` or the subprocess fails.
+    """
+
+    def __init__(self, rev: str, models: list[str]) -> None:
+        repo = Path(__file__).resolve().parent.parent
+        self.tmp = Path(tempfile.mkdtemp(prefix="mtia-inductor-baseline-"))
+        tree, self.out = self.tmp / "tree", self.tmp / "figures.json"
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev], capture_output=True)
+        if archive.returncode:
+            shutil.rmtree(self.tmp)
+            raise RuntimeError(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
+        tar_path = self.tmp / "tree.tar"
+        tar_path.write_bytes(archive.stdout)
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(tree, filter="data")
+        env = dict(os.environ, PYTHONPATH=str(tree))
+        for var in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+            env[var] = str(self.tmp / var.lower())
+        self.cmd = [sys.executable, str(Path(__file__).resolve()), "--models", ",".join(models), "--no-stock",
+                    "--json", str(self.out)]  # fmt: skip
+        self.tree = tree
+        print(f"  baseline: {rev} in {tree}, alongside", file=sys.stderr, flush=True)
+        self.proc = subprocess.Popen(self.cmd, env=env, stdout=sys.stderr)  # its own tables go to our stderr
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        """Wait for the subprocess; its figures by model name."""
+        try:
+            code = self.proc.wait()
+            if code:
+                raise RuntimeError(
+                    f"the baseline run failed (exit {code}): PYTHONPATH={self.tree} {' '.join(self.cmd)}"
+                )
+            return {r["name"]: r for r in json.loads(self.out.read_text())}
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result], markdown: bool) -> str:
+    """Per model: simulated time per call with the package of `rev` (then) and with this tree (now), and
+    then / now; a summary line for GOAL_MODELS (the issue's 10x goal)."""
+    rows, ratios = [], {}
+    for r in now:
+        t = then.get(r.name)
+        if t is None or t["error"] or not r.sim_us or r.error:
+            rows.append([r.name, "failed" if t and t["error"] else "-", "-", f"{r.sim_us:.2f}", "-"])
+            continue
+        ratios[r.name] = t["sim_us"] / r.sim_us
+        rows.append([
+            r.name, f"{t['sim_us']:.2f}", str(sum(t["host_ops"].values())), f"{r.sim_us:.2f}", f"{ratios[r.name]:.1f}",
+        ])  # fmt: skip
+    out = [f"against the package of {rev} (when the issue was filed; its choices and compiler, host ops not in "
+           "then us)", _table(["model", "then us", "then host ops", "now us", "x"], rows, markdown)]  # fmt: skip
+    goal = [m for m in GOAL_MODELS if m in ratios]
+    if goal:
+        met = [m for m in goal if ratios[m] >= 10]
+        out.append("")
+        out.append(
+            f"goal (GPT-2-style and embedding-heavy models 10x less simulated time per call than then): "
+            f"{len(met)}/{len(goal)} ({', '.join(f'{m} {ratios[m]:.1f}x' for m in goal)})"
+        )
+    return "\n".join(out)
 
 
 def determinism(second: list[Result], first: list[Result]) -> str:

@@ -19,6 +19,8 @@ Each step starts again from the kernel as written (its own options plus the step
 step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the
 module attribute `mtia.fit` carries the same lines. When no step fits, the kernel is refused with the
 original error (kernel lines and CBs) followed by what each step left and what to change in the source.
+A step the kernel refuses (a located PassFailedException) is noted and skipped; a compiler crash inside a
+step surfaces as the InternalCompilerError it is, not as a resource refusal.
 """
 
 from __future__ import annotations
@@ -138,6 +140,28 @@ def _move_into(target: ModuleOp, source: ModuleOp) -> None:
     target.attributes.update(source.attributes)
 
 
+def _fits(attempt: ModuleOp, step: FitStep, lower_once: Callable[[ModuleOp, Any, int, str], None],
+          notes: list[str]) -> bool:  # fmt: skip
+    """Lower `attempt` in place as `step` says; return whether it fits, else add why not to `notes`.
+
+    Raises: InternalCompilerError (a note naming the step added) or any exception but a PassFailedException.
+    """
+    from mtia_xdsl.transforms.errors import InternalCompilerError
+
+    try:
+        lower_once(attempt, step.options, step.sub_block, step.form)
+    except resource_errors() as e:
+        notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
+        return False
+    except InternalCompilerError as e:  # a compiler bug: surfaces as one, not as OutOfResources
+        e.add_note(f"while lowering again to make the kernel fit ({step.what}); {notes[0]}")
+        raise
+    except PassFailedException as e:  # a located refusal: this step cannot apply to the kernel
+        notes.append(f"{step.what}: not applicable ({str(e).strip().splitlines()[0]})")
+        return False
+    return True
+
+
 def lower_to_fit(
     module: ModuleOp,
     options: Any,
@@ -153,8 +177,10 @@ def lower_to_fit(
     start from instead of a clone taken here before the first (a clone was ~10 % of a compile).
 
     Raises: the first resource error (LocalStorageOverflow or the CB-ID refusal), its message extended with
-    what each step left, when no step makes the kernel fit (a step that fails inside the compiler is noted in
-    that message, so an autotuner still sees OutOfResources); other errors of the first lowering as they are.
+    what each step left, when no step makes the kernel fit (a step the kernel refuses with a located
+    PassFailedException is noted as not applicable); a step's InternalCompilerError as it is, with a note
+    naming the step (a compiler bug is no resource shortage for an autotuner to skip), as any other
+    exception of a step; errors of the first lowering as they are.
     """
     errors = resource_errors()
     original = original if original is not None else module.clone()
@@ -184,14 +210,7 @@ def lower_to_fit(
         steps = fit_steps(original, options, notes, tt_prefix)
     for step in steps:
         attempt = original.clone()
-        try:
-            lower_once(attempt, step.options, step.sub_block, step.form)
-        except errors as e:
-            notes.append(f"{step.what}: still does not fit ({_shortfall(e)})")
-            continue
-        except Exception as e:
-            cause = e.__cause__ or e
-            notes.append(f"{step.what}: failed inside the compiler ({type(cause).__name__}: {cause}); please report")
+        if not _fits(attempt, step, lower_once, notes):
             continue
         notes.append(f"applied {step.what}")
         attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])

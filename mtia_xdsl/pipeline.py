@@ -149,6 +149,7 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     from mtia_xdsl.dialects import make_context
     from mtia_xdsl.dialects.mtia import MACHINE_OVERRIDES_ATTR
     from mtia_xdsl.transforms.dce import canonicalize_with_region_dce
+    from mtia_xdsl.transforms.errors import InternalCompilerError
     from mtia_xdsl.transforms.target import overrides_attr
 
     ctx = make_context()
@@ -164,6 +165,6 @@ def _lower_once(module: ModuleOp, o: Any, sub_block: int, sub_tile_form: str = "
     except PassFailedException:
         raise  # a located error about the kernel
     except Exception as e:  # the passes' contract is valid IR out: anything else is a compiler bug
-        raise PassFailedException(
+        raise InternalCompilerError(
             f"internal compiler error while lowering ({type(e).__name__}: {e}); please report this kernel"
         ) from e

@@ -41,6 +41,7 @@ from xdsl.utils.target import Target
 
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
 from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
@@ -219,7 +220,7 @@ _MATH1 = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2"
           "math.atanh": "atanh", "math.roundeven": "nearbyint"}  # fmt: skip
 _MATH2 = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
 _LIBDEVICE_EXTRA = {
-    "fmin": "mtia_minnum({0}, {1})", "fmax": "mtia_maxnum({0}, {1})", "hypot": "std::hypot({0}, {1})",
+    "hypot": "std::hypot({0}, {1})",
     "exp10": "std::pow(({t})10, {0})", "isnan": "std::isnan({0})", "isinf": "std::isinf({0})",
     "isfinite": "std::isfinite({0})", "finite": "std::isfinite({0})", "signbit": "std::signbit({0})",
     "frcp_rn": "(({t})1 / {0})", "drcp_rn": "(({t})1 / {0})", "nextafter": "std::nextafter({0}, {1})",
@@ -271,6 +272,8 @@ def _libdevice(op: Operation, a: Sequence[str], ct: str) -> str | None:
             return _round(rt, f"std::fmod({a[0]}, {a[1]})")
         if as_op in _FLOAT_BIN:
             return _round(rt, f"({a[0]} {_FLOAT_BIN[as_op]} {a[1]})")
+        if as_op in MAX_MIN:
+            return f"mtia_{MAX_MIN[as_op].stem}({a[0]}, {a[1]})"
         return None
     template = _LIBDEVICE_EXTRA.get(stem)
     if template is None:
@@ -515,6 +518,13 @@ def _linear(idx: list[str], shape: list[int]) -> str:
     return expr
 
 
+def _call_return_type(types: Sequence[Attribute], op: Operation) -> str:
+    """The C++ return type of a called function with result `types`: void, the one type, or a std::tuple."""
+    if len(types) <= 1:
+        return _ctype(types[0], op) if types else "void"
+    return f"std::tuple<{', '.join(_ctype(t, op) for t in types)}>"
+
+
 class _Kernel:
     """Emits one tt.func."""
 
@@ -600,7 +610,8 @@ class _Kernel:
 
     def emit_function(self, cname: str) -> list[str]:
         """The callee of a tt.call as a static C++ function `cname` taking the PE, program ids, grid and its
-        arguments, returning its one scalar result (if any)."""
+        arguments, returning its scalar results: void, the one result, or a `std::tuple` of several
+        (`_call_results` reads them back)."""
         func = self.func
         block = func.regions[0].blocks.first
         assert block is not None
@@ -609,15 +620,18 @@ class _Kernel:
         ret = block.last_op
         assert ret is not None
         results = list(ret.operands)
-        if len(results) > 1 or any(isinstance(v.type, TensorType) for v in results):
-            raise _error(func, "a called function returning more than one value or a tensor (tt.call)")
+        if any(isinstance(v.type, TensorType) for v in results):
+            raise _error(func, "a called function returning a tensor (tt.call)")
         sig = self.signature(block, "a called function taking a tensor (tt.call)")
-        rtype = _ctype(results[0].type, func) if results else "void"
+        rtype = _call_return_type([v.type for v in results], func)
         self.lines.append(f"static {rtype} {cname}({sig}) {{")
         self.emit_block(block, "    ")
         self.flush("    ")
-        if results:
-            self.lines.append(f"    return {self.get(results[0], ret)};")
+        values = ", ".join(self.get(v, ret) for v in results)
+        if len(results) == 1:
+            self.lines.append(f"    return {values};")
+        elif results:
+            self.lines.append(f"    return {rtype}({values});")
         self.lines.append("}")
         return self.lines
 
@@ -635,17 +649,26 @@ class _Kernel:
             callee_emitter = _Kernel(func, self.module, self.helpers)
             callee_emitter.file = self.file  # MTIA_KERNEL_FILE is the kernel's file
             self.helpers[cname] = callee_emitter.emit_function(cname)
-        if len(op.results) > 1 or any(isinstance(r.type, TensorType) for r in op.results):
-            raise _error(op, "a call returning more than one value or a tensor (tt.call)")
+        if any(isinstance(r.type, TensorType) for r in op.results):
+            raise _error(op, "a call returning a tensor (tt.call)")
         args = ", ".join(["pe", "pid_x", "pid_y", "pid_z", "grid_x", "grid_y", "grid_z"]
                          + [self.get(v, op) for v in op.operands])  # fmt: skip
         self.flush(indent)
-        if op.results:
+        if not op.results:
+            self.emit(indent, f"{cname}({args});")
+            return
+        if len(op.results) == 1:
             r = op.results[0]
             unused = "" if r.uses else "[[maybe_unused]] "
             self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = {cname}({args});")
-        else:
-            self.emit(indent, f"{cname}({args});")
+            return
+        tuple_name = self.names.fresh(None, "ret")  # the callee's std::tuple, one named value per result
+        self.emit(
+            indent, f"const {_call_return_type([r.type for r in op.results], op)} {tuple_name} = {cname}({args});"
+        )
+        for i, r in enumerate(op.results):
+            unused = "" if r.uses else "[[maybe_unused]] "
+            self.emit(indent, f"{unused}const {_ctype(r.type, op)} {self.name_for(r)} = std::get<{i}>({tuple_name});")
 
     def emit_block(self, block: Block, indent: str) -> None:
         self.last_line.append(None)
@@ -1238,11 +1261,16 @@ class _Kernel:
             return f"({old} + {val})"
         if code in (6, 7):
             if _is_float(et):
-                return f"{'mtia_maximum' if code == 6 else 'mtia_minimum'}({old}, {val})"
+                rule = FLOAT_RMW_MAX_MIN["max" if code == 6 else "min"]
+                return f"mtia_{rule.stem}({old}, {val})"
             return f"({old} {'>' if code == 6 else '<'} {val} ? {old} : {val})"
         if code in (8, 9):
+            cmp = ">" if code == 8 else "<"
+            if _is_float(et):  # semantics.atomic: the bit patterns as unsigned integers
+                u = "uint64_t" if _ctype(et, op) == "double" else "uint32_t"  # f16/bf16 compute as float
+                return f"(mtia_bitcast<{u}>({old}) {cmp} mtia_bitcast<{u}>({val}) ? {old} : {val})"
             u = _unsigned(et)
-            return f"(({u}){old} {'>' if code == 8 else '<'} ({u}){val} ? {old} : {val})"
+            return f"(({u}){old} {cmp} ({u}){val} ? {old} : {val})"
         if code == 10:
             return val
         raise _error(op, f"atomic_rmw kind {code}")
@@ -1812,6 +1840,7 @@ _PRELUDE = Template(r"""#include "mtia_runtime.h"
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <tuple>
 
 // Element helpers (the rules of mtia_xdsl/semantics): an integer division or remainder by zero gives
 // $div0 (semantics.scalar.INT_DIV_BY_ZERO), INT_MIN / -1 wraps; shifts past the width give 0.

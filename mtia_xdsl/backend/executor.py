@@ -55,18 +55,23 @@ def choose(option: str | None, environ: Mapping[str, str]) -> str:
     """
     if option is not None:
         return check_name(option, "the executor option")
-    value = environ.get(ENV_VAR, "").strip()
+    value = environ.get(ENV_VAR, "")
     return check_name(value, ENV_VAR) if value else DEFAULT_EXECUTOR
 
 
 def check_name(name: object, source: str = "executor") -> str:
-    """Return `name` if it is an executor name (case-insensitive), lower-cased.
+    """Return `name` if it is an executor name, exactly as `EXECUTORS` spells it (lower case, no spaces).
 
-    Raises: ExecutorChoiceError naming `source`, the value and the choices.
+    The option and `MTIA_EXECUTOR` follow this one rule, so `MTIA_EXECUTOR=CPP` is refused as
+    `executor="CPP"` is, not quietly read as "cpp".
+    Raises: ExecutorChoiceError naming `source`, the value and the choices, and the name meant when the value
+    differs from one only in case or surrounding spaces.
     """
-    if isinstance(name, str) and name.strip().lower() in EXECUTORS:
-        return name.strip().lower()
-    raise ExecutorChoiceError(f"{source} must be one of {', '.join(map(repr, EXECUTORS))}, got {name!r}")
+    if isinstance(name, str) and name in EXECUTORS:
+        return name
+    meant = name.strip().lower() if isinstance(name, str) else ""
+    hint = f"; did you mean {meant!r}?" if meant in EXECUTORS else ""
+    raise ExecutorChoiceError(f"{source} must be one of {', '.join(map(repr, EXECUTORS))}, got {name!r}{hint}")
 
 
 @dataclass(frozen=True)

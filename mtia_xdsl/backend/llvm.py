@@ -6,7 +6,7 @@ What the IR holds:
   kernel parameters as int64 words (pointers as byte addresses, floats as their bits), unpacked into registers;
   the program id and grid come from the runtime (`@mtia_program_id`, ...). Structured control flow (scf.for /
   scf.if / scf.while) becomes branches and phis. A function the kernel calls (`tt.call`, a noinline helper)
-  is `@f(ptr %pe, <its scalars>)` returning its result.
+  is `@f(ptr %pe, <its scalars>)` returning its result (a literal struct of several).
 - CB operations and engine commands are calls to the C runtime API (`RUNTIME_FUNCTIONS`, mtia_runtime.h) with
   the op's kernel location: `@mtia_cb_alloc/reserve/push/wait/pop`, DMA with an `mtia_dma_desc` on the stack
   (`@mtia_dma_load`, `@mtia_dma_gather_rows`, ...). SE, VEC, MLU, DPE and RE commands compute on their LS tiles
@@ -79,6 +79,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.formats import dtype_name
 from mtia_xdsl.machine.work import elem_count
+from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 from mtia_xdsl.utils.locations import location_str
 
 VOID = llvm.LLVMVoidType()
@@ -133,10 +134,26 @@ _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
 
 
-def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+def _minmax(signed: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    """Integer max/min by the `signed` intrinsic; a float by semantics.atomic.FLOAT_RMW_MAX_MIN[floating]."""
+
     def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
-        name = floating if is_float(old.type) else signed if signed else unsigned
+        name = FLOAT_RMW_MAX_MIN[floating].llvm_intrinsic if is_float(old.type) else signed
         return b.intrinsic(name, [old, val], old.type)
+
+    return update
+
+
+def _uminmax(unsigned: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    """Unsigned max/min by the `unsigned` intrinsic; a float's bit patterns compared so (semantics.atomic:
+    umax/umin view the bits as unsigned integers; a bf16 register is f32, whose bits order as bf16's)."""
+
+    def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+        if not is_float(old.type):
+            return b.intrinsic(unsigned, [old, val], old.type)
+        bits = IntegerType(cast(Any, old.type).bitwidth)
+        as_int = [b.add(llvm.BitcastOp(v, bits)) for v in (old, val)]
+        return b.add(llvm.BitcastOp(b.intrinsic(unsigned, as_int, bits), old.type))
 
     return update
 
@@ -157,10 +174,10 @@ _RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
     4: _add,
     5: _add,
-    6: _minmax("llvm.smax", "", "llvm.maximum"),  # np.maximum: NaN propagates
-    7: _minmax("llvm.smin", "", "llvm.minimum"),
-    8: _minmax("", "llvm.umax", "llvm.maximum"),
-    9: _minmax("", "llvm.umin", "llvm.minimum"),
+    6: _minmax("llvm.smax", "max"),
+    7: _minmax("llvm.smin", "min"),
+    8: _uminmax("llvm.umax"),
+    9: _uminmax("llvm.umin"),
     10: lambda b, old, val: val,
 }
 """tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as
@@ -261,6 +278,15 @@ def _word_type(t: Attribute) -> Attribute:
     if isinstance(t, mtia.CircularBufferType):
         return I32
     return I64 if t.name == "tt.ptr" else register_type(t)
+
+
+def _return_type(results: Sequence[Attribute]) -> Attribute:
+    """The LLVM return type of a called function with IR result types `results`: void, the one result's
+    register type, or a literal struct of the registers of several (`{i32, float}`).
+    Raises: ValueError for a type with no register (from `_word_type`)."""
+    if len(results) <= 1:
+        return _word_type(results[0]) if results else VOID
+    return llvm.LLVMStructType.from_type_list([_word_type(t) for t in results])
 
 
 class KernelEmitter:
@@ -426,18 +452,19 @@ class KernelEmitter:
 
     def run_helper(self) -> None:
         """Lower a function the kernel calls (`tt.call`): `@f(ptr pe, <its parameters' registers>)` returning
-        its one result's register (or void). Raises: NotHandled for several results or tensor parameters."""
+        its one result's register, a literal struct of several (`_return_type`), or void.
+        Raises: NotHandled for tensor parameters or results."""
         func = self.kernel
         block = func.regions[0].blocks.first
         assert block is not None
         if len(func.regions[0].blocks) != 1:
             raise not_handled(func, "a function of several blocks (cf branches)")
         results = list(cast(Any, func.properties["function_type"]).outputs.data)
-        if len(results) > 1 or any(is_tensor(t) for t in (*results, *(a.type for a in block.args))):
-            raise not_handled(func, "a called function with tensor values or several results")
+        if any(is_tensor(t) for t in (*results, *(a.type for a in block.args))):
+            raise not_handled(func, "a called function with tensor values")
         try:
             params = [_word_type(a.type) for a in block.args]
-            ret = _word_type(results[0]) if results else VOID
+            ret = _return_type(results)
         except ValueError as e:
             raise not_handled(func, str(e)) from None
         self.entry = Block(arg_types=[PTR, *params])
@@ -519,19 +546,28 @@ class KernelEmitter:
         if op.operands and self.is_kernel:
             raise not_handled(op, "a kernel returning values")
         self.flush()
-        self.b.add(llvm.ReturnOp(*(self.value(v) for v in op.operands)))
+        values = [self.value(v) for v in op.operands]
+        if len(values) > 1:  # several results: one literal struct (`_return_type`)
+            struct = self.b.add(llvm.UndefOp(_return_type([v.type for v in op.operands])))
+            for i, v in enumerate(values):
+                struct = self.b.add(llvm.InsertValueOp(builtin.DenseArrayBase.from_list(builtin.i64, [i]), struct, v))
+            values = [struct]
+        self.b.add(llvm.ReturnOp(*values))
 
     def call_func(self, op: Operation) -> None:
         """tt.call of a function of the module (lowered by `run_helper`): `@f(pe, args...)`."""
         callee = cast(builtin.SymbolRefAttr, op.properties["callee"]).string_value()
-        if len(op.results) > 1 or any(is_tensor(v.type) for v in (*op.operands, *op.results)):
-            raise not_handled(op, "a call with tensor values or several results")
+        if any(is_tensor(v.type) for v in (*op.operands, *op.results)):
+            raise not_handled(op, "a call with tensor values")
         args = [self.value(v) for v in op.operands]
         self.flush()
-        ret = _word_type(op.results[0].type) if op.results else None
-        result = self.b.add(llvm.CallOp(callee, self.pe, *args, return_type=ret))
-        if op.results:
+        ret = _return_type([r.type for r in op.results])
+        result = self.b.add(llvm.CallOp(callee, self.pe, *args, return_type=None if ret == VOID else ret))
+        if len(op.results) == 1:
             self.values[op.results[0]] = result
+        for i, r in enumerate(op.results if len(op.results) > 1 else ()):
+            position = builtin.DenseArrayBase.from_list(builtin.i64, [i])
+            self.values[r] = self.b.add(llvm.ExtractValueOp(position, result, _word_type(r.type)))
 
     def cb_alloc(self, op: mtia.CbAllocOp) -> None:
         t = op.result.type

@@ -436,8 +436,6 @@ def _fclass(test: str) -> ScalarRule:
 
 
 _LIBDEVICE_RULES: dict[str, ScalarRule] = {
-    "fmin": _intr("llvm.minimumnum"),
-    "fmax": _intr("llvm.maximumnum"),
     "hypot": _libm("hypotf"),
     **{test: _fclass(test) for test in ("isnan", "isinf", "isfinite", "signbit")},
     "finite": _fclass("isfinite"),

@@ -354,7 +354,7 @@ class _Simulator:
             elif kind == _E_END:
                 self._finish(a, *b)  # type: ignore[arg-type, misc]
             elif kind == _E_ADVANCE:
-                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type]
+                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type, attr-defined]
             elif kind == _E_BARRIER:
                 self._on_barrier(a)  # type: ignore[arg-type]
             else:
@@ -774,7 +774,7 @@ class _Simulator:
                 self.write_behind_end = self.now
                 continue
             pe, entry = token  # type: ignore[misc]
-            self._next_part(pe, entry)
+            self._next_part(pe, entry)  # type: ignore[has-type]
 
     # ---- command end ----
 
@@ -864,9 +864,13 @@ class _Simulator:
             )
         return Timeline(
             **shared,
-            command_cycles=[(r.issue_t, r.start_t, r.end_t) if r else ([], [], []) for r in self.runs],
+            command_cycles=[r.cycles if r and r.cycles else ([], [], []) for r in self.runs],
             engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
+                [
+                    (self.pe_of_program[r.index], r.engine, r.cycles[1], r.cycles[2])
+                    for r in self.runs
+                    if r and r.cycles
+                ],
                 _QUEUE_ENGINES,
             ),
             programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released

@@ -18,6 +18,10 @@ choices are then wrong for MTIA, and `install()` hooks both:
   simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker). Wrapping the
   entry point `compile_fx` instead missed a training step's backward graph, which AOTAutograd compiles
   lazily, at the first backward, after `compile_fx` has returned.
+- **Host library choices.** `select_algorithm` (GEMM and conv templates) also lists extern choices,
+  host library calls such as ATen's convolution, which have no MTIA time: their host wall time is not
+  comparable with a template's simulated time. The hook wraps `AlgorithmSelectorCache.benchmark` so that
+  they are a fallback only (`extern_as_fallback`): chosen when no template choice compiled and ran.
 - **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
   a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
   mean bags into an embedding lookup and a matmul, both run on MTIA.
@@ -26,11 +30,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
   count of the MachineConfig preset of `MtiaOptions()` (`MachineConfig.n_pes`, 64 on MTIA-2i).
 
-Both hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Triton's active driver;
+The hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Triton's active driver;
 otherwise Inductor's own behaviour is unchanged (the C++ CPU backend keeps host timing and host cores).
-Inside `stock_choices()` the benchmarking and device-property hooks step aside (Inductor's own choices:
-host wall-clock autotuning, host cores) while matmuls and embedding bags still run on MTIA: the
-baseline `benchmarks/inductor.py` compares against, with every kernel counted.
+Inside `stock_choices()` the benchmarking, host-library and device-property hooks step aside (Inductor's
+own choices: host wall-clock autotuning, extern choices by host time, host cores) while matmuls and
+embedding bags still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
 
 Everything hooked is an internal of torch; it is tested against torch 2.13.0 (`PINNED_TORCH`). If an
 attribute is missing, `install()` raises InductorHookError naming the torch version and the attribute.
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -165,8 +170,9 @@ def mtia_choices() -> bool:
 def stock_choices() -> Iterator[None]:
     """Inductor's stock choices while our backend is active: inside the block, autotuning times candidates
     with Inductor's host wall-clock benchmarker and device properties describe the host (its cores),
-    as before these hooks; mm/addmm/bmm still become Triton templates and embedding bags still decompose,
-    so all the work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
+    as before these hooks, and a host library call (ATen's convolution) wins over a template when its
+    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags still decompose,
+    so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
 
     Inductor caches device properties (`DeviceProperties.create`); the cache is cleared on entry and exit.
     Compile inside the block (after `torch._dynamo.reset()`), with Inductor's caches off, for a stock choice.
@@ -242,6 +248,20 @@ def install() -> None:
 
     request_cls.do_bench = do_bench
 
+    selector = _torch_internal("torch._inductor.select_algorithm.AlgorithmSelectorCache")
+    selector_benchmark = _torch_internal("torch._inductor.select_algorithm.AlgorithmSelectorCache.benchmark")
+    extern_caller = _torch_internal("torch._inductor.select_algorithm.ExternKernelCaller")
+
+    @functools.wraps(selector_benchmark)
+    def benchmark_choices(self: Any, choices: Any, *args: Any, **kwargs: Any) -> dict[Any, float]:
+        timings = selector_benchmark(self, choices, *args, **kwargs)
+        if mtia_choices():
+            return extern_as_fallback(timings, lambda choice: isinstance(choice, extern_caller))
+        return timings
+
+    benchmark_choices.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    selector.benchmark = benchmark_choices
+
     @functools.wraps(compile_entry)
     def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
         if not mtia_active():
@@ -255,6 +275,22 @@ def install() -> None:
     table[torch_aten().convolution.default] = convolution_without_bias
     cache_clear()  # properties cached before the hook described the host
     _installed = True
+
+
+def extern_as_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:
+    """Timings of one `select_algorithm` autotuning (choice -> ms) with host library calls as a fallback only.
+
+    An extern choice (`ExternKernelCaller`: ATen's convolution, addmm, ...) runs on the host and has no
+    simulated MTIA time; the benchmarker times it by the host's wall clock, which is not comparable with
+    a template's simulated time (cnn's convolutions went to ATen that way, and ran off MTIA, uncounted in
+    benchmarks/inductor.py's simulated time). So when any other choice (a Triton template, which
+    compiled and ran on the machine model) has a finite time, every extern choice gets `inf` and is not
+    chosen; when none has (no template compiled or fit), the timings are returned as they are and
+    Inductor picks the fastest host call, as before.
+    """
+    if not any(math.isfinite(t) for choice, t in timings.items() if not is_extern(choice)):
+        return timings
+    return {choice: math.inf if is_extern(choice) else t for choice, t in timings.items()}
 
 
 def torch_aten() -> Any:

@@ -51,13 +51,13 @@ SAME_AS_OP = {
     "pow": "math.powf", "atan2": "math.atan2", "fmod": "arith.remf", "copysign": "math.copysign",
     "fadd_rn": "arith.addf", "fsub_rn": "arith.subf", "fmul_rn": "arith.mulf", "fdiv_rn": "arith.divf",
     "fsqrt_rn": "math.sqrt", "dadd_rn": "arith.addf", "dsub_rn": "arith.subf", "dmul_rn": "arith.mulf",
-    "ddiv_rn": "arith.divf", "dsqrt_rn": "math.sqrt",
+    "ddiv_rn": "arith.divf", "dsqrt_rn": "math.sqrt", "fmax": "arith.maxnumf", "fmin": "arith.minnumf",
 }  # fmt: skip
 """libdevice stems that compute what an `arith`/`math` op computes."""
 
 LIBDEVICE: dict[str, Fn] = {
     **{stem: FLOAT_UNARY.get(name) or FLOAT_BINARY[name] for stem, name in SAME_AS_OP.items()},
-    "exp10": _exp10, "fmin": np.fmin, "fmax": np.fmax, "hypot": np.hypot, "fdim": _fdim,
+    "exp10": _exp10, "hypot": np.hypot, "fdim": _fdim,
     "saturate": _saturate, "ldexp": _ldexp, "scalbn": _ldexp, "nextafter": np.nextafter, "isnan": np.isnan,
     "isinf": np.isinf, "isfinite": np.isfinite, "finite": np.isfinite, "signbit": np.signbit,
     "frcp_rn": _reciprocal, "drcp_rn": _reciprocal,

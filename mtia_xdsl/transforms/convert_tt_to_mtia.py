@@ -60,6 +60,7 @@ from mtia_xdsl.transforms.dce import region_dce
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.dtypes import element_dtype_name
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 _LAYOUT_OPS = (
@@ -74,6 +75,8 @@ _LAYOUT_OPS = (
 )
 _REGION_OPS = (scf.ForOp, scf.IfOp, scf.WhileOp)
 _STRUCTURAL = (*_REGION_OPS, scf.YieldOp, scf.ConditionOp)
+_MAPPED_MTIA = (*mtia.ENGINE_OPS, mtia.ExtractSliceOp)
+"""mtia ops the engine walk maps (other mtia ops, made by earlier steps, are left alone)."""
 
 
 def _is_float(t: Attribute) -> bool:
@@ -428,11 +431,9 @@ class _EngineMapper:
             self.visit(op)
 
     def visit(self, op: Operation) -> None:
-        if isinstance(op, _REGION_OPS):
+        if isa(op, _REGION_OPS):
             self._visit_region_op(op)
-        elif not isinstance(op, _STRUCTURAL) and not (
-            op.name.startswith("mtia.") and not isinstance(op, (*mtia.ENGINE_OPS, mtia.ExtractSliceOp))
-        ):
+        elif not isa(op, _STRUCTURAL) and not (op.name.startswith("mtia.") and not isa(op, _MAPPED_MTIA)):
             new = self.map_op(op)
             if new is not None:
                 self.resident.update(new.results)
@@ -450,7 +451,7 @@ class _EngineMapper:
         self.resident.update(new)
 
     def map_op(self, op: Operation) -> Operation | None:
-        if isinstance(op, mtia.ENGINE_OPS):
+        if isa(op, mtia.ENGINE_OPS):
             return op
         if isinstance(op, tt.DotOp):  # one the DPE does not take (LowerDotToDpe took the others)
             return wrap_in_engine(op, mtia.VecComputeOp)  # f64 (or wide int) GEMM: vector core

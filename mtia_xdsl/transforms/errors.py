@@ -1,6 +1,7 @@
-"""The resource refusals of the CB passes: the kernel's circular buffers (CBs) do not fit a PE.
+"""The resource refusals of the CB passes (the kernel's circular buffers (CBs) do not fit a PE), and the
+internal compiler error that is neither a refusal nor the kernel's fault.
 
-Both are `PassFailedException`s (located messages in `mtia-opt`); the compile driver turns them into
+The two refusals are `PassFailedException`s (located messages in `mtia-opt`); the compile driver turns them into
 Triton's `OutOfResources` (`runtime/errors.py`) and kernel fitting (`fit.py`) tries smaller sub-tiles.
 Raised by mtia-cb-bufferize (LS bytes alive at once) and mtia-cb-allocate (CB IDs, LS high-water mark).
 """
@@ -34,3 +35,11 @@ class CbIdOverflow(PassFailedException):
         super().__init__(message)
         self.required = required
         self.limit = limit
+
+
+class InternalCompilerError(PassFailedException):
+    """A pass broke its contract (valid IR in, valid IR out, or a located refusal): a compiler bug.
+
+    The compile driver (`pipeline.lower`) raises it with the pass's exception chained (`__cause__`); kernel
+    fitting (`fit.py`) lets it through with a note naming the step, never as an OutOfResources.
+    """

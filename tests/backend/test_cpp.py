@@ -114,23 +114,39 @@ def test_noinline_helpers_are_cpp_functions_run_like_the_model() -> None:
 
 
 @triton.jit(noinline=True)
-def _divmod(v, d):
-    return v // d, v % d
+def _divmod_half(v, d):
+    return v // d, v % d, v.to(tl.float32) * 0.5
 
 
 @triton.jit
 def _calls_tuple_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
-    q, r = _divmod(n, 3)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs), mask=offs < q + r)
+    q, r, h = _divmod_half(n, 3)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * h, mask=offs < q + r)
+
+
+def test_noinline_helper_returning_several_values_returns_a_tuple_run_like_the_model() -> None:
+    """tt.call of a helper returning several scalars: a C++ function returning a std::tuple of their types, read
+    back with std::get; the model's results and cycles."""
+    k = mtia_xdsl.compile(_calls_tuple_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    assert k.fixed is not None and "tt.call" in k.asm["mtia"]
+    source = emit_cpp(k.fixed.program)
+    assert "static std::tuple<int32_t, int32_t, float> fn_" in source and "std::get<2>(" in source
+    x = torch.rand(64)
+    args = [x, torch.zeros(64), 41]
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (1,), args, source)
+    assert torch.equal(args[1], model_out[1]) and torch.equal(args[1][:15], x[:15] * 20.5) and not args[1][15:].any()
+    assert cpp.report.total_cycles == model.report.total_cycles
 
 
 def test_unsupported_construct_names_the_kernel_line() -> None:
-    k = mtia_xdsl.compile(_calls_tuple_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
-    assert k.fixed is not None
-    where = r"test_cpp\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle .*tt\.call"
+    from mtia_xdsl.frontend import build_tt_module
+
+    module = build_tt_module(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"},
+                             {"BLOCK_SIZE": 64})  # fmt: skip
+    where = r"vector_add\.py:\d+:\d+: error: the C\+\+ emitter \(mtia-cpp\) does not handle a tensor-level program"
     with pytest.raises(CppEmitError, match=where):
-        emit_cpp(k.fixed.program)
+        emit_cpp(module)
 
 
 def test_missing_compiler_is_one_line_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:

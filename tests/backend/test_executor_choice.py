@@ -20,8 +20,20 @@ def test_the_option_wins_over_the_environment_which_wins_over_the_default():
     assert executor.choose(None, {}) == "model"
     assert executor.choose(None, {"MTIA_EXECUTOR": "cpp"}) == "cpp"
     assert executor.choose("llvm", {"MTIA_EXECUTOR": "cpp"}) == "llvm"
-    assert executor.choose(None, {"MTIA_EXECUTOR": " RISCV "}) == "riscv"
+    assert executor.choose(None, {"MTIA_EXECUTOR": "riscv"}) == "riscv"
     assert executor.choose(None, {"MTIA_EXECUTOR": ""}) == "model"
+
+
+@pytest.mark.parametrize("value", ["CPP", " cpp", "cpp ", "Llvm", " "])
+def test_a_name_is_exact_lower_case_with_the_near_name_suggested(value: str):
+    """One rule for the option and the variable: an executor name exactly as listed; a name that only differs in
+    case or spaces is refused with the name meant (an empty variable is the default)."""
+    meant = value.strip().lower()
+    hint = rf"; did you mean '{meant}'\?" if meant else ""
+    with pytest.raises(ExecutorChoiceError, match=rf"^MTIA_EXECUTOR must be one of {CHOICES}, got {value!r}{hint}$"):
+        executor.choose(None, {"MTIA_EXECUTOR": value})
+    with pytest.raises(ExecutorChoiceError, match=rf"^executor must be one of {CHOICES}, got {value!r}{hint}$"):
+        MtiaOptions(executor=value)
 
 
 def test_a_bad_environment_value_names_the_variable_and_the_choices():
@@ -32,7 +44,7 @@ def test_a_bad_environment_value_names_the_variable_and_the_choices():
 def test_a_bad_option_is_a_value_error_at_compile_time():
     with pytest.raises(ValueError, match=rf"executor must be one of {CHOICES}, got 'interpreter'"):
         mtia_xdsl.compile(add_kernel, options={"executor": "interpreter"})
-    assert MtiaOptions(executor="CPP").executor == "cpp"
+    assert MtiaOptions(executor="cpp").executor == "cpp"
 
 
 def _add(n: int, **launch: object) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

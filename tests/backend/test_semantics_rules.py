@@ -10,6 +10,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from triton.language import core
 
 from mtia_xdsl.semantics import reduce as reduce_semantics
 from mtia_xdsl.semantics import scalar
@@ -166,3 +167,152 @@ def test_pairwise_sum_is_numpys_order() -> None:
     for n in (1, 7, 8, 9, 127, 128, 129, 300, 1024, 1031):
         x = (g.random(n, dtype=np.float32) * 2.0**20).astype(np.float32)
         assert np.float32(reduce_semantics.pairwise_sum(x)) == np.add.reduce(x, dtype=np.float32), n
+
+
+@core.extern
+def _nv_fmax(x, y, _semantic=None):
+    return core.extern_elementwise("", "", [x, y], {(core.float32, core.float32): ("__nv_fmaxf", core.float32)},
+                                   is_pure=True, _semantic=_semantic)  # fmt: skip
+
+
+@core.extern
+def _nv_fmin(x, y, _semantic=None):
+    return core.extern_elementwise("", "", [x, y], {(core.float32, core.float32): ("__nv_fminf", core.float32)},
+                                   is_pure=True, _semantic=_semantic)  # fmt: skip
+
+
+@triton.jit
+def _libdevice_fmax_fmin(x_ptr, y_ptr, a_ptr, b_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(a_ptr + offs, _nv_fmax(x, y))
+    tl.store(b_ptr + offs, _nv_fmin(x, y))
+
+
+_NAN, _INF = float("nan"), float("inf")
+_OLD = torch.tensor([0.0, -0.0, _NAN, 1.0, _NAN, -_INF, _INF, 0.0, -0.0, 2.0, -2.0, 0.0, -0.0, _NAN, _INF, -_INF])
+_VAL = torch.tensor([-0.0, 0.0, 1.0, _NAN, _NAN, -0.0, 0.0, 0.0, -0.0, -0.0, 0.0, _NAN, _NAN, -0.0, _NAN, _NAN])
+"""Operand pairs of the max/min tests: each order of +-0, NaN with a number, NaN with NaN, +-inf with 0 and NaN."""
+
+
+def _same_bits(got: torch.Tensor, want: np.ndarray) -> bool:
+    return np.array_equal(got.numpy().view(np.uint32), np.asarray(want, dtype=np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_libdevice_fmax_fmin_are_maxnumf_minnumf(executor: str) -> None:
+    """libdevice fmax/fmin (`__nv_fmaxf`) compute arith.maxnumf/minnumf (semantics.scalar.MAX_MIN): the number
+    beats a NaN, and -0.0 < +0.0 whichever operand comes first."""
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        outs = [torch.zeros_like(_OLD) for _ in range(2)]
+        _libdevice_fmax_fmin[(1,)](_OLD, _VAL, *outs, BLOCK=16, executor=ex)
+        return outs
+
+    a, b = launch("model")
+    assert _same_bits(a, scalar.MAX_MIN["arith.maxnumf"](_OLD.numpy(), _VAL.numpy()))
+    assert _same_bits(b, scalar.MAX_MIN["arith.minnumf"](_OLD.numpy(), _VAL.numpy()))
+    assert not np.signbit(a[0].item()) and np.signbit(b[1].item())  # max(+0, -0) = +0, min(-0, +0) = -0
+    _same_on(executor, launch)
+
+
+_FLOAT_ATOMIC_MAX_MIN = """
+module {
+  tt.func public @float_atomic_max_min(%mx: !tt.ptr<f32>, %mn: !tt.ptr<f32>, %v: !tt.ptr<f32>) {
+    %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %m = arith.constant dense<true> : tensor<16xi1>
+    %vs = tt.splat %v : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %vp = tt.addptr %vs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %x = tt.load %vp : tensor<16x!tt.ptr<f32>>
+    %xs = tt.splat %mx : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %xp = tt.addptr %xs, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %ns = tt.splat %mn : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %np = tt.addptr %ns, %r : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %o1 = tt.atomic_rmw max, acq_rel, gpu, %xp, %x, %m : (tensor<16x!tt.ptr<f32>>, tensor<16xf32>, tensor<16xi1>) -> tensor<16xf32>
+    %o2 = tt.atomic_rmw min, acq_rel, gpu, %np, %x, %m : (tensor<16x!tt.ptr<f32>>, tensor<16xf32>, tensor<16xi1>) -> tensor<16xf32>
+    tt.return
+  }
+}
+"""
+"""A float tt.atomic_rmw max/min, as imported TTIR carries it (Triton's tl.atomic_max on floats emits integer
+max/umin on the bits instead, see test_float_atomic_max_min_match_tritons_interpreter)."""
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_atomic_rmw_max_min_follow_their_rule(executor: str) -> None:
+    """A float atomic_rmw max/min writes semantics.atomic.FLOAT_RMW_MAX_MIN's rule (arith.maximumf/minimumf:
+    NaN propagates, -0.0 < +0.0) on every executor."""
+    from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
+
+    mx, mn = _float_atomics("model", "max", "min")
+    assert _same_bits(mx, FLOAT_RMW_MAX_MIN["max"](_OLD.numpy(), _VAL.numpy()))
+    assert _same_bits(mn, FLOAT_RMW_MAX_MIN["min"](_OLD.numpy(), _VAL.numpy()))
+    assert not np.signbit(mx[0].item()) and np.signbit(mn[1].item())
+    _same_on(executor, lambda ex: _float_atomics(ex, "max", "min"))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_atomic_rmw_umax_umin_order_the_bits_unsigned(executor: str) -> None:
+    """A float atomic_rmw umax/umin (imported TTIR) compares the bit patterns as unsigned integers
+    (semantics.atomic.rmw_update), on every executor: -0.0 (0x80000000) is above +0.0 and every positive float."""
+    from mtia_xdsl.semantics.atomic import rmw_update
+
+    mx, mn = _float_atomics("model", "umax", "umin")
+    old, val = _OLD.numpy(), _VAL.numpy()
+    assert _same_bits(mx, rmw_update(8)(old, val)) and _same_bits(mn, rmw_update(9)(old, val))  # type: ignore[misc]
+    assert np.signbit(mx[0].item()) and not np.signbit(mn[0].item())  # umax(+0.0, -0.0) = -0.0: 0x80000000 > 0
+    assert mx[5].item() == -float("inf")  # umax(-inf, -0.0): 0xff800000 > 0x80000000
+    _same_on(executor, lambda ex: _float_atomics(ex, "umax", "umin"))
+
+
+def _float_atomics(executor: str, hi: str, lo: str) -> list[torch.Tensor]:
+    """`_OLD` after the atomic `hi` (e.g. max) and, in a second tensor, `lo` with `_VAL`, run on `executor`."""
+    from mtia_xdsl.frontend import parse_ttir
+    from mtia_xdsl.runtime.modules import run_module
+
+    text = _FLOAT_ATOMIC_MAX_MIN.replace("atomic_rmw max,", f"atomic_rmw {hi},").replace(
+        "atomic_rmw min,", f"atomic_rmw {lo},")  # fmt: skip
+    mx, mn = _OLD.clone(), _OLD.clone()
+    run_module(parse_ttir(text), 1, [mx, mn, _VAL], options={"executor": executor})
+    return [mx, mn]
+
+
+@triton.jit
+def _atomic_max_min(mx_ptr, mn_ptr, v_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(v_ptr + offs)
+    tl.atomic_max(mx_ptr + offs, v)
+    tl.atomic_min(mn_ptr + offs, v)
+
+
+def _interpreted(kernel, *args, **kwargs) -> None:
+    from triton.runtime.interpreter import InterpretedFunction
+
+    InterpretedFunction(kernel.fn)[(1,)](*args, **kwargs)
+
+
+def test_max_min_match_tritons_interpreter() -> None:
+    """tl.maximum/minimum (both propagate_nan forms) give Triton's interpreter's values, NaN where it has NaN. The
+    sign of a zero picked from +-0 is ours (-0.0 < +0.0): MLIR leaves it open for maxnumf/minnumf, and the
+    interpreter's numpy loops pick by operand order."""
+    outs = {ex: [torch.zeros_like(_OLD) for _ in range(4)] for ex in ("model", "triton")}
+    _max_min[(1,)](_OLD, _VAL, *outs["model"], BLOCK=16)
+    _interpreted(_max_min, _OLD, _VAL, *outs["triton"], BLOCK=16)
+    for ours, theirs in zip(outs["model"], outs["triton"], strict=True):
+        assert torch.equal(ours.isnan(), theirs.isnan()) and torch.equal(ours.nan_to_num(), theirs.nan_to_num())
+
+
+def test_float_atomic_max_min_match_tritons_interpreter() -> None:
+    """tl.atomic_max/min on floats are upstream's integer max/umin on the bits (IEEE total order: -NaN < -inf <
+    -0.0 < +0.0 < inf < NaN): bit for bit Triton's interpreter's result."""
+    results = {}
+    for ex in ("model", "triton"):
+        mx, mn = _OLD.clone(), _OLD.clone()
+        if ex == "model":
+            _atomic_max_min[(1,)](mx, mn, _VAL, BLOCK=16)
+        else:
+            _interpreted(_atomic_max_min, mx, mn, _VAL, BLOCK=16)
+        results[ex] = [mx, mn]
+    for ours, theirs in zip(results["model"], results["triton"], strict=True):
+        assert torch.equal(_bits(ours), _bits(theirs)), f"{ours}\n{theirs}"

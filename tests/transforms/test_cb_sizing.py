@@ -95,7 +95,7 @@ def test_report_lists_every_cb_with_depth_bytes_and_reason():
     assert len(cbs) == program.count("mtia.cb_alloc") > 0
     assert [c.index for c in cbs] == list(range(len(cbs)))
     streamed = [c for c in cbs if c.reason.startswith("streamed by DMA")]
-    assert len(streamed) == 2 and all(c.depth >= 2 for c in streamed)
+    assert len(streamed) == 2 and all(f"-> {c.depth} slots" in c.reason and c.depth >= 2 for c in streamed)
     assert all(c.bytes == c.depth * c.tile_bytes and c.reason for c in cbs)
     text = result.report.format()
     assert "streamed by DMA in the loop at matmul.py:" in text
@@ -108,7 +108,10 @@ def test_report_lists_every_cb_with_depth_bytes_and_reason():
 
 
 def test_depth_model():
-    assert cb_cost.depth_to_hide(100.0, 1000.0) == 2
+    assert cb_cost.depth_to_hide(100.0, 1000.0) == 1  # read and refilled within one iteration: no stall
+    assert cb_cost.depth_to_hide(1001.0, 1000.0) == 2
+    assert cb_cost.depth_to_hide(100.0, 1000.0, least=2) == 2  # a DMA load's floor (DMA_LEAST_DEPTH)
+    assert cb_cost.stall_cycles(1001.0, 1000.0, 1) == 1.0
     assert cb_cost.depth_to_hide(2001.0, 1000.0) == 3
     assert cb_cost.stall_cycles(2500.0, 1000.0, 2) == 500.0
     assert cb_cost.stall_cycles(2500.0, 1000.0, 3) == 0.0

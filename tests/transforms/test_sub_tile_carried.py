@@ -46,17 +46,42 @@ def test_a_carried_pointer_survives_a_forced_sub_block():
     assert "sub-tiled (compile option sub_block):" in report.format()
 
 
-def test_a_sub_tiling_step_that_breaks_still_raises_out_of_resources(monkeypatch):
-    """A fitting step that fails for another reason is noted; the launch raises OutOfResources (autotune skips it)."""
+def test_a_crash_inside_a_fitting_step_surfaces_as_an_internal_error_not_out_of_resources(monkeypatch):
+    """A fitting step whose lowering crashes is a compiler bug: it surfaces as InternalCompilerError (the crash
+    chained, the step in a note), never as an OutOfResources that an autotuner would skip quietly."""
     import pytest
     from triton.runtime.errors import OutOfResources
 
     from mtia_xdsl.transforms import mtia_sub_tile
+    from mtia_xdsl.transforms.errors import InternalCompilerError
 
     def broken(*_args, **_kwargs):
         raise AttributeError("a rewrite bug")
 
     monkeypatch.setattr(mtia_sub_tile, "apply_sub_tile", broken)
-    with pytest.raises(OutOfResources) as info:  # an LS size of its own: not the cached kernel of the test above
+    with pytest.raises(InternalCompilerError) as info:  # an LS size of its own: not the cached kernel of a test above
         _run(machine_overrides={"ls_bytes": 19_999})
-    assert "failed inside the compiler (AttributeError: a rewrite bug)" in str(info.value)
+    assert not isinstance(info.value, OutOfResources)
+    assert "internal compiler error while lowering (AttributeError: a rewrite bug)" in str(info.value)
+    assert isinstance(info.value.__cause__, AttributeError)
+    note = "\n".join(info.value.__notes__)
+    assert "while lowering again to make the kernel fit (sub-tiling: " in note and "as written: the CBs need" in note
+
+
+def test_a_fitting_step_the_kernel_refuses_is_noted_and_out_of_resources_stays(monkeypatch):
+    """A step whose lowering refuses the kernel with a located error (a pass that cannot apply) is noted as not
+    applicable; with no step fitting, the launch raises Triton's OutOfResources (autotune skips the config)."""
+    import pytest
+    from triton.runtime.errors import OutOfResources
+    from xdsl.utils.exceptions import PassFailedException
+
+    from mtia_xdsl.transforms import mtia_sub_tile
+
+    def refuses(*_args, **_kwargs):
+        raise PassFailedException("kernel.py:3:4: error: these rows cannot be sub-tiled")
+
+    monkeypatch.setattr(mtia_sub_tile, "apply_sub_tile", refuses)
+    with pytest.raises(OutOfResources) as info:
+        _run(machine_overrides={"ls_bytes": 19_998})
+    assert "sub-tiling: 2 sub-tiles of 32 rows, unrolled, shared operands loaded once (mtia-sub-tile{sub-block=32}): " \
+           "not applicable (kernel.py:3:4: error: these rows cannot be sub-tiled)" in str(info.value)  # fmt: skip

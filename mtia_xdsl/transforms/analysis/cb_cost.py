@@ -140,9 +140,10 @@ def stall_cycles(busy_cycles: float, period_cycles: float, depth: int) -> float:
     return max(0.0, busy_cycles - depth * period_cycles)
 
 
-def depth_to_hide(busy_cycles: float, period_cycles: float) -> int:
-    """Smallest depth d >= 2 with d x period >= busy (see `stall_cycles`)."""
-    d = 2
+def depth_to_hide(busy_cycles: float, period_cycles: float, least: int = 1) -> int:
+    """Smallest depth d >= `least` with d x period >= busy (see `stall_cycles`). One slot is enough when a
+    tile is read and refilled within one iteration: the loop's busiest engine, not this CB, sets the pace."""
+    d = least
     while d * period_cycles < busy_cycles:
         d += 1
     return d

@@ -25,12 +25,13 @@
 // SOFTMAX:      mtia.se_compute ins({{.*}}) outs({{.*}}) valid[%[[N]]] {
 // SOFTMAX:        arith.divf
 
-// Matmul: the K loop streams A and B through multi-slot CBs sized by the greedy model, the accumulator is
-// updated in place in one slot, and the DPE skips the masked tails of M, N and K.
+// Matmul: the K loop streams A and B through multi-slot CBs sized by the greedy model (B's read and refill
+// fit one iteration, but a DMA load keeps 2), the accumulator is updated in place in one slot, and the DPE
+// skips the masked tails of M, N and K.
 // MATMUL:      tt.func public @matmul_kernel{{.*}}mtia.pe_mapping = "zigzag"
 // MATMUL:      %[[ACC:.*]] = mtia.cb_alloc {mtia.depth_reason = "value carried around the loop at matmul.py:{{.*}}, updated in place: 1 slot", cb_id = 0 : i32, ls_offset = 0 : i64} : !mtia.cb<1, tensor<64x64xf32>>
 // MATMUL:      %[[A:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 2 slots", cb_id = 1 : i32, ls_offset = 16384 : i64} : !mtia.cb<2, tensor<64x32xf16>>
-// MATMUL:      %[[B:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 2 slots", cb_id = 2 : i32, ls_offset = 24576 : i64} : !mtia.cb<2, tensor<32x64xf16>>
+// MATMUL:      %[[B:.*]] = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64, mtia.depth_reason = "streamed by DMA in the loop at matmul.py:{{.*}} -> 2 slots (a DMA refill{{.*}}: at least 2)", cb_id = 2 : i32, ls_offset = 24576 : i64} : !mtia.cb<2, tensor<32x64xf16>>
 // MATMUL:      scf.for
 // MATMUL:        mtia.dma_load %{{.*}} into %[[A]]
 // MATMUL:        mtia.dma_load %{{.*}} into %[[B]]
