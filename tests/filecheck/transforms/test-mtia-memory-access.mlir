@@ -629,3 +629,48 @@ tt.func public @template_split_below_mask(%x: !tt.ptr<f32>) {
   %w = tt.load %p, %mrow : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// Inductor's conv template: output pixels `nhw` split into h = (nhw // 8) % 8 and w = nhw % 8, the input
+// read at `h + i - 1`, `w + j - 1` (one run of stride 1 over nhw) under a mask that bounds those digits (the
+// zero padding), and a uniform `n < 2` (the block lies in one image). The box is [h, w] with a start and a
+// bound on each digit, viewed as the flat block; the uniform condition bounds the outer digit all or nothing.
+// CHECK-LABEL: tt.func public @conv_digit_bounds
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(((((%off // 8) % 8) + %i1) * 8) + %j1) strides=[8, 1] bounds=[min((((2 - (%off // 64)) * 64) // 8), (8 - (((%off // 8) % 8) + %i1))), (8 - %j1)] shape=[8, 8] starts=[-((((%off // 8) % 8) + %i1)), -(%j1)] view=[64]"}
+tt.func public @conv_digit_bounds(%x: !tt.ptr<f32>, %i: i32, %j: i32) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %c1 = arith.constant 1 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %nhw = arith.addi %offs, %r : tensor<64xi32>
+  %k8 = arith.constant dense<8> : tensor<64xi32>
+  %k64 = arith.constant dense<64> : tensor<64xi32>
+  %k0 = arith.constant dense<0> : tensor<64xi32>
+  %k2 = arith.constant dense<2> : tensor<64xi32>
+  %w = arith.remsi %nhw, %k8 : tensor<64xi32>
+  %nh = arith.divsi %nhw, %k8 : tensor<64xi32>
+  %h = arith.remsi %nh, %k8 : tensor<64xi32>
+  %n = arith.divsi %nhw, %k64 : tensor<64xi32>
+  %i1 = arith.subi %i, %c1 : i32
+  %j1 = arith.subi %j, %c1 : i32
+  %is = tt.splat %i1 : i32 -> tensor<64xi32>
+  %js = tt.splat %j1 : i32 -> tensor<64xi32>
+  %hin = arith.addi %h, %is : tensor<64xi32>
+  %win = arith.addi %w, %js : tensor<64xi32>
+  %m0 = arith.cmpi sge, %hin, %k0 : tensor<64xi32>
+  %m1 = arith.cmpi slt, %hin, %k8 : tensor<64xi32>
+  %m2 = arith.cmpi sge, %win, %k0 : tensor<64xi32>
+  %m3 = arith.cmpi slt, %win, %k8 : tensor<64xi32>
+  %m4 = arith.cmpi slt, %n, %k2 : tensor<64xi32>
+  %a0 = arith.andi %m0, %m1 : tensor<64xi1>
+  %a1 = arith.andi %a0, %m2 : tensor<64xi1>
+  %a2 = arith.andi %a1, %m3 : tensor<64xi1>
+  %mask = arith.andi %a2, %m4 : tensor<64xi1>
+  %row = arith.muli %hin, %k8 : tensor<64xi32>
+  %pix = arith.addi %row, %win : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %pix : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p, %mask : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
