@@ -81,7 +81,7 @@ _MAPPED_MTIA = (*mtia.ENGINE_OPS, mtia.ExtractSliceOp)
 
 def _is_float(t: Attribute) -> bool:
     et = t.element_type if isinstance(t, TensorType) else t
-    return isinstance(et, builtin.AnyFloat)
+    return isa(et, builtin.AnyFloat)  # a union of 18 float types
 
 
 # ----------------------------------------------------------------------------------------------
