@@ -717,3 +717,30 @@ tt.func public @padded_store_one_block(%out: !tt.ptr<f32>, %v: tensor<256xf32>, 
   tt.store %q, %w, %mask64 : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// A mask bound on the digit `nhw % 8` while the block's own digits split at 4 (`nhw % 4`, rows of 100): the
+// condition spans two digits of the block, not a box; the load stays on the scalar core.
+// CHECK-LABEL: tt.func public @digit_bound_not_refined
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: mask bounds digits of a split index that the block's digits do not refine"}
+tt.func public @digit_bound_not_refined(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %nhw = arith.addi %offs, %r : tensor<64xi32>
+  %k8 = arith.constant dense<8> : tensor<64xi32>
+  %k4 = arith.constant dense<4> : tensor<64xi32>
+  %k5 = arith.constant dense<5> : tensor<64xi32>
+  %k100 = arith.constant dense<100> : tensor<64xi32>
+  %w = arith.remsi %nhw, %k8 : tensor<64xi32>
+  %mask = arith.cmpi slt, %w, %k5 : tensor<64xi32>
+  %lo = arith.remsi %nhw, %k4 : tensor<64xi32>
+  %hi = arith.divsi %nhw, %k4 : tensor<64xi32>
+  %rows = arith.muli %hi, %k100 : tensor<64xi32>
+  %o = arith.addi %lo, %rows : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %o : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p, %mask : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
