@@ -286,15 +286,24 @@ def padded_rows(in_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
     tl.store(out_ptr + (x0 + 26 * x1), v + x1.to(tl.float32), xmask)
 
 
-def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact():
-    vec, out = torch.randn(20), torch.full((16, 26), -1.0)
-    kernel = mtia_xdsl.compile(padded_rows, constexprs={"XBLOCK": 32})
-    kernel[(triton.cdiv(160, 32),)](vec, out, 160)
+@pytest.mark.parametrize(("xblock", "programs"), [(32, 5), (256, 2)])
+def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact(xblock, programs):
+    """XBLOCK = 32: blocks start inside rows, the store stays on the scalar core. XBLOCK = 256 >= 160: only
+    the first block has valid elements, and they are whole rows from row 0: the store is a DMA of a
+    [16, 10] box sliced from the block (a second program writes nothing)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    vec, out, oracle = torch.randn(20), torch.full((16, 26), -1.0), torch.full((16, 26), -1.0)
+    kernel = mtia_xdsl.compile(padded_rows, constexprs={"XBLOCK": xblock})
+    kernel[(programs,)](vec, out, 160)
+    InterpretedFunction(padded_rows.fn)[(programs,)](vec, oracle, 160, XBLOCK=xblock)
     expected = torch.full((16, 26), -1.0)
     expected[:, :10] = vec[10:] + torch.arange(16.0)[:, None]
     torch.testing.assert_close(out, expected)  # the padding is not written
+    torch.testing.assert_close(oracle, expected)
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia
+    assert ("mtia.scatter" in mtia) == (xblock == 32) and ("tensor<16x10xf32>" in mtia) == (xblock == 256)
 
 
 @triton.jit

@@ -430,7 +430,8 @@ class BlockAccess:
     the tensor's (the tensor is its reshape)."""
     window: Expr | None = None
     """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
-    block is the box, flattened, from there (`mtia.extract_slice`). None: the box is the block."""
+    block is the box, flattened, from there (`mtia.extract_slice`). For a store (`_wrapped_store`), the box
+    is the block from there. None: the box is the block."""
 
 
 @dataclass
@@ -1155,8 +1156,6 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
-    if form.wrap is not None and isinstance(op, tt.StoreOp):
-        return None, "store through a flat index split across rows, not starting at a row or not whole rows"
     if op.mask is not None:
         mask = analyzer.mask_of(op.mask)
         if mask is None:
@@ -1181,6 +1180,8 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         if refined is None:
             return None, "mask bounds digits of a split index that the block's digits do not refine"
         form, digit_limits = refined
+    if form.wrap is not None and isinstance(op, tt.StoreOp):
+        return _wrapped_store(form, bounds, shape, starts)
     if form.split:
         return _split_access(analyzer, form, bounds, shape, other, starts, digit_limits)
     return (
@@ -1252,6 +1253,34 @@ def _wrapped_access(
             form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (row_bound, n), (c.extents[1], n), other,
             view=shape, window=shift,
         ),
+        "",
+    )  # fmt: skip
+
+
+_WRAPPED_STORE = "store through a flat index split across rows, not starting at a row or not whole rows"
+
+
+def _wrapped_store(
+    form: AffineForm, bounds: tuple[Expr, ...], shape: tuple[int, ...], starts: tuple[Expr, ...] | None
+) -> tuple[BlockAccess | None, str]:
+    """The store of a wrapped form when its block holds all valid elements: under `xindex < N` (N a
+    multiple of the row n, N <= XBLOCK) with the block's start a multiple of XBLOCK >= N (`pid * XBLOCK`),
+    a block with any valid element starts at 0, and its first N elements are the N // n whole rows (dlrm's
+    padded store of a [16, 10] tile into rows of 26 from one block of 256). The box is those rows, bound
+    `(N - start) // n` (none for any other block), filled from the block's first N elements
+    (`BlockAccess.window` 0). Otherwise a store would write the rows' other elements: the scalar core."""
+    assert form.ptr is not None and form.wrap is not None
+    c = form.coeffs[0]
+    assert isinstance(c, Digits)
+    n, start, bound = c.extents[0], form.wrap, bounds[0]
+    flat = _flat_bound(bound, start)
+    if len(c.extents) != 2 or starts is not None or flat is None or flat % n or flat > shape[0]:
+        return None, _WRAPPED_STORE
+    if not expr_nonneg(start) or expr_divisor(start) < flat:
+        return None, _WRAPPED_STORE
+    return (
+        BlockAccess(form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (div(bound, n), n), (flat // n, n),
+                    view=shape, window=0),
         "",
     )  # fmt: skip
 
