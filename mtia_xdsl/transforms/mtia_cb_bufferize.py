@@ -73,7 +73,7 @@ def _copy(value: SSAValue, before: Operation) -> SSAValue:
 
 
 def _is_float(t: Attribute) -> bool:
-    return isinstance(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
+    return isa(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:

@@ -4,7 +4,7 @@ op, value and type of lowered kernels, for the class tuples and unions the passe
 import pytest
 from test_frontend_conformance import CASES
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import AnyFloat, TensorType
 from xdsl.ir import SSAValue
 
 import mtia_xdsl
@@ -19,6 +19,7 @@ _CLASSES = (
     mtia.EngineComputeOp,
     (mtia.SeComputeOp, mtia.VecComputeOp),
     TensorType | tt.PointerType,
+    AnyFloat,
     SSAValue,
 )
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import PythonValues
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, SlotRef, command_kind
@@ -128,9 +128,9 @@ class DmaBlock:
         return all(np.ndim(v) == 0 for v in [self.base, *self.strides, *self.bounds])
 
 
-def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> DmaBlock:
-    """The block of a DMA command's operands."""
-    rank = len(op.strides)
+def dma_block(info: DmaInfo, args: PythonValues) -> DmaBlock:
+    """The block of the operands `args` of the DMA op `info` describes."""
+    rank, shape = info.rank, info.shape
 
     def ints(v: Any) -> Any:
         if np.ndim(v) == 0:
@@ -147,17 +147,18 @@ def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: l
     base = ints(args[0])
     strides = [ints(s) for s in args[1 : 1 + rank]]
     bounds = [bound(b, s) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
-    starts = [bound(b, s) for b, s in zip(args[1 + 2 * rank : 1 + 3 * rank], shape, strict=True)] if op.starts else []
+    starts = (
+        [bound(b, s) for b, s in zip(args[1 + 2 * rank : 1 + 3 * rank], shape, strict=True)] if info.has_starts else []
+    )
     return DmaBlock(base, strides, bounds, starts)
 
 
 def record_dma_commands(
     state: PeState,
-    op: Operation,
+    info: DmaInfo,
     waits: tuple,
     fills: tuple,
     block: DmaBlock,
-    t: Attribute,
     whole_tile: bool = True,
 ) -> None:
     """Record the DMA command of a block transfer (bytes, contiguous runs, addresses) for each program.
@@ -165,7 +166,7 @@ def record_dma_commands(
     Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
     A load with `whole_tile` (an `other` fill) writes every lane of its LS slot, else only the valid ones.
     """
-    elem_bytes, ls_bytes, dtype = tile_facts(t)
+    elem_bytes, ls_bytes, dtype = tile_facts(info.tile)
     n = 1 if block.uniform else state.size
     base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,)).tolist()
     rank = len(block.strides)
@@ -182,8 +183,7 @@ def record_dma_commands(
             cached_block_runs(state.runs_cache, [int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes)
             for k in keys
         ]
-    where = location_str(op.location)
-    load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
+    where, load, kind = info.where, info.load, info.kind
     if len(runs_of) == 1:
         commands = dma_commands(kind, where, waits, fills, load, runs_of[0], base, ls_bytes, whole_tile, dtype)
     else:
@@ -288,8 +288,32 @@ class DmaInfo:
     """A buffer-level load (into a CB) rather than a tensor-level one (a result)."""
     uninitialized: Any
     """What masked-off elements of the block read as when the op has no `other`."""
+    rank: int
+    """Dimensions of the block (strides and bounds per program)."""
+    has_starts: bool
+    has_other: bool
+    other_index: int
+    """Position of the `other` operand among the op's operands (when `has_other`)."""
+    load: bool
+    kind: str
+    """`command_kind` of the op."""
 
     @staticmethod
-    def of(op: Operation, t: Attribute, to_cb: bool) -> DmaInfo:
+    def of(op: mtia.DmaLoadOp | mtia.DmaStoreOp, t: Attribute, to_cb: bool) -> DmaInfo:
         shape = list(t.get_shape()) if isinstance(t, TensorType) else []
-        return DmaInfo(t, shape, element_type_of(t), location_str(op.location), to_cb, uninitialized(t) if to_cb else 0)
+        rank, n_starts = len(op.strides), len(op.starts)
+        load = isinstance(op, mtia.DmaLoadOp)
+        return DmaInfo(
+            t,
+            shape,
+            element_type_of(t),
+            location_str(op.location),
+            to_cb,
+            uninitialized(t) if to_cb else 0,
+            rank,
+            n_starts > 0,
+            load and op.other is not None,
+            1 + 2 * rank + n_starts,
+            load,
+            command_kind(op.name),
+        )
