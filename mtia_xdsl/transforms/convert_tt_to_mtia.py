@@ -240,6 +240,19 @@ def convert_memory_accesses(func: Operation) -> None:
         Rewriter.replace_op(op, new)
 
 
+def _store_box(op: tt.StoreOp, access: BlockAccess, mat: Materializer) -> SSAValue:
+    """The tile a DMA store of `access` writes: the stored value, or for a multi-row box the flat value
+    reshaped to the box, after a wrapped store's slice (the box is the flat block from `window` on)."""
+    value = op.value
+    if access.window is not None:
+        assert isinstance(access.window, int)
+        part = TensorType(op.value.type.element_type, (math.prod(access.shape),))  # type: ignore[attr-defined]
+        value = mat._insert(mtia.ExtractSliceOp(value, [access.window], [], part))
+    if access.view is not None:
+        value = mat._insert(tt.ReshapeOp(value, access.shape))
+    return value
+
+
 def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[SSAValue, SSAValue]) -> Operation:
     """The DMA form of `op`, a strided block access (`access`), its immediates built before `op`; a load of
     rows picked by an index tile (made by the converted load `replaced` maps it to) is an indexed DMA; a
@@ -257,10 +270,7 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
         return _permuted_dma(op, access, mat, base, [strides[d] for d in perm], [bounds[d] for d in perm],
                              [starts[d] for d in perm] if starts else [], perm, replaced)  # fmt: skip
     if isinstance(op, tt.StoreOp):
-        value = op.value
-        if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
-            value = mat._insert(tt.ReshapeOp(op.value, access.shape))
-        return mtia.DmaStoreOp(base, strides, bounds, value, starts)
+        return mtia.DmaStoreOp(base, strides, bounds, _store_box(op, access, mat), starts)
     other = access.other
     if isinstance(other, Attribute):
         other = _constant_scalar(op, other)

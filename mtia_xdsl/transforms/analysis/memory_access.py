@@ -377,9 +377,26 @@ class BoxMask:
 
     bounds: tuple[tuple[Expr, ...], ...]
     lowers: tuple[tuple[Expr, ...], ...] = ()
+    digit_bounds: tuple[tuple[DigitBound, ...], ...] = ()
+    """Per dimension, conditions on one digit of a split index (Inductor's conv template: `0 <= h + i - 1 < 8`
+    with `h = (nhw // 8) % 8`); empty when there are none."""
 
     def lower(self, d: int) -> tuple[Expr, ...]:
         return self.lowers[d] if self.lowers else ()
+
+    def digits_of(self, d: int) -> tuple[DigitBound, ...]:
+        return self.digit_bounds[d] if self.digit_bounds else ()
+
+
+@dataclass(frozen=True)
+class DigitBound:
+    """`q < bound` (or `q >= bound` when `lower`) for the digit `q = (i // place) % extent` of a dimension's
+    index i."""
+
+    place: int
+    extent: int
+    lower: bool
+    bound: Expr
 
 
 @dataclass(frozen=True)
@@ -413,7 +430,8 @@ class BlockAccess:
     the tensor's (the tensor is its reshape)."""
     window: Expr | None = None
     """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
-    block is the box, flattened, from there (`mtia.extract_slice`). None: the box is the block."""
+    block is the box, flattened, from there (`mtia.extract_slice`). For a store (`_wrapped_store`), the box
+    is the block from there. None: the box is the block."""
 
 
 @dataclass
@@ -957,23 +975,26 @@ class _Analyzer:
         return BoxMask(
             tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)),
             tuple(a.lower(d) + b.lower(d) for d in range(rank)) if a.lowers or b.lowers else (),
+            tuple(a.digits_of(d) + b.digits_of(d) for d in range(rank)) if a.digit_bounds or b.digit_bounds else (),
         )
 
     def _expand_mask(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
-        bounds, lowers = list(src.bounds), [src.lower(d) for d in range(len(src.bounds))]
-        bounds.insert(op.axis.value.data, ())
-        lowers.insert(op.axis.value.data, ())
-        return BoxMask(tuple(bounds), tuple(lowers) if src.lowers else ())
+        rank = len(src.bounds)
+        bounds, lowers = list(src.bounds), [src.lower(d) for d in range(rank)]
+        split = [src.digits_of(d) for d in range(rank)]
+        for x in (bounds, lowers, split):
+            x.insert(op.axis.value.data, ())
+        return BoxMask(tuple(bounds), tuple(lowers) if src.lowers else (), tuple(split) if src.digit_bounds else ())
 
     def _broadcast_mask(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
         for k, (s, d, b) in enumerate(zip(_shape(op.src.type), shape, src.bounds, strict=True)):
-            if s == 1 and d != 1 and (b or src.lower(k)):
+            if s == 1 and d != 1 and (b or src.lower(k) or src.digits_of(k)):
                 return None  # a bound on a broadcast dimension is a whole-or-nothing condition
         return src
 
@@ -999,9 +1020,9 @@ class _Analyzer:
         return BoxMask(tuple(bounds))
 
     def _cmp_rule(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
-        return self._cmp_mask(op, len(shape))
+        return self._cmp_mask(op, shape)
 
-    def _cmp_mask(self, op: arith.CmpiOp, rank: int) -> BoxMask | None:
+    def _cmp_mask(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
         pred = op.predicate.value.data
         # arith.cmpi predicates: 2 slt, 3 sle, 4 sgt, 5 sge; unsigned compares would also reject negative
         # offsets. Normalized to `a < b` (an upper bound) or `a >= b` (a lower bound), `a` the index.
@@ -1014,10 +1035,26 @@ class _Analyzer:
             a, b, pred = b, a, {3: 5, 4: 2}[pred]
         if pred not in (2, 5) or not b.uniform:
             return None
+        rank = len(shape)
         dims = [d for d, c in enumerate(a.coeffs) if not (isinstance(c, int) and c == 0)]
-        if len(dims) != 1 or not (isinstance(a.coeffs[dims[0]], int) and a.coeffs[dims[0]] == 1):
+        if not dims and rank:  # a uniform condition (the conv template's `idx_n < BATCH` within one image):
+            # all or nothing, as in `_splat_mask`
+            count = add(b.base, neg(a.base)) if pred == 2 else add(add(a.base, neg(b.base)), 1)
+            return BoxMask((((mul(count, shape[0])),), *((),) * (rank - 1)))
+        if len(dims) != 1:
             return None
         bound = add(b.base, neg(a.base))
+        c = a.coeffs[dims[0]]
+        if isinstance(c, Digits):  # a condition on one digit of a split index
+            moving = [j for j, k in enumerate(c.coeffs) if not (isinstance(k, int) and k == 0)]
+            if a.wrap is not None or len(moving) != 1 or c.coeffs[moving[0]] != 1:
+                return None
+            j = moving[0]
+            split: list[tuple[DigitBound, ...]] = [()] * rank
+            split[dims[0]] = (DigitBound(c.places[j], c.extents[j], pred == 5, bound),)
+            return BoxMask(((),) * rank, (), tuple(split))
+        if not (isinstance(c, int) and c == 1):
+            return None
         bounds: list[tuple[Expr, ...]] = [()] * rank
         bounds[dims[0]] = (bound,)
         if pred == 5:
@@ -1119,8 +1156,6 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
-    if form.wrap is not None and isinstance(op, tt.StoreOp):
-        return None, "store through a flat index split across rows, not starting at a row or not whole rows"
     if op.mask is not None:
         mask = analyzer.mask_of(op.mask)
         if mask is None:
@@ -1139,8 +1174,16 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
             other = splat_scalar(op.other)
         if other is None:
             return None, "`other` is not a splat scalar"
+    digit_limits: dict[int, dict[int, DigitLimits]] = {}
+    if op.mask is not None and (mask := analyzer.mask_of(op.mask)) is not None and mask.digit_bounds:
+        refined = _refine_by_digit_bounds(form, mask, shape)
+        if refined is None:
+            return None, "mask bounds digits of a split index that the block's digits do not refine"
+        form, digit_limits = refined
+    if form.wrap is not None and isinstance(op, tt.StoreOp):
+        return _wrapped_store(form, bounds, shape, starts)
     if form.split:
-        return _split_access(analyzer, form, bounds, shape, other, starts)
+        return _split_access(analyzer, form, bounds, shape, other, starts, digit_limits)
     return (
         BlockAccess(
             form.ptr,
@@ -1214,6 +1257,78 @@ def _wrapped_access(
     )  # fmt: skip
 
 
+_WRAPPED_STORE = "store through a flat index split across rows, not starting at a row or not whole rows"
+
+
+def _wrapped_store(
+    form: AffineForm, bounds: tuple[Expr, ...], shape: tuple[int, ...], starts: tuple[Expr, ...] | None
+) -> tuple[BlockAccess | None, str]:
+    """The store of a wrapped form when its block holds all valid elements: under `xindex < N` (N a
+    multiple of the row n, N <= XBLOCK) with the block's start a multiple of XBLOCK >= N (`pid * XBLOCK`),
+    a block with any valid element starts at 0, and its first N elements are the N // n whole rows (dlrm's
+    padded store of a [16, 10] tile into rows of 26 from one block of 256). The box is those rows, bound
+    `(N - start) // n` (none for any other block), filled from the block's first N elements
+    (`BlockAccess.window` 0). Otherwise a store would write the rows' other elements: the scalar core."""
+    assert form.ptr is not None and form.wrap is not None
+    c = form.coeffs[0]
+    assert isinstance(c, Digits)
+    n, start, bound = c.extents[0], form.wrap, bounds[0]
+    flat = _flat_bound(bound, start)
+    if len(c.extents) != 2 or starts is not None or flat is None or flat % n or flat > shape[0]:
+        return None, _WRAPPED_STORE
+    if not expr_nonneg(start) or expr_divisor(start) < flat:
+        return None, _WRAPPED_STORE
+    return (
+        BlockAccess(form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (div(bound, n), n), (flat // n, n),
+                    view=shape, window=0),
+        "",
+    )  # fmt: skip
+
+
+DigitLimits = tuple[list[Expr], list[Expr]]
+"""Upper bounds and lower bounds (starts) on one digit of a split dimension, from a mask's DigitBounds."""
+
+
+def _refine_by_digit_bounds(
+    form: AffineForm, mask: BoxMask, shape: tuple[int, ...]
+) -> tuple[AffineForm, dict[int, DigitLimits]] | None:
+    """`form` with each dimension the mask bounds digits of split into digits (the finest mixed radix of
+    its own digits and the mask's), and the mask's bounds per dimension and digit place; None when the
+    form has an index tile or a wrapped box, or a mask digit is not exactly one digit of that radix.
+
+    A channels-last conv input `x[n, h + i - 1, w + j - 1, c]` read over `nhw` is one coefficient
+    (stride 8 over all of nhw), but its mask `0 <= h + i - 1 < 8` bounds the digit h: the box is then
+    [n, h, w, c] with a start and a bound on h and w (the zero padding as `other`)."""
+    if form.index is not None or form.wrap is not None or form.limits:
+        return None
+    coeffs = list(form.coeffs)
+    limits: dict[int, dict[int, DigitLimits]] = {}
+    for d in range(len(shape)):
+        conds = mask.digits_of(d)
+        if not conds:
+            continue
+        c = coeffs[d]
+        places = {1, shape[d]} | ({p for p in c.places} if isinstance(c, Digits) else set())
+        places |= {x for b in conds for x in (b.place, b.place * b.extent)}
+        chain = sorted(places)
+        if any(b % a for a, b in itertools.pairwise(chain)):
+            return None
+        for b in conds:
+            k = chain.index(b.place)
+            if k + 1 >= len(chain) or chain[k + 1] != b.place * b.extent:
+                return None  # the condition spans several digits: not a box
+        inner = chain[:-1]
+        extents = tuple(y // x for x, y in itertools.pairwise(chain))
+        new = _refine(c, inner) if isinstance(c, Digits) else tuple(mul(c, x) for x in inner)
+        coeffs[d] = Digits(extents, new)
+        per_place: dict[int, DigitLimits] = {}
+        for b in conds:
+            ups, lows = per_place.setdefault(b.place, ([], []))
+            (lows if b.lower else ups).append(b.bound)
+        limits[d] = per_place
+    return replace(form, coeffs=tuple(coeffs)), limits
+
+
 def _flat_bound(bound: Expr, start: Expr) -> int | None:
     """N when `bound` is `N - start` (the mask `xindex < N` of a block starting at `start`), else None."""
     if isinstance(bound, tuple) and bound[0] == "add" and isinstance(bound[1], int) and bound[2] == neg(start):
@@ -1228,8 +1343,11 @@ def _split_access(
     shape: tuple[int, ...],
     other: Attribute | SSAValue | None,
     starts: tuple[Expr, ...] | None,
+    digit_limits: dict[int, dict[int, DigitLimits]] | None = None,
 ) -> tuple[BlockAccess | None, str]:
     """The multi-row box of a form with Digits: one box dimension per digit, outer first.
+
+    `digit_limits` (from a mask's DigitBounds) bound and start single digits of a split dimension.
 
     A split dimension's bound (a flat `xindex < xnumel`) must be a multiple of the outer digit's place
     (the rows below it are whole): it becomes the outer digit's bound `bound // place`. An index tile
@@ -1246,6 +1364,7 @@ def _split_access(
     box_bounds: list[Expr] = []
     box_shape: list[int] = []
     box_starts: list[Expr] = []
+    starts_seen = starts is not None
     for d, c in enumerate(form.coeffs):
         start = starts[d] if starts is not None else 0
         index_size = _shape(form.index.type)[d] if form.index is not None else 1
@@ -1267,17 +1386,21 @@ def _split_access(
                 return None, "mask bound ends inside a row of a flat index split across rows"
             bound = div(bound, outer)
         for j in reversed(range(len(c.extents))):
+            ups, lows = (digit_limits or {}).get(d, {}).get(c.places[j], ([], []))
             strides.append(c.coeffs[j])
             box_shape.append(c.extents[j])
-            box_bounds.append(bound if j == len(c.extents) - 1 else c.extents[j])
-            box_starts.append(0)
+            whole = bound if j == len(c.extents) - 1 else c.extents[j]
+            box_bounds.append(_min_bound(tuple(ups), c.extents[j]) if ups and whole == c.extents[j] else
+                              ("min", whole, *ups) if ups else whole)  # fmt: skip
+            box_starts.append(_max_start(tuple(lows)))
+            starts_seen = starts_seen or bool(lows)
             index_box.append(c.extents[j] if index_size != 1 else 1)
     if form.index is not None and not _rows_only(form.index, analyzer, inner=box_shape[-1]):
         return None, _ELEMENT_GATHER
     return (
         BlockAccess(
             form.ptr, form.base, tuple(strides), tuple(box_bounds), tuple(box_shape), other, form.index,
-            form.index_scale, starts=tuple(box_starts) if starts is not None else None, view=shape,
+            form.index_scale, starts=tuple(box_starts) if starts_seen else None, view=shape,
             index_box=tuple(index_box) if form.index is not None else None,
         ),
         "",
