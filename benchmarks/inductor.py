@@ -19,6 +19,11 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
              compiler (index forms, DMA) is the same in both runs
   x          stock us / sim us: how much less simulated time per call our choices take
 
+`--baseline-rev [REV]` also runs the chosen models with the package of commit REV (default FILING_REV,
+main when issue 14 was filed: host-timed choices, matmuls and embedding bags as host calls, no index
+forms) in a subprocess alongside, and prints per model its simulated time per call (then us) next to
+this tree's (now us) and the ratio, with the issue's 10x goal line for GOAL_MODELS.
+
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
 cause. The hash column (of the kernels' sources / of the simulated times of every launch) shows whether
@@ -29,6 +34,7 @@ Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), s
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
 
 Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism] [--no-stock]
+         [--baseline-rev [REV]]
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -378,6 +386,9 @@ class Recorder:
     failures: list[tuple[str, str]] = field(default_factory=list)
     reasons: dict[str, list[str]] = field(default_factory=dict)
     launches: list[tuple[Any, Any]] | None = None  # (module, report) while the timed call runs
+    extern_fallbacks: dict[str, int] = field(default_factory=dict)
+    """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
+    the number of template choices tried (see `extern_as_fallback`)."""
 
 
 REC = Recorder()
@@ -412,15 +423,43 @@ def _install_recording() -> None:
             REC.launches.append((module, result.report))
         return result
 
+    try:
+        from mtia_xdsl.runtime import inductor as hooks
+    except ImportError:  # a tree without the hooks (--baseline-rev)
+        hooks = None
+    if hooks is not None and hasattr(hooks, "extern_as_fallback"):
+        fallback = hooks.extern_as_fallback
+
+        def recording_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:
+            out = fallback(timings, is_extern)
+            templates = [c for c in timings if not is_extern(c)]
+            if templates and not any(out[c] < float("inf") for c in templates):
+                for c in timings:
+                    if is_extern(c):
+                        REC.extern_fallbacks[c.name] = len(templates)
+            return out
+
+        hooks.extern_as_fallback = recording_fallback
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _host_call_cause(op: str) -> str:
+    """Why Inductor left `op` (a name in its output code) to a host library."""
+    if op.startswith("extern_kernels."):
+        tried = REC.extern_fallbacks.get(op.split(".", 1)[1])
+        if tried is not None:
+            return f"autotuning fallback, none of {tried} template choices compiled and ran"
+        return "extern kernel with no template choice"
+    return "Inductor fallback kernel (no lowering to Triton)"
 
 
 def _cause(exc: BaseException) -> str:
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if "error:" in first:
         first = first.split("error:", 1)[1].strip()
+    first = re.sub(r" at /\S+", "", first)  # the kernel's file: a fresh temporary path every run
     return f"{type(exc).__name__}: {first[:90]}"
 
 
@@ -506,6 +545,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
     REC.failures.clear()
     REC.compiled.clear()
     REC.reasons.clear()
+    REC.extern_fallbacks.clear()
     try:
         expected = _outputs(case, eager_model, eager_model(*inputs))
         compiled = torch.compile(compiled_model)
@@ -566,7 +606,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
         if scalar > len(reasons):
             res.causes["access not DMA: other"] += scalar - len(reasons)
     for op, n in res.host_ops.items():
-        res.causes[f"host call (not on MTIA): {op}"] += n
+        res.causes[f"host call (not on MTIA): {op}: {_host_call_cause(op)}"] += n
     if not res.correct:
         res.causes["wrong result"] += 1
     res.times_hash = times.hexdigest()[:8]
@@ -668,6 +708,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     _install_recording()
+    baseline = Baseline(args.baseline_rev, [c.name for c in chosen]) if args.baseline_rev else None
     results = []
     for case in chosen:
         r = run_case(case)
@@ -687,8 +728,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = sorted(([r.name, *k] for r in results for k in r.kernel_times), key=lambda x: -float(x[2]))
         headers = ["model", "kernel", "sim us", "launch us", "programs/PEs", "busiest engine", "roofline", "hot line"]
         print(_table(headers, rows, args.markdown) if rows else "(none)")
-    if args.baseline_rev:
-        then = run_baseline(args.baseline_rev, [c.name for c in chosen])
+    if baseline is not None:
+        then = baseline.result()
         print()
         print(baseline_report(args.baseline_rev, then, results, args.markdown))
     if args.json:
@@ -712,34 +753,48 @@ def result_json(r: Result) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run_baseline(rev: str, models: list[str]) -> dict[str, dict[str, Any]]:
-    """Run `models` with the mtia_xdsl package of commit `rev`: this script, in a subprocess whose PYTHONPATH
-    is a copy of that commit's tree (`git archive`, in a temporary directory removed afterwards), with
-    Inductor's choices as that tree makes them (`--no-stock`). Returns the figures by model name.
+class Baseline:
+    """The chosen models run with the mtia_xdsl package of commit `rev`: this script, in a subprocess whose
+    PYTHONPATH is a copy of that commit's tree (`git archive`, in a temporary directory removed by
+    `result`), with Inductor's choices as that tree makes them (`--no-stock`). The subprocess starts at once
+    and runs alongside this process's own models; `result` waits for it.
 
     Raises: RuntimeError naming the command if `git archive` or the subprocess fails.
     """
-    repo = Path(__file__).resolve().parent.parent
-    with tempfile.TemporaryDirectory(prefix="mtia-inductor-baseline-") as tmp:
-        tree, out = Path(tmp) / "tree", Path(tmp) / "figures.json"
+
+    def __init__(self, rev: str, models: list[str]) -> None:
+        repo = Path(__file__).resolve().parent.parent
+        self.tmp = Path(tempfile.mkdtemp(prefix="mtia-inductor-baseline-"))
+        tree, self.out = self.tmp / "tree", self.tmp / "figures.json"
         tree.mkdir()
         archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", rev], capture_output=True)
         if archive.returncode:
+            shutil.rmtree(self.tmp)
             raise RuntimeError(f"git archive {rev} failed: {archive.stderr.decode().strip()}")
-        tar_path = Path(tmp) / "tree.tar"
+        tar_path = self.tmp / "tree.tar"
         tar_path.write_bytes(archive.stdout)
         with tarfile.open(tar_path) as tar:
             tar.extractall(tree, filter="data")
         env = dict(os.environ, PYTHONPATH=str(tree))
         for var in ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
-            env[var] = str(Path(tmp) / var.lower())
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--models", ",".join(models), "--no-stock",
-               "--json", str(out)]  # fmt: skip
-        print(f"  baseline: {rev} in {tree}", file=sys.stderr, flush=True)
-        done = subprocess.run(cmd, env=env, stdout=sys.stderr)  # its own tables go to our stderr
-        if done.returncode:
-            raise RuntimeError(f"the baseline run failed (exit {done.returncode}): PYTHONPATH={tree} {' '.join(cmd)}")
-        return {r["name"]: r for r in json.loads(out.read_text())}
+            env[var] = str(self.tmp / var.lower())
+        self.cmd = [sys.executable, str(Path(__file__).resolve()), "--models", ",".join(models), "--no-stock",
+                    "--json", str(self.out)]  # fmt: skip
+        self.tree = tree
+        print(f"  baseline: {rev} in {tree}, alongside", file=sys.stderr, flush=True)
+        self.proc = subprocess.Popen(self.cmd, env=env, stdout=sys.stderr)  # its own tables go to our stderr
+
+    def result(self) -> dict[str, dict[str, Any]]:
+        """Wait for the subprocess; its figures by model name."""
+        try:
+            code = self.proc.wait()
+            if code:
+                raise RuntimeError(
+                    f"the baseline run failed (exit {code}): PYTHONPATH={self.tree} {' '.join(self.cmd)}"
+                )
+            return {r["name"]: r for r in json.loads(self.out.read_text())}
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result], markdown: bool) -> str:

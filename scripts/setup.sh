@@ -8,7 +8,12 @@ PY=${PYTHON:-python3}
 if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null; then
   "$PY" -m pip install -q torch==2.13.0
 fi
-"$PY" -m pip install -q -e '.[test]'
+"$PY" -m pip install -q -e '.[test,fast]'
+# The timing model compiled with mypyc (mtia_xdsl/machine/compiled.py): built when missing or stale (a few CPU
+# minutes); without it the pure-Python model runs, with the same cycles, slower.
+if ! "$PY" -c "import sys; from mtia_xdsl.machine import compiled; sys.exit(compiled.status() != 'compiled')" 2>/dev/null; then
+  "$PY" -m mtia_xdsl.tools.build_timing || echo "setup.sh: the compiled timing model could not be built; the pure-Python one runs" >&2
+fi
 # RISC-V vector builds (mtia_xdsl/backend/riscv.py): clang 14 with the riscv64 cross libraries, and qemu-user.
 # Installed with apt-get only when one is missing (Debian/Ubuntu; elsewhere install them by hand).
 if ! command -v clang++-14 >/dev/null || ! command -v riscv64-linux-gnu-g++ >/dev/null \

@@ -1265,8 +1265,12 @@ class _Kernel:
                 return f"mtia_{rule.stem}({old}, {val})"
             return f"({old} {'>' if code == 6 else '<'} {val} ? {old} : {val})"
         if code in (8, 9):
+            cmp = ">" if code == 8 else "<"
+            if _is_float(et):  # semantics.atomic: the bit patterns as unsigned integers
+                u = "uint64_t" if _ctype(et, op) == "double" else "uint32_t"  # f16/bf16 compute as float
+                return f"(mtia_bitcast<{u}>({old}) {cmp} mtia_bitcast<{u}>({val}) ? {old} : {val})"
             u = _unsigned(et)
-            return f"(({u}){old} {'>' if code == 8 else '<'} ({u}){val} ? {old} : {val})"
+            return f"(({u}){old} {cmp} ({u}){val} ? {old} : {val})"
         if code == 10:
             return val
         raise _error(op, f"atomic_rmw kind {code}")

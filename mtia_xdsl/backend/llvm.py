@@ -134,15 +134,26 @@ _ENGINE_OP_TYPES = frozenset(mtia.ENGINE_OPS)
 """Ops the machine model does not count as scalar-core instructions (machine/interpret/pe_state.py)."""
 
 
-def _minmax(signed: str, unsigned: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
-    """Integer max/min by `signed` or `unsigned` intrinsic; a float by semantics.atomic.FLOAT_RMW_MAX_MIN[floating]."""
+def _minmax(signed: str, floating: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    """Integer max/min by the `signed` intrinsic; a float by semantics.atomic.FLOAT_RMW_MAX_MIN[floating]."""
 
     def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
-        if is_float(old.type):
-            name = FLOAT_RMW_MAX_MIN[floating].llvm_intrinsic
-        else:
-            name = signed if signed else unsigned
+        name = FLOAT_RMW_MAX_MIN[floating].llvm_intrinsic if is_float(old.type) else signed
         return b.intrinsic(name, [old, val], old.type)
+
+    return update
+
+
+def _uminmax(unsigned: str) -> Callable[[Builder, SSAValue, SSAValue], SSAValue]:
+    """Unsigned max/min by the `unsigned` intrinsic; a float's bit patterns compared so (semantics.atomic:
+    umax/umin view the bits as unsigned integers; a bf16 register is f32, whose bits order as bf16's)."""
+
+    def update(b: Builder, old: SSAValue, val: SSAValue) -> SSAValue:
+        if not is_float(old.type):
+            return b.intrinsic(unsigned, [old, val], old.type)
+        bits = IntegerType(cast(Any, old.type).bitwidth)
+        as_int = [b.add(llvm.BitcastOp(v, bits)) for v in (old, val)]
+        return b.add(llvm.BitcastOp(b.intrinsic(unsigned, as_int, bits), old.type))
 
     return update
 
@@ -163,10 +174,10 @@ _RMW_UPDATES: dict[int, Callable[[Builder, SSAValue, SSAValue], SSAValue]] = {
     3: lambda b, old, val: b.add(llvm.XOrOp(old, val)),
     4: _add,
     5: _add,
-    6: _minmax("llvm.smax", "", "max"),
-    7: _minmax("llvm.smin", "", "min"),
-    8: _minmax("", "llvm.umax", "max"),
-    9: _minmax("", "llvm.umin", "min"),
+    6: _minmax("llvm.smax", "max"),
+    7: _minmax("llvm.smin", "min"),
+    8: _uminmax("llvm.umax"),
+    9: _uminmax("llvm.umin"),
     10: lambda b, old, val: val,
 }
 """tt.atomic_rmw codes (semantics/atomic.py RMW_KINDS) -> the update (old, val) -> new on registers (bf16 as

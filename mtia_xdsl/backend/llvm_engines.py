@@ -23,9 +23,11 @@ counting as the kind's identity (semantics/reduce.py). A float sum adds in the m
 (8 accumulators per block of 128 lanes, f16 and bf16 in f32, rounded once) along the last axis, lane by lane
 along another; the other kinds do not depend on the order.
 
-tt.reduce and tt.scan inside a body: at each element, the lanes of their operands along the axis are copied
-into stack arrays by a loop, then combined in the model's order (machine/interpret/tt.py: a pairwise tree for
-a reduce, Hillis-Steele steps for a scan), the combine region lowered op by op like any body op.
+tt.reduce and tt.scan inside a body: the lanes of their operands along the axis are copied into stack arrays
+by a loop, then combined in the model's order (machine/interpret/tt.py: a pairwise tree for a reduce,
+Hillis-Steele steps for a scan), the combine region lowered op by op like any body op. A reduce does this at
+each element it is read at; a scan of the output's shape once per command, each row before the loop nest
+(`scan_once`), its results held in a stack tile the loop nest reads.
 
 tt.gather reads the source at the gathered index (an index outside the source stops the program with an error
 at the kernel line, as the model raises); tt.histogram counts the matching source lanes per bin in a loop.
@@ -441,14 +443,34 @@ def _is_bf16_add(op: Operation) -> bool:
     return fast_combiner(region, wide_bf16_add=True) is not None and fast_combiner(region) is None
 
 
-def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
-    """tt.scan at index `idx`: the model's Hillis-Steele scan (machine/interpret/tt.py `_hillis_steele_scan`),
-    step s = 1, 2, 4, ... combining lane i - s into lane i; a reverse scan runs on the reversed lanes. A bf16
-    sum accumulates in f32 and is rounded once, as the model (and compiled Triton) does."""
+@dataclass(frozen=True)
+class _ScanLanes:
+    """The lanes of one tt.scan row after its Hillis-Steele steps (`_scan_lanes`)."""
+
+    bufs: list[SSAValue]
+    """One stack array per operand: the scanned lanes, in reverse lane order for a reverse scan."""
+    regs: list[Attribute]
+    n: int
+    reverse: bool
+    wide: bool
+    """A bf16 sum accumulated in f32: each lane is rounded to bf16 when read (`result`)."""
+
+    def result(self, b: Builder, lane: SSAValue) -> list[SSAValue]:
+        """The scan's results at `lane` (i64) of the row."""
+        pos = b.add(llvm.SubOp(b.const(self.n - 1, I64), lane)) if self.reverse else lane
+        out = [b.add(llvm.LoadOp(_slot(b, buf, pos, r), r)) for buf, r in zip(self.bufs, self.regs, strict=True)]
+        return [b.round_bf16(out[0])] if self.wide else out
+
+
+def _scan_lanes(e: _Element, op: Operation, row: Index) -> _ScanLanes:
+    """The model's Hillis-Steele scan (machine/interpret/tt.py `_hillis_steele_scan`) of tt.scan `op` along its
+    axis at the other indices `row`: step s = 1, 2, 4, ... combining lane i - s into lane i; a reverse scan runs
+    on the reversed lanes. A bf16 sum accumulates in f32 and is rounded once, as the model (and compiled
+    Triton) does."""
     b = e.em.b
     axis = cast(IntegerAttr, op.properties["axis"]).value.data
     reverse = cast(IntegerAttr, op.properties.get("reverse", IntegerAttr(0, 1))).value.data != 0
-    bufs, n = _lanes_into(e, op, idx[:axis] + idx[axis + 1 :], axis, reverse)
+    bufs, n = _lanes_into(e, op, row, axis, reverse)
     regs = [register_type(o.type) for o in op.operands]
     wide = _is_bf16_add(op)
     step = 1
@@ -465,9 +487,45 @@ def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
 
         e.loop(b.const(n - step, I64), "scan.step", lane)
         step *= 2
-    pos = b.add(llvm.SubOp(b.const(n - 1, I64), idx[axis])) if reverse else idx[axis]
-    out = [b.add(llvm.LoadOp(_slot(b, buf, pos, r), r)) for buf, r in zip(bufs, regs, strict=True)]
-    return [b.round_bf16(out[0])] if wide else out
+    return _ScanLanes(bufs, regs, n, reverse, wide)
+
+
+def _scan(e: _Element, op: Operation, idx: Index) -> list[SSAValue]:
+    """tt.scan at index `idx`, its row scanned where it is read (`_scan_lanes`): a scan on the scalar core, or
+    one of another shape than its command's output (an engine body's others are `scan_once` before the loops)."""
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    return _scan_lanes(e, op, idx[:axis] + idx[axis + 1 :]).result(e.em.b, idx[axis])
+
+
+def scan_once(e: _Element, op: Operation, bounds: Sequence[SSAValue], tiles: dict[SSAValue, SSAValue]) -> None:
+    """Compute tt.scan `op` of an engine body once for the command, before the loop nest over the output tile:
+    each row (its other indices within `bounds`, the loop nest's trip counts) scanned once (`_scan_lanes`, so
+    the same order and bits as `_scan`) into a stack tile per result, recorded in `tiles` for the loop nest to
+    read; O(n log n) per row instead of per output element.
+
+    Shapes: `op`'s results have the command's output shape (`bounds` has one count per dimension)."""
+    b = e.em.b
+    axis = cast(IntegerAttr, op.properties["axis"]).value.data
+    shape = _shape(op.results[0].type)
+    arrays = [e.em.alloca((mtia.tile_bytes(r.type) + 7) // 8, I64, "scan") for r in op.results]
+
+    def nest(d: int, row: Index) -> None:
+        if d == axis:
+            d += 1
+        if d < len(shape):
+            e.loop(bounds[d], f"scan.d{d}", lambda i: nest(d + 1, (*row, i)))
+            return
+        lanes = _scan_lanes(e, op, row)
+
+        def store(j: SSAValue) -> None:
+            lin = e.linear((*row[:axis], j, *row[axis:]), shape)
+            for arr, r, v in zip(arrays, op.results, lanes.result(b, j), strict=True):
+                _store(b, arr, lin, element_type(r.type), v)
+
+        e.loop(b.const(lanes.n, I64), "scan.out", store)
+
+    nest(0, ())
+    tiles.update(zip(op.results, arrays, strict=True))
 
 
 _REGION_RULES: dict[str, Callable[[_Element, Operation, Index], list[SSAValue]]] = {
@@ -649,9 +707,13 @@ def emit_engine_command(em: KernelEmitter, op: mtia.EngineComputeOp) -> None:
             for r in inner.results:
                 em.values[r] = e.at(r, ())
     valid = [em.value(v) for v in op.valid]
+    bounds = _clamped(em, valid, shape)
+    for inner in block.ops:  # each scan of the output's shape once, before the loops
+        if inner.name == "tt.scan" and _shape(inner.results[0].type) == shape:
+            scan_once(e, inner, bounds, tiles)
     yields = list(block.last_op.operands)  # type: ignore[union-attr]
     out_tiles = [mtia.tile_type(o.type) for o in op.outs]
-    _loop_nest(em, e, _clamped(em, valid, shape), shape, yields, out_tiles, outs)
+    _loop_nest(em, e, bounds, shape, yields, out_tiles, outs)
     # the record's output shape only scales the work of an effective shape (none past MTIA_MAX_RANK)
     _compute_end(em, ComputeInfo.of(op), shape if len(shape) <= MAX_RANK else [], valid)
 

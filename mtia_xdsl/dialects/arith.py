@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     TensorType,
+    i1,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -72,7 +74,7 @@ def with_element_type(ty: Attribute, elem: Attribute) -> Attribute:
 
 def i1_like(ty: Attribute) -> Attribute:
     """Return i1 with the shape of `ty`."""
-    return with_element_type(ty, IntegerType(1))
+    return with_element_type(ty, i1)
 
 
 def _check_kind(ty: Attribute, kinds: tuple[type, ...], what: str, op: str) -> None:
@@ -123,7 +125,7 @@ class _CmpBase(IRDLOperation):
         )
 
     def _props(self, predicate: int) -> dict[str, Attribute]:
-        return {"predicate": IntegerAttr(predicate, 64)}
+        return {"predicate": IntegerAttr(predicate, i64)}
 
     @property
     def predicate_name(self) -> str:

@@ -43,10 +43,19 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     UnknownLoc,
+    bf16,
     f8E4M3FN,
     f8E4M3FNUZ,
     f8E5M2,
     f8E5M2FNUZ,
+    f16,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -102,6 +111,10 @@ def interned(cls: Callable[..., Attribute], *params: Any) -> Any:
     key = (cls, *params)
     attr = _INTERNED.get(key)
     return attr if attr is not None else _intern(key, cls(*params))
+
+
+_TRUE, _FALSE = BoolAttr.from_bool(True), BoolAttr.from_bool(False)
+"""The `noinline` attribute values (immutable, shared by every function)."""
 
 
 def _elem(ty: Attribute) -> Attribute:
@@ -402,7 +415,7 @@ class XdslBuilder:
         if module.has_function(name):
             return module.get_function(name)
         func = tt.FuncOp(name, fn_ty.attr, Region(), visibility)  # type: ignore[arg-type]
-        func.attributes["noinline"] = BoolAttr.from_bool(bool(noinline))
+        func.attributes["noinline"] = _TRUE if noinline else _FALSE
         func.location = self.loc.attr
         return FunctionHandle(self, func)
 
@@ -558,55 +571,55 @@ class XdslBuilder:
 
     def get_int1(self, v: Any) -> Value:
         """Return `arith.constant v : i1`."""
-        return self._constant(bool(v), IntegerType(1))
+        return self._constant(bool(v), i1)
 
     def get_int8(self, v: int) -> Value:
         """Return an i8 constant."""
-        return self._constant(v, IntegerType(8))
+        return self._constant(v, i8)
 
     def get_uint8(self, v: int) -> Value:
         """Return an i8 constant (unsigned value)."""
-        return self._constant(v, IntegerType(8))
+        return self._constant(v, i8)
 
     def get_int16(self, v: int) -> Value:
         """Return an i16 constant."""
-        return self._constant(v, IntegerType(16))
+        return self._constant(v, i16)
 
     def get_uint16(self, v: int) -> Value:
         """Return an i16 constant (unsigned value)."""
-        return self._constant(v, IntegerType(16))
+        return self._constant(v, i16)
 
     def get_int32(self, v: int) -> Value:
         """Return an i32 constant."""
-        return self._constant(v, IntegerType(32))
+        return self._constant(v, i32)
 
     def get_uint32(self, v: int) -> Value:
         """Return an i32 constant (unsigned value)."""
-        return self._constant(v, IntegerType(32))
+        return self._constant(v, i32)
 
     def get_int64(self, v: int) -> Value:
         """Return an i64 constant."""
-        return self._constant(v, IntegerType(64))
+        return self._constant(v, i64)
 
     def get_uint64(self, v: int) -> Value:
         """Return an i64 constant (unsigned value)."""
-        return self._constant(v, IntegerType(64))
+        return self._constant(v, i64)
 
     def get_fp16(self, v: float) -> Value:
         """Return an f16 constant."""
-        return self._constant(v, Float16Type())
+        return self._constant(v, f16)
 
     def get_bf16(self, v: float) -> Value:
         """Return a bf16 constant."""
-        return self._constant(v, BFloat16Type())
+        return self._constant(v, bf16)
 
     def get_fp32(self, v: float) -> Value:
         """Return an f32 constant."""
-        return self._constant(v, Float32Type())
+        return self._constant(v, f32)
 
     def get_fp64(self, v: float) -> Value:
         """Return an f64 constant."""
-        return self._constant(v, Float64Type())
+        return self._constant(v, f64)
 
     def get_null_value(self, ty: Type) -> Value:
         """Return the zero of `ty`."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from mtia_xdsl.machine.compiled import install as _install_compiled
 from mtia_xdsl.machine.config import DEFAULT_CHIP, PE_MAPPINGS, MachineConfig, derive_config
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ __all__ = [
     "run_kernel",
     "run_tt",
 ]
+
+_install_compiled()  # the timing model's compiled build, when one is current (machine/compiled.py)
 
 _LAZY = {
     "Report": "mtia_xdsl.machine.report",

@@ -221,3 +221,36 @@ class ProgramTrace:
         for cb, depth in self.cb_depth.items():
             total += depth * self.cb_tile_bytes.get(cb, 0)
         return total
+
+
+class TraceSource(Sequence[ProgramTrace]):
+    """The traces of a launch's programs, by program index, for `timing.simulate`; a subclass may produce each
+    when first asked for (`get`) and forget it once released (`release`), so a totals-only run holds only
+    the traces of programs in flight. It lives here, not in machine/timing.py, because Python code cannot
+    subclass a class of a module that machine/compiled.py compiles.
+
+    `program_ids` gives each program's id without its trace (placement needs them all up front).
+    """
+
+    def __init__(self, traces: list[ProgramTrace | None], program_ids: Sequence[tuple[int, int, int]] | None = None):
+        self.traces = traces
+        self.program_ids = (
+            list(program_ids) if program_ids is not None else [t.program_id for t in traces if t is not None]
+        )
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    def __getitem__(self, i: int) -> ProgramTrace:  # type: ignore[override]
+        trace = self.traces[i]
+        if trace is None:
+            trace = self.get(i)
+        return trace
+
+    def get(self, i: int) -> ProgramTrace:
+        """Produce trace i (called when it is not there yet); the base class has every trace up front."""
+        raise IndexError(f"the trace of program {i} was released")
+
+    def release(self, i: int) -> None:
+        """Forget trace i: its program is done and a totals-only run needs it no more."""
+        self.traces[i] = None

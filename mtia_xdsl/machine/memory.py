@@ -111,7 +111,8 @@ class LlcCoverage:
         every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
         if len(ranges) == 1:
-            return self._read_and_add_one(*ranges[0], capacity)
+            lo, n = ranges[0]
+            return self._read_and_add_one(lo, n, capacity)
         key = _runs_key(ranges)
         known = self.resident_runs.get(key)
         if known is not None:
@@ -223,7 +224,7 @@ def _runs_key(ranges: tuple[tuple[int, int], ...] | Runs) -> object:
     return (ranges.block, ranges.shift) if type(ranges) is Runs else ranges
 
 
-def _ascending_disjoint(ranges: tuple[tuple[int, int], ...]) -> bool:
+def _ascending_disjoint(ranges: tuple[tuple[int, int], ...] | Runs) -> bool:
     """Whether each (address, nbytes) run starts at or after the end of the one before."""
     end = None
     for a, n in ranges:
@@ -459,7 +460,7 @@ class MemorySystem:
         hit_fraction = min(1.0, cached / touched)
         return nbytes * (1.0 - hit_fraction), nbytes * hit_fraction
 
-    def _llc_allocate(self, ranges: tuple[tuple[int, int], ...], resident: Sequence[bool]) -> None:
+    def _llc_allocate(self, ranges: tuple[tuple[int, int], ...] | Runs, resident: Sequence[bool]) -> None:
         """Add `ranges` to the LLC in order until it is full; `resident[k]`: range k is already in it."""
         cov, capacity = self.coverage, self.config.llc_bytes
         for k, (a, n) in enumerate(ranges):
@@ -518,7 +519,7 @@ def _span(c: Command) -> tuple[int, int] | None:
     return c.global_extent
 
 
-def _ranges_overlap(a: tuple[tuple[int, int], ...], b: tuple[tuple[int, int], ...]) -> bool:
+def _ranges_overlap(a: tuple[tuple[int, int], ...] | Runs, b: tuple[tuple[int, int], ...] | Runs) -> bool:
     """Whether two lists of (address, nbytes) runs share a byte; unknown (empty) lists overlap."""
     if not a or not b:
         return True

@@ -13,6 +13,7 @@ import bisect
 import math
 from array import array
 from collections.abc import Callable
+from dataclasses import fields
 from operator import attrgetter, itemgetter
 
 from mtia_xdsl.dialects import mtia
@@ -101,7 +102,7 @@ class ProgramShape:
                 if e == DPE:
                     self.dpe_fill[i] = config.dpe_fill_cycles
                 self.ls_bytes += c.ls_bytes
-        self.work = [(name, value) for name, value in vars(work).items() if value]
+        self.work = [(f.name, getattr(work, f.name)) for f in fields(work) if getattr(work, f.name)]
         compute = [i for i, e in enumerate(engine) if e not in MEMORY_QUEUES]
         self.pick_compute: Callable[[list[Command]], tuple[Command, ...]] = (
             itemgetter(*compute) if len(compute) > 1 else lambda cmds: tuple(cmds[i] for i in compute)
@@ -171,7 +172,7 @@ class ProgramRun:
     """Scheduling state of one program on its PE (the timing model's event loop reads and updates it)."""
 
     __slots__ = (
-        "blocking", "cmds", "commit_state", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
+        "blocking", "cmds", "commit_state", "cycles", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
         "end_max", "end_t", "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n",
         "occupancy", "prog", "queues", "re_barriers", "release_extra", "scalar_cost", "scalar_end", "start_cycle",
         "start_t", "started",
@@ -215,14 +216,15 @@ class ProgramRun:
             self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
         )  # fmt: skip
         """What `timing._Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
+        self.cycles: tuple[array[float], array[float], array[float]] | None = None
+        """(issue, start, end) cycle of each command, packed, once the program is done (`retire`)."""
 
     def retire(self) -> None:
-        """The program is done: keep its issue/start/end cycles as packed float arrays (8 bytes a command
-        instead of a float object each) and drop the state only scheduling needed."""
-        self.issue_t = array("d", self.issue_t)  # type: ignore[assignment]
-        self.start_t = array("d", self.start_t)  # type: ignore[assignment]
-        self.end_t = array("d", self.end_t)  # type: ignore[assignment]
-        self.dep_ready = self.deps_left = self.commit_state = None  # type: ignore[assignment]
+        """The program is done: keep its issue/start/end cycles as packed float arrays in `cycles` (8 bytes a
+        command instead of a float object each) and empty the lists only scheduling needed."""
+        self.cycles = (array("d", self.issue_t), array("d", self.start_t), array("d", self.end_t))
+        for values in (self.issue_t, self.start_t, self.end_t, self.dep_ready, self.deps_left):
+            values.clear()  # in place: `commit_state` holds the same lists
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:

@@ -276,7 +276,7 @@ class BusyUnion:
 
 
 def busy_cycles(
-    runs: list[tuple[int, list[int], list[float], list[float]]], engines: tuple[Engine, ...]
+    runs: list[tuple[int, list[int], Sequence[float], Sequence[float]]], engines: tuple[Engine, ...]
 ) -> dict[tuple[int, Engine], float]:
     """Union of command intervals per (PE, engine).
 
@@ -286,12 +286,15 @@ def busy_cycles(
     """
     if not runs:
         return {}
-    pes, engine, starts, ends = [], [], [], []
-    for pe, eng, start, end in runs:
+    pes: list[np.ndarray] = []
+    engine: list[int] = []
+    starts: list[float] = []
+    ends: list[float] = []
+    for pe, eng, run_start, run_end in runs:
         pes.append(np.full(len(eng), pe * len(engines), dtype=np.int64))
         engine.extend(eng)
-        starts.extend(start)
-        ends.extend(end)
+        starts.extend(run_start)
+        ends.extend(run_end)
     canonical = np.asarray([engines.index(e) for e in engines], dtype=np.int64)
     key = np.concatenate(pes) + canonical[np.asarray(engine, dtype=np.int64)]
     order = np.lexsort((np.asarray(starts), key))  # by (PE, engine), each group by start cycle

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
+from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, TraceSource
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import (
     BACKGROUND,
@@ -141,38 +141,6 @@ def simulate(
         if collecting:
             gc.enable()
     return sim.timeline(mapping, grid)
-
-
-class TraceSource(Sequence[ProgramTrace]):
-    """The traces of a launch's programs, by program index, for `simulate`; a subclass may produce each
-    when first asked for (`get`) and forget it once released (`release`), so a totals-only run holds only
-    the traces of programs in flight.
-
-    `program_ids` gives each program's id without its trace (placement needs them all up front).
-    """
-
-    def __init__(self, traces: list[ProgramTrace | None], program_ids: Sequence[tuple[int, int, int]] | None = None):
-        self.traces = traces
-        self.program_ids = (
-            list(program_ids) if program_ids is not None else [t.program_id for t in traces if t is not None]
-        )
-
-    def __len__(self) -> int:
-        return len(self.traces)
-
-    def __getitem__(self, i: int) -> ProgramTrace:  # type: ignore[override]
-        trace = self.traces[i]
-        if trace is None:
-            trace = self.get(i)
-        return trace
-
-    def get(self, i: int) -> ProgramTrace:
-        """Produce trace i (called when it is not there yet); the base class has every trace up front."""
-        raise IndexError(f"the trace of program {i} was released")
-
-    def release(self, i: int) -> None:
-        """Forget trace i: its program is done and a totals-only run needs it no more."""
-        self.traces[i] = None
 
 
 def place_programs(
@@ -354,7 +322,7 @@ class _Simulator:
             elif kind == _E_END:
                 self._finish(a, *b)  # type: ignore[arg-type, misc]
             elif kind == _E_ADVANCE:
-                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type]
+                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type, attr-defined]
             elif kind == _E_BARRIER:
                 self._on_barrier(a)  # type: ignore[arg-type]
             else:
@@ -774,7 +742,7 @@ class _Simulator:
                 self.write_behind_end = self.now
                 continue
             pe, entry = token  # type: ignore[misc]
-            self._next_part(pe, entry)
+            self._next_part(pe, entry)  # type: ignore[has-type]
 
     # ---- command end ----
 
@@ -864,9 +832,13 @@ class _Simulator:
             )
         return Timeline(
             **shared,
-            command_cycles=[(r.issue_t, r.start_t, r.end_t) if r else ([], [], []) for r in self.runs],
+            command_cycles=[r.cycles if r and r.cycles else ([], [], []) for r in self.runs],
             engine_busy_cycles=busy_cycles(
-                [(self.pe_of_program[r.index], r.engine, r.start_t, r.end_t) for r in self.runs if r],
+                [
+                    (self.pe_of_program[r.index], r.engine, r.cycles[1], r.cycles[2])
+                    for r in self.runs
+                    if r and r.cycles
+                ],
                 _QUEUE_ENGINES,
             ),
             programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released

@@ -2,7 +2,8 @@
 
 `rmw_update(code)` returns (old, val) -> new on numpy arrays of the memory's compute dtype; `cas_update`
 the compare-and-swap. The machine applies them lane by lane in memory (`interpret/tt.atomic_update`); both
-emitters write the float max/min rule from `FLOAT_RMW_MAX_MIN`.
+emitters write the float max/min rule from `FLOAT_RMW_MAX_MIN`. umax/umin compare the bit patterns as
+unsigned integers, of floats too (the order of a float's bits, not of its value).
 """
 
 from __future__ import annotations

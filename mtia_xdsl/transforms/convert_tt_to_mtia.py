@@ -60,6 +60,7 @@ from mtia_xdsl.transforms.dce import region_dce
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.utils.dtypes import element_dtype_name
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 _LAYOUT_OPS = (
@@ -74,11 +75,13 @@ _LAYOUT_OPS = (
 )
 _REGION_OPS = (scf.ForOp, scf.IfOp, scf.WhileOp)
 _STRUCTURAL = (*_REGION_OPS, scf.YieldOp, scf.ConditionOp)
+_MAPPED_MTIA = (*mtia.ENGINE_OPS, mtia.ExtractSliceOp)
+"""mtia ops the engine walk maps (other mtia ops, made by earlier steps, are left alone)."""
 
 
 def _is_float(t: Attribute) -> bool:
     et = t.element_type if isinstance(t, TensorType) else t
-    return isinstance(et, builtin.AnyFloat)
+    return isa(et, builtin.AnyFloat)  # a union of 18 float types
 
 
 # ----------------------------------------------------------------------------------------------
@@ -237,6 +240,19 @@ def convert_memory_accesses(func: Operation) -> None:
         Rewriter.replace_op(op, new)
 
 
+def _store_box(op: tt.StoreOp, access: BlockAccess, mat: Materializer) -> SSAValue:
+    """The tile a DMA store of `access` writes: the stored value, or for a multi-row box the flat value
+    reshaped to the box, after a wrapped store's slice (the box is the flat block from `window` on)."""
+    value = op.value
+    if access.window is not None:
+        assert isinstance(access.window, int)
+        part = TensorType(op.value.type.element_type, (math.prod(access.shape),))  # type: ignore[attr-defined]
+        value = mat._insert(mtia.ExtractSliceOp(value, [access.window], [], part))
+    if access.view is not None:
+        value = mat._insert(tt.ReshapeOp(value, access.shape))
+    return value
+
+
 def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[SSAValue, SSAValue]) -> Operation:
     """The DMA form of `op`, a strided block access (`access`), its immediates built before `op`; a load of
     rows picked by an index tile (made by the converted load `replaced` maps it to) is an indexed DMA; a
@@ -254,10 +270,7 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
         return _permuted_dma(op, access, mat, base, [strides[d] for d in perm], [bounds[d] for d in perm],
                              [starts[d] for d in perm] if starts else [], perm, replaced)  # fmt: skip
     if isinstance(op, tt.StoreOp):
-        value = op.value
-        if access.view is not None:  # a multi-row box: the flat tensor reshaped to the box
-            value = mat._insert(tt.ReshapeOp(op.value, access.shape))
-        return mtia.DmaStoreOp(base, strides, bounds, value, starts)
+        return mtia.DmaStoreOp(base, strides, bounds, _store_box(op, access, mat), starts)
     other = access.other
     if isinstance(other, Attribute):
         other = _constant_scalar(op, other)
@@ -428,11 +441,9 @@ class _EngineMapper:
             self.visit(op)
 
     def visit(self, op: Operation) -> None:
-        if isinstance(op, _REGION_OPS):
+        if isa(op, _REGION_OPS):
             self._visit_region_op(op)
-        elif not isinstance(op, _STRUCTURAL) and not (
-            op.name.startswith("mtia.") and not isinstance(op, (*mtia.ENGINE_OPS, mtia.ExtractSliceOp))
-        ):
+        elif not isa(op, _STRUCTURAL) and not (op.name.startswith("mtia.") and not isa(op, _MAPPED_MTIA)):
             new = self.map_op(op)
             if new is not None:
                 self.resident.update(new.results)
@@ -450,7 +461,7 @@ class _EngineMapper:
         self.resident.update(new)
 
     def map_op(self, op: Operation) -> Operation | None:
-        if isinstance(op, mtia.ENGINE_OPS):
+        if isa(op, mtia.ENGINE_OPS):
             return op
         if isinstance(op, tt.DotOp):  # one the DPE does not take (LowerDotToDpe took the others)
             return wrap_in_engine(op, mtia.VecComputeOp)  # f64 (or wide int) GEMM: vector core

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Generator, Iterator
+from typing import cast
 
 from xdsl.ir import Operation, Region
 from xdsl.ir.post_order import PostOrderIterator
@@ -95,10 +96,10 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
             work.append(op)
     while work:
         for operand in work.pop().operands:
-            owner = operand.owner
-            if isinstance(owner, Operation) and owner not in live and owner in visited:
-                live.add(owner)
-                work.append(owner)
+            owner = operand.owner  # an op of the region (in `visited`) or a block
+            if owner not in live and owner in visited:
+                live.add(cast(Operation, owner))  # in `visited`: an op
+                work.append(cast(Operation, owner))
     live_set = LiveSet(changed=False, _live_ops=live)
     live_set.delete_dead(region, listener)
     return live_set.changed

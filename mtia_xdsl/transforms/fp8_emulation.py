@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.utils.fp8 import FP8_FORMATS, Fp8Format, encode_fp8_np
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
 
 _FP8_TYPES = (
@@ -58,6 +59,9 @@ _FP8_TYPES = (
     builtin.Float8E3M4Type,
     builtin.Float8E8M0FNUType,
 )
+
+_WRAPPERS = (TensorType, tt.PointerType)
+"""Types whose element or pointee type `check_supported` looks through."""
 
 # ----------------------------------------------------------------------------------------------
 # IR building
@@ -75,7 +79,7 @@ def _has_fp8(t: Attribute) -> bool:
         return _has_fp8(t.element_type)
     if isinstance(t, tt.PointerType):
         return _has_fp8(t.pointee_type)
-    return isinstance(t, _FP8_TYPES)
+    return isa(t, _FP8_TYPES)
 
 
 def _bits_type(t: Attribute) -> Attribute:
@@ -266,9 +270,9 @@ class _Fp8Rewriter:
 
     def check_supported(self, v: SSAValue, op: Operation) -> None:
         t = v.type
-        while isinstance(t, TensorType | tt.PointerType):
+        while isa(t, _WRAPPERS):
             t = t.element_type if isinstance(t, TensorType) else t.pointee_type
-        if isinstance(t, _FP8_TYPES) and type(t) not in FP8_FORMATS:
+        if isa(t, _FP8_TYPES) and type(t) not in FP8_FORMATS:
             raise PassFailedException(
                 f"{location_str(op.location)}: error: {t} values are not supported by mtia_xdsl (fp8 is emulated for "
                 "E5M2, E4M3FN, E5M2FNUZ and E4M3FNUZ: tl.float8e5, tl.float8e4nv, tl.float8e5b16, tl.float8e4b8)"

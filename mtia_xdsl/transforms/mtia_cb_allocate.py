@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
@@ -135,8 +135,8 @@ def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> No
 def apply_allocation(plan: CbAllocation) -> None:
     """Write each placement on its cb_alloc (properties `cb_id` and `ls_offset`)."""
     for p in plan.placements:
-        p.range.alloc.properties["cb_id"] = IntegerAttr(p.cb_id, 32)
-        p.range.alloc.properties["ls_offset"] = IntegerAttr(p.ls_offset, 64)
+        p.range.alloc.properties["cb_id"] = IntegerAttr(p.cb_id, i32)
+        p.range.alloc.properties["ls_offset"] = IntegerAttr(p.ls_offset, i64)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from mtia_xdsl.transforms.errors import LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import is_buffer_level
 from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.transforms.target import machine_config_for
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 
@@ -72,7 +73,7 @@ def _copy(value: SSAValue, before: Operation) -> SSAValue:
 
 
 def _is_float(t: Attribute) -> bool:
-    return isinstance(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
+    return isa(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -87,7 +88,7 @@ def _owned_producer(value: SSAValue, block: Block) -> bool:
     """True if `value` is produced by an engine op directly in `block` and used exactly once."""
     return (
         isinstance(value, OpResult)
-        and isinstance(value.op, mtia.ENGINE_OPS)
+        and isa(value.op, mtia.ENGINE_OPS)
         and value.op.parent is block
         and value.has_one_use()
     )
@@ -453,7 +454,7 @@ def _scalar_core_operands(op: Operation) -> list[int]:
     if isinstance(op, mtia.DmaGatherRowsOp):  # the index tile is read from its CB by the DMA engine
         immediates = {op.base, op.row_stride, *op.strides, *op.bounds, *([op.other] if op.other else [])}
         return [i for i, v in enumerate(op.operands) if v in immediates and v is not op.index]
-    if isinstance(op, mtia.ENGINE_OPS):
+    if isa(op, mtia.ENGINE_OPS):
         return []
     if isinstance(op, mtia.ScalarStoreOp):
         return [0]  # an engine-made stored value goes out by a 0-d DMA instead (lower_commands)
@@ -518,6 +519,10 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
     return type(op)([cb(v) for v in op.inputs], [], body, outs=outs, inplace=inplace, valid=list(op.valid))
 
 
+_LOWERED = (*mtia.ENGINE_OPS, mtia.ScalarStoreOp)
+"""Ops `lower_commands` replaces by their buffer-level commands."""
+
+
 def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> list[Operation]:
     """Replace every engine op by its buffer-level command with waits, reserves and pushes (waits only
     for an in-place update).
@@ -525,7 +530,7 @@ def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> li
     Returns the old ops, still in place, for `erase_old`.
     """
     old_ops: list[Operation] = []
-    for op in [o for o in func.walk() if isinstance(o, (*mtia.ENGINE_OPS, mtia.ScalarStoreOp))]:
+    for op in [o for o in func.walk() if isa(o, _LOWERED)]:
         if isinstance(op, mtia.ScalarStoreOp):
             if op.value not in resident:
                 continue

@@ -49,6 +49,7 @@ from mtia_xdsl.transforms.analysis.cb_liveness import analyze_cb_liveness
 from mtia_xdsl.transforms.analysis.cb_placement import place_best
 from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.transforms.target import machine_config_for
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
 
 STRATEGIES = ("greedy", "uniform")
@@ -94,7 +95,7 @@ def _writers(func: Operation) -> dict[SSAValue, Operation]:
         if isinstance(op, mtia.EngineComputeOp):
             written = list(op.outs)
         else:
-            out_cb = getattr(op, "out", None) if isinstance(op, mtia.ENGINE_OPS) else None
+            out_cb = getattr(op, "out", None) if isa(op, mtia.ENGINE_OPS) else None
             written = [out_cb] if isinstance(out_cb, SSAValue) else []
         for cb in written:
             out.setdefault(cb, op)

@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.transforms.program_level import require_buffer_level
+from mtia_xdsl.utils.isa import isa
 
 """Attribute on a pipelined loop and on its streamed CBs' cb_alloc: the most slots a streamed CB may get."""
 
@@ -108,7 +109,7 @@ def _first_reserve(cb: SSAValue, loop: Operation, body: Block, position: dict[Op
 
 def _is_barrier(op: Operation) -> bool:
     """Whether a load may not move above `op`: it may write global memory (or print, assert, call)."""
-    return any(isinstance(o, _GLOBAL_WRITERS) or o.name in _BARRIER_NAMES for o in op.walk())
+    return any(isa(o, _GLOBAL_WRITERS) or o.name in _BARRIER_NAMES for o in op.walk())
 
 
 def _load_group(cb: SSAValue, body: Block) -> list[Operation] | None:

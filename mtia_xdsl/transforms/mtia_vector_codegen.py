@@ -42,6 +42,7 @@ from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.program_level import require_tensor_level
+from mtia_xdsl.utils.isa import isa
 
 _VECTOR_ENGINES = (mtia.SeComputeOp, mtia.VecComputeOp)
 """Engines whose commands are elementwise vector loops (the MLU only moves data)."""
@@ -105,11 +106,7 @@ def _broadcast_source(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
     if len(ops) != 1 or ops[0].operands[0] is not op.body.block.args[0]:
         return None
     inner = ops[0]
-    if (
-        isinstance(op, _VECTOR_ENGINES)
-        and inner.name == "tt.splat"
-        and not isinstance(inner.operands[0].type, TensorType)
-    ):
+    if isa(op, _VECTOR_ENGINES) and inner.name == "tt.splat" and not isinstance(inner.operands[0].type, TensorType):
         return op.inputs[0], [inner]
     if isinstance(op, mtia.MluComputeOp) and inner.name == "tt.expand_dims":
         return op.inputs[0], [inner]  # a row or column seen with one more (unit) dimension
@@ -126,7 +123,7 @@ def _broadcast_source(op: Operation) -> tuple[SSAValue, list[Operation]] | None:
 
 def _reads_elementwise(consumer: mtia.EngineComputeOp, arg: BlockArgument) -> bool:
     """Whether every use of body argument `arg` is an elementwise op of a vector engine's command."""
-    return isinstance(consumer, _VECTOR_ENGINES) and all(
+    return isa(consumer, _VECTOR_ENGINES) and all(
         _is_elementwise(u.operation) and u.operation.name != "tt.splat" for u in arg.uses
     )
 
@@ -231,7 +228,7 @@ def _widest_bytes(op: mtia.EngineComputeOp) -> int:
 
 
 def _can_fuse(producer: Operation, consumer: Operation) -> bool:
-    if type(producer) is not type(consumer) or not isinstance(producer, _VECTOR_ENGINES):
+    if type(producer) is not type(consumer) or not isa(producer, _VECTOR_ENGINES):
         return False
     assert isinstance(consumer, mtia.EngineComputeOp)
     if producer.parent is not consumer.parent or len(producer.res) != 1 or producer.outs or consumer.outs:
@@ -282,7 +279,7 @@ class FuseIntoConsumer(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mtia.EngineComputeOp, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, _VECTOR_ENGINES) or len(op.res) != 1:
+        if not isa(op, _VECTOR_ENGINES) or len(op.res) != 1:
             return
         uses = list(op.res[0].uses)
         consumer = uses[0].operation if uses else None

@@ -6,12 +6,11 @@ mtia-cb-bufferize, CBs exist (`mtia.cb_alloc`) and engine commands write into th
 
 from __future__ import annotations
 
-import functools
-
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.utils.isa import isa
 
 """Attribute mtia-cb-sizing leaves on every cb_alloc (kept here so passes ordered before it can check)."""
 
@@ -23,14 +22,7 @@ def is_buffer_level(module: ModuleOp) -> bool:
 
 def has_tensor_level_engine_ops(module: ModuleOp) -> bool:
     """Whether `module` has engine ops producing SSA values (not yet bufferized)."""
-    return any(op.results and _is_engine_op_type(type(op)) for op in module.walk())
-
-
-@functools.cache
-def _is_engine_op_type(op_type: type) -> bool:
-    """Whether ops of `op_type` are engine commands (per class: an isinstance of the ENGINE_OPS tuple on
-    every op of a module was ~2 % of a compile)."""
-    return issubclass(op_type, mtia.ENGINE_OPS)
+    return any(op.results and isa(op, mtia.ENGINE_OPS) for op in module.walk())
 
 
 def require_tensor_level(module: ModuleOp, pass_name: str) -> None:

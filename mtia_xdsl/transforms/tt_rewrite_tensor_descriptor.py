@@ -58,6 +58,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import tt
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
 
 _SLT, _SGE = 2, 5  # arith.cmpi predicates
@@ -349,7 +350,7 @@ class TtRewriteTensorDescriptorPass(ModulePass):
         host: dict[SSAValue, _Descriptor] = {}
         for func in funcs:
             host.update(_host_descriptors(func))
-        if any(isinstance(inner, _DESCRIPTOR_OPS) for inner in op.walk()):  # else the patterns match nothing
+        if any(isa(inner, _DESCRIPTOR_OPS) for inner in op.walk()):  # else the patterns match nothing
             kinds = (_RewriteLoad, _RewriteStore, _RewriteReduce, _RewriteGather, _RewriteScatter)
             patterns: list[RewritePattern] = [kind(host) for kind in kinds]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)

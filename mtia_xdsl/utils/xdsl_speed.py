@@ -44,6 +44,9 @@ _PLANS: dict[type[Any], _Plan] = {}
 _NOT_SEQUENCE: dict[type, bool] = {}
 """Type -> whether its instances are not `collections.abc.Sequence`s (xDSL's test for "a list of arguments")."""
 
+_IS_VALUE: dict[type, bool] = {}
+"""Type -> whether its instances are `SSAValue`s (an ABC: `isinstance` on it costs a Python-level call per operand)."""
+
 _SEGMENT_SIZES: dict[tuple[int, ...], Any] = {}
 """Segment sizes -> their `DenseArrayBase` attribute (immutable, so one instance serves every op)."""
 
@@ -94,10 +97,18 @@ def _not_sequence(arg: object) -> bool:
     return known
 
 
+def _is_value(arg: object) -> bool:
+    t = type(arg)
+    known = _IS_VALUE.get(t)
+    if known is None:
+        known = _IS_VALUE[t] = isinstance(arg, SSAValue)
+    return known
+
+
 def _operands(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> list[SSAValue]:
     built: list[SSAValue] = []
     for kind, arg in zip(kinds, args):
-        if isinstance(arg, SSAValue):
+        if _is_value(arg):
             built.append(cast(SSAValue, arg))
             sizes.append(1)
         elif isinstance(arg, (list, tuple)):
@@ -105,7 +116,7 @@ def _operands(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -> 
             if (kind == _SINGLE and len(items) != 1) or (kind == _OPTIONAL and len(items) > 1):
                 raise _Fallback
             for value in items:
-                if not isinstance(value, SSAValue):
+                if not _is_value(value):
                     raise _Fallback
             built.extend(cast(Sequence[SSAValue], items))
             sizes.append(len(items))

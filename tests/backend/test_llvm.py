@@ -129,6 +129,42 @@ def test_scans_and_custom_reduce_in_a_body_bit_exact() -> None:
         )
 
 
+def test_a_scan_in_a_body_is_computed_once_per_command_bit_exact() -> None:
+    """tt.scan of 2-D tiles (along either axis, reverse, a custom combine) inside engine bodies: each scan's
+    Hillis-Steele steps run once per command, in loops before the loop nest over the output tile (not once per
+    output element inside it), and the results are the model's bits."""
+    import triton.language as tl
+
+    @triton.jit
+    def mul(a, b):
+        return a * b
+
+    @triton.jit
+    def scans2d(x_ptr, a_ptr, b_ptr, c_ptr, R: tl.constexpr, C: tl.constexpr):
+        offs = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+        x = tl.load(x_ptr + offs)
+        tl.store(a_ptr + offs, tl.cumsum(x, 1) * 0.5)
+        tl.store(b_ptr + offs, tl.cumsum(x * 2.0, 0, reverse=True) + 1.0)
+        tl.store(c_ptr + offs, tl.associative_scan(x + 1.0, 1, mul) - 1.0)
+
+    sig = {"x_ptr": "*fp32", "a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    llir = mtia_xdsl.compile(scans2d, sig, {"R": 8, "C": 16}).asm["llir"]
+    commands = [c for c in llir.split('call ccc void @"mtia_cmd_begin"')[1:] if "scan.step" in c]
+    assert len(commands) == 3
+    for command in commands:
+        labels = re.findall(r"^([a-z0-9.]+):$", command, re.MULTILINE)
+        first_tile = next(i for i, label in enumerate(labels) if label.startswith("tile.d0"))  # `tile.d0.2`
+        assert all(i < first_tile for i, label in enumerate(labels) if label.startswith("scan.")), labels
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(8, 16, generator=g)
+    outs = [torch.empty(8, 16) for _ in range(3)]
+    for launch in _launches(lambda: scans2d[(1,)](x, *outs, R=8, C=16)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(
+            torch.equal(_bits(a), _bits(b)) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor)
+        )
+
+
 def test_asm_llir_is_the_kernel_as_llvm_ir() -> None:
     """asm["llir"] is listed with the other IR texts and holds the kernel's entry and its metadata."""
     sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}

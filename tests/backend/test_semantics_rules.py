@@ -243,20 +243,39 @@ max/umin on the bits instead, see test_float_atomic_max_min_match_tritons_interp
 def test_float_atomic_rmw_max_min_follow_their_rule(executor: str) -> None:
     """A float atomic_rmw max/min writes semantics.atomic.FLOAT_RMW_MAX_MIN's rule (arith.maximumf/minimumf:
     NaN propagates, -0.0 < +0.0) on every executor."""
-    from mtia_xdsl.frontend import parse_ttir
-    from mtia_xdsl.runtime.modules import run_module
     from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 
-    def launch(ex: str) -> list[torch.Tensor]:
-        mx, mn = _OLD.clone(), _OLD.clone()
-        run_module(parse_ttir(_FLOAT_ATOMIC_MAX_MIN), 1, [mx, mn, _VAL], options={"executor": ex})
-        return [mx, mn]
-
-    mx, mn = launch("model")
+    mx, mn = _float_atomics("model", "max", "min")
     assert _same_bits(mx, FLOAT_RMW_MAX_MIN["max"](_OLD.numpy(), _VAL.numpy()))
     assert _same_bits(mn, FLOAT_RMW_MAX_MIN["min"](_OLD.numpy(), _VAL.numpy()))
     assert not np.signbit(mx[0].item()) and np.signbit(mn[1].item())
-    _same_on(executor, launch)
+    _same_on(executor, lambda ex: _float_atomics(ex, "max", "min"))
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+def test_float_atomic_rmw_umax_umin_order_the_bits_unsigned(executor: str) -> None:
+    """A float atomic_rmw umax/umin (imported TTIR) compares the bit patterns as unsigned integers
+    (semantics.atomic.rmw_update), on every executor: -0.0 (0x80000000) is above +0.0 and every positive float."""
+    from mtia_xdsl.semantics.atomic import rmw_update
+
+    mx, mn = _float_atomics("model", "umax", "umin")
+    old, val = _OLD.numpy(), _VAL.numpy()
+    assert _same_bits(mx, rmw_update(8)(old, val)) and _same_bits(mn, rmw_update(9)(old, val))  # type: ignore[misc]
+    assert np.signbit(mx[0].item()) and not np.signbit(mn[0].item())  # umax(+0.0, -0.0) = -0.0: 0x80000000 > 0
+    assert mx[5].item() == -float("inf")  # umax(-inf, -0.0): 0xff800000 > 0x80000000
+    _same_on(executor, lambda ex: _float_atomics(ex, "umax", "umin"))
+
+
+def _float_atomics(executor: str, hi: str, lo: str) -> list[torch.Tensor]:
+    """`_OLD` after the atomic `hi` (e.g. max) and, in a second tensor, `lo` with `_VAL`, run on `executor`."""
+    from mtia_xdsl.frontend import parse_ttir
+    from mtia_xdsl.runtime.modules import run_module
+
+    text = _FLOAT_ATOMIC_MAX_MIN.replace("atomic_rmw max,", f"atomic_rmw {hi},").replace(
+        "atomic_rmw min,", f"atomic_rmw {lo},")  # fmt: skip
+    mx, mn = _OLD.clone(), _OLD.clone()
+    run_module(parse_ttir(text), 1, [mx, mn, _VAL], options={"executor": executor})
+    return [mx, mn]
 
 
 @triton.jit

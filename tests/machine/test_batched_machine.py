@@ -62,6 +62,21 @@ def masked_load_without_other(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x)
 
 
+@triton.jit
+def nested_divergent(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """An outer loop whose trip count depends on the program id, an inner one on the outer index, and a
+    mask that switches a program's updates off after a data-dependent point (an early exit)."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(pid % 4):
+        for j in range(i + 1):
+            x = tl.load(x_ptr + (i + j) * BLOCK + offs)
+            live = tl.sum(acc, axis=0) < 3.0 + pid
+            acc = tl.where(live, acc + tl.abs(x), acc)
+    tl.store(out_ptr + pid * BLOCK + offs, acc)
+
+
 def _program(fn, signature, constexprs):
     kernel = mtia_xdsl.compile(fn, signature, constexprs)
     return kernel.fixed.program
@@ -78,12 +93,13 @@ def _both(fn, signature, constexprs, grid, make_args):
         for t, t0 in zip(tensors, initial, strict=True):
             t.copy_(t0)
         result = run_kernel(program, grid, list(args), max_batch=max_batch)
-        runs.append(([t.clone() for t in tensors], result.traces))
+        runs.append(([t.clone() for t in tensors], result.traces, result.report.total_cycles))
     return runs
 
 
 def _assert_same(runs) -> None:
-    (out_b, traces_b), (out_1, traces_1) = runs
+    (out_b, traces_b, cycles_b), (out_1, traces_1, cycles_1) = runs
+    assert cycles_b == cycles_1
     for a, b in zip(out_b, out_1, strict=True):
         assert torch.equal(a, b)
     assert [t.program_id for t in traces_b] == [t.program_id for t in traces_1]
@@ -159,3 +175,51 @@ def test_uninitialized_local_storage_reads_as_nan() -> None:
     run_kernel(program, (1,), [x, out, 5])
     assert torch.equal(out[:5], x[:5])
     assert torch.isnan(out[5:]).all()
+
+
+def test_causal_attention_batched_equals_per_program() -> None:
+    """The causal key loop's bound differs per query block: the batch splits by it, with the same outputs,
+    per-program command traces and cycles as the per-program run."""
+    from examples.attention import attn_fwd
+
+    z, h, n_ctx, d = 1, 2, 96, 16
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(z, h, n_ctx, d, generator=g).half() for _ in range(3))
+    signature = {name: "*fp16" for name in ("Q", "K", "V", "Out")} | {"sm_scale": "fp32"}
+    strides = [f"stride_{t}{s}" for t in "qkvo" for s in ("z", "h", "m" if t in "qo" else "n")]
+    signature |= dict.fromkeys([*strides, "H", "N_CTX"], "i32")
+    program = _program(attn_fwd, signature, {"HEAD_DIM": d, "BLOCK_M": 32, "BLOCK_N": 32, "CAUSAL": 1})
+    out = torch.zeros_like(q)
+    stride_args = [t.stride(i) for t in (q, k, v, out) for i in range(3)]
+    args = [q, k, v, out, 0.25, *stride_args, h, n_ctx]
+    runs = []
+    for max_batch in (None, 1):
+        out.zero_()
+        result = run_kernel(program, (n_ctx // 32, z * h, 1), list(args), max_batch=max_batch)
+        runs.append(([out.clone()], result.traces, result.report.total_cycles))
+    _assert_same(runs)
+    assert [len(t.commands) for t in runs[0][1][:3]] == sorted(len(t.commands) for t in runs[0][1][:3])
+    s = (q.float() @ k.float().transpose(-1, -2)) * 0.25
+    s = s.masked_fill(torch.ones(n_ctx, n_ctx, dtype=torch.bool).triu(1), float("-inf"))
+    torch.testing.assert_close(runs[0][0][0].float(), torch.softmax(s, -1) @ v.float(), atol=2e-2, rtol=2e-2)
+
+
+def test_nested_divergent_loops_with_an_early_exit_mask() -> None:
+    block = 16
+    x = torch.randn(8 * block, generator=torch.Generator().manual_seed(4))
+    runs = _both(
+        nested_divergent,
+        {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+        {"BLOCK": block},
+        (9,),
+        lambda: (x.clone(), torch.zeros(9 * block)),
+    )
+    _assert_same(runs)
+    out, rows = runs[0][0][1], x.reshape(8, block)
+    for pid in range(9):
+        acc = torch.zeros(block)
+        for i in range(pid % 4):
+            for j in range(i + 1):
+                if acc.sum() < 3.0 + pid:
+                    acc = acc + rows[i + j].abs()
+        torch.testing.assert_close(out[pid * block : (pid + 1) * block], acc)

@@ -286,15 +286,24 @@ def padded_rows(in_ptr, out_ptr, xnumel, XBLOCK: tl.constexpr):
     tl.store(out_ptr + (x0 + 26 * x1), v + x1.to(tl.float32), xmask)
 
 
-def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact():
-    vec, out = torch.randn(20), torch.full((16, 26), -1.0)
-    kernel = mtia_xdsl.compile(padded_rows, constexprs={"XBLOCK": 32})
-    kernel[(triton.cdiv(160, 32),)](vec, out, 160)
+@pytest.mark.parametrize(("xblock", "programs"), [(32, 5), (256, 2)])
+def test_padded_rows_load_is_a_wrapped_box_and_store_stays_exact(xblock, programs):
+    """XBLOCK = 32: blocks start inside rows, the store stays on the scalar core. XBLOCK = 256 >= 160: only
+    the first block has valid elements, and they are whole rows from row 0: the store is a DMA of a
+    [16, 10] box sliced from the block (a second program writes nothing)."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    vec, out, oracle = torch.randn(20), torch.full((16, 26), -1.0), torch.full((16, 26), -1.0)
+    kernel = mtia_xdsl.compile(padded_rows, constexprs={"XBLOCK": xblock})
+    kernel[(programs,)](vec, out, 160)
+    InterpretedFunction(padded_rows.fn)[(programs,)](vec, oracle, 160, XBLOCK=xblock)
     expected = torch.full((16, 26), -1.0)
     expected[:, :10] = vec[10:] + torch.arange(16.0)[:, None]
     torch.testing.assert_close(out, expected)  # the padding is not written
+    torch.testing.assert_close(oracle, expected)
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia
+    assert ("mtia.scatter" in mtia) == (xblock == 32) and ("tensor<16x10xf32>" in mtia) == (xblock == 256)
 
 
 @triton.jit
@@ -364,3 +373,100 @@ def test_wrapping_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager():
     torch.testing.assert_close(out, z @ z.transpose(1, 2))
     mtia = kernel.asm["mtia"]
     assert mtia.count("mtia.dma_gather_rows %") == 2 and "mtia.gather" not in mtia
+
+
+@triton.jit
+def swizzled_epilogue(in_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, BLOCK: tl.constexpr):
+    """The epilogue of Inductor's GEMM template (mlp_mixer's token-mixing addmm): program ids re-ordered
+    in groups of GROUP_M, `xindex = rn + N * rm` and a permuted [2, N, 16] input read through
+    `(xindex // N) % 16` and `xindex // (16 * N)`. Those hold only where `rn < N`, which the mask says."""
+    GROUP_M: tl.constexpr = 8
+    pid = tl.program_id(0)
+    grid_m = (M + BLOCK - 1) // BLOCK
+    grid_n = (N + BLOCK - 1) // BLOCK
+    width = GROUP_M * grid_n
+    group_id = pid // width
+    group_size = min(grid_m - group_id * GROUP_M, GROUP_M)
+    pid_m = group_id * GROUP_M + (pid % group_size)
+    pid_n = (pid % width) // group_size
+    tl.assume(pid_m >= 0)
+    tl.assume(pid_n >= 0)
+    rm = pid_m * BLOCK + tl.arange(0, BLOCK)
+    rn = pid_n * BLOCK + tl.arange(0, BLOCK)
+    idx_m = rm[:, None]
+    idx_n = rn[None, :]
+    mask = (idx_m < M) & (idx_n < N)
+    xindex = idx_n + N * idx_m
+    x10 = xindex // (16 * N)
+    x9 = (xindex // N) % 16
+    v = tl.load(in_ptr + (x9 + 16 * idx_n + 16 * N * x10), mask)
+    tl.store(out_ptr + tl.broadcast_to(xindex, [BLOCK, BLOCK]), v + 1.0, mask)
+
+
+@pytest.mark.parametrize("programs", [4, 6])  # 6: programs 4 and 5 get pid_n = 2, every element masked
+def test_split_index_of_a_swizzled_template_is_dma_and_matches_eager_and_interpreter(programs):
+    """`(xindex // 32) % 16` over a 2-D tile whose column block base (16 * pid_n) is not a multiple of 32:
+    exact only below `rn < 32`, which the mask implies, so the load is one strided DMA, not a gather."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(2, 32, 16)
+    out, oracle = torch.zeros(32, 32), torch.zeros(32, 32)
+    kernel = mtia_xdsl.compile(swizzled_epilogue, constexprs={"M": 32, "N": 32, "BLOCK": 16})
+    kernel[(programs,)](x, out)
+    InterpretedFunction(swizzled_epilogue.fn)[(programs,)](x, oracle, M=32, N=32, BLOCK=16)
+    expected = x.permute(0, 2, 1).reshape(32, 32) + 1.0  # out[m, n] = x[m // 16, n, m % 16] + 1
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(oracle, expected)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 1 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+
+
+@triton.jit
+def conv3x3_nhwc(x_ptr, w_ptr, out_ptr, BATCH: tl.constexpr, H: tl.constexpr, W: tl.constexpr,
+                 C: tl.constexpr, OC: tl.constexpr, BLOCK_M: tl.constexpr):  # fmt: skip
+    """The shape of Inductor's conv template (3x3, padding 1, channels last): rows of the tile are output
+    pixels `nhw` split into n, h, w by `%` and `//`, the input read at `h + i - 1`, `w + j - 1` under a mask
+    that bounds those digits (the zero padding)."""
+    nhw = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    w_out = nhw % W
+    nh = nhw // W
+    h_out = nh % H
+    n = nh // H
+    oc = tl.arange(0, OC)
+    c = tl.arange(0, C)
+    acc = tl.full((BLOCK_M, OC), 0.0, tl.float32)  # tl.zeros is a @jit helper the interpreter cannot call here
+    for ij in range(9):
+        i = ij // 3
+        j = ij % 3
+        h_in = h_out + i - 1
+        w_in = w_out + j - 1
+        mask = (n < BATCH)[:, None] & (h_in >= 0)[:, None] & (h_in < H)[:, None]
+        mask = mask & (w_in >= 0)[:, None] & (w_in < W)[:, None] & (c < C)[None, :]
+        ptrs = x_ptr + (n * (H * W * C) + h_in * (W * C) + w_in * C)[:, None] + c[None, :]
+        xs = tl.load(ptrs, mask=mask, other=0.0)
+        ws = tl.load(w_ptr + oc[None, :] * (9 * C) + ij * C + c[:, None])
+        acc += tl.dot(xs, ws, allow_tf32=False)
+    out_mask = (n < BATCH)[:, None] & (h_out < H)[:, None] & (w_out < W)[:, None] & (oc < OC)[None, :]
+    tl.store(out_ptr + (n * (H * W * OC) + h_out * (W * OC) + w_out * OC)[:, None] + oc[None, :], acc, out_mask)
+
+
+@pytest.mark.parametrize(("hw", "block_m"), [(8, 128), (16, 32)])  # two images per block; part of one image
+def test_conv_template_input_is_a_digit_bounded_box_and_matches_eager_and_interpreter(hw, block_m):
+    """The input tile is one 4-D DMA [n, h, w, c] with starts and bounds on h and w, not a scalar gather
+    (which held 16 CBs, more than the CP's 14 IDs); the output a 3-D box."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(2, 8, hw, hw)
+    wt = torch.randn(16, 8, 3, 3)
+    x_nhwc, w_ohwi = x.permute(0, 2, 3, 1).contiguous(), wt.permute(0, 2, 3, 1).contiguous()
+    out, oracle = torch.zeros(2, hw, hw, 16), torch.zeros(2, hw, hw, 16)
+    sizes = {"BATCH": 2, "H": hw, "W": hw, "C": 8, "OC": 16, "BLOCK_M": block_m}
+    kernel = mtia_xdsl.compile(conv3x3_nhwc, constexprs=sizes)
+    grid = (2 * hw * hw // block_m,)
+    kernel[grid](x_nhwc, w_ohwi, out)
+    InterpretedFunction(conv3x3_nhwc.fn)[grid](x_nhwc, w_ohwi, oracle, **sizes)
+    expected = torch.nn.functional.conv2d(x, wt, padding=1).permute(0, 2, 3, 1)
+    torch.testing.assert_close(out, expected, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(oracle, expected, atol=1e-4, rtol=1e-4)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.gather" not in mtia and "mtia.scatter" not in mtia and mtia.count("mtia.dma_store") == 1

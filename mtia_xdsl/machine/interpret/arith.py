@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.interpreter import Interpreter, InterpreterFunctions, OpImplResult, PythonValues, impl, register_impls
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -62,10 +62,6 @@ def _int_operands(args: PythonValues) -> list[np.ndarray]:
     return [np.asarray(a).astype(np.int64) for a in args]
 
 
-def _wrap_i1(x: np.ndarray, t: Attribute) -> np.ndarray:
-    return (x & 1) if int_width(t) == 1 else x
-
-
 def _float_operands(args: PythonValues) -> list[np.ndarray]:
     return [np.asarray(a) for a in args]
 
@@ -74,57 +70,100 @@ def _result(op: Operation, x: Any) -> PythonValues:
     return (as_value(x, op.results[0].type),)
 
 
-def _int_binary(fn: Fn) -> Fn:
+Prepare = Callable[[Operation], Fn]
+"""op -> its implementation with the op's facts (types, widths, predicate) read once (`ArithFunctions.prepare_op`)."""
+
+
+def _generic(prepare: Prepare) -> Fn:
+    """The xDSL implementation of an op whose implementation `prepare` specializes: prepared on every run."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        return prepare(op)(self, interpreter, op, args).values
+
+    return run
+
+
+def _int_binary(fn: Fn) -> Prepare:
     """Bind an int64 -> int64 function of two operands; the result wraps to the result width."""
 
-    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        a, b = _int_operands(args)
-        with np.errstate(all="ignore"):
-            return _result(op, _wrap_i1(fn(a, b), op.results[0].type))
+    def prepare(op: Operation) -> Fn:
+        t = op.results[0].type
+        i1 = int_width(t) == 1
 
-    return run
+        def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            a, b = _int_operands(args)
+            with np.errstate(all="ignore"):
+                r = fn(a, b)
+                return OpImplResult((as_value((r & 1) if i1 else r, t),), None)
+
+        return run
+
+    return prepare
 
 
-def _uint_binary(fn: Fn) -> Fn:
+def _uint_binary(fn: Fn) -> Prepare:
     """Bind a function on the unsigned reinterpretation (uint64) of two operands."""
 
-    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        w = int_width(op.operands[0].type)
-        a, b = (unsigned(np.asarray(x), w) for x in args)
-        with np.errstate(all="ignore"):
-            r = fn(a, b)
-        return _result(op, _wrap_i1(np.asarray(r).astype(np.int64), op.results[0].type))
+    def prepare(op: Operation) -> Fn:
+        w, t = int_width(op.operands[0].type), op.results[0].type
+        i1 = int_width(t) == 1
 
-    return run
+        def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            a, b = (unsigned(np.asarray(x), w) for x in args)
+            with np.errstate(all="ignore"):
+                r = fn(a, b)
+            r = np.asarray(r).astype(np.int64)
+            return OpImplResult((as_value((r & 1) if i1 else r, t),), None)
 
+        return run
 
-def _float_binary(fn: Fn) -> Fn:
-    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        a, b = _float_operands(args)
-        with np.errstate(all="ignore"):
-            return _result(op, fn(a, b))
-
-    return run
+    return prepare
 
 
-def _shift_op(fn: Fn) -> Fn:
+def _float_binary(fn: Fn) -> Prepare:
+    def prepare(op: Operation) -> Fn:
+        t = op.results[0].type
+
+        def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            a, b = _float_operands(args)
+            with np.errstate(all="ignore"):
+                return OpImplResult((as_value(fn(a, b), t),), None)
+
+        return run
+
+    return prepare
+
+
+def _shift_op(fn: Fn) -> Prepare:
     """Bind a shift fn(value, amount, width) on int64 operands; the result wraps to the result width."""
 
-    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        a, b = _int_operands(args)
-        return _result(op, _wrap_i1(fn(a, b, int_width(op.results[0].type)), op.results[0].type))
+    def prepare(op: Operation) -> Fn:
+        t = op.results[0].type
+        w = int_width(t)
 
-    return run
+        def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            a, b = _int_operands(args)
+            r = fn(a, b, w)
+            return OpImplResult((as_value((r & 1) if w == 1 else r, t),), None)
+
+        return run
+
+    return prepare
 
 
-def _cast(fn: Fn) -> Fn:
+def _cast(fn: Fn) -> Prepare:
     """Bind a cast: fn(value, source type, result type) -> numpy result before rounding to the result type."""
 
-    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        with np.errstate(all="ignore"):
-            return _result(op, fn(np.asarray(args[0]), op.operands[0].type, op.results[0].type))
+    def prepare(op: Operation) -> Fn:
+        src, t = op.operands[0].type, op.results[0].type
 
-    return run
+        def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            with np.errstate(all="ignore"):
+                return OpImplResult((as_value(fn(np.asarray(args[0]), src, t), t),), None)
+
+        return run
+
+    return prepare
 
 
 _CMPI: dict[int, tuple[bool, Fn]] = {
@@ -313,29 +352,111 @@ def _bind(name: str, fn: Fn) -> Fn:
     return impl(_OPS[name])(fn)
 
 
+def _prepare_cmpi(op: Operation) -> Fn:
+    is_unsigned, fn = _CMPI[_predicate(op)]
+    w, t = int_width(op.operands[0].type), op.results[0].type
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        if is_unsigned:
+            a, b = (unsigned(np.asarray(x), w) for x in args)
+        else:
+            a, b = _int_operands(args)
+            if w == 1:  # i1 true is -1 when signed
+                a, b = -a, -b
+        return OpImplResult((as_value(fn(a, b), t),), None)
+
+    return run
+
+
+def _prepare_cmpf(op: Operation) -> Fn:
+    pred, t = _predicate(op), op.results[0].type
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        a, b = _float_operands(args)
+        return OpImplResult((as_value(_cmpf(pred, a, b), t),), None)
+
+    return run
+
+
+def _prepare_select(op: Operation) -> Fn:
+    t = op.results[0].type
+    scalar_cond, rank = not is_shaped(op.operands[0].type), logical_rank(t)
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        cond, a, b = args
+        if np.ndim(cond) == 0:
+            return OpImplResult((a if bool(cond) else b,), None)
+        if scalar_cond:  # a batch of scalar conditions
+            cond = batch_scalar(cond, rank)
+        return OpImplResult((as_value(np.where(np.asarray(cond, dtype=bool), a, b), t),), None)
+
+    return run
+
+
+def _prepare_negf(op: Operation) -> Fn:
+    return _float_unary_prepared(FLOAT_UNARY["arith.negf"], op.results[0].type)
+
+
+def _float_unary_prepared(fn: Fn, t: Attribute) -> Fn:
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        return OpImplResult((as_value(fn(np.asarray(args[0])), t),), None)
+
+    return run
+
+
+_PREPARE: dict[str, Prepare] = {
+    **{name: _int_binary(fn) for name, fn in INT_BINARY.items()},
+    **{name: _uint_binary(fn) for name, fn in UINT_BINARY.items()},
+    **{name: _float_binary(fn) for name, fn in FLOAT_BINARY.items() if name.startswith("arith.")},
+    **{name: _shift_op(fn) for name, fn in SHIFTS.items()},
+    "arith.extf": _cast(_float_convert),
+    "arith.truncf": _cast(_float_convert),
+    "arith.extsi": _cast(_extsi),
+    "arith.extui": _cast(_extui),
+    "arith.trunci": _cast(_trunci),
+    "arith.sitofp": _cast(_sitofp),
+    "arith.uitofp": _cast(_uitofp),
+    "arith.fptosi": _cast(_fptosi),
+    "arith.fptoui": _cast(_fptoui),
+    "arith.bitcast": _cast(bitcast_value),
+    "arith.index_cast": _cast(_extsi),
+    "arith.cmpi": _prepare_cmpi,
+    "arith.cmpf": _prepare_cmpf,
+    "arith.select": _prepare_select,
+    "arith.negf": _prepare_negf,
+}
+"""The arith ops whose implementation is specialized to each op (`ArithFunctions.prepare_op`); the xDSL
+implementation of each prepares it on every run (`_generic`), so both paths are one code."""
+
+
 @register_impls
 class ArithFunctions(InterpreterFunctions):
     """Functional semantics of the tensor-capable `arith` dialect."""
 
-    for _name, _fn in INT_BINARY.items():
-        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _int_binary(_fn))
-    for _name, _fn in UINT_BINARY.items():
-        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _uint_binary(_fn))
-    for _name, _fn in FLOAT_BINARY.items():
-        if _name.startswith("arith."):
-            locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _float_binary(_fn))
-    del _name, _fn
-    run_extf = _bind("arith.extf", _cast(_float_convert))
-    run_truncf = _bind("arith.truncf", _cast(_float_convert))
-    run_extsi = _bind("arith.extsi", _cast(_extsi))
-    run_extui = _bind("arith.extui", _cast(_extui))
-    run_trunci = _bind("arith.trunci", _cast(_trunci))
-    run_sitofp = _bind("arith.sitofp", _cast(_sitofp))
-    run_uitofp = _bind("arith.uitofp", _cast(_uitofp))
-    run_fptosi = _bind("arith.fptosi", _cast(_fptosi))
-    run_fptoui = _bind("arith.fptoui", _cast(_fptoui))
-    run_bitcast = _bind("arith.bitcast", _cast(bitcast_value))
-    run_index_cast = _bind("arith.index_cast", _cast(_extsi))
+    for _name, _prepare in _PREPARE.items():
+        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _generic(_prepare))
+    del _name, _prepare
+
+    def prepare_op(self, op: Operation) -> Fn | None:
+        """Return the implementation of `op` with its facts read once (see reference._Interpreter), or None.
+
+        None also when `op` lacks a fact (a predicate), so its error stays the generic implementation's,
+        raised when it runs."""
+        if op.name == "arith.constant":
+            return self._prepare_constant(op)
+        prepare = _PREPARE.get(op.name)
+        if prepare is None:
+            return None
+        try:
+            return prepare(op)
+        except InterpretationError:
+            return None
+
+    def _prepare_constant(self, op: Operation) -> Fn:
+        def run(self: ArithFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            return self.run_constant(interpreter, op, args)  # the cached value, as an OpImplResult
+
+        return run
 
     @impl(_OPS["arith.mulsi_extended"])
     def run_mulsi_extended(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
@@ -369,37 +490,3 @@ class ArithFunctions(InterpreterFunctions):
             assert attr is not None, "verified arith.constant has a value"
             value = self._constants[op] = dense_value(attr, op.results[0].type, location_str(op.location))
         return (value,)
-
-    @impl(_OPS["arith.negf"])
-    def run_negf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        return _result(op, FLOAT_UNARY["arith.negf"](np.asarray(args[0])))
-
-    for _name, _shift in SHIFTS.items():
-        locals()["run_" + _name.removeprefix("arith.")] = _bind(_name, _shift_op(_shift))
-    del _name, _shift
-
-    @impl(_OPS["arith.cmpi"])
-    def run_cmpi(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        is_unsigned, fn = _CMPI[_predicate(op)]
-        w = int_width(op.operands[0].type)
-        if is_unsigned:
-            a, b = (unsigned(np.asarray(x), w) for x in args)
-        else:
-            a, b = _int_operands(args)
-            if w == 1:  # i1 true is -1 when signed
-                a, b = -a, -b
-        return _result(op, fn(a, b))
-
-    @impl(_OPS["arith.cmpf"])
-    def run_cmpf(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        a, b = _float_operands(args)
-        return _result(op, _cmpf(_predicate(op), a, b))
-
-    @impl(_OPS["arith.select"])
-    def run_select(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        cond, a, b = args
-        if np.ndim(cond) == 0:
-            return (a if bool(cond) else b,)
-        if not is_shaped(op.operands[0].type):  # a batch of scalar conditions
-            cond = batch_scalar(cond, logical_rank(op.results[0].type))
-        return _result(op, np.where(np.asarray(cond, dtype=bool), a, b))

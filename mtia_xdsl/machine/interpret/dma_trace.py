@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import PythonValues
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, Engine, RunBlock, Runs, SlotRef, command_kind
@@ -128,9 +128,9 @@ class DmaBlock:
         return all(np.ndim(v) == 0 for v in [self.base, *self.strides, *self.bounds])
 
 
-def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: list[int]) -> DmaBlock:
-    """The block of a DMA command's operands."""
-    rank = len(op.strides)
+def dma_block(info: DmaInfo, args: PythonValues) -> DmaBlock:
+    """The block of the operands `args` of the DMA op `info` describes."""
+    rank, shape = info.rank, info.shape
 
     def ints(v: Any) -> Any:
         if np.ndim(v) == 0:
@@ -147,17 +147,18 @@ def dma_block(op: mtia.DmaLoadOp | mtia.DmaStoreOp, args: PythonValues, shape: l
     base = ints(args[0])
     strides = [ints(s) for s in args[1 : 1 + rank]]
     bounds = [bound(b, s) for b, s in zip(args[1 + rank : 1 + 2 * rank], shape, strict=True)]
-    starts = [bound(b, s) for b, s in zip(args[1 + 2 * rank : 1 + 3 * rank], shape, strict=True)] if op.starts else []
+    starts = (
+        [bound(b, s) for b, s in zip(args[1 + 2 * rank : 1 + 3 * rank], shape, strict=True)] if info.has_starts else []
+    )
     return DmaBlock(base, strides, bounds, starts)
 
 
 def record_dma_commands(
     state: PeState,
-    op: Operation,
+    info: DmaInfo,
     waits: tuple,
     fills: tuple,
     block: DmaBlock,
-    t: Attribute,
     whole_tile: bool = True,
 ) -> None:
     """Record the DMA command of a block transfer (bytes, contiguous runs, addresses) for each program.
@@ -165,7 +166,7 @@ def record_dma_commands(
     Programs whose strides and bounds agree share the runs of one block, shifted by their base address.
     A load with `whole_tile` (an `other` fill) writes every lane of its LS slot, else only the valid ones.
     """
-    elem_bytes, ls_bytes, dtype = tile_facts(t)
+    elem_bytes, ls_bytes, dtype = tile_facts(info.tile)
     n = 1 if block.uniform else state.size
     base = np.broadcast_to(np.asarray(block.base, dtype=np.int64), (n,)).tolist()
     rank = len(block.strides)
@@ -182,12 +183,14 @@ def record_dma_commands(
             cached_block_runs(state.runs_cache, [int(v) for v in k[:rank]], [int(v) for v in k[rank:]], elem_bytes)
             for k in keys
         ]
-    where = location_str(op.location)
-    load, kind = isinstance(op, mtia.DmaLoadOp), command_kind(op.name)
-    commands = [
-        dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
-        for b in range(n)
-    ]
+    where, load, kind = info.where, info.load, info.kind
+    if len(runs_of) == 1:
+        commands = dma_commands(kind, where, waits, fills, load, runs_of[0], base, ls_bytes, whole_tile, dtype)
+    else:
+        commands = [
+            dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
+            for b in range(n)
+        ]
     state.issue(commands[0] if block.uniform else commands)
 
 
@@ -206,28 +209,51 @@ def dma_command(
     """The command of one program's DMA block transfer: `runs` is `cached_block_runs` of its strides and
     bounds (the block at address 0), `shift` its base address; a load with `whole_tile` (an `other` fill)
     writes all `tile_ls_bytes` of its LS slot, else only the valid bytes."""
+    return dma_commands(kind, where, waits, fills, load, runs, [shift], tile_ls_bytes, whole_tile, dtype)[0]
+
+
+def dma_commands(
+    kind: str,
+    where: str,
+    waits: tuple[SlotRef, ...],
+    fills: tuple[SlotRef, ...],
+    load: bool,
+    runs: tuple[Any, ...],
+    shifts: list[int],
+    tile_ls_bytes: int,
+    whole_tile: bool,
+    dtype: str,
+) -> list[Command]:
+    """`dma_command` for each base address of `shifts` (programs moving blocks of one shape), in order."""
     nbytes, count, ranges, extent = runs
-    global_ranges: tuple[tuple[int, int], ...] | Runs
+    read_bytes, write_bytes = (nbytes, 0) if load else (0, nbytes)
+    ls_bytes = tile_ls_bytes if whole_tile or not load else nbytes
+    descriptors = max(count, 1)
+    dma = Engine.DMA
+
+    def command(shift: int, global_ranges: tuple[tuple[int, int], ...] | Runs) -> Command:
+        return Command(
+            dma,
+            kind,
+            where,
+            waits,
+            fills,
+            global_read_bytes=read_bytes,
+            global_write_bytes=write_bytes,
+            global_ranges=global_ranges,
+            global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
+            ls_bytes=ls_bytes,
+            descriptors=descriptors,
+            dtype=dtype,
+        )
+
     if ranges and type(ranges[0]) is RunBlock:
-        global_ranges = Runs(ranges[0], shift)
-    elif ranges and len(ranges[0]) == 1:
-        global_ranges = ((ranges[0][0] + shift, ranges[1]),)
-    else:
-        global_ranges = _ranges(ranges, shift)
-    return Command(
-        Engine.DMA,
-        kind,
-        where,
-        waits,
-        fills,
-        global_read_bytes=nbytes if load else 0,
-        global_write_bytes=0 if load else nbytes,
-        global_ranges=global_ranges,
-        global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-        ls_bytes=tile_ls_bytes if whole_tile or not load else nbytes,
-        descriptors=max(count, 1),
-        dtype=dtype,
-    )
+        block = ranges[0]
+        return [command(shift, Runs(block, shift)) for shift in shifts]
+    if ranges and len(ranges[0]) == 1:
+        start, run_bytes = ranges[0][0], ranges[1]
+        return [command(shift, ((start + shift, run_bytes),)) for shift in shifts]
+    return [command(shift, _ranges(ranges, shift)) for shift in shifts]
 
 
 def tile_facts(t: Attribute) -> tuple[int, int, str]:
@@ -262,8 +288,32 @@ class DmaInfo:
     """A buffer-level load (into a CB) rather than a tensor-level one (a result)."""
     uninitialized: Any
     """What masked-off elements of the block read as when the op has no `other`."""
+    rank: int
+    """Dimensions of the block (strides and bounds per program)."""
+    has_starts: bool
+    has_other: bool
+    other_index: int
+    """Position of the `other` operand among the op's operands (when `has_other`)."""
+    load: bool
+    kind: str
+    """`command_kind` of the op."""
 
     @staticmethod
-    def of(op: Operation, t: Attribute, to_cb: bool) -> DmaInfo:
+    def of(op: mtia.DmaLoadOp | mtia.DmaStoreOp, t: Attribute, to_cb: bool) -> DmaInfo:
         shape = list(t.get_shape()) if isinstance(t, TensorType) else []
-        return DmaInfo(t, shape, element_type_of(t), location_str(op.location), to_cb, uninitialized(t) if to_cb else 0)
+        rank, n_starts = len(op.strides), len(op.starts)
+        load = isinstance(op, mtia.DmaLoadOp)
+        return DmaInfo(
+            t,
+            shape,
+            element_type_of(t),
+            location_str(op.location),
+            to_cb,
+            uninitialized(t) if to_cb else 0,
+            rank,
+            n_starts > 0,
+            load and op.other is not None,
+            1 + 2 * rank + n_starts,
+            load,
+            command_kind(op.name),
+        )

@@ -118,10 +118,15 @@ class MtiaFunctions(InterpreterFunctions):
         """Per DMA op run so far: its block's type facts."""
 
     def prepare_op(self, op: Operation) -> Callable[..., OpImplResult] | None:
-        """Return an implementation specialized to a CB op (slot count read once) or an engine compute op
-        (command fields read once), else None; see reference._Interpreter."""
+        """Return an implementation specialized to a CB op (slot count read once), an engine compute op,
+        mtia.dpe_matmul or mtia.re_reduce (types and command fields read once), else None; see
+        reference._Interpreter."""
         if isinstance(op, mtia.EngineComputeOp):
             return self._prepare_compute(op)
+        if isinstance(op, mtia.DpeMatmulOp):
+            return self._prepare_dpe_matmul(op)
+        if isinstance(op, mtia.ReReduceOp):
+            return self._prepare_re_reduce(op)
         method = _CB_METHODS.get(type(op))
         if method is None:
             return None
@@ -180,9 +185,9 @@ class MtiaFunctions(InterpreterFunctions):
         if info is None:
             info = self._dma_info[op] = DmaInfo.of(op, op.block_type, op.out is not None)
         t, shape = info.tile, info.shape
-        block = dma_block(op, args, shape)
-        if op.other is not None:
-            other = batch_scalar(args[1 + 2 * len(block.strides) + len(op.starts)], len(shape))
+        block = dma_block(info, args)
+        if info.has_other:
+            other = batch_scalar(args[info.other_index], len(shape))
         else:
             other = info.uninitialized
         memory = get_launch_state(interpreter).memory
@@ -193,7 +198,7 @@ class MtiaFunctions(InterpreterFunctions):
         if not info.to_cb:
             return (tile,)
         slot = args[-1].write(tile, op)
-        record_dma_commands(get_pe_state(interpreter), op, (), (slot,), block, t, op.other is not None)
+        record_dma_commands(get_pe_state(interpreter), info, (), (slot,), block, info.has_other)
         return ()
 
     @impl(mtia.DmaStoreOp)
@@ -201,8 +206,8 @@ class MtiaFunctions(InterpreterFunctions):
         info = self._dma_info.get(op)
         if info is None:
             info = self._dma_info[op] = DmaInfo.of(op, mtia.tile_type(op.value.type), False)
-        t, shape, elem, where = info.tile, info.shape, info.elem, info.where
-        block = dma_block(op, args, shape)
+        shape, elem, where = info.shape, info.elem, info.where
+        block = dma_block(info, args)
         cb = args[-1]
         value, slot = cb.front(op) if isinstance(cb, SimCB) else (cb, None)
         memory = get_launch_state(interpreter).memory
@@ -212,7 +217,7 @@ class MtiaFunctions(InterpreterFunctions):
         else:
             memory.write_block(block.base, block.strides, shape, block.bounds, value, elem, where, block.starts)
         if slot is not None:
-            record_dma_commands(get_pe_state(interpreter), op, (slot,), (), block, t)
+            record_dma_commands(get_pe_state(interpreter), info, (slot,), (), block)
         return ()
 
     @impl(mtia.GatherOp)
@@ -325,70 +330,92 @@ class MtiaFunctions(InterpreterFunctions):
 
     @impl(mtia.DpeMatmulOp)
     def run_dpe_matmul(self, interpreter: Interpreter, op: mtia.DpeMatmulOp, args: PythonValues) -> PythonValues:
-        waits: list[SlotRef] = []
-        a, b, c = (np.asarray(self._read(x, op, waits)) for x in args[:3])
+        return self._prepare_dpe_matmul(op)(self, interpreter, op, args).values
+
+    def _prepare_dpe_matmul(self, op: mtia.DpeMatmulOp) -> Callable[..., OpImplResult]:
+        """`mtia.dpe_matmul` specialized to `op`: its types and command fields read once."""
         t_a = mtia.tile_type(op.a.type)
-        valid = args[len(args) - len(op.valid) :] if op.valid else ()
-        if valid:  # lanes past K count as 0 (the pass proved they hold 0)
-            k_size = t_a.get_shape()[-1]  # type: ignore[attr-defined]
-            k_in = np.arange(k_size) < batch_scalar(np.asarray(valid[2], dtype=np.int64), 1)
-            a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
-            b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
-        precision = op.input_precision.value.data
-        acc = dot(a, b, c, precision)
-        out_t = op.out.type.tile if op.out is not None else op.result[0].type
-        d = as_value(acc, out_t)
-        if valid:  # rows past M and columns past N are not computed
-            d = keep_valid(d, valid[:2], out_t, c if op.inplace is not None else uninitialized(out_t))
-        if op.out is None:
-            return (d,)
-        slot = args[3].update(d, op) if op.inplace is not None else args[3].write(d, op)
+        n_valid = len(op.valid)
         *batch, m, k = t_a.get_shape()  # type: ignore[attr-defined]
         n = mtia.tile_type(op.b.type).get_shape()[-1]  # type: ignore[attr-defined]
+        precision = op.input_precision.value.data
+        to_cb, inplace = op.out is not None, op.inplace is not None
+        out_t = op.out.type.tile if op.out is not None else op.result[0].type
         dtype = dtype_name(t_a)
-        state = get_pe_state(interpreter)
-        passes = dpe_passes(state.config, dtype, precision)
-        macs = dpe_macs(valid, int(np.prod(batch, dtype=np.int64)), m, n, k)
-        ls_bytes = dpe_ls_bytes(op)
+        whole_macs = int(np.prod(batch, dtype=np.int64))
+        ls_bytes = dpe_ls_bytes(op) if to_cb else 0
         where = location_str(op.location)
+        read = self._read
 
-        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
-        writes = (slot,)
+        def run(ft: MtiaFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            waits: list[SlotRef] = []
+            a, b, c = (np.asarray(read(x, op, waits)) for x in args[:3])
+            valid = args[len(args) - n_valid :] if n_valid else ()
+            if valid:  # lanes past K count as 0 (the pass proved they hold 0)
+                k_in = np.arange(k) < batch_scalar(np.asarray(valid[2], dtype=np.int64), 1)
+                a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
+                b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
+            acc = dot(a, b, c, precision)
+            d = as_value(acc, out_t)
+            if valid:  # rows past M and columns past N are not computed
+                d = keep_valid(d, valid[:2], out_t, c if inplace else uninitialized(out_t))
+            if not to_cb:
+                return OpImplResult((d,), None)
+            slot = args[3].update(d, op) if inplace else args[3].write(d, op)
+            state = get_pe_state(interpreter)
+            passes = dpe_passes(state.config, dtype, precision)
+            macs = dpe_macs(valid, whole_macs, m, n, k)
 
-        def make(p: int) -> Command:
-            return dpe_command(where, reads, writes, per_program(macs, p), dtype, passes, ls_bytes)
+            reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+            writes = (slot,)
 
-        state.issue_each(make, np.ndim(macs) == 0)
-        return ()
+            def make(p: int) -> Command:
+                return dpe_command(where, reads, writes, per_program(macs, p), dtype, passes, ls_bytes)
+
+            state.issue_each(make, np.ndim(macs) == 0)
+            return _NO_RESULTS
+
+        return run
 
     @impl(mtia.ReReduceOp)
     def run_re_reduce(self, interpreter: Interpreter, op: mtia.ReReduceOp, args: PythonValues) -> PythonValues:
-        waits: list[SlotRef] = []
-        x = np.asarray(self._read(args[0], op, waits))
+        return self._prepare_re_reduce(op)(self, interpreter, op, args).values
+
+    def _prepare_re_reduce(self, op: mtia.ReReduceOp) -> Callable[..., OpImplResult]:
+        """`mtia.re_reduce` specialized to `op`: its types and command fields read once."""
         t_in = mtia.tile_type(op.operands[0].type)
+        in_shape = list(t_in.get_shape())  # type: ignore[attr-defined]
         axis = op.axis.value.data - logical_rank(t_in)
         kind = op.kind.data
-        valid = args[len(args) - len(op.valid) :] if op.valid else ()
-        if valid:  # lanes outside the effective shape are not read: they count as the identity
-            x = np.where(valid_lanes(valid, list(t_in.get_shape())), x, REDUCE_IDENTITY[kind](x.dtype))  # type: ignore[attr-defined]
-        r = reduce(kind, x, axis)
+        n_valid = len(op.valid)
+        to_cb = op.out is not None
         out_t = op.out.type.tile if op.out is not None else op.result[0].type
-        r = as_value(np.asarray(r), out_t)
-        if op.out is None:
-            return (r,)
-        slot = args[1].write(r, op)
-        elems = re_elems(valid, list(t_in.get_shape()))  # type: ignore[attr-defined]
         where, dtype = location_str(op.location), dtype_name(out_t)
-        ls_bytes = re_ls_bytes(op)
+        ls_bytes = re_ls_bytes(op) if to_cb else 0
+        read = self._read
 
-        reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
-        writes = (slot,)
+        def run(ft: MtiaFunctions, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            waits: list[SlotRef] = []
+            x = np.asarray(read(args[0], op, waits))
+            valid = args[len(args) - n_valid :] if n_valid else ()
+            if valid:  # lanes outside the effective shape are not read: they count as the identity
+                x = np.where(valid_lanes(valid, in_shape), x, REDUCE_IDENTITY[kind](x.dtype))
+            r = as_value(np.asarray(reduce(kind, x, axis)), out_t)
+            if not to_cb:
+                return OpImplResult((r,), None)
+            slot = args[1].write(r, op)
+            elems = re_elems(valid, in_shape)
 
-        def make(p: int) -> Command:
-            return re_command(where, reads, writes, per_program(elems, p), dtype, ls_bytes)
+            reads = tuple(waits)  # tuples shared by the batch: the timing model keys shapes by their identity
+            writes = (slot,)
 
-        get_pe_state(interpreter).issue_each(make, np.ndim(elems) == 0)
-        return ()
+            def make(p: int) -> Command:
+                return re_command(where, reads, writes, per_program(elems, p), dtype, ls_bytes)
+
+            get_pe_state(interpreter).issue_each(make, np.ndim(elems) == 0)
+            return _NO_RESULTS
+
+        return run
 
     @impl(mtia.SeComputeOp)
     def run_se(self, interpreter: Interpreter, op: mtia.SeComputeOp, args: PythonValues) -> PythonValues:

@@ -28,6 +28,7 @@ from xdsl.dialects import builtin, ub
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
+    OpImplResult,
     PythonValues,
     ReturnedValues,
     TerminatorValue,
@@ -384,6 +385,58 @@ def _unary(fn: Fn) -> Fn:
     return run
 
 
+def _prepared_unary(fn: Callable[[np.ndarray], Any], t: Attribute) -> Fn:
+    """`_unary`'s implementation with the op's facts read once: `fn` maps the operand, `t` is the result type."""
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        with np.errstate(all="ignore"):
+            return OpImplResult((as_value(fn(np.asarray(args[0])), t),), None)
+
+    return run
+
+
+def _prepare_splat(op: Operation) -> Callable[[np.ndarray], Any]:
+    rank = logical_rank(op.results[0].type)
+    return lambda x: batch_scalar(x, rank)
+
+
+def _prepare_expand_dims(op: Operation) -> Callable[[np.ndarray], Any]:
+    axis = _int_prop(op, "axis") - (_in_rank(op) + 1)
+    return lambda x: np.expand_dims(x, axis)
+
+
+def _prepare_trans(op: Operation) -> Callable[[np.ndarray], Any]:
+    rank, order = _in_rank(op), _dense_ints(op, "order")
+
+    def trans(x: np.ndarray) -> np.ndarray:
+        lead = x.ndim - rank
+        return np.transpose(x, tuple(range(lead)) + tuple(lead + d for d in order))
+
+    return trans
+
+
+_PREPARED_UNARY: dict[str, Callable[[Operation], Callable[[np.ndarray], Any]]] = {
+    "tt.splat": _prepare_splat,
+    "tt.broadcast": lambda op: lambda x: x,
+    "tt.expand_dims": _prepare_expand_dims,
+    "tt.trans": _prepare_trans,
+}
+"""Unary tt ops whose facts `TtFunctions.prepare_op` reads once per op: op -> the operand's mapping (the same
+as the op's `_unary` function)."""
+
+
+def _prepare_addptr(op: Operation) -> Fn:
+    size, t = np.int64(_elem_bytes(op.operands[0].type)), op.results[0].type
+
+    def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        ptr, offset = args
+        with np.errstate(all="ignore"):
+            addr = np.asarray(ptr, dtype=np.int64) + np.asarray(offset).astype(np.int64) * size
+        return OpImplResult((as_value(addr, t),), None)
+
+    return run
+
+
 def _binary(fn: Fn) -> Fn:
     def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         return (as_value(fn(np.asarray(args[0]), np.asarray(args[1]), op), op.results[0].type),)
@@ -408,7 +461,7 @@ def _unsplat(x: np.ndarray, op: Operation) -> np.ndarray:
 
 
 def _expand_dims(x: np.ndarray, op: Operation) -> np.ndarray:
-    return np.expand_dims(x, _int_prop(op, "axis") - (_in_rank(op) + 1))
+    return _prepare_expand_dims(op)(x)
 
 
 def _reshape(x: np.ndarray, op: Operation) -> np.ndarray:
@@ -417,9 +470,7 @@ def _reshape(x: np.ndarray, op: Operation) -> np.ndarray:
 
 
 def _trans(x: np.ndarray, op: Operation) -> np.ndarray:
-    rank = _in_rank(op)
-    lead = x.ndim - rank
-    return np.transpose(x, tuple(range(lead)) + tuple(lead + d for d in _dense_ints(op, "order")))
+    return _prepare_trans(op)(x)
 
 
 def _cat(a: np.ndarray, b: np.ndarray, op: Operation) -> np.ndarray:
@@ -484,6 +535,20 @@ def _clampf(self: Any, interpreter: Interpreter, op: Operation, args: PythonValu
 class TtFunctions(InterpreterFunctions):
     """Functional semantics of the tt dialect (the reference every lowering is checked against)."""
 
+    def prepare_op(self, op: Operation) -> Fn | None:
+        """Return an implementation of a shape op or tt.addptr specialized to `op` (its facts read once; see
+        reference._Interpreter), or None (the generic one; also when `op` lacks a fact, so the error stays
+        the generic implementation's, at run time)."""
+        make = _PREPARED_UNARY.get(op.name)
+        try:
+            if make is not None:
+                return _prepared_unary(make(op), op.results[0].type)
+            if op.name == "tt.addptr":
+                return _prepare_addptr(op)
+        except InterpretationError:
+            return None
+        return None
+
     # -- program structure ----------------------------------------------------------------------------
 
     @impl_callable(_OPS["tt.func"])
@@ -517,8 +582,8 @@ class TtFunctions(InterpreterFunctions):
     def run_make_range(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         return (np.arange(_int_prop(op, "start"), _int_prop(op, "end"), dtype=np.int32),)
 
-    run_splat = _bind("tt.splat", _unary(lambda x, op: batch_scalar(x, logical_rank(op.results[0].type))))
-    run_broadcast = _bind("tt.broadcast", _unary(lambda x, op: x))
+    run_splat = _bind("tt.splat", _unary(lambda x, op: _prepare_splat(op)(x)))
+    run_broadcast = _bind("tt.broadcast", _unary(lambda x, op: _PREPARED_UNARY["tt.broadcast"](op)(x)))
     run_unsplat = _bind("tt.unsplat", _unary(_unsplat))
     run_expand_dims = _bind("tt.expand_dims", _unary(_expand_dims))
     run_reshape = _bind("tt.reshape", _unary(_reshape))
@@ -535,11 +600,7 @@ class TtFunctions(InterpreterFunctions):
 
     @_op("tt.addptr")
     def run_addptr(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
-        ptr, offset = args
-        size = _elem_bytes(op.operands[0].type)
-        with np.errstate(all="ignore"):
-            addr = np.asarray(ptr, dtype=np.int64) + np.asarray(offset).astype(np.int64) * np.int64(size)
-        return (as_value(addr, op.results[0].type),)
+        return _prepare_addptr(op)(self, interpreter, op, args).values
 
     run_int_to_ptr = _bind("tt.int_to_ptr", _unary(lambda x, op: x.astype(np.int64)))
     run_ptr_to_int = _bind("tt.ptr_to_int", _unary(lambda x, op: x.astype(np.int64)))

@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
@@ -158,7 +159,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
         for block in region.blocks:
             unstructured |= _number(block, ops, spans)
     point = {op: i for i, op in enumerate(ops)}
-    loops = [(op, *spans[op]) for op in ops if isinstance(op, _LOOPS)]
+    loops = [(op, *spans[op]) for op in ops if isa(op, _LOOPS)]
     allocs = [op for op in ops if isinstance(op, mtia.CbAllocOp)]
     ranges: list[CbLiveRange] = []
     for index, alloc in enumerate(allocs):
@@ -191,7 +192,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
                     start, end = min(start, lo), max(end, hi)
                     why.append(f"{reason} at {_short_loc(loop)}")
                     changed = True
-        made_by = next((ops[p] for p in uses if isinstance(ops[p], mtia.ENGINE_OPS)), ops[uses[0]])
+        made_by = next((ops[p] for p in uses if isa(ops[p], mtia.ENGINE_OPS)), ops[uses[0]])
         ranges.append(CbLiveRange(alloc, index, start, end, size, location_str(made_by.location), tuple(why)))
     return CbLiveness(tuple(ranges), tuple(ops))
 

@@ -23,6 +23,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from mtia_xdsl.dialects import mtia
+from mtia_xdsl.utils.isa import isa
+
+_REGION_OPS = (scf.ForOp, scf.IfOp, scf.WhileOp)
 
 
 def carried_into_cb(op: Operation, resident: set[SSAValue]) -> list[SSAValue]:
@@ -76,9 +79,9 @@ def cb_resident_values(func: Operation) -> set[SSAValue]:
     resident: set[SSAValue] = set()
     region_ops: list[Operation] = []
     for op in func.walk():
-        if isinstance(op, mtia.ENGINE_OPS):
+        if isa(op, mtia.ENGINE_OPS):
             resident.update(op.results)
-        elif isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp):
+        elif isa(op, _REGION_OPS):
             region_ops.append(op)
     changed = True
     while changed:

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -132,6 +133,41 @@ def leaves(e: Expr) -> list[SSAValue]:
         elif isinstance(x, tuple):
             stack.extend(x[1:])
     return out
+
+
+def linear(e: Expr) -> dict[Expr | None, int]:
+    """`e` as a linear combination `{atom: coefficient}` (key None: the constant term) over atoms that are
+    SSA values or non-linear subexpressions (rem, div, min, max, products of two non-constants); the
+    canonical form two bounds are compared in (`bound_implies`)."""
+    if isinstance(e, int):
+        return {None: e} if e else {}
+    if isinstance(e, SSAValue):
+        c = constant_value(e)
+        return linear(c) if c is not None else {e: 1}
+    kind, *args = e
+    if kind == "add":
+        out = dict(linear(args[0]))
+        for k, v in linear(args[1]).items():
+            out[k] = out.get(k, 0) + v
+        return {k: v for k, v in out.items() if v}
+    if kind == "neg":
+        return {k: -v for k, v in linear(args[0]).items()}
+    if kind == "mul":
+        a, b = linear(args[0]), linear(args[1])
+        if set(a) <= {None}:
+            a, b = b, a
+        if set(b) <= {None}:
+            s = b.get(None, 0)
+            return {k: v * s for k, v in a.items() if v * s}
+    return {e: 1}
+
+
+def bound_implies(bound: Expr, limit: Expr) -> bool:
+    """True when `bound <= limit` for every value of the atoms: their linear forms differ by a constant."""
+    diff = dict(linear(limit))
+    for k, v in linear(bound).items():
+        diff[k] = diff.get(k, 0) - v
+    return all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0
 
 
 @dataclass(frozen=True)
@@ -341,9 +377,26 @@ class BoxMask:
 
     bounds: tuple[tuple[Expr, ...], ...]
     lowers: tuple[tuple[Expr, ...], ...] = ()
+    digit_bounds: tuple[tuple[DigitBound, ...], ...] = ()
+    """Per dimension, conditions on one digit of a split index (Inductor's conv template: `0 <= h + i - 1 < 8`
+    with `h = (nhw // 8) % 8`); empty when there are none."""
 
     def lower(self, d: int) -> tuple[Expr, ...]:
         return self.lowers[d] if self.lowers else ()
+
+    def digits_of(self, d: int) -> tuple[DigitBound, ...]:
+        return self.digit_bounds[d] if self.digit_bounds else ()
+
+
+@dataclass(frozen=True)
+class DigitBound:
+    """`q < bound` (or `q >= bound` when `lower`) for the digit `q = (i // place) % extent` of a dimension's
+    index i."""
+
+    place: int
+    extent: int
+    lower: bool
+    bound: Expr
 
 
 @dataclass(frozen=True)
@@ -377,7 +430,8 @@ class BlockAccess:
     the tensor's (the tensor is its reshape)."""
     window: Expr | None = None
     """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
-    block is the box, flattened, from there (`mtia.extract_slice`). None: the box is the block."""
+    block is the box, flattened, from there (`mtia.extract_slice`). For a store (`_wrapped_store`), the box
+    is the block from there. None: the box is the block."""
 
 
 @dataclass
@@ -594,11 +648,74 @@ def splat_scalar_attr(attr: Attribute) -> Attribute | None:
     return None
 
 
+def _bounded_rem_div(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...]) -> AffineForm | None:
+    """`a % c` or `a // c` for a constant c > 0 by place value, on tiles of any rank (Inductor's
+    `(xindex // 32) % 16` of a GEMM template's `xindex = rn + 32 * rm`), else None.
+
+    `a = c * m + r + sum_d k_d * i_d` with every term non-negative: base terms whose divisor is a multiple
+    of c make up `c * m`, the others r; dimensions with k_d a multiple of c are carried (`k_d / c` in the
+    quotient). The other dimensions, by increasing k, must nest like digits: `k_j * E_j <= k_(j+1)` and
+    `k_last * E_last <= c` (E: the block's extent). Then `r + sum < c`, and `a // c = m + sum_carried
+    (k_d / c) * i_d`, `a % c = r + sum_(not carried) k_d * i_d`. With r = 0 this holds everywhere. With r
+    not provably 0 (a block base such as `16 * pid_n`), the lowest such dimension must have k = 1 and the
+    form holds below the limit `i < K - r`, K the next k (or c): the form carries it in `limits`, and an
+    access using it must have a mask that implies it (`rn < N` with N = 32: every valid element has
+    `r + i < 32`); see `_classify`.
+    """
+    if not isinstance(c, int) or c <= 0 or a.ptr is not None:
+        return None
+    m: Expr = 0
+    r: Expr = 0
+    for atom, coef in linear(a.base).items():
+        if coef < 0 or (atom is not None and not expr_nonneg(atom)):
+            return None
+        if atom is None:
+            m, r = add(m, coef // c), add(r, coef % c)
+            continue
+        g = math.gcd(coef, c)
+        if expr_divisor(atom) % (c // g) == 0:
+            m = add(m, mul(div(atom, c // g), coef // g))
+        else:
+            r = add(r, mul(atom, coef))
+    carried: dict[int, int] = {}
+    nested: list[tuple[int, int]] = []  # (k, d)
+    for d, k in enumerate(a.coeffs):
+        if shape[d] == 1:
+            continue
+        if not isinstance(k, int) or k < 0:
+            return None
+        if k % c == 0:
+            carried[d] = k // c
+        else:
+            nested.append((k, d))
+    nested.sort()
+    limits: list[tuple[Expr, ...]] = [()] * len(shape)
+    for j, (k, d) in enumerate(nested):
+        above = nested[j + 1][0] if j + 1 < len(nested) else c
+        if j == 0 and not (isinstance(r, int) and r == 0):
+            if k != 1:
+                return None
+            limits[d] = (add(above, neg(r)),)
+        elif k * shape[d] > above:
+            return None
+    if not nested and not (isinstance(r, int) and r == 0):
+        return None  # r < c is not known and there is no index to bound
+    if is_rem:
+        coeffs = tuple(k if d not in carried and shape[d] != 1 else 0 for d, k in enumerate(a.coeffs))
+        form = AffineForm(r, coeffs)  # type: ignore[arg-type]
+    else:
+        form = AffineForm(m, tuple(carried.get(d, 0) for d in range(len(shape))))
+    return form.limited(tuple(limits)) if any(limits) else form
+
+
 class _Analyzer:
     """Computes forms for integer/pointer tensors and box masks, op by op in block order."""
 
-    def __init__(self, info: MemoryAccessInfo) -> None:
+    def __init__(self, info: MemoryAccessInfo, mask_bounded: bool = False) -> None:
         self.info = info
+        self.mask_bounded = mask_bounded
+        """The second pass of `analyze_function`: a `%` or `//` may hold only below a limit on one
+        dimension's index (`_bounded_rem_div`), which each access's mask must imply (`_classify`)."""
 
     # -- forms -------------------------------------------------------------------------------
     def form_of(self, v: SSAValue) -> AffineForm | None:
@@ -740,14 +857,28 @@ class _Analyzer:
         a load reads `other` there (see AffineForm.limits). Otherwise, when k == 1, c is a constant n and
         the form is 1-D, the result is over a wrapped box (AffineForm.wrap) of the rows the block touches,
         at most ceil((n - gcd(divisor(b), n) + E) / n) of them.
+
+        Before those last two, and where `a` varies along several dimensions, `_bounded_rem_div` splits by
+        place value when that is exact; in the second pass (`mask_bounded`) also where it holds only below
+        a limit on one dimension that the access's mask must imply, and a limited `a` passes its limits on.
         """
         forms = self._ints(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, c = forms
+        if a.limits and self.mask_bounded and not c.limits:
+            form = self._rem_div_form(op, shape, replace(a, limits=()), c)
+            return form.limited(a.limits) if form is not None else None
+        return self._rem_div_form(op, shape, a, c)
+
+    def _rem_div_form(self, op: Operation, shape: tuple[int, ...], a: AffineForm, c: AffineForm) -> AffineForm | None:
         if not c.uniform or a.limits or c.limits or a.index is not None or a.wrap is not None:
             return None
         is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
+        bounded = _bounded_rem_div(a, c.base, is_rem, shape)
+        exact = bounded if bounded is not None and not bounded.limits else None
+        if bounded is not None and bounded.limits and not self.mask_bounded:
+            bounded = None
         if isinstance(c.base, int) and c.base <= 0:
             return None
         if a.uniform:
@@ -755,13 +886,13 @@ class _Analyzer:
             return AffineForm(base, a.coeffs)
         varying = [d for d, k in enumerate(a.coeffs) if not (isinstance(k, int) and k == 0)]
         if len(varying) != 1:
-            return None
+            return exact or bounded
         d = varying[0]
         coeff = a.coeffs[d]
         extents, ks = (coeff.extents, coeff.coeffs) if isinstance(coeff, Digits) else ((shape[d],), (coeff,))
         moving = [j for j, k in enumerate(ks) if not (isinstance(k, int) and k == 0)]
         if len(moving) != 1 or not isinstance(ks[moving[0]], int) or ks[moving[0]] <= 0:  # type: ignore[operator]
-            return None
+            return exact or bounded
         j, k, extent = moving[0], ks[moving[0]], extents[moving[0]]
         assert isinstance(k, int)
 
@@ -781,6 +912,8 @@ class _Analyzer:
                 if is_rem:
                     return AffineForm(0, with_coeff(digits(inner, (*zeros[:j], 1, 0, *zeros[j + 1 :]))))
                 return AffineForm(div(a.base, n), with_coeff(digits(inner, (*zeros[:j], 0, 1, *zeros[j + 1 :]))))
+        if exact is not None:
+            return exact
         if is_rem and k == 1 and not isinstance(coeff, Digits) and _contiguity(op, d) >= shape[d]:
             limits: list[tuple[Expr, ...]] = [()] * len(shape)
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
@@ -793,7 +926,7 @@ class _Analyzer:
             if is_rem:
                 return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
             return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
-        return None
+        return bounded
 
     def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:
         """A tensor of pointers recast to pointees of the same storage size (Triton stores bools through
@@ -842,23 +975,26 @@ class _Analyzer:
         return BoxMask(
             tuple(x + y for x, y in zip(a.bounds, b.bounds, strict=True)),
             tuple(a.lower(d) + b.lower(d) for d in range(rank)) if a.lowers or b.lowers else (),
+            tuple(a.digits_of(d) + b.digits_of(d) for d in range(rank)) if a.digit_bounds or b.digit_bounds else (),
         )
 
     def _expand_mask(self, op: tt.ExpandDimsOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
-        bounds, lowers = list(src.bounds), [src.lower(d) for d in range(len(src.bounds))]
-        bounds.insert(op.axis.value.data, ())
-        lowers.insert(op.axis.value.data, ())
-        return BoxMask(tuple(bounds), tuple(lowers) if src.lowers else ())
+        rank = len(src.bounds)
+        bounds, lowers = list(src.bounds), [src.lower(d) for d in range(rank)]
+        split = [src.digits_of(d) for d in range(rank)]
+        for x in (bounds, lowers, split):
+            x.insert(op.axis.value.data, ())
+        return BoxMask(tuple(bounds), tuple(lowers) if src.lowers else (), tuple(split) if src.digit_bounds else ())
 
     def _broadcast_mask(self, op: tt.BroadcastOp, shape: tuple[int, ...]) -> BoxMask | None:
         src = self.mask_of(op.src)
         if src is None:
             return None
         for k, (s, d, b) in enumerate(zip(_shape(op.src.type), shape, src.bounds, strict=True)):
-            if s == 1 and d != 1 and (b or src.lower(k)):
+            if s == 1 and d != 1 and (b or src.lower(k) or src.digits_of(k)):
                 return None  # a bound on a broadcast dimension is a whole-or-nothing condition
         return src
 
@@ -884,9 +1020,9 @@ class _Analyzer:
         return BoxMask(tuple(bounds))
 
     def _cmp_rule(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
-        return self._cmp_mask(op, len(shape))
+        return self._cmp_mask(op, shape)
 
-    def _cmp_mask(self, op: arith.CmpiOp, rank: int) -> BoxMask | None:
+    def _cmp_mask(self, op: arith.CmpiOp, shape: tuple[int, ...]) -> BoxMask | None:
         pred = op.predicate.value.data
         # arith.cmpi predicates: 2 slt, 3 sle, 4 sgt, 5 sge; unsigned compares would also reject negative
         # offsets. Normalized to `a < b` (an upper bound) or `a >= b` (a lower bound), `a` the index.
@@ -899,10 +1035,26 @@ class _Analyzer:
             a, b, pred = b, a, {3: 5, 4: 2}[pred]
         if pred not in (2, 5) or not b.uniform:
             return None
+        rank = len(shape)
         dims = [d for d, c in enumerate(a.coeffs) if not (isinstance(c, int) and c == 0)]
-        if len(dims) != 1 or not (isinstance(a.coeffs[dims[0]], int) and a.coeffs[dims[0]] == 1):
+        if not dims and rank:  # a uniform condition (the conv template's `idx_n < BATCH` within one image):
+            # all or nothing, as in `_splat_mask`
+            count = add(b.base, neg(a.base)) if pred == 2 else add(add(a.base, neg(b.base)), 1)
+            return BoxMask((((mul(count, shape[0])),), *((),) * (rank - 1)))
+        if len(dims) != 1:
             return None
         bound = add(b.base, neg(a.base))
+        c = a.coeffs[dims[0]]
+        if isinstance(c, Digits):  # a condition on one digit of a split index
+            moving = [j for j, k in enumerate(c.coeffs) if not (isinstance(k, int) and k == 0)]
+            if a.wrap is not None or len(moving) != 1 or c.coeffs[moving[0]] != 1:
+                return None
+            j = moving[0]
+            split: list[tuple[DigitBound, ...]] = [()] * rank
+            split[dims[0]] = (DigitBound(c.places[j], c.extents[j], pred == 5, bound),)
+            return BoxMask(((),) * rank, (), tuple(split))
+        if not (isinstance(c, int) and c == 1):
+            return None
         bounds: list[tuple[Expr, ...]] = [()] * rank
         bounds[dims[0]] = (bound,)
         if pred == 5:
@@ -948,8 +1100,23 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
     Loop-carried pointer tensors are not given forms here; `convert-tt-to-mtia` first rewrites them
     into scalar pointers (see `scalarize_loop_pointers`).
     """
+    info = _analyze(func, mask_bounded=False)
+    if info.fallback_reasons:
+        # Second pass, for the accesses the first left on the scalar core: a `%`/`//` may hold below a
+        # limit that the access's mask implies (see `_bounded_rem_div`); the first pass's forms stay.
+        bounded = _analyze(func, mask_bounded=True)
+        for op in list(info.fallback_reasons):
+            if op in bounded.accesses:
+                info.accesses[op] = bounded.accesses[op]
+                del info.fallback_reasons[op]
+            elif info.fallback_reasons[op] == _ELEMENT_GATHER and bounded.fallback_reasons.get(op) == _UNBOUNDED_LIMIT:
+                info.fallback_reasons[op] = _UNBOUNDED_LIMIT  # the remainder was an index tile only for want of a box
+    return info
+
+
+def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
-    analyzer = _Analyzer(info)
+    analyzer = _Analyzer(info, mask_bounded)
     for op in func.walk():
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
@@ -977,11 +1144,18 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
             return None, _ELEMENT_GATHER
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
+    if form.limits and analyzer.mask_bounded:
+        mask = analyzer.mask_of(op.mask) if op.mask is not None else None
+        if mask is None or not all(
+            any(bound_implies(b, limit) for b in mask.bounds[d])
+            for d, dim_limits in enumerate(form.limits)
+            for limit in dim_limits
+        ):
+            return None, _UNBOUNDED_LIMIT
+        form = replace(form, limits=())  # every valid element is below its limits
     limits = form.limits or ((),) * len(shape)
     if form.limits and isinstance(op, tt.StoreOp):
         return None, "store through an index that may wrap around"
-    if form.wrap is not None and isinstance(op, tt.StoreOp):
-        return None, "store through a flat index split across rows, not starting at a row or not whole rows"
     if op.mask is not None:
         mask = analyzer.mask_of(op.mask)
         if mask is None:
@@ -1000,8 +1174,16 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
             other = splat_scalar(op.other)
         if other is None:
             return None, "`other` is not a splat scalar"
+    digit_limits: dict[int, dict[int, DigitLimits]] = {}
+    if op.mask is not None and (mask := analyzer.mask_of(op.mask)) is not None and mask.digit_bounds:
+        refined = _refine_by_digit_bounds(form, mask, shape)
+        if refined is None:
+            return None, "mask bounds digits of a split index that the block's digits do not refine"
+        form, digit_limits = refined
+    if form.wrap is not None and isinstance(op, tt.StoreOp):
+        return _wrapped_store(form, bounds, shape, starts)
     if form.split:
-        return _split_access(analyzer, form, bounds, shape, other, starts)
+        return _split_access(analyzer, form, bounds, shape, other, starts, digit_limits)
     return (
         BlockAccess(
             form.ptr,
@@ -1018,6 +1200,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     )
 
 
+_UNBOUNDED_LIMIT = "a split index holds only below a limit the mask does not imply (it may carry into the next row)"
 _ELEMENT_GATHER = "index tile varies along the last dimension (an element gather, not rows)"
 
 
@@ -1074,6 +1257,78 @@ def _wrapped_access(
     )  # fmt: skip
 
 
+_WRAPPED_STORE = "store through a flat index split across rows, not starting at a row or not whole rows"
+
+
+def _wrapped_store(
+    form: AffineForm, bounds: tuple[Expr, ...], shape: tuple[int, ...], starts: tuple[Expr, ...] | None
+) -> tuple[BlockAccess | None, str]:
+    """The store of a wrapped form when its block holds all valid elements: under `xindex < N` (N a
+    multiple of the row n, N <= XBLOCK) with the block's start a multiple of XBLOCK >= N (`pid * XBLOCK`),
+    a block with any valid element starts at 0, and its first N elements are the N // n whole rows (dlrm's
+    padded store of a [16, 10] tile into rows of 26 from one block of 256). The box is those rows, bound
+    `(N - start) // n` (none for any other block), filled from the block's first N elements
+    (`BlockAccess.window` 0). Otherwise a store would write the rows' other elements: the scalar core."""
+    assert form.ptr is not None and form.wrap is not None
+    c = form.coeffs[0]
+    assert isinstance(c, Digits)
+    n, start, bound = c.extents[0], form.wrap, bounds[0]
+    flat = _flat_bound(bound, start)
+    if len(c.extents) != 2 or starts is not None or flat is None or flat % n or flat > shape[0]:
+        return None, _WRAPPED_STORE
+    if not expr_nonneg(start) or expr_divisor(start) < flat:
+        return None, _WRAPPED_STORE
+    return (
+        BlockAccess(form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (div(bound, n), n), (flat // n, n),
+                    view=shape, window=0),
+        "",
+    )  # fmt: skip
+
+
+DigitLimits = tuple[list[Expr], list[Expr]]
+"""Upper bounds and lower bounds (starts) on one digit of a split dimension, from a mask's DigitBounds."""
+
+
+def _refine_by_digit_bounds(
+    form: AffineForm, mask: BoxMask, shape: tuple[int, ...]
+) -> tuple[AffineForm, dict[int, DigitLimits]] | None:
+    """`form` with each dimension the mask bounds digits of split into digits (the finest mixed radix of
+    its own digits and the mask's), and the mask's bounds per dimension and digit place; None when the
+    form has an index tile or a wrapped box, or a mask digit is not exactly one digit of that radix.
+
+    A channels-last conv input `x[n, h + i - 1, w + j - 1, c]` read over `nhw` is one coefficient
+    (stride 8 over all of nhw), but its mask `0 <= h + i - 1 < 8` bounds the digit h: the box is then
+    [n, h, w, c] with a start and a bound on h and w (the zero padding as `other`)."""
+    if form.index is not None or form.wrap is not None or form.limits:
+        return None
+    coeffs = list(form.coeffs)
+    limits: dict[int, dict[int, DigitLimits]] = {}
+    for d in range(len(shape)):
+        conds = mask.digits_of(d)
+        if not conds:
+            continue
+        c = coeffs[d]
+        places = {1, shape[d]} | ({p for p in c.places} if isinstance(c, Digits) else set())
+        places |= {x for b in conds for x in (b.place, b.place * b.extent)}
+        chain = sorted(places)
+        if any(b % a for a, b in itertools.pairwise(chain)):
+            return None
+        for b in conds:
+            k = chain.index(b.place)
+            if k + 1 >= len(chain) or chain[k + 1] != b.place * b.extent:
+                return None  # the condition spans several digits: not a box
+        inner = chain[:-1]
+        extents = tuple(y // x for x, y in itertools.pairwise(chain))
+        new = _refine(c, inner) if isinstance(c, Digits) else tuple(mul(c, x) for x in inner)
+        coeffs[d] = Digits(extents, new)
+        per_place: dict[int, DigitLimits] = {}
+        for b in conds:
+            ups, lows = per_place.setdefault(b.place, ([], []))
+            (lows if b.lower else ups).append(b.bound)
+        limits[d] = per_place
+    return replace(form, coeffs=tuple(coeffs)), limits
+
+
 def _flat_bound(bound: Expr, start: Expr) -> int | None:
     """N when `bound` is `N - start` (the mask `xindex < N` of a block starting at `start`), else None."""
     if isinstance(bound, tuple) and bound[0] == "add" and isinstance(bound[1], int) and bound[2] == neg(start):
@@ -1088,8 +1343,11 @@ def _split_access(
     shape: tuple[int, ...],
     other: Attribute | SSAValue | None,
     starts: tuple[Expr, ...] | None,
+    digit_limits: dict[int, dict[int, DigitLimits]] | None = None,
 ) -> tuple[BlockAccess | None, str]:
     """The multi-row box of a form with Digits: one box dimension per digit, outer first.
+
+    `digit_limits` (from a mask's DigitBounds) bound and start single digits of a split dimension.
 
     A split dimension's bound (a flat `xindex < xnumel`) must be a multiple of the outer digit's place
     (the rows below it are whole): it becomes the outer digit's bound `bound // place`. An index tile
@@ -1106,6 +1364,7 @@ def _split_access(
     box_bounds: list[Expr] = []
     box_shape: list[int] = []
     box_starts: list[Expr] = []
+    starts_seen = starts is not None
     for d, c in enumerate(form.coeffs):
         start = starts[d] if starts is not None else 0
         index_size = _shape(form.index.type)[d] if form.index is not None else 1
@@ -1127,17 +1386,21 @@ def _split_access(
                 return None, "mask bound ends inside a row of a flat index split across rows"
             bound = div(bound, outer)
         for j in reversed(range(len(c.extents))):
+            ups, lows = (digit_limits or {}).get(d, {}).get(c.places[j], ([], []))
             strides.append(c.coeffs[j])
             box_shape.append(c.extents[j])
-            box_bounds.append(bound if j == len(c.extents) - 1 else c.extents[j])
-            box_starts.append(0)
+            whole = bound if j == len(c.extents) - 1 else c.extents[j]
+            box_bounds.append(_min_bound(tuple(ups), c.extents[j]) if ups and whole == c.extents[j] else
+                              ("min", whole, *ups) if ups else whole)  # fmt: skip
+            box_starts.append(_max_start(tuple(lows)))
+            starts_seen = starts_seen or bool(lows)
             index_box.append(c.extents[j] if index_size != 1 else 1)
     if form.index is not None and not _rows_only(form.index, analyzer, inner=box_shape[-1]):
         return None, _ELEMENT_GATHER
     return (
         BlockAccess(
             form.ptr, form.base, tuple(strides), tuple(box_bounds), tuple(box_shape), other, form.index,
-            form.index_scale, starts=tuple(box_starts) if starts is not None else None, view=shape,
+            form.index_scale, starts=tuple(box_starts) if starts_seen else None, view=shape,
             index_box=tuple(index_box) if form.index is not None else None,
         ),
         "",
@@ -1278,7 +1541,7 @@ class Materializer:
     def const(self, value: int, width: int = 64) -> SSAValue:
         key = ("const", value, width)
         if key not in self.cache:
-            self.cache[key] = self._insert(arith.ConstantOp(IntegerAttr(value, width)))
+            self.cache[key] = self._insert(arith.ConstantOp(IntegerAttr(value, i64 if width == 64 else width)))
         return self.cache[key]
 
     def i64(self, e: Expr) -> SSAValue:

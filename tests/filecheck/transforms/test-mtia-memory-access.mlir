@@ -584,3 +584,163 @@ tt.func public @template_constant_condition(%b: !tt.ptr<f32>, %n: i32) {
   %v = tt.load %ptrs : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// The epilogue of Inductor's GEMM template: `xindex = rn + 32 * rm` over a 16 x 16 tile whose column base
+// `16 * pid_n` is not a multiple of 32, read through `(xindex // 32) % 16` and `xindex // 512` (a permuted
+// [2, 32, 16] input). The split holds only where `rn < 32`: the load masked by it is one strided DMA (rows of
+// stride 1, columns of stride 16); the load masked on rows alone stays on the scalar core.
+// CHECK-LABEL: tt.func public @template_split_below_mask
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(((%rm0 % 16) + (%rn0 * 16)) + ((%rm0 // 16) * 512)) strides=[1, 16] bounds=[(32 - %rm0), (32 - %rn0)] shape=[16, 16]"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: a split index holds only below a limit the mask does not imply (it may carry into the next row)"}
+tt.func public @template_split_below_mask(%x: !tt.ptr<f32>) {
+  %pid_m = tt.get_program_id x : i32
+  %pid_n = tt.get_program_id y : i32
+  %c16 = arith.constant 16 : i32
+  %c32 = arith.constant 32 : i32
+  %rm0 = arith.muli %pid_m, %c16 : i32
+  %rn0 = arith.muli %pid_n, %c16 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %rns = tt.splat %rn0 : i32 -> tensor<16xi32>
+  %rm = arith.addi %rms, %r : tensor<16xi32>
+  %rn = arith.addi %rns, %r : tensor<16xi32>
+  %m1 = tt.expand_dims %rm {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %n1 = tt.expand_dims %rn {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %im = tt.broadcast %m1 : tensor<16x1xi32> -> tensor<16x16xi32>
+  %in = tt.broadcast %n1 : tensor<1x16xi32> -> tensor<16x16xi32>
+  %k32 = arith.constant dense<32> : tensor<16x16xi32>
+  %k16 = arith.constant dense<16> : tensor<16x16xi32>
+  %k512 = arith.constant dense<512> : tensor<16x16xi32>
+  %mrow = arith.cmpi slt, %im, %k32 : tensor<16x16xi32>
+  %mcol = arith.cmpi slt, %in, %k32 : tensor<16x16xi32>
+  %mask = arith.andi %mrow, %mcol : tensor<16x16xi1>
+  %xrow = arith.muli %im, %k32 : tensor<16x16xi32>
+  %xindex = arith.addi %in, %xrow : tensor<16x16xi32>
+  %x10 = arith.divsi %xindex, %k512 : tensor<16x16xi32>
+  %q = arith.divsi %xindex, %k32 : tensor<16x16xi32>
+  %x9 = arith.remsi %q, %k16 : tensor<16x16xi32>
+  %ncol = arith.muli %in, %k16 : tensor<16x16xi32>
+  %nplane = arith.muli %x10, %k512 : tensor<16x16xi32>
+  %o1 = arith.addi %x9, %ncol : tensor<16x16xi32>
+  %off = arith.addi %o1, %nplane : tensor<16x16xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %off : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %p, %mask : tensor<16x16x!tt.ptr<f32>>
+  %w = tt.load %p, %mrow : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// Inductor's conv template: output pixels `nhw` split into h = (nhw // 8) % 8 and w = nhw % 8, the input
+// read at `h + i - 1`, `w + j - 1` (one run of stride 1 over nhw) under a mask that bounds those digits (the
+// zero padding), and a uniform `n < 2` (the block lies in one image). The box is [h, w] with a start and a
+// bound on each digit, viewed as the flat block; the uniform condition bounds the outer digit all or nothing.
+// CHECK-LABEL: tt.func public @conv_digit_bounds
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%x+(((((%off // 8) % 8) + %i1) * 8) + %j1) strides=[8, 1] bounds=[min((((2 - (%off // 64)) * 64) // 8), (8 - (((%off // 8) % 8) + %i1))), (8 - %j1)] shape=[8, 8] starts=[-((((%off // 8) % 8) + %i1)), -(%j1)] view=[64]"}
+tt.func public @conv_digit_bounds(%x: !tt.ptr<f32>, %i: i32, %j: i32) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %c1 = arith.constant 1 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %nhw = arith.addi %offs, %r : tensor<64xi32>
+  %k8 = arith.constant dense<8> : tensor<64xi32>
+  %k64 = arith.constant dense<64> : tensor<64xi32>
+  %k0 = arith.constant dense<0> : tensor<64xi32>
+  %k2 = arith.constant dense<2> : tensor<64xi32>
+  %w = arith.remsi %nhw, %k8 : tensor<64xi32>
+  %nh = arith.divsi %nhw, %k8 : tensor<64xi32>
+  %h = arith.remsi %nh, %k8 : tensor<64xi32>
+  %n = arith.divsi %nhw, %k64 : tensor<64xi32>
+  %i1 = arith.subi %i, %c1 : i32
+  %j1 = arith.subi %j, %c1 : i32
+  %is = tt.splat %i1 : i32 -> tensor<64xi32>
+  %js = tt.splat %j1 : i32 -> tensor<64xi32>
+  %hin = arith.addi %h, %is : tensor<64xi32>
+  %win = arith.addi %w, %js : tensor<64xi32>
+  %m0 = arith.cmpi sge, %hin, %k0 : tensor<64xi32>
+  %m1 = arith.cmpi slt, %hin, %k8 : tensor<64xi32>
+  %m2 = arith.cmpi sge, %win, %k0 : tensor<64xi32>
+  %m3 = arith.cmpi slt, %win, %k8 : tensor<64xi32>
+  %m4 = arith.cmpi slt, %n, %k2 : tensor<64xi32>
+  %a0 = arith.andi %m0, %m1 : tensor<64xi1>
+  %a1 = arith.andi %a0, %m2 : tensor<64xi1>
+  %a2 = arith.andi %a1, %m3 : tensor<64xi1>
+  %mask = arith.andi %a2, %m4 : tensor<64xi1>
+  %row = arith.muli %hin, %k8 : tensor<64xi32>
+  %pix = arith.addi %row, %win : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %pix : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p, %mask : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// dlrm's padded store of rows of 10 into rows of 26 from a block of 256 >= xnumel = 160: a block with any
+// valid element starts at 0 (its start is a multiple of 256), so its first 160 elements are 16 whole rows: a
+// box sliced from the block (window 0), bound (160 - start) // 10 rows. With a block of 64 it stays scalar.
+// CHECK-LABEL: tt.func public @padded_store_one_block
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%out+((%off // 10) * 26) strides=[26, 1] bounds=[((160 - %off) // 10), 10] shape=[16, 10] view=[256] window=0"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through a flat index split across rows, not starting at a row or not whole rows"}
+tt.func public @padded_store_one_block(%out: !tt.ptr<f32>, %v: tensor<256xf32>, %w: tensor<64xf32>) {
+  %pid = tt.get_program_id x : i32
+  %c256 = arith.constant 256 : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c256 : i32
+  %offs = tt.splat %off : i32 -> tensor<256xi32>
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %x = arith.addi %offs, %r : tensor<256xi32>
+  %n = arith.constant dense<160> : tensor<256xi32>
+  %mask = arith.cmpi slt, %x, %n : tensor<256xi32>
+  %k10 = arith.constant dense<10> : tensor<256xi32>
+  %k26 = arith.constant dense<26> : tensor<256xi32>
+  %x0 = arith.remsi %x, %k10 : tensor<256xi32>
+  %x1 = arith.divsi %x, %k10 : tensor<256xi32>
+  %row = arith.muli %x1, %k26 : tensor<256xi32>
+  %o = arith.addi %x0, %row : tensor<256xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<256x!tt.ptr<f32>>, tensor<256xi32>
+  tt.store %p, %v, %mask : tensor<256x!tt.ptr<f32>>
+  %off64 = arith.muli %pid, %c64 : i32
+  %offs64 = tt.splat %off64 : i32 -> tensor<64xi32>
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %y = arith.addi %offs64, %r64 : tensor<64xi32>
+  %n64 = arith.constant dense<160> : tensor<64xi32>
+  %mask64 = arith.cmpi slt, %y, %n64 : tensor<64xi32>
+  %j10 = arith.constant dense<10> : tensor<64xi32>
+  %j26 = arith.constant dense<26> : tensor<64xi32>
+  %y0 = arith.remsi %y, %j10 : tensor<64xi32>
+  %y1 = arith.divsi %y, %j10 : tensor<64xi32>
+  %yrow = arith.muli %y1, %j26 : tensor<64xi32>
+  %yo = arith.addi %y0, %yrow : tensor<64xi32>
+  %outs64 = tt.splat %out : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %q = tt.addptr %outs64, %yo : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  tt.store %q, %w, %mask64 : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// A mask bound on the digit `nhw % 8` while the block's own digits split at 4 (`nhw % 4`, rows of 100): the
+// condition spans two digits of the block, not a box; the load stays on the scalar core.
+// CHECK-LABEL: tt.func public @digit_bound_not_refined
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: mask bounds digits of a split index that the block's digits do not refine"}
+tt.func public @digit_bound_not_refined(%x: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c64 = arith.constant 64 : i32
+  %off = arith.muli %pid, %c64 : i32
+  %offs = tt.splat %off : i32 -> tensor<64xi32>
+  %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %nhw = arith.addi %offs, %r : tensor<64xi32>
+  %k8 = arith.constant dense<8> : tensor<64xi32>
+  %k4 = arith.constant dense<4> : tensor<64xi32>
+  %k5 = arith.constant dense<5> : tensor<64xi32>
+  %k100 = arith.constant dense<100> : tensor<64xi32>
+  %w = arith.remsi %nhw, %k8 : tensor<64xi32>
+  %mask = arith.cmpi slt, %w, %k5 : tensor<64xi32>
+  %lo = arith.remsi %nhw, %k4 : tensor<64xi32>
+  %hi = arith.divsi %nhw, %k4 : tensor<64xi32>
+  %rows = arith.muli %hi, %k100 : tensor<64xi32>
+  %o = arith.addi %lo, %rows : tensor<64xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %o : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
+  %v = tt.load %p, %mask : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
