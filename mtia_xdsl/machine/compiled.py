@@ -23,13 +23,9 @@ from __future__ import annotations
 import hashlib
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -84,8 +80,10 @@ class _Finder(importlib.abc.MetaPathFinder):
         file = self.files.get(fullname)
         if file is None:
             return None
+        from importlib.util import spec_from_file_location
+
         loader = importlib.machinery.ExtensionFileLoader(fullname, str(file))
-        return importlib.util.spec_from_file_location(fullname, file, loader=loader)
+        return spec_from_file_location(fullname, file, loader=loader)
 
 
 def plan(build_dir: Path = BUILD_DIR, environ: Mapping[str, str] = os.environ) -> tuple[str, dict[str, Path]]:
@@ -147,7 +145,12 @@ def build(verbose: bool = False) -> Path:
     Needs mypy (the `fast` extra) and a C compiler. Units: takes about 1-3 CPU minutes.
     Raises: RuntimeError naming what failed (mypy missing, a type error mypyc rejects, the C compiler).
     """
-    if importlib.util.find_spec("mypyc") is None:
+    import shutil
+    import subprocess
+    import tempfile
+    from importlib.util import find_spec
+
+    if find_spec("mypyc") is None:
         raise RuntimeError("building the compiled timing model needs mypy: pip install -e '.[fast]'")
     stamp = source_stamp()
     root = _PACKAGE_DIR.parent.parent

@@ -39,15 +39,15 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 
 // The pipelined load keeps its bytes for the whole loop; the result %o after the loop takes them over.
 // CHECK-LABEL: tt.func public @loop
-// CHECK:         mtia.cb_alloc {{{.*}}cb_id = 0 : i32, ls_offset = 16384 : i64} : !mtia.cb<1, tensor<1024xf32>>
-// CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 1 : i32, ls_offset = 20480 : i64} : !mtia.cb<1, tensor<1024xf32>>
+// CHECK:         mtia.cb_alloc {{{.*}}cb_id = 0 : i32, ls_offset = 8192 : i64} : !mtia.cb<1, tensor<1024xf32>>
+// CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 1 : i32, ls_offset = 12288 : i64} : !mtia.cb<1, tensor<1024xf32>>
 // CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 2 : i32, ls_offset = 0 : i64} : !mtia.cb<2, tensor<1024xf32>>
-// CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 3 : i32, ls_offset = 8192 : i64} : !mtia.cb<2, tensor<1024xf32>>
+// CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 3 : i32, ls_offset = 16384 : i64} : !mtia.cb<1, tensor<1024xf32>>
 // CHECK-NEXT:    mtia.cb_alloc {{{.*}}cb_id = 0 : i32, ls_offset = 0 : i64} : !mtia.cb<1, tensor<1024xf32>>
 // A K loop: %q is loaded before the loop and read in every iteration (alive across the loop), the
 // accumulator is updated in place (carried: alive from its zero before the loop to its store after it),
 // the streamed load %a is pipelined (two slots: alive around the back edge), the product %t lives
-// within one iteration and %o after the loop.
+// within one iteration (one slot: made and read well within an iteration) and %o after the loop.
 builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   tt.func public @loop(%pa: !tt.ptr<f32>, %s: i64, %n: i64, %k: i32) {
     %c0 = arith.constant 0 : i32

@@ -38,11 +38,11 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
 // -----
 
 // CHECK-LABEL: tt.func public @loop
-// CHECK-SAME:    mtia.cb_peak = "4 CBs alive at point 20 (k.py:14:1); 24576 bytes alive at point 20 (k.py:14:1)"
+// CHECK-SAME:    mtia.cb_peak = "4 CBs alive at point 20 (k.py:14:1); 20480 bytes alive at point 20 (k.py:14:1)"
 // CHECK:         mtia.liveness = "[7, 29] 4096 bytes, value at k.py:10:1"
 // CHECK-NEXT:    mtia.liveness = "[10, 34] 4096 bytes, value at k.py:11:1"
 // CHECK-NEXT:    mtia.liveness = "[14, 28] 8192 bytes, value at k.py:13:1; pipelined (the next iteration's load fills a slot while this one reads) at k.py:12:1"
-// CHECK-NEXT:    mtia.liveness = "[20, 27] 8192 bytes, value at k.py:14:1"
+// CHECK-NEXT:    mtia.liveness = "[20, 27] 4096 bytes, value at k.py:14:1"
 // CHECK-NEXT:    mtia.liveness = "[31, 37] 4096 bytes, value at k.py:16:1"
 // Without pipelining the load's CB has one slot and lives from its reserve to its pop in the iteration.
 // ONE-LABEL:     tt.func public @loop
