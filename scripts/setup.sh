@@ -10,8 +10,9 @@ if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.
 fi
 "$PY" -m pip install -q -e '.[test,fast]'
 # The timing model compiled with mypyc (mtia_xdsl/machine/compiled.py): built when missing or stale (a few CPU
-# minutes); without it the pure-Python model runs, with the same cycles, slower.
-if ! "$PY" -c "import sys; from mtia_xdsl.machine import compiled; sys.exit(compiled.status() != 'compiled')" 2>/dev/null; then
+# minutes); without it the pure-Python model runs, with the same cycles, slower. Whether the build is current is
+# asked without MTIA_SIM_COMPILED (with it set to 0 the build was redone on every run).
+if ! "$PY" -c "import sys; from mtia_xdsl.machine import compiled; sys.exit(compiled.plan(environ={})[0] != 'compiled')" 2>/dev/null; then
   "$PY" -m mtia_xdsl.tools.build_timing || echo "setup.sh: the compiled timing model could not be built; the pure-Python one runs" >&2
 fi
 # RISC-V vector builds (mtia_xdsl/backend/riscv.py): clang 14 with the riscv64 cross libraries, and qemu-user.

@@ -9,7 +9,9 @@ load:
 
 - no build, or `MTIA_SIM_COMPILED=0` in the environment: pure Python, silently;
 - a build whose stamp does not match (a module edited since, another Python): pure Python, and one line on
-  stderr naming the changed module and the command that rebuilds it.
+  stderr naming the changed module and the command that rebuilds it;
+- `MTIA_SIM_COMPILED` set to anything but "0" or "1" (say "no"): pure Python, and one line on stderr naming
+  the value.
 
 Both give exactly the same cycles (tests/machine/test_compiled_timing.py compares every figure of the two
 on launches with DMA contention, each placement, LLC write-behind, programs in flight and re_reduce
@@ -42,7 +44,8 @@ BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
 DOCSTRINGS = "docstrings.json"
 """File of the build holding its classes' docstrings (mypyc keeps none; `help()` and the public-API test read them)."""
 ENV = "MTIA_SIM_COMPILED"
-"""Environment variable: "0" runs the pure-Python timing model even when a current build exists."""
+"""Environment variable: "0" runs the pure-Python timing model even when a current build exists; "1" (or unset)
+uses a current build; any other value runs pure Python with a line on stderr."""
 
 _NOT_FOLLOWED = ("torch", "triton", "xdsl", "llvmlite")
 """Packages mypyc does not analyse when it compiles the modules (their values are Python objects to it)."""
@@ -116,11 +119,15 @@ def class_docstrings() -> dict[str, dict[str, str]]:
 def plan(build_dir: Path = BUILD_DIR, environ: Mapping[str, str] = os.environ) -> tuple[str, dict[str, Path]]:
     """Decide how the timing model loads: (status, module name -> extension file to load it from).
 
-    The files are empty unless the status is "compiled": no build, `MTIA_SIM_COMPILED=0`, a stamp that
-    does not match the sources as they are now, or a missing file each give "pure Python (why)".
+    The files are empty unless the status is "compiled": no build, `MTIA_SIM_COMPILED=0` (or a value other
+    than 0 and 1), a stamp that does not match the sources as they are now, or a missing file each give
+    "pure Python (why)".
     """
-    if environ.get(ENV, "1") == "0":
+    value = environ.get(ENV, "1")
+    if value == "0":
         return f"pure Python ({ENV}=0)", {}
+    if value != "1":
+        return f"pure Python ({ENV}={value!r} is not 0 or 1)", {}
     stamp_file = build_dir / "stamp.json"
     if not stamp_file.is_file():
         return "pure Python (not built)", {}
@@ -141,7 +148,8 @@ def plan(build_dir: Path = BUILD_DIR, environ: Mapping[str, str] = os.environ) -
 def install() -> None:
     """Serve `MODULES` from a current build (`plan`); call before any of them is imported.
 
-    Prints one line on stderr when a build exists but is stale; never raises for a missing or stale build.
+    Prints one line on stderr when a build exists but is stale, or when `MTIA_SIM_COMPILED` is neither 0 nor
+    1; never raises for a missing or stale build.
     """
     if any(isinstance(f, _Finder) for f in sys.meta_path):
         return
@@ -157,6 +165,8 @@ def install() -> None:
             f"rebuild it with `python -m mtia_xdsl.tools.build_timing` or set {ENV}=0",
             file=sys.stderr,
         )
+    elif "is not 0 or 1" in status:
+        print(f"mtia_xdsl: {status[13:-1]}, using the pure-Python timing model; set it to 0 or 1", file=sys.stderr)
 
 
 def build(verbose: bool = False) -> Path:

@@ -60,3 +60,11 @@ def test_a_build_of_edited_sources_is_stale(tmp_path):
     assert status == "pure Python (stale build: timing.py changed since it was built)" and files == {}
     status, files = compiled.plan(_fake_build(tmp_path, {**stamp, "python": ".other-python.so"}), {})
     assert status == "pure Python (stale build: the Python version changed since it was built)" and files == {}
+
+
+@pytest.mark.parametrize("value", ["no", "false", "off", " 0"])
+def test_an_env_value_other_than_0_or_1_is_named_and_runs_pure_python(tmp_path, value):
+    # MTIA_SIM_COMPILED=no once loaded the build silently, as if the variable were unset
+    status, files = compiled.plan(_fake_build(tmp_path, compiled.source_stamp()), {compiled.ENV: value})
+    assert status == f"pure Python ({compiled.ENV}={value!r} is not 0 or 1)" and files == {}
+    assert compiled.plan(tmp_path, {compiled.ENV: "1"})[0] == "compiled"
