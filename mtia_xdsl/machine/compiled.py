@@ -41,6 +41,8 @@ GROUP = "mtia_sim"
 """mypyc group name: the shared library is the top-level extension module `mtia_sim__mypyc`."""
 BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
 """Where the build lives (not in git): the extension modules and `stamp.json`."""
+DOCSTRINGS = "docstrings.json"
+"""File of the build holding its classes' docstrings (mypyc keeps none; `help()` and the public-API test read them)."""
 ENV = "MTIA_SIM_COMPILED"
 """Environment variable: "0" runs the pure-Python timing model even when a current build exists; "1" (or unset)
 uses a current build; any other value runs pure Python with a line on stderr."""
@@ -82,8 +84,36 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         from importlib.util import spec_from_file_location
 
-        loader = importlib.machinery.ExtensionFileLoader(fullname, str(file))
+        loader = _Loader(fullname, str(file))
         return spec_from_file_location(fullname, file, loader=loader)
+
+
+class _Loader(importlib.machinery.ExtensionFileLoader):
+    """Loads a compiled module and gives its classes back the docstrings mypyc leaves out (`DOCSTRINGS`)."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        super().exec_module(module)
+        docs_file = Path(self.path).parent / DOCSTRINGS
+        if docs_file.is_file():
+            for name, doc in json.loads(docs_file.read_text()).get(self.name, {}).items():
+                cls = getattr(module, name, None)
+                if isinstance(cls, type) and not cls.__doc__:
+                    cls.__doc__ = doc
+
+
+def class_docstrings() -> dict[str, dict[str, str]]:
+    """Module -> top-level class -> its docstring, from the sources of `MODULES`."""
+    import ast
+
+    out: dict[str, dict[str, str]] = {}
+    for name, path in zip(MODULES, _sources(), strict=True):
+        tree = ast.parse(path.read_text())
+        out[name] = {
+            node.name: doc
+            for node in tree.body
+            if isinstance(node, ast.ClassDef) and (doc := ast.get_docstring(node, clean=False))
+        }
+    return out
 
 
 def plan(build_dir: Path = BUILD_DIR, environ: Mapping[str, str] = os.environ) -> tuple[str, dict[str, Path]]:
@@ -180,5 +210,6 @@ def build(verbose: bool = False) -> Path:
         BUILD_DIR.mkdir()
         for name, path in built.items():
             shutil.copy2(path, BUILD_DIR / name)
+    (BUILD_DIR / DOCSTRINGS).write_text(json.dumps(class_docstrings()))
     (BUILD_DIR / "stamp.json").write_text(json.dumps(stamp, indent=1) + "\n")
     return BUILD_DIR

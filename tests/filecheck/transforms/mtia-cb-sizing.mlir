@@ -69,40 +69,6 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
     tt.return
   }
 
-  // Two loops one after the other, each streaming 32 KiB tiles through its own CB. On small_test greedy
-  // wants 3 slots each (96 KiB, 192 KiB in all); the two are never alive together, so mtia-cb-allocate
-  // places them in the same bytes: the budget is that allocation, not the sum, and 2 slots each fit the
-  // 64 KiB of LS (with the sum as the budget both went down to 1 slot).
-  // SMALL-LABEL: tt.func @two_loops
-  // SMALL:      %ca = mtia.cb_alloc {{{.*}}"streamed by DMA in the loop at k.py:20:5: {{.*}} -> 3 slots; 3 -> 2 slots to fit 65536 bytes of LS (least stall saved per byte)"} : !mtia.cb<2, tensor<64x256xbf16>>
-  // SMALL-NEXT: %cb = mtia.cb_alloc {{{.*}}"streamed by DMA in the loop at k.py:27:5: {{.*}} -> 3 slots; 3 -> 2 slots to fit 65536 bytes of LS (least stall saved per byte)"} : !mtia.cb<2, tensor<64x256xbf16>>
-  tt.func @two_loops(%x: !tt.ptr<bf16>, %z: !tt.ptr<bf16>, %n: i32) {
-    %ca = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64} : !mtia.cb<1, tensor<64x256xbf16>>
-    %cb = mtia.cb_alloc {mtia.pipeline_stages = 3 : i64} : !mtia.cb<1, tensor<64x256xbf16>>
-    %c0 = arith.constant 0 : i32
-    %c1 = arith.constant 1 : i32
-    %s1 = arith.constant 1 : i64
-    %s256 = arith.constant 256 : i64
-    %b = arith.constant 64 : i64
-    scf.for %i = %c0 to %n step %c1 : i32 {
-      mtia.cb_reserve %ca, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.dma_load %x[%s256, %s1] bounds[%b, %s256] : !tt.ptr<bf16> into %ca : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.cb_push %ca, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.cb_wait %ca, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.dma_store %ca, %z[%s256, %s1] bounds[%b, %s256] : !mtia.cb<1, tensor<64x256xbf16>>, !tt.ptr<bf16>
-      mtia.cb_pop %ca, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-    } {mtia.pipeline_stages = 3 : i64} loc("k.py":20:5)
-    scf.for %i = %c0 to %n step %c1 : i32 {
-      mtia.cb_reserve %cb, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.dma_load %z[%s256, %s1] bounds[%b, %s256] : !tt.ptr<bf16> into %cb : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.cb_push %cb, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.cb_wait %cb, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-      mtia.dma_store %cb, %x[%s256, %s1] bounds[%b, %s256] : !mtia.cb<1, tensor<64x256xbf16>>, !tt.ptr<bf16>
-      mtia.cb_pop %cb, 1 : !mtia.cb<1, tensor<64x256xbf16>>
-    } {mtia.pipeline_stages = 3 : i64} loc("k.py":27:5)
-    tt.return
-  }
-
   // CHECK-LABEL: tt.func @straight
   // CHECK: %cs = mtia.cb_alloc {mtia.depth_reason = "straight-line value: 1 slot"} : !mtia.cb<1, f32>
   // UNIFORM: %cs = mtia.cb_alloc {mtia.depth_reason = "uniform 3-fold buffering"} : !mtia.cb<3, f32>
