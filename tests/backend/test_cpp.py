@@ -17,7 +17,7 @@ from examples.vector_add import add_kernel
 from mtia_xdsl.backend import host
 from mtia_xdsl.backend.cpp import CppEmitError, emit_cpp
 from mtia_xdsl.machine.run import run_kernel
-from tests.backend.kernels import embedding_rows
+from tests.backend.kernels import calls_tuple_helper, embedding_rows
 
 pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
 
@@ -113,22 +113,10 @@ def test_noinline_helpers_are_cpp_functions_run_like_the_model() -> None:
     assert cpp.report.total_cycles == model.report.total_cycles
 
 
-@triton.jit(noinline=True)
-def _divmod_half(v, d):
-    return v // d, v % d, v.to(tl.float32) * 0.5
-
-
-@triton.jit
-def _calls_tuple_helper_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    q, r, h = _divmod_half(n, 3)
-    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * h, mask=offs < q + r)
-
-
 def test_noinline_helper_returning_several_values_returns_a_tuple_run_like_the_model() -> None:
     """tt.call of a helper returning several scalars: a C++ function returning a std::tuple of their types, read
     back with std::get; the model's results and cycles."""
-    k = mtia_xdsl.compile(_calls_tuple_helper_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    k = mtia_xdsl.compile(calls_tuple_helper, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
     assert k.fixed is not None and "tt.call" in k.asm["mtia"]
     source = emit_cpp(k.fixed.program)
     assert "static std::tuple<int32_t, int32_t, float> fn_" in source and "std::get<2>(" in source

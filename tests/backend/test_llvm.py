@@ -13,7 +13,7 @@ import triton.language as tl
 
 import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
-from tests.backend.kernels import embedding_rows
+from tests.backend.kernels import calls_tuple_helper, embedding_rows
 from tests.backend.llvm_differential import differential
 
 pytest.importorskip("llvmlite")
@@ -274,24 +274,12 @@ def test_noinline_helper_returning_a_scalar_is_a_function_call() -> None:
 def test_noinline_helper_returning_several_values_returns_a_struct() -> None:
     """A noinline function returning several scalars returns an LLVM literal struct of their registers, which
     the call site takes apart with extractvalue; the model's results and cycles."""
-    import triton.language as tl
-
-    @triton.jit(noinline=True)
-    def divmod_half(v, d):
-        return v // d, v % d, v.to(tl.float32) * 0.5
-
-    @triton.jit
-    def calls(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
-        offs = tl.arange(0, BLOCK)
-        q, r, h = divmod_half(n, 3)
-        tl.store(y_ptr + offs, tl.load(x_ptr + offs) * h, mask=offs < q + r)
-
-    k = mtia_xdsl.compile(calls, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    k = mtia_xdsl.compile(calls_tuple_helper, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
     llir = k.asm["llir"]
     assert re.search(r'define \{i32, i32, float\} @"[^"]*divmod_half[^"]*"\(ptr %"pe", i32 %"v"\)', llir)
     assert re.search(r"extractvalue \{i32, i32, float\} %.*, 2", llir)
     x, y = torch.rand(64), torch.zeros(64)
-    for launch in _launches(lambda: calls[(1,)](x, y, 41, BLOCK=64)):
+    for launch in _launches(lambda: calls_tuple_helper[(1,)](x, y, 41, BLOCK=64)):
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
     assert torch.equal(y[:15], x[:15] * 20.5) and not y[15:].any()
