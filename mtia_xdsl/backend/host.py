@@ -50,7 +50,7 @@ from mtia_xdsl.machine.interpret.command_work import (
     re_elems,
     scalar_memory_command,
 )
-from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_command  # pyright: ignore[reportUnknownVariableType]
+from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_commands  # pyright: ignore[reportUnknownVariableType]
 from mtia_xdsl.machine.interpret.mtia_indexed_dma import gather_rows_command
 from mtia_xdsl.machine.interpret.mtia_renet import re_link_command
 from mtia_xdsl.machine.placement import Placement, by_round
@@ -369,9 +369,9 @@ class RecordDecoder:
             load, base, rank, elem_bytes, dtype, whole_tile, slot_bytes = p[:7]
             strides, bounds = p[7 : 7 + rank], p[7 + rank : 7 + 2 * rank]
             runs: tuple[Any, ...] = cached_block_runs(self.runs_cache, strides, bounds, elem_bytes)  # pyright: ignore[reportUnknownVariableType]
-            return dma_command(
-                kind, where, waits, fills, bool(load), runs, base, slot_bytes, bool(whole_tile), s[dtype]
-            )
+            return dma_commands(
+                kind, where, waits, fills, bool(load), runs, [base], slot_bytes, bool(whole_tile), s[dtype]
+            )[0]
         if opcode == _OP_COMPUTE:
             elems, dtype, lut, ls_bytes, out_rank = p[:5]
             out_shape = p[5 : 5 + out_rank]

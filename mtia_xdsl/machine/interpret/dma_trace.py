@@ -188,28 +188,10 @@ def record_dma_commands(
         commands = dma_commands(kind, where, waits, fills, load, runs_of[0], base, ls_bytes, whole_tile, dtype)
     else:
         commands = [
-            dma_command(kind, where, waits, fills, load, runs_of[which[b]], base[b], ls_bytes, whole_tile, dtype)
+            dma_commands(kind, where, waits, fills, load, runs_of[which[b]], [base[b]], ls_bytes, whole_tile, dtype)[0]
             for b in range(n)
         ]
     state.issue(commands[0] if block.uniform else commands)
-
-
-def dma_command(
-    kind: str,
-    where: str,
-    waits: tuple[SlotRef, ...],
-    fills: tuple[SlotRef, ...],
-    load: bool,
-    runs: tuple[Any, ...],
-    shift: int,
-    tile_ls_bytes: int,
-    whole_tile: bool,
-    dtype: str,
-) -> Command:
-    """The command of one program's DMA block transfer: `runs` is `cached_block_runs` of its strides and
-    bounds (the block at address 0), `shift` its base address; a load with `whole_tile` (an `other` fill)
-    writes all `tile_ls_bytes` of its LS slot, else only the valid bytes."""
-    return dma_commands(kind, where, waits, fills, load, runs, [shift], tile_ls_bytes, whole_tile, dtype)[0]
 
 
 def dma_commands(
@@ -224,7 +206,9 @@ def dma_commands(
     whole_tile: bool,
     dtype: str,
 ) -> list[Command]:
-    """`dma_command` for each base address of `shifts` (programs moving blocks of one shape), in order."""
+    """The commands of DMA block transfers of one shape, one per base address of `shifts`, in order: `runs` is
+    `cached_block_runs` of the block's strides and bounds (the block at address 0); a load with `whole_tile` (an
+    `other` fill) writes all `tile_ls_bytes` of its LS slot, else only the valid bytes."""
     nbytes, count, ranges, extent = runs
     read_bytes, write_bytes = (nbytes, 0) if load else (0, nbytes)
     ls_bytes = tile_ls_bytes if whole_tile or not load else nbytes
