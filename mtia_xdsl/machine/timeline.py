@@ -201,7 +201,11 @@ _ENGINE_CODE = {id(e): k for k, e in enumerate(Engine)}
 """Engine -> a small int, by identity (hashing an Enum member runs Python code)."""
 _ENGINES = tuple(Engine)
 _LOC, _ENGINE = attrgetter("loc"), attrgetter("engine")
-_GLOBAL_READ, _GLOBAL_WRITE, _LS = attrgetter("global_read_bytes"), attrgetter("global_write_bytes"), attrgetter("ls_bytes")
+_GLOBAL_READ, _GLOBAL_WRITE, _LS = (
+    attrgetter("global_read_bytes"),
+    attrgetter("global_write_bytes"),
+    attrgetter("ls_bytes"),
+)
 
 
 def line_sums(
