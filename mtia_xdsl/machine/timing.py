@@ -299,6 +299,10 @@ class _Simulator:
         self.split_dma = config.dma_queues == 2
         self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
+        self.issue_cycles: dict[int, float] = {}
+        """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
+        self.tail_cycles = config.scalar_cycles_per_instr
+        """Cycles of a scalar instruction after a program's last command."""
         self.footprints: dict[tuple[int, int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
@@ -380,9 +384,7 @@ class _Simulator:
         run = self.runs[index] = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
-        work = self.work
-        for name, value in shape.work:
-            setattr(work, name, getattr(work, name) + value)
+        self.work.add(shape.work)
         pe.run = run
         pe.run_footprint = footprint
         in_flight = footprint + (pe.older_footprint if pe.older is not None else 0)
@@ -453,7 +455,7 @@ class _Simulator:
             if blocking[i]:
                 return
             i += 1
-        tail = run.prog.tail_scalar_instrs * self.config.scalar_cycles_per_instr
+        tail = run.prog.tail_scalar_instrs * self.tail_cycles
         pe.scalar_busy += tail
         run.scalar_end = t + tail
         self._check_program_done(pe, run)
@@ -691,7 +693,9 @@ class _Simulator:
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        issue = cost.dma_issue_cycles(c.descriptors, self.config)
+        issue = self.issue_cycles.get(c.descriptors)
+        if issue is None:
+            issue = self.issue_cycles[c.descriptors] = cost.dma_issue_cycles(c.descriptors, self.config)
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1
