@@ -63,12 +63,32 @@ class PeState:
     def issue(self, cmd: Command | list[Command]) -> None:
         """Record a command: the same for the whole batch, or a list with one per program."""
         if self.seq_shift is not None or type(self.scalar_instrs) is np.ndarray:
-            cmd = self._per_program(cmd)
+            cmd = self._moved(cmd) if isinstance(cmd, Command) and self._uniform() else self._per_program(cmd)
         else:
             for c in [cmd] if isinstance(cmd, Command) else cmd:
                 c.scalar_instrs = self.scalar_instrs
         self.scalar_instrs = 0
         self.commands.append(cmd)
+
+    def _uniform(self) -> bool:
+        """Every program has the same scalar instructions pending and the same CB slot shifts."""
+        instrs = self.scalar_instrs
+        if type(instrs) is np.ndarray and not (instrs == instrs[0]).all():
+            return False
+        return all((s == s[0]).all() for s in (self.seq_shift or {}).values())
+
+    def _moved(self, cmd: Command) -> Command:
+        """`cmd` for every program of a `_uniform` batch: the pending scalar instructions, slots shifted."""
+        instrs = self.scalar_instrs
+        k = int(instrs[0]) if type(instrs) is np.ndarray else instrs
+        shift = {cb: int(s[0]) for cb, s in (self.seq_shift or {}).items() if s[0]}
+
+        def slots(refs: tuple[SlotRef, ...]) -> tuple[SlotRef, ...]:
+            if not any(r.cb in shift for r in refs):
+                return refs
+            return tuple(SlotRef(r.cb, r.seq - shift.get(r.cb, 0)) for r in refs)
+
+        return dataclasses.replace(cmd, scalar_instrs=k, waits=slots(cmd.waits), fills=slots(cmd.fills))
 
     def _per_program(self, cmd: Command | list[Command]) -> list[Command]:
         """`cmd` as each program issues it after a compacted loop: its own scalar instructions and CB slots."""
@@ -97,16 +117,17 @@ class PeState:
     def sub_batch(self, index: np.ndarray) -> PeState:
         """The state of programs `index` of this batch for one compacted loop iteration: the same CBs, fresh
         commands (`merge_sub_batch` records them here)."""
-        instrs = self.scalar_instrs
-        return PeState(
+        sub = PeState(
             [self.program_ids[int(b)] for b in index],
             self.config,
             self.cbs,
             self.cb_space,
-            scalar_instrs=instrs[index] if type(instrs) is np.ndarray else instrs,
+            scalar_instrs=self.scalar_instrs[index] if type(self.scalar_instrs) is np.ndarray else self.scalar_instrs,
             seq_shift=None if self.seq_shift is None else {cb: s[index] for cb, s in self.seq_shift.items()},
             runs_cache=self.runs_cache,
         )
+        sub.settle()
+        return sub
 
     def merge_sub_batch(self, index: np.ndarray, sub: PeState) -> None:
         """Take back the state of the programs `index` after a compacted iteration ran them in `sub`."""
