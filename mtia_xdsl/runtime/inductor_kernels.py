@@ -10,6 +10,11 @@ This module imports torch and triton when loaded: import it only once Inductor h
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).
 """
 
+# Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
+# pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
+# pyright: reportUnknownArgumentType=false, reportUnknownParameterType=false, reportMissingParameterType=false
+# pyright: reportUntypedFunctionDecorator=false
+
 from __future__ import annotations
 
 import torch
