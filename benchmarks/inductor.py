@@ -22,7 +22,11 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
 `--baseline-rev [REV]` also runs the chosen models with the package of commit REV (default FILING_REV,
 main when issue 14 was filed: host-timed choices, matmuls and embedding bags as host calls, no index
 forms) in a subprocess alongside, and prints per model its simulated time per call (then us) next to
-this tree's (now us) and the ratio, with the issue's 10x goal line for GOAL_MODELS.
+this tree's (now us) and the ratio, with the issue's 10x goal line for GOAL_MODELS. A host library call
+costs nothing in `sim us`, but MTIA-2i cannot run ATen, so the table also prints both times `charged`: each
+host call of the timed call plus two host-link transfers, its inputs (the model's weights excepted) to the
+host and its outputs back (`host_charge_us`: MachineConfig.host_link_latency_cycles each, and the bytes at
+MachineConfig.host_link_bytes_per_s; the host's compute is not charged), and the ratio both ways.
 
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
