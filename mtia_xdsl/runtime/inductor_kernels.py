@@ -32,13 +32,30 @@ MAX_BLOCK_D = 256
 @triton.jit
 def _embedding_bag_kernel(
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
-    n_indices, n_offsets, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
-    MEAN: tl.constexpr, HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
+    BLOCK_BAGS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...`: out[b, cols] = sum (mean) of
     weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or n_indices for the last bag when
-    not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0."""
+    not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0. Program (0, 0) also writes the
+    bag sizes of all n_bags <= BLOCK_BAGS bags (one block each way, off the other programs' path)."""
     b = tl.program_id(0)
+    if b == 0:
+        if tl.program_id(1) == 0:
+            bag = tl.arange(0, BLOCK_BAGS)
+            is_bag = bag < n_bags
+            if MEAN:
+                lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
+                if INCLUDE_LAST:
+                    hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
+                else:
+                    hi = tl.load(offsets_ptr + 1 + bag, mask=bag + 1 < n_offsets, other=n_indices)
+                sizes = hi - lo
+            else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
+                sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
+            tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
+            tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     col_ok = cols < D
     start = tl.load(offsets_ptr + b)
@@ -58,17 +75,9 @@ def _embedding_bag_kernel(
         if WRITE_OFFSET2BAG:
             if tl.program_id(1) == 0:
                 tl.store(offset2bag_ptr + r, tl.zeros([BLOCK_ROWS], dtype=tl.int64) + b, mask=in_bag)
-    size = end - start
     if MEAN:
-        acc = acc / tl.maximum(size, 1).to(tl.float32)
+        acc = acc / tl.maximum(end - start, 1).to(tl.float32)
     tl.store(out_ptr + b * D + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
-    if tl.program_id(1) == 0:
-        if MEAN:
-            tl.store(bag_size_ptr + b, size)
-            tl.store(max_indices_ptr + b, size)
-        else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
-            tl.store(bag_size_ptr + b, size * 0)
-            tl.store(max_indices_ptr + b, size * 0)
 
 
 @triton_op("mtia_xdsl::embedding_bag", mutates_args=())
@@ -82,11 +91,15 @@ def embedding_bag_sum(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """`aten._embedding_bag(weight, indices, offsets, mode=mode, ...)` for mode 0 (sum) or 1 (mean), no
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
-    values of aten's CPU kernel (offset2bag is [0] for a plain sum, as aten's fast path leaves it; bag_size and
+    values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it; bag_size and
     max_indices are the bag sizes for mean, 0 for sum). weight [rows, D] contiguous, indices and offsets 1-D."""
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
-    write_offset2bag = mode == 1 or per_sample_weights is not None
+    # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
+    fast_sum = weight.dtype in (torch.float32, torch.float16) and (
+        per_sample_weights is None or per_sample_weights.stride(0) == 1
+    )
+    write_offset2bag = mode == 1 or not fast_sum
     out = weight.new_empty(bags, d)
     offset2bag = offsets.new_empty(n if write_offset2bag else 0)
     bag_size = offsets.new_empty(bags)
@@ -95,7 +108,7 @@ def embedding_bag_sum(
     psw = per_sample_weights if per_sample_weights is not None else weight
     if bags > 0:
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
-            weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0],
-            d, block_d, BLOCK_ROWS, mode == 1, per_sample_weights is not None, include_last_offset, write_offset2bag,
+            weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
+            d, block_d, BLOCK_ROWS, triton.next_power_of_2(bags), mode == 1, per_sample_weights is not None, include_last_offset, write_offset2bag,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices
