@@ -481,6 +481,8 @@ def _kernel_time_row(name: str, report: Any) -> list[str]:
 def _op_counts(module: Any) -> collections.Counter[str]:
     counts: collections.Counter[str] = collections.Counter()
     for op in module.walk():
+        if "mtia.outside_box" in op.attributes:
+            continue  # the lanes of an element gather from a DMA box that fall outside it: the access is the box's DMA
         if op.name in DMA_OPS or op.name in SCALAR_OPS:
             counts[op.name] += 1
     return counts
