@@ -554,7 +554,10 @@ def host_charge_us(calls: list[tuple[str, int, int]] | list[list[Any]]) -> float
     cfg = MachineConfig.preset("mtia2i")
     us = 0.0
     for _, in_bytes, out_bytes in calls:
-        us += cfg.cycles_to_us(2 * cfg.host_link_latency_cycles) + 1e6 * (in_bytes + out_bytes) / cfg.host_link_bytes_per_s
+        us += (
+            cfg.cycles_to_us(2 * cfg.host_link_latency_cycles)
+            + 1e6 * (in_bytes + out_bytes) / cfg.host_link_bytes_per_s
+        )
     return us
 
 
@@ -887,7 +890,9 @@ def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result]
     for r in now:
         t = then.get(r.name)
         if t is None or t["error"] or not r.sim_us or r.error:
-            rows.append([r.name, "failed" if t and t["error"] else "-", "-", "-", f"{r.sim_us:.2f}", "-", "-", "-", "-"])
+            rows.append(
+                [r.name, "failed" if t and t["error"] else "-", "-", "-", f"{r.sim_us:.2f}", "-", "-", "-", "-"]
+            )
             continue
         then_charged = t["sim_us"] + host_charge_us(t.get("host_calls", []))
         now_charged = r.sim_us + host_charge_us(r.host_calls)
