@@ -305,3 +305,29 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
         shape = tuple((c.engine, c.waits, c.fills, c.scalar_instrs, c.scalar_blocking) for c in t.commands)
         by_structure.setdefault(id(t.structure), set()).add(shape)
     assert all(len(shapes) == 1 for shapes in by_structure.values())
+
+
+def test_dma_commands_fill_the_fields_they_name() -> None:
+    """dma_trace builds DMA commands positionally (one per program): each field holds what its name says."""
+    from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+    from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_commands
+    from mtia_xdsl.machine.interpret.pe_state import PeState
+
+    fills = (SlotRef(2, 5),)
+    runs = cached_block_runs({}, [64, 1], [3, 16], 4)
+    (cmd,) = dma_commands("dma_load", "k.py:3:4", (), fills, True, runs, [1000], 256, False, "f32")
+    want = Command(
+        Engine.DMA, "dma_load", "k.py:3:4", (), fills, global_read_bytes=192, global_write_bytes=0,
+        global_ranges=((1000, 64), (1256, 64), (1512, 64)), global_extent=(1000, 1576), ls_bytes=192,
+        descriptors=3, dtype="f32",
+    )  # fmt: skip
+    assert dataclasses.asdict(cmd) == dataclasses.asdict(want)
+    from mtia_xdsl.machine.config import MachineConfig
+
+    state = PeState([(0, 0, 0), (1, 0, 0)], MachineConfig())  # traces are built positionally too
+    state.issue(cmd)
+    state.scalar_instrs = 7
+    traces = state.traces(None)
+    assert [t.program_id for t in traces] == [(0, 0, 0), (1, 0, 0)]
+    assert all(t.commands == [cmd] and t.tail_scalar_instrs == 7 and t.extra_ls_bytes == 0 for t in traces)
+    assert all(t.cb_depth == {} and t.cb_tile_bytes == {} and t.cb_ls_offset == {} for t in traces)
