@@ -241,6 +241,18 @@ def two_divergent_loops(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid * BLOCK + offs, acc + m)
 
 
+@triton.jit
+def scalar_loop(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A divergent loop of scalar-core work only (no engine command in it): programs differ only in the scalar
+    instructions before their next command."""
+    pid = tl.program_id(0)
+    s = tl.load(x_ptr + pid)
+    for i in range(pid % 4):
+        s = s * 0.5 + i
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + pid * BLOCK + offs, tl.load(x_ptr + offs) + s)
+
+
 def _attention_program_and_args(n_ctx: int = 96, d: int = 16):
     from examples.attention import attn_fwd
 
@@ -256,7 +268,7 @@ def _attention_program_and_args(n_ctx: int = 96, d: int = 16):
     return program, (n_ctx // 32, z * h, 1), [q, k, v, out, 0.25, *stride_args, h, n_ctx], [out]
 
 
-@pytest.mark.parametrize("kernel", ["attention", "nested", "two_loops", "loop_and_branch"])
+@pytest.mark.parametrize("kernel", ["attention", "nested", "two_loops", "loop_and_branch", "scalar_loop"])
 def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> None:
     """A loop whose bound differs within a batch runs once, each iteration over the programs still in it
     (compaction); the outputs, every recorded command (slots, scalar instructions) and cycles are those of
@@ -269,7 +281,12 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
     if kernel == "attention":
         program, grid, args, outputs = _attention_program_and_args()
     else:
-        fn = {"nested": nested_divergent, "two_loops": two_divergent_loops, "loop_and_branch": divergent_loop}[kernel]
+        fn = {
+            "nested": nested_divergent,
+            "two_loops": two_divergent_loops,
+            "loop_and_branch": divergent_loop,
+            "scalar_loop": scalar_loop,
+        }[kernel]
         signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
         extra = []
         if kernel == "loop_and_branch":
@@ -294,7 +311,7 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
         batches.clear()
         result = run_kernel(program, grid, list(args), max_batch=max_batch)
         runs.append(([t.clone() for t in outputs], result.traces, result.report.total_cycles))
-        if enabled and max_batch is None and kernel in ("attention", "nested", "two_loops"):
+        if enabled and max_batch is None and kernel != "loop_and_branch":
             assert batches == [grid[0] * grid[1]]  # no split: the loops ran compacted
         if not enabled:
             assert len(batches) > 1

@@ -131,8 +131,7 @@ class PeState:
 
     def merge_sub_batch(self, index: np.ndarray, sub: PeState) -> None:
         """Take back the state of the programs `index` after a compacted iteration ran them in `sub`."""
-        if sub.commands:
-            self.commands.append(Partial(index, sub.commands))
+        self.commands.append(Partial(index, sub.commands))  # even without commands: it marks the programs' structure
         if type(self.scalar_instrs) is not np.ndarray:
             self.scalar_instrs = np.full(self.size, self.scalar_instrs, dtype=np.int64)
         self.scalar_instrs[index] = sub.scalar_instrs
