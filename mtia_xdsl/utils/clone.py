@@ -17,6 +17,8 @@ from typing import TypeVar
 
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from mtia_xdsl.utils.xdsl_speed import init_operation
+
 OpT = TypeVar("OpT", bound=Operation)
 
 
@@ -31,17 +33,20 @@ class _Cloner:
 
     def op(self, op: Operation) -> Operation:
         values = self.values
-        operands = [values.get(v, v) for v in op.operands]
-        if not self.forward and any(v not in values for v in op.operands):
+        old_operands = op._operands  # pyright: ignore[reportPrivateUsage]  (the tuple `op.operands` wraps)
+        operands = [values.get(v, v) for v in old_operands]
+        if not self.forward and any(v not in values for v in old_operands):
             self.forward = True  # or a value from outside `op`: `finish` sets every op's operands again
-        copy = type(op).create(
-            operands=operands,
-            result_types=[r.type for r in op.results],
-            properties=op.properties.copy(),
-            attributes=op.attributes.copy(),
-            location=op.location,
-            successors=[self.blocks.get(b, b) for b in op.successors],
-            regions=[Region() for _ in op.regions],
+        copy = type(op).__new__(type(op))  # as `Operation.create`, with its `__init__` below
+        init_operation(
+            copy,
+            operands,
+            [r.type for r in op.results],
+            op.properties.copy(),
+            op.attributes.copy(),
+            op.location,
+            [self.blocks.get(b, b) for b in op._successors],  # pyright: ignore[reportPrivateUsage]
+            [Region() for _ in op.regions],
         )
         self.copies.append((copy, op))
         for old, new in zip(op.results, copy.results, strict=True):
