@@ -25,7 +25,7 @@ printed by `test-mtia-cb-liveness`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -149,8 +149,12 @@ def _short_loc(op: Operation) -> str:
     return text[text.rfind("/", 0, len(head)) + 1 :] if "/" in head else text
 
 
-def analyze_cb_liveness(func: Operation) -> CbLiveness:
-    """Return the live range of every CB allocated in `func` (a tt.func at buffer level); see module doc."""
+def analyze_cb_liveness(func: Operation, depths: Mapping[mtia.CbAllocOp, int] | None = None) -> CbLiveness:
+    """Return the live range of every CB allocated in `func` (a tt.func at buffer level); see module doc.
+
+    `depths`: CB -> the depth to assume instead of its type's (mtia-cb-sizing measures a choice of depths
+    before making it): a range's bytes follow the depth, and so does the widening of a streamed CB, which
+    covers its loop only with more than one slot."""
     ops: list[Operation] = []
     spans: dict[Operation, tuple[int, int]] = {}
     unstructured = False
@@ -165,7 +169,8 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
     for index, alloc in enumerate(allocs):
         cb = alloc.result
         uses = sorted({point[u.operation] for u in cb.uses if u.operation in point})
-        size = cb.type.depth.data * mtia.tile_bytes(cb.type.tile)
+        depth = depths.get(alloc, cb.type.depth.data) if depths is not None else cb.type.depth.data
+        size = depth * mtia.tile_bytes(cb.type.tile)
         if not uses:
             at = point[alloc]
             ranges.append(CbLiveRange(alloc, index, at, at, size, location_str(alloc.location)))
@@ -177,7 +182,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
             why.append("alive in the whole kernel: unstructured control flow (a region with several blocks)")
         pipelined = (
             mtia.PIPELINE_STAGES_ATTR in alloc.attributes
-            and cb.type.depth.data > 1
+            and depth > 1
             and any(isinstance(u.operation, mtia.DmaLoadOp) and u.operation.out is cb for u in cb.uses)
         )
         changed = True
