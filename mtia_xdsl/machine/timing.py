@@ -294,6 +294,7 @@ class _Simulator:
         self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
         self.footprints: dict[tuple[int, int, int], int] = {}
+        self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
     # ---- event plumbing ----
@@ -369,10 +370,18 @@ class _Simulator:
             footprint = self.footprints[key] = prog.ls_footprint_bytes()
         return footprint
 
+    def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
+        """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
+        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
+        ids = self.cb_id_counts.get(key)
+        if ids is None:
+            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
+        return ids
+
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the
         CP can hold both programs' CB state (`pe_programs_in_flight` 2, both LS footprints fit `ls_bytes`,
-        their CBs fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
+        the CB IDs both use fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
 
         The next program's scalar core then issues while `run` drains; each engine still runs its
         commands in issue order (a program's commands after the previous program's), and programs retire
@@ -389,7 +398,7 @@ class _Simulator:
         nxt = self.programs[pe.queue[pe.next_program]]
         if pe.run_footprint + self._footprint(nxt) > self.config.ls_bytes:
             return
-        if len(run.prog.cb_depth) + len(nxt.cb_depth) > self.config.cb_ids:
+        if self._cb_ids_in_use(run.prog) + self._cb_ids_in_use(nxt) > self.config.cb_ids:
             return
         pe.older, pe.older_footprint = run, pe.run_footprint
         assert run.scalar_end is not None

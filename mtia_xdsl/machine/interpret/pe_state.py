@@ -68,6 +68,8 @@ class PeState:
         depth = {cb.cb_id: cb.depth for cb in self.cbs}
         tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
         offsets = {cb.cb_id: cb.ls_offset for cb in self.cbs}
+        hw_ids = {cb.cb_id: cb.hw_id for cb in self.cbs if cb.hw_id is not None}
+        hw_id = hw_ids if len(hw_ids) == len(self.cbs) else None
         n = self.size
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
@@ -79,6 +81,7 @@ class PeState:
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
                 cb_ls_offset=offsets,
+                cb_hw_id=hw_id,
                 tail_scalar_instrs=self.scalar_instrs,
                 structure=structure,
             )
