@@ -95,6 +95,11 @@ class MachineConfig:
     clock_hz: float = 1.35e9  # source: S1 spec table (1.35 GHz)
     kernel_launch_cycles: int = 1350  # source: S1 (< 1 us); ASSUMPTION: the 1 us upper bound, reported
     # separately and not included in a kernel's simulated cycles
+    host_link_bytes_per_s: float = 32e9  # source: S2 (host connection PCIe Gen5 x8) (M) 32 GT/s x 8 lanes
+    # = 32 GB/s each direction (128b/130b coding not subtracted)
+    host_link_latency_cycles: int = 1350  # ASSUMPTION: one transfer over the host link with its completion
+    # signal, about 1 us (PCIe round trips are 0.5-1 us; not public for MTIA); a host library call in the
+    # middle of a model pays it twice (inputs to the host, outputs back), benchmarks/inductor.py's charge
     gemm_bf16_peak_flops_per_s: float = 177e12  # source: S1 spec table (dense BF16/FP16)
     gemm_int8_peak_ops_per_s: float = 354e12  # source: S1 spec table (dense INT8)
 

@@ -7,6 +7,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 
@@ -46,6 +48,18 @@ class WorkTotals:
     """2 x MACs x passes."""
     se_elems: int = 0
     vec_elems: int = 0
+
+    def add(self, other: WorkTotals) -> None:
+        """Add `other`'s work to this one's, field by field."""
+        self.dpe_cycles += other.dpe_cycles
+        self.se_cycles += other.se_cycles
+        self.vec_cycles += other.vec_cycles
+        self.re_cycles += other.re_cycles
+        self.mlu_cycles += other.mlu_cycles
+        self.dpe_macs += other.dpe_macs
+        self.dpe_flops += other.dpe_flops
+        self.se_elems += other.se_elems
+        self.vec_elems += other.vec_elems
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +174,7 @@ class Timeline:
         """Cost of each kernel source line (see LineCost), most command cycles first."""
         if self.line_totals is not None:
             return self.line_totals
-        acc: dict[str, list] = {}
-        for prog, (_, start, end) in zip(self.programs, self.command_cycles, strict=False):
-            add_line_costs(acc, prog.commands, start, end)
-        return lines_of(acc)
+        return lines_of(line_sums(self.programs, self.command_cycles))
 
     @property
     def command_count(self) -> int:
@@ -196,6 +207,67 @@ def add_line_costs(
         a[2] += global_bytes
         a[3] += ls_bytes
         a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
+
+
+_ENGINE_CODE = {id(e): k for k, e in enumerate(Engine)}
+"""Engine -> a small int, by identity (hashing an Enum member runs Python code)."""
+_ENGINES = tuple(Engine)
+_LOC, _ENGINE = attrgetter("loc"), attrgetter("engine")
+_GLOBAL_READ, _GLOBAL_WRITE, _LS = (
+    attrgetter("global_read_bytes"),
+    attrgetter("global_write_bytes"),
+    attrgetter("ls_bytes"),
+)
+
+
+def line_sums(
+    programs: Sequence[ProgramTrace], command_cycles: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]]
+) -> dict[str, list]:
+    """`add_line_costs` of every program in order (the same sums, added in the same order, so the same
+    values), with the per-command arithmetic in numpy: the accumulator `lines_of` takes.
+
+    Programs sharing a `ProgramTrace.structure` issue their commands from the same ops, so they share the
+    loc and engine of every command; those are read once per structure."""
+    cmds: list[Command] = list(chain.from_iterable(p.commands for p in programs))
+    acc: dict[str, list] = {}
+    if not cmds:
+        return acc
+    starts, ends = array("d"), array("d")
+    for _, start, end in command_cycles[: len(programs)]:
+        starts.extend(start)
+        ends.extend(end)
+    index: dict[str, int] = {}
+    """Loc -> its code, in first-seen order (the order of `acc`)."""
+    by_structure: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    loc_parts: list[np.ndarray] = []
+    engine_parts: list[np.ndarray] = []
+    for prog in programs:
+        codes = by_structure.get(id(prog.structure)) if prog.structure is not None else None
+        if codes is None:
+            # every loc of this program new to `index` appears first here, in this order
+            loc_codes = [index.setdefault(loc, len(index)) for loc in map(_LOC, prog.commands)]
+            engine_codes = [_ENGINE_CODE[id(e)] for e in map(_ENGINE, prog.commands)]
+            codes = (np.array(loc_codes, dtype=np.int64), np.array(engine_codes, dtype=np.int64))
+            if prog.structure is not None:
+                by_structure[id(prog.structure)] = codes
+        loc_parts.append(codes[0])
+        engine_parts.append(codes[1])
+    loc = np.concatenate(loc_parts)
+    n, n_locs = len(cmds), len(index)
+    # bincount adds each loc's values one by one in command order, as the loop it replaces
+    cycles = np.bincount(loc, weights=np.frombuffer(ends) - np.frombuffer(starts), minlength=n_locs)
+    read = np.fromiter(map(_GLOBAL_READ, cmds), np.int64, n)
+    written = np.fromiter(map(_GLOBAL_WRITE, cmds), np.int64, n)
+    global_bytes = np.bincount(loc, weights=read + written, minlength=n_locs)
+    ls_bytes = np.bincount(loc, weights=np.fromiter(map(_LS, cmds), np.int64, n), minlength=n_locs)
+    counts = np.bincount(loc, minlength=n_locs)
+    pairs, first = np.unique(loc * len(_ENGINES) + np.concatenate(engine_parts), return_index=True)
+    engines: list[dict[Engine, None]] = [{} for _ in range(n_locs)]
+    for pair in pairs[np.argsort(first)].tolist():  # each loc's engines in first-seen order
+        engines[pair // len(_ENGINES)][_ENGINES[pair % len(_ENGINES)]] = None
+    for name, k in index.items():
+        acc[name] = [int(counts[k]), float(cycles[k]), float(global_bytes[k]), float(ls_bytes[k]), engines[k]]
+    return acc
 
 
 def lines_of(acc: dict[str, list]) -> list[LineCost]:
@@ -286,19 +358,21 @@ def busy_cycles(
     """
     if not runs:
         return {}
-    pes: list[np.ndarray] = []
+    pes: list[int] = []
+    counts: list[int] = []
     engine: list[int] = []
-    starts: list[float] = []
-    ends: list[float] = []
+    starts, ends = array("d"), array("d")
     for pe, eng, run_start, run_end in runs:
-        pes.append(np.full(len(eng), pe * len(engines), dtype=np.int64))
+        pes.append(pe * len(engines))
+        counts.append(len(eng))
         engine.extend(eng)
         starts.extend(run_start)
         ends.extend(run_end)
     canonical = np.asarray([engines.index(e) for e in engines], dtype=np.int64)
-    key = np.concatenate(pes) + canonical[np.asarray(engine, dtype=np.int64)]
-    order = np.lexsort((np.asarray(starts), key))  # by (PE, engine), each group by start cycle
-    key, start, end = key[order], np.asarray(starts)[order], np.asarray(ends)[order]
+    key = np.repeat(np.asarray(pes, dtype=np.int64), counts) + canonical[np.asarray(engine, dtype=np.int64)]
+    start_all = np.frombuffer(starts) if starts else np.zeros(0)
+    order = np.lexsort((start_all, key))  # by (PE, engine), each group by start cycle
+    key, start, end = key[order], start_all[order], (np.frombuffer(ends) if ends else np.zeros(0))[order]
     bounds = np.flatnonzero(np.diff(key)) + 1
     busy = {}
     for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [len(key)])), strict=True):

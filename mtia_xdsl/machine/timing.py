@@ -241,7 +241,9 @@ class _Count:
 
 
 # Event kinds
-_E_END, _E_TRY, _E_XFER, _E_POOL, _ESCALAR, _E_ADVANCE, _E_BARRIER, _E_DONE = range(8)
+_E_END, _E_TRY, _E_XFER, _ESCALAR, _E_ADVANCE, _E_BARRIER, _E_DONE = range(7)
+_NEVER = float("inf")
+"""A pool timer that is not set."""
 
 
 class _Simulator:
@@ -268,6 +270,10 @@ class _Simulator:
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
         self.events: list[tuple[float, int, int, object, object]] = []
         self.seq = 0
+        self.pool_due = [_NEVER] * len(self.memory.pools)
+        """Per memory pool (`memory.DRAM`, `memory.SRAM`): when its next flow ends (`_pool_timer`)."""
+        self.pool_seq = [0] * len(self.memory.pools)
+        """Per memory pool: the event sequence number of its timer (ties with heap events go by it)."""
         self.work = WorkTotals()
         self.end_order: array[int] | _Count = array("q") if keep_commands else _Count()
         """Commands in the order they ended (index in the concatenation of all programs' commands), packed;
@@ -293,6 +299,10 @@ class _Simulator:
         self.split_dma = config.dma_queues == 2
         self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
+        self.issue_cycles: dict[int, float] = {}
+        """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
+        self.tail_cycles = config.scalar_cycles_per_instr
+        """Cycles of a scalar instruction after a program's last command."""
         self.footprints: dict[tuple[int, int, int], int] = {}
         self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
@@ -303,11 +313,36 @@ class _Simulator:
         self.seq += 1
         heapq.heappush(self.events, (t, self.seq, kind, a, b))
 
+    def _pool_timer(self, pool: BandwidthPool) -> None:
+        """Recompute `pool`'s rates and set its timer to when its next flow ends (none if no flow can end).
+
+        A pool's flows end at one event, its timer, kept out of the heap: a reschedule replaces it, where
+        a heap would keep every superseded event until its time. The timer takes the event sequence
+        number a heap event would, so events run in the same order."""
+        t = pool.reschedule()
+        if t is None:
+            self.pool_due[pool.index] = _NEVER
+        else:
+            self.seq += 1
+            self.pool_due[pool.index] = t
+            self.pool_seq[pool.index] = self.seq
+
     def run(self) -> None:
         for pe in self.pes:
             self._start_next_program(pe, 0.0)
         events, pop = self.events, heapq.heappop
-        while events:
+        pools, due, due_seq = self.memory.pools, self.pool_due, self.pool_seq
+        while True:
+            # the pool whose flows end first (ties: the earlier timer), against the heap's first event
+            k = 0 if due[0] < due[1] or (due[0] == due[1] and due_seq[0] < due_seq[1]) else 1  # DRAM, SRAM
+            t = due[k]
+            if t != _NEVER and (not events or t < events[0][0] or (t == events[0][0] and due_seq[k] < events[0][1])):
+                self.now = t
+                due[k] = _NEVER
+                self._on_pool(pools[k])
+                continue
+            if not events:
+                break
             t, _, kind, a, b = pop(events)
             self.now = t
             if kind == _E_TRY:
@@ -315,9 +350,6 @@ class _Simulator:
                     self._try_start_now(a, b)  # type: ignore[arg-type]
             elif kind == _E_XFER:
                 self._on_xfer(a, b)  # type: ignore[arg-type]
-            elif kind == _E_POOL:
-                if b == a.version:  # type: ignore[attr-defined]
-                    self._on_pool(a)  # type: ignore[arg-type]
             elif kind == _ESCALAR:
                 self._resume_scalar(a, b)  # type: ignore[arg-type]
             elif kind == _E_END:
@@ -353,9 +385,7 @@ class _Simulator:
         run = self.runs[index] = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
-        work = self.work
-        for name, value in shape.work:
-            setattr(work, name, getattr(work, name) + value)
+        self.work.add(shape.work)
         pe.run = run
         pe.run_footprint = footprint
         in_flight = footprint + (pe.older_footprint if pe.older is not None else 0)
@@ -434,7 +464,7 @@ class _Simulator:
             if blocking[i]:
                 return
             i += 1
-        tail = run.prog.tail_scalar_instrs * self.config.scalar_cycles_per_instr
+        tail = run.prog.tail_scalar_instrs * self.tail_cycles
         pe.scalar_busy += tail
         run.scalar_end = t + tail
         self._check_program_done(pe, run)
@@ -672,7 +702,9 @@ class _Simulator:
 
     def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
         """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        issue = cost.dma_issue_cycles(c.descriptors, self.config)
+        issue = self.issue_cycles.get(c.descriptors)
+        if issue is None:
+            issue = self.issue_cycles[c.descriptors] = cost.dma_issue_cycles(c.descriptors, self.config)
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1
@@ -725,9 +757,7 @@ class _Simulator:
         pool.advance(self.now)
         self.seq += 1
         pool.add_flow(direction, nbytes, self.seq, (pe, entry))
-        t = pool.reschedule()
-        if t is not None:
-            self.push(t, _E_POOL, pool, pool.version)
+        self._pool_timer(pool)
 
     def _write_behind(self, nbytes: float) -> None:
         """The LLC starts writing `nbytes` of a store on to DRAM now, a background flow of the DRAM pool."""
@@ -735,17 +765,13 @@ class _Simulator:
         pool.advance(self.now)
         self.seq += 1
         pool.add_flow(BACKGROUND, nbytes, self.seq, None)
-        t = pool.reschedule()
-        if t is not None:
-            self.push(t, _E_POOL, pool, pool.version)
+        self._pool_timer(pool)
 
     def _on_pool(self, pool: BandwidthPool) -> None:
         """Flows of `pool` end now (the event is current: its version is the pool's)."""
         pool.advance(self.now)
         done = pool.pop_finished()
-        t = pool.reschedule()
-        if t is not None:
-            self.push(t, _E_POOL, pool, pool.version)
+        self._pool_timer(pool)
         for token in done:
             if token is None:  # an LLC write-behind reached DRAM
                 self.write_behind_end = self.now

@@ -24,7 +24,7 @@ choices are then wrong for MTIA, and `install()` hooks both:
   they are a fallback only (`extern_as_fallback`): chosen when no template choice compiled and ran.
 - **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
   a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
-  mean bags into an embedding lookup and a matmul, both run on MTIA.
+  mean bags into mtia_xdsl's gather-and-sum Triton kernel (`inductor_kernels`), run on MTIA.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -336,42 +336,28 @@ def embedding_bag(
     include_last_offset: bool = False,
     padding_idx: int = -1,
 ) -> Any:
-    """`aten._embedding_bag` (sum or mean bags of rows, by offsets) as ops Inductor generates kernels for,
-    while our backend is active: the rows are an embedding lookup (MTIA's indexed DMA, `mtia.dma_gather_rows`)
-    and the bags a matmul by the 0/1 membership matrix `member[b, n] = offsets[b] <= n < offsets[b + 1]`
-    (on the DPE): `member @ weight[indices]`, [bags, N] x [N, D]; a mean divides by the bag sizes, an empty
-    bag is 0, as in aten.
+    """`aten._embedding_bag` (sum or mean bags of rows, by offsets) on MTIA while our backend is active: the
+    custom op `mtia_xdsl::embedding_bag` (`inductor_kernels.embedding_bag_sum`), mtia_xdsl's Triton kernel that
+    gathers each bag's rows by indexed DMA (`mtia.dma_gather_rows`) and sums them on the SE, one program per
+    bag. It returns the op's four outputs as aten's CPU kernel does (offset2bag and the bag sizes, which its
+    backward reads).
 
-    The op's other outputs are what its backward reads: offset2bag (the bag of every index) and the bag
-    sizes, computed here as aten's mean mode gives them on CPU (max indices = bag sizes; its sum mode leaves
-    them empty/zero and recomputes them in the backward, which gives the same gradients either way).
+    Before, the bags were a matmul by the 0/1 bag-membership matrix (`member @ weight[indices]` on the DPE):
+    four to six kernels per bag op (the lookup, the membership matmul, the offsets' end and the sizes), 4.22 us
+    of jagged_sum's call where the gather-and-sum kernel and the MLP take 1.6 us (benchmarks/inductor.py --hot).
+
     Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active, for mode max,
-    a padding index, or indices that are not 1-D.
+    a padding index, or indices or offsets that are not 1-D.
     """
     if not mtia_active() or mode not in (0, 1) or (padding_idx is not None and padding_idx >= 0):
         return NotImplemented
-    if indices.dim() != 1 or offsets.dim() != 1:
+    if indices.dim() != 1 or offsets.dim() != 1 or weight.dim() != 2:
         return NotImplemented
-    import torch
+    from mtia_xdsl.runtime import inductor_kernels
 
-    n = indices.shape[0]
-    bags = offsets.shape[0] - (1 if include_last_offset else 0)
-    rows = torch_aten().embedding.default(weight, indices)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.unsqueeze(1)
-    starts = offsets[:bags]
-    if include_last_offset:
-        ends = offsets[1 : bags + 1]
-    else:
-        ends = torch.cat([offsets[1:], torch.full((1,), n, dtype=offsets.dtype, device=offsets.device)])
-    pos = torch.arange(n, dtype=offsets.dtype, device=offsets.device).unsqueeze(0)
-    member = (pos >= starts.unsqueeze(1)) & (pos < ends.unsqueeze(1))
-    out = torch.mm(member.to(weight.dtype), rows)
-    sizes = ends - starts
-    if mode == 1:
-        out = out / sizes.clamp(min=1).to(weight.dtype).unsqueeze(1)
-    offset2bag = ((pos >= starts.unsqueeze(1)).sum(0) - 1).to(indices.dtype)
-    return out, offset2bag, sizes, sizes.clone()
+    return inductor_kernels.embedding_bag_sum(
+        weight.contiguous(), indices, offsets, mode, per_sample_weights, include_last_offset
+    )
 
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")

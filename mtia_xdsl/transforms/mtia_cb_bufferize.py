@@ -495,7 +495,9 @@ def to_buffer_level(op: Operation, plan: CbPlan) -> Operation:
         return mtia.DmaGatherRowsOp(op.base, cb(op.index), op.row_stride, strides, bounds, op.other, None, outs[0])
     if isinstance(op, mtia.GatherOp):
         mask = cb(op.mask) if op.mask is not None else None
-        return mtia.GatherOp(cb(op.ptrs), mask, op.other, None, out=outs[0])
+        gather = mtia.GatherOp(cb(op.ptrs), mask, op.other, None, out=outs[0])
+        gather.attributes.update(op.attributes)  # mtia.OUTSIDE_BOX_ATTR
+        return gather
     if isinstance(op, mtia.AtomicRmwOp):
         kind, sem, scope = (p.value.data for p in (op.atomic_rmw_op, op.sem, op.scope))
         mask = cb(op.mask) if op.mask is not None else None

@@ -175,8 +175,9 @@ def test_gemm_settings_apply_again_after_a_patch_and_yield_to_the_user():
 
 @inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
 def test_embedding_bag_runs_on_mtia_and_trains(mtia_inductor, monkeypatch):
-    """nn.EmbeddingBag (mean, by offsets, an empty bag): no `_embedding_bag` host call; the rows are an indexed
-    DMA; output and the weight's gradient (backward from the decomposition's offset2bag) match eager."""
+    """nn.EmbeddingBag (mean, by offsets, an empty bag): no `_embedding_bag` host call but mtia_xdsl's
+    gather-and-sum kernel, whose rows are an indexed DMA; output and the weight's gradient (backward from the
+    kernel's offset2bag and bag sizes) match eager."""
     from torch._inductor.utils import run_and_get_code
 
     torch.manual_seed(0)
@@ -196,7 +197,8 @@ def test_embedding_bag_runs_on_mtia_and_trains(mtia_inductor, monkeypatch):
     expected = ref(ids, offsets)
     torch.testing.assert_close(out, expected)
     assert "_embedding_bag.default(" not in "\n".join(codes)
-    assert {"dma_gather_rows", "dpe_matmul"} <= kinds, kinds  # rows by indexed DMA, bags on the DPE
+    assert "dma_gather_rows" in kinds and "dpe_matmul" not in kinds, kinds  # rows by indexed DMA, summed on the SE
+    assert "torch.ops.mtia_xdsl.embedding_bag" in "\n".join(codes)
     out.pow(2).sum().backward()
     expected.pow(2).sum().backward()
     torch.testing.assert_close(bag.weight.grad, ref.weight.grad)

@@ -1,0 +1,114 @@
+"""mtia_xdsl's own Triton kernels for ops Inductor has no Triton lowering of (used by mtia_xdsl/runtime/inductor.py).
+
+`embedding_bag_sum` is `aten._embedding_bag` for sum and mean bags by offsets: each program gathers the rows of
+one bag (an indexed DMA, `mtia.dma_gather_rows`, MTIA's indexed mode for embedding rows, S1) and sums them on
+the SE, and writes the op's other outputs (offset2bag, bag sizes) as aten's CPU kernel gives them. It is
+registered as the custom op `mtia_xdsl::embedding_bag` (`torch.library.triton_op`), so Inductor's output code
+calls it and the kernel runs on MTIA through mtia_xdsl's driver like every generated kernel.
+
+This module imports torch and triton when loaded: import it only once Inductor has loaded (see
+`mtia_xdsl.runtime.inductor.HOOK_AFTER`).
+"""
+
+# Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
+# pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
+# pyright: reportUnknownArgumentType=false, reportUnknownParameterType=false, reportMissingParameterType=false
+# pyright: reportUntypedFunctionDecorator=false
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+from torch.library import triton_op, wrap_triton
+
+BLOCK_ROWS = 16
+"""Rows of a bag gathered per indexed DMA (a loop step): dlrm's and jagged_sum's bags (3 and up to 9 ids)
+take one step, two_tower's (8) one."""
+MAX_BLOCK_D = 256
+"""Columns per program at most: wider tables take more programs along the columns (grid axis 1)."""
+
+
+@triton.jit
+def _embedding_bag_kernel(
+    weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
+    n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
+    BLOCK_BAGS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr,
+):  # fmt: skip
+    """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...`: out[b, cols] = sum (mean) of
+    weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or n_indices for the last bag when
+    not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0. Program (0, 0) also writes the
+    bag sizes of all n_bags <= BLOCK_BAGS bags (one block each way, off the other programs' path)."""
+    b = tl.program_id(0)
+    if b == 0:
+        if tl.program_id(1) == 0:
+            bag = tl.arange(0, BLOCK_BAGS)
+            is_bag = bag < n_bags
+            if MEAN:
+                lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
+                if INCLUDE_LAST:
+                    hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
+                else:
+                    hi = tl.load(offsets_ptr + 1 + bag, mask=bag + 1 < n_offsets, other=n_indices)
+                sizes = hi - lo
+            else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
+                sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
+            tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
+            tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    col_ok = cols < D
+    start = tl.load(offsets_ptr + b)
+    if INCLUDE_LAST:
+        end = tl.load(offsets_ptr + b + 1)
+    else:
+        end = tl.load(offsets_ptr + b + 1, mask=b + 1 < n_offsets, other=n_indices)
+    acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+    for i0 in range(start, end, BLOCK_ROWS):
+        r = i0 + tl.arange(0, BLOCK_ROWS)
+        in_bag = r < end
+        ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
+        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0)
+        if HAS_PSW:
+            rows = rows * tl.load(psw_ptr + r, mask=in_bag, other=0.0)[:, None]
+        acc += tl.sum(rows.to(tl.float32), 0)
+        if WRITE_OFFSET2BAG:
+            if tl.program_id(1) == 0:
+                tl.store(offset2bag_ptr + r, tl.zeros([BLOCK_ROWS], dtype=tl.int64) + b, mask=in_bag)
+    if MEAN:
+        acc = acc / tl.maximum(end - start, 1).to(tl.float32)
+    tl.store(out_ptr + b * D + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
+
+
+@triton_op("mtia_xdsl::embedding_bag", mutates_args=())
+def embedding_bag_sum(
+    weight: torch.Tensor,
+    indices: torch.Tensor,
+    offsets: torch.Tensor,
+    mode: int,
+    per_sample_weights: torch.Tensor | None,
+    include_last_offset: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`aten._embedding_bag(weight, indices, offsets, mode=mode, ...)` for mode 0 (sum) or 1 (mean), no
+    padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
+    values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it; bag_size and
+    max_indices are the bag sizes for mean, 0 for sum). weight [rows, D] contiguous, indices and offsets 1-D."""
+    n, d = indices.shape[0], weight.shape[1]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
+    fast_sum = weight.dtype in (torch.float32, torch.float16) and (
+        per_sample_weights is None or per_sample_weights.stride(0) == 1
+    )
+    write_offset2bag = mode == 1 or not fast_sum
+    out = weight.new_empty(bags, d)
+    offset2bag = offsets.new_empty(n if write_offset2bag else 0)
+    bag_size = offsets.new_empty(bags)
+    max_indices = offsets.new_empty(bags)
+    block_d = min(triton.next_power_of_2(d), MAX_BLOCK_D)
+    psw = per_sample_weights if per_sample_weights is not None else weight
+    if bags > 0:
+        wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
+            weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
+            d, block_d, BLOCK_ROWS, triton.next_power_of_2(bags), mode == 1, per_sample_weights is not None, include_last_offset, write_offset2bag,
+        )  # fmt: skip
+    return out, offset2bag, bag_size, max_indices
