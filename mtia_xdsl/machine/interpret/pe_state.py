@@ -186,7 +186,7 @@ class PeState:
         hw_id = hw_ids if len(hw_ids) == len(self.cbs) else None
         n = self.size
         if any(type(c) is Partial for c in self.commands) or type(self.scalar_instrs) is np.ndarray:
-            return self._compacted_traces(depth, tile_bytes, offsets)
+            return self._compacted_traces(depth, tile_bytes, offsets, hw_id)
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
         structure = object()  # the batch ran one control flow with one CB protocol: one command structure
@@ -205,7 +205,7 @@ class PeState:
         ]
 
     def _compacted_traces(
-        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int]
+        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int], hw_id: dict[int, int] | None
     ) -> list[ProgramTrace]:
         """`traces` of a batch that ran compacted loops: programs in the same compacted iterations share a
         structure."""
@@ -239,6 +239,7 @@ class PeState:
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
                 cb_ls_offset=offsets,
+                cb_hw_id=hw_id,
                 tail_scalar_instrs=int(instrs[b]) if type(instrs) is np.ndarray else instrs,
                 structure=structures.setdefault(tuple(member[b]), object()),
             )
