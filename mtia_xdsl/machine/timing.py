@@ -6,10 +6,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
   increasing program id, starting the next when the previous one has finished (`pe_programs_in_flight`
   1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued
-  its last command if both programs' CBs fit LS and the CB IDs (each program keeps its own CB state;
-  engines still run commands in issue order and programs retire in order; global-memory order between
-  the two is not checked). A
-  program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
+  its last command if both programs' CBs fit LS and the CB IDs both use fit `cb_ids` (each program keeps
+  its own CB state; engines still run commands in issue order and programs retire in order; global-memory
+  order between the two is not checked). A program whose CBs (depth x tile bytes each, plus its other LS
+  bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
   `cp_queue_depth_commands` commands queued, and until the end of a `scalar_blocking` command or of a
