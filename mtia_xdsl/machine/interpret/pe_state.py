@@ -181,22 +181,24 @@ class PeState:
         depth = {cb.cb_id: cb.depth for cb in self.cbs}
         tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
         offsets = {cb.cb_id: cb.ls_offset for cb in self.cbs}
+        hw_ids = {cb.cb_id: cb.hw_id for cb in self.cbs if cb.hw_id is not None}
+        hw_id = hw_ids if len(hw_ids) == len(self.cbs) else None
         n = self.size
         if any(type(c) is Partial for c in self.commands) or type(self.scalar_instrs) is np.ndarray:
-            return self._compacted_traces(depth, tile_bytes, offsets)
+            return self._compacted_traces(depth, tile_bytes, offsets, hw_id)
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
         structure = object()  # the batch ran one control flow with one CB protocol: one command structure
         tail = self.scalar_instrs
         # positional (program_id, commands, cb_depth, cb_tile_bytes, tail_scalar_instrs, extra_ls_bytes,
-        # cb_ls_offset, structure): one per program of the batch
+        # cb_ls_offset, cb_hw_id, structure): one per program of the batch
         return [
-            ProgramTrace(pid, list(commands), depth, tile_bytes, tail, 0, offsets, structure)
+            ProgramTrace(pid, list(commands), depth, tile_bytes, tail, 0, offsets, hw_id, structure)
             for pid, commands in zip(self.program_ids, per_program, strict=False)
         ]
 
     def _compacted_traces(
-        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int]
+        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int], hw_id: dict[int, int] | None
     ) -> list[ProgramTrace]:
         """`traces` of a batch that ran compacted loops: programs in the same compacted iterations share a
         structure."""
@@ -230,6 +232,7 @@ class PeState:
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
                 cb_ls_offset=offsets,
+                cb_hw_id=hw_id,
                 tail_scalar_instrs=int(instrs[b]) if type(instrs) is np.ndarray else instrs,
                 structure=structures.setdefault(tuple(member[b]), object()),
             )
