@@ -26,7 +26,11 @@ BF16 512 x 26592 x 2048 and 2048^3 from DRAM behind the LLC, all 128 x 128 x 64 
 layer norm 1151 x 4096 fp32; vector add 1,000,003 fp32; causal flash attention forward 1 x 16 x 1000 x 64
 fp16 (16 query blocks per head, 4 programs per PE).
 
-Example: python3 benchmarks/optimizations.py [--markdown] [--kernels attention,softmax] [--all-mappings]
+`--kernels` and `--columns` run a subset ('all on' always runs; a cell left out reads "not run" and counts in no
+goal line). Launches keep only their totals (`timeline="totals"`), the figures the tables show.
+
+Example: python3 benchmarks/optimizations.py [--markdown] [--kernels attention,softmax]
+    [--columns "no pipeline,all off"] [--all-mappings]
 """
 
 from __future__ import annotations
@@ -105,9 +109,15 @@ class Cell:
 
     def text(self) -> str:
         """Return 'time (fraction)' ('=' when the program is one already run) or a short error."""
+        if self.error == NOT_RUN:
+            return NOT_RUN
         if self.error:
             return f"error: {self.error[:28]}"
         return f"{self.time_us:9.1f} ({self.fraction * 100:4.1f}%){'=' if self.reused else ' '}"
+
+
+NOT_RUN = "not run"
+"""The error text of a cell --columns left out."""
 
 
 @dataclass
@@ -137,7 +147,7 @@ class Launch:
             program = str(compiled.asm["mtia"])
             if program in self.seen:
                 return replace(self.seen[program], reused=True)
-            self.fn[self.grid](*self.args, **self.kwargs, **options)
+            self.fn[self.grid](*self.args, **self.kwargs, **options, timeline="totals")  # the report's figures only
         except Exception as e:  # a configuration the compiler or the model refuses is a table entry
             text = str(e).strip()
             return Cell(error=text.splitlines()[0] if text else type(e).__name__)
@@ -207,17 +217,23 @@ def kernels() -> list[Kernel]:
     ]
 
 
-def measure(selected: list[Kernel], search_mapping: bool) -> list[Row]:
-    """Run every configuration of every kernel, with a tqdm progress bar."""
+CHOICES = ("round_robin", "uniform", *COLUMNS)
+"""What --columns may select; 'all on' (zigzag) always runs, as every goal compares against it."""
+
+
+def measure(selected: list[Kernel], search_mapping: bool, columns: tuple[str, ...] = CHOICES) -> list[Row]:
+    """Run every configuration of every kernel (of `columns` only, besides 'all on'), with a tqdm progress bar."""
     from tqdm import tqdm
 
     plan: list[tuple[Row, str, dict[str, Any]]] = []
     rows = [Row(k) for k in selected]
     for row in rows:
         mappings = MAPPINGS if search_mapping or row.kernel.kind == "attention" else ("linear", "zigzag")
+        mappings = tuple(m for m in mappings if m == ALL_ON["pe_mapping"] or m in columns or
+                         (m == "linear" and "linear map" in columns))  # fmt: skip
         plan += [(row, f"map:{m}", {**ALL_ON, "pe_mapping": m}) for m in mappings]
-        plan += [(row, "uniform", {**ALL_ON, **UNIFORM})]
-        plan += [(row, name, dict(change)) for name, change in COLUMNS.items()]
+        plan += [(row, "uniform", {**ALL_ON, **UNIFORM})] if "uniform" in columns else []
+        plan += [(row, name, dict(change)) for name, change in COLUMNS.items() if name in columns]
     best: dict[int, str] = {}
     launches: dict[int, Launch] = {}
     for row, name, opts in tqdm(plan, desc="runs", unit="run", file=sys.stderr):
@@ -248,7 +264,7 @@ def format_tables(rows: list[Row], markdown: bool) -> str:
         on = r.cells["all on"]
         body.append([r.kernel.name, r.kernel.shape, on.text() + (f" {on.mapping}" if not on.error else ""),
                      str(on.cb_ids) if not on.error else "", f"{on.cb_ls_bytes / 1024:.0f}" if not on.error else "",
-                     *(r.cells[c].text() for c in COLUMNS)])  # fmt: skip
+                     *(r.cells.get(c, Cell(error=NOT_RUN)).text() for c in COLUMNS)])  # fmt: skip
     legend = (
         "time us (fraction of roofline); 'all on' names its PE mapping, then its CB IDs and LS KiB per PE as"
         " mtia-cb-allocate placed its CBs; '=': same program as a run before"
@@ -258,7 +274,7 @@ def format_tables(rows: list[Row], markdown: bool) -> str:
               "in flight KiB"]  # fmt: skip
     body2 = []
     for r in rows:
-        g, u = r.cells["all on"], r.cells["uniform"]
+        g, u = r.cells["all on"], r.cells.get("uniform", Cell(error=NOT_RUN))
         if g.error or u.error:
             body2.append([r.kernel.name, g.text(), "", u.text(), "", "", "", ""])
             continue
@@ -312,7 +328,9 @@ def goal_lines(rows: list[Row]) -> list[str]:
     for r in rows:
         if r.kernel.kind != "attention":
             continue
-        lin, zig = r.by_mapping.get("linear", Cell(error="not run")), r.by_mapping.get("zigzag", Cell(error="not run"))
+        lin, zig = r.by_mapping.get("linear", Cell(error=NOT_RUN)), r.by_mapping.get("zigzag", Cell(error=NOT_RUN))
+        if lin.error == NOT_RUN:
+            continue
         if lin.error or zig.error:
             lines.append(f"MISS  zigzag >= {ZIGZAG_GOAL}x linear on {r.kernel.name}: {lin.error or zig.error}")
             continue
@@ -325,9 +343,9 @@ def goal_lines(rows: list[Row]) -> list[str]:
     lines.append(slower_line(rows))
     figs, ok = [], True
     for r in rows:
-        g, u = r.cells["all on"], r.cells["uniform"]
+        g, u = r.cells["all on"], r.cells.get("uniform", Cell(error=NOT_RUN))
         if g.error or u.error:
-            figs.append(f"{r.kernel.name} {'greedy' if g.error else 'uniform'} error")
+            figs.append(f"{r.kernel.name} {'greedy error' if g.error else 'uniform ' + u.text().strip()}")
             ok = ok and not g.error
             continue
         slow, ratio = g.time_us / u.time_us - 1, g.cb_ls_bytes / max(u.cb_ls_bytes, 1)
@@ -345,6 +363,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markdown", action="store_true", help="print markdown tables")
     parser.add_argument("--kernels", help="comma-separated subset of: " + ", ".join(k.name for k in kernels()))
+    parser.add_argument("--columns", help="comma-separated subset of: " + ", ".join(CHOICES) +
+                        " ('all on' always runs; default: all)")  # fmt: skip
     parser.add_argument("--all-mappings", action="store_true",
                         help="'all on' tries round_robin too for every kernel (default: attention only)")  # fmt: skip
     args = parser.parse_args()
@@ -355,7 +375,13 @@ def main() -> int:
         if unknown:
             parser.error(f"unknown kernel(s) {unknown}")
         selected = [k for k in selected if k.name in wanted]
-    rows = measure(selected, args.all_mappings)
+    columns = CHOICES
+    if args.columns:
+        columns = tuple(args.columns.split(","))
+        unknown = sorted(set(columns) - set(CHOICES))
+        if unknown:
+            parser.error(f"unknown column(s) {unknown}")
+    rows = measure(selected, args.all_mappings, columns)
     print(format_tables(rows, args.markdown))
     return 0
 

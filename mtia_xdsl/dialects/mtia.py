@@ -85,6 +85,9 @@ LIVENESS_ATTR = "mtia.liveness"
 """`cb_alloc` attribute: the CB's live range in words, set by test-mtia-cb-liveness (for FileCheck)."""
 ACCESS_ATTR = "mtia.access"
 """Memory-op attribute: the access analysis' finding, set by its test pass (for FileCheck)."""
+OUTSIDE_BOX_ATTR = "mtia.outside_box"
+"""`mtia.gather` attribute: the lanes of an element gather from a DMA box (convert-tt-to-mtia) whose address
+falls outside the box, gathered by the scalar core; the access itself is the box's DMA."""
 
 
 # ----------------------------------------------------------------------------------------------

@@ -326,6 +326,10 @@ class MemorySystem:
         )
         self.coverage = LlcCoverage()
         self.write_behind = config.llc_write_behind == 1 and config.global_placement == "llc"
+        self.placement: str = config.global_placement
+        self.granule: int = config.dma_granule_bytes
+        self.llc_bytes: int = config.llc_bytes
+        """`global_placement`, `dma_granule_bytes` and `llc_bytes` of `config`, read per command."""
         """Stores end in the LLC, which writes them on to DRAM (`llc_write_behind`)."""
         self.llc_overflowed = False
         self.traffic = MemoryTraffic()
@@ -363,7 +367,7 @@ class MemorySystem:
             if sram > 0:
                 parts.append((SRAM, sram * scale, sram))
         to_dram = dram > 0 and not behind
-        level = "dram" if to_dram or (raw == 0 and self.config.global_placement != "sram") else "sram"
+        level = "dram" if to_dram or (raw == 0 and self.placement != "sram") else "sram"
         return parts, level
 
     def count_transfer(self, pool: int, nbytes: float, useful: float) -> None:
@@ -400,7 +404,7 @@ class MemorySystem:
 
         `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
         """
-        g = self.config.dma_granule_bytes
+        g = self.granule
         total = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
         if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
@@ -422,7 +426,7 @@ class MemorySystem:
 
         `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
         """
-        placement = self.config.global_placement
+        placement = self.placement
         nbytes = float(c.global_read_bytes + c.global_write_bytes)
         if placement == "dram":
             return nbytes, 0.0
@@ -443,7 +447,7 @@ class MemorySystem:
             return nbytes, 0.0
         cov = self.coverage
         if ascending:
-            cached, overflowed = cov.read_and_add(ranges, self.config.llc_bytes)
+            cached, overflowed = cov.read_and_add(ranges, self.llc_bytes)
             self.llc_overflowed |= overflowed
             hit_fraction = min(1.0, cached / touched)
             return nbytes * (1.0 - hit_fraction), nbytes * hit_fraction
@@ -462,7 +466,7 @@ class MemorySystem:
 
     def _llc_allocate(self, ranges: tuple[tuple[int, int], ...] | Runs, resident: Sequence[bool]) -> None:
         """Add `ranges` to the LLC in order until it is full; `resident[k]`: range k is already in it."""
-        cov, capacity = self.coverage, self.config.llc_bytes
+        cov, capacity = self.coverage, self.llc_bytes
         for k, (a, n) in enumerate(ranges):
             if n <= 0:
                 continue

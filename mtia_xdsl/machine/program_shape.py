@@ -13,7 +13,6 @@ import bisect
 import math
 from array import array
 from collections.abc import Callable
-from dataclasses import fields
 from operator import attrgetter, itemgetter
 
 from mtia_xdsl.dialects import mtia
@@ -102,14 +101,16 @@ class ProgramShape:
                 if e == DPE:
                     self.dpe_fill[i] = config.dpe_fill_cycles
                 self.ls_bytes += c.ls_bytes
-        self.work = [(f.name, getattr(work, f.name)) for f in fields(work) if getattr(work, f.name)]
+        self.work = work
+        """Ideal work of the program's compute commands."""
         compute = [i for i, e in enumerate(engine) if e not in MEMORY_QUEUES]
         self.pick_compute: Callable[[list[Command]], tuple[Command, ...]] = (
             itemgetter(*compute) if len(compute) > 1 else lambda cmds: tuple(cmds[i] for i in compute)
         )
         """A program's compute commands (they decide the costs above), as a tuple."""
         self.compute_commands = self.pick_compute(cmds)
-        """(WorkTotals field, its sum over the program's compute commands)."""
+        """The compute commands of the program the shape was built from (another program reuses the shape
+        only if its own are equal)."""
 
 
 def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:

@@ -49,6 +49,18 @@ class WorkTotals:
     se_elems: int = 0
     vec_elems: int = 0
 
+    def add(self, other: WorkTotals) -> None:
+        """Add `other`'s work to this one's, field by field."""
+        self.dpe_cycles += other.dpe_cycles
+        self.se_cycles += other.se_cycles
+        self.vec_cycles += other.vec_cycles
+        self.re_cycles += other.re_cycles
+        self.mlu_cycles += other.mlu_cycles
+        self.dpe_macs += other.dpe_macs
+        self.dpe_flops += other.dpe_flops
+        self.se_elems += other.se_elems
+        self.vec_elems += other.vec_elems
+
 
 @dataclass(frozen=True, slots=True)
 class LineCost:

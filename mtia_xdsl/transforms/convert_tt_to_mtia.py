@@ -54,14 +54,18 @@ from mtia_xdsl.transforms.analysis.memory_access import (
     analyze_function,
     constant_other,
     leaves,
+    mul,
 )
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.transforms.dce import region_dce
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
+from mtia_xdsl.transforms.walker import typed_walker
+from mtia_xdsl.utils.clone import clone_op
 from mtia_xdsl.utils.dtypes import element_dtype_name
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
+from mtia_xdsl.utils.walk import ops_of
 
 _LAYOUT_OPS = (
     "tt.broadcast",
@@ -120,7 +124,7 @@ def _carries_pointer_tensor(func: Operation) -> bool:
     """Whether an scf.for of `func` carries a tensor of pointers (what scalarize_loop_pointers rewrites)."""
     return any(
         isinstance(t := v.type, TensorType) and isinstance(t.element_type, tt.PointerType)
-        for loop in func.walk()
+        for loop in ops_of(func)
         if isinstance(loop, scf.ForOp)
         for v in loop.iter_args
     )
@@ -221,10 +225,10 @@ def convert_memory_accesses(func: Operation) -> None:
     Scalar accesses go first: a scalar they load may be a leaf of a block's bound or offset, which the
     analysis below must see as the new scalar-core load.
     """
-    PatternRewriteWalker(LowerScalarAccess(), apply_recursively=False).rewrite_region(func.body)
+    typed_walker(LowerScalarAccess(), (tt.LoadOp, tt.StoreOp), apply_recursively=False).rewrite_region(func.body)
     info = analyze_function(func)
     replaced: dict[SSAValue, SSAValue] = {}  # results of converted loads (an index tile may be one)
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if not isinstance(op, tt.LoadOp | tt.StoreOp):
             continue
         access = info.accesses.get(op)
@@ -264,6 +268,9 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
         base = mat._insert(tt.BitcastOp(base, pointer))
     strides = [mat.i64(s) for s in access.strides]
     bounds = [mat.i64(b) for b in access.bounds]
+    if access.ls_gather is not None:
+        assert isinstance(op, tt.LoadOp)
+        return _ls_gather(op, access, mat, base, strides, bounds)
     starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
     perm = memory_order(access)
     if perm is not None:  # moved in memory order, the MLU permutes the tile (see memory_order)
@@ -292,6 +299,70 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
             return mtia.ExtractSliceOp(flat, [mtia.DYNAMIC_OFFSET], [mat.i64(access.window)], op.result.type)
         return tt.ReshapeOp(box, access.view)
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+
+
+def _ls_gather(
+    op: tt.LoadOp,
+    access: BlockAccess,
+    mat: Materializer,
+    base: SSAValue,
+    strides: list[SSAValue],
+    bounds: list[SSAValue],
+) -> Operation:
+    """An element gather from a DMA box (`BlockAccess.ls_gather`): the DMA moves the box [rows, row] into LS,
+    the vector core computes each lane's position in it from its address (`tt.ptr_to_int`, the distance to
+    the box's first element) and gathers the lanes from LS (`tt.gather`, RVV indexed loads); unless the
+    index provably stays in the box (`LsGather.exact`), lanes whose position is not among the rows the DMA
+    moved are gathered from global memory by the scalar core (`mtia.gather` of those lanes only)."""
+    assert access.ls_gather is not None
+    t = op.result.type
+    assert isinstance(t, TensorType)
+    shape, elem = tuple(t.get_shape()), t.element_type
+    rows, row = access.shape
+    other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
+    box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, TensorType(elem, access.shape)))
+    flat = mat._insert(tt.ReshapeOp(box, (rows * row,)))
+
+    def splat(v: SSAValue, like: tuple[int, ...] = shape) -> SSAValue:
+        return mat._insert(tt.SplatOp(v, like))
+
+    i64s = TensorType(builtin.i64, shape)
+    addr = mat._insert(tt.PtrToIntOp(op.ptr, i64s))
+    first = mat._insert(tt.PtrToIntOp(base, builtin.i64))
+    distance = mat._insert(arith.SubiOp(addr, splat(first)))
+    pos = mat._insert(arith.DivSIOp(distance, splat(mat.const(mtia.element_bytes(elem)))))
+    valid, inside = op.mask, None
+    if not access.ls_gather.exact:  # lanes in the rows the DMA moved: 0 <= pos < clamp(bound, 0, rows) * row
+        moved = mat.i64(mul(("min", ("max", access.bounds[0], 0), rows), row))
+        inside = mat._insert(
+            arith.AndIOp(
+                mat._insert(arith.CmpiOp(pos, splat(mat.const(0)), "sge")),
+                mat._insert(arith.CmpiOp(pos, splat(moved), "slt")),
+            )
+        )
+        valid = mat._insert(arith.AndIOp(inside, op.mask)) if op.mask is not None else inside
+    if valid is not None:
+        pos = mat._insert(arith.SelectOp(valid, pos, splat(mat.const(0))))
+    n = math.prod(shape)
+    index = mat._insert(tt.ReshapeOp(pos, (n,))) if len(shape) != 1 else pos
+    picked = mat._insert(tt.GatherOp(flat, index, 0))
+    if len(shape) != 1:
+        picked = mat._insert(tt.ReshapeOp(picked, shape))
+    if inside is None:  # exact: a masked-off lane is `other` (its row is past the DMA's bound, or it is not)
+        if op.mask is None or other is None:
+            return _identity(picked)
+        return arith.SelectOp(op.mask, picked, splat(other))
+    outside = mat._insert(arith.XOrIOp(inside, splat(mat._insert(arith.ConstantOp(IntegerAttr(1, 1))))))
+    rest_mask = mat._insert(arith.AndIOp(outside, op.mask)) if op.mask is not None else outside
+    gather = mtia.GatherOp(op.ptr, rest_mask, other, t)
+    gather.attributes[mtia.OUTSIDE_BOX_ATTR] = builtin.UnitAttr()
+    rest = mat._insert(gather)
+    return arith.SelectOp(valid, picked, rest)
+
+
+def _identity(v: SSAValue) -> Operation:
+    """An op whose result is `v` (the replacement of a load must be a new op): a reshape to its own shape."""
+    return tt.ReshapeOp(v, tuple(v.type.get_shape()))  # type: ignore[attr-defined]
 
 
 def _permuted_dma(
@@ -567,6 +638,8 @@ def _engine_for(op: Operation) -> type[mtia.EngineComputeOp]:
     (integer work, and f64 / i64 values, which the SE does not take)."""
     if op.name in _LAYOUT_OPS:
         return mtia.MluComputeOp
+    if op.name == "tt.gather":  # RVV indexed loads from LS (the SE is elementwise)
+        return mtia.VecComputeOp
     types = [v.type for v in (*op.results, *op.operands)]
     if any(_is_float(t) for t in types) and all(
         _se_takes(t) for t in types if not isinstance(_element(t), tt.PointerType)
@@ -593,10 +666,10 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
     value_map: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for v in op.operands:
         if v not in value_map:
-            const = v.owner.clone()
+            const = clone_op(v.owner)
             block.add_op(const)
             value_map[v] = const.results[0]
-    inner = op.clone(value_mapper=value_map)
+    inner = clone_op(op, value_map)
     block.add_op(inner)
     block.add_op(with_loc(mtia.YieldOp(*inner.results), op))
     new = engine(inputs, [r.type for r in op.results], Region(block))
@@ -605,7 +678,7 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
 
 def _wrap_leftover_constants(func: Operation) -> None:
     """Tensor constants still read outside engine bodies become fill commands (SE, or VEC for ints)."""
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if isinstance(op.parent_op(), mtia.EngineComputeOp):
                 continue

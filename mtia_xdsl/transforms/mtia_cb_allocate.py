@@ -26,7 +26,6 @@ Example: mtia-opt k.mlir -p mtia-cb-sizing,mtia-cb-allocate
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,6 +43,7 @@ from mtia_xdsl.transforms.analysis.cb_liveness import (
     kernels,
     verify_cb_allocation,
 )
+from mtia_xdsl.transforms.analysis.cb_placement import aligned, assign_ids, place_best
 from mtia_xdsl.transforms.errors import CbIdOverflow, LocalStorageOverflow
 from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.transforms.target import machine_config_for
@@ -79,61 +79,14 @@ class CbAllocation:
         return max((p.ls_offset + p.size_bytes for p in self.placements), default=0)
 
 
-def _aligned(n: int, align: int) -> int:
-    return -(-n // align) * align
-
-
-def assign_ids(ranges: Sequence[CbLiveRange]) -> dict[int, int]:
-    """CB index -> CB ID: linear scan by range start, smallest free ID first (optimal for intervals)."""
-    ids: dict[int, int] = {}
-    active: list[CbLiveRange] = []
-    for r in sorted(ranges, key=lambda r: (r.start, r.index)):
-        active = [a for a in active if a.end >= r.start]
-        taken = {ids[a.index] for a in active}
-        ids[r.index] = next(i for i in range(len(taken) + 1) if i not in taken)
-        active.append(r)
-    return ids
-
-
-def place_bytes(ranges: Sequence[CbLiveRange], order: Iterable[CbLiveRange], align: int) -> dict[int, int]:
-    """CB index -> LS offset: each CB of `order` at the lowest aligned offset clear of the CBs placed before it
-    that are alive with it."""
-    offsets: dict[int, int] = {}
-    placed: list[CbLiveRange] = []
-    for r in order:
-        size = _aligned(r.size_bytes, align)
-        busy = sorted(
-            (offsets[p.index], offsets[p.index] + _aligned(p.size_bytes, align)) for p in placed if p.overlaps(r)
-        )
-        at = 0
-        for lo, hi in busy:
-            if at + size <= lo:
-                break
-            at = max(at, _aligned(hi, align))
-        offsets[r.index] = at
-        placed.append(r)
-    return offsets
-
-
 def plan_allocation(func: Operation, config: MachineConfig) -> CbAllocation:
     """Decide the CB ID and LS offset of every CB of `func` (see module docstring); change nothing."""
     live = analyze_cb_liveness(func)
     ranges = live.ranges
-    align = config.cb_align_bytes
     ids = assign_ids(ranges)
-    orders = (
-        sorted(ranges, key=lambda r: (-_aligned(r.size_bytes, align), r.start, r.index)),
-        sorted(ranges, key=lambda r: (r.start, r.index)),
-    )
-    best: dict[int, int] | None = None
-    best_top = 0
-    for order in orders:
-        offsets = place_bytes(ranges, order, align)
-        top = max((offsets[r.index] + _aligned(r.size_bytes, align) for r in ranges), default=0)
-        if best is None or top < best_top:
-            best, best_top = offsets, top
-    assert best is not None
-    placements = tuple(CbPlacement(r, ids[r.index], best[r.index], _aligned(r.size_bytes, align)) for r in ranges)
+    best, _ = place_best(ranges, config.cb_align_bytes)
+    align = config.cb_align_bytes
+    placements = tuple(CbPlacement(r, ids[r.index], best[r.index], aligned(r.size_bytes, align)) for r in ranges)
     return CbAllocation(live, placements)
 
 
@@ -161,9 +114,11 @@ def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> No
         peak = plan.liveness.peak()
         raise CbIdOverflow(
             f"{where}: error: {peak.count} circular buffers are alive at once at {peak.loc}, but the CP of a PE "
-            f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); lower the values alive at the same time "
-            "(fewer tensors held across a loop, smaller BLOCK_* with more loop iterations, vector_codegen=True to "
-            f"fuse elementwise chains). CBs alive there:\n{_peak_lines(peak)}",
+            f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); a CB ID is taken per tensor whatever its "
+            "size, so compute with fewer tensors alive at once: use a loaded tile before loading the next, hold "
+            "fewer tensors across a loop; a command fused from an elementwise chain reads all of the chain's "
+            "inputs at once (vector_codegen=False keeps the chain's commands apart). CBs alive there:\n"
+            f"{_peak_lines(peak)}",
             peak.count,
             config.cb_ids,
         )

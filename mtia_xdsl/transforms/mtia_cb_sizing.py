@@ -17,7 +17,9 @@ value whose next tile is written while the current one is read). Strategies:
   engine's refill is its own occupancy, known exactly.
 - "uniform": every CB gets max(minimum, max-depth): uniform N-fold buffering, the baseline.
 
-If the CBs then exceed `MachineConfig.ls_bytes`, slots are taken back one at a time, first from CBs that
+If the CBs then exceed `MachineConfig.ls_bytes` as mtia-cb-allocate would place them (CBs never alive
+together share bytes; a CB's live range measured at the depth it would get, since a streamed CB with more
+than one slot is alive over its whole loop), slots are taken back one at a time, first from CBs that
 are not streamed (their extra slots save nothing), then from the CB where the last slot saves the least
 modelled stall per byte, never below a CB's minimum (mtia-cb-bufferize already
 refused kernels whose minimum does not fit).
@@ -30,7 +32,8 @@ Example: mtia-opt k.mlir -p mtia-cb-sizing{strategy=greedy max-depth=3}
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects import scf
@@ -43,10 +46,13 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.transforms.analysis import cb_cost
+from mtia_xdsl.transforms.analysis.cb_liveness import analyze_cb_liveness
+from mtia_xdsl.transforms.analysis.cb_placement import place_best
 from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 STRATEGIES = ("greedy", "uniform")
 DMA_LEAST_DEPTH = 2
@@ -87,7 +93,7 @@ class CbChoice:
 def _writers(func: Operation) -> dict[SSAValue, Operation]:
     """CB -> the first engine command (in program order) writing it."""
     out: dict[SSAValue, Operation] = {}
-    for op in func.walk():
+    for op in ops_of(func):
         if isinstance(op, mtia.EngineComputeOp):
             written = list(op.outs)
         else:
@@ -112,7 +118,7 @@ def _min_reason(cb: SSAValue, depth: int, writers: dict[SSAValue, Operation]) ->
     loops = {_loop_of(use.operation) for use in cb.uses}
     carried = [loop for loop in loops if loop is not None]
     if len(loops) > 1 and carried:
-        where = _short_loc(min(carried, key=lambda lp: len(list(lp.walk()))))
+        where = _short_loc(min(carried, key=lambda lp: len(ops_of(lp))))
         writer = writers.get(cb)
         written_in_loop = any(_writes_in_loop(use.operation, cb) for use in cb.uses)
         if not written_in_loop and writer is not None and _loop_of(writer) is None:
@@ -203,7 +209,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     writers = _writers(func)
     periods: dict[Block, cb_cost.IterationCost] = {}
     costs: dict[Operation, cb_cost.CommandCost | None] = {}
-    for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
+    for alloc in [o for o in ops_of(func) if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
         reason = _min_reason(alloc.result, min_depth, writers)
@@ -220,24 +226,58 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
                 f" (its minimum is {min_depth})" if min_depth > max_depth else ""
             )
         choices.append(choice)
-    fit_local_storage(choices, config.ls_bytes)
+    fit_local_storage(choices, config.ls_bytes, _allocated_bytes(func, config, choices))
     return choices
 
 
-def fit_local_storage(choices: list[CbChoice], ls_bytes: int) -> None:
+def _allocated_bytes(
+    func: Operation, config: MachineConfig, choices: list[CbChoice]
+) -> Callable[[list[CbChoice]], int]:
+    """The LS high-water mark mtia-cb-allocate would give `choices` (every CB of `func`) at their depths: CBs
+    never alive together share bytes. A CB's live range depends on its depth only through whether it has
+    more than one slot (a streamed CB with several covers its whole loop: `cb_liveness`), so the liveness is
+    analysed twice, every CB at one slot and at two, and each CB takes its range from the one that matches."""
+    one = analyze_cb_liveness(func, {c.alloc: 1 for c in choices}).ranges
+    two = analyze_cb_liveness(func, {c.alloc: 2 for c in choices}).ranges
+    index = {c.alloc: i for i, c in enumerate(choices)}
+    assert [r.alloc for r in one] == [c.alloc for c in choices], "mtia-cb-sizing: CBs differ from the liveness's"
+
+    def measure(now: list[CbChoice]) -> int:
+        sized = [replace(two[index[c.alloc]] if c.depth > 1 else one[index[c.alloc]], size_bytes=c.bytes) for c in now]
+        return place_best(sized, config.cb_align_bytes)[1]
+
+    return measure
+
+
+def fit_local_storage(
+    choices: list[CbChoice], ls_bytes: int, footprint: Callable[[list[CbChoice]], int] | None = None
+) -> None:
     """Take slots back, least stall saved per byte first, until the CBs fit `ls_bytes` (or all are minimal).
 
-    Slots of CBs that are not streamed (straight-line values, in-place accumulators) save no stall at all,
-    so they go first, before any streamed CB loses a slot whose modelled saving happens to be 0 too."""
-    total = sum(c.bytes for c in choices)
+    `footprint(choices)`: the LS bytes the CBs take (default their sum; the pass gives the allocation's
+    high-water mark, where CBs never alive together share bytes). A slot whose loss would not lower it (its
+    CB is not at the peak) is kept while another's would. Slots of CBs that are not streamed (straight-line
+    values, in-place accumulators) save no stall at all, so they go first, before any streamed CB loses a
+    slot whose modelled saving happens to be 0 too."""
+    measure = footprint or (lambda cs: sum(c.bytes for c in cs))
+    total = measure(choices)
     while total > ls_bytes:
         candidates = [c for c in choices if c.depth > c.min_depth]
         if not candidates:
             return  # the minimum does not fit: mtia-cb-bufferize reports it
-        worst = min(candidates, key=lambda c: (c.streamed, c.saving_per_byte(), -c.tile_bytes, -choices.index(c)))
-        worst.reduced_from = worst.reduced_from or worst.depth
-        worst.depth -= 1
-        total -= worst.tile_bytes
+        candidates.sort(key=lambda c: (c.streamed, c.saving_per_byte(), -c.tile_bytes, -choices.index(c)))
+        for worst in candidates:
+            worst.depth -= 1
+            lower = measure(choices)
+            if lower < total:
+                break
+            worst.depth += 1
+        else:
+            worst = candidates[0]
+            worst.depth -= 1
+            lower = measure(choices)
+        worst.reduced_from = worst.reduced_from or worst.depth + 1
+        total = lower
 
 
 def reason_text(choice: CbChoice, ls_bytes: int) -> str:

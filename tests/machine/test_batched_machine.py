@@ -223,3 +223,128 @@ def test_nested_divergent_loops_with_an_early_exit_mask() -> None:
                 if acc.sum() < 3.0 + pid:
                     acc = acc + rows[i + j].abs()
         torch.testing.assert_close(out[pid * block : (pid + 1) * block], acc)
+
+
+@triton.jit
+def two_divergent_loops(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Two loops in a row whose trip counts depend on the program id in different ways, each carrying a value
+    through a CB across iterations, and work after both: the slots a program names after a compacted loop it
+    left early are its own."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(pid % 3):
+        acc = acc * 0.5 + tl.load(x_ptr + i * BLOCK + offs)
+    m = tl.max(acc, axis=0)
+    for j in range(1, 4 - pid % 4):
+        acc = tl.maximum(acc, tl.load(x_ptr + j * BLOCK + offs) - m)
+    tl.store(out_ptr + pid * BLOCK + offs, acc + m)
+
+
+@triton.jit
+def scalar_loop(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A divergent loop of scalar-core work only (no engine command in it): programs differ only in the scalar
+    instructions before their next command."""
+    pid = tl.program_id(0)
+    s = tl.load(x_ptr + pid)
+    for i in range(pid % 4):
+        s = s * 0.5 + i
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + pid * BLOCK + offs, tl.load(x_ptr + offs) + s)
+
+
+def _attention_program_and_args(n_ctx: int = 96, d: int = 16):
+    from examples.attention import attn_fwd
+
+    z, h = 1, 2
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(z, h, n_ctx, d, generator=g).half() for _ in range(3))
+    signature = {name: "*fp16" for name in ("Q", "K", "V", "Out")} | {"sm_scale": "fp32"}
+    strides = [f"stride_{t}{s}" for t in "qkvo" for s in ("z", "h", "m" if t in "qo" else "n")]
+    signature |= dict.fromkeys([*strides, "H", "N_CTX"], "i32")
+    program = _program(attn_fwd, signature, {"HEAD_DIM": d, "BLOCK_M": 32, "BLOCK_N": 32, "CAUSAL": 1})
+    out = torch.zeros_like(q)
+    stride_args = [t.stride(i) for t in (q, k, v, out) for i in range(3)]
+    return program, (n_ctx // 32, z * h, 1), [q, k, v, out, 0.25, *stride_args, h, n_ctx], [out]
+
+
+@pytest.mark.parametrize("kernel", ["attention", "nested", "two_loops", "loop_and_branch", "scalar_loop"])
+def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> None:
+    """A loop whose bound differs within a batch runs once, each iteration over the programs still in it
+    (compaction); the outputs, every recorded command (slots, scalar instructions) and cycles are those of
+    splitting the batch by trip count, and of the per-program run. The attention batch runs as one batch."""
+    from mtia_xdsl.machine import run as machine_run
+    from mtia_xdsl.machine.interpret import compaction
+
+    block = 16
+    x = torch.randn(8 * block, generator=torch.Generator().manual_seed(5))
+    if kernel == "attention":
+        program, grid, args, outputs = _attention_program_and_args()
+    else:
+        fn = {
+            "nested": nested_divergent,
+            "two_loops": two_divergent_loops,
+            "loop_and_branch": divergent_loop,
+            "scalar_loop": scalar_loop,
+        }[kernel]
+        signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+        extra = []
+        if kernel == "loop_and_branch":
+            signature["count_ptr"] = "*i32"
+            extra = [torch.zeros(9, dtype=torch.int32)]
+        program = _program(fn, signature, {"BLOCK": block})
+        outputs = [torch.zeros(9 * block), *extra]
+        grid, args = (9, 1, 1), [x, *outputs]
+    batches = []
+    real_run_batch = machine_run._BatchRunner._run_batch
+
+    def counting(self, group):
+        batches.append(len(group))
+        return real_run_batch(self, group)
+
+    monkeypatch.setattr(machine_run._BatchRunner, "_run_batch", counting)
+    runs = []
+    for enabled, max_batch in ((True, None), (False, None), (True, 1)):
+        monkeypatch.setattr(compaction, "ENABLED", enabled)
+        for t in outputs:
+            t.zero_()
+        batches.clear()
+        result = run_kernel(program, grid, list(args), max_batch=max_batch)
+        runs.append(([t.clone() for t in outputs], result.traces, result.report.total_cycles))
+        if enabled and max_batch is None and kernel != "loop_and_branch":
+            assert batches == [grid[0] * grid[1]]  # no split: the loops ran compacted
+        if not enabled:
+            assert len(batches) > 1
+    _assert_same(runs[:2])
+    _assert_same(runs[::2])
+    by_structure: dict[int, set] = {}  # programs sharing a structure object have the same command structure
+    for t in runs[0][1]:
+        shape = tuple((c.engine, c.waits, c.fills, c.scalar_instrs, c.scalar_blocking) for c in t.commands)
+        by_structure.setdefault(id(t.structure), set()).add(shape)
+    assert all(len(shapes) == 1 for shapes in by_structure.values())
+
+
+def test_dma_commands_fill_the_fields_they_name() -> None:
+    """dma_trace builds DMA commands positionally (one per program): each field holds what its name says."""
+    from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+    from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_commands
+    from mtia_xdsl.machine.interpret.pe_state import PeState
+
+    fills = (SlotRef(2, 5),)
+    runs = cached_block_runs({}, [64, 1], [3, 16], 4)
+    (cmd,) = dma_commands("dma_load", "k.py:3:4", (), fills, True, runs, [1000], 256, False, "f32")
+    want = Command(
+        Engine.DMA, "dma_load", "k.py:3:4", (), fills, global_read_bytes=192, global_write_bytes=0,
+        global_ranges=((1000, 64), (1256, 64), (1512, 64)), global_extent=(1000, 1576), ls_bytes=192,
+        descriptors=3, dtype="f32",
+    )  # fmt: skip
+    assert dataclasses.asdict(cmd) == dataclasses.asdict(want)
+    from mtia_xdsl.machine.config import MachineConfig
+
+    state = PeState([(0, 0, 0), (1, 0, 0)], MachineConfig())  # traces are built positionally too
+    state.issue(cmd)
+    state.scalar_instrs = 7
+    traces = state.traces(None)
+    assert [t.program_id for t in traces] == [(0, 0, 0), (1, 0, 0)]
+    assert all(t.commands == [cmd] and t.tail_scalar_instrs == 7 and t.extra_ls_bytes == 0 for t in traces)
+    assert all(t.cb_depth == {} and t.cb_tile_bytes == {} and t.cb_ls_offset == {} for t in traces)

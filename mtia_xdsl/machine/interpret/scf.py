@@ -3,19 +3,24 @@
 xDSL's `scf.for` passes a Python int as the induction variable; here it has the numpy type of the loop
 bounds (`i32` loops stay `np.int32`), so arithmetic on it wraps like the IR says. `scf.yield` and
 `scf.condition` are xDSL's. In a batch of programs, loop bounds and conditions must agree across the batch
-(`values.uniform`); otherwise `Divergence` is raised for the runner to split the batch.
+(`values.uniform`); otherwise `Divergence` is raised for the runner to split the batch, except for an
+`scf.for` whose upper bound alone differs, which runs compacted when it can (`compaction.py`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import scf
 from xdsl.interpreter import Interpreter, PythonValues, impl, register_impls
 from xdsl.interpreters.scf import ScfFunctions as XdslScfFunctions
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.machine.interpret.compaction import loop_facts, run_compacted
 from mtia_xdsl.machine.interpret.tt import get_launch_state
-from mtia_xdsl.machine.interpret.values import as_value, location_str, uniform
+from mtia_xdsl.machine.interpret.values import Divergence, as_value, location_str, uniform
 
 
 def _same_values(a: PythonValues, b: PythonValues) -> bool:
@@ -44,12 +49,26 @@ def _same_tiles(a: list[tuple[np.ndarray, ...]], b: list[tuple[np.ndarray, ...]]
 class ScfFunctions(XdslScfFunctions):
     """scf.for/if/while/index_switch/yield/condition; the induction variable is typed."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._loop_facts: dict[Operation, Any] = {}
+        """`compaction.loop_facts` of the divergent loops run so far."""
+
     @impl(scf.ForOp)
     def run_for(self, interpreter: Interpreter, op: scf.ForOp, args: PythonValues) -> PythonValues:
         lb, ub, step, *carried = args
-        lb, ub, step = uniform(lb, op), uniform(ub, op), uniform(step, op)
+        lb, step = uniform(lb, op), uniform(step, op)
         iv_type = op.body.block.args[0].type
         loop_args = tuple(carried)
+        try:
+            ub = uniform(ub, op)
+        except Divergence as d:
+            if int(step) <= 0:
+                raise
+            facts = self._loop_facts.get(op)
+            if facts is None:
+                facts = self._loop_facts[op] = loop_facts(op)
+            return run_compacted(interpreter, op, facts, int(lb), d.values, int(step), loop_args, iv_type)
         if int(step) <= 0:
             where = location_str(op.location)
             raise InterpretationError(

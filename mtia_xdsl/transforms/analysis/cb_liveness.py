@@ -25,7 +25,7 @@ printed by `test-mtia-cb-liveness`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _READS_FIRST = (mtia.CbWaitOp, mtia.CbPopOp, mtia.CbReadOp)
@@ -149,8 +150,12 @@ def _short_loc(op: Operation) -> str:
     return text[text.rfind("/", 0, len(head)) + 1 :] if "/" in head else text
 
 
-def analyze_cb_liveness(func: Operation) -> CbLiveness:
-    """Return the live range of every CB allocated in `func` (a tt.func at buffer level); see module doc."""
+def analyze_cb_liveness(func: Operation, depths: Mapping[mtia.CbAllocOp, int] | None = None) -> CbLiveness:
+    """Return the live range of every CB allocated in `func` (a tt.func at buffer level); see module doc.
+
+    `depths`: CB -> the depth to assume instead of its type's (mtia-cb-sizing measures a choice of depths
+    before making it): a range's bytes follow the depth, and so does the widening of a streamed CB, which
+    covers its loop only with more than one slot."""
     ops: list[Operation] = []
     spans: dict[Operation, tuple[int, int]] = {}
     unstructured = False
@@ -165,7 +170,8 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
     for index, alloc in enumerate(allocs):
         cb = alloc.result
         uses = sorted({point[u.operation] for u in cb.uses if u.operation in point})
-        size = cb.type.depth.data * mtia.tile_bytes(cb.type.tile)
+        depth = depths.get(alloc, cb.type.depth.data) if depths is not None else cb.type.depth.data
+        size = depth * mtia.tile_bytes(cb.type.tile)
         if not uses:
             at = point[alloc]
             ranges.append(CbLiveRange(alloc, index, at, at, size, location_str(alloc.location)))
@@ -177,7 +183,7 @@ def analyze_cb_liveness(func: Operation) -> CbLiveness:
             why.append("alive in the whole kernel: unstructured control flow (a region with several blocks)")
         pipelined = (
             mtia.PIPELINE_STAGES_ATTR in alloc.attributes
-            and cb.type.depth.data > 1
+            and depth > 1
             and any(isinstance(u.operation, mtia.DmaLoadOp) and u.operation.out is cb for u in cb.uses)
         )
         changed = True
@@ -224,7 +230,7 @@ def _back_edge_reason(
 
 def kernels(module: ModuleOp) -> list[Operation]:
     """The kernels of `module` that allocate CBs (tt.func ops holding cb_alloc), in order."""
-    return [f for f in module.ops if any(isinstance(o, mtia.CbAllocOp) for o in f.walk())]
+    return [f for f in module.ops if any(isinstance(o, mtia.CbAllocOp) for o in ops_of(f))]
 
 
 def describe_range(r: CbLiveRange) -> str:
@@ -296,7 +302,7 @@ def verify_cb_allocation(module: ModuleOp) -> None:
     first conflict, located at the kernel line of the later CB's value and naming both values' lines.
     """
     for func in kernels(module):
-        if not any(isinstance(o, mtia.CbAllocOp) and o.cb_id is not None for o in func.walk()):
+        if not any(isinstance(o, mtia.CbAllocOp) and o.cb_id is not None for o in ops_of(func)):
             continue
         conflicts = allocation_conflicts(func)
         if conflicts:

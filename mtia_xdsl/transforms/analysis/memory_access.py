@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.walk import ops_of
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic scalar expressions
@@ -335,13 +336,23 @@ class AffineForm:
         return form.limited(self.limits).limited(other.limits)
 
     def _plus_wrapped(self, other: AffineForm, sign: int) -> AffineForm | None:
-        """`plus` when a form is wrapped (see `wrap`): both 1-D, the same start, no index tile or limits. A
-        plain coefficient c over the block's i is c over the box's j with the base less `c * shift`; a sum
-        whose digits merge into one run (`x0 + 48 * x1`) is affine in i again (the flat index itself)."""
+        """`plus` when a form is wrapped (see `wrap`): both 1-D, the same start, no limits. A plain coefficient
+        c over the block's i is c over the box's j with the base less `c * shift`; a sum whose digits merge
+        into one run (`x0 + 48 * x1`) is affine in i again (the flat index itself). An index tile added with
+        sign +1 (`tmp9 + 5 * tmp4 + 25 * x1`, dlrm's tril gather) stays: the access is an element gather
+        over the wrapped box's rows (see `_ls_gather_access`)."""
         if len(self.coeffs) != 1 or len(other.coeffs) != 1 or self.limits or other.limits:
             return None
-        if self.index is not None or other.index is not None:
-            return None
+        indexed = [f for f in (self, other) if f.index is not None]
+        if indexed:
+            if len(indexed) != 1 or sign < 0:
+                return None
+            idx = indexed[0]
+            bare = replace(idx, index=None, index_scale=0)
+            summed = (bare if idx is self else self)._plus_wrapped(bare if idx is other else other, 1)
+            if summed is None:
+                return None
+            return replace(summed, ptr=summed.ptr or idx.ptr, index=idx.index, index_scale=idx.index_scale)
         starts = {f.wrap for f in (self, other) if f.wrap is not None}
         if len(starts) != 1:
             return None
@@ -432,6 +443,23 @@ class BlockAccess:
     """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
     block is the box, flattened, from there (`mtia.extract_slice`). For a store (`_wrapped_store`), the box
     is the block from there. None: the box is the block."""
+    ls_gather: LsGather | None = None
+    """Set for an element gather from a small source block (`_ls_gather_access`): the DMA moves the box
+    (`strides`, `bounds`, `shape`: [rows, row] in memory order, dense) and each element of the tile is
+    gathered from it in LS; None for a block that is the tile."""
+
+
+@dataclass(frozen=True)
+class LsGather:
+    """How a load's elements are picked from its DMA box in LS (`BlockAccess.ls_gather`).
+
+    Element i of the tile reads the box at `(address_i - address of the box's first element) / element
+    bytes`, the box flattened (it is dense in memory). Lanes whose position falls outside the rows the DMA
+    moved are gathered from global memory by the scalar core, unless `exact`: the index provably stays in
+    its row (`rn % N` with N the row), so every valid lane is inside the box.
+    """
+
+    exact: bool
 
 
 @dataclass
@@ -1117,7 +1145,7 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
 def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
     analyzer = _Analyzer(info, mask_bounded)
-    for op in func.walk():
+    for op in ops_of(func):
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
             access, reason = _classify(op, analyzer)
@@ -1140,8 +1168,10 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
             return None, "store through an index tile (a scatter)"
-        if not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape):
-            return None, _ELEMENT_GATHER
+        if form.wrap is not None or (
+            not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape)
+        ):
+            return _ls_gather_access(op, form, shape, analyzer)
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
     if form.limits and analyzer.mask_bounded:
@@ -1215,6 +1245,110 @@ def _rows_in_memory_order(form: AffineForm, shape: tuple[int, ...]) -> bool:
         return False
     unit = [d for d, c in enumerate(form.coeffs[:-1]) if isinstance(c, int) and c == 1 and shape[d] > 1]
     return len(unit) == 1 and index_shape[unit[0]] == 1
+
+
+LS_GATHER_MAX_BOX_RATIO = 4
+"""The most elements a gather's source box may hold, as a multiple of the tile's (`_ls_gather_access`): a
+heuristic of the analysis that keeps the box's LS and DMA bytes of the order of the tile's (dlrm's tril
+gather reads 26 rows of 25 for a tile of 256)."""
+
+
+def _ls_gather_access(
+    op: tt.LoadOp | tt.StoreOp, form: AffineForm, shape: tuple[int, ...], analyzer: _Analyzer
+) -> tuple[BlockAccess | None, str]:
+    """An element gather `ptr + base + C * row(i) + index[i]` whose affine part moves along one row
+    coordinate with a constant stride C: the DMA moves the rows the block touches, [rows, C] (dense in
+    memory), and the tile is gathered from them in LS (`BlockAccess.ls_gather`), else the scalar core.
+
+    The row coordinate is one dimension of the tile (a GEMM template's B tile `rk * N + rn % N`: rows rk,
+    the index `rn % N` picks the column) or the outer digit of a wrapped flat index (dlrm's tril gather
+    `z[b, li[k], lj[k]]` as `tmp9 + 5 * tmp4 + 25 * x1` with `x1 = xindex // 10`: the rows z[b] the block
+    touches). The rows stop at the mask's bound (the rows the valid elements lie in). The index need not be
+    provably within a row: a lane whose address falls outside the box is gathered by the scalar core (none
+    when the index is a remainder by C, `LsGather.exact`). Refused: an index with a scale other than 1, a
+    mask that is not a box or bounds a row by a start or a digit, a box over `LS_GATHER_MAX_BOX_RATIO`
+    times the tile.
+    """
+    assert form.ptr is not None and form.index is not None
+    if not (isinstance(form.index_scale, int) and form.index_scale == 1) or form.limits:
+        return None, _ELEMENT_GATHER
+    mask = analyzer.mask_of(op.mask) if op.mask is not None else None
+    if op.mask is not None and (mask is None or mask.lowers or mask.digit_bounds):
+        return None, _ELEMENT_GATHER
+    rows = _gather_rows(form, shape, mask)
+    if rows is None:
+        return None, _ELEMENT_GATHER
+    extent, row, row_bound = rows
+    if extent * row > LS_GATHER_MAX_BOX_RATIO * math.prod(shape):
+        return None, _ELEMENT_GATHER
+    other: Attribute | SSAValue | None = None
+    if isinstance(op, tt.LoadOp) and op.other is not None:
+        other = constant_other(op.other)
+        if other is None:
+            other = splat_scalar(op.other)
+        if other is None:
+            return None, "`other` is not a splat scalar"
+    exact = _below(form.index, row, analyzer)
+    return (
+        BlockAccess(form.ptr, form.base, (row, 1), (row_bound, row), (extent, row), other,
+                    ls_gather=LsGather(exact)),
+        "",
+    )  # fmt: skip
+
+
+def _gather_rows(form: AffineForm, shape: tuple[int, ...], mask: BoxMask | None) -> tuple[int, int, Expr] | None:
+    """(rows, row length C, row bound) of an element gather's box (see `_ls_gather_access`), else None."""
+    c = form.coeffs[0] if len(form.coeffs) == 1 else None
+    if form.wrap is not None and isinstance(c, Digits):
+        if len(c.extents) != 2 or c.coeffs[0] != 0 or not isinstance(c.coeffs[1], int) or c.coeffs[1] <= 0:
+            return None
+        n, start = c.extents[0], form.wrap
+        touched = div(add(rem(start, n), shape[0] + n - 1), n)
+        bound: Expr = touched
+        if mask is not None and mask.bounds[0]:
+            flat = _flat_bound(_min_bound(mask.bounds[0], shape[0]), start)
+            if flat is None or flat % n:
+                return None
+            bound = ("min", touched, add(flat // n, neg(div(start, n))))
+        return c.extents[1], c.coeffs[1], bound
+    if form.split:
+        return None
+    moving = [d for d, k in enumerate(form.coeffs) if not (isinstance(k, int) and k == 0) and shape[d] > 1]
+    if len(moving) != 1:
+        return None
+    d = moving[0]
+    k = form.coeffs[d]
+    if not isinstance(k, int) or k <= 0:
+        return None
+    bound = _min_bound(mask.bounds[d], shape[d]) if mask is not None else shape[d]
+    return shape[d], k, bound
+
+
+def _below(v: SSAValue, n: int, analyzer: _Analyzer, depth: int = _FACT_DEPTH) -> bool:
+    """True if every element of the integer tile `v` is provably in [0, n): a remainder by a constant in
+    (0, n] of a non-negative value (the GEMM template's `rn % N`), through expand_dims, broadcasts,
+    value-preserving casts and the taken branch of an scf.if computed from constants."""
+    owner = v.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return False
+    if isinstance(owner, arith.RemSIOp | arith.RemUIOp):
+        c = analyzer.form_of(owner.rhs)
+        a = analyzer.form_of(owner.lhs)
+        if c is None or not c.uniform or not isinstance(c.base, int) or not 0 < c.base <= n or a is None:
+            return False
+        return (
+            a.ptr is None and a.index is None and a.wrap is None and not a.limits and expr_nonneg(a.base)
+            and all(isinstance(k, int) and k >= 0 for k in a.coeffs)
+        )  # fmt: skip
+    if isinstance(owner, tt.ExpandDimsOp | tt.BroadcastOp | arith.ExtSIOp | arith.IndexCastOp):
+        return _below(owner.operands[0], n, analyzer, depth - 1)
+    if isinstance(owner, scf.IfOp):
+        taken = constant_condition(owner.cond)
+        region = owner.true_region if taken else owner.false_region
+        if taken is None or not region.blocks or not isinstance(region.block.last_op, scf.YieldOp):
+            return False
+        return _below(region.block.last_op.operands[owner.results.index(v)], n, analyzer, depth - 1)
+    return False
 
 
 def _wrapped_access(
@@ -1639,6 +1773,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         text += f" view={list(a.view)}"
                     if a.window is not None:
                         text += f" window={expr_str(a.window, names)}"
+                    if a.ls_gather is not None:
+                        text += f" ls_gather={'exact' if a.ls_gather.exact else 'checked'}"
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")

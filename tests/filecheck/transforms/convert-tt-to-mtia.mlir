@@ -223,3 +223,46 @@ tt.func public @wrapping_rows_in_k_loop(%a: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
   tt.store %po, %acc : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// -----
+
+// An element gather from a small box (the template's B column `rn % 13` of rows `rk < K`): one DMA of the
+// rows [16, 13], each lane's position in them from its address, a gather inside LS on the vector core
+// (exact: no lane can fall outside, no scalar-core gather), masked-off rows `other`.
+// CHECK-LABEL: tt.func public @columns_mod_n
+// CHECK:         mtia.dma_load {{.*}} -> tensor<16x13xf32>
+// CHECK:         tt.ptr_to_int {{.*}} : tensor<16x16x!tt.ptr<f32>> -> tensor<16x16xi64>
+// CHECK:         mtia.vec_compute
+// CHECK:           tt.gather {{.*}} {axis = 0 : i32} : (tensor<208xf32>, tensor<256xi64>) -> tensor<256xf32>
+// CHECK-NOT:     mtia.gather
+// CHECK-NOT:     tt.load
+tt.func public @columns_mod_n(%b: !tt.ptr<f32>, %k: i32, %out: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %nonneg = arith.cmpi sge, %pid, %c0 : i32
+  llvm.intr.assume %nonneg : i1
+  %c16 = arith.constant 16 : i32
+  %off = arith.muli %pid, %c16 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %offs = tt.splat %off : i32 -> tensor<16xi32>
+  %rn = arith.addi %offs, %r : tensor<16xi32>
+  %k13 = arith.constant dense<13> : tensor<16xi32>
+  %rbn = arith.remsi %rn, %k13 : tensor<16xi32>
+  %rk = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %ks = tt.splat %k : i32 -> tensor<16x1xi32>
+  %m1 = arith.cmpi slt, %rk, %ks : tensor<16x1xi32>
+  %mask = tt.broadcast %m1 : tensor<16x1xi1> -> tensor<16x16xi1>
+  %c13 = arith.constant dense<13> : tensor<16x1xi32>
+  %rows = arith.muli %rk, %c13 : tensor<16x1xi32>
+  %cols = tt.expand_dims %rbn {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rowsb = tt.broadcast %rows : tensor<16x1xi32> -> tensor<16x16xi32>
+  %colsb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<16x16xi32>
+  %o = arith.addi %rowsb, %colsb : tensor<16x16xi32>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p = tt.addptr %bs, %o : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %v = tt.load %p, %mask, %zero : tensor<16x16x!tt.ptr<f32>>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  tt.store %os, %v : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}

@@ -744,3 +744,75 @@ tt.func public @digit_bound_not_refined(%x: !tt.ptr<f32>) {
   %v = tt.load %p, %mask : tensor<64x!tt.ptr<f32>>
   tt.return
 }
+
+// A GEMM template's B tile with N < BLOCK_N: column `rn % 13` of rows `rk < K`. The remainder is an index
+// tile varying along the contiguous dimension (an element gather), but it is provably a column of the rows
+// the tile touches: the DMA moves those rows [16, 13] and the tile is gathered from them in LS, exactly.
+// Scaled by 2, the index could leave its row: an element gather on the scalar core.
+// CHECK-LABEL: tt.func public @columns_mod_n
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%b+0 strides=[13, 1] bounds=[%k, 13] shape=[16, 13] ls_gather=exact"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @columns_mod_n(%b: !tt.ptr<f32>, %k: i32) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %nonneg = arith.cmpi sge, %pid, %c0 : i32
+  llvm.intr.assume %nonneg : i1
+  %c16 = arith.constant 16 : i32
+  %off = arith.muli %pid, %c16 : i32
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %offs = tt.splat %off : i32 -> tensor<16xi32>
+  %rn = arith.addi %offs, %r : tensor<16xi32>
+  %k13 = arith.constant dense<13> : tensor<16xi32>
+  %rbn = arith.remsi %rn, %k13 : tensor<16xi32>
+  %rk = tt.expand_dims %r {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %ks = tt.splat %k : i32 -> tensor<16x1xi32>
+  %m1 = arith.cmpi slt, %rk, %ks : tensor<16x1xi32>
+  %mask = tt.broadcast %m1 : tensor<16x1xi1> -> tensor<16x16xi1>
+  %c13 = arith.constant dense<13> : tensor<16x1xi32>
+  %rows = arith.muli %rk, %c13 : tensor<16x1xi32>
+  %cols = tt.expand_dims %rbn {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rowsb = tt.broadcast %rows : tensor<16x1xi32> -> tensor<16x16xi32>
+  %colsb = tt.broadcast %cols : tensor<1x16xi32> -> tensor<16x16xi32>
+  %o = arith.addi %rowsb, %colsb : tensor<16x16xi32>
+  %bs = tt.splat %b : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p = tt.addptr %bs, %o : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %zero = arith.constant dense<0.000000e+00> : tensor<16x16xf32>
+  %v = tt.load %p, %mask, %zero : tensor<16x16x!tt.ptr<f32>>
+  %two = arith.constant dense<2> : tensor<16x16xi32>
+  %colsb2 = arith.muli %colsb, %two : tensor<16x16xi32>
+  %o2 = arith.addi %rowsb, %colsb2 : tensor<16x16xi32>
+  %p2 = tt.addptr %bs, %o2 : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v2 = tt.load %p2, %mask, %zero : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// dlrm's tril gather `z[b, li[k], lj[k]]` as Inductor writes it, `idx + 25 * (xindex // 10)` with idx from
+// loaded tril indices: the DMA moves the rows z[b] the block touches (a wrapped box of rows of 25, bound by
+// the mask's rows) and the tile is gathered from them in LS; the index is not provably inside a row, so
+// lanes outside the box are checked (the scalar core gathers those).
+// CHECK-LABEL: tt.func public @tril_gather
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%z+((%off // 10) * 25) strides=[25, 1] bounds=[min((((%off % 10) + 265) // 10), (16 - (%off // 10))), 25] shape=[27, 25] ls_gather=checked"}
+tt.func public @tril_gather(%ids: !tt.ptr<i64>, %z: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c256 = arith.constant 256 : i32
+  %off = arith.muli %pid, %c256 : i32
+  %offs = tt.splat %off : i32 -> tensor<256xi32>
+  %r = tt.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32>
+  %x = arith.addi %offs, %r : tensor<256xi32>
+  %n = arith.constant dense<160> : tensor<256xi32>
+  %mask = arith.cmpi slt, %x, %n : tensor<256xi32>
+  %k10 = arith.constant dense<10> : tensor<256xi32>
+  %x0 = arith.remsi %x, %k10 : tensor<256xi32>
+  %x1 = arith.divsi %x, %k10 : tensor<256xi32>
+  %idss = tt.splat %ids : !tt.ptr<i64> -> tensor<256x!tt.ptr<i64>>
+  %ip = tt.addptr %idss, %x0 : tensor<256x!tt.ptr<i64>>, tensor<256xi32>
+  %idx = tt.load %ip, %mask : tensor<256x!tt.ptr<i64>>
+  %k25 = arith.constant dense<25> : tensor<256xi32>
+  %row = arith.muli %k25, %x1 : tensor<256xi32>
+  %row64 = arith.extsi %row : tensor<256xi32> to tensor<256xi64>
+  %o = arith.addi %idx, %row64 : tensor<256xi64>
+  %zs = tt.splat %z : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %zs, %o : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %v = tt.load %p, %mask : tensor<256x!tt.ptr<f32>>
+  tt.return
+}

@@ -1,0 +1,106 @@
+"""Element gathers from a small source block: one DMA of the block into LS, then a gather inside LS on the
+vector core (memory_access.py `_ls_gather_access`, convert_tt_to_mtia.py `_ls_gather`), exact against eager
+and Triton's interpreter, also for indices outside the block."""
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+from triton.runtime.interpreter import InterpretedFunction
+
+import mtia_xdsl
+
+
+@triton.jit
+def tril_gather(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    """dlrm's interaction, as Inductor writes it: `z[b, li[k], lj[k]]` over the tril indices (li then lj in
+    in_ptr0), into rows of 26 (the asserts are no-ops without debug, so they prove nothing)."""
+    xnumel = 160
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex % 10
+    x1 = xindex // 10
+    tmp0 = tl.load(in_ptr0 + (x0), xmask, eviction_policy="evict_last")
+    tmp6 = tl.load(in_ptr0 + (10 + x0), xmask, eviction_policy="evict_last")
+    tmp1 = (tl.full([XBLOCK], 5, tl.int32)).to(tl.int32)
+    tmp2 = tmp0 + tmp1
+    tmp3 = tmp0 < 0
+    tmp4 = tl.where(tmp3, tmp2, tmp0)
+    tl.device_assert(((0 <= tmp4) & (tmp4 < 5)) | ~(xmask), "index out of bounds: 0 <= tmp4 < 5")
+    tmp7 = tmp6 + tmp1
+    tmp8 = tmp6 < 0
+    tmp9 = tl.where(tmp8, tmp7, tmp6)
+    tl.device_assert(((0 <= tmp9) & (tmp9 < 5)) | ~(xmask), "index out of bounds: 0 <= tmp9 < 5")
+    tmp11 = tl.load(in_ptr1 + (tmp9 + 5 * tmp4 + 25 * x1), xmask, eviction_policy="evict_last")
+    tl.store(out_ptr0 + (x0 + 26 * x1), tmp11, xmask)
+
+
+def _run_tril(idx: torch.Tensor, z: torch.Tensor, xblock: int) -> tuple[torch.Tensor, str, int]:
+    """Output, buffer-level program and the lanes the scalar core gathered."""
+    out, oracle = torch.full((16, 26), -1.0), torch.full((16, 26), -1.0)
+    kernel = mtia_xdsl.compile(tril_gather, constexprs={"XBLOCK": xblock})
+    grid = (triton.cdiv(160, xblock),)
+    run = kernel[grid](idx, z, out, 160)
+    InterpretedFunction(tril_gather.fn)[grid](idx, z, oracle, 160, XBLOCK=xblock)
+    torch.testing.assert_close(out, oracle)
+    scalar_lanes = sum(c.elems for t in run.traces for c in t.commands if c.kind == "gather")
+    return out, kernel.asm["mtia"], scalar_lanes
+
+
+@pytest.mark.parametrize("xblock", [256, 64])  # one block of all 16 rows; blocks starting inside rows
+def test_tril_gather_is_one_box_dma_and_an_ls_gather(xblock):
+    li, lj = torch.tril_indices(5, 5, -1)
+    z = torch.randn(16, 5, 5)
+    out, mtia, scalar_lanes = _run_tril(torch.cat([li, lj]), z, xblock)
+    expected = torch.full((16, 26), -1.0)
+    expected[:, :10] = z[:, li, lj]
+    torch.testing.assert_close(out, expected)
+    assert "x25xf32>" in mtia and "tt.gather" in mtia  # rows of z[b] by DMA, gathered in LS
+    assert mtia.count("mtia.gather") == 1 and mtia.count("mtia.outside_box") == 1  # for lanes outside the box
+    assert scalar_lanes == 0  # every index is in its row of z[b]
+
+
+def test_tril_gather_outside_the_box_reads_memory_as_written():
+    """Indices past a row of 25 (li = 6: `z[b, 6, j]` is `z[b + 1, 1, j]`) are not in the box of the rows the
+    block's x1 touches: those lanes are gathered by the scalar core, so the kernel reads what it addresses."""
+    li, lj = torch.tril_indices(5, 5, -1)
+    li = li + torch.tensor([0, 5, 0, 0, 5, 0, 0, 0, 0, 0])  # two lanes one row of z further on
+    z = torch.randn(17, 5, 5)  # a 17th batch so that row 15's reads past its block stay in memory
+    out, _, scalar_lanes = _run_tril(torch.cat([li, lj]), z, 256)
+    flat = z.reshape(-1)
+    expected = torch.full((16, 26), -1.0)
+    expected[:, :10] = flat[(25 * torch.arange(16)[:, None] + 5 * li + lj)]
+    torch.testing.assert_close(out, expected)
+    assert scalar_lanes == 2  # the box holds z[0..15]: only b = 15's two lanes read past it (z[16])
+
+
+@triton.jit
+def columns_mod_n(b_ptr, out_ptr, K, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Inductor's GEMM-template B tile when N < BLOCK_N (no hint): column `rn % N` of a K x N row-major B,
+    rows `rk < K` (the bmm template's `EVEN_K=False` mask; `other=0`)."""
+    pid_n = tl.program_id(0)
+    tl.assume(pid_n >= 0)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rbn = rn % N
+    rk = tl.arange(0, BLOCK_K)
+    b = tl.load(b_ptr + (rk[:, None] * N + rbn[None, :]), mask=rk[:, None] < K, other=0.0)
+    o = pid_n * BLOCK_K * BLOCK_N + rk[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    tl.store(out_ptr + o, b)
+
+
+@pytest.mark.parametrize(("k", "n"), [(16, 13), (5, 5)])  # dlrm_train's mm and bmm B tiles
+def test_wrapping_columns_are_one_box_dma_and_an_ls_gather(k, n):
+    b = torch.randn(k, n)
+    out, oracle = torch.empty(2, 16, 16), torch.empty(2, 16, 16)
+    kernel = mtia_xdsl.compile(columns_mod_n, constexprs={"N": n, "BLOCK_K": 16, "BLOCK_N": 16})
+    kernel[(2,)](b, out, k)
+    InterpretedFunction(columns_mod_n.fn)[(2,)](b, oracle, k, N=n, BLOCK_K=16, BLOCK_N=16)
+    rn = torch.arange(32).reshape(2, 16) % n
+    expected = torch.zeros(2, 16, 16)
+    expected[:, :k] = b[:, rn].permute(1, 0, 2)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(oracle, expected)
+    mtia = kernel.asm["mtia"]
+    assert "tt.gather" in mtia and f"16x{n}xf32>" in mtia
+    assert "mtia.gather" not in mtia  # `rn % N` is provably a column of the box: no lane can fall outside
