@@ -50,7 +50,8 @@ def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches ar
                 if INCLUDE_LAST:
                     hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
                 else:
-                    hi = tl.load(offsets_ptr + 1 + bag, mask=bag + 1 < n_offsets, other=n_indices)
+                    has_next = bag + 1 < n_offsets
+                    hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
                 sizes = hi - lo
             else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
                 sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
