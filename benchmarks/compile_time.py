@@ -48,6 +48,7 @@ from examples.attention import attn_fwd  # noqa: E402
 from mtia_xdsl.frontend import build_tt_module  # noqa: E402
 from mtia_xdsl.options import MtiaOptions  # noqa: E402
 from mtia_xdsl.pipeline import lower  # noqa: E402
+from mtia_xdsl.utils.clone import clone_op  # noqa: E402
 
 STEPS = ("frontend", "pipeline", "print")
 
@@ -85,7 +86,7 @@ def ours_steps(fn: Any, signature: dict[str, str], constexprs: dict[str, object]
         t0 = time.process_time()
         module = build_tt_module(fn, full, paths, {}, options, verify=False)
         t1 = time.process_time()
-        ttir = module.clone()
+        ttir = clone_op(module)
         program = lower(module, options, ttir)
         t2 = time.process_time()
         _ = str(ttir), str(program)

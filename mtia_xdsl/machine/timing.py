@@ -268,7 +268,11 @@ class _Simulator:
         self.memory = MemorySystem(config)
         self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
-        self.events: list[tuple[float, int, int, object, object]] = []
+        self.times: list[float] = []
+        """Heap of the cycles at which events are pending (each once)."""
+        self.events: dict[float, list[tuple[int, int, object, object]]] = {}
+        """Cycle -> its pending events (sequence number, kind, a, b) in the order they were pushed: events run
+        in (cycle, sequence number) order, and a heap of plain floats compares far faster than one of tuples."""
         self.seq = 0
         self.pool_due = [_NEVER] * len(self.memory.pools)
         """Per memory pool (`memory.DRAM`, `memory.SRAM`): when its next flow ends (`_pool_timer`)."""
@@ -311,7 +315,12 @@ class _Simulator:
 
     def push(self, t: float, kind: int, a: object, b: object = None) -> None:
         self.seq += 1
-        heapq.heappush(self.events, (t, self.seq, kind, a, b))
+        pending = self.events.get(t)
+        if pending is None:
+            self.events[t] = [(self.seq, kind, a, b)]
+            heapq.heappush(self.times, t)
+        else:
+            pending.append((self.seq, kind, a, b))
 
     def _pool_timer(self, pool: BandwidthPool) -> None:
         """Recompute `pool`'s rates and set its timer to when its next flow ends (none if no flow can end).
@@ -330,20 +339,25 @@ class _Simulator:
     def run(self) -> None:
         for pe in self.pes:
             self._start_next_program(pe, 0.0)
-        events, pop = self.events, heapq.heappop
+        times, events, pop = self.times, self.events, heapq.heappop
         pools, due, due_seq = self.memory.pools, self.pool_due, self.pool_seq
         while True:
-            # the pool whose flows end first (ties: the earlier timer), against the heap's first event
+            # the pool whose flows end first (ties: the earlier timer), against the first pending event
             k = 0 if due[0] < due[1] or (due[0] == due[1] and due_seq[0] < due_seq[1]) else 1  # DRAM, SRAM
             t = due[k]
-            if t != _NEVER and (not events or t < events[0][0] or (t == events[0][0] and due_seq[k] < events[0][1])):
+            if t != _NEVER and (not times or t < times[0] or (t == times[0] and due_seq[k] < events[t][0][0])):
                 self.now = t
                 due[k] = _NEVER
                 self._on_pool(pools[k])
                 continue
-            if not events:
+            if not times:
                 break
-            t, _, kind, a, b = pop(events)
+            t = times[0]
+            pending = events[t]
+            _, kind, a, b = pending.pop(0)
+            if not pending:  # before running it: an event it pushes for cycle t queues anew
+                pop(times)
+                del events[t]
             self.now = t
             if kind == _E_TRY:
                 if a.run is not None:  # type: ignore[attr-defined]

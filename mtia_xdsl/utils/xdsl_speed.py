@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import UNKNOWN_LOC, LocationAttr
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import operations as irdl_operations
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
@@ -234,16 +234,50 @@ def irdl_op_init(
             if segment_sizes is None:
                 segment_sizes = _SEGMENT_SIZES[key] = DenseArrayBase.from_list(i32, key)
             container[option.attribute_name] = segment_sizes
-    Operation.__init__(
-        self,
-        operands=built_operands,
-        result_types=built_results,
-        properties=built_properties,
-        attributes=built_attributes,
-        location=UNKNOWN_LOC,  # what Operation.__init__ sets for None, without its import per op
-        successors=built_successors,
-        regions=built_regions,
-    )
+    init_operation(self, built_operands, built_results, built_properties, built_attributes, UNKNOWN_LOC,
+                   built_successors, built_regions)  # fmt: skip
+
+
+_NO_VALUES: SSAValues[Any] = SSAValues()
+
+
+def init_operation(
+    op: Operation,
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute],
+    attributes: dict[str, Attribute],
+    location: LocationAttr,
+    successors: Sequence[Block],
+    regions: Sequence[Region],
+) -> None:
+    """`Operation.__init__(op, ...)` with the same resulting op, taking `properties` and `attributes` as they
+    are (dicts the caller made for `op`, not copied) and setting empty operand and successor lists without
+    the setters' generic steps (an op without successors paid a tuple, a generator and a zip for them: 2 % of
+    a compile, and the operand setter's steps as much again)."""
+    if operands:
+        values = SSAValues(operands)
+        uses = tuple([Use(op, i) for i in range(len(values))])
+        for value, use in zip(values, uses):
+            value.add_use(use)
+        op._operands = values  # pyright: ignore[reportPrivateUsage]
+        op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    else:
+        op._operands = _NO_VALUES  # pyright: ignore[reportPrivateUsage]
+        op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+    op.properties = properties
+    op.attributes = attributes
+    op.location = location
+    if successors:
+        op.successors = list(successors)
+    else:
+        op._successors = ()  # pyright: ignore[reportPrivateUsage]
+        op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.regions = ()
+    for region in regions:
+        op.add_region(region)
+    op.__post_init__()
 
 
 def install() -> None:
