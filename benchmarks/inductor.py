@@ -554,7 +554,10 @@ def host_charge_us(calls: list[tuple[str, int, int]] | list[list[Any]]) -> float
     cfg = MachineConfig.preset("mtia2i")
     us = 0.0
     for _, in_bytes, out_bytes in calls:
-        us += cfg.cycles_to_us(2 * cfg.host_link_latency_cycles) + 1e6 * (in_bytes + out_bytes) / cfg.host_link_bytes_per_s
+        us += (
+            cfg.cycles_to_us(2 * cfg.host_link_latency_cycles)
+            + 1e6 * (in_bytes + out_bytes) / cfg.host_link_bytes_per_s
+        )
     return us
 
 
@@ -831,7 +834,8 @@ def result_json(r: Result) -> dict[str, Any]:
     return {
         "name": r.name, "correct": r.correct, "generated": r.generated, "compiled": r.compiled,
         "launched": r.launched, "dma": r.dma, "accesses": r.accesses, "sim_us": r.sim_us,
-        "host_ops": dict(r.host_ops), "host_calls": r.host_calls, "error": r.error, "kernels_hash": r.kernels_hash, "times_hash": r.times_hash,
+        "host_ops": dict(r.host_ops), "host_calls": r.host_calls, "error": r.error, "kernels_hash": r.kernels_hash,
+        "times_hash": r.times_hash,
     }  # fmt: skip
 
 
@@ -887,7 +891,9 @@ def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result]
     for r in now:
         t = then.get(r.name)
         if t is None or t["error"] or not r.sim_us or r.error:
-            rows.append([r.name, "failed" if t and t["error"] else "-", "-", "-", f"{r.sim_us:.2f}", "-", "-", "-", "-"])
+            rows.append(
+                [r.name, "failed" if t and t["error"] else "-", "-", "-", f"{r.sim_us:.2f}", "-", "-", "-", "-"]
+            )
             continue
         then_charged = t["sim_us"] + host_charge_us(t.get("host_calls", []))
         now_charged = r.sim_us + host_charge_us(r.host_calls)

@@ -33,6 +33,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.utils.clone import clone_op
+from mtia_xdsl.utils.walk import ops_of
+
 FIT = "mtia.fit"
 """Module attribute after a kernel was made to fit: the report's lines saying what was applied and why."""
 
@@ -79,20 +82,27 @@ def sub_tile_plan_for(module: ModuleOp, options: Any, tt_prefix: Callable[[Modul
     `tt_prefix` (the pipeline's tt-level steps, `pipeline.tt_prefix`) prepared."""
     from mtia_xdsl.transforms.mtia_sub_tile import plan_sub_tile
 
-    m = module.clone()
+    m = clone_op(module)
     tt_prefix(m, options)
     from mtia_xdsl.dialects import tt
 
-    funcs = [f for f in m.walk() if isinstance(f, tt.FuncOp) and f.regions[0].blocks]
+    funcs = [f for f in ops_of(m) if isinstance(f, tt.FuncOp) and f.regions[0].blocks]
     return plan_sub_tile(funcs[-1], MIN_SUB_BLOCK) if funcs else None
 
 
 def fit_steps(
-    module: ModuleOp, options: Any, notes: list[str], tt_prefix: Callable[[ModuleOp, Any], None]
+    module: ModuleOp,
+    options: Any,
+    notes: list[str],
+    tt_prefix: Callable[[ModuleOp, Any], None],
+    ids_short: bool = False,
 ) -> Iterator[FitStep]:
     """Yield the ways to lower `module` again, in the order they are tried; add to `notes` why steps are skipped.
 
-    `tt_prefix` runs the pipeline's tt-level steps (see `sub_tile_plan_for`).
+    `tt_prefix` runs the pipeline's tt-level steps (see `sub_tile_plan_for`). `ids_short`: the kernel is
+    short of CB IDs (not of LS bytes); then, with fusion on, keeping fused chains apart is tried before
+    sub-tiling: a command fused from a chain reads all of the chain's inputs, so they are alive at once
+    (a stencil's `acc += tap * w` over 9 taps holds the 9 taps), where unfused each dies at its command.
     """
     o = options
     if o.num_stages > 1:
@@ -111,6 +121,10 @@ def fit_steps(
                       "kernel (mtia-rematerialize-constants)", o)  # fmt: skip
     else:
         notes.append("rematerializing constant tiles: already on (rematerialize_constants=True)")
+    if ids_short and options.vector_codegen:
+        what = ("keeping fused chains apart: vector_codegen=False (a command fused from a chain reads all of the "
+                "chain's inputs, so they are alive at once)")  # fmt: skip
+        yield FitStep(what, replace(o, vector_codegen=False))
     if o.sub_block == 0:
         notes.append("sub-tiling: turned off (sub_block=0)")
         return
@@ -183,14 +197,14 @@ def lower_to_fit(
     exception of a step; errors of the first lowering as they are.
     """
     errors = resource_errors()
-    original = original if original is not None else module.clone()
+    original = original if original is not None else clone_op(module)
     forced = options.sub_block or 0
     try:
         lower_once(module, options, forced, "unrolled")
         if forced:  # the user's sub-tiles fitted: the report still says they were applied
             from mtia_xdsl.transforms.mtia_sub_tile import SUB_TILES
 
-            applied = [f.attributes[SUB_TILES] for f in module.walk() if SUB_TILES in f.attributes]
+            applied = [f.attributes[SUB_TILES] for f in ops_of(module) if SUB_TILES in f.attributes]
             lines = [f"applied sub_block={forced} (compile option): {a.data}" for a in applied]  # type: ignore[union-attr]
             if lines:
                 module.attributes[FIT] = ArrayAttr([StringAttr(line) for line in lines])
@@ -207,9 +221,9 @@ def lower_to_fit(
         what = f"the same sub-tiles in a loop (mtia-sub-tile{{sub-block={forced} form=loop}}), CB IDs as un-split"
         steps: Iterator[FitStep] = iter([FitStep(what, options, forced, "loop")])
     else:
-        steps = fit_steps(original, options, notes, tt_prefix)
+        steps = fit_steps(original, options, notes, tt_prefix, ids_short=hasattr(first, "required"))
     for step in steps:
-        attempt = original.clone()
+        attempt = clone_op(original)
         if not _fits(attempt, step, lower_once, notes):
             continue
         notes.append(f"applied {step.what}")
@@ -217,7 +231,12 @@ def lower_to_fit(
         _move_into(module, attempt)
         return
     message = str(first).rstrip() + "\n  tried, in order:\n" + "\n".join(f"    {n}" for n in notes[1:])
-    message += "\n  to make it fit: lower BLOCK_* (the largest CBs above are the values to shrink) or split the work"
+    if hasattr(first, "required"):  # CB IDs count tensors alive at once, whatever their size
+        advice = ("compute with fewer tensors alive at once (use a loaded tile before loading the next, hold "
+                  "fewer across a loop) or split the work")  # fmt: skip
+    else:
+        advice = "lower BLOCK_* (the largest CBs above are the values to shrink) or split the work"
+    message += f"\n  to make it fit: {advice}"
     first.args = (message, *first.args[1:])
     raise first
 

@@ -56,9 +56,9 @@ class ProgramShape:
     latency, LS bytes and ideal work of its compute commands."""
 
     __slots__ = (
-        "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes",
-        "memory_commands", "occupancy", "pick_compute", "queues", "re_barriers", "release_extra", "scalar_cost",
-        "work",
+        "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
+        "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues",
+        "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:

@@ -6,10 +6,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
   increasing program id, starting the next when the previous one has finished (`pe_programs_in_flight`
   1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued
-  its last command if both programs' CBs fit LS and the CB IDs (each program keeps its own CB state;
-  engines still run commands in issue order and programs retire in order; global-memory order between
-  the two is not checked). A
-  program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
+  its last command if both programs' CBs fit LS and the CB IDs both use fit `cb_ids` (each program keeps
+  its own CB state; engines still run commands in issue order and programs retire in order; global-memory
+  order between the two is not checked). A program whose CBs (depth x tile bytes each, plus its other LS
+  bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
   `cp_queue_depth_commands` commands queued, and until the end of a `scalar_blocking` command or of a
@@ -308,6 +308,7 @@ class _Simulator:
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
         self.footprints: dict[tuple[int, int, int], int] = {}
+        self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
     # ---- event plumbing ----
@@ -413,10 +414,18 @@ class _Simulator:
             footprint = self.footprints[key] = prog.ls_footprint_bytes()
         return footprint
 
+    def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
+        """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
+        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
+        ids = self.cb_id_counts.get(key)
+        if ids is None:
+            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
+        return ids
+
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the
         CP can hold both programs' CB state (`pe_programs_in_flight` 2, both LS footprints fit `ls_bytes`,
-        their CBs fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
+        the CB IDs both use fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
 
         The next program's scalar core then issues while `run` drains; each engine still runs its
         commands in issue order (a program's commands after the previous program's), and programs retire
@@ -433,7 +442,7 @@ class _Simulator:
         nxt = self.programs[pe.queue[pe.next_program]]
         if pe.run_footprint + self._footprint(nxt) > self.config.ls_bytes:
             return
-        if len(run.prog.cb_depth) + len(nxt.cb_depth) > self.config.cb_ids:
+        if self._cb_ids_in_use(run.prog) + self._cb_ids_in_use(nxt) > self.config.cb_ids:
             return
         pe.older, pe.older_footprint = run, pe.run_footprint
         assert run.scalar_end is not None

@@ -114,9 +114,11 @@ def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> No
         peak = plan.liveness.peak()
         raise CbIdOverflow(
             f"{where}: error: {peak.count} circular buffers are alive at once at {peak.loc}, but the CP of a PE "
-            f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); lower the values alive at the same time "
-            "(fewer tensors held across a loop, smaller BLOCK_* with more loop iterations, vector_codegen=True to "
-            f"fuse elementwise chains). CBs alive there:\n{_peak_lines(peak)}",
+            f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); a CB ID is taken per tensor whatever its "
+            "size, so compute with fewer tensors alive at once: use a loaded tile before loading the next, hold "
+            "fewer tensors across a loop; a command fused from an elementwise chain reads all of the chain's "
+            "inputs at once (vector_codegen=False keeps the chain's commands apart). CBs alive there:\n"
+            f"{_peak_lines(peak)}",
             peak.count,
             config.cb_ids,
         )

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.walk import ops_of
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic scalar expressions
@@ -1144,7 +1145,7 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
 def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
     analyzer = _Analyzer(info, mask_bounded)
-    for op in func.walk():
+    for op in ops_of(func):
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
             access, reason = _classify(op, analyzer)
@@ -1246,10 +1247,13 @@ def _rows_in_memory_order(form: AffineForm, shape: tuple[int, ...]) -> bool:
     return len(unit) == 1 and index_shape[unit[0]] == 1
 
 
-LS_GATHER_MAX_BOX_RATIO = 4
+LS_GATHER_MAX_BOX_RATIO = 16
 """The most elements a gather's source box may hold, as a multiple of the tile's (`_ls_gather_access`): a
-heuristic of the analysis that keeps the box's LS and DMA bytes of the order of the tile's (dlrm's tril
-gather reads 26 rows of 25 for a tile of 256)."""
+heuristic of the analysis, not a hardware number. With the model's defaults a DMA moves 16 f32 elements a
+cycle (`MachineConfig.dma_read_bytes_per_cycle`) where the scalar core spends about 10 cycles per gathered
+element (`scalar_outstanding_loads` overlapping an SRAM latency), so even at 16 box elements per tile
+element the box costs the DMA less than the gather costs the scalar core (dlrm's tril gather reads 27 rows
+of 25 for a tile of 256; mlp_train's target gather 16 rows of 8 for a tile of 16)."""
 
 
 def _ls_gather_access(
