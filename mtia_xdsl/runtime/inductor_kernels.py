@@ -45,7 +45,7 @@ def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches ar
     b = tl.program_id(0)
     if b == 0:
         if tl.program_id(1) == 0:
-            for k in tl.static_range(BAG_BLOCKS):
+            for k in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
                 bag = k * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
                 is_bag = bag < n_bags
                 if MEAN:
