@@ -33,6 +33,9 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from mtia_xdsl.utils.clone import clone_op
+from mtia_xdsl.utils.walk import ops_of
+
 FIT = "mtia.fit"
 """Module attribute after a kernel was made to fit: the report's lines saying what was applied and why."""
 
@@ -79,11 +82,11 @@ def sub_tile_plan_for(module: ModuleOp, options: Any, tt_prefix: Callable[[Modul
     `tt_prefix` (the pipeline's tt-level steps, `pipeline.tt_prefix`) prepared."""
     from mtia_xdsl.transforms.mtia_sub_tile import plan_sub_tile
 
-    m = module.clone()
+    m = clone_op(module)
     tt_prefix(m, options)
     from mtia_xdsl.dialects import tt
 
-    funcs = [f for f in m.walk() if isinstance(f, tt.FuncOp) and f.regions[0].blocks]
+    funcs = [f for f in ops_of(m) if isinstance(f, tt.FuncOp) and f.regions[0].blocks]
     return plan_sub_tile(funcs[-1], MIN_SUB_BLOCK) if funcs else None
 
 
@@ -194,14 +197,14 @@ def lower_to_fit(
     exception of a step; errors of the first lowering as they are.
     """
     errors = resource_errors()
-    original = original if original is not None else module.clone()
+    original = original if original is not None else clone_op(module)
     forced = options.sub_block or 0
     try:
         lower_once(module, options, forced, "unrolled")
         if forced:  # the user's sub-tiles fitted: the report still says they were applied
             from mtia_xdsl.transforms.mtia_sub_tile import SUB_TILES
 
-            applied = [f.attributes[SUB_TILES] for f in module.walk() if SUB_TILES in f.attributes]
+            applied = [f.attributes[SUB_TILES] for f in ops_of(module) if SUB_TILES in f.attributes]
             lines = [f"applied sub_block={forced} (compile option): {a.data}" for a in applied]  # type: ignore[union-attr]
             if lines:
                 module.attributes[FIT] = ArrayAttr([StringAttr(line) for line in lines])
@@ -220,7 +223,7 @@ def lower_to_fit(
     else:
         steps = fit_steps(original, options, notes, tt_prefix, ids_short=hasattr(first, "required"))
     for step in steps:
-        attempt = original.clone()
+        attempt = clone_op(original)
         if not _fits(attempt, step, lower_once, notes):
             continue
         notes.append(f"applied {step.what}")

@@ -323,14 +323,15 @@ class RecordDecoder:
         depth: dict[int, int] = {}
         tile_bytes: dict[int, int] = {}
         offsets: dict[int, int] = {}
+        hw_ids: dict[int, int] = {}
         tail = 0
         k = 0
         n = len(words)
         while k < n:
             tag = words[k]
             if tag == _REC_CB:
-                h, _cb_id, d, nbytes, off = words[k + 1 : k + 6]
-                depth[h], tile_bytes[h], offsets[h] = d, nbytes, off
+                h, cb_id, d, nbytes, off = words[k + 1 : k + 6]
+                depth[h], tile_bytes[h], offsets[h], hw_ids[h] = d, nbytes, off, cb_id
                 k += 6
             elif tag == _REC_END:
                 tail = words[k + 1]
@@ -352,7 +353,8 @@ class RecordDecoder:
                 commands.append(cmd)
             else:
                 raise RuntimeError(f"corrupt runtime record: tag {tag} at word {k}")
-        return ProgramTrace(pid, commands, depth, tile_bytes, tail_scalar_instrs=tail, cb_ls_offset=offsets)
+        return ProgramTrace(pid, commands, depth, tile_bytes, tail_scalar_instrs=tail, cb_ls_offset=offsets,
+                            cb_hw_id=hw_ids)  # fmt: skip
 
     def command(
         self,

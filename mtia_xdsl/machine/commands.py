@@ -208,6 +208,15 @@ class ProgramTrace:
     """An object shared by programs whose commands have the same structure (engines, CB slots read and
     filled, scalar instructions, blocking) and CB depths, as the programs of one functional batch; the
     timing model then builds their dependencies once (None: compared command by command)."""
+    cb_hw_id: dict[int, int] | None = None
+    """cb id -> the CB ID the CP tracks it by (mtia-cb-allocate; CBs never alive together share one);
+    None: every CB has an ID of its own."""
+
+    def cb_ids_in_use(self) -> int:
+        """CB IDs this program's CBs take on the CP: the distinct `cb_hw_id`s (every CB one without them)."""
+        if self.cb_hw_id is not None:
+            return len(set(self.cb_hw_id.values()))
+        return len(self.cb_depth)
 
     def ls_footprint_bytes(self) -> int:
         """Bytes of LS this program holds: the end of its highest CB (every CB's depth x tile bytes summed

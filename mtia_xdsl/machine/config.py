@@ -145,7 +145,8 @@ class MachineConfig:
     cp_queue_depth_commands: int = 16  # ASSUMPTION: commands queued per engine before the scalar core stalls
     pe_programs_in_flight: int = 2  # ASSUMPTION: the CP holds the CB state of the running program and the
     # next (S1 gives the CP hardware producer/consumer tracking of CBs, not for how many programs), so a PE issues
-    # its next program while the previous one drains, when both programs' CBs fit LS and the CB IDs;
+    # its next program while the previous one drains, when both programs' CBs fit LS and the CB IDs
+    # both use (mtia-cb-allocate's, shared by CBs never alive together) fit `cb_ids`;
     # 1: one program after another
 
     # ---- scalar core ----

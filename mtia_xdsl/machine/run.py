@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -57,7 +58,7 @@ from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
-from mtia_xdsl.utils.heap import keep_freed_arrays_for_reuse, old_objects_frozen
+from mtia_xdsl.utils.heap import collections_paused, keep_freed_arrays_for_reuse
 
 BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
@@ -99,7 +100,7 @@ def run_kernel(
     protocol misuse, deadlock, bad arguments); ValueError for an unknown `timeline`.
     """
     keep_freed_arrays_for_reuse()  # a batch's large arrays: reused heap memory, not fresh pages per op
-    with old_objects_frozen():  # collections during the launch skip the process's older objects
+    with collections_paused():  # no collection walks the launch's many commands (nor the older objects)
         return _run_kernel(module, grid, args, options, kernel_name, max_batch, timeline)
 
 
@@ -119,11 +120,14 @@ def _run_kernel(
     with _ProgressBar("programs", n_programs) as bar:
         placement = run_placement(launch.kernel, launch.grid, config, options)
         runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update, placement)
-        if not keep and runner.in_launch_order:
-            run = _time(_StreamedTraces(runner), config, placement, launch.grid, None, keep_commands=False)
-            traces: list[ProgramTrace] = []
-        else:
-            traces = runner.run_all()
+        try:
+            if not keep and runner.in_launch_order:
+                run = _time(_StreamedTraces(runner), config, placement, launch.grid, None, keep_commands=False)
+                traces: list[ProgramTrace] = []
+            else:
+                traces = runner.run_all()
+        finally:
+            runner.close()
     if keep or not runner.in_launch_order:
         with _ProgressBar("commands", sum(len(t.commands) for t in traces)) as bar:
             run = _time(traces, config, placement, launch.grid, bar.update, keep_commands=keep)
@@ -198,11 +202,9 @@ class _BatchRunner:
         self.config = config
         self.max_batch = max_batch
         self.done = done
-        self.counter = ScalarCoreCounter()
-        self.interpreter = make_tt_interpreter(module, counter=self.counter)
-        self.interpreter.register_implementations(MtiaFunctions())
-        self.interpreter.register_implementations(MtiaAtomicFunctions())
-        self.interpreter.register_implementations(MtiaIndexedDmaFunctions())
+        self.module = module
+        self.interpreter = _take_interpreter(module)
+        self.counter: ScalarCoreCounter = self.interpreter.counter  # type: ignore[assignment]  # set there
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
         self.collective = has_collective(launch.kernel)
@@ -227,6 +229,12 @@ class _BatchRunner:
         """Programs run in launch order, batch after batch (so a batch's traces may be timed before the next runs)."""
         self.next_start = 0
         """Position in `pids` of the next batch's first program."""
+
+    def close(self) -> None:
+        """Give the interpreter back for the next launch of the module (`_take_interpreter`)."""
+        interpreter, self.interpreter = self.interpreter, None  # type: ignore[assignment]
+        if interpreter is not None:
+            _give_back(self.module, interpreter)
 
     def run_all(self) -> list[ProgramTrace]:
         """Run every program; return the traces in launch order (x fastest)."""
@@ -343,6 +351,47 @@ class _BatchRunner:
         set_pe_state(self.interpreter, state)
         self.interpreter.call_op(self.launch.kernel, self.launch.values)
         return state.traces(self.last_op)
+
+
+_REUSED: weakref.WeakSet[ModuleOp] = weakref.WeakSet()
+"""Modules whose launches reuse interpreters (`reuse_interpreters`)."""
+_IDLE_INTERPRETERS: weakref.WeakKeyDictionary[ModuleOp, list[Any]] = weakref.WeakKeyDictionary()
+"""Interpreters of a module of `_REUSED` not in use: a launch takes one and gives it back."""
+
+
+def reuse_interpreters(module: ModuleOp) -> None:
+    """Let the launches of `module` reuse one interpreter: its plans of the module's blocks and its per-op facts
+    (engine command fields, DMA block types, loop facts), resolved by the first launch, serve the next ones.
+
+    The caller promises never to edit `module` in place (the runtime's loaded kernels: mtia_xdsl/runtime/
+    triton_backend/driver.py); otherwise each launch resolves them afresh.
+    """
+    _REUSED.add(module)
+
+
+def _take_interpreter(module: ModuleOp) -> Any:
+    """An interpreter of buffer-level `module` with the machine's semantics and a `ScalarCoreCounter` as its
+    `counter`: an idle one of an earlier launch (`reuse_interpreters`), else a new one."""
+    idle = _IDLE_INTERPRETERS.get(module)
+    if idle:
+        return idle.pop()
+    interpreter = make_tt_interpreter(module, counter=ScalarCoreCounter())
+    interpreter.register_implementations(MtiaFunctions())
+    interpreter.register_implementations(MtiaAtomicFunctions())
+    interpreter.register_implementations(MtiaIndexedDmaFunctions())
+    return interpreter
+
+
+def _give_back(module: ModuleOp, interpreter: Any) -> None:
+    """Keep `interpreter` for the next launch of `module` if the module's launches reuse interpreters."""
+    if module not in _REUSED:
+        return
+    interpreter.counter.state = None
+    interpreter.last_op = None
+    interpreter._impl_data.clear()  # the launch's memory and PE state: not kept alive by an idle interpreter
+    idle = _IDLE_INTERPRETERS.setdefault(module, [])
+    if not idle:  # one per module: launches run one after another
+        idle.append(interpreter)
 
 
 def _batch_limit(kernel: Operation, max_batch: int | None) -> int:

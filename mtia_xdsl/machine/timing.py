@@ -6,10 +6,10 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   mapping strategy (MAPPINGS: contiguous chunks, round-robin or zigzag); a PE runs its programs in
   increasing program id, starting the next when the previous one has finished (`pe_programs_in_flight`
   1), or, with `pe_programs_in_flight` 2 (the default), as soon as the previous one's scalar core issued
-  its last command if both programs' CBs fit LS and the CB IDs (each program keeps its own CB state;
-  engines still run commands in issue order and programs retire in order; global-memory order between
-  the two is not checked). A
-  program whose CBs (depth x tile bytes each, plus its other LS bytes) exceed `ls_bytes` is an error.
+  its last command if both programs' CBs fit LS and the CB IDs both use fit `cb_ids` (each program keeps
+  its own CB state; engines still run commands in issue order and programs retire in order; global-memory
+  order between the two is not checked). A program whose CBs (depth x tile bytes each, plus its other LS
+  bytes) exceed `ls_bytes` is an error.
 - Scalar core: issues the program's commands in order, spending `scalar_instrs` cycles plus
   `scalar_issue_cycles` per engine command; it stalls while the target engine already has
   `cp_queue_depth_commands` commands queued, and until the end of a `scalar_blocking` command or of a
@@ -268,7 +268,11 @@ class _Simulator:
         self.memory = MemorySystem(config)
         self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
-        self.events: list[tuple[float, int, int, object, object]] = []
+        self.times: list[float] = []
+        """Heap of the cycles at which events are pending (each once)."""
+        self.events: dict[float, list[tuple[int, int, object, object]]] = {}
+        """Cycle -> its pending events (sequence number, kind, a, b) in the order they were pushed: events run
+        in (cycle, sequence number) order, and a heap of plain floats compares far faster than one of tuples."""
         self.seq = 0
         self.pool_due = [_NEVER] * len(self.memory.pools)
         """Per memory pool (`memory.DRAM`, `memory.SRAM`): when its next flow ends (`_pool_timer`)."""
@@ -304,13 +308,19 @@ class _Simulator:
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
         self.footprints: dict[tuple[int, int, int], int] = {}
+        self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
 
     # ---- event plumbing ----
 
     def push(self, t: float, kind: int, a: object, b: object = None) -> None:
         self.seq += 1
-        heapq.heappush(self.events, (t, self.seq, kind, a, b))
+        pending = self.events.get(t)
+        if pending is None:
+            self.events[t] = [(self.seq, kind, a, b)]
+            heapq.heappush(self.times, t)
+        else:
+            pending.append((self.seq, kind, a, b))
 
     def _pool_timer(self, pool: BandwidthPool) -> None:
         """Recompute `pool`'s rates and set its timer to when its next flow ends (none if no flow can end).
@@ -329,20 +339,25 @@ class _Simulator:
     def run(self) -> None:
         for pe in self.pes:
             self._start_next_program(pe, 0.0)
-        events, pop = self.events, heapq.heappop
+        times, events, pop = self.times, self.events, heapq.heappop
         pools, due, due_seq = self.memory.pools, self.pool_due, self.pool_seq
         while True:
-            # the pool whose flows end first (ties: the earlier timer), against the heap's first event
+            # the pool whose flows end first (ties: the earlier timer), against the first pending event
             k = 0 if due[0] < due[1] or (due[0] == due[1] and due_seq[0] < due_seq[1]) else 1  # DRAM, SRAM
             t = due[k]
-            if t != _NEVER and (not events or t < events[0][0] or (t == events[0][0] and due_seq[k] < events[0][1])):
+            if t != _NEVER and (not times or t < times[0] or (t == times[0] and due_seq[k] < events[t][0][0])):
                 self.now = t
                 due[k] = _NEVER
                 self._on_pool(pools[k])
                 continue
-            if not events:
+            if not times:
                 break
-            t, _, kind, a, b = pop(events)
+            t = times[0]
+            pending = events[t]
+            _, kind, a, b = pending.pop(0)
+            if not pending:  # before running it: an event it pushes for cycle t queues anew
+                pop(times)
+                del events[t]
             self.now = t
             if kind == _E_TRY:
                 if a.run is not None:  # type: ignore[attr-defined]
@@ -399,10 +414,18 @@ class _Simulator:
             footprint = self.footprints[key] = prog.ls_footprint_bytes()
         return footprint
 
+    def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
+        """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
+        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
+        ids = self.cb_id_counts.get(key)
+        if ids is None:
+            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
+        return ids
+
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the
         CP can hold both programs' CB state (`pe_programs_in_flight` 2, both LS footprints fit `ls_bytes`,
-        their CBs fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
+        the CB IDs both use fit `cb_ids`) and `run` has not ended; else the next program starts when `run` is done.
 
         The next program's scalar core then issues while `run` drains; each engine still runs its
         commands in issue order (a program's commands after the previous program's), and programs retire
@@ -419,7 +442,7 @@ class _Simulator:
         nxt = self.programs[pe.queue[pe.next_program]]
         if pe.run_footprint + self._footprint(nxt) > self.config.ls_bytes:
             return
-        if len(run.prog.cb_depth) + len(nxt.cb_depth) > self.config.cb_ids:
+        if self._cb_ids_in_use(run.prog) + self._cb_ids_in_use(nxt) > self.config.cb_ids:
             return
         pe.older, pe.older_footprint = run, pe.run_footprint
         assert run.scalar_end is not None

@@ -20,6 +20,7 @@ from mtia_xdsl.runtime.launch import (
     scalar_type,
 )
 from mtia_xdsl.runtime.result import KernelRun
+from mtia_xdsl.utils.clone import clone_op
 from mtia_xdsl.utils.locations import argument_count_error
 
 
@@ -170,7 +171,7 @@ class CompiledKernel:
         names = list(self.fn.arg_names)
         paths = {(names.index(n),): v for n, v in consts.items()}
         module = toolchain.build_tt_module(self.fn, signature, paths, {}, self.options)
-        ttir = module.clone()  # lowering rewrites `module` in place; a clone is cheaper than printing it now
+        ttir = clone_op(module)  # lowering rewrites `module` in place; a copy is cheaper than printing it now
         program = toolchain.lower(module, self.options, ttir)  # fitting starts again from the same clone
         return Specialization(signature, dict(consts), LazyAsm({"ttir": ttir, "mtia": program}), program)
 

@@ -30,7 +30,7 @@ MAX_BLOCK_D = 256
 
 
 @triton.jit
-def _embedding_bag_kernel(
+def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches are constexpr specializations)
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
     n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr,
@@ -50,7 +50,8 @@ def _embedding_bag_kernel(
                 if INCLUDE_LAST:
                     hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
                 else:
-                    hi = tl.load(offsets_ptr + 1 + bag, mask=bag + 1 < n_offsets, other=n_indices)
+                    has_next = bag + 1 < n_offsets
+                    hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
                 sizes = hi - lo
             else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
                 sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
@@ -91,8 +92,9 @@ def embedding_bag_sum(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """`aten._embedding_bag(weight, indices, offsets, mode=mode, ...)` for mode 0 (sum) or 1 (mean), no
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
-    values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it; bag_size and
-    max_indices are the bag sizes for mean, 0 for sum). weight [rows, D] contiguous, indices and offsets 1-D."""
+    values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it;
+    bag_size and max_indices are the bag sizes for mean, 0 for sum).
+    weight [rows, D] contiguous, indices and offsets 1-D."""
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
     # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
@@ -109,6 +111,7 @@ def embedding_bag_sum(
     if bags > 0:
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
             weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
-            d, block_d, BLOCK_ROWS, triton.next_power_of_2(bags), mode == 1, per_sample_weights is not None, include_last_offset, write_offset2bag,
+            d, block_d, BLOCK_ROWS, triton.next_power_of_2(bags), mode == 1, per_sample_weights is not None,
+            include_last_offset, write_offset2bag,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices

@@ -15,6 +15,7 @@ from mtia_xdsl.machine import host_arguments
 from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import toolchain
 from mtia_xdsl.runtime.result import KernelRun
+from mtia_xdsl.utils.clone import clone_op
 
 
 def is_buffer_level(module: ModuleOp) -> bool:
@@ -50,8 +51,7 @@ def run_module(
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}), strict=True)
     program = module
     if not is_buffer_level(module):
-        original = module.clone()
-        program = toolchain.lower(module.clone(), opts, original)
+        program = toolchain.lower(clone_op(module), opts, module)  # `module` stays as it is
     dims = (grid,) if isinstance(grid, int) else tuple(grid)
     result = toolchain.run_kernel(program, dims, host_arguments(args), opts)  # type: ignore[arg-type]
     run = KernelRun.from_result(result)

@@ -60,9 +60,12 @@ from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.transforms.dce import region_dce
 from mtia_xdsl.transforms.fp8_emulation import emulate_fp8
 from mtia_xdsl.transforms.scf_utils import rebuild_for
+from mtia_xdsl.transforms.walker import typed_walker
+from mtia_xdsl.utils.clone import clone_op
 from mtia_xdsl.utils.dtypes import element_dtype_name
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
+from mtia_xdsl.utils.walk import ops_of
 
 _LAYOUT_OPS = (
     "tt.broadcast",
@@ -121,7 +124,7 @@ def _carries_pointer_tensor(func: Operation) -> bool:
     """Whether an scf.for of `func` carries a tensor of pointers (what scalarize_loop_pointers rewrites)."""
     return any(
         isinstance(t := v.type, TensorType) and isinstance(t.element_type, tt.PointerType)
-        for loop in func.walk()
+        for loop in ops_of(func)
         if isinstance(loop, scf.ForOp)
         for v in loop.iter_args
     )
@@ -222,10 +225,10 @@ def convert_memory_accesses(func: Operation) -> None:
     Scalar accesses go first: a scalar they load may be a leaf of a block's bound or offset, which the
     analysis below must see as the new scalar-core load.
     """
-    PatternRewriteWalker(LowerScalarAccess(), apply_recursively=False).rewrite_region(func.body)
+    typed_walker(LowerScalarAccess(), (tt.LoadOp, tt.StoreOp), apply_recursively=False).rewrite_region(func.body)
     info = analyze_function(func)
     replaced: dict[SSAValue, SSAValue] = {}  # results of converted loads (an index tile may be one)
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if not isinstance(op, tt.LoadOp | tt.StoreOp):
             continue
         access = info.accesses.get(op)
@@ -663,10 +666,10 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
     value_map: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
     for v in op.operands:
         if v not in value_map:
-            const = v.owner.clone()
+            const = clone_op(v.owner)
             block.add_op(const)
             value_map[v] = const.results[0]
-    inner = op.clone(value_mapper=value_map)
+    inner = clone_op(op, value_map)
     block.add_op(inner)
     block.add_op(with_loc(mtia.YieldOp(*inner.results), op))
     new = engine(inputs, [r.type for r in op.results], Region(block))
@@ -675,7 +678,7 @@ def wrap_in_engine(op: Operation, engine: type[mtia.EngineComputeOp]) -> Operati
 
 def _wrap_leftover_constants(func: Operation) -> None:
     """Tensor constants still read outside engine bodies become fill commands (SE, or VEC for ints)."""
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             if isinstance(op.parent_op(), mtia.EngineComputeOp):
                 continue

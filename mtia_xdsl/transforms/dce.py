@@ -6,6 +6,7 @@ asking every op not yet live, in every sweep, whether it would be dead without u
 "an op is live if it has effects beyond its results or a live op uses one of its results"; this version
 reaches the same set from its roots (each op asked once, each operand followed once), then erases what
 is not live with xDSL's own `LiveSet.delete_dead`, so what is erased, and in which order, is unchanged.
+When every op is live (most sweeps of a compile), that erasing sweep is skipped: it would erase nothing.
 """
 
 from __future__ import annotations
@@ -100,9 +101,29 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
             if owner not in live and owner in visited:
                 live.add(cast(Operation, owner))  # in `visited`: an op
                 work.append(cast(Operation, owner))
+    if len(live) == _op_count(region):
+        return False  # every op is live (and no block is empty): `delete_dead` would erase nothing
     live_set = LiveSet(changed=False, _live_ops=live)
     live_set.delete_dead(region, listener)
     return live_set.changed
+
+
+def _op_count(region: Region) -> int:
+    """The number of ops in `region`, nested ones included; -1 if a block other than a region's first is
+    empty (`LiveSet.delete_dead` erases such a block, so the sweep must run)."""
+    count = 0
+    for i, block in enumerate(region.blocks):
+        first = block.first_op
+        if first is None and i:
+            return -1
+        for op in block.ops:
+            count += 1
+            for nested in op.regions:
+                inner = _op_count(nested)
+                if inner < 0:
+                    return -1
+                count += inner
+    return count
 
 
 _SWAP_LOCK = threading.Lock()

@@ -48,6 +48,7 @@ from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.utils.fp8 import FP8_FORMATS, Fp8Format, encode_fp8_np
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 _FP8_TYPES = (
     builtin.Float8E4M3FNType,
@@ -379,7 +380,7 @@ class _Fp8Rewriter:
 
 
 def _blocks(op: Operation) -> list[Block]:
-    return [b for o in op.walk() for r in o.regions for b in r.blocks]
+    return [b for o in ops_of(op) for r in o.regions for b in r.blocks]
 
 
 def emulate_fp8(func: tt.FuncOp) -> None:
@@ -399,5 +400,5 @@ def emulate_fp8(func: tt.FuncOp) -> None:
         func.properties["function_type"] = FunctionType.from_lists(
             [a.type for a in entry.args], [_bits_type(t) for t in ftype.outputs]
         )
-    for op in [o for o in func.walk() if o is not func]:
+    for op in [o for o in ops_of(func) if o is not func]:
         rw.run_op(op)

@@ -50,6 +50,7 @@ from mtia_xdsl.transforms.scf_utils import rebuild_for
 from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
+from mtia_xdsl.utils.walk import ops_of
 
 
 def _loc(op: Operation | None) -> str:
@@ -96,7 +97,7 @@ def _owned_producer(value: SSAValue, block: Block) -> bool:
 
 def make_carried_values_exclusive(func: Operation, resident: set[SSAValue]) -> set[SSAValue]:
     """Insert copies so each carried CB value has one producer; returns the updated resident set."""
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if isinstance(op, scf.ForOp):
             _exclusive_for(op, resident)
         elif isinstance(op, scf.IfOp):
@@ -334,7 +335,7 @@ def plan_cbs(func: tt.FuncOp, resident: set[SSAValue]) -> CbPlan:
     classes = _Classes(resident)
     plan = CbPlan()
     self_chained: set[SSAValue] = set()
-    for op in func.walk():
+    for op in ops_of(func):
         if isinstance(op, scf.ForOp):
             self_chained |= _join_loop(op, resident, classes, plan)
         elif isinstance(op, scf.IfOp):
@@ -464,7 +465,7 @@ def _scalar_core_operands(op: Operation) -> list[int]:
 def insert_scalar_reads(func: Operation, resident: set[SSAValue], plan: CbPlan) -> dict[SSAValue, list[Operation]]:
     """Give scalar-core users of engine-produced scalars a blocking `mtia.cb_read`; return the reads."""
     reads: dict[SSAValue, list[Operation]] = {}
-    for op in list(func.walk()):
+    for op in ops_of(func):
         for i in _scalar_core_operands(op):
             v = op.operands[i]
             if v in resident and (op, i) not in plan.transfers:
@@ -532,7 +533,7 @@ def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> li
     Returns the old ops, still in place, for `erase_old`.
     """
     old_ops: list[Operation] = []
-    for op in [o for o in func.walk() if isa(o, _LOWERED)]:
+    for op in [o for o in ops_of(func) if isa(o, _LOWERED)]:
         if isinstance(op, mtia.ScalarStoreOp):
             if op.value not in resident:
                 continue
@@ -567,7 +568,7 @@ def lower_commands(func: Operation, resident: set[SSAValue], plan: CbPlan) -> li
 
 def drop_carried(func: Operation, resident: set[SSAValue]) -> None:
     """Rebuild scf.for/scf.if without the values that now live in CBs (innermost first)."""
-    ops = [o for o in func.walk() if isinstance(o, scf.ForOp | scf.IfOp | scf.WhileOp)]
+    ops = [o for o in ops_of(func) if isinstance(o, scf.ForOp | scf.IfOp | scf.WhileOp)]
     for op in reversed(ops):
         if isinstance(op, scf.ForOp):
             _drop_for(op, resident)

@@ -52,6 +52,7 @@ from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 STRATEGIES = ("greedy", "uniform")
 DMA_LEAST_DEPTH = 2
@@ -92,7 +93,7 @@ class CbChoice:
 def _writers(func: Operation) -> dict[SSAValue, Operation]:
     """CB -> the first engine command (in program order) writing it."""
     out: dict[SSAValue, Operation] = {}
-    for op in func.walk():
+    for op in ops_of(func):
         if isinstance(op, mtia.EngineComputeOp):
             written = list(op.outs)
         else:
@@ -117,7 +118,7 @@ def _min_reason(cb: SSAValue, depth: int, writers: dict[SSAValue, Operation]) ->
     loops = {_loop_of(use.operation) for use in cb.uses}
     carried = [loop for loop in loops if loop is not None]
     if len(loops) > 1 and carried:
-        where = _short_loc(min(carried, key=lambda lp: len(list(lp.walk()))))
+        where = _short_loc(min(carried, key=lambda lp: len(ops_of(lp))))
         writer = writers.get(cb)
         written_in_loop = any(_writes_in_loop(use.operation, cb) for use in cb.uses)
         if not written_in_loop and writer is not None and _loop_of(writer) is None:
@@ -208,7 +209,7 @@ def plan_depths(func: Operation, config: MachineConfig, strategy: str, max_depth
     writers = _writers(func)
     periods: dict[Block, cb_cost.IterationCost] = {}
     costs: dict[Operation, cb_cost.CommandCost | None] = {}
-    for alloc in [o for o in func.walk() if isinstance(o, mtia.CbAllocOp)]:
+    for alloc in [o for o in ops_of(func) if isinstance(o, mtia.CbAllocOp)]:
         t = alloc.result.type
         min_depth = t.depth.data
         reason = _min_reason(alloc.result, min_depth, writers)

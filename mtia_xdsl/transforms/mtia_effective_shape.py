@@ -51,6 +51,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.semantics.reduce import REDUCE_IDENTITY
 from mtia_xdsl.semantics.scalar import FLOAT_BINARY, FLOAT_UNARY, INT_BINARY, round_bf16
 from mtia_xdsl.transforms.program_level import require_tensor_level
+from mtia_xdsl.utils.walk import ops_of
 
 Dims = tuple[SSAValue | None, ...]
 """An effective shape: per dimension the extent value, or None for the whole dimension."""
@@ -437,7 +438,7 @@ def _unobserved(
 def plan(func: Operation, facts: _Facts) -> dict[Operation, Dims]:
     """Return the engine ops to shrink, with their effective shape (greatest fixpoint over the uses)."""
     shrunk: dict[Operation, Dims] = {}
-    for op in func.walk():
+    for op in ops_of(func):
         if isinstance(op, mtia.SeComputeOp | mtia.VecComputeOp) and op.res and op.res[0] in facts.ext:
             shrunk[op] = facts.ext[op.res[0]].dims
         elif isinstance(op, mtia.DpeMatmulOp) and op in facts.dots and op.result[0] in facts.ext:
@@ -494,7 +495,7 @@ def _materialize(v: SSAValue, op: Operation, made: dict[SSAValue, SSAValue]) -> 
 
 def _add_demanded(func: Operation, shrunk: dict[Operation, Dims], facts: _Facts) -> None:
     """Shrink unmasked elementwise ops (splats, ...) whose users all read one effective shape of theirs."""
-    ops = [o for o in func.walk() if isinstance(o, mtia.SeComputeOp | mtia.VecComputeOp) and o not in shrunk]
+    ops = [o for o in ops_of(func) if isinstance(o, mtia.SeComputeOp | mtia.VecComputeOp) and o not in shrunk]
     for op in reversed(ops):
         if _elementwise_shape(op) is None or op.res[0] in facts.ext:
             continue
@@ -569,14 +570,14 @@ def shrink_function(func: Operation) -> None:
     shrunk = plan(func, facts)
     loads = [
         o
-        for o in func.walk()
+        for o in ops_of(func)
         if isinstance(o, mtia.DmaLoadOp)
         and o.other is not None
         and o.result
         and o.result[0] in facts.ext
         and _unobserved(o.result[0], facts.ext[o.result[0]].dims, shrunk, facts)
     ]
-    for op in list(func.walk()):
+    for op in ops_of(func):
         if op in shrunk:
             Rewriter.replace_op(op, _with_valid(op, shrunk[op]))
         elif isinstance(op, mtia.ReReduceOp) and op in facts.reductions:

@@ -25,6 +25,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.config import DEFAULT_PE_MAPPING, PE_MAPPINGS, SUBGRID_ATTR, PeSubgrid
 from mtia_xdsl.transforms.target import machine_config_for
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 STRATEGIES = PE_MAPPINGS
 """The strategies the pass accepts (`machine.config.PE_MAPPINGS`)."""
@@ -52,7 +53,7 @@ class MtiaPeMappingPass(ModulePass):
     subgrid: tuple[int, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        funcs = [func for func in op.walk() if func.name == "tt.func"]
+        funcs = [func for func in ops_of(op) if func.name == "tt.func"]
         located = [f for f in funcs if not isinstance(f.location, UnknownLoc)]
         where = f"{location_str(located[0].location)}: error: " if located else ""
         if self.subgrid:

@@ -26,6 +26,7 @@ from xdsl.rewriter import Rewriter
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.walk import ops_of
 
 
 def is_constant_tile(op: Operation) -> bool:
@@ -66,5 +67,5 @@ class MtiaRematerializeConstantsPass(ModulePass):
     name = "mtia-rematerialize-constants"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for inner in [o for o in op.walk() if is_constant_tile(o)]:
+        for inner in [o for o in ops_of(op) if is_constant_tile(o)]:
             rematerialize(inner)

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.transforms.program_level import require_buffer_level
 from mtia_xdsl.utils.isa import isa
+from mtia_xdsl.utils.walk import block_ops_of, ops_of
 
 """Attribute on a pipelined loop and on its streamed CBs' cb_alloc: the most slots a streamed CB may get."""
 
@@ -60,7 +61,7 @@ def _ancestor_in(op: Operation, block: Block) -> Operation | None:
 def loop_bodies(func: Operation) -> list[tuple[Operation, Block]]:
     """Every (loop, body block) of `func` in program order: scf.for bodies and scf.while after-regions."""
     out: list[tuple[Operation, Block]] = []
-    for op in func.walk():
+    for op in ops_of(func):
         if isinstance(op, scf.ForOp):
             out.append((op, op.body.block))
         elif isinstance(op, scf.WhileOp):
@@ -72,7 +73,7 @@ def streamed_cbs(loop: Operation, body: Block) -> list[SSAValue]:
     """The CBs `body` fills and drains within each iteration, in the order of their first reserve."""
     position = {op: i for i, op in enumerate(body.ops)}
     seen: dict[SSAValue, int] = {}
-    for op in body.walk():
+    for op in block_ops_of(body):
         for v in op.operands:
             if mtia.is_cb(v) and v not in seen:
                 seen[v] = len(seen)
@@ -109,7 +110,7 @@ def _first_reserve(cb: SSAValue, loop: Operation, body: Block, position: dict[Op
 
 def _is_barrier(op: Operation) -> bool:
     """Whether a load may not move above `op`: it may write global memory (or print, assert, call)."""
-    return any(isa(o, _GLOBAL_WRITERS) or o.name in _BARRIER_NAMES for o in op.walk())
+    return any(isa(o, _GLOBAL_WRITERS) or o.name in _BARRIER_NAMES for o in ops_of(op))
 
 
 def _load_group(cb: SSAValue, body: Block) -> list[Operation] | None:
@@ -198,7 +199,7 @@ class MtiaSoftwarePipelinePass(ModulePass):
         if self.num_stages == 1:
             return
         stages = IntegerAttr(self.num_stages, 64)
-        allocs = {a.result: a for a in op.walk() if isinstance(a, mtia.CbAllocOp)}
+        allocs = {a.result: a for a in ops_of(op) if isinstance(a, mtia.CbAllocOp)}
         for loop, body in loop_bodies(op):
             cbs = streamed_cbs(loop, body)
             if not cbs:

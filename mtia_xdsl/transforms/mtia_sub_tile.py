@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import tt
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 SUB_TILES = "mtia.sub_tiles"
 """Attribute on the kernel after a split: "S x sub-block along <dimension's seed location>"."""
@@ -328,7 +329,7 @@ def plan_sub_tile(func: Operation, sub_block: int) -> SubTilePlan:
 def _split_inside_unsupported(func: Operation, plan: SubTilePlan) -> str:
     """Why a split value sits inside a region other than an scf.for body ("" if none does)."""
     splitter = _Splitter(plan)
-    for op in func.walk():
+    for op in ops_of(func):
         if op is func or isinstance(op, scf.ForOp) or not op.regions or splitter._is_split_op(op):
             continue
         if splitter._has_split(op):
@@ -611,5 +612,5 @@ class MtiaSubTilePass(ModulePass):
             raise PassFailedException(f"mtia-sub-tile: sub-block={self.sub_block} is not a power of two")
         if self.form not in FORMS:
             raise PassFailedException(f"mtia-sub-tile: unknown form '{self.form}'; expected one of {', '.join(FORMS)}")
-        for func in [f for f in op.walk() if isinstance(f, tt.FuncOp)]:
+        for func in [f for f in ops_of(op) if isinstance(f, tt.FuncOp)]:
             apply_sub_tile(func, plan_sub_tile(func, self.sub_block), self.form)

@@ -37,11 +37,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.program_level import require_tensor_level
+from mtia_xdsl.transforms.walker import typed_walker
 from mtia_xdsl.utils.isa import isa
 
 _VECTOR_ENGINES = (mtia.SeComputeOp, mtia.VecComputeOp)
@@ -305,10 +306,10 @@ class MtiaVectorCodegenPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         require_tensor_level(op, self.name)
         walkers = [
-            PatternRewriteWalker(FoldBroadcastIntoConsumers()) if self.vector_scalar else None,
+            typed_walker(FoldBroadcastIntoConsumers(), mtia.EngineComputeOp) if self.vector_scalar else None,
             # fusion last command first: a fused command then merges into its reader before the producers
             # above it do, so each command's body and inputs keep program order
-            PatternRewriteWalker(FuseIntoConsumer(), walk_reverse=True) if self.fuse else None,
+            typed_walker(FuseIntoConsumer(), mtia.EngineComputeOp, walk_reverse=True) if self.fuse else None,
         ]
         for func in [f for f in op.ops if isinstance(f, tt.FuncOp)]:
             if len(func.body.blocks) != 1:

@@ -11,18 +11,19 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.isa import isa
+from mtia_xdsl.utils.walk import ops_of
 
 """Attribute mtia-cb-sizing leaves on every cb_alloc (kept here so passes ordered before it can check)."""
 
 
 def is_buffer_level(module: ModuleOp) -> bool:
     """Whether `module` has been bufferized (it allocates CBs)."""
-    return any(isinstance(op, mtia.CbAllocOp) for op in module.walk())
+    return any(isinstance(op, mtia.CbAllocOp) for op in ops_of(module))
 
 
 def has_tensor_level_engine_ops(module: ModuleOp) -> bool:
     """Whether `module` has engine ops producing SSA values (not yet bufferized)."""
-    return any(op.results and isa(op, mtia.ENGINE_OPS) for op in module.walk())
+    return any(op.results and isa(op, mtia.ENGINE_OPS) for op in ops_of(module))
 
 
 def require_tensor_level(module: ModuleOp, pass_name: str) -> None:
@@ -42,7 +43,7 @@ def require_buffer_level(module: ModuleOp, pass_name: str, before_sizing: bool =
             f"{pass_name} works on the buffer-level mtia program: run mtia-cb-bufferize first "
             "(see mtia_xdsl.pipeline.pipeline_for)"
         )
-    sized = (op for op in module.walk() if isinstance(op, mtia.CbAllocOp) and mtia.DEPTH_REASON_ATTR in op.attributes)
+    sized = (op for op in ops_of(module) if isinstance(op, mtia.CbAllocOp) and mtia.DEPTH_REASON_ATTR in op.attributes)
     if before_sizing and any(sized):
         raise PassFailedException(
             f"{pass_name} must run before mtia-cb-sizing, which sizes the CBs it marks as streamed"

@@ -58,8 +58,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from mtia_xdsl.dialects import tt
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.transforms.walker import typed_walker
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str, with_loc
+from mtia_xdsl.utils.walk import ops_of
 
 _SLT, _SGE = 2, 5  # arith.cmpi predicates
 
@@ -346,18 +348,18 @@ class TtRewriteTensorDescriptorPass(ModulePass):
     name = "tt-rewrite-tensor-descriptor-to-pointer"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        funcs = [f for f in op.walk() if isinstance(f, tt.FuncOp)]
+        funcs = [f for f in ops_of(op) if isinstance(f, tt.FuncOp)]
         host: dict[SSAValue, _Descriptor] = {}
         for func in funcs:
             host.update(_host_descriptors(func))
-        if any(isa(inner, _DESCRIPTOR_OPS) for inner in op.walk()):  # else the patterns match nothing
+        if any(isa(inner, _DESCRIPTOR_OPS) for inner in ops_of(op)):  # else the patterns match nothing
             kinds = (_RewriteLoad, _RewriteStore, _RewriteReduce, _RewriteGather, _RewriteScatter)
             patterns: list[RewritePattern] = [kind(host) for kind in kinds]
             PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=False).rewrite_module(op)
-            PatternRewriteWalker(_EraseUnusedMake()).rewrite_module(op)
+            typed_walker(_EraseUnusedMake(), tt.MakeTensorDescOp).rewrite_module(op)
         for func in funcs:
             _erase_host_descriptors(func)
-        for inner in op.walk():
+        for inner in ops_of(op):
             if isinstance(inner.results[0].type if inner.results else None, tt.TensorDescType):
                 raise PassFailedException(
                     f"{location_str(inner.location)}: error: a tensor descriptor is still used after "

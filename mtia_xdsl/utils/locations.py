@@ -5,6 +5,8 @@ from typing import Any, TypeVar
 from xdsl.dialects import builtin
 from xdsl.ir import Attribute, Operation
 
+from mtia_xdsl.utils.walk import ops_of
+
 
 def location_str(loc: Any) -> str:
     """Format an op location as "file:line:col" (best effort for other location kinds)."""
@@ -42,7 +44,7 @@ def fill_unknown_locations(root: Operation) -> None:
     xDSL 0.74's `canonicalize` builds folded ops (e.g. reassociated constant multiplies) without a
     location; the pipeline runs this after it so every op still names a kernel line.
     """
-    for op in reversed(list(root.walk())):
+    for op in reversed(ops_of(root)):
         if not isinstance(op.location, builtin.UnknownLoc):
             continue
         users = [use.operation for r in op.results for use in r.uses]

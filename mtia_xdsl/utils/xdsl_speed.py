@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import UNKNOWN_LOC, LocationAttr
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import operations as irdl_operations
 from xdsl.irdl.operations import (
     AttrSizedOperandSegments,
@@ -176,6 +176,29 @@ def _successors(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -
     return built
 
 
+def _xdsl_builder(
+    self: Any,
+    op_def: OpDef,
+    operands: Sequence[Any],
+    result_types: Sequence[Any],
+    properties: Any,
+    attributes: Any,
+    successors: Sequence[Any],
+    regions: Sequence[Any],
+) -> None:
+    """xDSL's own builder, for the argument forms the fast path does not take."""
+    return XDSL_IRDL_OP_INIT(
+        self,
+        op_def,
+        operands=operands,
+        result_types=result_types,
+        properties=properties,
+        attributes=attributes,
+        successors=successors,
+        regions=regions,
+    )
+
+
 def irdl_op_init(
     self: Any,
     op_def: OpDef,
@@ -188,20 +211,6 @@ def irdl_op_init(
     regions: Sequence[Any],
 ) -> None:
     """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring)."""
-
-    def xdsl_builder() -> None:
-        """xDSL's own builder, for the argument forms the fast path does not take."""
-        return XDSL_IRDL_OP_INIT(
-            self,
-            op_def,
-            operands=operands,
-            result_types=result_types,
-            properties=properties,
-            attributes=attributes,
-            successors=successors,
-            regions=regions,
-        )
-
     cls = cast(type[Any], type(self))
     plan = _PLANS.get(cls)
     if plan is None or plan[0] is not op_def:
@@ -213,7 +222,7 @@ def irdl_op_init(
         or len(regions) != len(plan[3])
         or len(successors) != len(plan[4])
     ):
-        return xdsl_builder()
+        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
     sizes: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
     try:
         built_operands = _operands(operands, plan[1], sizes[0])
@@ -221,7 +230,7 @@ def irdl_op_init(
         built_regions = _regions(regions, plan[3], sizes[2])
         built_successors = _successors(successors, plan[4], sizes[3])
     except _Fallback:
-        return xdsl_builder()
+        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
     built_properties = {k: v for k, v in properties.items() if v is not None}
     built_attributes = {k: v for k, v in attributes.items() if v is not None}
     if plan[5]:
@@ -234,16 +243,50 @@ def irdl_op_init(
             if segment_sizes is None:
                 segment_sizes = _SEGMENT_SIZES[key] = DenseArrayBase.from_list(i32, key)
             container[option.attribute_name] = segment_sizes
-    Operation.__init__(
-        self,
-        operands=built_operands,
-        result_types=built_results,
-        properties=built_properties,
-        attributes=built_attributes,
-        location=UNKNOWN_LOC,  # what Operation.__init__ sets for None, without its import per op
-        successors=built_successors,
-        regions=built_regions,
-    )
+    init_operation(self, built_operands, built_results, built_properties, built_attributes, UNKNOWN_LOC,
+                   built_successors, built_regions)  # fmt: skip
+
+
+_NO_VALUES: SSAValues[Any] = SSAValues()
+
+
+def init_operation(
+    op: Operation,
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: dict[str, Attribute],
+    attributes: dict[str, Attribute],
+    location: LocationAttr,
+    successors: Sequence[Block],
+    regions: Sequence[Region],
+) -> None:
+    """`Operation.__init__(op, ...)` with the same resulting op, taking `properties` and `attributes` as they
+    are (dicts the caller made for `op`, not copied) and setting empty operand and successor lists without
+    the setters' generic steps (an op without successors paid a tuple, a generator and a zip for them: 2 % of
+    a compile, and the operand setter's steps as much again)."""
+    if operands:
+        values = SSAValues(operands)
+        uses = tuple([Use(op, i) for i in range(len(values))])
+        for value, use in zip(values, uses):
+            value.add_use(use)
+        op._operands = values  # pyright: ignore[reportPrivateUsage]
+        op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    else:
+        op._operands = _NO_VALUES  # pyright: ignore[reportPrivateUsage]
+        op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+    op.properties = properties
+    op.attributes = attributes
+    op.location = location
+    if successors:
+        op.successors = list(successors)
+    else:
+        op._successors = ()  # pyright: ignore[reportPrivateUsage]
+        op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.regions = ()
+    for region in regions:
+        op.add_region(region)
+    op.__post_init__()
 
 
 def install() -> None:

@@ -4,9 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 from test_frontend_conformance import CASES
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, cf, scf
 from xdsl.dialects.builtin import IndexType, f32, i32
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.irdl import operations as irdl_operations
 
 import mtia_xdsl
@@ -80,3 +80,29 @@ def test_bad_arguments_raise_xdsl_errors() -> None:
         assert [_error(build) for build in bad] == fast
     finally:
         xdsl_speed.install()
+
+
+def _state(op: Operation) -> dict[str, object]:
+    """The op's instance fields: operands and successors by identity, uses and results by index and type."""
+    state: dict[str, object] = {k: type(v) for k, v in vars(op).items()}
+    state["operands"] = [id(v) for v in op.operands]
+    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    state["uses"] = [(u.operation is op, u.index, u in list(v.uses)) for v, u in zip(op.operands, uses, strict=True)]
+    state["results"] = [(r.index, r.type, r.op is op, r.first_use, r.name_hint) for r in op.results]
+    state["successors"] = [id(b) for b in op.successors]
+    state["regions"] = [r.parent is op for r in op.regions]
+    state["properties"], state["attributes"] = dict(op.properties), dict(op.attributes)
+    return state
+
+
+def test_fast_init_sets_what_operation_init_sets(request: pytest.FixtureRequest) -> None:
+    """`init_operation` (the fast builder's end) leaves each op with the fields `Operation.__init__` sets."""
+    block = Block(arg_types=[f32, f32])
+    a, b = block.args
+    target = Block()
+    fast = [arith.AddfOp(a, b), cf.BranchOp(target, a), mtia.SeComputeOp([a], [f32], Region(Block(arg_types=[f32])))]
+    request.getfixturevalue("xdsl_builder")
+    slow = [arith.AddfOp(a, b), cf.BranchOp(target, a), mtia.SeComputeOp([a], [f32], Region(Block(arg_types=[f32])))]
+    for x, y in zip(fast, slow, strict=True):
+        assert _state(x) == _state(y)
+    assert [u.operation for u in a.uses] == [*reversed(slow), *reversed(fast)]  # latest use first, as xDSL

@@ -241,6 +241,18 @@ def two_divergent_loops(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + pid * BLOCK + offs, acc + m)
 
 
+@triton.jit
+def scalar_loop(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """A divergent loop of scalar-core work only (no engine command in it): programs differ only in the scalar
+    instructions before their next command."""
+    pid = tl.program_id(0)
+    s = tl.load(x_ptr + pid)
+    for i in range(pid % 4):
+        s = s * 0.5 + i
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + pid * BLOCK + offs, tl.load(x_ptr + offs) + s)
+
+
 def _attention_program_and_args(n_ctx: int = 96, d: int = 16):
     from examples.attention import attn_fwd
 
@@ -256,7 +268,7 @@ def _attention_program_and_args(n_ctx: int = 96, d: int = 16):
     return program, (n_ctx // 32, z * h, 1), [q, k, v, out, 0.25, *stride_args, h, n_ctx], [out]
 
 
-@pytest.mark.parametrize("kernel", ["attention", "nested", "two_loops", "loop_and_branch"])
+@pytest.mark.parametrize("kernel", ["attention", "nested", "two_loops", "loop_and_branch", "scalar_loop"])
 def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> None:
     """A loop whose bound differs within a batch runs once, each iteration over the programs still in it
     (compaction); the outputs, every recorded command (slots, scalar instructions) and cycles are those of
@@ -269,7 +281,12 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
     if kernel == "attention":
         program, grid, args, outputs = _attention_program_and_args()
     else:
-        fn = {"nested": nested_divergent, "two_loops": two_divergent_loops, "loop_and_branch": divergent_loop}[kernel]
+        fn = {
+            "nested": nested_divergent,
+            "two_loops": two_divergent_loops,
+            "loop_and_branch": divergent_loop,
+            "scalar_loop": scalar_loop,
+        }[kernel]
         signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
         extra = []
         if kernel == "loop_and_branch":
@@ -294,7 +311,7 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
         batches.clear()
         result = run_kernel(program, grid, list(args), max_batch=max_batch)
         runs.append(([t.clone() for t in outputs], result.traces, result.report.total_cycles))
-        if enabled and max_batch is None and kernel in ("attention", "nested", "two_loops"):
+        if enabled and max_batch is None and kernel != "loop_and_branch":
             assert batches == [grid[0] * grid[1]]  # no split: the loops ran compacted
         if not enabled:
             assert len(batches) > 1
@@ -305,3 +322,29 @@ def test_compacted_divergent_loops_equal_split_batches(kernel, monkeypatch) -> N
         shape = tuple((c.engine, c.waits, c.fills, c.scalar_instrs, c.scalar_blocking) for c in t.commands)
         by_structure.setdefault(id(t.structure), set()).add(shape)
     assert all(len(shapes) == 1 for shapes in by_structure.values())
+
+
+def test_dma_commands_fill_the_fields_they_name() -> None:
+    """dma_trace builds DMA commands positionally (one per program): each field holds what its name says."""
+    from mtia_xdsl.machine.commands import Command, Engine, SlotRef
+    from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_commands
+    from mtia_xdsl.machine.interpret.pe_state import PeState
+
+    fills = (SlotRef(2, 5),)
+    runs = cached_block_runs({}, [64, 1], [3, 16], 4)
+    (cmd,) = dma_commands("dma_load", "k.py:3:4", (), fills, True, runs, [1000], 256, False, "f32")
+    want = Command(
+        Engine.DMA, "dma_load", "k.py:3:4", (), fills, global_read_bytes=192, global_write_bytes=0,
+        global_ranges=((1000, 64), (1256, 64), (1512, 64)), global_extent=(1000, 1576), ls_bytes=192,
+        descriptors=3, dtype="f32",
+    )  # fmt: skip
+    assert dataclasses.asdict(cmd) == dataclasses.asdict(want)
+    from mtia_xdsl.machine.config import MachineConfig
+
+    state = PeState([(0, 0, 0), (1, 0, 0)], MachineConfig())  # traces are built positionally too
+    state.issue(cmd)
+    state.scalar_instrs = 7
+    traces = state.traces(None)
+    assert [t.program_id for t in traces] == [(0, 0, 0), (1, 0, 0)]
+    assert all(t.commands == [cmd] and t.tail_scalar_instrs == 7 and t.extra_ls_bytes == 0 for t in traces)
+    assert all(t.cb_depth == {} and t.cb_tile_bytes == {} and t.cb_ls_offset == {} for t in traces)

@@ -513,6 +513,29 @@ def test_programs_do_not_overlap_when_both_do_not_fit_local_storage():
     assert timeline.total_cycles == strict.total_cycles
 
 
+def test_programs_overlap_when_their_cb_ids_in_use_fit_though_their_cbs_do_not():
+    """Two programs of 10 CBs each, mtia-cb-allocate having given them 5 CB IDs (CBs never alive together
+    share one): 10 IDs in use fit the CP's 14, so the second issues while the first drains; with 8 IDs they
+    do not, and it waits. Layer norm (14 CBs on 6 IDs) ran one program after another while 28 > 14 CBs
+    were counted."""
+    programs = []
+    for p in range(2):
+        prog = _load_compute_store(p)
+        extra = range(2, 10)  # CBs no command uses: allocated, so they count
+        prog.cb_depth = {**prog.cb_depth, **dict.fromkeys(extra, 1)}
+        prog.cb_tile_bytes = {**prog.cb_tile_bytes, **dict.fromkeys(extra, 32)}
+        prog.cb_ls_offset = dict.fromkeys(prog.cb_depth, 0) | {1: TILE}
+        prog.cb_hw_id = {cb: cb % 5 for cb in prog.cb_depth}
+        programs.append(prog)
+    assert programs[0].cb_ids_in_use() == 5
+    spans = _by_program(simulate(programs, ONE_PE, grid=(2, 1, 1)))
+    store_end = max(x.end_cycle for x in spans[0] if x.kind == "dma_store")
+    assert min(x.start_cycle for x in spans[1] if x.kind == "dma_load") < store_end
+    spans = _by_program(simulate(programs, ONE_PE.replace(cb_ids=8), grid=(2, 1, 1)))
+    store_end = max(x.end_cycle for x in spans[0] if x.kind == "dma_store")
+    assert min(x.start_cycle for x in spans[1] if x.kind == "dma_load") >= store_end
+
+
 def test_programs_in_flight_is_one_or_two():
     with pytest.raises(ValueError, match="pe_programs_in_flight' must be 1 or 2, got 3"):
         MTIA2I.replace(pe_programs_in_flight=3)

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from xdsl.dialects import scf
 from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.ir import Operation, SSAValue
 
@@ -88,7 +89,7 @@ def _sub(x: Any, rank: int, index: np.ndarray, size: int) -> Any:
             raise _NotCompactable
         return x[index] if x.shape[0] == size else x
     if x is None or isinstance(x, np.generic | int | float | bool | SimCB):
-        return x
+        return cast(Any, x)
     raise _NotCompactable
 
 
@@ -119,99 +120,109 @@ def run_compacted(
 
     Raises: Divergence (split the batch by `ub`) when the loop cannot be compacted.
     """
-    from mtia_xdsl.machine.interpret.mtia import set_pe_state
-    from mtia_xdsl.machine.interpret.tt import get_launch_state, set_launch_state
-
-    state = interpreter.get_data(type_key(), "pe", lambda: None)
-    counter = getattr(interpreter, "counter", None)
-    env = getattr(interpreter, "_env", None)
-    slot_of = getattr(interpreter, "_slot", None)
-    size = state.size if state is not None else 0
-    if (
-        not ENABLED
-        or not facts.ok
-        or state is None
-        or state.engine_depth
-        or env is None
-        or slot_of is None
-        or counter is None
-        or ub.shape != (size,)
-    ):
+    state: PeState | None = interpreter.get_data(type_key(), "pe", lambda: None)
+    usable = all(hasattr(interpreter, name) for name in ("counter", "_env", "_slot"))
+    if not (ENABLED and facts.ok and usable and state is not None and not state.engine_depth):
         raise Divergence(op, ub)
-    launch = get_launch_state(interpreter)
-    trips = np.maximum(0, -(-(ub.astype(np.int64) - lb) // step))
-    total = int(trips.max())
-    slots = [(slot_of(v), rank) for v, rank in facts.captured]
-    env = interpreter._env  # pyright: ignore[reportAttributeAccessIssue]  # the list _slot may have grown
-    originals = [(slot, env[slot]) for slot, _ in slots]
-    loop_args = carried
-    left_waited: dict[int, int] = {}
-    """Per CB (position in state.cbs): the least `waited` among the programs that left the loop so far (the
-    CB's `waited` is that of the programs still in it; after the loop the least of all, see `cb.wait`)."""
-    in_loop = size
+    if ub.shape != (state.size,):
+        raise Divergence(op, ub)
+    loop = _CompactedLoop(interpreter, cast(scf.ForOp, op), facts, state)
     try:
-        for i in range(total):
+        return loop.run(lb, ub, step, carried, iv_type)
+    except (_NotCompactable, Divergence):
+        raise Divergence(op, ub) from None
+    finally:
+        loop.restore()
+
+
+class _CompactedLoop:
+    """One run of a compacted loop: the batch's state, and the captured values it indexes down per iteration."""
+
+    def __init__(self, interpreter: Any, op: scf.ForOp, facts: _LoopFacts, state: PeState) -> None:
+        from mtia_xdsl.machine.interpret.tt import get_launch_state
+
+        self.interpreter = interpreter
+        self.op = op
+        self.facts = facts
+        self.state = state
+        self.size = state.size
+        self.launch = get_launch_state(interpreter)
+        slots = [(interpreter._slot(v), rank) for v, rank in facts.captured]
+        self.env: list[Any] = interpreter._env  # after _slot, which may grow it
+        self.captured = [(slot, rank, self.env[slot]) for slot, rank in slots]
+        self.left_waited: dict[int, int] = {}
+        """Per CB (position in state.cbs): the least `waited` among the programs that left the loop so far (the
+        CB's `waited` is that of the programs still in it; after the loop the least of all, see `_note_waited`)."""
+
+    def run(self, lb: int, ub: np.ndarray, step: int, carried: tuple[Any, ...], iv_type: Any) -> PythonValues:
+        trips = np.maximum(0, -(-(ub.astype(np.int64) - lb) // step))
+        loop_args, in_loop = carried, self.size
+        for i in range(int(trips.max())):
             iv = as_value(np.int64(lb + i * step), iv_type)
             index = np.flatnonzero(trips > i)
             if len(index) < in_loop:
-                _note_waited(state, left_waited)
+                _note_waited(self.state, self.left_waited)
                 in_loop = len(index)
-            if len(index) == size:
-                loop_args = interpreter.run_ssacfg_region(op.body, (iv, *loop_args), "for")  # pyright: ignore[reportAttributeAccessIssue]
-                continue
-            frame = [(cb, list(cb.visible), list(cb.reserved), cb.waited, cb.pushed) for cb in state.cbs]
-            for (slot, rank), (_, x) in zip(slots, originals, strict=True):
-                env[slot] = _sub(x, rank, index, size)
-            sub_args = tuple(_sub(x, r, index, size) for x, r in zip(loop_args, facts.carried_ranks, strict=True))
-            subs = []
-            for cb, visible, reserved, _, _ in frame:
-                rank = logical_rank(cb.tile)
-                subs.append([_sub(t, rank, index, size) for t in visible])
-                cb.visible = deque(subs[-1])
-                cb.reserved = [_sub(t, rank, index, size) for t in reserved]
-            sub_state = state.sub_batch(index)
-            sub_launch = dataclasses.replace(
-                launch, program_id=tuple(p[index] if np.ndim(p) else p for p in launch.program_id)
+            if len(index) == self.size:
+                loop_args = self.interpreter.run_ssacfg_region(self.op.body, (iv, *loop_args), "for")  # pyright: ignore[reportAttributeAccessIssue]
+            else:
+                loop_args = self._iteration(index, iv, loop_args)
+        _note_waited(self.state, self.left_waited)
+        for k, cb in enumerate(self.state.cbs):
+            cb.waited = self.left_waited.get(k, cb.waited)
+        self.state.settle()
+        return loop_args
+
+    def _iteration(self, index: np.ndarray, iv: Any, loop_args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Run one iteration for the programs `index` only; return the carried values of the whole batch."""
+        from mtia_xdsl.machine.interpret.mtia import set_pe_state
+        from mtia_xdsl.machine.interpret.tt import set_launch_state
+
+        state, size, interpreter, ranks = self.state, self.size, self.interpreter, self.facts.carried_ranks
+        for slot, rank, x in self.captured:
+            self.env[slot] = _sub(x, rank, index, size)
+        sub_args = tuple(_sub(x, r, index, size) for x, r in zip(loop_args, ranks, strict=True))
+        frame: list[tuple[SimCB, list[Any], list[Any], list[Any], int]] = []
+        for cb in state.cbs:
+            rank = logical_rank(cb.tile)
+            visible = [_sub(t, rank, index, size) for t in cb.visible]
+            frame.append((cb, list(cb.visible), visible, list(cb.reserved), cb.pushed))
+            cb.visible = deque(visible)
+            cb.reserved = [_sub(t, rank, index, size) for t in cb.reserved]
+        sub_state = state.sub_batch(index)
+        launch = self.launch
+        sub_launch = dataclasses.replace(
+            launch, program_id=tuple(p[index] if np.ndim(p) else p for p in launch.program_id)
+        )
+        set_pe_state(interpreter, sub_state)
+        set_launch_state(interpreter, sub_launch)
+        interpreter.counter.state = sub_state
+        try:
+            new_args = interpreter.run_ssacfg_region(self.op.body, (iv, *sub_args), "for")
+        finally:
+            set_pe_state(interpreter, state)
+            set_launch_state(interpreter, launch)
+            interpreter.counter.state = state
+        for cb, visible, sub_visible, reserved, pushed in frame:
+            if len(cb.visible) != len(visible) or len(cb.reserved) != len(reserved):
+                raise _NotCompactable
+            rank = logical_rank(cb.tile)
+            cb.visible = deque(
+                old if new is sub else _merge(old, new, rank, index, size)
+                for old, new, sub in zip(visible, cb.visible, sub_visible, strict=True)
             )
-            set_pe_state(interpreter, sub_state)
-            set_launch_state(interpreter, sub_launch)
-            counter.state = sub_state
-            try:
-                new_args = interpreter.run_ssacfg_region(op.body, (iv, *sub_args), "for")  # pyright: ignore[reportAttributeAccessIssue]
-            finally:
-                set_pe_state(interpreter, state)
-                set_launch_state(interpreter, launch)
-                counter.state = state
-            for (cb, visible, reserved, _, pushed), sub_visible in zip(frame, subs, strict=True):
-                if len(cb.visible) != len(visible) or len(cb.reserved) != len(reserved):
-                    raise _NotCompactable
-                rank = logical_rank(cb.tile)
-                cb.visible = deque(
-                    old if new is sub else _merge(old, new, rank, index, size)
-                    for old, new, sub in zip(visible, cb.visible, sub_visible, strict=True)
-                )
-                cb.reserved = [
-                    None if old is None and new is None else _merge(old, new, rank, index, size)
-                    for old, new in zip(reserved, cb.reserved, strict=True)
-                ]
-                state.left_behind(cb.cb_id, index, cb.pushed - pushed)
-            loop_args = tuple(
-                _merge(old, new, r, index, size)
-                for old, new, r in zip(loop_args, new_args, facts.carried_ranks, strict=True)
-            )
-            state.merge_sub_batch(index, sub_state)
-    except _NotCompactable:
-        raise Divergence(op, ub) from None
-    except Divergence:
-        raise Divergence(op, ub) from None
-    finally:
-        for slot, x in originals:
-            env[slot] = x
-    _note_waited(state, left_waited)
-    for k, cb in enumerate(state.cbs):
-        cb.waited = left_waited.get(k, cb.waited)
-    state.settle()
-    return loop_args
+            cb.reserved = [
+                None if old is None and new is None else _merge(old, new, rank, index, size)
+                for old, new in zip(reserved, cb.reserved, strict=True)
+            ]
+            state.left_behind(cb.cb_id, index, cb.pushed - pushed)
+        state.merge_sub_batch(index, sub_state)
+        return tuple(_merge(old, new, r, index, size) for old, new, r in zip(loop_args, new_args, ranks, strict=True))
+
+    def restore(self) -> None:
+        """Give the captured values back their whole-batch values (ops after the loop read them)."""
+        for slot, _, x in self.captured:
+            self.env[slot] = x
 
 
 def _note_waited(state: PeState, left_waited: dict[int, int]) -> None:

@@ -216,20 +216,13 @@ def dma_commands(
     dma = Engine.DMA
 
     def command(shift: int, global_ranges: tuple[tuple[int, int], ...] | Runs) -> Command:
+        # positional, in Command's field order (engine, kind, loc, waits, fills, scalar_instrs, elems, macs, dtype,
+        # dpe_passes, global_read_bytes, global_write_bytes, global_ranges, global_extent, ls_bytes, descriptors):
+        # a launch builds one per program and DMA, and keywords cost twice as much
         return Command(
-            dma,
-            kind,
-            where,
-            waits,
-            fills,
-            global_read_bytes=read_bytes,
-            global_write_bytes=write_bytes,
-            global_ranges=global_ranges,
-            global_extent=None if extent is None else (extent[0] + shift, extent[1] + shift),
-            ls_bytes=ls_bytes,
-            descriptors=descriptors,
-            dtype=dtype,
-        )
+            dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, read_bytes, write_bytes, global_ranges,
+            None if extent is None else (extent[0] + shift, extent[1] + shift), ls_bytes, descriptors,
+        )  # fmt: skip
 
     if ranges and type(ranges[0]) is RunBlock:
         block = ranges[0]

@@ -32,11 +32,15 @@ def valid_lanes(valid: PythonValues, shape: list[int]) -> Any:
 
 
 def valid_count(valid: PythonValues, shape: list[int]) -> Any:
-    """Elements inside an effective shape: an int, or one per program of the batch (int64 array (B,))."""
+    """Elements inside an effective shape: an int (also when every program of the batch has the same), or one
+    per program of the batch (int64 array (B,))."""
     count: Any = 1
     for v, size in zip(valid, shape, strict=True):
         count = count * np.clip(np.asarray(v, dtype=np.int64), 0, size)
-    return int(count) if np.ndim(count) == 0 else count
+    if np.ndim(count) == 0:
+        return int(count)
+    first = count.reshape(-1)[0]
+    return int(first) if (count == first).all() else count
 
 
 def per_program(count: Any, b: int) -> int:
@@ -47,4 +51,6 @@ def per_program(count: Any, b: int) -> int:
 def keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> Any:
     """`tile` with the lanes outside the effective shape `valid` replaced by `outside` (left unwritten)."""
     shape = list(t.get_shape()) if isinstance(t, TensorType) else []
+    if all(np.min(v) >= size for v, size in zip(valid, shape, strict=True)):  # every lane of every program
+        return as_value(tile, t)
     return as_value(np.where(valid_lanes(valid, shape), tile, outside), t)

@@ -131,8 +131,7 @@ class PeState:
 
     def merge_sub_batch(self, index: np.ndarray, sub: PeState) -> None:
         """Take back the state of the programs `index` after a compacted iteration ran them in `sub`."""
-        if sub.commands:
-            self.commands.append(Partial(index, sub.commands))
+        self.commands.append(Partial(index, sub.commands))  # even without commands: it marks the programs' structure
         if type(self.scalar_instrs) is not np.ndarray:
             self.scalar_instrs = np.full(self.size, self.scalar_instrs, dtype=np.int64)
         self.scalar_instrs[index] = sub.scalar_instrs
@@ -182,27 +181,28 @@ class PeState:
         depth = {cb.cb_id: cb.depth for cb in self.cbs}
         tile_bytes = {cb.cb_id: mtia.tile_bytes(cb.tile) for cb in self.cbs}
         offsets = {cb.cb_id: cb.ls_offset for cb in self.cbs}
+        hw_ids = {cb.cb_id: cb.hw_id for cb in self.cbs if cb.hw_id is not None}
+        hw_id = hw_ids if len(hw_ids) == len(self.cbs) else None
         n = self.size
         if any(type(c) is Partial for c in self.commands) or type(self.scalar_instrs) is np.ndarray:
-            return self._compacted_traces(depth, tile_bytes, offsets)
+            return self._compacted_traces(depth, tile_bytes, offsets, hw_id)
         columns = [itertools.repeat(c, n) if isinstance(c, Command) else c for c in self.commands]
         per_program = zip(*columns, strict=False) if columns else itertools.repeat((), n)
         structure = object()  # the batch ran one control flow with one CB protocol: one command structure
+        tail = self.scalar_instrs
+        # positional (program_id, commands, cb_depth, cb_tile_bytes, tail_scalar_instrs, extra_ls_bytes,
+        # cb_ls_offset, structure, cb_hw_id): one per program of the batch
         return [
-            ProgramTrace(
-                program_id=pid,
-                commands=list(commands),
-                cb_depth=depth,
-                cb_tile_bytes=tile_bytes,
-                cb_ls_offset=offsets,
-                tail_scalar_instrs=self.scalar_instrs,
-                structure=structure,
-            )
+            ProgramTrace(pid, list(commands), depth, tile_bytes, tail, 0, offsets, structure, hw_id)
             for pid, commands in zip(self.program_ids, per_program, strict=False)
         ]
 
     def _compacted_traces(
-        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int]
+        self,
+        depth: dict[int, int],
+        tile_bytes: dict[int, int],
+        offsets: dict[int, int],
+        hw_id: dict[int, int] | None,
     ) -> list[ProgramTrace]:
         """`traces` of a batch that ran compacted loops: programs in the same compacted iterations share a
         structure."""
@@ -236,6 +236,7 @@ class PeState:
                 cb_depth=depth,
                 cb_tile_bytes=tile_bytes,
                 cb_ls_offset=offsets,
+                cb_hw_id=hw_id,
                 tail_scalar_instrs=int(instrs[b]) if type(instrs) is np.ndarray else instrs,
                 structure=structures.setdefault(tuple(member[b]), object()),
             )

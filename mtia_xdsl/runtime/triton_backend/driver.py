@@ -133,6 +133,9 @@ class MtiaLauncher:
             enter_hook(launch_metadata)
         if self.driver is not None:
             self.driver.last_result = None  # a failed run leaves no report of an earlier launch behind
+        from mtia_xdsl.machine.run import reuse_interpreters
+
+        reuse_interpreters(function.module)  # a loaded kernel's module is never edited
         result = toolchain.run_kernel(function.module, (grid_x, grid_y, grid_z), run_args, self.options)
         if self.driver is not None:
             self.driver.last_result = result

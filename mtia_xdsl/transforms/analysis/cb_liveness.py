@@ -38,6 +38,7 @@ from xdsl.utils.exceptions import PassFailedException
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.locations import location_str
+from mtia_xdsl.utils.walk import ops_of
 
 _LOOPS = (scf.ForOp, scf.WhileOp)
 _READS_FIRST = (mtia.CbWaitOp, mtia.CbPopOp, mtia.CbReadOp)
@@ -229,7 +230,7 @@ def _back_edge_reason(
 
 def kernels(module: ModuleOp) -> list[Operation]:
     """The kernels of `module` that allocate CBs (tt.func ops holding cb_alloc), in order."""
-    return [f for f in module.ops if any(isinstance(o, mtia.CbAllocOp) for o in f.walk())]
+    return [f for f in module.ops if any(isinstance(o, mtia.CbAllocOp) for o in ops_of(f))]
 
 
 def describe_range(r: CbLiveRange) -> str:
@@ -301,7 +302,7 @@ def verify_cb_allocation(module: ModuleOp) -> None:
     first conflict, located at the kernel line of the later CB's value and naming both values' lines.
     """
     for func in kernels(module):
-        if not any(isinstance(o, mtia.CbAllocOp) and o.cb_id is not None for o in func.walk()):
+        if not any(isinstance(o, mtia.CbAllocOp) and o.cb_id is not None for o in ops_of(func)):
             continue
         conflicts = allocation_conflicts(func)
         if conflicts:

@@ -24,6 +24,7 @@ from xdsl.ir import Operation, SSAValue
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.utils.isa import isa
+from mtia_xdsl.utils.walk import ops_of
 
 _REGION_OPS = (scf.ForOp, scf.IfOp, scf.WhileOp)
 
@@ -78,7 +79,7 @@ def cb_resident_values(func: Operation) -> set[SSAValue]:
     least fixed point of the rule in the module docstring)."""
     resident: set[SSAValue] = set()
     region_ops: list[Operation] = []
-    for op in func.walk():
+    for op in ops_of(func):
         if isa(op, mtia.ENGINE_OPS):
             resident.update(op.results)
         elif isa(op, _REGION_OPS):

@@ -39,6 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
+from mtia_xdsl.utils.walk import ops_of
 
 # ----------------------------------------------------------------------------------------------
 # Symbolic scalar expressions
@@ -1144,7 +1145,7 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
 def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
     analyzer = _Analyzer(info, mask_bounded)
-    for op in func.walk():
+    for op in ops_of(func):
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
             access, reason = _classify(op, analyzer)

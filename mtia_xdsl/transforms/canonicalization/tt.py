@@ -38,6 +38,8 @@ from xdsl.rewriter import Rewriter
 from mtia_xdsl.dialects import tt
 from mtia_xdsl.transforms.canonicalization.folds import IN_PLACE, fold_op, rewrite_op
 from mtia_xdsl.transforms.dce import is_trivially_dead
+from mtia_xdsl.utils.clone import clone_op
+from mtia_xdsl.utils.walk import ops_of
 
 # ---------------------------------------------------------------------------------------------
 # Constants
@@ -237,7 +239,7 @@ def _inline_call(call: tt.CallOp, callee: tt.FuncOp) -> None:
     for op in block.ops:
         if op is ret:
             break
-        clone = op.clone(value_mapper=mapping)
+        clone = clone_op(op, mapping)
         if relocate:
             for nested in clone.walk():
                 if nested.location is None or _in_triton_library(nested.location):
@@ -257,7 +259,7 @@ def _call_order(module: ModuleOp) -> list[tt.FuncOp]:
         if name in seen or name not in funcs:
             return
         seen.add(name)
-        for op in funcs[name].walk():
+        for op in ops_of(funcs[name]):
             if isinstance(op, tt.CallOp):
                 visit(op.callee.string_value())
         order.append(funcs[name])
@@ -276,7 +278,7 @@ def inline_calls(module: ModuleOp) -> None:
         if not func.body.blocks:
             continue
         canonicalize_function(func)
-        calls = [op for op in func.walk() if isinstance(op, tt.CallOp)]
+        calls = [op for op in ops_of(func) if isinstance(op, tt.CallOp)]
         inlined = False
         for call in calls:
             callee = funcs.get(call.callee.string_value())
@@ -285,7 +287,7 @@ def inline_calls(module: ModuleOp) -> None:
                 inlined = True
         if inlined:
             canonicalize_function(func)
-    called = {op.callee.string_value() for op in module.walk() if isinstance(op, tt.CallOp)}
+    called = {op.callee.string_value() for op in ops_of(module) if isinstance(op, tt.CallOp)}
     for name, func in _functions(module).items():
         if func.sym_visibility is not None and func.sym_visibility.data == "private" and name not in called:
             module.body.blocks[0].erase_op(func)
