@@ -204,13 +204,13 @@ class ProgramTrace:
     cb_ls_offset: dict[int, int] | None = None
     """cb id -> LS offset of its first slot (mtia-cb-allocate; CBs never alive together share bytes);
     None: every CB has bytes of its own."""
-    cb_hw_id: dict[int, int] | None = None
-    """cb id -> the CB ID the CP tracks it by (mtia-cb-allocate; CBs never alive together share one);
-    None: every CB has an ID of its own."""
     structure: object = field(default=None, compare=False, repr=False)
     """An object shared by programs whose commands have the same structure (engines, CB slots read and
     filled, scalar instructions, blocking) and CB depths, as the programs of one functional batch; the
     timing model then builds their dependencies once (None: compared command by command)."""
+    cb_hw_id: dict[int, int] | None = None
+    """cb id -> the CB ID the CP tracks it by (mtia-cb-allocate; CBs never alive together share one);
+    None: every CB has an ID of its own."""
 
     def cb_ids_in_use(self) -> int:
         """CB IDs this program's CBs take on the CP: the distinct `cb_hw_id`s (every CB one without them)."""

@@ -97,7 +97,7 @@ def embedding_bag_sum(
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
     values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it;
     bag_size and max_indices are the bag sizes for mean, 0 for sum).
-    weight [rows, D] contiguous, indices and offsets 1-D."""
+    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights)."""
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
     # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
@@ -111,7 +111,9 @@ def embedding_bag_sum(
     max_indices = offsets.new_empty(bags)
     block_d = min(triton.next_power_of_2(d), MAX_BLOCK_D)
     block_bags = min(triton.next_power_of_2(bags), MAX_BLOCK_BAGS)
-    psw = per_sample_weights if per_sample_weights is not None else weight
+    # the kernel reads ids, offsets and weights at unit stride (aten's offset2bag rule above reads psw's own stride)
+    indices, offsets = indices.contiguous(), offsets.contiguous()
+    psw = per_sample_weights.contiguous() if per_sample_weights is not None else weight
     if bags > 0:
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
             weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,

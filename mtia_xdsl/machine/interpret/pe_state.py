@@ -191,14 +191,18 @@ class PeState:
         structure = object()  # the batch ran one control flow with one CB protocol: one command structure
         tail = self.scalar_instrs
         # positional (program_id, commands, cb_depth, cb_tile_bytes, tail_scalar_instrs, extra_ls_bytes,
-        # cb_ls_offset, cb_hw_id, structure): one per program of the batch
+        # cb_ls_offset, structure, cb_hw_id): one per program of the batch
         return [
-            ProgramTrace(pid, list(commands), depth, tile_bytes, tail, 0, offsets, hw_id, structure)
+            ProgramTrace(pid, list(commands), depth, tile_bytes, tail, 0, offsets, structure, hw_id)
             for pid, commands in zip(self.program_ids, per_program, strict=False)
         ]
 
     def _compacted_traces(
-        self, depth: dict[int, int], tile_bytes: dict[int, int], offsets: dict[int, int], hw_id: dict[int, int] | None
+        self,
+        depth: dict[int, int],
+        tile_bytes: dict[int, int],
+        offsets: dict[int, int],
+        hw_id: dict[int, int] | None,
     ) -> list[ProgramTrace]:
         """`traces` of a batch that ran compacted loops: programs in the same compacted iterations share a
         structure."""
