@@ -56,9 +56,9 @@ class ProgramShape:
     latency, LS bytes and ideal work of its compute commands."""
 
     __slots__ = (
-        "blocking", "by_accesses", "compute_commands", "dependents", "deps_left", "dpe_fill", "engine", "latency",
-        "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues", "re_barriers", "release_extra",
-        "scalar_cost", "work",
+        "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
+        "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues",
+        "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -112,6 +112,10 @@ class ProgramShape:
         self.by_accesses: dict[tuple, ProgramShape] = {}
         """`accesses_up_to_shift` of a program of this shape -> the shape it gets (this one, or one of its own
         when its commands must keep program order through memory); at most `MAX_ACCESS_PATTERNS` kept."""
+        self.access_hits = 0
+        self.access_misses = 0
+        """Programs whose access pattern was found in / missing from `by_accesses` (patterns are looked for
+        only while they pay: a grid whose blocks do not all move together never hits)."""
         """The compute commands of the program the shape was built from (another program reuses the shape
         only if its own are equal)."""
 
@@ -168,9 +172,13 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
-    accesses = accesses_up_to_shift(cmds, shape.memory_commands)
-    if accesses is not None and (known := shape.by_accesses.get(accesses)) is not None:
-        return known
+    accesses = None
+    if shape.access_misses < MISSES_BEFORE_GIVING_UP or shape.access_hits > shape.access_misses:
+        accesses = accesses_up_to_shift(cmds, shape.memory_commands)
+        if accesses is not None and (known := shape.by_accesses.get(accesses)) is not None:
+            shape.access_hits += 1
+            return known
+        shape.access_misses += 1
     hazards = memory_hazards(cmds, shape.memory_commands)
     result = ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
     if accesses is not None and len(shape.by_accesses) < MAX_ACCESS_PATTERNS:
@@ -180,6 +188,8 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
 
 MAX_ACCESS_PATTERNS = 256
 """Access patterns (`accesses_up_to_shift`) remembered per program shape."""
+MISSES_BEFORE_GIVING_UP = 16
+"""A shape stops looking for its programs' access patterns after this many misses, unless it hits more often."""
 
 
 def accesses_up_to_shift(cmds: list[Command], indices: list[int]) -> tuple | None:
