@@ -179,7 +179,7 @@ def _streamed_choice(
     trailing, seen = 0, False
     for op in body.ops:  # the loads issued after it in the iteration follow it on the read port
         seen = seen or op is producer
-        if seen and op is not producer and isinstance(op, mtia.DmaLoadOp) and op.out is not None:
+        if seen and op is not producer and isa(op, mtia.DmaLoadOp) and op.out is not None:
             trailing += mtia.tile_bytes(mtia.tile_type(op.out.type))
     fill = cb_cost.fill_latency_cycles(producer, config, trailing)
     held = _reader_cycles(choice.alloc.result, body, config, costs)
