@@ -834,7 +834,8 @@ def result_json(r: Result) -> dict[str, Any]:
     return {
         "name": r.name, "correct": r.correct, "generated": r.generated, "compiled": r.compiled,
         "launched": r.launched, "dma": r.dma, "accesses": r.accesses, "sim_us": r.sim_us,
-        "host_ops": dict(r.host_ops), "host_calls": r.host_calls, "error": r.error, "kernels_hash": r.kernels_hash, "times_hash": r.times_hash,
+        "host_ops": dict(r.host_ops), "host_calls": r.host_calls, "error": r.error, "kernels_hash": r.kernels_hash,
+        "times_hash": r.times_hash,
     }  # fmt: skip
 
 

@@ -111,8 +111,8 @@ class LlcCoverage:
         every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
         if len(ranges) == 1:
-            lo, n = ranges[0]
-            return self._read_and_add_one(lo, n, capacity)
+            first: tuple[int, int] = ranges[0]
+            return self._read_and_add_one(first[0], first[1], capacity)
         key = _runs_key(ranges)
         known = self.resident_runs.get(key)
         if known is not None:
@@ -407,11 +407,16 @@ class MemorySystem:
         g = self.granule
         total = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
+        first: tuple[int, int]  # typed: native integer arithmetic when compiled
+        a: int
+        n: int
         if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
-            a, n = ranges[0]
+            first = ranges[0]
+            a, n = first
             return raw * (len(ranges) * (-(-(a + n) // g) - a // g) * g) / total
         if len(ranges) == 1:
-            a, n = ranges[0]
+            first = ranges[0]
+            a, n = first
             if n == total:
                 return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
         elif ranges and sum(map(_nbytes, ranges)) == total:
@@ -438,6 +443,7 @@ class MemorySystem:
             return nbytes, 0.0  # write-through
         if not ranges:
             return nbytes, 0.0  # no addresses: assume a miss
+        touched: int
         if regular is not None:
             touched, ascending = len(ranges) * regular[1], regular[0] >= regular[1]
         else:

@@ -17,7 +17,7 @@ from operator import attrgetter, itemgetter
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, command_kind
+from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, Runs, command_kind
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
 from mtia_xdsl.machine.memory import memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
@@ -56,9 +56,9 @@ class ProgramShape:
     latency, LS bytes and ideal work of its compute commands."""
 
     __slots__ = (
-        "blocking", "compute_commands", "dependents", "deps_left", "dpe_fill", "engine", "latency", "ls_bytes",
-        "memory_commands", "occupancy", "pick_compute", "queues", "re_barriers", "release_extra", "scalar_cost",
-        "work",
+        "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
+        "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues",
+        "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -109,6 +109,13 @@ class ProgramShape:
         )
         """A program's compute commands (they decide the costs above), as a tuple."""
         self.compute_commands = self.pick_compute(cmds)
+        self.by_accesses: dict[tuple, ProgramShape] = {}
+        """`accesses_up_to_shift` of a program of this shape -> the shape it gets (this one, or one of its own
+        when its commands must keep program order through memory); at most `MAX_ACCESS_PATTERNS` kept."""
+        self.access_hits = 0
+        self.access_misses = 0
+        """Programs whose access pattern was found in / missing from `by_accesses` (patterns are looked for
+        only while they pay: a grid whose blocks do not all move together never hits)."""
         """The compute commands of the program the shape was built from (another program reuses the shape
         only if its own are equal)."""
 
@@ -165,8 +172,52 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
+    accesses = None
+    if shape.access_misses < MISSES_BEFORE_GIVING_UP or shape.access_hits > shape.access_misses:
+        accesses = accesses_up_to_shift(cmds, shape.memory_commands)
+        if accesses is not None and (known := shape.by_accesses.get(accesses)) is not None:
+            shape.access_hits += 1
+            return known
+        shape.access_misses += 1
     hazards = memory_hazards(cmds, shape.memory_commands)
-    return ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
+    result = ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
+    if accesses is not None and len(shape.by_accesses) < MAX_ACCESS_PATTERNS:
+        shape.by_accesses[accesses] = result
+    return result
+
+
+MAX_ACCESS_PATTERNS = 256
+"""Access patterns (`accesses_up_to_shift`) remembered per program shape."""
+MISSES_BEFORE_GIVING_UP = 16
+"""A shape stops looking for its programs' access patterns after this many misses, unless it hits more often."""
+
+
+def accesses_up_to_shift(cmds: list[Command], indices: list[int]) -> tuple | None:
+    """What `memory_hazards` reads of the commands `indices`, every address taken relative to the first one's:
+    programs with equal keys have equal hazards, since two accesses that overlap still do, and two that do
+    not still do not, when both move by the same amount (the programs of a grid moving the same blocks).
+
+    Each command gives (its `RunBlock`, or the byte count of its one run; its offset; whether it reads;
+    whether it writes). None if a command's runs are neither one run nor a `Runs`.
+    """
+    key: list[tuple[object, int, bool, bool]] = []
+    base = 0
+    for k, i in enumerate(indices):
+        c = cmds[i]
+        ranges = c.global_ranges
+        what: object
+        at: int
+        if type(ranges) is Runs:
+            what, at = ranges.block, ranges.shift
+        elif len(ranges) == 1:
+            first: tuple[int, int] = ranges[0]
+            what, at = first[1], first[0]
+        else:
+            return None
+        if k == 0:
+            base = at
+        key.append((what, at - base, c.global_read_bytes > 0, c.global_write_bytes > 0))
+    return tuple(key)
 
 
 class ProgramRun:

@@ -308,8 +308,9 @@ class _Simulator:
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
         self.footprints: dict[tuple[int, int, int], int] = {}
-        self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
+        self.cb_id_counts: dict[tuple[int, int], int] = {}
+        """(id of cb_depth, id of cb_hw_id) -> CB IDs a program takes on the CP."""
 
     # ---- event plumbing ----
 

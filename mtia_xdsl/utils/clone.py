@@ -58,7 +58,7 @@ class _Cloner:
         return copy
 
     def region(self, region: Region, dest: Region) -> None:
-        new_blocks = []
+        new_blocks: list[Block] = []
         for block in region.blocks:  # every block first: branches may target a later one
             new = Block(arg_types=[a.type for a in block.args])
             for old_arg, new_arg in zip(block.args, new.args, strict=True):

@@ -176,6 +176,29 @@ def _successors(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -
     return built
 
 
+def _xdsl_builder(
+    self: Any,
+    op_def: OpDef,
+    operands: Sequence[Any],
+    result_types: Sequence[Any],
+    properties: Any,
+    attributes: Any,
+    successors: Sequence[Any],
+    regions: Sequence[Any],
+) -> None:
+    """xDSL's own builder, for the argument forms the fast path does not take."""
+    return XDSL_IRDL_OP_INIT(
+        self,
+        op_def,
+        operands=operands,
+        result_types=result_types,
+        properties=properties,
+        attributes=attributes,
+        successors=successors,
+        regions=regions,
+    )
+
+
 def irdl_op_init(
     self: Any,
     op_def: OpDef,
@@ -188,20 +211,6 @@ def irdl_op_init(
     regions: Sequence[Any],
 ) -> None:
     """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring)."""
-
-    def xdsl_builder() -> None:
-        """xDSL's own builder, for the argument forms the fast path does not take."""
-        return XDSL_IRDL_OP_INIT(
-            self,
-            op_def,
-            operands=operands,
-            result_types=result_types,
-            properties=properties,
-            attributes=attributes,
-            successors=successors,
-            regions=regions,
-        )
-
     cls = cast(type[Any], type(self))
     plan = _PLANS.get(cls)
     if plan is None or plan[0] is not op_def:
@@ -213,7 +222,7 @@ def irdl_op_init(
         or len(regions) != len(plan[3])
         or len(successors) != len(plan[4])
     ):
-        return xdsl_builder()
+        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
     sizes: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
     try:
         built_operands = _operands(operands, plan[1], sizes[0])
@@ -221,7 +230,7 @@ def irdl_op_init(
         built_regions = _regions(regions, plan[3], sizes[2])
         built_successors = _successors(successors, plan[4], sizes[3])
     except _Fallback:
-        return xdsl_builder()
+        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
     built_properties = {k: v for k, v in properties.items() if v is not None}
     built_attributes = {k: v for k, v in attributes.items() if v is not None}
     if plan[5]:

@@ -2,7 +2,8 @@
 timing model and once with the pure-Python one (MTIA_SIM_COMPILED=0), the two outputs must be equal.
 
 The launches cover DMA contention (64 PEs streaming), each global placement, LLC write-behind on and off,
-programs in flight (1 and 2), one and two DMA queues, re_reduce barriers, a totals-only timeline, and the
+programs in flight (1 and 2), one and two DMA queues, re_reduce barriers, a totals-only timeline, programs
+whose loads and stores must keep program order (memory hazards, shared by programs alike), and the
 traces of two example kernels (vector add, matmul). Floats print by repr: equal text means equal values.
 
 Usage: python tests/machine/timing_digest.py  (from the repo root; prints {"status": ..., "runs": {...}})
@@ -23,6 +24,7 @@ from examples.vector_add import add_kernel
 from mtia_xdsl.machine import compiled
 from mtia_xdsl.machine.config import MTIA2I, PeSubgrid
 from mtia_xdsl.machine.timing import simulate
+from tests.machine.test_program_shape import launch as in_place_launch
 from tests.machine.test_timeline_totals import _program as stream_program
 from tests.machine.test_timing_re_barrier import HEAVY, LIGHT
 from tests.machine.test_timing_re_barrier import program as re_program
@@ -79,6 +81,8 @@ def main() -> None:
     for size, axis, sub in ((8, 0, PeSubgrid(0, 8, 1)), (2, 0, PeSubgrid(0, 2, 2)), (2, 1, PeSubgrid(0, 2, 2))):
         progs = [re_program(p, HEAVY if p == 3 else LIGHT, size, axis) for p in range(8)]
         runs[f"re_reduce/{size}-{axis}"] = digest(simulate(progs, MTIA2I, "linear", subgrid=sub))
+    for shared in (True, False):  # memory hazards shared by programs moved by one shift, and found one by one
+        runs[f"in-place/{'shared' if shared else 'alone'}"] = digest(simulate(in_place_launch(shared), MTIA2I))
     for kname, (traces, grid) in kernel_traces().items():
         for cname, config in CONFIGS.items():
             runs[f"{kname}/{cname}"] = digest(simulate(traces, config, grid=grid))

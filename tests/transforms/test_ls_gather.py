@@ -104,3 +104,27 @@ def test_wrapping_columns_are_one_box_dma_and_an_ls_gather(k, n):
     mtia = kernel.asm["mtia"]
     assert "tt.gather" in mtia and f"16x{n}xf32>" in mtia
     assert "mtia.gather" not in mtia  # `rn % N` is provably a column of the box: no lane can fall outside
+
+
+@triton.jit
+def nll_target(in_ptr0, in_ptr1, out_ptr, R0_BLOCK: tl.constexpr):
+    """mlp_train's log-softmax target gather as Inductor writes it: row r0 of 8 log-probabilities, column
+    `target[r0]` (ignore_index -100 read as 0): a [1, 16] tile from a box of 16 rows of 8, 8 times the tile."""
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_mask = r0_index < 16
+    tmp0 = tl.load(in_ptr0 + r0_index, r0_mask, other=0.0)
+    tmp9 = tl.where(tmp0 != -100, tmp0, tl.full([1, 1], 0, tl.int64))
+    tmp11 = tl.load(in_ptr1 + (tmp9 + 8 * r0_index), r0_mask, other=0.0)
+    tl.store(out_ptr + r0_index, tmp11, r0_mask)
+
+
+def test_nll_target_gather_is_one_box_dma_and_an_ls_gather():
+    target, logp = torch.randint(0, 8, (16,)), torch.randn(16, 8)
+    target[3] = -100
+    out = torch.empty(16)
+    kernel = mtia_xdsl.compile(nll_target, constexprs={"R0_BLOCK": 16})
+    kernel[(1,)](target, logp, out)
+    expected = logp[torch.arange(16), target.clamp(min=0)]
+    torch.testing.assert_close(out, expected)
+    mtia = kernel.asm["mtia"]
+    assert "tt.gather" in mtia and "16x8xf32>" in mtia and mtia.count("mtia.gather") == 1  # outside the box

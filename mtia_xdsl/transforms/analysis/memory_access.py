@@ -1247,10 +1247,13 @@ def _rows_in_memory_order(form: AffineForm, shape: tuple[int, ...]) -> bool:
     return len(unit) == 1 and index_shape[unit[0]] == 1
 
 
-LS_GATHER_MAX_BOX_RATIO = 4
+LS_GATHER_MAX_BOX_RATIO = 16
 """The most elements a gather's source box may hold, as a multiple of the tile's (`_ls_gather_access`): a
-heuristic of the analysis that keeps the box's LS and DMA bytes of the order of the tile's (dlrm's tril
-gather reads 26 rows of 25 for a tile of 256)."""
+heuristic of the analysis, not a hardware number. With the model's defaults a DMA moves 16 f32 elements a
+cycle (`MachineConfig.dma_read_bytes_per_cycle`) where the scalar core spends about 10 cycles per gathered
+element (`scalar_outstanding_loads` overlapping an SRAM latency), so even at 16 box elements per tile
+element the box costs the DMA less than the gather costs the scalar core (dlrm's tril gather reads 27 rows
+of 25 for a tile of 256; mlp_train's target gather 16 rows of 8 for a tile of 16)."""
 
 
 def _ls_gather_access(

@@ -816,3 +816,29 @@ tt.func public @tril_gather(%ids: !tt.ptr<i64>, %z: !tt.ptr<f32>) {
   %v = tt.load %p, %mask : tensor<256x!tt.ptr<f32>>
   tt.return
 }
+
+// A target gather `logp[r, t[r]]` over rows of 8 reads a box 8 times its tile: an LS gather. Over rows of
+// 100 the box would be 100 times the tile (LS_GATHER_MAX_BOX_RATIO is 16): an element gather on the scalar core.
+// CHECK-LABEL: tt.func public @target_gather
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%logp+0 strides=[8, 1] bounds=[16, 8] shape=[16, 8] ls_gather=checked"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @target_gather(%t: !tt.ptr<i64>, %logp: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %ts = tt.splat %t : !tt.ptr<i64> -> tensor<16x!tt.ptr<i64>>
+  %tp = tt.addptr %ts, %r : tensor<16x!tt.ptr<i64>>, tensor<16xi32>
+  %idx = tt.load %tp : tensor<16x!tt.ptr<i64>>
+  %k8 = arith.constant dense<8> : tensor<16xi32>
+  %row = arith.muli %r, %k8 : tensor<16xi32>
+  %row64 = arith.extsi %row : tensor<16xi32> to tensor<16xi64>
+  %o = arith.addi %idx, %row64 : tensor<16xi64>
+  %ls = tt.splat %logp : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+  %p = tt.addptr %ls, %o : tensor<16x!tt.ptr<f32>>, tensor<16xi64>
+  %v = tt.load %p : tensor<16x!tt.ptr<f32>>
+  %k100 = arith.constant dense<100> : tensor<16xi32>
+  %wide = arith.muli %r, %k100 : tensor<16xi32>
+  %wide64 = arith.extsi %wide : tensor<16xi32> to tensor<16xi64>
+  %o2 = arith.addi %idx, %wide64 : tensor<16xi64>
+  %p2 = tt.addptr %ls, %o2 : tensor<16x!tt.ptr<f32>>, tensor<16xi64>
+  %v2 = tt.load %p2 : tensor<16x!tt.ptr<f32>>
+  tt.return
+}
