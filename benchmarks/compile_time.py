@@ -17,13 +17,13 @@ in a warm process, the least of several runs (CPU seconds of this process: time.
 Runs of ours and upstream are interleaved so that load from other processes hits both alike, and each side
 takes its least CPU time over the runs: other processes only add to a run's CPU time (cache and core sharing
 on a loaded machine moved medians of either side by 30-50 % between runs), so the least is the estimate of
-the work itself, as `timeit` advises. Goal
-(issue 16): ours within 2x of upstream in geometric mean, never above 4x. `--profile KERNEL` prints the
-cProfile top costs of our compile of that kernel. `--cold` measures instead, in fresh processes, the CPU
+the work itself, as `timeit` advises. Goal (issue 16): ours within 2x of upstream in geometric mean, never
+above 4x. `--profile KERNEL` prints the cProfile top costs of our compile of that kernel, `--passes KERNEL`
+the CPU time of its frontend and of each of its passes. `--cold` measures instead, in fresh processes, the CPU
 seconds of the first compile of vector_add after `import triton` and the import of the example module
 (which imports torch), goal: under 0.5 s, next to upstream's first make_ir + TTIR passes.
 
-Example: python3 benchmarks/compile_time.py [--runs 7] [--profile matmul] [--cold]
+Example: python3 benchmarks/compile_time.py [--runs 7] [--profile matmul] [--passes attention] [--cold]
 """
 
 from __future__ import annotations
@@ -161,11 +161,57 @@ def profile(name: str, top: int = 25) -> None:
         print(out.getvalue())
 
 
+def per_pass(name: str, runs: int = 5) -> None:
+    """Print the CPU milliseconds of each pass of our compile of kernel `name` (mean over `runs` compiles after
+    a warm-up; each pass class's `apply` is timed while this runs), largest first, after the frontend's and the
+    pipeline's (`ours_steps`)."""
+    from xdsl.transforms import canonicalize, common_subexpression_elimination
+
+    from mtia_xdsl.transforms import get_all_passes
+
+    classes = {factory() for factory in get_all_passes().values()}
+    classes |= {canonicalize.CanonicalizePass, common_subexpression_elimination.CommonSubexpressionElimination}
+    spent: dict[str, float] = {}
+
+    def timing(apply: Any, pass_name: str) -> Callable[..., None]:
+        def timed_apply(self: Any, ctx: Any, op: Any) -> None:
+            start = time.process_time()
+            try:
+                apply(self, ctx, op)
+            finally:
+                spent[pass_name] = spent.get(pass_name, 0.0) + time.process_time() - start
+
+        return timed_apply
+
+    originals = {cls: cls.__dict__["apply"] for cls in classes if "apply" in cls.__dict__}
+    fn, signature, constexprs = CASES[name]
+    steps = ours_steps(fn, signature, constexprs)
+    for cls, apply in originals.items():
+        cls.apply = timing(apply, cls.name)
+    try:
+        steps()
+        spent.clear()
+        totals = [0.0, 0.0]
+        for _ in range(runs):
+            frontend, pipeline, _ = steps()
+            totals[0] += frontend
+            totals[1] += pipeline
+    finally:
+        for cls, apply in originals.items():
+            cls.apply = apply
+    print(f"--- {name}: CPU ms per compile, mean of {runs} ---")
+    print(f"{'frontend (build_tt_module)':<44} {1e3 * totals[0] / runs:8.2f}")
+    print(f"{'pipeline (with the tt copy kept for .asm)':<44} {1e3 * totals[1] / runs:8.2f}")
+    for pass_name, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f"  {pass_name:<42} {1e3 * seconds / runs:8.2f}")
+
+
 def main() -> int:
     """Print the table; exit 1 if any kernel is above 4x upstream."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per kernel (least), after one warm-up")
     parser.add_argument("--profile", metavar="KERNEL", help=f"cProfile our compile of one of: {', '.join(CASES)}")
+    parser.add_argument("--passes", metavar="KERNEL", help="CPU time of each pass of our compile of one kernel")
     parser.add_argument("--cold", action="store_true", help="time a cold first compile in fresh processes")
     parser.add_argument("--cold-child", choices=("ours", "upstream"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -174,6 +220,9 @@ def main() -> int:
         return cold(args.runs)
     if args.profile:
         profile(args.profile)
+        return 0
+    if args.passes:
+        per_pass(args.passes)
         return 0
     print(
         f"{'kernel':<20} {'ours ms':>9} {'frontend':>9} {'pipeline':>9} {'print':>7} {'upstream ms':>12} "

@@ -68,6 +68,10 @@ class FitStep:
     form: str = "unrolled"
 
 
+UNFUSE_STEP = "keeping fused chains apart: vector_codegen=False"
+"""How the fitting step that turns fusion off is named in the notes (`fit_steps`)."""
+
+
 def _shortfall(e: Exception) -> str:
     """What a resource error says does not fit, in one line: needed against available."""
     if hasattr(e, "required_bytes"):
@@ -122,8 +126,8 @@ def fit_steps(
     else:
         notes.append("rematerializing constant tiles: already on (rematerialize_constants=True)")
     if ids_short and options.vector_codegen:
-        what = ("keeping fused chains apart: vector_codegen=False (a command fused from a chain reads all of the "
-                "chain's inputs, so they are alive at once)")  # fmt: skip
+        what = (f"{UNFUSE_STEP} (a command fused from a chain reads all of the chain's inputs, so they are alive "
+                "at once)")  # fmt: skip
         yield FitStep(what, replace(o, vector_codegen=False))
     if o.sub_block == 0:
         notes.append("sub-tiling: turned off (sub_block=0)")
@@ -174,6 +178,24 @@ def _fits(attempt: ModuleOp, step: FitStep, lower_once: Callable[[ModuleOp, Any,
         notes.append(f"{step.what}: not applicable ({str(e).strip().splitlines()[0]})")
         return False
     return True
+
+
+def _refusal(first: Exception, notes: list[str]) -> str:
+    """The first resource error's message, the fitting steps tried (`notes`) and advice appended; a step tried
+    is no longer advised (the CB-ID refusal's vector_codegen=False)."""
+    header = str(first).rstrip()
+    if any(n.startswith(UNFUSE_STEP) for n in notes):  # tried and noted below: no longer advice
+        from mtia_xdsl.transforms.mtia_cb_allocate import UNFUSE_ADVICE
+
+        header = header.replace(UNFUSE_ADVICE, "", 1)
+    message = header + "\n  tried, in order:\n" + "\n".join(f"    {n}" for n in notes[1:])
+    if hasattr(first, "required"):  # CB IDs count tensors alive at once, whatever their size
+        advice = ("compute with fewer tensors alive at once (use a loaded tile before loading the next, hold "
+                  "fewer across a loop) or split the work")  # fmt: skip
+    else:
+        advice = "lower BLOCK_* (the largest CBs above are the values to shrink) or split the work"
+    message += f"\n  to make it fit: {advice}"
+    return message
 
 
 def lower_to_fit(
@@ -230,14 +252,7 @@ def lower_to_fit(
         attempt.attributes[FIT] = ArrayAttr([StringAttr(n) for n in notes])
         _move_into(module, attempt)
         return
-    message = str(first).rstrip() + "\n  tried, in order:\n" + "\n".join(f"    {n}" for n in notes[1:])
-    if hasattr(first, "required"):  # CB IDs count tensors alive at once, whatever their size
-        advice = ("compute with fewer tensors alive at once (use a loaded tile before loading the next, hold "
-                  "fewer across a loop) or split the work")  # fmt: skip
-    else:
-        advice = "lower BLOCK_* (the largest CBs above are the values to shrink) or split the work"
-    message += f"\n  to make it fit: {advice}"
-    first.args = (message, *first.args[1:])
+    first.args = (_refusal(first, notes), *first.args[1:])
     raise first
 
 

@@ -58,7 +58,7 @@ from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's
 from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
-from mtia_xdsl.utils.heap import collections_paused, keep_freed_arrays_for_reuse
+from mtia_xdsl.utils.heap import keep_freed_arrays_for_reuse, old_objects_frozen
 
 BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
@@ -100,7 +100,7 @@ def run_kernel(
     protocol misuse, deadlock, bad arguments); ValueError for an unknown `timeline`.
     """
     keep_freed_arrays_for_reuse()  # a batch's large arrays: reused heap memory, not fresh pages per op
-    with collections_paused():  # no collection walks the launch's many commands (nor the older objects)
+    with old_objects_frozen():  # collections during the launch skip the process's older objects
         return _run_kernel(module, grid, args, options, kernel_name, max_batch, timeline)
 
 
@@ -355,8 +355,10 @@ class _BatchRunner:
 
 _REUSED: weakref.WeakSet[ModuleOp] = weakref.WeakSet()
 """Modules whose launches reuse interpreters (`reuse_interpreters`)."""
-_IDLE_INTERPRETERS: weakref.WeakKeyDictionary[ModuleOp, list[Any]] = weakref.WeakKeyDictionary()
-"""Interpreters of a module of `_REUSED` not in use: a launch takes one and gives it back."""
+_IDLE = "_mtia_idle_interpreter"
+"""Attribute of a module of `_REUSED` holding its interpreter while no launch uses it (on the module, not in a
+dict keyed by it: the interpreter refers to its module, so a dict entry would keep the module alive forever,
+while this cycle is collected with the module)."""
 
 
 def reuse_interpreters(module: ModuleOp) -> None:
@@ -372,9 +374,9 @@ def reuse_interpreters(module: ModuleOp) -> None:
 def _take_interpreter(module: ModuleOp) -> Any:
     """An interpreter of buffer-level `module` with the machine's semantics and a `ScalarCoreCounter` as its
     `counter`: an idle one of an earlier launch (`reuse_interpreters`), else a new one."""
-    idle = _IDLE_INTERPRETERS.get(module)
-    if idle:
-        return idle.pop()
+    idle = module.__dict__.pop(_IDLE, None)
+    if idle is not None:
+        return idle
     interpreter = make_tt_interpreter(module, counter=ScalarCoreCounter())
     interpreter.register_implementations(MtiaFunctions())
     interpreter.register_implementations(MtiaAtomicFunctions())
@@ -389,9 +391,7 @@ def _give_back(module: ModuleOp, interpreter: Any) -> None:
     interpreter.counter.state = None
     interpreter.last_op = None
     interpreter._impl_data.clear()  # the launch's memory and PE state: not kept alive by an idle interpreter
-    idle = _IDLE_INTERPRETERS.setdefault(module, [])
-    if not idle:  # one per module: launches run one after another
-        idle.append(interpreter)
+    setattr(module, _IDLE, interpreter)  # one per module: launches run one after another
 
 
 def _batch_limit(kernel: Operation, max_batch: int | None) -> int:

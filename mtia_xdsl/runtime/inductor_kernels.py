@@ -27,36 +27,39 @@ BLOCK_ROWS = 16
 take one step, two_tower's (8) one."""
 MAX_BLOCK_D = 256
 """Columns per program at most: wider tables take more programs along the columns (grid axis 1)."""
+MAX_BLOCK_BAGS = 1024
+"""Bag sizes written per block by program 0 at most (more bags take more blocks, unrolled)."""
 
 
 @triton.jit
 def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches are constexpr specializations)
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
     n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
-    BLOCK_BAGS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr,
-    WRITE_OFFSET2BAG: tl.constexpr,
+    BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...`: out[b, cols] = sum (mean) of
     weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or n_indices for the last bag when
     not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0. Program (0, 0) also writes the
-    bag sizes of all n_bags <= BLOCK_BAGS bags (one block each way, off the other programs' path)."""
+    bag sizes of all n_bags <= BAG_BLOCKS * BLOCK_BAGS bags (blocks, off the other programs' path)."""
     b = tl.program_id(0)
     if b == 0:
         if tl.program_id(1) == 0:
-            bag = tl.arange(0, BLOCK_BAGS)
-            is_bag = bag < n_bags
-            if MEAN:
-                lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
-                if INCLUDE_LAST:
-                    hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
-                else:
-                    has_next = bag + 1 < n_offsets
-                    hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
-                sizes = hi - lo
-            else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
-                sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
-            tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
-            tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
+            for k in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+                bag = k * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
+                is_bag = bag < n_bags
+                if MEAN:
+                    lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
+                    if INCLUDE_LAST:
+                        hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
+                    else:
+                        has_next = bag + 1 < n_offsets
+                        hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
+                    sizes = hi - lo
+                else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
+                    sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
+                tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
+                tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     col_ok = cols < D
     start = tl.load(offsets_ptr + b)
@@ -94,7 +97,7 @@ def embedding_bag_sum(
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
     values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it;
     bag_size and max_indices are the bag sizes for mean, 0 for sum).
-    weight [rows, D] contiguous, indices and offsets 1-D."""
+    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights)."""
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
     # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
@@ -107,11 +110,14 @@ def embedding_bag_sum(
     bag_size = offsets.new_empty(bags)
     max_indices = offsets.new_empty(bags)
     block_d = min(triton.next_power_of_2(d), MAX_BLOCK_D)
-    psw = per_sample_weights if per_sample_weights is not None else weight
+    block_bags = min(triton.next_power_of_2(bags), MAX_BLOCK_BAGS)
+    # the kernel reads ids, offsets and weights at unit stride (aten's offset2bag rule above reads psw's own stride)
+    indices, offsets = indices.contiguous(), offsets.contiguous()
+    psw = per_sample_weights.contiguous() if per_sample_weights is not None else weight
     if bags > 0:
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
             weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
-            d, block_d, BLOCK_ROWS, triton.next_power_of_2(bags), mode == 1, per_sample_weights is not None,
-            include_last_offset, write_offset2bag,
+            d, block_d, BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
+            per_sample_weights is not None, include_last_offset, write_offset2bag,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices

@@ -103,6 +103,14 @@ def _peak_lines(peak: CbPeak) -> str:
     return "\n".join(lines)
 
 
+UNFUSE_ADVICE = (
+    "; a command fused from an elementwise chain reads all of the chain's inputs at once (vector_codegen=False "
+    "keeps the chain's commands apart)"
+)
+"""The CB-ID refusal's advice to keep fused chains apart; mtia_xdsl/fit.py drops it from a refusal once it
+has tried that step."""
+
+
 def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> None:
     """Refuse an allocation that needs more CB IDs or LS bytes than a PE has.
 
@@ -116,8 +124,7 @@ def check_fits(func: Operation, plan: CbAllocation, config: MachineConfig) -> No
             f"{where}: error: {peak.count} circular buffers are alive at once at {peak.loc}, but the CP of a PE "
             f"tracks {config.cb_ids} CB IDs (MachineConfig.cb_ids); a CB ID is taken per tensor whatever its "
             "size, so compute with fewer tensors alive at once: use a loaded tile before loading the next, hold "
-            "fewer tensors across a loop; a command fused from an elementwise chain reads all of the chain's "
-            "inputs at once (vector_codegen=False keeps the chain's commands apart). CBs alive there:\n"
+            f"fewer tensors across a loop{UNFUSE_ADVICE}. CBs alive there:\n"
             f"{_peak_lines(peak)}",
             peak.count,
             config.cb_ids,

@@ -1,6 +1,5 @@
-"""Keeping Python's cyclic garbage collector off the objects that existed before a compile (and off a launch
-altogether: `collections_paused`), and glibc's malloc from returning the memory of a launch's large arrays to
-the OS between numpy ops.
+"""Keeping Python's cyclic garbage collector off the objects that existed before a compile or a launch, and
+glibc's malloc from returning the memory of a launch's large arrays to the OS between numpy ops.
 
 A compile allocates tens of thousands of IR objects, and a launch on the machine model as many commands
 and values, which triggers collections; a collection of the oldest generation walks every tracked object of
@@ -40,27 +39,6 @@ def old_objects_frozen() -> Generator[None]:
     finally:
         _frozen_here = False
         gc.unfreeze()
-
-
-@contextmanager
-def collections_paused() -> Generator[None]:
-    """Within the block, no cyclic collection runs (`gc.disable`); on exit the collector is on again as before.
-
-    For a launch on the machine model: its functional run and timing model allocate an object per command
-    (tens of thousands for a wide grid), nearly all of which outlive the launch (its traces), so collections
-    during it only walk them. Measured with benchmarks/sim_speed.py's process: a layer norm 4096x1024 launch
-    0.60 -> 0.49 s of CPU (min of 6), vector add 2^20 and attention unchanged within the noise. Cyclic
-    garbage a launch makes (rare: its data is acyclic) waits for the first collection after it. Does
-    nothing when the collector is already off.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def tracked_objects() -> list[Any]:

@@ -23,3 +23,27 @@ def test_embedding_bag_matches_aten(mode, include_last_offset, scaled):
     for g, e in zip(got, expected, strict=True):
         assert g.shape == e.shape and g.dtype == e.dtype
         torch.testing.assert_close(g, e)
+
+
+def test_embedding_bag_sizes_of_more_bags_than_one_block(monkeypatch):
+    """Program 0 writes the bag sizes in blocks of MAX_BLOCK_BAGS: 5 bags in blocks of 2 (three blocks)."""
+    monkeypatch.setattr(inductor_kernels, "MAX_BLOCK_BAGS", 2)
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(50, 8), torch.randint(0, 50, (12,)), torch.tensor([0, 1, 4, 4, 9])
+    got = inductor_kernels.embedding_bag_sum(weight, ids, offsets, 1, None, False)
+    expected = torch.ops.aten._embedding_bag(weight, ids, offsets, False, 1)
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e)
+
+
+def test_embedding_bag_per_sample_weights_view():
+    """Per-sample weights that are a strided view (`psw[::2]`) scale each row by its own weight, as aten does: the
+    kernel reads them at unit stride, so they are made contiguous first (they scaled rows by psw's neighbours)."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(50, 8), torch.randint(0, 50, (10,)), torch.tensor([0, 3, 7])
+    psw = torch.rand(20)[::2]
+    got = inductor_kernels.embedding_bag_sum(weight, ids, offsets, 0, psw, False)
+    expected = torch.ops.aten._embedding_bag(weight, ids, offsets, False, 0, False, psw, False)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape and g.dtype == e.dtype
+        torch.testing.assert_close(g, e)

@@ -54,3 +54,38 @@ def test_cb_id_refusal_advises_fewer_tensors_not_smaller_blocks():
     assert "17 circular buffers are alive at once" in text
     assert "BLOCK_*" not in text  # the number of CBs does not depend on the block sizes
     assert "vector_codegen=False" in text and "fewer tensors alive at once" in text
+
+
+@triton.jit
+def sixteen_rows_alive(x_ptr, out_ptr, N: tl.constexpr):
+    """16 loaded tiles all read by the last statement: 16 tensors alive at once whether chains are fused or not."""
+    o = tl.arange(0, N)
+    a = tl.load(x_ptr + o)
+    b = tl.load(x_ptr + N + o)
+    c = tl.load(x_ptr + 2 * N + o)
+    d = tl.load(x_ptr + 3 * N + o)
+    e = tl.load(x_ptr + 4 * N + o)
+    f = tl.load(x_ptr + 5 * N + o)
+    g = tl.load(x_ptr + 6 * N + o)
+    h = tl.load(x_ptr + 7 * N + o)
+    i = tl.load(x_ptr + 8 * N + o)
+    j = tl.load(x_ptr + 9 * N + o)
+    k = tl.load(x_ptr + 10 * N + o)
+    m = tl.load(x_ptr + 11 * N + o)
+    p = tl.load(x_ptr + 12 * N + o)
+    q = tl.load(x_ptr + 13 * N + o)
+    r = tl.load(x_ptr + 14 * N + o)
+    s = tl.load(x_ptr + 15 * N + o)
+    t = (a * b + c * d) * (e * f + g * h) + (i * j + k * m) * (p * q + r * s)
+    tl.store(out_ptr + o, t + a * s - b * r + c * q - d * p)
+
+
+def test_cb_id_refusal_does_not_advise_what_the_fitting_driver_tried():
+    """When the driver already tried vector_codegen=False and it did not fit, the refusal lists it as tried and
+    does not also advise it (it did, in the as-written error's text)."""
+    kernel = mtia_xdsl.compile(sixteen_rows_alive, constexprs={"N": 16})
+    with pytest.raises(OutOfResources) as info:
+        kernel[(1,)](torch.randn(256), torch.empty(16))
+    text = str(info.value)
+    assert "keeping fused chains apart: vector_codegen=False" in text and "still does not fit" in text
+    assert "keeps the chain's commands apart" not in text
