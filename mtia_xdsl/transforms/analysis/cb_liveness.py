@@ -165,7 +165,7 @@ def analyze_cb_liveness(func: Operation, depths: Mapping[mtia.CbAllocOp, int] | 
             unstructured |= _number(block, ops, spans)
     point = {op: i for i, op in enumerate(ops)}
     loops = [(op, *spans[op]) for op in ops if isa(op, _LOOPS)]
-    allocs = [op for op in ops if isa(op, mtia.CbAllocOp)]
+    allocs = [op for op in ops if isinstance(op, mtia.CbAllocOp)]
     ranges: list[CbLiveRange] = []
     for index, alloc in enumerate(allocs):
         cb = alloc.result
