@@ -391,11 +391,12 @@ def embedding_bag(
 def group_embedding_bags(graph: Any) -> int:
     """Rewrite `graph` (Inductor's post-grad FX graph) in place: a run of two or more consecutive inputs of one
     `aten.cat` (along dim 0 or 1 of 2-D tensors) that are outputs of `mtia_xdsl::embedding_bag` ops of one mode,
-    dtype, width D, offsets length, include_last_offset and per-sample-weights presence, whose other outputs are
-    unused (inference; a training step saves offset2bag and the bag sizes for backward, and its bags stay),
+    dtype, width D, offsets length, include_last_offset and per-sample weights (presence and unit stride)
     becomes one `mtia_xdsl::embedding_bag_cat` op (`inductor_kernels.embedding_bag_cat`): one launch writing
     every table's bags straight into the concatenated result, where Inductor would launch one kernel per
-    table and copy each table's output into the cat buffer. A cat of that run alone is replaced by the op.
+    table and copy each table's output into the cat buffer. The bags' other outputs (offset2bag and the bag
+    sizes, which a training step saves for backward) are the op's per-table outputs. A cat of that run alone
+    is replaced by the op's first output.
 
     Returns the number of embedding-bag ops grouped (0 if none).
     """
@@ -411,16 +412,22 @@ def group_embedding_bags(graph: Any) -> int:
         if node.op != "call_function" or node.target is not operator.getitem or node.args[1] != 0:
             return None
         bag = node.args[0]
-        if getattr(bag, "target", None) is not bag_op or len(bag.users) != 1 or list(node.users) != [cat]:
+        if getattr(bag, "target", None) is not bag_op or list(node.users) != [cat]:
             return None
-        return bag
+        outputs = [user.args[1] for user in bag.users if user.target is operator.getitem]
+        if len(outputs) != len(bag.users) or outputs.count(0) != 1:
+            return None
+        # the grouped op comes right before the cat: every reader of the bag's other outputs must follow it
+        readers = [reader for user in bag.users if user is not node for reader in user.users]
+        return bag if all(order[reader] > order[cat] for reader in readers) else None
 
     def key_of(bag: Any, out: Any) -> Any:
         _, _, offsets, mode, psw, include_last = bag.args
         val = out.meta.get("val")
         if val is None or val.dim() != 2 or val.shape[1] > inductor_kernels.MAX_BLOCK_D:
             return None
-        return (mode, include_last, psw is None, val.dtype, val.shape[1], offsets.meta["val"].shape[0])
+        psw_kind = None if psw is None else psw.meta["val"].stride(0) == 1  # decides offset2bag (see the op)
+        return (mode, include_last, psw_kind, val.dtype, val.shape[1], offsets.meta["val"].shape[0])
 
     for cat in list(graph.nodes):
         if cat.op != "call_function" or cat.target is not aten.cat.default:
@@ -430,6 +437,7 @@ def group_embedding_bags(graph: Any) -> int:
         if len(inputs) != len(set(inputs)) or not inputs or dim not in (0, 1, -1, -2):
             continue
         dim = dim % 2
+        order = {n: i for i, n in enumerate(graph.nodes)}
         keys = [key_of(bag, x) if (bag := bag_of(x, cat)) is not None else None for x in inputs]
         new_inputs: list[Any] = []
         i = 0
@@ -445,14 +453,26 @@ def group_embedding_bags(graph: Any) -> int:
             mode, include_last = bags[0].args[3], bags[0].args[5]
             psws = [b.args[4] for b in bags] if bags[0].args[4] is not None else []
             with graph.inserting_before(cat):
-                node = graph.call_function(
+                group = graph.call_function(
                     cat_op,
                     ([b.args[0] for b in bags], [b.args[1] for b in bags], [b.args[2] for b in bags], mode, psws,
                      include_last, dim),
                 )  # fmt: skip
+                node = graph.call_function(operator.getitem, (group, 0))
+                per_table = [graph.call_function(operator.getitem, (group, k)) for k in (1, 2, 3)]
             rows, width = inputs[i].meta["val"].shape
             shape = (rows, len(bags) * width) if dim == 1 else (len(bags) * rows, width)
             node.meta["val"] = inputs[i].meta["val"].new_empty(shape)
+            for k, lists in enumerate(per_table, start=1):
+                lists.meta["val"] = [bag.meta["val"][k] for bag in bags]
+            group.meta["val"] = (node.meta["val"], *(lists.meta["val"] for lists in per_table))
+            for t, bag in enumerate(bags):
+                for user in [u for u in bag.users if u.args[1] != 0]:
+                    with graph.inserting_before(cat):
+                        item = graph.call_function(operator.getitem, (per_table[user.args[1] - 1], t))
+                    item.meta = dict(user.meta)
+                    user.replace_all_uses_with(item)
+                    graph.erase_node(user)
             new_inputs.append(node)
             grouped += len(bags)
             i = j

@@ -126,20 +126,39 @@ def embedding_bag_sum(
 
 
 @triton.jit
-def _embedding_bag_cat_kernel(
-    weights, indices, offsets, psws, out_ptr, n_indices, n_offsets, stride_bag, stride_table, T: tl.constexpr,
-    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr,
+def _embedding_bag_cat_kernel(  # noqa: C901  (a @triton.jit kernel: its branches are constexpr specializations)
+    weights, indices, offsets, psws, out_ptr, offset2bags, bag_sizes, max_indices, n_indices, n_offsets, n_bags,
+    stride_bag, stride_table, T: tl.constexpr, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
+    BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
 ):  # fmt: skip
-    """Bag `program_id(0)` of table `program_id(1)` (< T): the bag's sum (mean) of rows of weights[t], as
-    `_embedding_bag_kernel` computes it, stored at out_ptr + b * stride_bag + t * stride_table + cols.
-    weights, indices, offsets, psws and n_indices are tuples of T (one per table)."""
+    """Bag `program_id(0)` of table `program_id(1)` (< T), as `_embedding_bag_kernel` computes it: the bag's
+    sum (mean) of rows of weights[t], stored at out_ptr + b * stride_bag + t * stride_table + cols, and
+    offset2bags[t], bag_sizes[t] and max_indices[t] as aten's CPU kernel writes them (program (0, t) the
+    sizes). weights, indices, offsets, psws, offset2bags, bag_sizes, max_indices and n_indices are tuples of
+    T (one per table)."""
     b = tl.program_id(0)
     t = tl.program_id(1)
     cols = tl.arange(0, BLOCK_D)
     col_ok = cols < D
     for k in tl.static_range(T):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
         if t == k:
+            if b == 0:
+                for j in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]
+                    bag = j * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
+                    is_bag = bag < n_bags
+                    if MEAN:
+                        lo = tl.load(offsets[k] + bag, mask=is_bag, other=0)
+                        if INCLUDE_LAST:
+                            hi = tl.load(offsets[k] + 1 + bag, mask=is_bag, other=0)
+                        else:
+                            has_next = bag + 1 < n_offsets
+                            hi = tl.where(has_next, tl.load(offsets[k] + 1 + bag, mask=has_next, other=0), n_indices[k])
+                        sizes = hi - lo
+                    else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
+                        sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
+                    tl.store(bag_sizes[k] + bag, sizes, mask=is_bag)
+                    tl.store(max_indices[k] + bag, sizes, mask=is_bag)
             start = tl.load(offsets[k] + b)
             if INCLUDE_LAST:
                 end = tl.load(offsets[k] + b + 1)
@@ -156,6 +175,8 @@ def _embedding_bag_cat_kernel(
                 if HAS_PSW:
                     rows = rows * tl.load(psws[k] + r, mask=in_bag, other=0.0)[:, None]
                 acc += tl.sum(rows.to(tl.float32), 0)
+                if WRITE_OFFSET2BAG:
+                    tl.store(offset2bags[k] + r, tl.zeros([BLOCK_ROWS], dtype=tl.int64) + b, mask=in_bag)
             if MEAN:
                 acc = acc / tl.maximum(end - start, 1).to(tl.float32)
             tl.store(out_ptr + b * stride_bag + k * stride_table + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
@@ -170,16 +191,18 @@ def embedding_bag_cat(
     per_sample_weights: list[torch.Tensor],
     include_last_offset: bool,
     dim: int,
-) -> torch.Tensor:
+) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor], list[torch.Tensor]]:
     """`torch.cat([aten._embedding_bag(weights[t], indices[t], offsets[t], mode=mode, ...)[0] for t], dim)`
     for T tables of one dtype and width D, mode 0 (sum) or 1 (mean), no padding index, bags by offsets of
-    one length: [bags, T * D] for dim 1, [T * bags, D] for dim 0. One launch, one program per (bag, table),
+    one length: [bags, T * D] for dim 1, [T * bags, D] for dim 0, and the per-table offset2bag, bag sizes and
+    max_indices of `embedding_bag_sum` (a backward reads them). One launch, one program per (bag, table),
     each writing its bag straight into the concatenated result (no per-table output and copy).
     weights [rows_t, D] contiguous; indices, offsets and per_sample_weights 1-D (any stride);
     per_sample_weights is empty (no scaling) or one per table.
 
     Raises: ValueError for tables of different widths or dtypes, offsets of different lengths, a D wider
-    than MAX_BLOCK_D, dim not 0 or 1, or per_sample_weights neither empty nor one per table."""
+    than MAX_BLOCK_D, dim not 0 or 1, per_sample_weights neither empty nor one per table, or tables of
+    which aten writes offset2bag for some only (per-sample weights of different strides)."""
     n_tables = len(weights)
     if not (n_tables == len(indices) == len(offsets)) or n_tables == 0:
         raise ValueError("embedding_bag_cat: weights, indices and offsets need one entry per table (at least one)")
@@ -190,16 +213,30 @@ def embedding_bag_cat(
         raise ValueError(f"embedding_bag_cat: D={d} > MAX_BLOCK_D={MAX_BLOCK_D} or dim={dim} not 0 or 1")
     if len(per_sample_weights) not in (0, n_tables):
         raise ValueError("embedding_bag_cat: per_sample_weights needs no entry or one per table")
+    # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
+    fast_sum = {
+        dtype in (torch.float32, torch.float16) and (not per_sample_weights or p.stride(0) == 1)
+        for p in (per_sample_weights or weights[:1])
+    }
+    if len(fast_sum) != 1:
+        raise ValueError("embedding_bag_cat: per_sample_weights need one stride (1 or not) across tables")
+    write_offset2bag = mode == 1 or not fast_sum.pop()
     bags = n_offsets - (1 if include_last_offset else 0)
     out = weights[0].new_empty((bags, n_tables * d) if dim == 1 else (n_tables * bags, d))
+    offset2bags = [o.new_empty(i.shape[0] if write_offset2bag else 0) for o, i in zip(offsets, indices, strict=True)]
+    bag_sizes = [o.new_empty(bags) for o in offsets]
+    max_indices = [o.new_empty(bags) for o in offsets]
     stride_bag, stride_table = (n_tables * d, d) if dim == 1 else (d, bags * d)
+    block_bags = min(triton.next_power_of_2(bags), MAX_BLOCK_BAGS)
     ws = tuple(w.contiguous() for w in weights)
     ids = tuple(i.contiguous() for i in indices)
     offs = tuple(o.contiguous() for o in offsets)
     psws = tuple(p.contiguous() for p in per_sample_weights) if per_sample_weights else ws
     if bags > 0:
         wrap_triton(_embedding_bag_cat_kernel)[(bags, n_tables)](
-            ws, ids, offs, psws, out, tuple(i.shape[0] for i in ids), n_offsets, stride_bag, stride_table, n_tables,
-            d, triton.next_power_of_2(d), BLOCK_ROWS, mode == 1, len(per_sample_weights) > 0, include_last_offset,
+            ws, ids, offs, psws, out, tuple(offset2bags), tuple(bag_sizes), tuple(max_indices),
+            tuple(i.shape[0] for i in ids), n_offsets, bags, stride_bag, stride_table, n_tables, d,
+            triton.next_power_of_2(d), BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
+            len(per_sample_weights) > 0, include_last_offset, write_offset2bag,
         )  # fmt: skip
-    return out
+    return out, offset2bags, bag_sizes, max_indices

@@ -254,9 +254,9 @@ class StackedBags(torch.nn.Module):
 
 
 def test_stacked_embedding_bags_are_one_grouped_launch(mtia_inductor):
-    """Inference: the three bags feeding one stack become one `mtia_xdsl::embedding_bag_cat` launch (no
-    per-table op); the output matches eager. A training step keeps per-table bags (backward reads their
-    offset2bag and sizes) and its gradients match eager."""
+    """The three bags feeding one stack become one `mtia_xdsl::embedding_bag_cat` launch (no per-table op),
+    in inference and in a training step's forward (which saves the op's per-table offset2bag and sizes for
+    backward); output and gradients match eager."""
     from torch._inductor.utils import run_and_get_code
 
     torch.manual_seed(0)
@@ -275,6 +275,9 @@ def test_stacked_embedding_bags_are_one_grouped_launch(mtia_inductor):
     out, codes = run_and_get_code(torch.compile(model), dense, ids, offsets)
     expected = ref(dense, ids, offsets)
     torch.testing.assert_close(out, expected)
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == 1
+    assert "torch.ops.mtia_xdsl.embedding_bag.default(" not in code
     out.pow(2).sum().backward()
     expected.pow(2).sum().backward()
     for got, want in zip(model.parameters(), ref.parameters(), strict=True):

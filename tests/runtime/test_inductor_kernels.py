@@ -54,23 +54,27 @@ def test_embedding_bag_per_sample_weights_view():
 )
 def test_embedding_bag_cat_matches_cat_of_aten_bags(mode, scaled, include_last_offset, dim):
     """One launch for three tables of different sizes (an empty bag, a bag longer than BLOCK_ROWS) equals
-    `torch.cat` of aten's bags, along dim 1 (DLRM's stack) and dim 0."""
+    `torch.cat` of aten's bags, along dim 1 (DLRM's stack) and dim 0, with each table's other outputs."""
     torch.manual_seed(0)
     weights = [torch.randn(rows, 24) for rows in (100, 7, 50)]
     ids = [torch.randint(0, w.shape[0], (30,)) for w in weights]
     last = [30] if include_last_offset else []
     offsets = [torch.tensor([*starts, *last]) for starts in ([0, 2, 2, 5], [0, 1, 1, 29], [0, 0, 3, 9])]
     psws = [torch.rand(30) for _ in weights] if scaled else []
-    got = inductor_kernels.embedding_bag_cat(weights, ids, offsets, mode, psws, include_last_offset, dim)
-    expected = torch.cat(
-        [
-            torch.ops.aten._embedding_bag(w, i, o, False, mode, False, p, include_last_offset)[0]
-            for w, i, o, p in zip(weights, ids, offsets, psws or [None] * 3, strict=True)
-        ],
-        dim,
+    got, offset2bags, bag_sizes, max_indices = inductor_kernels.embedding_bag_cat(
+        weights, ids, offsets, mode, psws, include_last_offset, dim
     )
+    bags = [
+        torch.ops.aten._embedding_bag(w, i, o, False, mode, False, p, include_last_offset)
+        for w, i, o, p in zip(weights, ids, offsets, psws or [None] * 3, strict=True)
+    ]
+    expected = torch.cat([bag[0] for bag in bags], dim)
     assert got.shape == expected.shape
     torch.testing.assert_close(got, expected)
+    for t, bag in enumerate(bags):  # the outputs a backward reads, per table, as aten gives them
+        for g, e in zip((offset2bags[t], bag_sizes[t], max_indices[t]), bag[1:], strict=True):
+            assert g.shape == e.shape
+            torch.testing.assert_close(g, e)
 
 
 def test_embedding_bag_cat_refuses_tables_of_different_widths():
