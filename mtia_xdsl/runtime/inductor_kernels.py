@@ -5,6 +5,8 @@ one bag (an indexed DMA, `mtia.dma_gather_rows`, MTIA's indexed mode for embeddi
 the SE, and writes the op's other outputs (offset2bag, bag sizes) as aten's CPU kernel gives them. It is
 registered as the custom op `mtia_xdsl::embedding_bag` (`torch.library.triton_op`), so Inductor's output code
 calls it and the kernel runs on MTIA through mtia_xdsl's driver like every generated kernel.
+`embedding_bag_cat` (`mtia_xdsl::embedding_bag_cat`) does the bags of several tables in one launch and
+writes them straight into their concatenation (what `inductor.group_embedding_bags` turns a cat of bags into).
 
 This module imports torch and triton when loaded: import it only once Inductor has loaded (see
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).
@@ -121,3 +123,83 @@ def embedding_bag_sum(
             per_sample_weights is not None, include_last_offset, write_offset2bag,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices
+
+
+@triton.jit
+def _embedding_bag_cat_kernel(
+    weights, indices, offsets, psws, out_ptr, n_indices, n_offsets, stride_bag, stride_table, T: tl.constexpr,
+    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr,
+):  # fmt: skip
+    """Bag `program_id(0)` of table `program_id(1)` (< T): the bag's sum (mean) of rows of weights[t], as
+    `_embedding_bag_kernel` computes it, stored at out_ptr + b * stride_bag + t * stride_table + cols.
+    weights, indices, offsets, psws and n_indices are tuples of T (one per table)."""
+    b = tl.program_id(0)
+    t = tl.program_id(1)
+    cols = tl.arange(0, BLOCK_D)
+    col_ok = cols < D
+    for k in tl.static_range(T):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+        if t == k:
+            start = tl.load(offsets[k] + b)
+            if INCLUDE_LAST:
+                end = tl.load(offsets[k] + b + 1)
+            else:
+                end = tl.load(offsets[k] + b + 1, mask=b + 1 < n_offsets, other=n_indices[k])
+            acc = tl.zeros([BLOCK_D], dtype=tl.float32)
+            for i0 in range(start, end, BLOCK_ROWS):
+                r = i0 + tl.arange(0, BLOCK_ROWS)
+                in_bag = r < end
+                ids = tl.load(indices[k] + r, mask=in_bag, other=0)
+                rows = tl.load(
+                    weights[k] + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0
+                )
+                if HAS_PSW:
+                    rows = rows * tl.load(psws[k] + r, mask=in_bag, other=0.0)[:, None]
+                acc += tl.sum(rows.to(tl.float32), 0)
+            if MEAN:
+                acc = acc / tl.maximum(end - start, 1).to(tl.float32)
+            tl.store(out_ptr + b * stride_bag + k * stride_table + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
+
+
+@triton_op("mtia_xdsl::embedding_bag_cat", mutates_args=())
+def embedding_bag_cat(
+    weights: list[torch.Tensor],
+    indices: list[torch.Tensor],
+    offsets: list[torch.Tensor],
+    mode: int,
+    per_sample_weights: list[torch.Tensor],
+    include_last_offset: bool,
+    dim: int,
+) -> torch.Tensor:
+    """`torch.cat([aten._embedding_bag(weights[t], indices[t], offsets[t], mode=mode, ...)[0] for t], dim)`
+    for T tables of one dtype and width D, mode 0 (sum) or 1 (mean), no padding index, bags by offsets of
+    one length: [bags, T * D] for dim 1, [T * bags, D] for dim 0. One launch, one program per (bag, table),
+    each writing its bag straight into the concatenated result (no per-table output and copy).
+    weights [rows_t, D] contiguous; indices, offsets and per_sample_weights 1-D (any stride);
+    per_sample_weights is empty (no scaling) or one per table.
+
+    Raises: ValueError for tables of different widths or dtypes, offsets of different lengths, a D wider
+    than MAX_BLOCK_D, dim not 0 or 1, or per_sample_weights neither empty nor one per table."""
+    n_tables = len(weights)
+    if not (n_tables == len(indices) == len(offsets)) or n_tables == 0:
+        raise ValueError("embedding_bag_cat: weights, indices and offsets need one entry per table (at least one)")
+    d, dtype, n_offsets = weights[0].shape[1], weights[0].dtype, offsets[0].shape[0]
+    if any(w.shape[1] != d or w.dtype != dtype for w in weights) or any(o.shape[0] != n_offsets for o in offsets):
+        raise ValueError("embedding_bag_cat: tables need one width and dtype, and offsets one length")
+    if d > MAX_BLOCK_D or dim not in (0, 1):
+        raise ValueError(f"embedding_bag_cat: D={d} > MAX_BLOCK_D={MAX_BLOCK_D} or dim={dim} not 0 or 1")
+    if len(per_sample_weights) not in (0, n_tables):
+        raise ValueError("embedding_bag_cat: per_sample_weights needs no entry or one per table")
+    bags = n_offsets - (1 if include_last_offset else 0)
+    out = weights[0].new_empty((bags, n_tables * d) if dim == 1 else (n_tables * bags, d))
+    stride_bag, stride_table = (n_tables * d, d) if dim == 1 else (d, bags * d)
+    ws = tuple(w.contiguous() for w in weights)
+    ids = tuple(i.contiguous() for i in indices)
+    offs = tuple(o.contiguous() for o in offsets)
+    psws = tuple(p.contiguous() for p in per_sample_weights) if per_sample_weights else ws
+    if bags > 0:
+        wrap_triton(_embedding_bag_cat_kernel)[(bags, n_tables)](
+            ws, ids, offs, psws, out, tuple(i.shape[0] for i in ids), n_offsets, stride_bag, stride_table, n_tables,
+            d, triton.next_power_of_2(d), BLOCK_ROWS, mode == 1, len(per_sample_weights) > 0, include_last_offset,
+        )  # fmt: skip
+    return out

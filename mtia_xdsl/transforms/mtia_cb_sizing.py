@@ -94,20 +94,23 @@ def _writers(func: Operation) -> dict[SSAValue, Operation]:
     """CB -> the first engine command (in program order) writing it."""
     out: dict[SSAValue, Operation] = {}
     for op in ops_of(func):
-        if isinstance(op, mtia.EngineComputeOp):
+        if isa(op, mtia.EngineComputeOp):
             written = list(op.outs)
         else:
             out_cb = getattr(op, "out", None) if isa(op, mtia.ENGINE_OPS) else None
-            written = [out_cb] if isinstance(out_cb, SSAValue) else []
+            written = [out_cb] if isa(out_cb, SSAValue) else []
         for cb in written:
             out.setdefault(cb, op)
     return out
 
 
+_LOOP_OPS = scf.ForOp | scf.WhileOp
+
+
 def _loop_of(op: Operation) -> Operation | None:
     """The innermost scf.for / scf.while holding `op`, or None."""
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, scf.ForOp | scf.WhileOp):
+    while parent is not None and not isa(parent, _LOOP_OPS):
         parent = parent.parent_op()
     return parent
 

@@ -239,3 +239,52 @@ def test_missing_select_algorithm_hook_fails_loudly(monkeypatch):
     monkeypatch.delattr(select_algorithm.AlgorithmSelectorCache, "benchmark")
     with pytest.raises(inductor.InductorHookError, match=r"AlgorithmSelectorCache\.benchmark.*tested with torch"):
         inductor.install()
+
+
+class StackedBags(torch.nn.Module):
+    """DLRM's embedding part: a dense feature and three sum bags of tables of different sizes, stacked."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables = torch.nn.ModuleList(torch.nn.EmbeddingBag(rows, 8, mode="sum") for rows in (50, 9, 30))
+
+    def forward(self, dense: torch.Tensor, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+        feats = [torch.relu(dense)] + [t(ids[i] % t.num_embeddings, offsets) for i, t in enumerate(self.tables)]
+        return torch.stack(feats, dim=1).sum(-1)
+
+
+def test_stacked_embedding_bags_are_one_grouped_launch(mtia_inductor):
+    """Inference: the three bags feeding one stack become one `mtia_xdsl::embedding_bag_cat` launch (no
+    per-table op); the output matches eager. A training step keeps per-table bags (backward reads their
+    offset2bag and sizes) and its gradients match eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model, ref = StackedBags(), StackedBags()
+    ref.load_state_dict(model.state_dict())
+    dense, ids, offsets = torch.randn(4, 8), torch.randint(0, 50, (3, 12)), torch.tensor([0, 3, 3, 7])
+
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(model), dense, ids, offsets)
+        torch.testing.assert_close(out, ref(dense, ids, offsets))
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == 1
+    assert "torch.ops.mtia_xdsl.embedding_bag.default(" not in code
+
+    torch._dynamo.reset()
+    out, codes = run_and_get_code(torch.compile(model), dense, ids, offsets)
+    expected = ref(dense, ids, offsets)
+    torch.testing.assert_close(out, expected)
+    out.pow(2).sum().backward()
+    expected.pow(2).sum().backward()
+    for got, want in zip(model.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+def test_missing_custom_pass_hook_fails_loudly(monkeypatch):
+    from torch._inductor import custom_graph_pass
+
+    monkeypatch.setattr(inductor, "_installed", False)
+    monkeypatch.delattr(custom_graph_pass, "CustomGraphPass")
+    with pytest.raises(inductor.InductorHookError, match=r"CustomGraphPass.*tested with torch"):
+        inductor.install()

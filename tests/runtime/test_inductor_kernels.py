@@ -47,3 +47,34 @@ def test_embedding_bag_per_sample_weights_view():
     for g, e in zip(got, expected, strict=True):
         assert g.shape == e.shape and g.dtype == e.dtype
         torch.testing.assert_close(g, e)
+
+
+@pytest.mark.parametrize(
+    ("mode", "scaled", "include_last_offset", "dim"), [(0, False, False, 1), (1, False, True, 1), (0, True, False, 0)]
+)
+def test_embedding_bag_cat_matches_cat_of_aten_bags(mode, scaled, include_last_offset, dim):
+    """One launch for three tables of different sizes (an empty bag, a bag longer than BLOCK_ROWS) equals
+    `torch.cat` of aten's bags, along dim 1 (DLRM's stack) and dim 0."""
+    torch.manual_seed(0)
+    weights = [torch.randn(rows, 24) for rows in (100, 7, 50)]
+    ids = [torch.randint(0, w.shape[0], (30,)) for w in weights]
+    last = [30] if include_last_offset else []
+    offsets = [torch.tensor([*starts, *last]) for starts in ([0, 2, 2, 5], [0, 1, 1, 29], [0, 0, 3, 9])]
+    psws = [torch.rand(30) for _ in weights] if scaled else []
+    got = inductor_kernels.embedding_bag_cat(weights, ids, offsets, mode, psws, include_last_offset, dim)
+    expected = torch.cat(
+        [
+            torch.ops.aten._embedding_bag(w, i, o, False, mode, False, p, include_last_offset)[0]
+            for w, i, o, p in zip(weights, ids, offsets, psws or [None] * 3, strict=True)
+        ],
+        dim,
+    )
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected)
+
+
+def test_embedding_bag_cat_refuses_tables_of_different_widths():
+    weights = [torch.randn(10, 8), torch.randn(10, 16)]
+    ids, offsets = [torch.tensor([1, 2])] * 2, [torch.tensor([0, 1])] * 2
+    with pytest.raises(ValueError, match="one width and dtype"):
+        inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, [], False, 1)

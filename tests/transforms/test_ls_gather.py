@@ -161,5 +161,7 @@ def test_lane_past_the_end_of_the_tensor_still_raises():
     x, t = torch.randn(8 * 32 - 4), torch.arange(32) % 4
     t[31] = 4
     kernel = mtia_xdsl.compile(gather_rows_of_8, constexprs={"BLOCK": 32})
-    with pytest.raises(Exception, match=r"test_ls_gather\.py:\d+.*out-of-bounds.*1 element\(s\) past the end of 'x_ptr'"):
+    with pytest.raises(
+        Exception, match=r"test_ls_gather\.py:\d+.*out-of-bounds.*1 element\(s\) past the end of 'x_ptr'"
+    ):
         kernel[(1,)](x, t, torch.empty(32))
