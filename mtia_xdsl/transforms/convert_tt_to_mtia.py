@@ -316,7 +316,9 @@ def _ls_gather(
     allows and no further than the end of the tensor's storage (`mtia.storage_extent`: a valid kernel may
     address a box reaching past its tensor that no lane reads past), and lanes whose position is not among the
     elements the DMA moved are gathered from global memory by the scalar core (`mtia.gather` of those lanes
-    only, which raises the out-of-bounds error for a lane outside every tensor)."""
+    only, which raises the out-of-bounds error for a lane outside every tensor). The exact form's box is moved
+    whole, unclipped: a tensor ending partway through the box's last row raises a false out-of-bounds error
+    (test_ls_gather.py `test_exact_box_past_the_end_of_the_tensor`, xfail)."""
     assert access.ls_gather is not None
     t = op.result.type
     assert isinstance(t, TensorType)

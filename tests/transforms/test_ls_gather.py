@@ -165,3 +165,28 @@ def test_lane_past_the_end_of_the_tensor_still_raises():
         Exception, match=r"test_ls_gather\.py:\d+.*out-of-bounds.*1 element\(s\) past the end of 'x_ptr'"
     ):
         kernel[(1,)](x, t, torch.empty(32))
+
+
+@triton.jit
+def wide_columns_mod_n(b_ptr, out_ptr, K, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """`rk * N + rn % N` with N > BLOCK_N: the first block reads columns 0..BLOCK_N-1 of rows rk < K."""
+    rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    b = tl.load(b_ptr + (rk[:, None] * N + (rn % N)[None, :]), mask=rk[:, None] < K, other=0.0)
+    tl.store(out_ptr + rk[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], b)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=mtia_xdsl.KernelRuntimeError,
+    reason="an exact LS gather's box (index provably in its row) is not clipped",
+)
+def test_exact_box_past_the_end_of_the_tensor():
+    """Known gap: the exact form moves the [rows, C] box unclipped, so a tensor ending partway through its last
+    row (20 * 16 - 4 elements; lanes read columns < 16 only) raises a false out-of-bounds error. Clipping it
+    needs the scalar-core gather of lanes past the clip, which the exact form exists to avoid."""
+    b, out, oracle = torch.randn(20 * 16 - 4), torch.empty(16, 16), torch.empty(16, 16)
+    kernel = mtia_xdsl.compile(wide_columns_mod_n, constexprs={"N": 20, "BLOCK_K": 16, "BLOCK_N": 16})
+    InterpretedFunction(wide_columns_mod_n.fn)[(1,)](b, oracle, 16, N=20, BLOCK_K=16, BLOCK_N=16)
+    kernel[(1,)](b, out, 16)
+    torch.testing.assert_close(out, oracle)
