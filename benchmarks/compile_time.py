@@ -19,7 +19,8 @@ takes its least CPU time over the runs: other processes only add to a run's CPU 
 on a loaded machine moved medians of either side by 30-50 % between runs), so the least is the estimate of
 the work itself, as `timeit` advises. Goal (issue 16): ours within 2x of upstream in geometric mean, never
 above 4x. `--profile KERNEL` prints the cProfile top costs of our compile of that kernel, `--passes KERNEL`
-the CPU time of its frontend and of each of its passes. `--cold` measures instead, in fresh processes, the CPU
+the CPU time of its frontend and of each of its passes, `--calls` the Python function calls of one compile of
+each kernel (a count the load does not move). `--cold` measures instead, in fresh processes, the CPU
 seconds of the first compile of vector_add after `import triton` and the import of the example module
 (which imports torch), goal: under 0.5 s, next to upstream's first make_ir + TTIR passes.
 
@@ -161,6 +162,25 @@ def profile(name: str, top: int = 25) -> None:
         print(out.getvalue())
 
 
+def calls() -> None:
+    """Print, per kernel, the Python function calls of one warm compile of ours (cProfile's count): unlike
+    CPU time, it does not move with the machine's load, so it shows a change of a few percent that the
+    timed table, on a loaded machine, cannot resolve."""
+    print(f"{'kernel':<20} {'calls':>9}")
+    for name, (fn, signature, constexprs) in CASES.items():
+        run = ours(fn, signature, constexprs)
+        try:
+            run()
+        except Exception as e:  # a kernel the pipeline refuses
+            print(f"{name:<20} {'refused':>9}  ({type(e).__name__})")
+            continue
+        prof = cProfile.Profile()
+        prof.enable()
+        run()
+        prof.disable()
+        print(f"{name:<20} {pstats.Stats(prof).total_calls:9d}")  # type: ignore[attr-defined]
+
+
 def per_pass(name: str, runs: int = 5) -> None:
     """Print the CPU milliseconds of each pass of our compile of kernel `name` (mean over `runs` compiles after
     a warm-up; each pass class's `apply` is timed while this runs), largest first, after the frontend's and the
@@ -212,6 +232,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per kernel (least), after one warm-up")
     parser.add_argument("--profile", metavar="KERNEL", help=f"cProfile our compile of one of: {', '.join(CASES)}")
     parser.add_argument("--passes", metavar="KERNEL", help="CPU time of each pass of our compile of one kernel")
+    parser.add_argument("--calls", action="store_true", help="Python function calls of one compile per kernel")
     parser.add_argument("--cold", action="store_true", help="time a cold first compile in fresh processes")
     parser.add_argument("--cold-child", choices=("ours", "upstream"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -223,6 +244,9 @@ def main() -> int:
         return 0
     if args.passes:
         per_pass(args.passes)
+        return 0
+    if args.calls:
+        calls()
         return 0
     print(
         f"{'kernel':<20} {'ours ms':>9} {'frontend':>9} {'pipeline':>9} {'print':>7} {'upstream ms':>12} "

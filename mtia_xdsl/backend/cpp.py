@@ -789,6 +789,11 @@ class _Kernel:
         r = op.results[0]
         self.emit(indent, f"const int32_t {self.name_for(r, 'pe_id')} = mtia_pe_id(pe, {op.axis.value.data});")  # type: ignore[attr-defined]
 
+    def op_mtia_storage_extent(self, op: Operation, indent: str) -> None:
+        r, base = op.results[0], self.get(op.operands[0], op)
+        eb = mtia.element_bytes(op.operands[0].type.pointee_type)  # type: ignore[attr-defined]
+        self.emit(indent, f"const int64_t {self.name_for(r, 'extent')} = mtia_storage_extent(pe, {base}, {eb});")
+
     def op_mtia_num_pes(self, op: Operation, indent: str) -> None:
         r = op.results[0]
         self.emit(indent, f"const int32_t {self.name_for(r, 'num_pes')} = mtia_num_pes(pe, {op.axis.value.data});")  # type: ignore[attr-defined]

@@ -115,6 +115,7 @@ RUNTIME_FUNCTIONS: dict[str, tuple[list[Attribute], Attribute]] = {
     "mtia_dpe_end": ([PTR, I64, I64, I64, I64, PTR, I32, I64, I32, PTR], VOID),
     "mtia_re_end": ([PTR, I32, PTR, PTR, I64, I32, PTR], VOID),
     "mtia_global": ([PTR, I64, I64, PTR], PTR),
+    "mtia_storage_extent": ([PTR, I64, I32], I64),
     "mtia_lanes_end": ([PTR, PTR, PTR, I64, I32, I32, I32, I64, PTR], VOID),
     "mtia_gather": ([PTR, PTR, PTR, PTR, PTR, I64, I32, I64, PTR], VOID),
     "mtia_scatter": ([PTR, PTR, PTR, PTR, I64, I32, PTR], VOID),
@@ -542,6 +543,11 @@ class KernelEmitter:
               "mtia.pe_id": "mtia_pe_id", "mtia.num_pes": "mtia_num_pes"}[op.name]  # fmt: skip
         self.values[op.results[0]] = self.call(fn, self.b.const(axis, I32))
 
+    def storage_extent(self, op: Operation) -> None:
+        """mtia.storage_extent: elements from a pointer to the end of its tensor's storage (the runtime's)."""
+        eb = mtia.element_bytes(op.operands[0].type.pointee_type)  # type: ignore[attr-defined]
+        self.values[op.results[0]] = self.call("mtia_storage_extent", self.value(op.operands[0]), self.b.const(eb, I32))
+
     def ret(self, op: Operation) -> None:
         if op.operands and self.is_kernel:
             raise not_handled(op, "a kernel returning values")
@@ -927,6 +933,7 @@ _HANDLERS: dict[type[Operation], Callable[[KernelEmitter, Operation], None]] = {
     mtia.ScatterOp: KernelEmitter.scatter,  # type: ignore[dict-item]
     mtia.PeIdOp: KernelEmitter.grid_query,
     mtia.NumPesOp: KernelEmitter.grid_query,
+    mtia.StorageExtentOp: KernelEmitter.storage_extent,
 }
 _NAMED_HANDLERS: dict[str, Callable[[KernelEmitter, Operation], None]] = {
     "llvm.intr.assume": lambda em, op: None,  # a hint (tl.assume): the scalar core counts it, nothing to compute

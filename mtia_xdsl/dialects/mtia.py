@@ -276,6 +276,26 @@ class DmaLoadOp(IRDLOperation):
 
 
 @irdl_op_definition
+class StorageExtentOp(IRDLOperation):
+    """Elements of `base`'s pointee type from `base` to the end of the tensor storage holding it (0 when no
+    tensor holds it): the bound that clips a DMA box at the end of its tensor (an LS gather's box,
+    convert-tt-to-mtia, may reach past a tensor no lane reads past). The scalar core computes it from the
+    storage extents the launcher passes with the tensor arguments.
+    Shapes: base `!tt.ptr<T>` (scalar), result i64.
+    """
+
+    name = "mtia.storage_extent"
+
+    base = operand_def()
+    result = result_def(IntegerType(64))
+    traits = traits_def(Pure())
+    assembly_format = "$base attr-dict `:` type($base)"
+
+    def __init__(self, base: SSAValue) -> None:
+        super().__init__(operands=[base], result_types=[IntegerType(64)])
+
+
+@irdl_op_definition
 class DmaStoreOp(IRDLOperation):
     """Copy a block from LS to global memory; elements outside `[starts, bounds)` are not written.
 
@@ -1130,6 +1150,7 @@ MTIA = Dialect(
     "mtia",
     [
         DmaLoadOp,
+        StorageExtentOp,
         DmaStoreOp,
         DmaGatherRowsOp,
         GatherOp,

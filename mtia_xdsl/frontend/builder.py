@@ -79,6 +79,7 @@ from mtia_xdsl.frontend.handles import (
     unwrap,
     value_name,
 )
+from mtia_xdsl.utils.isa import isa
 
 
 class InsertPointHandle:
@@ -210,7 +211,7 @@ class XdslBuilder:
         if handle is None or handle.ssa is not ssa:
             from xdsl.ir import BlockArgument
 
-            cls = BlockArg if isinstance(ssa, BlockArgument) else Value
+            cls = BlockArg if isa(ssa, BlockArgument) else Value
             handle = cls(self, ssa)
             self._values[id(ssa)] = handle
         return handle

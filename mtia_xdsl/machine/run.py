@@ -355,8 +355,10 @@ class _BatchRunner:
 
 _REUSED: weakref.WeakSet[ModuleOp] = weakref.WeakSet()
 """Modules whose launches reuse interpreters (`reuse_interpreters`)."""
-_IDLE_INTERPRETERS: weakref.WeakKeyDictionary[ModuleOp, list[Any]] = weakref.WeakKeyDictionary()
-"""Interpreters of a module of `_REUSED` not in use: a launch takes one and gives it back."""
+_IDLE = "_mtia_idle_interpreter"
+"""Attribute of a module of `_REUSED` holding its interpreter while no launch uses it (on the module, not in a
+dict keyed by it: the interpreter refers to its module, so a dict entry would keep the module alive forever,
+while this cycle is collected with the module)."""
 
 
 def reuse_interpreters(module: ModuleOp) -> None:
@@ -372,9 +374,9 @@ def reuse_interpreters(module: ModuleOp) -> None:
 def _take_interpreter(module: ModuleOp) -> Any:
     """An interpreter of buffer-level `module` with the machine's semantics and a `ScalarCoreCounter` as its
     `counter`: an idle one of an earlier launch (`reuse_interpreters`), else a new one."""
-    idle = _IDLE_INTERPRETERS.get(module)
-    if idle:
-        return idle.pop()
+    idle = module.__dict__.pop(_IDLE, None)
+    if idle is not None:
+        return idle
     interpreter = make_tt_interpreter(module, counter=ScalarCoreCounter())
     interpreter.register_implementations(MtiaFunctions())
     interpreter.register_implementations(MtiaAtomicFunctions())
@@ -389,9 +391,7 @@ def _give_back(module: ModuleOp, interpreter: Any) -> None:
     interpreter.counter.state = None
     interpreter.last_op = None
     interpreter._impl_data.clear()  # the launch's memory and PE state: not kept alive by an idle interpreter
-    idle = _IDLE_INTERPRETERS.setdefault(module, [])
-    if not idle:  # one per module: launches run one after another
-        idle.append(interpreter)
+    setattr(module, _IDLE, interpreter)  # one per module: launches run one after another
 
 
 def _batch_limit(kernel: Operation, max_batch: int | None) -> int:

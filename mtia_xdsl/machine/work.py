@@ -22,6 +22,7 @@ from xdsl.utils.exceptions import InterpretationError
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Engine
 from mtia_xdsl.machine.interpret.formats import ElementFormat, dtype_name, element_format, element_type_of
+from mtia_xdsl.utils.isa import isa
 
 COMPUTE_ENGINES: dict[type[Operation], Engine] = {
     mtia.SeComputeOp: Engine.SE,
@@ -137,13 +138,16 @@ def body_op_work(op: Operation, out_elems: int) -> int:
     return out_elems
 
 
+_NUMERIC = builtin.IntegerType | builtin.AnyFloat
+
+
 def widest_dtype(body_ops: list[Operation], out: ElementFormat | None) -> str:
     """The widest numeric element type any body op reads or writes (the output's `out` on ties; f32 if none)."""
     best, best_bytes = (out.name, out.size_bytes) if out is not None else ("f32", 0)
     for o in body_ops:
         for v in (*o.operands, *o.results):
             elem = element_type_of(v.type)
-            if not isinstance(elem, builtin.IntegerType | builtin.AnyFloat):
+            if not isa(elem, _NUMERIC):
                 continue
             try:
                 fmt = element_format(elem)

@@ -312,16 +312,29 @@ def _ls_gather(
     """An element gather from a DMA box (`BlockAccess.ls_gather`): the DMA moves the box [rows, row] into LS,
     the vector core computes each lane's position in it from its address (`tt.ptr_to_int`, the distance to
     the box's first element) and gathers the lanes from LS (`tt.gather`, RVV indexed loads); unless the
-    index provably stays in the box (`LsGather.exact`), lanes whose position is not among the rows the DMA
-    moved are gathered from global memory by the scalar core (`mtia.gather` of those lanes only)."""
+    index provably stays in the box (`LsGather.exact`), the DMA moves the box flat, up to the rows the mask
+    allows and no further than the end of the tensor's storage (`mtia.storage_extent`: a valid kernel may
+    address a box reaching past its tensor that no lane reads past), and lanes whose position is not among the
+    elements the DMA moved are gathered from global memory by the scalar core (`mtia.gather` of those lanes
+    only, which raises the out-of-bounds error for a lane outside every tensor). The exact form's box is moved
+    whole, unclipped: a tensor ending partway through the box's last row raises a false out-of-bounds error
+    (test_ls_gather.py `test_exact_box_past_the_end_of_the_tensor`, xfail)."""
     assert access.ls_gather is not None
     t = op.result.type
     assert isinstance(t, TensorType)
     shape, elem = tuple(t.get_shape()), t.element_type
     rows, row = access.shape
     other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
-    box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, TensorType(elem, access.shape)))
-    flat = mat._insert(tt.ReshapeOp(box, (rows * row,)))
+    moved: SSAValue | None = None
+    if access.ls_gather.exact:
+        box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, TensorType(elem, access.shape)))
+        flat = mat._insert(tt.ReshapeOp(box, (rows * row,)))
+    else:  # the box flat (it is dense), clipped at the end of its tensor's storage: no lane needs the rest
+        rows_moved = mat.i64(mul(("min", ("max", access.bounds[0], 0), rows), row))
+        extent = mat._insert(mtia.StorageExtentOp(base))
+        moved = mat._insert(arith.MinSIOp(rows_moved, extent))
+        one = mat.i64(1)
+        flat = mat._insert(mtia.DmaLoadOp(base, [one], [moved], other, TensorType(elem, (rows * row,))))
 
     def splat(v: SSAValue, like: tuple[int, ...] = shape) -> SSAValue:
         return mat._insert(tt.SplatOp(v, like))
@@ -332,8 +345,7 @@ def _ls_gather(
     distance = mat._insert(arith.SubiOp(addr, splat(first)))
     pos = mat._insert(arith.DivSIOp(distance, splat(mat.const(mtia.element_bytes(elem)))))
     valid, inside = op.mask, None
-    if not access.ls_gather.exact:  # lanes in the rows the DMA moved: 0 <= pos < clamp(bound, 0, rows) * row
-        moved = mat.i64(mul(("min", ("max", access.bounds[0], 0), rows), row))
+    if moved is not None:  # lanes among the elements the DMA moved: 0 <= pos < moved
         inside = mat._insert(
             arith.AndIOp(
                 mat._insert(arith.CmpiOp(pos, splat(mat.const(0)), "sge")),

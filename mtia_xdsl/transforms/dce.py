@@ -6,7 +6,8 @@ asking every op not yet live, in every sweep, whether it would be dead without u
 "an op is live if it has effects beyond its results or a live op uses one of its results"; this version
 reaches the same set from its roots (each op asked once, each operand followed once), then erases what
 is not live with xDSL's own `LiveSet.delete_dead`, so what is erased, and in which order, is unchanged.
-When every op is live (most sweeps of a compile), that erasing sweep is skipped: it would erase nothing.
+When every op is live and every block reached, none empty (most sweeps of a compile), that erasing sweep is
+skipped: it would erase nothing. That is known from the liveness walk itself (no second count of the ops).
 """
 
 from __future__ import annotations
@@ -69,18 +70,25 @@ def is_trivially_dead(op: Operation) -> bool:
     return all(result.first_use is None for result in op.results) and dead_without_uses(op)
 
 
-def _reachable_ops(region: Region) -> Iterator[Operation]:
+def _reachable_ops(region: Region, partial: list[bool]) -> Iterator[Operation]:
     """The ops xDSL's `LiveSet.propagate_region_liveness` visits: those of the blocks reachable from each
     region's entry block (a block no branch reaches is never live, so `delete_dead` erases it), nested
-    regions included."""
+    regions included. Sets `partial[0]` if a region has a block not reached or an empty block other than
+    its first (blocks `delete_dead` erases): otherwise the ops yielded are all the ops of `region`."""
     first = region.first_block
     if first is None:
         return
+    reached = 0
     for block in PostOrderIterator(first):
+        reached += 1
+        if block.first_op is None and block is not first:
+            partial[0] = True
         for op in block.ops:
             yield op
             for nested in op.regions:
-                yield from _reachable_ops(nested)
+                yield from _reachable_ops(nested, partial)
+    if reached != len(region.blocks):
+        partial[0] = True
 
 
 def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
@@ -90,7 +98,8 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
     live: set[Operation] = set()
     work: list[Operation] = []
     visited: set[Operation] = set()
-    for op in _reachable_ops(region):
+    partial = [False]
+    for op in _reachable_ops(region, partial):
         visited.add(op)
         if not dead_without_uses(op):
             live.add(op)
@@ -101,29 +110,11 @@ def region_dce(region: Region, listener: PatternRewriterListener | None = None) 
             if owner not in live and owner in visited:
                 live.add(cast(Operation, owner))  # in `visited`: an op
                 work.append(cast(Operation, owner))
-    if len(live) == _op_count(region):
-        return False  # every op is live (and no block is empty): `delete_dead` would erase nothing
+    if not partial[0] and len(live) == len(visited):
+        return False  # every op is live (and every block reached, none empty): `delete_dead` would erase nothing
     live_set = LiveSet(changed=False, _live_ops=live)
     live_set.delete_dead(region, listener)
     return live_set.changed
-
-
-def _op_count(region: Region) -> int:
-    """The number of ops in `region`, nested ones included; -1 if a block other than a region's first is
-    empty (`LiveSet.delete_dead` erases such a block, so the sweep must run)."""
-    count = 0
-    for i, block in enumerate(region.blocks):
-        first = block.first_op
-        if first is None and i:
-            return -1
-        for op in block.ops:
-            count += 1
-            for nested in op.regions:
-                inner = _op_count(nested)
-                if inner < 0:
-                    return -1
-                count += inner
-    return count
 
 
 _SWAP_LOCK = threading.Lock()

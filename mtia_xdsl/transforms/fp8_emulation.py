@@ -76,10 +76,10 @@ def fp8_format(t: Attribute) -> Fp8Format | None:
 
 
 def _has_fp8(t: Attribute) -> bool:
-    if isinstance(t, TensorType):
-        return _has_fp8(t.element_type)
-    if isinstance(t, tt.PointerType):
-        return _has_fp8(t.pointee_type)
+    if isa(t, TensorType):
+        return _has_fp8(t.element_type)  # type: ignore[attr-defined]
+    if isa(t, tt.PointerType):
+        return _has_fp8(t.pointee_type)  # type: ignore[attr-defined]
     return isa(t, _FP8_TYPES)
 
 

@@ -94,20 +94,23 @@ def _writers(func: Operation) -> dict[SSAValue, Operation]:
     """CB -> the first engine command (in program order) writing it."""
     out: dict[SSAValue, Operation] = {}
     for op in ops_of(func):
-        if isinstance(op, mtia.EngineComputeOp):
+        if isa(op, mtia.EngineComputeOp):
             written = list(op.outs)
         else:
             out_cb = getattr(op, "out", None) if isa(op, mtia.ENGINE_OPS) else None
-            written = [out_cb] if isinstance(out_cb, SSAValue) else []
+            written = [out_cb] if isa(out_cb, SSAValue) else []
         for cb in written:
             out.setdefault(cb, op)
     return out
 
 
+_LOOP_OPS = scf.ForOp | scf.WhileOp
+
+
 def _loop_of(op: Operation) -> Operation | None:
     """The innermost scf.for / scf.while holding `op`, or None."""
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, scf.ForOp | scf.WhileOp):
+    while parent is not None and not isa(parent, _LOOP_OPS):
         parent = parent.parent_op()
     return parent
 
@@ -176,7 +179,7 @@ def _streamed_choice(
     trailing, seen = 0, False
     for op in body.ops:  # the loads issued after it in the iteration follow it on the read port
         seen = seen or op is producer
-        if seen and op is not producer and isinstance(op, mtia.DmaLoadOp) and op.out is not None:
+        if seen and op is not producer and isa(op, mtia.DmaLoadOp) and op.out is not None:
             trailing += mtia.tile_bytes(mtia.tile_type(op.out.type))
     fill = cb_cost.fill_latency_cycles(producer, config, trailing)
     held = _reader_cycles(choice.alloc.result, body, config, costs)

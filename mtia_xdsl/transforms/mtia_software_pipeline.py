@@ -116,9 +116,9 @@ def _is_barrier(op: Operation) -> bool:
 def _load_group(cb: SSAValue, body: Block) -> list[Operation] | None:
     """The `cb_reserve; dma_load; cb_push` ops filling `cb` in `body`, if they are consecutive."""
     for op in body.ops:
-        if isinstance(op, mtia.CbReserveOp) and op.cb is cb:
+        if isa(op, mtia.CbReserveOp) and op.cb is cb:  # type: ignore[union-attr]
             load, push = op.next_op, op.next_op.next_op if op.next_op is not None else None
-            if isinstance(load, mtia.DmaLoadOp) and load.out is cb and isinstance(push, mtia.CbPushOp):
+            if isa(load, mtia.DmaLoadOp) and load.out is cb and isa(push, mtia.CbPushOp):  # type: ignore[union-attr]
                 return [op, load, push] if push.cb is cb else None
             return None
     return None

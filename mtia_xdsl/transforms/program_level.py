@@ -18,7 +18,7 @@ from mtia_xdsl.utils.walk import ops_of
 
 def is_buffer_level(module: ModuleOp) -> bool:
     """Whether `module` has been bufferized (it allocates CBs)."""
-    return any(isinstance(op, mtia.CbAllocOp) for op in ops_of(module))
+    return any(isa(op, mtia.CbAllocOp) for op in ops_of(module))
 
 
 def has_tensor_level_engine_ops(module: ModuleOp) -> bool:

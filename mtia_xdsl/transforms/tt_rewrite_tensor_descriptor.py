@@ -360,7 +360,7 @@ class TtRewriteTensorDescriptorPass(ModulePass):
         for func in funcs:
             _erase_host_descriptors(func)
         for inner in ops_of(op):
-            if isinstance(inner.results[0].type if inner.results else None, tt.TensorDescType):
+            if isa(inner.results[0].type if inner.results else None, tt.TensorDescType):
                 raise PassFailedException(
                     f"{location_str(inner.location)}: error: a tensor descriptor is still used after "
                     "tt-rewrite-tensor-descriptor-to-pointer (passed to a helper, loop or branch); "

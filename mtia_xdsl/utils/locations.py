@@ -5,6 +5,7 @@ from typing import Any, TypeVar
 from xdsl.dialects import builtin
 from xdsl.ir import Attribute, Operation
 
+from mtia_xdsl.utils.isa import isa
 from mtia_xdsl.utils.walk import ops_of
 
 
@@ -45,7 +46,7 @@ def fill_unknown_locations(root: Operation) -> None:
     location; the pipeline runs this after it so every op still names a kernel line.
     """
     for op in reversed(ops_of(root)):
-        if not isinstance(op.location, builtin.UnknownLoc):
+        if not isa(op.location, builtin.UnknownLoc):
             continue
         users = [use.operation for r in op.results for use in r.uses]
         known = [u.location for u in users if not isinstance(u.location, builtin.UnknownLoc)]

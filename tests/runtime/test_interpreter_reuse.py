@@ -71,4 +71,22 @@ def test_a_module_run_directly_gets_a_fresh_interpreter_each_launch() -> None:
     program = kernel.fixed.program
     x, out = torch.randn(128), torch.zeros(128)
     mtia_xdsl.machine.run_kernel(program, (2,), [x, out, 128])
-    assert program not in machine_run._IDLE_INTERPRETERS
+    assert not hasattr(program, machine_run._IDLE)
+
+
+def test_a_module_whose_launches_reuse_an_interpreter_is_freed_with_it() -> None:
+    """The idle interpreter refers to its module: kept on the module, the two go together."""
+    import gc
+    import weakref
+
+    import mtia_xdsl
+
+    kernel = mtia_xdsl.compile(scaled_prefix, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64})
+    program = kernel.fixed.program
+    machine_run.reuse_interpreters(program)
+    mtia_xdsl.machine.run_kernel(program, (2,), [torch.randn(128), torch.zeros(128), 128])
+    assert hasattr(program, machine_run._IDLE)
+    gone = weakref.ref(program)
+    del program, kernel
+    gc.collect()
+    assert gone() is None

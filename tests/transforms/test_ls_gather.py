@@ -56,7 +56,8 @@ def test_tril_gather_is_one_box_dma_and_an_ls_gather(xblock):
     expected = torch.full((16, 26), -1.0)
     expected[:, :10] = z[:, li, lj]
     torch.testing.assert_close(out, expected)
-    assert "x25xf32>" in mtia and "tt.gather" in mtia  # rows of z[b] by DMA, gathered in LS
+    rows = {256: 27, 64: 8}[xblock]  # rows of z[b] by DMA (flat, clipped at z's end), gathered in LS
+    assert f"tensor<{rows * 25}xf32>" in mtia and "mtia.storage_extent" in mtia and "tt.gather" in mtia
     assert mtia.count("mtia.gather") == 1 and mtia.count("mtia.outside_box") == 1  # for lanes outside the box
     assert scalar_lanes == 0  # every index is in its row of z[b]
 
@@ -127,4 +128,65 @@ def test_nll_target_gather_is_one_box_dma_and_an_ls_gather():
     expected = logp[torch.arange(16), target.clamp(min=0)]
     torch.testing.assert_close(out, expected)
     mtia = kernel.asm["mtia"]
-    assert "tt.gather" in mtia and "16x8xf32>" in mtia and mtia.count("mtia.gather") == 1  # outside the box
+    assert "tt.gather" in mtia and "tensor<128xf32>" in mtia and mtia.count("mtia.gather") == 1  # outside the box
+
+
+@triton.jit
+def gather_rows_of_8(x_ptr, t_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Lane r reads `x[t[r] + 8 * r]`, rows r < 32 (a box of 32 rows of 8 in LS)."""
+    r = tl.arange(0, BLOCK)
+    t = tl.load(t_ptr + r)
+    v = tl.load(x_ptr + (t + 8 * r), r < 32)
+    tl.store(out_ptr + r, v)
+
+
+def test_box_past_the_end_of_the_tensor_is_clipped():
+    """x ends partway through the last row the mask allows (252 = 8 * 32 - 4): no lane reads past it (t <= 3),
+    so the box DMA stops at the end of x's storage rather than raising a false out-of-bounds error."""
+    x, t = torch.randn(8 * 32 - 4), torch.arange(32) % 4
+    out, oracle = torch.empty(32), torch.empty(32)
+    kernel = mtia_xdsl.compile(gather_rows_of_8, constexprs={"BLOCK": 32})
+    run = kernel[(1,)](x, t, out)
+    InterpretedFunction(gather_rows_of_8.fn)[(1,)](x, t, oracle, BLOCK=32)
+    torch.testing.assert_close(out, x[t + 8 * torch.arange(32)])
+    torch.testing.assert_close(oracle, out)
+    assert "tt.gather" in kernel.asm["mtia"]  # still the box DMA and the LS gather
+    reads = sorted(c.global_read_bytes for tr in run.traces for c in tr.commands if c.kind == "dma_load")
+    assert reads == [32 * 8, 252 * 4]  # t (i64), then the box up to x's end: 252 f32, not the 256 it spans
+
+
+def test_lane_past_the_end_of_the_tensor_still_raises():
+    """A lane that does read past x (t = 4 in the last row: x[252]) raises the out-of-bounds error naming
+    the load's line, whichever path gathers it."""
+    x, t = torch.randn(8 * 32 - 4), torch.arange(32) % 4
+    t[31] = 4
+    kernel = mtia_xdsl.compile(gather_rows_of_8, constexprs={"BLOCK": 32})
+    with pytest.raises(
+        Exception, match=r"test_ls_gather\.py:\d+.*out-of-bounds.*1 element\(s\) past the end of 'x_ptr'"
+    ):
+        kernel[(1,)](x, t, torch.empty(32))
+
+
+@triton.jit
+def wide_columns_mod_n(b_ptr, out_ptr, K, N: tl.constexpr, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):
+    """`rk * N + rn % N` with N > BLOCK_N: the first block reads columns 0..BLOCK_N-1 of rows rk < K."""
+    rn = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    b = tl.load(b_ptr + (rk[:, None] * N + (rn % N)[None, :]), mask=rk[:, None] < K, other=0.0)
+    tl.store(out_ptr + rk[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], b)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=mtia_xdsl.KernelRuntimeError,
+    reason="an exact LS gather's box (index provably in its row) is not clipped",
+)
+def test_exact_box_past_the_end_of_the_tensor():
+    """Known gap: the exact form moves the [rows, C] box unclipped, so a tensor ending partway through its last
+    row (20 * 16 - 4 elements; lanes read columns < 16 only) raises a false out-of-bounds error. Clipping it
+    needs the scalar-core gather of lanes past the clip, which the exact form exists to avoid."""
+    b, out, oracle = torch.randn(20 * 16 - 4), torch.empty(16, 16), torch.empty(16, 16)
+    kernel = mtia_xdsl.compile(wide_columns_mod_n, constexprs={"N": 20, "BLOCK_K": 16, "BLOCK_N": 16})
+    InterpretedFunction(wide_columns_mod_n.fn)[(1,)](b, oracle, 16, N=20, BLOCK_K=16, BLOCK_N=16)
+    kernel[(1,)](b, out, 16)
+    torch.testing.assert_close(out, oracle)

@@ -624,6 +624,15 @@ void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc) 
     return global(pe, addr, nbytes, loc ? loc : pe->loc);
 }
 
+int64_t mtia_storage_extent(mtia_pe *, mtia_addr addr, int32_t elem_bytes) {
+    auto it = std::upper_bound(g_regions.begin(), g_regions.end(), addr,
+                               [](mtia_addr a, const Region &r) { return a < r.base; });
+    if (it == g_regions.begin()) return 0;
+    --it;
+    mtia_addr end = it->base + (mtia_addr)it->nbytes;
+    return addr < end ? (int64_t)((end - addr) / (mtia_addr)elem_bytes) : 0;
+}
+
 void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,
                     int32_t read, int32_t write, int64_t ls_bytes, const char *dtype) {
     lanes_payload(pe, addrs, mask, n, elem_bytes, read, write, ls_bytes, dtype);

@@ -176,6 +176,9 @@ void mtia_atomic_rmw(mtia_pe *pe, const char *op, void *old, const mtia_addr *ad
 /* The scalar core's view of global memory for gathers, scatters and atomics the kernel code performs itself:
  * the bytes [addr, addr + nbytes) (an error naming `loc` if they are outside every tensor). */
 void *mtia_global(mtia_pe *pe, mtia_addr addr, int64_t nbytes, const char *loc);
+/* Elements of `elem_bytes` from `addr` to the end of the tensor storage holding it, 0 when none does
+ * (mtia.storage_extent: the bound clipping an LS gather's box DMA at the end of its tensor). */
+int64_t mtia_storage_extent(mtia_pe *pe, mtia_addr addr, int32_t elem_bytes);
 /* End the SCALAR command begun by mtia_cmd_begin that accessed `n` lanes at `addrs` (active where mask[i] != 0,
  * or all): records its active lanes, their byte extent, bytes read/written and LS bytes. */
 void mtia_lanes_end(mtia_pe *pe, const mtia_addr *addrs, const uint8_t *mask, int64_t n, int32_t elem_bytes,

@@ -339,6 +339,18 @@ class GlobalMemory:
         full = np.broadcast_shapes(np.shape(addrs), np.shape(mask), shape)
         return np.broadcast_to(addrs, full), np.broadcast_to(mask, full)
 
+    def storage_extent(self, addrs: np.ndarray, size: int) -> np.ndarray:
+        """Elements of `size` bytes from each address to the end of the storage holding it (0 when none does):
+        `mtia.storage_extent`, the bound that clips a DMA box at the end of its tensor's storage."""
+        if not self.regions:
+            return np.zeros(addrs.shape, dtype=np.int64)
+        bases = np.array([r.base for r in self.regions], dtype=np.int64)
+        ends = np.array([r.end for r in self.regions], dtype=np.int64)
+        ridx = np.searchsorted(bases, addrs, side="right") - 1
+        safe = np.clip(ridx, 0, len(self.regions) - 1)
+        inside = (ridx >= 0) & (addrs < ends[safe])
+        return np.where(inside, (ends[safe] - addrs) // size, 0).astype(np.int64)
+
     def _locate(self, addrs: np.ndarray, fmt: ElementFormat, where: str) -> tuple[np.ndarray, np.ndarray]:
         """Return (region index, byte offset in region) per address; raise on a bad access.
 

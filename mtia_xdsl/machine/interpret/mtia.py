@@ -201,6 +201,15 @@ class MtiaFunctions(InterpreterFunctions):
         record_dma_commands(get_pe_state(interpreter), info, (), (slot,), block, info.has_other)
         return ()
 
+    @impl(mtia.StorageExtentOp)
+    def run_storage_extent(
+        self, interpreter: Interpreter, op: mtia.StorageExtentOp, args: PythonValues
+    ) -> PythonValues:
+        size = element_format(op.base.type.pointee_type).size_bytes  # type: ignore[attr-defined]
+        memory = get_launch_state(interpreter).memory
+        extent = memory.storage_extent(np.asarray(args[0], dtype=np.int64), size)
+        return (extent if np.ndim(extent) else np.int64(extent),)
+
     @impl(mtia.DmaStoreOp)
     def run_dma_store(self, interpreter: Interpreter, op: mtia.DmaStoreOp, args: PythonValues) -> PythonValues:
         info = self._dma_info.get(op)

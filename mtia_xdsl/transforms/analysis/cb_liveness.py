@@ -135,7 +135,7 @@ def _number(block: Block, ops: list[Operation], spans: dict[Operation, tuple[int
     for op in block.ops:
         start = len(ops)
         ops.append(op)
-        if not isinstance(op, mtia.EngineComputeOp):
+        if not isa(op, mtia.EngineComputeOp):
             for region in op.regions:
                 unstructured |= len(region.blocks) > 1
                 for b in region.blocks:

@@ -28,6 +28,7 @@ from xdsl.traits import Commutative
 from mtia_xdsl.dialects import arith, tt
 from mtia_xdsl.semantics import scalar as semantics
 from mtia_xdsl.semantics.scalar import round_bf16
+from mtia_xdsl.utils.isa import isa
 
 Materialize = Callable[[Attribute, Attribute, Operation], SSAValue]
 """(value, type, op) -> a new constant inserted right before op."""
@@ -44,14 +45,17 @@ IN_PLACE: list[SSAValue] = []
 def const_attr(v: SSAValue) -> Attribute | None:
     """Return the value attribute of an `arith.constant`-defined value, else None."""
     op = v.owner
-    return op.value if isinstance(op, xarith.ConstantOp) else None
+    return op.value if isa(op, xarith.ConstantOp) else None
+
+
+_SCALAR_ATTRS = IntegerAttr | FloatAttr
 
 
 def splat_scalar(attr: Attribute | None) -> float | int | None:
     """Return the scalar of a scalar constant or of a splat dense constant."""
-    if isinstance(attr, IntegerAttr | FloatAttr):
-        return attr.value.data
-    if isinstance(attr, DenseIntOrFPElementsAttr) and attr.is_splat():
+    if isa(attr, _SCALAR_ATTRS):
+        return attr.value.data  # type: ignore[union-attr]
+    if isa(attr, DenseIntOrFPElementsAttr) and attr.is_splat():  # type: ignore[union-attr]
         return attr.get_values()[0]
     return None
 
@@ -267,12 +271,16 @@ def _swap_commutative(op: Operation) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
+_SPLAT_PRESERVING = tt.SplatOp | tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp
+"""The tt ops whose fold of a splat constant operand is a splat constant."""
+
+
 def _fold_tt(op: Operation) -> Attribute | SSAValue | None:
-    if isinstance(op, tt.SplatOp | tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp):
+    if isa(op, _SPLAT_PRESERVING):
         v = splat_scalar(const_attr(op.src))
         if v is not None:  # upstream's folders: a reshaped splat constant is a splat constant
             return make_attr(v, op.result.type)
-    if isinstance(op, tt.AddPtrOp) and splat_scalar(const_attr(op.offset)) == 0:
+    if isa(op, tt.AddPtrOp) and splat_scalar(const_attr(op.offset)) == 0:
         return op.ptr
     return None
 
@@ -297,11 +305,11 @@ def fold_op(op: Operation, materialize: Materialize) -> list[SSAValue] | None:
     """Return the values replacing `op`'s single result, IN_PLACE if `op` changed in place, else None."""
     fold = _FOLDERS.get(type(op))
     folded = fold(op) if fold is not None and len(op.results) == 1 else None
-    if isinstance(folded, SSAValue):
-        return [folded]
-    if folded is not None:
-        return [materialize(folded, op.results[0].type, op)]
-    return IN_PLACE if _swap_commutative(op) else None
+    if folded is None:
+        return IN_PLACE if _swap_commutative(op) else None
+    if isa(folded, SSAValue):
+        return [folded]  # type: ignore[list-item]
+    return [materialize(folded, op.results[0].type, op)]  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -266,3 +266,36 @@ tt.func public @columns_mod_n(%b: !tt.ptr<f32>, %k: i32, %out: !tt.ptr<f32>) {
   tt.store %os, %v : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// -----
+
+// A checked element gather `x[t[r] + 8 * r]`, rows r < 32: the box of 32 rows of 8 moved flat, no further
+// than the end of x's storage (a valid kernel's box may span past its tensor), lanes past what the DMA moved
+// gathered by the scalar core (which raises for a lane outside every tensor).
+// CHECK-LABEL: tt.func public @gather_rows_of_8
+// CHECK:         %[[EXTENT:.*]] = mtia.storage_extent %x : !tt.ptr<f32>
+// CHECK:         %[[MOVED:.*]] = arith.minsi %{{.*}}, %[[EXTENT]] : i64
+// CHECK:         mtia.dma_load %x[%{{.*}}] bounds[%[[MOVED]]] : !tt.ptr<f32> -> tensor<256xf32>
+// CHECK:         arith.cmpi slt, %{{.*}}, %{{.*}} : tensor<32xi64>
+// CHECK:           tt.gather {{.*}} {axis = 0 : i32} : (tensor<256xf32>, tensor<32xi64>) -> tensor<32xf32>
+// CHECK:         "mtia.gather"(%p, %{{.*}}) {{.*}} {mtia.outside_box}
+// CHECK-NOT:     tt.load
+tt.func public @gather_rows_of_8(%x: !tt.ptr<f32>, %t: !tt.ptr<i64>, %out: !tt.ptr<f32>) {
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %ts = tt.splat %t : !tt.ptr<i64> -> tensor<32x!tt.ptr<i64>>
+  %tp = tt.addptr %ts, %r : tensor<32x!tt.ptr<i64>>, tensor<32xi32>
+  %tv = tt.load %tp : tensor<32x!tt.ptr<i64>>
+  %r64 = arith.extsi %r : tensor<32xi32> to tensor<32xi64>
+  %c8 = arith.constant dense<8> : tensor<32xi64>
+  %row = arith.muli %r64, %c8 : tensor<32xi64>
+  %off = arith.addi %tv, %row : tensor<32xi64>
+  %c32 = arith.constant dense<32> : tensor<32xi32>
+  %mask = arith.cmpi slt, %r, %c32 : tensor<32xi32>
+  %xs = tt.splat %x : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p = tt.addptr %xs, %off : tensor<32x!tt.ptr<f32>>, tensor<32xi64>
+  %v = tt.load %p, %mask : tensor<32x!tt.ptr<f32>>
+  %os = tt.splat %out : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %po = tt.addptr %os, %r : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  tt.store %po, %v : tensor<32x!tt.ptr<f32>>
+  tt.return
+}

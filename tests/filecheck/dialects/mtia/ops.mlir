@@ -17,6 +17,9 @@ builtin.module attributes {mtia.target = #mtia.target<"mtia2i">} {
   %lo = mtia.dma_load %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] other(%zero : f16) : !tt.ptr<f16> -> tensor<8x8xf16>
   // CHECK: mtia.dma_store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] starts[%{{.*}}, %{{.*}}] : tensor<8x8xf16>, !tt.ptr<f16>
   mtia.dma_store %lo, %p[%s0, %s1] bounds[%b0, %b1] starts[%s0, %s1] : tensor<8x8xf16>, !tt.ptr<f16>
+  // Elements from a pointer to the end of its tensor's storage (clips an LS gather's box DMA).
+  // CHECK: %{{.*}} = mtia.storage_extent %{{.*}} : !tt.ptr<f32>
+  %extent = mtia.storage_extent %q : !tt.ptr<f32>
   // Indexed DMA: rows of %p picked by an index tile (embedding lookups).
   %ids = "test.op"() : () -> tensor<64x1xi64>
   // CHECK: mtia.dma_gather_rows %{{.*}}[%{{.*}} * %{{.*}}] [%{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}] other(%{{.*}} : f16) : !tt.ptr<f16>, tensor<64x1xi64> -> tensor<64x32xf16>

@@ -1,0 +1,75 @@
+"""An LS gather whose box reaches past its tensor (convert_tt_to_mtia.py `_ls_gather`, `mtia.storage_extent`) in
+the C++ and LLVM IR emitters: the box DMA clipped at the tensor's end as in the model (same commands, cycles and
+values), and a lane truly past the tensor stops the program at the kernel line as the model does."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+import mtia_xdsl
+from mtia_xdsl.backend import host
+from mtia_xdsl.machine.run import run_kernel
+from tests.backend.llvm_differential import differential
+
+pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
+
+
+@triton.jit
+def gather_rows_of_8(x_ptr, t_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Lane r reads `x[t[r] + 8 * r]`, rows r < 32 (a box of 32 rows of 8 in LS)."""
+    r = tl.arange(0, BLOCK)
+    t = tl.load(t_ptr + r)
+    v = tl.load(x_ptr + (t + 8 * r), r < 32)
+    tl.store(out_ptr + r, v)
+
+
+def _kernel():
+    return mtia_xdsl.compile(gather_rows_of_8, {"x_ptr": "*fp32", "t_ptr": "*i64", "out_ptr": "*fp32"}, {"BLOCK": 32})
+
+
+def _args(past: bool) -> list:
+    x, t = torch.randn(8 * 32 - 4, generator=torch.Generator().manual_seed(0)), torch.arange(32) % 4
+    if past:
+        t[31] = 4  # x[252]: one element past x
+    return [x, t, torch.zeros(32)]
+
+
+def test_cpp_clips_the_box_like_the_model() -> None:
+    k = _kernel()
+    assert k.fixed is not None and "mtia.storage_extent" in k.asm["mtia"]
+    args = _args(past=False)
+    model = run_kernel(k.fixed.program, (1,), args)
+    model_out = args[2].clone()
+    args[2].zero_()
+    cpp = host.run_cpp(k.asm["cpp"], (1,), args)
+    assert torch.equal(args[2], model_out) and torch.equal(model_out, args[0][args[1] + 8 * torch.arange(32)])
+    for tm, tc in zip(model.traces, cpp.traces, strict=True):
+        assert tm.commands == tc.commands  # the clipped box DMA: 252 f32, as the model moves
+    assert cpp.report.total_cycles == model.report.total_cycles
+
+
+def test_llvm_clips_the_box_like_the_model() -> None:
+    pytest.importorskip("llvmlite")
+    k, args = _kernel(), _args(past=False)
+    with differential() as record:
+        k[(1,)](*args)
+    (launch,) = record.launches
+    assert launch.llvm_cycles == launch.model_cycles
+    assert torch.equal(launch.llvm[2], launch.model[2])
+    assert torch.equal(launch.model[2], args[0][args[1] + 8 * torch.arange(32)])
+
+
+@pytest.mark.parametrize("executor", ["cpp", "llvm"])
+def test_lane_past_the_tensor_stops_the_program(executor: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if executor == "llvm":
+        pytest.importorskip("llvmlite")
+    monkeypatch.setitem(os.environ, "MTIA_EXECUTOR", executor)
+    args = _args(past=True)
+    with pytest.raises(Exception, match=r"test_ls_gather_backends\.py:\d+:\d+: error: .*outside every tensor"):
+        _kernel()[(1,)](*args)
+    assert args[2].eq(0).all()
