@@ -178,24 +178,15 @@ def test_uninitialized_local_storage_reads_as_nan() -> None:
 
 
 def test_causal_attention_batched_equals_per_program() -> None:
-    """The causal key loop's bound differs per query block: the batch splits by it, with the same outputs,
-    per-program command traces and cycles as the per-program run."""
-    from examples.attention import attn_fwd
-
-    z, h, n_ctx, d = 1, 2, 96, 16
-    g = torch.Generator().manual_seed(3)
-    q, k, v = (torch.randn(z, h, n_ctx, d, generator=g).half() for _ in range(3))
-    signature = {name: "*fp16" for name in ("Q", "K", "V", "Out")} | {"sm_scale": "fp32"}
-    strides = [f"stride_{t}{s}" for t in "qkvo" for s in ("z", "h", "m" if t in "qo" else "n")]
-    signature |= dict.fromkeys([*strides, "H", "N_CTX"], "i32")
-    program = _program(attn_fwd, signature, {"HEAD_DIM": d, "BLOCK_M": 32, "BLOCK_N": 32, "CAUSAL": 1})
-    out = torch.zeros_like(q)
-    stride_args = [t.stride(i) for t in (q, k, v, out) for i in range(3)]
-    args = [q, k, v, out, 0.25, *stride_args, h, n_ctx]
+    """The causal key loop's bound differs per query block: the batched run (the loop compacted) gives the
+    same outputs, per-program command traces and cycles as the per-program run."""
+    n_ctx = 96
+    program, grid, args, (out,) = _attention_program_and_args(n_ctx)
+    q, k, v = args[:3]
     runs = []
     for max_batch in (None, 1):
         out.zero_()
-        result = run_kernel(program, (n_ctx // 32, z * h, 1), list(args), max_batch=max_batch)
+        result = run_kernel(program, grid, list(args), max_batch=max_batch)
         runs.append(([out.clone()], result.traces, result.report.total_cycles))
     _assert_same(runs)
     assert [len(t.commands) for t in runs[0][1][:3]] == sorted(len(t.commands) for t in runs[0][1][:3])
