@@ -8,24 +8,14 @@ import os
 
 import pytest
 import torch
-import triton
-import triton.language as tl
 
 import mtia_xdsl
 from mtia_xdsl.backend import host
 from mtia_xdsl.machine.run import run_kernel
 from tests.backend.llvm_differential import differential
+from tests.transforms.test_ls_gather import gather_rows_of_8
 
 pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
-
-
-@triton.jit
-def gather_rows_of_8(x_ptr, t_ptr, out_ptr, BLOCK: tl.constexpr):
-    """Lane r reads `x[t[r] + 8 * r]`, rows r < 32 (a box of 32 rows of 8 in LS)."""
-    r = tl.arange(0, BLOCK)
-    t = tl.load(t_ptr + r)
-    v = tl.load(x_ptr + (t + 8 * r), r < 32)
-    tl.store(out_ptr + r, v)
 
 
 def _kernel():
@@ -70,6 +60,6 @@ def test_lane_past_the_tensor_stops_the_program(executor: str, monkeypatch: pyte
         pytest.importorskip("llvmlite")
     monkeypatch.setitem(os.environ, "MTIA_EXECUTOR", executor)
     args = _args(past=True)
-    with pytest.raises(Exception, match=r"test_ls_gather_backends\.py:\d+:\d+: error: .*outside every tensor"):
+    with pytest.raises(Exception, match=r"test_ls_gather\.py:\d+:\d+: error: .*outside every tensor"):
         _kernel()[(1,)](*args)
     assert args[2].eq(0).all()
