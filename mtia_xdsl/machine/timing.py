@@ -337,6 +337,10 @@ class _Simulator:
         """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
         self.cb_id_counts: dict[tuple[int, int], int] = {}
         """(id of cb_depth, id of cb_hw_id) -> CB IDs a program takes on the CP."""
+        self.last_footprint: tuple[object, object, int, int] = (None, None, 0, 0)
+        """The last `_footprint` looked up: (cb_depth, cb_tile_bytes, extra LS bytes, footprint)."""
+        self.last_cb_ids: tuple[object, object, int] = (None, None, 0)
+        """The last `_cb_ids_in_use` looked up: (cb_depth, cb_hw_id, CB IDs)."""
 
     # ---- event plumbing ----
 
@@ -435,18 +439,26 @@ class _Simulator:
 
     def _footprint(self, prog: ProgramTrace) -> int:
         """LS bytes a program holds (`ProgramTrace.ls_footprint_bytes`), remembered per batch."""
+        last = self.last_footprint  # the programs of a batch come one after another
+        if last[0] is prog.cb_depth and last[1] is prog.cb_tile_bytes and last[2] == prog.extra_ls_bytes:
+            return last[3]
         key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
         footprint = self.footprints.get(key)
         if footprint is None:
             footprint = self.footprints[key] = prog.ls_footprint_bytes()
+        self.last_footprint = (prog.cb_depth, prog.cb_tile_bytes, prog.extra_ls_bytes, footprint)
         return footprint
 
     def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
         """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
+        last = self.last_cb_ids
+        if last[0] is prog.cb_depth and last[1] is prog.cb_hw_id:
+            return last[2]
         key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
         ids = self.cb_id_counts.get(key)
         if ids is None:
             ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
+        self.last_cb_ids = (prog.cb_depth, prog.cb_hw_id, ids)
         return ids
 
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
