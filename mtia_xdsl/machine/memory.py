@@ -652,11 +652,22 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
     only commands that may touch global memory.
     """
     hazards: list[list[int]] = [[] for _ in cmds]
-    order = range(len(cmds)) if indices is None else indices
-    if not any(cmds[i].global_write_bytes for i in order):
+    order: Sequence[int] = range(len(cmds)) if indices is None else indices
+    for i in order:
+        if cmds[i].global_write_bytes:
+            break
+    else:
         return hazards  # reads never order against reads
-    writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
-    reads_seen: list[tuple[int, int, int]] = []
+    # the commands seen so far that write / only read: index, first and last byte address (typed lists: the
+    # compiled model compares native integers)
+    write_index: list[int] = []
+    write_lo: list[int] = []
+    write_hi: list[int] = []
+    read_index: list[int] = []
+    read_lo: list[int] = []
+    read_hi: list[int] = []
+    lo_i: int
+    hi_i: int
     for i in order:
         c = cmds[i]
         writes = c.global_write_bytes > 0
@@ -671,9 +682,26 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
             if span is None:
                 continue
             lo_i, hi_i = span
-        for seen in (writes_seen, reads_seen) if writes else (writes_seen,):
-            for j, lo, hi in seen:
-                if lo < hi_i and lo_i < hi and _ranges_overlap(ranges, cmds[j].global_ranges):
-                    hazards[i].append(j)
-        (writes_seen if writes else reads_seen).append((i, lo_i, hi_i))
+        for k in range(len(write_index)):
+            if (
+                write_lo[k] < hi_i
+                and lo_i < write_hi[k]
+                and _ranges_overlap(ranges, cmds[write_index[k]].global_ranges)
+            ):
+                hazards[i].append(write_index[k])
+        if writes:
+            for k in range(len(read_index)):
+                if (
+                    read_lo[k] < hi_i
+                    and lo_i < read_hi[k]
+                    and _ranges_overlap(ranges, cmds[read_index[k]].global_ranges)
+                ):
+                    hazards[i].append(read_index[k])
+            write_index.append(i)
+            write_lo.append(lo_i)
+            write_hi.append(hi_i)
+        else:
+            read_index.append(i)
+            read_lo.append(lo_i)
+            read_hi.append(hi_i)
     return hazards
