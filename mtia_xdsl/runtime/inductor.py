@@ -426,8 +426,8 @@ def group_embedding_bags(graph: Any) -> int:
         val = out.meta.get("val")
         if val is None or val.dim() != 2 or val.shape[1] > inductor_kernels.MAX_BLOCK_D:
             return None
-        psw_kind = None if psw is None else psw.meta["val"].stride(0) == 1  # decides offset2bag (see the op)
-        return (mode, include_last, psw_kind, val.dtype, val.shape[1], offsets.meta["val"].shape[0])
+        writes = inductor_kernels.writes_offset2bag(mode, val.dtype, None if psw is None else psw.meta["val"])
+        return (mode, include_last, psw is None, writes, val.dtype, val.shape[1], offsets.meta["val"].shape[0])
 
     for cat in list(graph.nodes):
         if cat.op != "call_function" or cat.target is not aten.cat.default:
