@@ -129,18 +129,18 @@ def simulate(
     """
     if mapping not in MAPPINGS:
         raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
-    grid = grid or _infer_grid(programs)
-    pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
-    source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
-    sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small objects and frees nothing cyclic: collections only cost time
     try:
+        grid = grid or _infer_grid(programs)
+        pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
+        source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
+        sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
         sim.run()
+        return sim.timeline(mapping, grid)
     finally:
         if collecting:
             gc.enable()
-    return sim.timeline(mapping, grid)
 
 
 def place_programs(
@@ -307,10 +307,11 @@ class _Simulator:
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
-        self.footprints: dict[tuple[int, int, int], int] = {}
-        """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
-        self.cb_id_counts: dict[tuple[int, int], int] = {}
-        """(id of cb_depth, id of cb_hw_id) -> CB IDs a program takes on the CP."""
+        self.footprints: dict[tuple[int, int, int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_tile_bytes, id of cb_ls_offset, extra LS bytes) -> (LS footprint of a
+        program, the keyed dicts: kept so no new dict takes their ids once a totals-only run released them)."""
+        self.cb_id_counts: dict[tuple[int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_hw_id) -> (CB IDs a program takes on the CP, the keyed dicts, kept)."""
 
     # ---- event plumbing ----
 
@@ -409,19 +410,21 @@ class _Simulator:
 
     def _footprint(self, prog: ProgramTrace) -> int:
         """LS bytes a program holds (`ProgramTrace.ls_footprint_bytes`), remembered per batch."""
-        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
-        footprint = self.footprints.get(key)
-        if footprint is None:
-            footprint = self.footprints[key] = prog.ls_footprint_bytes()
-        return footprint
+        depth, tile_bytes, offsets = prog.cb_depth, prog.cb_tile_bytes, prog.cb_ls_offset  # shared by a batch
+        key = (id(depth), id(tile_bytes), id(offsets), prog.extra_ls_bytes)
+        known = self.footprints.get(key)
+        if known is None:
+            known = self.footprints[key] = (prog.ls_footprint_bytes(), (depth, tile_bytes, offsets))
+        return known[0]
 
     def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
         """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
-        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
-        ids = self.cb_id_counts.get(key)
-        if ids is None:
-            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
-        return ids
+        depth, hw_id = prog.cb_depth, prog.cb_hw_id  # dicts shared by a batch
+        key = (id(depth), id(hw_id))
+        known = self.cb_id_counts.get(key)
+        if known is None:
+            known = self.cb_id_counts[key] = (prog.cb_ids_in_use(), (depth, hw_id))
+        return known[0]
 
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the
