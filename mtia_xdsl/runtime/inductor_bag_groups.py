@@ -183,23 +183,23 @@ def _ancestors(node: Any) -> set[Any]:
 
 
 def independent_sets(bags: list[Any]) -> list[list[Any]]:
-    """Split `bags` (in graph order) into sets of which no member depends on another, greedily in order: each bag
-    joins the first set none of whose members is among its ancestors (a bag cannot depend on a later one)."""
+    """Split `bags` into sets of which no member depends on another, greedily in order: each bag joins the first
+    set none of whose members is among its ancestors or has it among theirs."""
+    ancestors = {bag: _ancestors(bag) for bag in bags}
     sets: list[list[Any]] = []
     for bag in bags:
-        ancestors = _ancestors(bag)
-        free = next((s for s in sets if not any(other in ancestors for other in s)), None)
-        if free is None:
+        free = (s for s in sets if not any(other in ancestors[bag] or bag in ancestors[other] for other in s))
+        joined = next(free, None)
+        if joined is None:
             sets.append([bag])
         else:
-            free.append(bag)
+            joined.append(bag)
     return sets
 
 
-def group_independent_bags(graph: Any) -> int:
-    """Turn each set of two or more bags of one `bag_key` (of static shape, every output read through getitem)
-    of which none depends on another into one `embedding_bag_cat` along dim 0, before the set's last bag; bag t's
-    output is rows t * bags ... of the op's output (`aten.slice`, a view). Returns the number of bag ops grouped."""
+def _next_independent_set(graph: Any) -> list[Any] | None:
+    """The first set of `independent_sets` of two or more bags of one `bag_key` (of static shape, every output
+    read through getitem), in graph order; None if there is none."""
     by_key: dict[Any, list[Any]] = {}
     for node in graph.nodes:
         if node.op != "call_function" or node.target is not _BAG_OP:
@@ -208,23 +208,36 @@ def group_independent_bags(graph: Any) -> int:
         rows = _output0(node).shape[0] if key is not None else None
         if isinstance(rows, int) and all(user.target is operator.getitem for user in node.users):
             by_key.setdefault(key, []).append(node)
-    grouped = 0
     for bags in by_key.values():
         for group in independent_sets(bags):
             if len(group) >= 2:
-                _group_independent(graph, group)
-                grouped += len(group)
+                return group
+    return None
+
+
+def group_independent_bags(graph: Any) -> int:
+    """Turn each set of two or more bags of one `bag_key` of which none depends on another into one
+    `embedding_bag_cat` along dim 0; bag t's output is rows t * bags ... of the op's output (`aten.slice`, a
+    view). One set at a time, each found on the graph with the sets before it grouped (and sorted): two sets
+    found at once could each depend on the other once grouped (bags of two keys, each set feeding the other).
+    Returns the number of bag ops grouped."""
+    grouped = 0
+    while (group := _next_independent_set(graph)) is not None:
+        _group_independent(graph, group)
+        stable_topological_sort(graph)
+        grouped += len(group)
     return grouped
 
 
 def _group_independent(graph: Any, bags: list[Any]) -> None:
+    """Replace `bags` (independent, of one key, outputs read through getitem) by one op along dim 0 and views."""
     out = _insert_group(graph, bags, 0, bags[-1])
     rows = _output0(bags[0]).shape[0]
     for t, bag in enumerate(bags):
         with graph.inserting_before(bags[-1]):
             view = graph.call_function(torch.ops.aten.slice.Tensor, (out, 0, t * rows, (t + 1) * rows))
         view.meta["val"] = torch.ops.aten.slice.Tensor(out.meta["val"], 0, t * rows, (t + 1) * rows)
-        items = list(bag.users)
-        for item in items:
+        for item in list(bag.users):
             item.replace_all_uses_with(view)
-        _erase_unused(graph, items)
+            graph.erase_node(item)
+        graph.erase_node(bag)

@@ -354,3 +354,35 @@ def test_independent_sets_keep_dependent_bags_apart():
     b = graph.call_function(torch.ops.aten.mul.Tensor, (w, a_out))
     c = graph.call_function(torch.ops.aten.mul.Tensor, (w, offs))
     assert independent_sets([a, b, c]) == [[a, c], [b]]
+
+
+class CrossedBags(torch.nn.Module):
+    """Mean bags a and c, sum bags b and d: b's ids come from a's output and c's from d's. {a, c} and {b, d} are
+    each independent, but grouped both at once each group would wait for the other (a cycle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.c = (torch.nn.EmbeddingBag(30, 8, mode="mean") for _ in range(2))
+        self.b, self.d = (torch.nn.EmbeddingBag(30, 8, mode="sum") for _ in range(2))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        a, d = self.a(ids[0]), self.d(ids[3])
+        b = self.b((ids[1] + (a.sum(-1, keepdim=True) > 0).long()) % 30)
+        c = self.c((ids[2] + (d.sum(-1, keepdim=True) > 0).long()) % 30)
+        return a + b + c + d
+
+
+def test_crossed_independent_bags_group_one_set_only(mtia_inductor):
+    """Of the two crossed sets the first (the mean bags) is one launch; the sum bags, which now depend on each
+    other through it, stay two launches; the output matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = CrossedBags()
+    ids = torch.randint(0, 30, (4, 6, 3))
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(model), ids)
+        torch.testing.assert_close(out, model(ids))
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == 1
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag.default(") == 2
