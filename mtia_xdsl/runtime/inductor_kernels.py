@@ -6,7 +6,8 @@ the SE, and writes the op's other outputs (offset2bag, bag sizes) as aten's CPU 
 registered as the custom op `mtia_xdsl::embedding_bag` (`torch.library.triton_op`), so Inductor's output code
 calls it and the kernel runs on MTIA through mtia_xdsl's driver like every generated kernel.
 `embedding_bag_cat` (`mtia_xdsl::embedding_bag_cat`) does the bags of several tables in one launch and
-writes them straight into their concatenation (what `inductor.group_embedding_bags` turns a cat of bags into).
+writes them straight into their concatenation (what `inductor_bag_groups.group_embedding_bags` turns
+concatenated or independent bags into).
 
 This module imports torch and triton when loaded: import it only once Inductor has loaded (see
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).
