@@ -129,18 +129,18 @@ def simulate(
     """
     if mapping not in MAPPINGS:
         raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
-    grid = grid or _infer_grid(programs)
-    pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
-    source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
-    sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small objects and frees nothing cyclic: collections only cost time
     try:
+        grid = grid or _infer_grid(programs)
+        pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
+        source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
+        sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
         sim.run()
+        return sim.timeline(mapping, grid)
     finally:
         if collecting:
             gc.enable()
-    return sim.timeline(mapping, grid)
 
 
 def place_programs(
