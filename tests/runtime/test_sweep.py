@@ -5,8 +5,11 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import multiprocessing
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -80,6 +83,59 @@ def test_sweep_in_processes_resumes_without_redoing_points(tmp_path: Path) -> No
     # Running again does nothing: every point is in the table.
     assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 1
     assert _rows(out) == rows
+
+
+SLOW_SPEC = """
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mtia_xdsl.sweep import Sweep
+
+STARTED = Path(__file__).with_name("started")
+
+
+def slow(machine_overrides, i):
+    (STARTED / str(i)).touch()
+    time.sleep(1)
+
+
+SWEEP = Sweep(kernels={"slow": slow}, configs={"slow": [{"i": i} for i in range(8)]})
+"""
+
+
+def test_an_interrupted_sweep_runs_no_more_points(tmp_path: Path) -> None:
+    """Closing the row iterator (as Ctrl-C does, raising KeyboardInterrupt where mtia-sweep waits for rows)
+    ends the local workers at once: the points not yet started are not run, and no worker is left."""
+    spec = tmp_path / "slow_spec.py"
+    spec.write_text(SLOW_SPEC)
+    (tmp_path / "started").mkdir()
+    points = sweep.load_spec(str(spec)).points()
+    before = set(multiprocessing.active_children())
+    rows = sweep.run_points(str(spec), points, backend="processes", workers=1)
+    assert next(rows)["kernel"] == "slow"
+    rows.close()
+    started = len(list((tmp_path / "started").iterdir()))
+    assert started < len(points), "closing the rows waited for every point"
+    assert [p for p in multiprocessing.active_children() if p not in before] == []
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s.csv"
+    done = sweep.run_point(SPEC, sweep.Point("broken", {}, {"dram_ecc_efficiency": 0.5}))
+
+    def interrupted(*args: object, **kwargs: object) -> Iterator[dict[str, Any]]:
+        yield done
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_points", interrupted)
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: 1 of 6 points" in err and "run the same command again" in err, err
+    assert [r["kernel"] for r in _rows(out)] == ["broken"]
 
 
 def test_plot_draws_the_varying_machine_field(tmp_path: Path) -> None:
