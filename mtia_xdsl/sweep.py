@@ -317,10 +317,22 @@ def read_table(path: Path) -> list[dict[str, Any]]:
         with path.open(newline="") as f:
             return [_typed(row) for row in csv.DictReader(f)]
     if path.suffix == ".parquet":
+        _need_pyarrow(path)
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
     raise ValueError(f"{path}: a sweep table is .csv or .parquet")
+
+
+def _need_pyarrow(path: Path) -> None:
+    """Raises: ImportError naming the extra if pyarrow, which a .parquet table needs, does not import."""
+    try:
+        import pyarrow.parquet  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError as e:
+        raise ImportError(
+            f"{path}: a .parquet table needs pyarrow (pip install 'mtia-xdsl[sweep]', or pyarrow), or write a .csv"
+            f" table ({e})"
+        ) from e
 
 
 def _typed(row: dict[str, str]) -> dict[str, Any]:
@@ -372,10 +384,13 @@ def run_sweep(
     `machines`, if given, replaces the spec's machine overrides. Rows are appended to the journal (see
     `journal_path`) as points finish; a Parquet table is written from it at the end. Returns every row of
     the table. A tqdm bar on stderr shows the points done when `progress`.
-    Raises: ValueError for a bad spec or table extension.
+    Raises: ValueError for a bad spec or table extension; ImportError (naming the extra) for a .parquet table
+    without pyarrow.
     """
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"{out}: the sweep table must end in .csv or .parquet")
+    if out.suffix == ".parquet":
+        _need_pyarrow(out)  # before any point runs, not when the table is written at the end
     sweep = load_spec(spec_path)
     if machines is not None:
         sweep = Sweep(sweep.kernels, sweep.configs, machines)

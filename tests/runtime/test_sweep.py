@@ -7,6 +7,7 @@ import importlib.util
 import json
 import multiprocessing
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,31 @@ def test_plot_draws_the_varying_machine_field(tmp_path: Path) -> None:
 def test_bad_table_extension_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sweep_main([SPEC, "-o", str(tmp_path / "s.txt"), "--backend", "processes"]) == 2
     assert ".csv or .parquet" in capsys.readouterr().err
+
+
+def test_parquet_without_pyarrow_is_refused_before_any_point_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without pyarrow a .parquet table is an error naming the extra before the sweep starts (it ran every
+    point first and then failed writing the table with "No module named 'pyarrow'")."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    out = tmp_path / "s.parquet"
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "pyarrow" in err and "mtia-xdsl[sweep]" in err and ".csv" in err, err
+    assert not out.exists() and not sweep.journal_path(out).exists()
+
+
+def test_parquet_table_resumes(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "s.parquet"
+    machine = ["--machine", "dram_ecc_efficiency=0.5"]
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress", *machine]) == 1
+    rows = sweep.read_table(out)
+    assert sorted(r["kernel"] for r in rows) == ["add", "add", "broken"]
+    assert not sweep.journal_path(out).exists()
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress", *machine]) == 1
+    assert sweep.read_table(out) == rows
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install ray)")
