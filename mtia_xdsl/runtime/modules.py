@@ -53,7 +53,7 @@ def run_module(
     program = module
     if not is_buffer_level(module):
         program = toolchain.lower(clone_op(module), opts, module)  # `module` stays as it is
-    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    dims = tuple(grid) if isinstance(grid, list | tuple) else (grid,)  # a wrong grid is named by run_kernel
     run_args = host_arguments(args)
     _check_pointer_arguments(program, kernel_name, run_args)
     result = toolchain.run_kernel(program, dims, run_args, opts)  # type: ignore[arg-type]

@@ -45,3 +45,11 @@ def test_a_read_only_output_array_is_not_written() -> None:
     except (ValueError, TypeError):
         pass
     assert (out == 0).all()
+
+
+@pytest.mark.parametrize("grid", [2.5, "4", None])
+def test_a_grid_that_is_not_ints_is_a_type_error_saying_what_a_grid_is(grid) -> None:
+    """A float grid was "'float' object is not iterable"."""
+    x = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match=r"grid must be an int or 1 to 3 ints"):
+        mtia_xdsl.run_module(_module(), grid, [x, x, x.copy(), 8])
