@@ -80,3 +80,21 @@ def test_the_plugin_runs_beside_a_checkouts_conftest_that_defines_device(tmp_pat
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+def test_upstream_tests_imports_the_installed_triton_not_the_checkouts_source_tree(tmp_path):
+    """`python -m pytest` run inside DIR put DIR first on sys.path, so `import triton` found the checkout's
+    python/triton/ sources (no compiled libtriton: "cannot import name 'getenv' from 'triton._C.libtriton'")
+    instead of the installed triton==3.9.0, and every test module failed to import."""
+    (tmp_path / "triton").mkdir()
+    (tmp_path / "triton" / "__init__.py").write_text("raise ImportError('the checkout source tree was imported')\n")
+    (tmp_path / "test" / "unit" / "language").mkdir(parents=True)
+    (tmp_path / "test" / "unit" / "language" / "test_imp.py").write_text(
+        "import pytest\nimport triton\n\n\n@pytest.mark.interpreter\ndef test_imp():\n    assert triton.jit\n"
+    )
+    proc = subprocess.run(
+        ["bash", str(SCRIPTS / "upstream_tests.sh"), str(tmp_path), "test/unit/language/test_imp.py"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert "checkout source tree was imported" not in proc.stdout + proc.stderr
+    assert proc.stdout.count("1 passed") == 2, proc.stdout + proc.stderr
