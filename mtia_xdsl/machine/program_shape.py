@@ -296,8 +296,11 @@ class ProgramRun:
         """The program is done: keep its issue/start/end cycles as packed float arrays in `cycles` (8 bytes a
         command instead of a float object each) and empty the lists only scheduling needed."""
         self.cycles = (array("d", self.issue_t), array("d", self.start_t), array("d", self.end_t))
-        for values in (self.issue_t, self.start_t, self.end_t, self.dep_ready, self.deps_left):
-            values.clear()  # in place: `commit_state` holds the same lists
+        self.issue_t.clear()  # in place: `commit_state` holds the same lists
+        self.start_t.clear()
+        self.end_t.clear()
+        self.dep_ready.clear()
+        self.deps_left.clear()
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:
