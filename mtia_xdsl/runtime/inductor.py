@@ -41,7 +41,7 @@ The hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Tri
 otherwise Inductor's own behaviour is unchanged (the C++ CPU backend keeps host timing and host cores).
 Inside `stock_choices()` the benchmarking, host-library and device-property hooks step aside (Inductor's
 own choices: host wall-clock autotuning, extern choices by host time, host cores) while matmuls and
-embedding bags still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
+embedding bags and attention still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
 
 Everything hooked is an internal of torch; it is tested against torch 2.13.0 (`PINNED_TORCH`). If an
 attribute is missing, `install()` raises InductorHookError naming the torch version and the attribute.
@@ -179,8 +179,8 @@ def stock_choices() -> Iterator[None]:
     """Inductor's stock choices while our backend is active: inside the block, autotuning times candidates
     with Inductor's host wall-clock benchmarker and device properties describe the host (its cores),
     as before these hooks, and a host library call (ATen's convolution) wins over a template when its
-    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags still decompose,
-    so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
+    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags and attention still
+    decompose, so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
 
     Inductor caches device properties (`DeviceProperties.create`); the cache is cleared on entry and exit.
     Compile inside the block (after `torch._dynamo.reset()`), with Inductor's caches off, for a stock choice.
@@ -291,7 +291,9 @@ def install() -> None:
 
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
-            sources = (Path(__file__).with_name(f"{m}.py") for m in ("inductor_bag_groups", "inductor_kernels"))
+            # the decompositions' kernels and rules too: a cached graph keeps their decisions
+            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention")
+            sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
             return (hash_files((__file__, *map(str, sources))), user)
 
     @functools.wraps(compile_entry)
