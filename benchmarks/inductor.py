@@ -405,6 +405,8 @@ class Recorder:
     extern_fallbacks: dict[str, int] = field(default_factory=dict)
     """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
     the number of template choices tried (see `extern_as_fallback`)."""
+    unsupported: dict[str, set[str]] = field(default_factory=dict)
+    """Ops (as `str` of the aten op) the hooks left to the host, and why (`inductor_attention.unsupported`)."""
 
 
 REC = Recorder()
@@ -456,9 +458,27 @@ def _install_recording() -> None:
             return out
 
         hooks.extern_as_fallback = recording_fallback
+    if importlib.util.find_spec("mtia_xdsl.runtime.inductor_attention") is not None:  # not in --baseline-rev trees
+        _record_unsupported_attention()
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _record_unsupported_attention() -> None:
+    """Record in REC.unsupported why the attention hook left an SDPA call to the host (the coverage table's cause)."""
+    from mtia_xdsl.runtime import inductor_attention
+
+    unsupported = inductor_attention.unsupported
+    op = str(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default)
+
+    def recording_unsupported(*args: Any, **kwargs: Any) -> str | None:
+        reason = unsupported(*args, **kwargs)
+        if reason is not None:
+            REC.unsupported.setdefault(op, set()).add(reason)
+        return reason
+
+    inductor_attention.unsupported = recording_unsupported
 
 
 def _host_call_cause(op: str) -> str:
@@ -468,6 +488,9 @@ def _host_call_cause(op: str) -> str:
         if tried is not None:
             return f"autotuning fallback, none of {tried} template choices compiled and ran"
         return "extern kernel with no template choice"
+    reasons = REC.unsupported.get(op.removeprefix("torch.ops."))
+    if reasons:
+        return f"not taken by mtia_xdsl's kernel: {'; '.join(sorted(reasons))}"
     return "Inductor fallback kernel (no lowering to Triton)"
 
 
@@ -567,6 +590,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
     REC.compiled.clear()
     REC.reasons.clear()
     REC.extern_fallbacks.clear()
+    REC.unsupported.clear()
     try:
         expected = _outputs(case, eager_model, eager_model(*inputs))
         compiled = torch.compile(compiled_model)

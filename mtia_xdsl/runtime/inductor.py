@@ -29,6 +29,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   `CustomGraphPass` that runs the user's own pass after it) to `inductor_bag_groups.group_embedding_bags`:
   bags whose outputs are concatenated (DLRM's stack) become one launch writing the concatenated result, and
   bags independent of each other (two-tower's towers) one launch writing each bag's rows of one buffer.
+- **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
+  call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
+  accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -38,7 +41,7 @@ The hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Tri
 otherwise Inductor's own behaviour is unchanged (the C++ CPU backend keeps host timing and host cores).
 Inside `stock_choices()` the benchmarking, host-library and device-property hooks step aside (Inductor's
 own choices: host wall-clock autotuning, extern choices by host time, host cores) while matmuls and
-embedding bags still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
+embedding bags and attention still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
 
 Everything hooked is an internal of torch; it is tested against torch 2.13.0 (`PINNED_TORCH`). If an
 attribute is missing, `install()` raises InductorHookError naming the torch version and the attribute.
@@ -176,8 +179,8 @@ def stock_choices() -> Iterator[None]:
     """Inductor's stock choices while our backend is active: inside the block, autotuning times candidates
     with Inductor's host wall-clock benchmarker and device properties describe the host (its cores),
     as before these hooks, and a host library call (ATen's convolution) wins over a template when its
-    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags still decompose,
-    so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
+    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags and attention still
+    decompose, so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
 
     Inductor caches device properties (`DeviceProperties.create`); the cache is cleared on entry and exit.
     Compile inside the block (after `torch._dynamo.reset()`), with Inductor's caches off, for a stock choice.
@@ -288,7 +291,9 @@ def install() -> None:
 
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
-            sources = (Path(__file__).with_name(f"{m}.py") for m in ("inductor_bag_groups", "inductor_kernels"))
+            # the decompositions' kernels and rules too: a cached graph keeps their decisions
+            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention")
+            sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
             return (hash_files((__file__, *map(str, sources))), user)
 
     @functools.wraps(compile_entry)
@@ -306,6 +311,7 @@ def install() -> None:
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten().convolution.default] = convolution_without_bias
+    table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     cache_clear()  # properties cached before the hook described the host
     _installed = True
 
@@ -391,6 +397,34 @@ def embedding_bag(
     return inductor_kernels.embedding_bag_sum(
         weight.contiguous(), indices, offsets, mode, per_sample_weights, include_last_offset
     )
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    attn_mask: Any = None,
+    scale: float | None = None,
+) -> Any:
+    """`aten._scaled_dot_product_flash_attention_for_cpu` (what `F.scaled_dot_product_attention` becomes on "cpu")
+    on MTIA while our backend is active: the custom op `mtia_xdsl::scaled_dot_product_attention`
+    (`inductor_attention.flash_attention`), mtia_xdsl's flash-attention Triton kernel, one launch; its two outputs
+    are aten's, so autograd's backward formula for the aten op (a host call) still applies.
+
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active or for a case
+    `inductor_attention.unsupported` names (dropout, an attention mask, grouped-query heads, other head dims or
+    dtypes).
+    """
+    if not mtia_active():
+        return NotImplemented
+    from mtia_xdsl.runtime import inductor_attention
+
+    if inductor_attention.unsupported(query, key, value, dropout_p, attn_mask) is not None:
+        return NotImplemented
+    return inductor_attention.flash_attention(query, key, value, is_causal, scale)
 
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")

@@ -386,3 +386,85 @@ def test_crossed_independent_bags_group_one_set_only(mtia_inductor):
     code = "\n".join(codes)
     assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == 1
     assert code.count("torch.ops.mtia_xdsl.embedding_bag.default(") == 2
+
+
+def _attention_launches(monkeypatch) -> list[str]:
+    """Record the kernel names launched through our driver (filled as the compiled code runs)."""
+    from mtia_xdsl.runtime.triton_backend.compiler import kernel_name
+
+    names: list[str] = []
+    run_kernel = toolchain.run_kernel
+
+    def recording_run(module, *args, **kwargs):
+        names.append(kernel_name(module))
+        return run_kernel(module, *args, **kwargs)
+
+    monkeypatch.setattr(toolchain, "run_kernel", recording_run)
+    return names
+
+
+@pytest.mark.parametrize(("dtype", "causal"), [(torch.float32, False), (torch.float32, True), (torch.float16, True)])
+def test_sdpa_is_one_mtia_launch(mtia_inductor, monkeypatch, dtype, causal):
+    """F.scaled_dot_product_attention (20 rows: not a multiple of the block) is one launch of mtia_xdsl's
+    flash-attention kernel through the custom op, no host call left in Inductor's output code; matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 20, 16).to(dtype) for _ in range(3))
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    launches = _attention_launches(monkeypatch)
+    out, codes = run_and_get_code(torch.compile(attend), q, k, v)
+    code = "\n".join(codes)
+    tol = 1e-5 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(out, attend(q, k, v), rtol=tol, atol=tol)
+    assert code.count("torch.ops.mtia_xdsl.scaled_dot_product_attention.default(") == 1
+    assert "torch.ops.aten." not in code.replace("aten = torch.ops.aten", "") and "extern_kernels." not in code
+    assert launches.count("_flash_attention_kernel") == 1 and len(launches) == 1, launches
+
+
+def test_sdpa_gradients_match_eager(mtia_inductor, monkeypatch):
+    """Training through the kernel: its outputs are aten's (attention and log-sum-exp), so autograd's backward of
+    the aten op (a host call) gives eager's gradients of q, k and v."""
+    torch.manual_seed(0)
+    inputs = [torch.randn(2, 4, 20, 16) for _ in range(3)]
+
+    def loss(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).pow(2).sum()
+
+    compiled = [t.clone().requires_grad_() for t in inputs]
+    eager = [t.clone().requires_grad_() for t in inputs]
+    launches = _attention_launches(monkeypatch)
+    torch.compile(loss)(*compiled).backward()
+    assert "_flash_attention_kernel" in launches, launches  # the forward ran on MTIA
+    loss(*eager).backward()
+    for c, e in zip(compiled, eager, strict=True):
+        torch.testing.assert_close(c.grad, e.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_with_a_mask_stays_on_the_host_and_says_why(mtia_inductor, monkeypatch):
+    """An attention mask is not taken: aten's CPU op stays a host call (eager's result), and
+    `inductor_attention.unsupported` (the cause benchmarks/inductor.py's coverage table prints) names the mask."""
+    from torch._inductor.utils import run_and_get_code
+
+    from mtia_xdsl.runtime import inductor_attention
+
+    reasons: list[str | None] = []
+    unsupported = inductor_attention.unsupported
+    monkeypatch.setattr(inductor_attention, "unsupported", lambda *a: reasons.append(unsupported(*a)) or reasons[-1])
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 20, 16) for _ in range(3))
+    mask = torch.zeros(20, 20)
+    mask[:, -3:] = float("-inf")
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    launches = _attention_launches(monkeypatch)
+    out, codes = run_and_get_code(torch.compile(attend), q, k, v)
+    torch.testing.assert_close(out, attend(q, k, v))
+    assert "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(" in "\n".join(codes)
+    assert "_flash_attention_kernel" not in launches
+    assert reasons and all(r is not None and "attn_mask" in r for r in reasons), reasons
