@@ -14,25 +14,39 @@ import math
 from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
+from typing import Final
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, Runs, command_kind
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
-from mtia_xdsl.machine.memory import memory_hazards
+from mtia_xdsl.machine.memory import first_run, memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
 
 ENGINES = tuple(Engine)
 """Engines in index order: per-engine lists of the timing model are indexed by position here."""
 ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
-DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
-RE = ENGINE_INDEX[Engine.RE]
-DMA_WRITE = len(ENGINES)
+SCALAR: Final = 0
+DMA: Final = 1
+DPE: Final = 2
+RE: Final = 4
+"""Indices of engines in ENGINES, as literals so that the compiled model (machine/compiled.py) inlines them
+(checked against ENGINE_INDEX below)."""
+DMA_WRITE: Final = 7
 """Queue index of the DMA engine's store queue (`MachineConfig.dma_queues` 2); it maps to `Engine.DMA`."""
-QUEUES = len(ENGINES) + 1
+QUEUES: Final = 8
 """Per-queue lists of the timing model have this length: one queue per engine, plus DMA_WRITE."""
+assert (SCALAR, DMA, DPE, RE) == tuple(ENGINE_INDEX[e] for e in (Engine.SCALAR, Engine.DMA, Engine.DPE, Engine.RE))
+assert DMA_WRITE == len(ENGINES) and QUEUES == len(ENGINES) + 1
 MEMORY_QUEUES = (DMA, SCALAR, DMA_WRITE)
 """Queues whose commands start in events (they touch chip-wide memory): not committed ahead."""
+
+
+def is_memory_queue(e: int) -> bool:
+    """`e in MEMORY_QUEUES`, as comparisons of literals (the compiled model's hot loops call it)."""
+    return e == DMA or e == SCALAR or e == DMA_WRITE
+
+
 WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
 """Kinds of the commands writing global memory (the write port carries their bytes)."""
 
@@ -217,7 +231,7 @@ def accesses_up_to_shift(cmds: list[Command], indices: list[int]) -> tuple | Non
         if type(ranges) is Runs:
             what, at = ranges.block, ranges.shift
         elif len(ranges) == 1:
-            first: tuple[int, int] = ranges[0]
+            first = first_run(ranges)
             what, at = first[1], first[0]
         else:
             return None
