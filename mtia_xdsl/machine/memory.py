@@ -499,17 +499,15 @@ class MemorySystem:
         g = self.granule
         total: int = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
-        first: tuple[int, int]  # typed: native integer arithmetic when compiled
-        a: int
+        a: int  # typed: native integer arithmetic when compiled
         n: int
         if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
-            first = ranges[0]
-            a, n = first
+            a, n = first_run(ranges)
             return raw * (len(ranges) * (-(-(a + n) // g) - a // g) * g) / total
         if len(ranges) == 1:
             a, n = first_run(ranges)
             if n == total:
-                return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
+                return raw * ((-(-(a + n) // g) - a // g) * g) / total if n > 0 else 0.0
         elif ranges and sum(map(_nbytes, ranges)) == total:
             spans = sum([-(-(a + n) // g) - a // g for a, n in ranges if n > 0]) * g
             return raw * spans / total if total else 0.0
@@ -564,6 +562,14 @@ class MemorySystem:
     def _llc_allocate(self, ranges: tuple[tuple[int, int], ...] | Runs, resident: Sequence[bool]) -> None:
         """Add `ranges` to the LLC in order until it is full; `resident[k]`: range k is already in it."""
         cov, capacity = self.coverage, self.llc_bytes
+        if len(ranges) == 1:  # the common case, typed
+            a, n = first_run(ranges)
+            if n > 0:
+                if cov.total + n > capacity:
+                    self.llc_overflowed = True
+                elif not (resident and resident[0]):
+                    cov.add(a, a + n)
+            return
         for k, (a, n) in enumerate(ranges):
             if n <= 0:
                 continue
