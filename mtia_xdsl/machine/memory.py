@@ -25,30 +25,31 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter, itemgetter
+from typing import Final
 
 from mtia_xdsl.machine.commands import Command, ProgramTrace, Runs
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.cost import dma_port_bytes_per_cycle, global_latency_cycles, scalar_access_cycles
 
-DRAM, SRAM, WRITE_BEHIND = 0, 1, 2
+DRAM: Final = 0
+SRAM: Final = 1
+WRITE_BEHIND: Final = 2
 """Pool indices of a DMA part; WRITE_BEHIND: the DRAM write of a store that the LLC makes behind the PE
 (`llc_write_behind`), a background flow of the DRAM pool."""
-BACKGROUND = 2
+BACKGROUND: Final = 2
 """Flow direction of the LLC's write-behind in a pool (0 read, 1 write): served from the bandwidth the
 read and write flows leave."""
 
 _nbytes = itemgetter(1)
 """The byte count of an (address, nbytes) run."""
 _cap = attrgetter("cap")
-_EPS = 1e-9
-_BYTE_TOLERANCE = 1e-4
+_EPS: Final = 1e-9
+_BYTE_TOLERANCE: Final = 1e-4
 
 
 @dataclass
@@ -74,6 +75,30 @@ class MemoryTraffic:
     scalar_sram_bytes: float = 0.0
     """The part of `scalar_access_bytes` served by SRAM; with `dma_sram_bytes`, the roofline's SRAM term."""
     ls_bytes: float = 0.0
+
+
+def bisect_left(a: list[int], x: int, lo: int = 0) -> int:
+    """`bisect.bisect_left` on a list of ints, typed: compiled, it runs without a call into Python."""
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def bisect_right(a: list[int], x: int, lo: int = 0) -> int:
+    """`bisect.bisect_right` on a list of ints, typed (as `bisect_left`)."""
+    hi = len(a)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 class LlcCoverage:
@@ -111,7 +136,7 @@ class LlcCoverage:
         every lookup sees the set as it was, and the added ranges are merged in at the end.
         """
         if len(ranges) == 1:
-            first: tuple[int, int] = ranges[0]
+            first = first_run(ranges)
             return self._read_and_add_one(first[0], first[1], capacity)
         key = _runs_key(ranges)
         known = self.resident_runs.get(key)
@@ -186,10 +211,24 @@ class LlcCoverage:
             self.total += hi - lo
             return
         new_lo, new_hi = min(lo, starts[i]), max(hi, ends[j - 1])
-        removed = sum(ends[k] - starts[k] for k in range(i, j))
-        starts[i:j] = [new_lo]
-        ends[i:j] = [new_hi]
+        removed = 0
+        for k in range(i, j):
+            removed += ends[k] - starts[k]
+        if j == i + 1:  # the common case: grow one interval in place
+            starts[i] = new_lo
+            ends[i] = new_hi
+        else:
+            starts[i:j] = [new_lo]
+            ends[i:j] = [new_hi]
         self.total += (new_hi - new_lo) - removed
+
+
+def first_run(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[int, int]:
+    """The first (address, nbytes) run of a non-empty run list (typed: native integers when compiled)."""
+    if isinstance(ranges, tuple):
+        return ranges[0]
+    first: tuple[int, int] = ranges[0]
+    return first
 
 
 def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
@@ -234,17 +273,70 @@ def _ascending_disjoint(ranges: tuple[tuple[int, int], ...] | Runs) -> bool:
     return True
 
 
+class Flow:
+    """A flow in a `FlowGroup`: it ends when the group's virtual clock reaches `end` (bytes)."""
+
+    __slots__ = ("end", "seq", "token")
+
+    def __init__(self, end: float, seq: int, token: object) -> None:
+        self.end = end
+        self.seq = seq
+        """Creation order: of two flows with the same `end`, the earlier one ends first."""
+        self.token = token
+
+
+def _before(a: Flow, b: Flow) -> bool:
+    return a.end < b.end or (a.end == b.end and a.seq < b.seq)
+
+
 class FlowGroup:
-    """Flows of one direction in one pool: equal rates, tracked by virtual service time (bytes)."""
+    """Flows of one direction in one pool: equal rates, tracked by virtual service time (bytes).
+
+    `heap` is a binary min-heap of flows by (end, seq), kept by hand: typed, the compiled model sifts it
+    without comparing tuples."""
 
     __slots__ = ("cap", "heap", "n", "rate", "served")
 
     def __init__(self, cap: float) -> None:
         self.cap = cap
         self.served = 0.0
-        self.heap: list[tuple[float, int, object]] = []
+        self.heap: list[Flow] = []
         self.n = 0
         self.rate = 0.0
+
+    def push(self, flow: Flow) -> None:
+        heap = self.heap
+        heap.append(flow)
+        k = len(heap) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not _before(flow, above):
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = flow
+
+    def pop(self) -> Flow:
+        heap = self.heap
+        first = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n:
+            k = 0
+            while True:
+                child = 2 * k + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _before(heap[child + 1], heap[child]):
+                    child += 1
+                below = heap[child]
+                if not _before(below, last):
+                    break
+                heap[k] = below
+                k = child
+            heap[k] = last
+        return first
 
 
 class BandwidthPool:
@@ -272,7 +364,7 @@ class BandwidthPool:
     def add_flow(self, direction: int, nbytes: float, seq: int, token: object) -> None:
         """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time."""
         g = self.groups[direction]
-        heapq.heappush(g.heap, (g.served + nbytes, seq, token))
+        g.push(Flow(g.served + nbytes, seq, token))
         g.n += 1
 
     def reschedule(self) -> float | None:
@@ -298,7 +390,7 @@ class BandwidthPool:
         best = None
         for g in self.groups:
             if g.heap and g.rate > _EPS:
-                t = self.now + max(0.0, g.heap[0][0] - g.served) / g.rate
+                t = self.now + max(0.0, g.heap[0].end - g.served) / g.rate
                 best = t if best is None or t < best else best
         return best
 
@@ -308,8 +400,8 @@ class BandwidthPool:
         for g in self.groups:
             # tolerance in bytes: large enough that a remainder never rounds to a zero time step
             tolerance = max(_BYTE_TOLERANCE, _EPS * g.served)
-            while g.heap and g.heap[0][0] <= g.served + tolerance:
-                done.append(heapq.heappop(g.heap)[2])
+            while g.heap and g.heap[0].end <= g.served + tolerance:
+                done.append(g.pop().token)
                 g.n -= 1
         return done
 
@@ -405,7 +497,7 @@ class MemorySystem:
         `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
         """
         g = self.granule
-        total = c.global_read_bytes + c.global_write_bytes
+        total: int = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
         first: tuple[int, int]  # typed: native integer arithmetic when compiled
         a: int
@@ -415,8 +507,7 @@ class MemorySystem:
             a, n = first
             return raw * (len(ranges) * (-(-(a + n) // g) - a // g) * g) / total
         if len(ranges) == 1:
-            first = ranges[0]
-            a, n = first
+            a, n = first_run(ranges)
             if n == total:
                 return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
         elif ranges and sum(map(_nbytes, ranges)) == total:
@@ -447,7 +538,7 @@ class MemorySystem:
         if regular is not None:
             touched, ascending = len(ranges) * regular[1], regular[0] >= regular[1]
         else:
-            touched = ranges[0][1] if len(ranges) == 1 else sum(map(_nbytes, ranges))
+            touched = first_run(ranges)[1] if len(ranges) == 1 else sum(map(_nbytes, ranges))
             ascending = len(ranges) == 1 or _ascending_disjoint(ranges)
         if touched <= 0:
             return nbytes, 0.0
@@ -567,7 +658,7 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
             continue
         ranges = c.global_ranges
         if len(ranges) == 1:
-            lo_i, n = ranges[0]
+            lo_i, n = first_run(ranges)
             hi_i = lo_i + n
         else:
             span = _span(c)

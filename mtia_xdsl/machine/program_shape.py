@@ -14,25 +14,39 @@ import math
 from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
+from typing import Final
 
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, Runs, command_kind
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
-from mtia_xdsl.machine.memory import memory_hazards
+from mtia_xdsl.machine.memory import first_run, memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
 
 ENGINES = tuple(Engine)
 """Engines in index order: per-engine lists of the timing model are indexed by position here."""
 ENGINE_INDEX = {e: k for k, e in enumerate(ENGINES)}
-DMA, SCALAR, DPE = ENGINE_INDEX[Engine.DMA], ENGINE_INDEX[Engine.SCALAR], ENGINE_INDEX[Engine.DPE]
-RE = ENGINE_INDEX[Engine.RE]
-DMA_WRITE = len(ENGINES)
+SCALAR: Final = 0
+DMA: Final = 1
+DPE: Final = 2
+RE: Final = 4
+"""Indices of engines in ENGINES, as literals so that the compiled model (machine/compiled.py) inlines them
+(checked against ENGINE_INDEX below)."""
+DMA_WRITE: Final = 7
 """Queue index of the DMA engine's store queue (`MachineConfig.dma_queues` 2); it maps to `Engine.DMA`."""
-QUEUES = len(ENGINES) + 1
+QUEUES: Final = 8
 """Per-queue lists of the timing model have this length: one queue per engine, plus DMA_WRITE."""
+assert (SCALAR, DMA, DPE, RE) == tuple(ENGINE_INDEX[e] for e in (Engine.SCALAR, Engine.DMA, Engine.DPE, Engine.RE))
+assert DMA_WRITE == len(ENGINES) and QUEUES == len(ENGINES) + 1
 MEMORY_QUEUES = (DMA, SCALAR, DMA_WRITE)
 """Queues whose commands start in events (they touch chip-wide memory): not committed ahead."""
+
+
+def is_memory_queue(e: int) -> bool:
+    """`e in MEMORY_QUEUES`, as comparisons of literals (the compiled model's hot loops call it)."""
+    return e == DMA or e == SCALAR or e == DMA_WRITE
+
+
 WRITE_KINDS = frozenset(command_kind(op.name) for op in (mtia.DmaStoreOp, mtia.ScatterOp))
 """Kinds of the commands writing global memory (the write port carries their bytes)."""
 
@@ -57,8 +71,8 @@ class ProgramShape:
 
     __slots__ = (
         "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
-        "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues",
-        "re_barriers", "release_extra", "scalar_cost", "work",
+        "dpe_fill", "engine", "keyed", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute",
+        "queues", "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -116,6 +130,9 @@ class ProgramShape:
         self.access_misses = 0
         """Programs whose access pattern was found in / missing from `by_accesses` (patterns are looked for
         only while they pay: a grid whose blocks do not all move together never hits)."""
+        self.keyed: tuple = ()
+        """The objects whose ids key this shape in `program_shape`'s cache, kept alive so no other object
+        takes one of those ids while the cache holds the shape."""
         """The compute commands of the program the shape was built from (another program reuses the shape
         only if its own are equal)."""
 
@@ -153,25 +170,29 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
     objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
-    misses the cache. Every keyed object lives as long as `prog`, so no id is reused. Programs sharing a
-    `ProgramTrace.structure` object are keyed by it alone.
+    misses the cache. The cached shape keeps the keyed objects (`ProgramShape.keyed`): a totals-only run
+    releases traces as their programs finish, and without them a later program's new tuple could take a
+    freed one's id and get the released program's shape. Programs sharing a `ProgramTrace.structure`
+    object are keyed by it alone (the key holds the object).
     """
     cmds = prog.commands
-    key = (
-        (prog.structure,)
-        if prog.structure is not None
-        else (
-            tuple(map(id, map(_WAITS, cmds))),
-            tuple(map(id, map(_FILLS, cmds))),
+    keyed: tuple = ()
+    if prog.structure is not None:
+        key: tuple = (prog.structure,)
+    else:
+        keyed = waits, fills = tuple(map(_WAITS, cmds)), tuple(map(_FILLS, cmds))
+        key = (
+            tuple(map(id, waits)),
+            tuple(map(id, fills)),
             tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
             tuple(map(_SCALAR_INSTRS, cmds)),
             tuple(map(_SCALAR_BLOCKING, cmds)),
             tuple(prog.cb_depth.items()),
         )
-    )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
+        shape.keyed = keyed
     accesses = None
     if shape.access_misses < MISSES_BEFORE_GIVING_UP or shape.access_hits > shape.access_misses:
         accesses = accesses_up_to_shift(cmds, shape.memory_commands)
@@ -210,7 +231,7 @@ def accesses_up_to_shift(cmds: list[Command], indices: list[int]) -> tuple | Non
         if type(ranges) is Runs:
             what, at = ranges.block, ranges.shift
         elif len(ranges) == 1:
-            first: tuple[int, int] = ranges[0]
+            first = first_run(ranges)
             what, at = first[1], first[0]
         else:
             return None
@@ -275,8 +296,11 @@ class ProgramRun:
         """The program is done: keep its issue/start/end cycles as packed float arrays in `cycles` (8 bytes a
         command instead of a float object each) and empty the lists only scheduling needed."""
         self.cycles = (array("d", self.issue_t), array("d", self.start_t), array("d", self.end_t))
-        for values in (self.issue_t, self.start_t, self.end_t, self.dep_ready, self.deps_left):
-            values.clear()  # in place: `commit_state` holds the same lists
+        self.issue_t.clear()  # in place: `commit_state` holds the same lists
+        self.start_t.clear()
+        self.end_t.clear()
+        self.dep_ready.clear()
+        self.deps_left.clear()
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:

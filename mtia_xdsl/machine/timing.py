@@ -52,7 +52,7 @@ import itertools
 from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -73,13 +73,13 @@ from mtia_xdsl.machine.program_shape import (
     DMA,
     DMA_WRITE,
     ENGINES,
-    MEMORY_QUEUES,
     QUEUES,
     RE,
     SCALAR,
     ProgramRun,
     ProgramShape,
     TimingError,
+    is_memory_queue,
     is_write,
     program_shape,
 )
@@ -100,7 +100,7 @@ __all__ = [
 
 _QUEUE_ENGINES = (*ENGINES, Engine.DMA)
 """The engine of each queue index (queue DMA_WRITE is the DMA engine's)."""
-_PROGRESS_EVERY = 4096
+_PROGRESS_EVERY: Final = 4096
 """Commands between two calls of the progress callback."""
 
 
@@ -129,18 +129,18 @@ def simulate(
     """
     if mapping not in MAPPINGS:
         raise ValueError(f"unknown program mapping {mapping!r}; expected one of {', '.join(MAPPINGS)}")
-    grid = grid or _infer_grid(programs)
-    pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
-    source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
-    sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
     collecting = gc.isenabled()
     gc.disable()  # the run allocates many small objects and frees nothing cyclic: collections only cost time
     try:
+        grid = grid or _infer_grid(programs)
+        pe_of_program = place_programs(programs, config, mapping, grid, subgrid)
+        source = programs if isinstance(programs, TraceSource) else TraceSource(list(programs))
+        sim = _Simulator(source, config, pe_of_program, progress, keep_commands)
         sim.run()
+        return sim.timeline(mapping, grid)
     finally:
         if collecting:
             gc.enable()
-    return sim.timeline(mapping, grid)
 
 
 def place_programs(
@@ -213,7 +213,7 @@ class _PE:
         """Command whose end the scalar core waits for (-1: none), of program run `block_run`."""
         self.block_run: ProgramRun | None = None
         self.dma_inflight = 0
-        self.xfer_fifo: tuple[deque[list], deque[list]] = (deque(), deque())
+        self.xfer_fifo: tuple[deque[_Xfer], deque[_Xfer]] = (deque(), deque())
         self.port_busy = [False, False]
         self.port_bytes = [0.0, 0.0]
         """Granule-rounded bytes moved through the read and the write port."""
@@ -223,6 +223,26 @@ class _PE:
         """Sum over DMA commands of the least time each holds an in-flight slot: issue, memory latency and
         its transfer at the port rate."""
         self.ls_high_water = 0
+
+
+class _Xfer:
+    """A DMA command's transfer: waits in its PE port's FIFO from `ready`, then moves its memory-level parts
+    one after another (`memory.MemorySystem.dma_parts`)."""
+
+    __slots__ = ("direction", "i", "next", "parts", "pe", "ready", "run")
+
+    def __init__(
+        self, pe: _PE, run: ProgramRun, i: int, ready: float, parts: list[tuple[int, float, float]], direction: int
+    ) -> None:
+        self.pe = pe
+        self.run = run
+        self.i = i
+        self.ready = ready
+        self.parts = parts
+        self.next = 0
+        """Index in `parts` of the next part to move."""
+        self.direction = direction
+        """0 read port, 1 write port."""
 
 
 class _Count:
@@ -241,8 +261,14 @@ class _Count:
 
 
 # Event kinds
-_E_END, _E_TRY, _E_XFER, _ESCALAR, _E_ADVANCE, _E_BARRIER, _E_DONE = range(7)
-_NEVER = float("inf")
+_E_END: Final = 0
+_E_TRY: Final = 1
+_E_XFER: Final = 2
+_ESCALAR: Final = 3
+_E_ADVANCE: Final = 4
+_E_BARRIER: Final = 5
+_E_DONE: Final = 6
+_NEVER: Final = float("inf")
 """A pool timer that is not set."""
 
 
@@ -307,10 +333,15 @@ class _Simulator:
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
-        self.footprints: dict[tuple[int, int, int], int] = {}
-        """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
-        self.cb_id_counts: dict[tuple[int, int], int] = {}
-        """(id of cb_depth, id of cb_hw_id) -> CB IDs a program takes on the CP."""
+        self.footprints: dict[tuple[int, int, int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_tile_bytes, id of cb_ls_offset, extra LS bytes) -> (LS footprint of a
+        program, the keyed dicts: kept so no new dict takes their ids once a totals-only run released them)."""
+        self.cb_id_counts: dict[tuple[int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_hw_id) -> (CB IDs a program takes on the CP, the keyed dicts, kept)."""
+        self.last_footprint: tuple[object, object, object, int, int] = (None, None, None, 0, 0)
+        """The last `_footprint` looked up: (cb_depth, cb_tile_bytes, cb_ls_offset, extra LS bytes, footprint)."""
+        self.last_cb_ids: tuple[object, object, int] = (None, None, 0)
+        """The last `_cb_ids_in_use` looked up: (cb_depth, cb_hw_id, CB IDs)."""
 
     # ---- event plumbing ----
 
@@ -409,19 +440,29 @@ class _Simulator:
 
     def _footprint(self, prog: ProgramTrace) -> int:
         """LS bytes a program holds (`ProgramTrace.ls_footprint_bytes`), remembered per batch."""
-        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
-        footprint = self.footprints.get(key)
-        if footprint is None:
-            footprint = self.footprints[key] = prog.ls_footprint_bytes()
-        return footprint
+        depth, tile_bytes, offsets = prog.cb_depth, prog.cb_tile_bytes, prog.cb_ls_offset  # shared by a batch
+        last = self.last_footprint  # the programs of a batch come one after another
+        if last[0] is depth and last[1] is tile_bytes and last[2] is offsets and last[3] == prog.extra_ls_bytes:
+            return last[4]
+        key = (id(depth), id(tile_bytes), id(offsets), prog.extra_ls_bytes)
+        known = self.footprints.get(key)
+        if known is None:
+            known = self.footprints[key] = (prog.ls_footprint_bytes(), (depth, tile_bytes, offsets))
+        self.last_footprint = (depth, tile_bytes, offsets, prog.extra_ls_bytes, known[0])
+        return known[0]
 
     def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
         """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
-        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
-        ids = self.cb_id_counts.get(key)
-        if ids is None:
-            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
-        return ids
+        depth, hw_id = prog.cb_depth, prog.cb_hw_id  # dicts shared by a batch
+        last = self.last_cb_ids
+        if last[0] is depth and last[1] is hw_id:
+            return last[2]
+        key = (id(depth), id(hw_id))
+        known = self.cb_id_counts.get(key)
+        if known is None:
+            known = self.cb_id_counts[key] = (prog.cb_ids_in_use(), (depth, hw_id))
+        self.last_cb_ids = (depth, hw_id, known[0])
+        return known[0]
 
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the
@@ -472,7 +513,7 @@ class _Simulator:
             issued[e] += 1
             if blocking[i]:
                 pe.block_index, pe.block_run = i, run
-            if e in MEMORY_QUEUES:
+            if is_memory_queue(e):
                 self._try_start_now(pe, e)
             elif deps_left[i] == 0 and queues[e][heads[e]] == i:  # else a dependency's end commits it
                 self._drain(pe, run, [e])
@@ -521,7 +562,7 @@ class _Simulator:
         run.issued[e] += 1
         if run.blocking[i]:
             pe.block_index, pe.block_run = i, run
-        if e in MEMORY_QUEUES:
+        if is_memory_queue(e):
             self._try_start_now(pe, e)
         elif run.deps_left[i] == 0 and run.queues[e][run.head[e]] == i:  # else a dependency's end commits it
             self._drain(pe, run, [e])
@@ -592,7 +633,7 @@ class _Simulator:
         handoff: list[int] = []
         while work:
             e = work.pop()
-            if e in MEMORY_QUEUES:
+            if is_memory_queue(e):
                 self._try_start_now(pe, e)
                 continue
             queue, head = queues[e], heads[e]
@@ -730,7 +771,7 @@ class _Simulator:
         nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
         pe.port_bytes[direction] += nbytes
         pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
-        pe.xfer_fifo[direction].append([run, i, ready, parts, direction])
+        pe.xfer_fifo[direction].append(_Xfer(pe, run, i, ready, parts, direction))
         self.push(ready, _E_XFER, pe, direction)
 
     # ---- DMA ----
@@ -739,16 +780,18 @@ class _Simulator:
         if pe.port_busy[direction]:
             return
         fifo = pe.xfer_fifo[direction]
-        if not fifo or fifo[0][2] > self.now:
+        if not fifo or fifo[0].ready > self.now:
             return
-        entry = fifo.popleft()
+        xfer = fifo.popleft()
         pe.port_busy[direction] = True
-        self._next_part(pe, entry)
+        self._next_part(xfer)
 
-    def _next_part(self, pe: _PE, entry: list) -> None:
+    def _next_part(self, xfer: _Xfer) -> None:
         """Start the next memory-level part of a transfer, or finish the DMA command."""
-        run, i, _, parts, direction = entry
-        if not parts:
+        pe, direction = xfer.pe, xfer.direction
+        parts = xfer.parts
+        if xfer.next == len(parts):
+            run, i = xfer.run, xfer.i
             pe.port_busy[direction] = False
             pe.dma_inflight -= 1
             self._finish(pe, run, i)
@@ -761,17 +804,18 @@ class _Simulator:
                 self._try_start_now(pe, DMA_WRITE)
             self._on_xfer(pe, direction)
             return
-        pool_index, nbytes, useful = parts.pop(0)
+        pool_index, nbytes, useful = parts[xfer.next]
+        xfer.next += 1
         memory = self.memory
         memory.count_transfer(pool_index, nbytes, useful)
         if pool_index == WRITE_BEHIND:  # the LLC writes the bytes on to DRAM; the PE's command ends
             self._write_behind(nbytes)
-            self._next_part(pe, entry)
+            self._next_part(xfer)
             return
         pool = memory.pools[pool_index]
         pool.advance(self.now)
         self.seq += 1
-        pool.add_flow(direction, nbytes, self.seq, (pe, entry))
+        pool.add_flow(direction, nbytes, self.seq, xfer)
         self._pool_timer(pool)
 
     def _write_behind(self, nbytes: float) -> None:
@@ -791,8 +835,7 @@ class _Simulator:
             if token is None:  # an LLC write-behind reached DRAM
                 self.write_behind_end = self.now
                 continue
-            pe, entry = token  # type: ignore[misc]
-            self._next_part(pe, entry)  # type: ignore[has-type]
+            self._next_part(cast(_Xfer, token))
 
     # ---- command end ----
 
