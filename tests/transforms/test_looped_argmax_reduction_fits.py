@@ -2,8 +2,9 @@
 with a gelu(x) store beside it) must fit a PE's 14 CB IDs (found by the breaker).
 
 Every config Inductor tried was refused as CbIdsOutOfResources (15 CBs alive at once, at the max-with-index
-combine), so the model failed with NoTritonConfigsError; sub-tiling said "no program-id block of rows" although
-`xoffset + tl.arange(0, XBLOCK)[:, None]` is that block.
+combine), so the model failed with NoTritonConfigsError; the fitting report ended with "sub-tiling: not
+applicable (no program-id block of rows (pid * BLOCK + tl.arange))" for `xoffset + tl.arange(0, XBLOCK)[:, None]`
+(XBLOCK=2, below sub-tiling's 16 rows anyway).
 """
 
 # ruff: noqa: F841, RUF059 (the kernel is Inductor's output code as it writes it, unused names included)
