@@ -25,8 +25,9 @@ forms) in a subprocess alongside, and prints per model its simulated time per ca
 this tree's (now us) and the ratio, with the issue's 10x goal line for GOAL_MODELS. A host library call
 costs nothing in `sim us`, but MTIA-2i cannot run ATen, so the table also prints both times `charged`: each
 host call of the timed call plus two host-link transfers, its inputs (the model's weights excepted) to the
-host and its outputs back (`host_charge_us`: MachineConfig.host_link_latency_cycles each, and the bytes at
-MachineConfig.host_link_bytes_per_s; the host's compute is not charged), and the ratio both ways.
+host and its outputs back (`mtia_xdsl.runtime.inductor_host_calls.host_charge_us`:
+MachineConfig.host_link_latency_cycles each, and the bytes at MachineConfig.host_link_bytes_per_s; the host's
+compute is not charged), and the ratio both ways.
 
 A coverage table follows, in the spirit of Meta's public Inductor-MTIA coverage reports: every kernel that
 did not compile or run, every load/store that is not DMA, every host call and every wrong model, counted by
@@ -47,6 +48,7 @@ import argparse
 import collections
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -84,6 +86,16 @@ except ImportError:  # a tree from before mtia_xdsl's Inductor hooks (--baseline
         return code
 
 
+try:
+    from mtia_xdsl.runtime.inductor_host_calls import HostCall, HostCalls, host_charge_us
+except ImportError:  # a tree from before it (--baseline-rev): this checkout's module, which needs only torch
+    _spec = importlib.util.spec_from_file_location(
+        "inductor_host_calls", Path(__file__).resolve().parent.parent / "mtia_xdsl/runtime/inductor_host_calls.py"
+    )
+    assert _spec is not None and _spec.loader is not None
+    _host_calls = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_host_calls)
+    HostCall, HostCalls, host_charge_us = _host_calls.HostCall, _host_calls.HostCalls, _host_calls.host_charge_us
 from mtia_xdsl.transforms import convert_tt_to_mtia
 from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
@@ -393,6 +405,8 @@ class Recorder:
     extern_fallbacks: dict[str, int] = field(default_factory=dict)
     """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
     the number of template choices tried (see `extern_as_fallback`)."""
+    unsupported: dict[str, set[str]] = field(default_factory=dict)
+    """Ops (as `str` of the aten op) the hooks left to the host, and why (`inductor_attention.unsupported`)."""
 
 
 REC = Recorder()
@@ -444,9 +458,27 @@ def _install_recording() -> None:
             return out
 
         hooks.extern_as_fallback = recording_fallback
+    if importlib.util.find_spec("mtia_xdsl.runtime.inductor_attention") is not None:  # not in --baseline-rev trees
+        _record_unsupported_attention()
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
+
+
+def _record_unsupported_attention() -> None:
+    """Record in REC.unsupported why the attention hook left an SDPA call to the host (the coverage table's cause)."""
+    from mtia_xdsl.runtime import inductor_attention
+
+    unsupported = inductor_attention.unsupported
+    op = str(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default)
+
+    def recording_unsupported(*args: Any, **kwargs: Any) -> str | None:
+        reason = unsupported(*args, **kwargs)
+        if reason is not None:
+            REC.unsupported.setdefault(op, set()).add(reason)
+        return reason
+
+    inductor_attention.unsupported = recording_unsupported
 
 
 def _host_call_cause(op: str) -> str:
@@ -456,6 +488,9 @@ def _host_call_cause(op: str) -> str:
         if tried is not None:
             return f"autotuning fallback, none of {tried} template choices compiled and ran"
         return "extern kernel with no template choice"
+    reasons = REC.unsupported.get(op.removeprefix("torch.ops."))
+    if reasons:
+        return f"not taken by mtia_xdsl's kernel: {'; '.join(sorted(reasons))}"
     return "Inductor fallback kernel (no lowering to Triton)"
 
 
@@ -488,79 +523,6 @@ def _op_counts(module: Any) -> collections.Counter[str]:
     return counts
 
 
-class HostCalls:
-    """While open, records every host library call the compiled code makes (`extern_kernels.mm(...)`,
-    `torch.ops.aten.topk.default(...)`: the names in `ops`, as Inductor's output code spells them): the op, the
-    bytes of its tensor inputs whose storage is not one of `weights` (data pointers of the model's parameters
-    and buffers) and the bytes of its outputs (an `out=` tensor is an output). Wraps the `extern_kernels`
-    functions and `OpOverload.__call__` (a dispatch mode would make torch.compile run the model eagerly)."""
-
-    def __init__(self, ops: set[str], weights: set[int]) -> None:
-        self.ops, self.weights = ops, weights
-        self.calls: list[tuple[str, int, int]] = []
-        self.undo: list[Callable[[], None]] = []
-
-    def _record(self, name: str, args: Any, kwargs: dict[str, Any], result: Any) -> None:
-        from torch.utils._pytree import tree_leaves
-
-        out = kwargs.get("out")
-        inputs = [t for t in tree_leaves((args, {k: v for k, v in kwargs.items() if k != "out"}))
-                  if isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() not in self.weights]  # fmt: skip
-        outputs = [t for t in tree_leaves(result if result is not None else out) if isinstance(t, torch.Tensor)]
-        nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)  # noqa: E731
-        self.calls.append((name, nbytes(inputs), nbytes(outputs)))
-
-    def __enter__(self) -> HostCalls:
-        from torch._inductor.select_algorithm import extern_kernels
-
-        for op in self.ops:
-            if op.startswith("extern_kernels.") and hasattr(extern_kernels, op.split(".", 1)[1]):
-                attr = op.split(".", 1)[1]
-                fn = getattr(extern_kernels, attr)
-
-                def wrapped(*args: Any, _fn: Any = fn, _op: str = op, **kwargs: Any) -> Any:
-                    result = _fn(*args, **kwargs)
-                    self._record(_op, args, kwargs, result)
-                    return result
-
-                setattr(extern_kernels, attr, wrapped)
-                self.undo.append(lambda a=attr, f=fn: setattr(extern_kernels, a, f))
-        aten_ops = {op.split("torch.ops.", 1)[-1] for op in self.ops if not op.startswith("extern_kernels.")}
-        if aten_ops:
-            call = torch._ops.OpOverload.__call__
-
-            def op_call(op: Any, /, *args: Any, **kwargs: Any) -> Any:
-                result = call(op, *args, **kwargs)
-                if str(op) in aten_ops:
-                    self._record(str(op), args, kwargs, result)
-                return result
-
-            torch._ops.OpOverload.__call__ = op_call  # type: ignore[method-assign]
-            self.undo.append(lambda: setattr(torch._ops.OpOverload, "__call__", call))
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for undo in reversed(self.undo):
-            undo()
-
-
-def host_charge_us(calls: list[tuple[str, int, int]] | list[list[Any]]) -> float:
-    """What the host library calls of one model call cost on MTIA-2i, which cannot run ATen: each call moves its
-    inputs to the host and its outputs back over the host link, two transfers of `host_link_latency_cycles`
-    each plus its bytes at `host_link_bytes_per_s` (MachineConfig, docs/machine.md). A lower bound: the host's
-    own compute time is not charged, and the model's weights are taken to have a copy on the host."""
-    from mtia_xdsl.machine.config import MachineConfig
-
-    cfg = MachineConfig.preset("mtia2i")
-    us = 0.0
-    for _, in_bytes, out_bytes in calls:
-        us += (
-            cfg.cycles_to_us(2 * cfg.host_link_latency_cycles)
-            + 1e6 * (in_bytes + out_bytes) / cfg.host_link_bytes_per_s
-        )
-    return us
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Running one model
 # ----------------------------------------------------------------------------------------------------------
@@ -580,7 +542,7 @@ class Result:
     bound_cycles: float = 0.0
     cycles: float = 0.0
     host_ops: collections.Counter[str] = field(default_factory=collections.Counter)
-    host_calls: list[tuple[str, int, int]] = field(default_factory=list)
+    host_calls: list[HostCall] = field(default_factory=list)
     """Per host library call of the timed call: (op, bytes of its inputs other than the model's weights,
     bytes of its outputs), the figures `host_charge_us` charges."""
     causes: collections.Counter[str] = field(default_factory=collections.Counter)
@@ -628,6 +590,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
     REC.compiled.clear()
     REC.reasons.clear()
     REC.extern_fallbacks.clear()
+    REC.unsupported.clear()
     try:
         expected = _outputs(case, eager_model, eager_model(*inputs))
         compiled = torch.compile(compiled_model)
@@ -887,6 +850,9 @@ def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result]
     """Per model: simulated time per call with the package of `rev` (then) and with this tree (now), each
     without and with the charge for its host library calls (`host_charge_us`), and then / now both ways; a
     summary line for GOAL_MODELS (the issue's 10x goal), like for like (charged) and uncharged."""
+    from mtia_xdsl.runtime.inductor import device_machine_config
+
+    machine = device_machine_config()  # the chip the driver targets (MTIA-2i), whose host link charges the calls
     rows, ratios, plain = [], {}, {}
     for r in now:
         t = then.get(r.name)
@@ -895,8 +861,8 @@ def baseline_report(rev: str, then: dict[str, dict[str, Any]], now: list[Result]
                 [r.name, "failed" if t and t["error"] else "-", "-", "-", f"{r.sim_us:.2f}", "-", "-", "-", "-"]
             )
             continue
-        then_charged = t["sim_us"] + host_charge_us(t.get("host_calls", []))
-        now_charged = r.sim_us + host_charge_us(r.host_calls)
+        then_charged = t["sim_us"] + host_charge_us(machine, t.get("host_calls", []))
+        now_charged = r.sim_us + host_charge_us(machine, r.host_calls)
         plain[r.name] = t["sim_us"] / r.sim_us
         ratios[r.name] = then_charged / now_charged
         rows.append([

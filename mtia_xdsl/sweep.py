@@ -19,7 +19,8 @@ function is called with the configuration as keyword arguments and `machine_over
 of the result table. The pool is Ray when it is installed (`pip install mtia-xdsl[sweep]`; a cluster when
 `address` is given, else local worker processes), otherwise `concurrent.futures` processes on this
 machine. Rows are appended to the table as points finish, so an interrupted sweep resumes where it
-stopped: points already in the table (by kernel, config and machine) are not run again. A point that
+stopped: points already in the table (by kernel, config and machine) are not run again. Interrupting it
+(Ctrl-C) ends the local workers at once; the point each was running is lost and runs again on resume. A point that
 fails (e.g. its CBs do not fit local storage) is a row too, with its error.
 
 `autotune_in_pool` lets a `@triton.autotune` kernel time its configurations on the same pool.
@@ -34,7 +35,9 @@ import importlib
 import importlib.util
 import itertools
 import json
+import multiprocessing
 import os
+import signal
 import sys
 import time
 import traceback
@@ -231,10 +234,24 @@ def run_points(
     if use_ray:
         yield from _run_on_ray(spec_path, points, paths, address, workers)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    before = set(multiprocessing.active_children())
+    with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
         futures = [pool.submit(run_point, spec_path, p, paths) for p in points]
-        for future in as_completed(futures):
-            yield future.result()
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        except BaseException:  # Ctrl-C, a closed iterator or a failed point: stop now, not after every point
+            pool.shutdown(wait=False, cancel_futures=True)
+            for worker in set(multiprocessing.active_children()) - before:
+                worker.terminate()
+                worker.join()
+            raise
+
+
+def _ignore_sigint() -> None:
+    """Pool initializer: Ctrl-C reaches the whole process group; only the parent handles it (and ends the
+    workers), so a worker idle between points does not die with a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _use_ray(backend: str, address: str | None) -> bool:
@@ -300,10 +317,22 @@ def read_table(path: Path) -> list[dict[str, Any]]:
         with path.open(newline="") as f:
             return [_typed(row) for row in csv.DictReader(f)]
     if path.suffix == ".parquet":
+        _need_pyarrow(path)
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
     raise ValueError(f"{path}: a sweep table is .csv or .parquet")
+
+
+def _need_pyarrow(path: Path) -> None:
+    """Raises: ImportError naming the extra if pyarrow, which a .parquet table needs, does not import."""
+    try:
+        import pyarrow.parquet  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError as e:
+        raise ImportError(
+            f"{path}: a .parquet table needs pyarrow (pip install 'mtia-xdsl[sweep]', or pyarrow), or write a .csv"
+            f" table ({e})"
+        ) from e
 
 
 def _typed(row: dict[str, str]) -> dict[str, Any]:
@@ -355,10 +384,13 @@ def run_sweep(
     `machines`, if given, replaces the spec's machine overrides. Rows are appended to the journal (see
     `journal_path`) as points finish; a Parquet table is written from it at the end. Returns every row of
     the table. A tqdm bar on stderr shows the points done when `progress`.
-    Raises: ValueError for a bad spec or table extension.
+    Raises: ValueError for a bad spec or table extension; ImportError (naming the extra) for a .parquet table
+    without pyarrow.
     """
     if out.suffix not in (".csv", ".parquet"):
         raise ValueError(f"{out}: the sweep table must end in .csv or .parquet")
+    if out.suffix == ".parquet":
+        _need_pyarrow(out)  # before any point runs, not when the table is written at the end
     sweep = load_spec(spec_path)
     if machines is not None:
         sweep = Sweep(sweep.kernels, sweep.configs, machines)

@@ -30,13 +30,20 @@ _OUTCOMES: dict[str, list[str]] = {}
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("mtia_xdsl upstream comparison")
+    group.addoption("--mtia-sample", type=int, default=0, help="keep this many tests (hash of the id)")
+    group.addoption("--mtia-results", default="", help="write each test's outcome as JSON here")
+    group.addoption("--mtia-timeout", type=float, default=0.0, help="per-test time limit in seconds")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> Any:
+    """Add `--device` once the checkout's conftest (python/test/conftest.py) had its turn to define it: this
+    plugin loads first (-p), and a second definition there fails that conftest ("already added")."""
+    yield
     try:
         parser.addoption("--device", action="store", default="cpu")
     except ValueError:  # the checkout's conftest defines it
         pass
-    group.addoption("--mtia-sample", type=int, default=0, help="keep this many tests (hash of the id)")
-    group.addoption("--mtia-results", default="", help="write each test's outcome as JSON here")
-    group.addoption("--mtia-timeout", type=float, default=0.0, help="per-test time limit in seconds")
 
 
 def pytest_configure(config: pytest.Config) -> None:

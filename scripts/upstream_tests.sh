@@ -8,6 +8,8 @@
 #        scripts/upstream_tests.sh ~/triton/python -k "test_bin_op" test/unit/language/test_core.py
 # Test files default to test_core.py, test_standard.py and test_random.py; naming files replaces them.
 # MTIA_UPSTREAM_OUT=dir keeps the two JSON outcome files there; MTIA_UPSTREAM_TIMEOUT (s, default 300).
+# pytest runs with python -P (Python >= 3.11): DIR is not put on sys.path, so `import triton` is the installed
+# triton, not the checkout's python/triton/ sources (which have no compiled libtriton).
 set -euo pipefail
 DIR=$(cd "${1:?usage: scripts/upstream_tests.sh DIR [pytest arguments...]}" && pwd)
 shift
@@ -33,7 +35,7 @@ run() {  # $1: outcome file; then environment assignments
   local results=$1
   shift
   (cd "$DIR" && env "$@" PYTHONPATH="$ROOT:$ROOT/scripts${PYTHONPATH:+:$PYTHONPATH}" \
-    "$PY" -m pytest -p no:cacheprovider -p upstream_plugin --rootdir "$DIR" -q --no-header -rN \
+    "$PY" -P -m pytest -p no:cacheprovider -p upstream_plugin --rootdir "$DIR" -q --no-header -rN \
     -m interpreter --device cpu --mtia-timeout "${MTIA_UPSTREAM_TIMEOUT:-300}" --mtia-results "$results" \
     "${FILES[@]}" ${ARGS[@]+"${ARGS[@]}"} | tail -n 3) || true
 }

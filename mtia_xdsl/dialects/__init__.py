@@ -12,6 +12,10 @@ from functools import cache
 from xdsl.context import Context
 from xdsl.ir import Dialect
 
+from mtia_xdsl.utils.lazy_formats import install as _install_lazy_formats
+
+_install_lazy_formats()  # op formats of the dialects below parsed on first print or parse (utils/lazy_formats.py)
+
 __all__ = ["get_all_dialects", "make_context", "register_dialects"]
 
 

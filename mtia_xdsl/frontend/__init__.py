@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mtia_xdsl.frontend.build import FrontendOptions, build_tt_module
-from mtia_xdsl.frontend.errors import KernelError
-from mtia_xdsl.transforms.canonicalization.tt import inline_and_clean
+from mtia_xdsl.utils.lazy_formats import install as _install_lazy_formats
+
+_install_lazy_formats()  # before the builder imports xDSL's dialects (utils/lazy_formats.py)
+
+from mtia_xdsl.frontend.build import FrontendOptions, build_tt_module  # noqa: E402
+from mtia_xdsl.frontend.errors import KernelError  # noqa: E402
+from mtia_xdsl.transforms.canonicalization.tt import inline_and_clean  # noqa: E402
 
 if TYPE_CHECKING:
     from xdsl.context import Context

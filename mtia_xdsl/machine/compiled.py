@@ -161,8 +161,8 @@ def install() -> None:
         sys.meta_path.insert(0, _Finder(files))
     elif "stale" in status:
         print(
-            f"mtia_xdsl: the compiled timing model is stale, using the pure-Python one ({status[13:-1]}); "
-            f"rebuild it with `python -m mtia_xdsl.tools.build_timing` or set {ENV}=0",
+            f"mtia_xdsl: using the pure-Python timing model ({status[13:-1]}); "
+            f"rebuild the compiled one with `python -m mtia_xdsl.tools.build_timing` or set {ENV}=0",
             file=sys.stderr,
         )
     elif "is not 0 or 1" in status:

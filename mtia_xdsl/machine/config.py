@@ -99,7 +99,7 @@ class MachineConfig:
     # = 32 GB/s each direction (128b/130b coding not subtracted)
     host_link_latency_cycles: int = 1350  # ASSUMPTION: one transfer over the host link with its completion
     # signal, about 1 us (PCIe round trips are 0.5-1 us; not public for MTIA); a host library call in the
-    # middle of a model pays it twice (inputs to the host, outputs back), benchmarks/inductor.py's charge
+    # middle of a model pays it twice (inputs to the host, outputs back): runtime/inductor_host_calls.py
     gemm_bf16_peak_flops_per_s: float = 177e12  # source: S1 spec table (dense BF16/FP16)
     gemm_int8_peak_ops_per_s: float = 354e12  # source: S1 spec table (dense INT8)
 

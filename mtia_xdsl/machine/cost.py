@@ -128,3 +128,21 @@ def dma_estimate(nbytes: float, write: bool, config: MachineConfig) -> tuple[flo
     Units: cycles."""
     memory = global_latency_cycles(streaming_level(config), mean_noc_hops(config), config)
     return nbytes / dma_share_bytes_per_cycle(write, config), dma_issue_cycles(0, config) + memory
+
+
+def ls_gather_box_ratio(elem_bytes: int, config: MachineConfig) -> float:
+    """The most elements an element gather's DMA box may hold per gathered element while moving the box
+    costs the DMA no more than gathering the elements costs the scalar core (the compiler then moves the
+    box and gathers inside LS: `memory_access._ls_gather_access`). Units: box elements per tile element,
+    both of `elem_bytes` bytes.
+
+    Per gathered element past the first, the scalar core spends `scalar_access_cycles` of the streaming
+    level's latency over the mean NoC hops (the latency `dma_estimate` charges): max(1, latency /
+    `scalar_outstanding_loads`); the DMA moves ratio x `elem_bytes` at `dma_share_bytes_per_cycle` (every PE
+    streaming). They are equal at ratio = share x max(1, latency / outstanding) / `elem_bytes`: for MTIA2I's
+    f32 with tensors behind the LLC (costed at DRAM), 17 (tests/machine/test_cost_agreement.py). Left out:
+    the first element's latency (both pay one), the box's per-row descriptors and the LS gather on the
+    vector core (small next to the bytes of a row)."""
+    latency = global_latency_cycles(streaming_level(config), mean_noc_hops(config), config)
+    per_element = scalar_access_cycles(2, latency, config) - scalar_access_cycles(1, latency, config)
+    return dma_share_bytes_per_cycle(False, config) * per_element / elem_bytes

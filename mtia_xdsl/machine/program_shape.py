@@ -71,8 +71,8 @@ class ProgramShape:
 
     __slots__ = (
         "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
-        "dpe_fill", "engine", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute", "queues",
-        "re_barriers", "release_extra", "scalar_cost", "work",
+        "dpe_fill", "engine", "keyed", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute",
+        "queues", "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
     def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
@@ -130,6 +130,9 @@ class ProgramShape:
         self.access_misses = 0
         """Programs whose access pattern was found in / missing from `by_accesses` (patterns are looked for
         only while they pay: a grid whose blocks do not all move together never hits)."""
+        self.keyed: tuple = ()
+        """The objects whose ids key this shape in `program_shape`'s cache, kept alive so no other object
+        takes one of those ids while the cache holds the shape."""
         """The compute commands of the program the shape was built from (another program reuses the shape
         only if its own are equal)."""
 
@@ -167,25 +170,29 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
     objects, in a batch). Equal identities imply equal values; a program whose objects are not shared only
-    misses the cache. Every keyed object lives as long as `prog`, so no id is reused. Programs sharing a
-    `ProgramTrace.structure` object are keyed by it alone.
+    misses the cache. The cached shape keeps the keyed objects (`ProgramShape.keyed`): a totals-only run
+    releases traces as their programs finish, and without them a later program's new tuple could take a
+    freed one's id and get the released program's shape. Programs sharing a `ProgramTrace.structure`
+    object are keyed by it alone (the key holds the object).
     """
     cmds = prog.commands
-    key = (
-        (prog.structure,)
-        if prog.structure is not None
-        else (
-            tuple(map(id, map(_WAITS, cmds))),
-            tuple(map(id, map(_FILLS, cmds))),
+    keyed: tuple = ()
+    if prog.structure is not None:
+        key: tuple = (prog.structure,)
+    else:
+        keyed = waits, fills = tuple(map(_WAITS, cmds)), tuple(map(_FILLS, cmds))
+        key = (
+            tuple(map(id, waits)),
+            tuple(map(id, fills)),
             tuple(map(id, map(_ENGINE, cmds))),  # Engine members are singletons
             tuple(map(_SCALAR_INSTRS, cmds)),
             tuple(map(_SCALAR_BLOCKING, cmds)),
             tuple(prog.cb_depth.items()),
         )
-    )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
+        shape.keyed = keyed
     accesses = None
     if shape.access_misses < MISSES_BEFORE_GIVING_UP or shape.access_hits > shape.access_misses:
         accesses = accesses_up_to_shift(cmds, shape.memory_commands)

@@ -356,13 +356,21 @@ class Launch:
 
 
 def prepare_launch(
-    module: builtin.ModuleOp, grid: Sequence[int], args: list[Any], kernel_name: str | None = None
+    module: builtin.ModuleOp,
+    grid: Sequence[int],
+    args: list[Any],
+    kernel_name: str | None = None,
+    kernel: Operation | None = None,
+    adopt_live_tensors: bool | None = None,
 ) -> Launch:
     """Find the kernel, check `args` against its parameters and build the working global memory.
 
+    `kernel` (the result of `find_kernel(module, kernel_name)`) and `adopt_live_tensors` (whether it has a
+    `tt.int_to_ptr`) skip walking the module when the caller knows them already.
     Raises: InterpretationError naming the kernel for a wrong argument count, type or range.
     """
-    kernel = find_kernel(module, kernel_name)
+    if kernel is None:
+        kernel = find_kernel(module, kernel_name)
     param_types = list(kernel.function_type.inputs.data)  # type: ignore[attr-defined]
     names = [_arg_name(kernel, i) for i in range(len(param_types))]
     if len(args) != len(param_types):
@@ -372,7 +380,9 @@ def prepare_launch(
             )
         )
     memory = GlobalMemory.from_tensors(args, names)
-    memory.adopt_live_tensors = any(op.name == "tt.int_to_ptr" for op in kernel.walk())
+    if adopt_live_tensors is None:
+        adopt_live_tensors = any(op.name == "tt.int_to_ptr" for op in kernel.walk())
+    memory.adopt_live_tensors = adopt_live_tensors
     values = tuple(_to_value(a, t, n, kernel) for a, t, n in zip(args, param_types, names, strict=True))
     return Launch(kernel, _grid3(grid, location_str(kernel.location)), memory, values)
 

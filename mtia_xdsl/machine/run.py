@@ -55,7 +55,14 @@ from mtia_xdsl.machine.placement import (  # noqa: F401  (re-exported: the run's
     run_placement,
     run_subgrid,
 )
-from mtia_xdsl.machine.reference import Launch, located_error_text, make_tt_interpreter, prepare_launch, sym_name
+from mtia_xdsl.machine.reference import (
+    Launch,
+    find_kernel,
+    located_error_text,
+    make_tt_interpreter,
+    prepare_launch,
+    sym_name,
+)
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
 from mtia_xdsl.utils.heap import keep_freed_arrays_for_reuse, old_objects_frozen
@@ -114,12 +121,14 @@ def _run_kernel(
     timeline: str | None,
 ) -> RunResult:
     keep = _keeps_commands(options, timeline)
-    launch = prepare_launch(module, grid, args, kernel_name)
+    facts = module_fact(module, ("kernel", kernel_name), lambda: _KernelFacts.of(module, kernel_name))
+    launch = prepare_launch(module, grid, args, kernel_name, facts.kernel, facts.adopt_live_tensors)
     config = machine_config(module, options)
     n_programs = launch.grid[0] * launch.grid[1] * launch.grid[2]
     with _ProgressBar("programs", n_programs) as bar:
         placement = run_placement(launch.kernel, launch.grid, config, options)
-        runner = _BatchRunner(module, launch, config, _batch_limit(launch.kernel, max_batch), bar.update, placement)
+        limit = _batch_limit(facts, max_batch)
+        runner = _BatchRunner(module, launch, config, limit, bar.update, placement, facts)
         try:
             if not keep and runner.in_launch_order:
                 run = _time(_StreamedTraces(runner), config, placement, launch.grid, None, keep_commands=False)
@@ -196,6 +205,7 @@ class _BatchRunner:
         max_batch: int,
         done: Callable[[int], Any],
         placement: Placement,
+        facts: _KernelFacts,
     ) -> None:
         self.launch = launch
         self.placement = placement
@@ -207,14 +217,14 @@ class _BatchRunner:
         self.counter: ScalarCoreCounter = self.interpreter.counter  # type: ignore[assignment]  # set there
         self.last_op = launch.kernel.regions[0].block.last_op
         self.pids = list(launch.program_ids())
-        self.collective = has_collective(launch.kernel)
+        self.collective = facts.collective
         if self.collective:  # mtia.re_allreduce groups run in one batch: order by round, whole rounds per batch
             self.pids = by_round(self.pids, placement)
             n_pes = placement.subgrid.n_pes
             self.max_batch = max(n_pes, self.max_batch // n_pes * n_pes)
         self.round_starts: list[int] | None = None
         """Positions in `pids` where a round starts, for a kernel reading its PE (batches stay in one round)."""
-        if reads_pe_id(launch.kernel) and len(self.pids) > placement.subgrid.n_pes:
+        if facts.reads_pe_id and len(self.pids) > placement.subgrid.n_pes:
             self.pids = by_round(self.pids, placement)
             self.round_starts = round_starts(self.pids, placement)
         self.traces: list[ProgramTrace | None] = [None] * len(self.pids)
@@ -355,6 +365,8 @@ class _BatchRunner:
 
 _REUSED: weakref.WeakSet[ModuleOp] = weakref.WeakSet()
 """Modules whose launches reuse interpreters (`reuse_interpreters`)."""
+_FACTS = "_mtia_module_facts"
+"""Attribute of a module of `_REUSED` holding its `module_fact`s (on the module, as `_IDLE`)."""
 _IDLE = "_mtia_idle_interpreter"
 """Attribute of a module of `_REUSED` holding its interpreter while no launch uses it (on the module, not in a
 dict keyed by it: the interpreter refers to its module, so a dict entry would keep the module alive forever,
@@ -369,6 +381,55 @@ def reuse_interpreters(module: ModuleOp) -> None:
     triton_backend/driver.py); otherwise each launch resolves them afresh.
     """
     _REUSED.add(module)
+
+
+def module_fact(module: ModuleOp, key: Any, compute: Callable[[], Any]) -> Any:
+    """`compute()`: a fact of `module`'s IR, remembered under `key` when the module's launches reuse interpreters
+    (`reuse_interpreters`: the caller promised never to edit it), else computed afresh."""
+    if module not in _REUSED:
+        return compute()
+    facts = module.__dict__.setdefault(_FACTS, {})
+    if key not in facts:
+        facts[key] = compute()
+    return facts[key]
+
+
+@dataclass(frozen=True)
+class _KernelFacts:
+    """What a launch reads of its kernel's IR, in one walk (`module_fact` keeps it for a reused module)."""
+
+    kernel: Operation
+    """The kernel (`find_kernel`)."""
+    adopt_live_tensors: bool
+    """It has a `tt.int_to_ptr` (see GlobalMemory.adopt_live_tensors)."""
+    collective: bool
+    """It has a cross-PE reduction (`has_collective`)."""
+    reads_pe_id: bool
+    """It reads its PE (`reads_pe_id`)."""
+    prints: bool
+    """It has a `tt.print`."""
+    largest_elems: int
+    """Elements of its largest tensor or tile result (1 if none)."""
+
+    @staticmethod
+    def of(module: ModuleOp, kernel_name: str | None) -> _KernelFacts:
+        kernel = find_kernel(module, kernel_name)
+        ops = list(kernel.walk())
+        names = {op.name for op in ops}
+        largest = 1
+        for op in ops:
+            for r in op.results:
+                t = mtia.tile_type(r.type)
+                if isinstance(t, TensorType):
+                    largest = max(largest, int(np.prod(t.get_shape())))
+        return _KernelFacts(
+            kernel,
+            "tt.int_to_ptr" in names,
+            has_collective(kernel),
+            reads_pe_id(kernel),
+            "tt.print" in names,
+            largest,
+        )
 
 
 def _take_interpreter(module: ModuleOp) -> Any:
@@ -394,19 +455,13 @@ def _give_back(module: ModuleOp, interpreter: Any) -> None:
     setattr(module, _IDLE, interpreter)  # one per module: launches run one after another
 
 
-def _batch_limit(kernel: Operation, max_batch: int | None) -> int:
+def _batch_limit(facts: _KernelFacts, max_batch: int | None) -> int:
     """Programs per batch: `max_batch` if given; 1 for kernels that print; else BATCH_ELEMS / largest tensor."""
     if max_batch is not None:
         return max(1, max_batch)
-    largest = 1
-    for op in kernel.walk():
-        if op.name == "tt.print":
-            return 1
-        for r in op.results:
-            t = mtia.tile_type(r.type)
-            if isinstance(t, TensorType):
-                largest = max(largest, int(np.prod(t.get_shape())))
-    return max(1, BATCH_ELEMS // largest)
+    if facts.prints:
+        return 1
+    return max(1, BATCH_ELEMS // facts.largest_elems)
 
 
 class _ProgressBar:

@@ -356,7 +356,7 @@ def busy_cycles(
     its PE ran them. `engines[k]` is the engine of index k; an engine may appear at several indices (the
     timing model's two DMA queues), whose commands are one engine's.
     """
-    if not runs:
+    if not any(len(eng) for _, eng, _, _ in runs):  # no program issued a command
         return {}
     pes: list[int] = []
     counts: list[int] = []

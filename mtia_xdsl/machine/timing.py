@@ -333,12 +333,13 @@ class _Simulator:
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
         """Cycles of a scalar instruction after a program's last command."""
-        self.footprints: dict[tuple[int, int, int], int] = {}
-        """(id of cb_depth, id of cb_tile_bytes, extra LS bytes) -> LS footprint of a program."""
-        self.cb_id_counts: dict[tuple[int, int], int] = {}
-        """(id of cb_depth, id of cb_hw_id) -> CB IDs a program takes on the CP."""
-        self.last_footprint: tuple[object, object, int, int] = (None, None, 0, 0)
-        """The last `_footprint` looked up: (cb_depth, cb_tile_bytes, extra LS bytes, footprint)."""
+        self.footprints: dict[tuple[int, int, int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_tile_bytes, id of cb_ls_offset, extra LS bytes) -> (LS footprint of a
+        program, the keyed dicts: kept so no new dict takes their ids once a totals-only run released them)."""
+        self.cb_id_counts: dict[tuple[int, int], tuple[int, tuple[object, ...]]] = {}
+        """(id of cb_depth, id of cb_hw_id) -> (CB IDs a program takes on the CP, the keyed dicts, kept)."""
+        self.last_footprint: tuple[object, object, object, int, int] = (None, None, None, 0, 0)
+        """The last `_footprint` looked up: (cb_depth, cb_tile_bytes, cb_ls_offset, extra LS bytes, footprint)."""
         self.last_cb_ids: tuple[object, object, int] = (None, None, 0)
         """The last `_cb_ids_in_use` looked up: (cb_depth, cb_hw_id, CB IDs)."""
 
@@ -439,27 +440,29 @@ class _Simulator:
 
     def _footprint(self, prog: ProgramTrace) -> int:
         """LS bytes a program holds (`ProgramTrace.ls_footprint_bytes`), remembered per batch."""
+        depth, tile_bytes, offsets = prog.cb_depth, prog.cb_tile_bytes, prog.cb_ls_offset  # shared by a batch
         last = self.last_footprint  # the programs of a batch come one after another
-        if last[0] is prog.cb_depth and last[1] is prog.cb_tile_bytes and last[2] == prog.extra_ls_bytes:
-            return last[3]
-        key = (id(prog.cb_depth), id(prog.cb_tile_bytes), prog.extra_ls_bytes)  # dicts shared by a batch
-        footprint = self.footprints.get(key)
-        if footprint is None:
-            footprint = self.footprints[key] = prog.ls_footprint_bytes()
-        self.last_footprint = (prog.cb_depth, prog.cb_tile_bytes, prog.extra_ls_bytes, footprint)
-        return footprint
+        if last[0] is depth and last[1] is tile_bytes and last[2] is offsets and last[3] == prog.extra_ls_bytes:
+            return last[4]
+        key = (id(depth), id(tile_bytes), id(offsets), prog.extra_ls_bytes)
+        known = self.footprints.get(key)
+        if known is None:
+            known = self.footprints[key] = (prog.ls_footprint_bytes(), (depth, tile_bytes, offsets))
+        self.last_footprint = (depth, tile_bytes, offsets, prog.extra_ls_bytes, known[0])
+        return known[0]
 
     def _cb_ids_in_use(self, prog: ProgramTrace) -> int:
         """CB IDs a program takes on the CP (`ProgramTrace.cb_ids_in_use`), remembered per batch."""
+        depth, hw_id = prog.cb_depth, prog.cb_hw_id  # dicts shared by a batch
         last = self.last_cb_ids
-        if last[0] is prog.cb_depth and last[1] is prog.cb_hw_id:
+        if last[0] is depth and last[1] is hw_id:
             return last[2]
-        key = (id(prog.cb_depth), id(prog.cb_hw_id))  # dicts shared by a batch
-        ids = self.cb_id_counts.get(key)
-        if ids is None:
-            ids = self.cb_id_counts[key] = prog.cb_ids_in_use()
-        self.last_cb_ids = (prog.cb_depth, prog.cb_hw_id, ids)
-        return ids
+        key = (id(depth), id(hw_id))
+        known = self.cb_id_counts.get(key)
+        if known is None:
+            known = self.cb_id_counts[key] = (prog.cb_ids_in_use(), (depth, hw_id))
+        self.last_cb_ids = (depth, hw_id, known[0])
+        return known[0]
 
     def _maybe_overlap(self, pe: _PE, run: ProgramRun) -> None:
         """`run` (the issuing program) has issued its last command: start the PE's next program now if the

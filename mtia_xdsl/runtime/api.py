@@ -102,12 +102,39 @@ def compile(
 
     check_kernel_inputs("mtia_xdsl.compile", fn, signature, constexprs)
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}), strict=True)
-    names = list(fn.arg_names)
-    consts = {names[k] if isinstance(k, int) else k: v for k, v in (constexprs or {}).items()}
+    consts = _named_constexprs(fn, constexprs or {}, signature or {})
     kernel = CompiledKernel(fn, consts, opts)
     if signature is not None:
         kernel.fixed = kernel.specialize(dict(signature))
     return kernel
+
+
+def _named_constexprs(fn: Any, constexprs: Mapping[Any, Any], signature: Mapping[str, str]) -> dict[str, Any]:
+    """`constexprs` keyed by parameter name (a position names the parameter there).
+
+    Raises: TypeError naming a position past the parameters, a name that is no parameter, or a parameter the
+    signature calls constexpr without a value.
+    """
+    names = list(fn.arg_names)
+    where = f"{kernel_location(fn)}: kernel {fn.__name__}"
+    consts: dict[str, Any] = {}
+    for key, value in constexprs.items():
+        if isinstance(key, int) and not 0 <= key < len(names):
+            raise TypeError(
+                f"{where}: constexprs position {key} is not a parameter; "
+                f"{fn.__name__} has {len(names)} parameters {names}"
+            )
+        consts[names[key] if isinstance(key, int) else key] = value
+    unknown = sorted(k for k in consts if k not in names)
+    if unknown:
+        raise TypeError(f"{where}: constexprs name unknown parameters {unknown}; it has {names}")
+    valueless = [n for n, ty in signature.items() if ty == "constexpr" and n not in consts]
+    if valueless:
+        raise TypeError(
+            f"{where}: {', '.join(repr(n) for n in valueless)} is constexpr in the signature but has no value; "
+            "give it in constexprs, e.g. {" + ", ".join(f"{n!r}: 128" for n in valueless) + "}"
+        )
+    return consts
 
 
 @dataclass

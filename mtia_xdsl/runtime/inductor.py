@@ -26,8 +26,12 @@ choices are then wrong for MTIA, and `install()` hooks both:
   a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
   mean bags into mtia_xdsl's gather-and-sum Triton kernel (`inductor_kernels`), run on MTIA. While our
   backend is active the `_compile_fx_inner` wrapper also sets Inductor's `post_grad_custom_post_pass` (a
-  `CustomGraphPass` that runs the user's own pass after it) to `group_embedding_bags`: bags whose outputs
-  are concatenated (DLRM's stack) become one launch writing the concatenated result.
+  `CustomGraphPass` that runs the user's own pass after it) to `inductor_bag_groups.group_embedding_bags`:
+  bags whose outputs are concatenated (DLRM's stack) become one launch writing the concatenated result, and
+  bags independent of each other (two-tower's towers) one launch writing each bag's rows of one buffer.
+- **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
+  call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
+  accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -37,7 +41,7 @@ The hooks act only while `cpu_backend == "triton"` and mtia_xdsl's driver is Tri
 otherwise Inductor's own behaviour is unchanged (the C++ CPU backend keeps host timing and host cores).
 Inside `stock_choices()` the benchmarking, host-library and device-property hooks step aside (Inductor's
 own choices: host wall-clock autotuning, extern choices by host time, host cores) while matmuls and
-embedding bags still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
+embedding bags and attention still run on MTIA: the baseline `benchmarks/inductor.py` compares against.
 
 Everything hooked is an internal of torch; it is tested against torch 2.13.0 (`PINNED_TORCH`). If an
 attribute is missing, `install()` raises InductorHookError naming the torch version and the attribute.
@@ -48,10 +52,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import operator
 import re
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 PINNED_TORCH = "2.13.0"
@@ -175,8 +179,8 @@ def stock_choices() -> Iterator[None]:
     """Inductor's stock choices while our backend is active: inside the block, autotuning times candidates
     with Inductor's host wall-clock benchmarker and device properties describe the host (its cores),
     as before these hooks, and a host library call (ATen's convolution) wins over a template when its
-    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags still decompose,
-    so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
+    host time is shorter; mm/addmm/bmm still become Triton templates and embedding bags and attention still
+    decompose, so that work still runs on MTIA and is counted. The baseline of `benchmarks/inductor.py`.
 
     Inductor caches device properties (`DeviceProperties.create`); the cache is cleared on entry and exit.
     Compile inside the block (after `torch._dynamo.reset()`), with Inductor's caches off, for a stock choice.
@@ -269,6 +273,7 @@ def install() -> None:
     custom_pass_base = _torch_internal("torch._inductor.custom_graph_pass.CustomGraphPass")
     hash_files = _torch_internal("torch._inductor.custom_graph_pass.get_hash_for_files")
     _torch_internal("torch._inductor.config.post_grad_custom_post_pass")
+    _torch_internal("torch._inductor.pattern_matcher.stable_topological_sort")  # inductor_bag_groups sorts with it
 
     class GroupEmbeddingBags(custom_pass_base):  # type: ignore[misc, valid-type]
         """Inductor's post-grad custom pass while our backend is active: `group_embedding_bags`, then the
@@ -278,13 +283,18 @@ def install() -> None:
             self.user = user
 
         def __call__(self, graph: Any) -> None:
+            from mtia_xdsl.runtime.inductor_bag_groups import group_embedding_bags
+
             group_embedding_bags(graph)
             if self.user is not None:
                 self.user(graph)
 
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
-            return (hash_files((__file__,)), user)
+            # the decompositions' kernels and rules too: a cached graph keeps their decisions
+            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention")
+            sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
+            return (hash_files((__file__, *map(str, sources))), user)
 
     @functools.wraps(compile_entry)
     def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
@@ -301,6 +311,7 @@ def install() -> None:
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten().convolution.default] = convolution_without_bias
+    table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     cache_clear()  # properties cached before the hook described the host
     _installed = True
 
@@ -388,111 +399,32 @@ def embedding_bag(
     )
 
 
-def group_embedding_bags(graph: Any) -> int:
-    """Rewrite `graph` (Inductor's post-grad FX graph) in place: a run of two or more consecutive inputs of one
-    `aten.cat` (along dim 0 or 1 of 2-D tensors) that are outputs of `mtia_xdsl::embedding_bag` ops of one mode,
-    dtype, width D, offsets length, include_last_offset and per-sample weights (presence and unit stride)
-    becomes one `mtia_xdsl::embedding_bag_cat` op (`inductor_kernels.embedding_bag_cat`): one launch writing
-    every table's bags straight into the concatenated result, where Inductor would launch one kernel per
-    table and copy each table's output into the cat buffer. The bags' other outputs (offset2bag and the bag
-    sizes, which a training step saves for backward) are the op's per-table outputs. A cat of that run alone
-    is replaced by the op's first output.
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    *,
+    attn_mask: Any = None,
+    scale: float | None = None,
+) -> Any:
+    """`aten._scaled_dot_product_flash_attention_for_cpu` (what `F.scaled_dot_product_attention` becomes on "cpu")
+    on MTIA while our backend is active: the custom op `mtia_xdsl::scaled_dot_product_attention`
+    (`inductor_attention.flash_attention`), mtia_xdsl's flash-attention Triton kernel, one launch; its two outputs
+    are aten's, so autograd's backward formula for the aten op (a host call) still applies.
 
-    Returns the number of embedding-bag ops grouped (0 if none).
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active or for a case
+    `inductor_attention.unsupported` names (dropout, an attention mask, grouped-query heads, other head dims or
+    dtypes).
     """
-    from mtia_xdsl.runtime import inductor_kernels
+    if not mtia_active():
+        return NotImplemented
+    from mtia_xdsl.runtime import inductor_attention
 
-    aten = torch_aten()
-    bag_op = inductor_kernels.embedding_bag_sum._opoverload  # pyright: ignore[reportPrivateUsage]
-    cat_op = inductor_kernels.embedding_bag_cat._opoverload  # pyright: ignore[reportPrivateUsage]
-    grouped = 0
-
-    def bag_of(node: Any, cat: Any) -> Any:
-        """The embedding-bag node whose output 0 is `node` and is used by `cat` alone, or None."""
-        if node.op != "call_function" or node.target is not operator.getitem or node.args[1] != 0:
-            return None
-        bag = node.args[0]
-        if getattr(bag, "target", None) is not bag_op or list(node.users) != [cat]:
-            return None
-        outputs = [user.args[1] for user in bag.users if user.target is operator.getitem]
-        if len(outputs) != len(bag.users) or outputs.count(0) != 1:
-            return None
-        # the grouped op comes right before the cat: every reader of the bag's other outputs must follow it
-        readers = [reader for user in bag.users if user is not node for reader in user.users]
-        return bag if all(order[reader] > order[cat] for reader in readers) else None
-
-    def key_of(bag: Any, out: Any) -> Any:
-        _, _, offsets, mode, psw, include_last = bag.args
-        val = out.meta.get("val")
-        if val is None or val.dim() != 2 or val.shape[1] > inductor_kernels.MAX_BLOCK_D:
-            return None
-        psw_kind = None if psw is None else psw.meta["val"].stride(0) == 1  # decides offset2bag (see the op)
-        return (mode, include_last, psw_kind, val.dtype, val.shape[1], offsets.meta["val"].shape[0])
-
-    for cat in list(graph.nodes):
-        if cat.op != "call_function" or cat.target is not aten.cat.default:
-            continue
-        inputs = list(cat.args[0])
-        dim = cat.args[1] if len(cat.args) > 1 else cat.kwargs.get("dim", 0)
-        if len(inputs) != len(set(inputs)) or not inputs or dim not in (0, 1, -1, -2):
-            continue
-        dim = dim % 2
-        order = {n: i for i, n in enumerate(graph.nodes)}
-        keys = [key_of(bag, x) if (bag := bag_of(x, cat)) is not None else None for x in inputs]
-        new_inputs: list[Any] = []
-        i = 0
-        while i < len(inputs):
-            j = i + 1
-            while keys[i] is not None and j < len(inputs) and keys[j] == keys[i]:
-                j += 1
-            if keys[i] is None or j - i < 2:
-                new_inputs.extend(inputs[i:j])
-                i = j
-                continue
-            bags = [x.args[0] for x in inputs[i:j]]
-            mode, include_last = bags[0].args[3], bags[0].args[5]
-            psws = [b.args[4] for b in bags] if bags[0].args[4] is not None else []
-            with graph.inserting_before(cat):
-                group = graph.call_function(
-                    cat_op,
-                    ([b.args[0] for b in bags], [b.args[1] for b in bags], [b.args[2] for b in bags], mode, psws,
-                     include_last, dim),
-                )  # fmt: skip
-                node = graph.call_function(operator.getitem, (group, 0))
-                per_table = [graph.call_function(operator.getitem, (group, k)) for k in (1, 2, 3)]
-            rows, width = inputs[i].meta["val"].shape
-            shape = (rows, len(bags) * width) if dim == 1 else (len(bags) * rows, width)
-            node.meta["val"] = inputs[i].meta["val"].new_empty(shape)
-            for k, lists in enumerate(per_table, start=1):
-                lists.meta["val"] = [bag.meta["val"][k] for bag in bags]
-            group.meta["val"] = (node.meta["val"], *(lists.meta["val"] for lists in per_table))
-            for t, bag in enumerate(bags):
-                for user in [u for u in bag.users if u.args[1] != 0]:
-                    with graph.inserting_before(cat):
-                        item = graph.call_function(operator.getitem, (per_table[user.args[1] - 1], t))
-                    item.meta = dict(user.meta)
-                    user.replace_all_uses_with(item)
-                    graph.erase_node(user)
-            new_inputs.append(node)
-            grouped += len(bags)
-            i = j
-        if len(new_inputs) == len(inputs):
-            continue
-        old = inputs
-        if len(new_inputs) == 1:
-            cat.replace_all_uses_with(new_inputs[0])
-            graph.erase_node(cat)
-        else:
-            cat.args = (new_inputs, *cat.args[1:])
-        for x in old:
-            if not x.users and x.target is operator.getitem:
-                bag = x.args[0]
-                graph.erase_node(x)
-                if not bag.users:
-                    graph.erase_node(bag)
-    if grouped:
-        graph.lint()
-    return grouped
+    if inductor_attention.unsupported(query, key, value, dropout_p, attn_mask) is not None:
+        return NotImplemented
+    return inductor_attention.flash_attention(query, key, value, is_causal, scale)
 
 
 _PER_COMPILE_LINES = ("# AOT ID:", "# kernel path:")

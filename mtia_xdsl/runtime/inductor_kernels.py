@@ -6,7 +6,8 @@ the SE, and writes the op's other outputs (offset2bag, bag sizes) as aten's CPU 
 registered as the custom op `mtia_xdsl::embedding_bag` (`torch.library.triton_op`), so Inductor's output code
 calls it and the kernel runs on MTIA through mtia_xdsl's driver like every generated kernel.
 `embedding_bag_cat` (`mtia_xdsl::embedding_bag_cat`) does the bags of several tables in one launch and
-writes them straight into their concatenation (what `inductor.group_embedding_bags` turns a cat of bags into).
+writes them straight into their concatenation (what `inductor_bag_groups.group_embedding_bags` turns
+concatenated or independent bags into).
 
 This module imports torch and triton when loaded: import it only once Inductor has loaded (see
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).
@@ -33,36 +34,55 @@ MAX_BLOCK_BAGS = 1024
 """Bag sizes written per block by program 0 at most (more bags take more blocks, unrolled)."""
 
 
+def writes_offset2bag(mode: int, dtype: torch.dtype, per_sample_weights: torch.Tensor | None) -> bool:
+    """Whether aten's CPU `_embedding_bag` writes offset2bag (one bag index per id) rather than leaving it empty.
+
+    Its fast path, a plain or scaled (per-sample weights at unit stride) sum of f32/f16 rows, leaves it empty;
+    a mean, other dtypes and strided per-sample weights write it. Source: torch's `meta_embedding_bag`
+    (torch/_meta_registrations.py), which mirrors the CPU kernel's choice.
+    """
+    fast_sum = dtype in (torch.float32, torch.float16) and (
+        per_sample_weights is None or per_sample_weights.stride(0) == 1
+    )
+    return mode == 1 or not fast_sum
+
+
 @triton.jit
-def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches are constexpr specializations)
-    weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
-    n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
-    BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+def _write_bag_sizes(
+    offsets_ptr, bag_size_ptr, max_indices_ptr, n_indices, n_offsets, n_bags, BLOCK_BAGS: tl.constexpr,
+    BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
 ):  # fmt: skip
-    """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...`: out[b, cols] = sum (mean) of
-    weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or n_indices for the last bag when
-    not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0. Program (0, 0) also writes the
-    bag sizes of all n_bags <= BAG_BLOCKS * BLOCK_BAGS bags (blocks, off the other programs' path)."""
-    b = tl.program_id(0)
-    if b == 0:
-        if tl.program_id(1) == 0:
-            for k in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
-                bag = k * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
-                is_bag = bag < n_bags
-                if MEAN:
-                    lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
-                    if INCLUDE_LAST:
-                        hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
-                    else:
-                        has_next = bag + 1 < n_offsets
-                        hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
-                    sizes = hi - lo
-                else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
-                    sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
-                tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
-                tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
-    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    """bag_size[bag] = max_indices[bag] = the size of every bag < n_bags <= BAG_BLOCKS * BLOCK_BAGS (mean), 0
+    (sum: aten's CPU sum mode leaves them 0, its backward does not read them), in blocks of BLOCK_BAGS."""
+    for k in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+        bag = k * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
+        is_bag = bag < n_bags
+        if MEAN:
+            lo = tl.load(offsets_ptr + bag, mask=is_bag, other=0)
+            if INCLUDE_LAST:
+                hi = tl.load(offsets_ptr + 1 + bag, mask=is_bag, other=0)
+            else:
+                has_next = bag + 1 < n_offsets
+                hi = tl.where(has_next, tl.load(offsets_ptr + 1 + bag, mask=has_next, other=0), n_indices)
+            sizes = hi - lo
+        else:
+            sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
+        tl.store(bag_size_ptr + bag, sizes, mask=is_bag)
+        tl.store(max_indices_ptr + bag, sizes, mask=is_bag)
+
+
+@triton.jit
+def _sum_bag(
+    weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, b, cols, n_indices, n_offsets,
+    write_offset2bag, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr, MEAN: tl.constexpr,
+    HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+):  # fmt: skip
+    """Bag b: out_ptr[cols] = sum (mean) of weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or
+    n_indices for the last bag when not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0.
+    offset2bag[i] = b for the bag's ids when WRITE_OFFSET2BAG and `write_offset2bag` (one program of the bag's).
+
+    Shapes: cols tensor<BLOCK_D x i32> (columns >= D are masked off); the rows are gathered BLOCK_ROWS at a time.
+    """
     col_ok = cols < D
     start = tl.load(offsets_ptr + b)
     if INCLUDE_LAST:
@@ -79,11 +99,35 @@ def _embedding_bag_kernel(  # noqa: C901  (a @triton.jit kernel: its branches ar
             rows = rows * tl.load(psw_ptr + r, mask=in_bag, other=0.0)[:, None]
         acc += tl.sum(rows.to(tl.float32), 0)
         if WRITE_OFFSET2BAG:
-            if tl.program_id(1) == 0:
+            if write_offset2bag:
                 tl.store(offset2bag_ptr + r, tl.zeros([BLOCK_ROWS], dtype=tl.int64) + b, mask=in_bag)
     if MEAN:
         acc = acc / tl.maximum(end - start, 1).to(tl.float32)
-    tl.store(out_ptr + b * D + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
+    tl.store(out_ptr + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
+
+
+@triton.jit
+def _embedding_bag_kernel(
+    weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
+    n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
+    BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+):  # fmt: skip
+    """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...` (`_sum_bag`) into out[b, cols]; offset2bag by
+    the programs of the first columns. Program (0, 0) also writes the bag sizes of all n_bags bags
+    (`_write_bag_sizes`, off the other programs' path)."""
+    b = tl.program_id(0)
+    if b == 0:
+        if tl.program_id(1) == 0:
+            _write_bag_sizes(
+                offsets_ptr, bag_size_ptr, max_indices_ptr, n_indices, n_offsets, n_bags, BLOCK_BAGS, BAG_BLOCKS,
+                MEAN, INCLUDE_LAST,
+            )  # fmt: skip
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    _sum_bag(
+        weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr + b * D, offset2bag_ptr, b, cols, n_indices, n_offsets,
+        tl.program_id(1) == 0, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW, INCLUDE_LAST, WRITE_OFFSET2BAG,
+    )  # fmt: skip
 
 
 @triton_op("mtia_xdsl::embedding_bag", mutates_args=())
@@ -102,11 +146,7 @@ def embedding_bag_sum(
     weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights)."""
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
-    # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
-    fast_sum = weight.dtype in (torch.float32, torch.float16) and (
-        per_sample_weights is None or per_sample_weights.stride(0) == 1
-    )
-    write_offset2bag = mode == 1 or not fast_sum
+    write_offset2bag = writes_offset2bag(mode, weight.dtype, per_sample_weights)
     out = weight.new_empty(bags, d)
     offset2bag = offsets.new_empty(n if write_offset2bag else 0)
     bag_size = offsets.new_empty(bags)
@@ -126,60 +166,31 @@ def embedding_bag_sum(
 
 
 @triton.jit
-def _embedding_bag_cat_kernel(  # noqa: C901  (a @triton.jit kernel: its branches are constexpr specializations)
+def _embedding_bag_cat_kernel(
     weights, indices, offsets, psws, out_ptr, offset2bags, bag_sizes, max_indices, n_indices, n_offsets, n_bags,
     stride_bag, stride_table, T: tl.constexpr, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
     INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
 ):  # fmt: skip
-    """Bag `program_id(0)` of table `program_id(1)` (< T), as `_embedding_bag_kernel` computes it: the bag's
-    sum (mean) of rows of weights[t], stored at out_ptr + b * stride_bag + t * stride_table + cols, and
-    offset2bags[t], bag_sizes[t] and max_indices[t] as aten's CPU kernel writes them (program (0, t) the
-    sizes). weights, indices, offsets, psws, offset2bags, bag_sizes, max_indices and n_indices are tuples of
-    T (one per table)."""
+    """Bag `program_id(0)` of table `program_id(1)` (< T), all D columns (`_sum_bag`), stored at
+    out_ptr + b * stride_bag + t * stride_table + cols, with offset2bags[t]; program (0, t) writes the table's
+    bag sizes (`_write_bag_sizes`). weights, indices, offsets, psws, offset2bags, bag_sizes, max_indices and
+    n_indices are tuples of T (one per table)."""
     b = tl.program_id(0)
     t = tl.program_id(1)
     cols = tl.arange(0, BLOCK_D)
-    col_ok = cols < D
     for k in tl.static_range(T):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
         if t == k:
             if b == 0:
-                for j in tl.static_range(BAG_BLOCKS):  # pyright: ignore[reportGeneralTypeIssues]
-                    bag = j * BLOCK_BAGS + tl.arange(0, BLOCK_BAGS)
-                    is_bag = bag < n_bags
-                    if MEAN:
-                        lo = tl.load(offsets[k] + bag, mask=is_bag, other=0)
-                        if INCLUDE_LAST:
-                            hi = tl.load(offsets[k] + 1 + bag, mask=is_bag, other=0)
-                        else:
-                            has_next = bag + 1 < n_offsets
-                            hi = tl.where(has_next, tl.load(offsets[k] + 1 + bag, mask=has_next, other=0), n_indices[k])
-                        sizes = hi - lo
-                    else:  # aten's CPU sum mode leaves them 0 (its backward does not read them)
-                        sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64)
-                    tl.store(bag_sizes[k] + bag, sizes, mask=is_bag)
-                    tl.store(max_indices[k] + bag, sizes, mask=is_bag)
-            start = tl.load(offsets[k] + b)
-            if INCLUDE_LAST:
-                end = tl.load(offsets[k] + b + 1)
-            else:
-                end = tl.load(offsets[k] + b + 1, mask=b + 1 < n_offsets, other=n_indices[k])
-            acc = tl.zeros([BLOCK_D], dtype=tl.float32)
-            for i0 in range(start, end, BLOCK_ROWS):
-                r = i0 + tl.arange(0, BLOCK_ROWS)
-                in_bag = r < end
-                ids = tl.load(indices[k] + r, mask=in_bag, other=0)
-                rows = tl.load(
-                    weights[k] + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0
-                )
-                if HAS_PSW:
-                    rows = rows * tl.load(psws[k] + r, mask=in_bag, other=0.0)[:, None]
-                acc += tl.sum(rows.to(tl.float32), 0)
-                if WRITE_OFFSET2BAG:
-                    tl.store(offset2bags[k] + r, tl.zeros([BLOCK_ROWS], dtype=tl.int64) + b, mask=in_bag)
-            if MEAN:
-                acc = acc / tl.maximum(end - start, 1).to(tl.float32)
-            tl.store(out_ptr + b * stride_bag + k * stride_table + cols, acc.to(out_ptr.dtype.element_ty), mask=col_ok)
+                _write_bag_sizes(
+                    offsets[k], bag_sizes[k], max_indices[k], n_indices[k], n_offsets, n_bags, BLOCK_BAGS, BAG_BLOCKS,
+                    MEAN, INCLUDE_LAST,
+                )  # fmt: skip
+            _sum_bag(
+                weights[k], indices[k], offsets[k], psws[k], out_ptr + b * stride_bag + k * stride_table,
+                offset2bags[k], b, cols, n_indices[k], n_offsets, True, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW,
+                INCLUDE_LAST, WRITE_OFFSET2BAG,
+            )  # fmt: skip
 
 
 @triton_op("mtia_xdsl::embedding_bag_cat", mutates_args=())
@@ -213,14 +224,10 @@ def embedding_bag_cat(
         raise ValueError(f"embedding_bag_cat: D={d} > MAX_BLOCK_D={MAX_BLOCK_D} or dim={dim} not 0 or 1")
     if len(per_sample_weights) not in (0, n_tables):
         raise ValueError("embedding_bag_cat: per_sample_weights needs no entry or one per table")
-    # aten's CPU fast path (a plain or scaled sum of f32/f16 rows) leaves offset2bag empty; meta_embedding_bag
-    fast_sum = {
-        dtype in (torch.float32, torch.float16) and (not per_sample_weights or p.stride(0) == 1)
-        for p in (per_sample_weights or weights[:1])
-    }
-    if len(fast_sum) != 1:
+    write = {writes_offset2bag(mode, dtype, p) for p in per_sample_weights or [None]}
+    if len(write) != 1:
         raise ValueError("embedding_bag_cat: per_sample_weights need one stride (1 or not) across tables")
-    write_offset2bag = mode == 1 or not fast_sum.pop()
+    write_offset2bag = write.pop()
     bags = n_offsets - (1 if include_last_offset else 0)
     out = weights[0].new_empty((bags, n_tables * d) if dim == 1 else (n_tables * bags, d))
     offset2bags = [o.new_empty(i.shape[0] if write_offset2bag else 0) for o, i in zip(offsets, indices, strict=True)]

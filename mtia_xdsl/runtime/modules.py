@@ -44,6 +44,7 @@ def run_module(
     Units: `report.total_cycles` in cycles at `MachineConfig.clock_hz`, `report.time_us` in microseconds.
     Raises: PassFailedException at the kernel line of a construct that cannot be lowered;
     LocalStorageOutOfResources / CbIdsOutOfResources (Triton's OutOfResources) when the CBs do not fit a PE;
+    KernelLaunchError (located) for a tensor whose element type is not its pointer parameter's;
     KernelRuntimeError (located, with the program id) for an error while the kernel runs; ExecutorChoiceError /
     ExecutorUnavailableError for an unknown or unavailable executor; TypeError or ValueError for bad options.
     Example: run = run_module(parse_ttir(text, make_context()), 4, [x, y, out, 4096]); print(run.format())
@@ -52,8 +53,48 @@ def run_module(
     program = module
     if not is_buffer_level(module):
         program = toolchain.lower(clone_op(module), opts, module)  # `module` stays as it is
-    dims = (grid,) if isinstance(grid, int) else tuple(grid)
-    result = toolchain.run_kernel(program, dims, host_arguments(args), opts)  # type: ignore[arg-type]
+    dims = tuple(grid) if isinstance(grid, list | tuple) else (grid,)  # a wrong grid is named by run_kernel
+    run_args = host_arguments(args)
+    _check_pointer_arguments(program, kernel_name, run_args)
+    result = toolchain.run_kernel(program, dims, run_args, opts)  # type: ignore[arg-type]
     run = KernelRun.from_result(result)
     assert run is not None  # a run always has a result
     return run
+
+
+_TRITON_FLOATS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64"}
+
+
+def _check_pointer_arguments(module: ModuleOp, kernel_name: str | None, args: Sequence[Any]) -> None:
+    """Raise KernelLaunchError at the kernel's line for a tensor whose element type is not its pointer's pointee.
+
+    Integers match by width (TTIR integers are signless: a uint8 tensor fits `*i8`, a bool one `*i1` and `*i8`),
+    floats by format (an fp8 pointee takes any 1-byte float tensor); a pointer to pointers takes 8-byte integers.
+    As `kernel[grid]` and `mtia-run`, so a float64 array is not read as float32 bits.
+    """
+    import torch
+
+    from mtia_xdsl.dialects import tt
+    from mtia_xdsl.machine.interpret.formats import element_format
+    from mtia_xdsl.machine.reference import find_kernel
+    from mtia_xdsl.runtime.launch import KernelLaunchError, scalar_type
+    from mtia_xdsl.utils.locations import location_str
+
+    kernel = find_kernel(module, kernel_name)
+    params = kernel.regions[0].blocks[0].args
+    for i, (param, arg) in enumerate(zip(params, args, strict=False)):
+        if not isinstance(param.type, tt.PointerType) or not isinstance(arg, torch.Tensor):
+            continue
+        want = element_format(param.type.pointee_type).name
+        want_float = want in _TRITON_FLOATS or want.startswith("f8")
+        size = 1 if want.startswith("f8") else element_format(param.type.pointee_type).size_bytes  # ptr: 8
+        fits = arg.dtype.is_floating_point == want_float and arg.element_size() == size
+        if fits and want in _TRITON_FLOATS:
+            fits = scalar_type(arg) == "*" + _TRITON_FLOATS[want]
+        if not fits:
+            name = param.name_hint or f"#{i}"
+            spelled = "*" + _TRITON_FLOATS.get(want, want)
+            raise KernelLaunchError(
+                f"{location_str(kernel.location)}: error: argument '{name}' is a {scalar_type(arg)} tensor but the "
+                f"kernel takes {spelled} ({param.type}); pass a tensor of that element type (x.to(...))"
+            )

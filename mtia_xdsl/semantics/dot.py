@@ -8,6 +8,7 @@ pass), 1 "tf32x3" and 2 "ieee" keep them (the DPE's three-pass fp32, see Machine
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,12 @@ from mtia_xdsl.semantics.scalar import round_tf32
 TF32 = 0
 """Input precision code of "tf32" (Triton's InputPrecision.TF32)."""
 
+ONE_THREAD_MACS = 1 << 18
+"""Float products with more multiply-accumulates per matrix than this run with numpy's BLAS on one thread.
+OpenBLAS (numpy's BLAS) threads a gemm above 65536 x 4 = 2^18 MACs (interface/gemm.c: SMP_THRESHOLD_MIN x
+GEMM_MULTITHREAD_THRESHOLD), and its threads busy-wait: on a loaded 2-core machine a float64
+16 x (128x32 @ 32x128) product took 14.4 ms of CPU threaded against 0.43 ms on one thread."""
+
 
 def dot(a: Any, b: Any, c: Any, input_precision: int) -> np.ndarray:
     """Return a @ b + c, exact (int64 for integers, float64 for floats) before the caller's rounding."""
@@ -25,4 +32,27 @@ def dot(a: Any, b: Any, c: Any, input_precision: int) -> np.ndarray:
         return a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
     if input_precision == TF32 and a.dtype == np.float32:
         a, b = round_tf32(a), round_tf32(b)
-    return a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if a.shape[-2] * a.shape[-1] * b.shape[-1] > ONE_THREAD_MACS:
+        with _one_blas_thread():
+            acc = a @ b
+    else:
+        acc = a @ b
+    if np.broadcast_shapes(acc.shape, c.shape) != acc.shape:
+        return acc + c.astype(np.float64)
+    acc += c  # float64 += float32 converts c exactly: the same sums as adding c.astype(float64)
+    return acc
+
+
+_blas: dict[str, Any] = {}
+"""threadpoolctl's view of the process's BLAS libraries ("controller"), made at the first large product."""
+
+
+def _one_blas_thread() -> AbstractContextManager[Any]:
+    """A context in which numpy's BLAS runs on one thread (threadpoolctl; restored on exit)."""
+    controller: Any = _blas.get("controller")
+    if controller is None:
+        from threadpoolctl import ThreadpoolController  # pyright: ignore[reportMissingTypeStubs]
+
+        controller = _blas["controller"] = ThreadpoolController()  # pyright: ignore[reportUnknownVariableType]
+    return controller.limit(limits=1, user_api="blas")

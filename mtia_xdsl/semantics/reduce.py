@@ -110,9 +110,9 @@ def reduce(kind: str, x: np.ndarray, axis: int) -> np.ndarray:
     r = _UFUNC[kind].reduce(x, axis=axis, dtype=x.dtype)
     if kind in ("maxnumf", "minnumf", "maximumf", "minimumf"):
         is_max = kind.startswith("max")
-        wanted = (x == 0) & (np.signbit(x) != is_max)  # +0 lanes for a max, -0 lanes for a min
         zero = np.asarray(r) == 0
         if np.any(zero):
+            wanted = (x == 0) & (np.signbit(x) != is_max)  # +0 lanes for a max, -0 lanes for a min
             signed_zero = np.where(wanted.any(axis=axis), 0.0, -0.0) * (1 if is_max else -1)
             r = np.where(zero, np.asarray(signed_zero, x.dtype), r)
     return np.asarray(r, dtype=x.dtype)

@@ -60,7 +60,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, RuntimeError, ImportError) as e:
         print(f"mtia-sweep: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return _interrupted(spec, Path(opts.output), opts.machine)
     return 1 if failed else 0
+
+
+def _interrupted(spec: Path, out: Path, machine_specs: list[str]) -> int:
+    """Say how many points the table holds after Ctrl-C and how to resume; return 130 (SIGINT's status)."""
+    from mtia_xdsl import sweep
+
+    swept = sweep.load_spec(str(spec))
+    machines = sweep.machine_axes(machine_specs) if machine_specs else swept.machines
+    total = len(sweep.Sweep(swept.kernels, swept.configs, machines).points())
+    done = len(sweep.finished_keys(out))
+    print(f"mtia-sweep: interrupted: {done} of {total} points in {sweep.journal_path(out)}; run the same command "
+          "again to run the rest", file=sys.stderr)  # fmt: skip
+    return 130
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ from collections.abc import Callable
 
 from xdsl.passes import ModulePass
 
+from mtia_xdsl.utils.lazy_formats import install as _install_lazy_formats
+
+_install_lazy_formats()  # before a pass module imports xDSL's dialects (utils/lazy_formats.py)
+
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Return every mtia_xdsl pass by its MLIR-style name."""

@@ -8,12 +8,14 @@ behind a fast path for the argument forms the compiler uses (SSA values or ops f
 for variadic operands, types for results, `Region`s and `Block`s): it builds the same lists, the same segment-size
 attributes and calls `Operation.__init__` the same way; any other form (nested sequences for regions, None
 for a non-optional argument, a wrong count, SameVariadic* options) goes to xDSL's own function, so its errors
-are unchanged. Installed when `mtia_xdsl.dialects` is imported; xDSL is pinned (pyproject.toml), and
-tests/frontend/test_xdsl_speed.py compares both builders on every op kind of a compiled kernel.
+are unchanged. Installed when `mtia_xdsl.dialects` is imported, only while xDSL's `irdl_op_init` takes the
+same parameters; xDSL is pinned (pyproject.toml), and tests/frontend/test_xdsl_speed.py compares both builders
+on every op kind of a compiled kernel.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -176,29 +178,6 @@ def _successors(args: Sequence[Any], kinds: tuple[int, ...], sizes: list[int]) -
     return built
 
 
-def _xdsl_builder(
-    self: Any,
-    op_def: OpDef,
-    operands: Sequence[Any],
-    result_types: Sequence[Any],
-    properties: Any,
-    attributes: Any,
-    successors: Sequence[Any],
-    regions: Sequence[Any],
-) -> None:
-    """xDSL's own builder, for the argument forms the fast path does not take."""
-    return XDSL_IRDL_OP_INIT(
-        self,
-        op_def,
-        operands=operands,
-        result_types=result_types,
-        properties=properties,
-        attributes=attributes,
-        successors=successors,
-        regions=regions,
-    )
-
-
 def irdl_op_init(
     self: Any,
     op_def: OpDef,
@@ -210,27 +189,37 @@ def irdl_op_init(
     successors: Sequence[Any],
     regions: Sequence[Any],
 ) -> None:
-    """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring)."""
+    """`xdsl.irdl.operations.irdl_op_init` with a fast path (see the module docstring); its parameters are
+    xDSL's (`install` checks)."""
     cls = cast(type[Any], type(self))
     plan = _PLANS.get(cls)
     if plan is None or plan[0] is not op_def:
         plan = _plan(cls, op_def)
-    if (
-        plan is None
-        or len(operands) != len(plan[1])
-        or len(result_types) != len(plan[2])
-        or len(regions) != len(plan[3])
-        or len(successors) != len(plan[4])
-    ):
-        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
     sizes: tuple[list[int], list[int], list[int], list[int]] = ([], [], [], [])
     try:
+        if (
+            plan is None
+            or len(operands) != len(plan[1])
+            or len(result_types) != len(plan[2])
+            or len(regions) != len(plan[3])
+            or len(successors) != len(plan[4])
+        ):
+            raise _Fallback
         built_operands = _operands(operands, plan[1], sizes[0])
         built_results = _results(result_types, plan[2], sizes[1])
         built_regions = _regions(regions, plan[3], sizes[2])
         built_successors = _successors(successors, plan[4], sizes[3])
     except _Fallback:
-        return _xdsl_builder(self, op_def, operands, result_types, properties, attributes, successors, regions)
+        return XDSL_IRDL_OP_INIT(
+            self,
+            op_def,
+            operands=operands,
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes,
+            successors=successors,
+            regions=regions,
+        )
     built_properties = {k: v for k, v in properties.items() if v is not None}
     built_attributes = {k: v for k, v in attributes.items() if v is not None}
     if plan[5]:
@@ -289,7 +278,19 @@ def init_operation(
     op.__post_init__()
 
 
-def install() -> None:
+def _parameters(function: Callable[..., Any]) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter of `function` (annotations left out)."""
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def install() -> bool:
     """Make every IRDL op construction (`IRDLOperation.__init__`) use `irdl_op_init` above (same ops, same
-    errors; process-wide, as `register_dialects` documents)."""
+    errors; process-wide, as `register_dialects` documents), if xDSL's `irdl_op_init` takes the same
+    parameters (names, kinds, defaults): an xDSL whose builder takes others keeps its own. Return whether
+    the fast path is installed."""
+    if irdl_operations.irdl_op_init is irdl_op_init:
+        return True
+    if _parameters(XDSL_IRDL_OP_INIT) != _parameters(irdl_op_init):
+        return False
     irdl_operations.irdl_op_init = irdl_op_init
+    return True

@@ -3,6 +3,7 @@ dialects, exactly as xDSL's builder does: every definition kind (single, optiona
 regions and successors), segment sizes as properties and as attributes, SameVariadic* options, property and
 attribute defaults, and the errors of bad arguments."""
 
+import inspect
 from collections.abc import Callable
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, f32, i32
@@ -137,3 +138,21 @@ def test_user_ops_build_as_with_xdsls_builder() -> None:
     assert sum(o[0] == "error" for o in theirs) == 7
     for i, (ours, reference) in enumerate(zip(fast, theirs, strict=True)):
         assert ours == reference, f"case {i}"
+
+
+def test_the_fast_builder_takes_xdsls_parameters() -> None:
+    def parameters(function):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
+
+    assert parameters(xdsl_speed.irdl_op_init) == parameters(xdsl_speed.XDSL_IRDL_OP_INIT)
+    assert xdsl_speed.install() and irdl_operations.irdl_op_init is xdsl_speed.irdl_op_init
+
+
+def test_an_xdsl_builder_taking_other_parameters_keeps_its_own(monkeypatch) -> None:
+    def changed(self, op_def, *, operands, result_types, properties, attributes, successors, regions, location=None):
+        """An xDSL builder with a parameter the fast path does not know."""
+
+    monkeypatch.setattr(xdsl_speed, "XDSL_IRDL_OP_INIT", changed)
+    monkeypatch.setattr(irdl_operations, "irdl_op_init", changed)
+    assert not xdsl_speed.install()
+    assert irdl_operations.irdl_op_init is changed

@@ -62,6 +62,20 @@ def test_a_build_of_edited_sources_is_stale(tmp_path):
     assert status == "pure Python (stale build: the Python version changed since it was built)" and files == {}
 
 
+def test_a_stale_build_is_named_once_on_stderr(monkeypatch, capsys):
+    status = "pure Python (stale build: timing.py changed since it was built)"
+    monkeypatch.setattr(compiled, "plan", lambda: (status, {}))
+    monkeypatch.setattr(compiled, "_state", {})
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, compiled._Finder)])
+    compiled.install()
+    line = capsys.readouterr().err
+    assert line == (
+        "mtia_xdsl: using the pure-Python timing model (stale build: timing.py changed since it was built); "
+        f"rebuild the compiled one with `python -m mtia_xdsl.tools.build_timing` or set {compiled.ENV}=0\n"
+    )
+    assert line.count("stale") == 1 and compiled.status() == status
+
+
 @pytest.mark.parametrize("value", ["no", "false", "off", " 0"])
 def test_an_env_value_other_than_0_or_1_is_named_and_runs_pure_python(tmp_path, value):
     # MTIA_SIM_COMPILED=no once loaded the build silently, as if the variable were unset

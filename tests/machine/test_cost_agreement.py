@@ -34,6 +34,7 @@ from examples import attention, layer_norm, matmul, softmax, vector_add
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost as machine_cost
 from mtia_xdsl.machine.commands import RE_LINK_KIND, DmaPort, Engine
+from mtia_xdsl.machine.config import MTIA2I
 from mtia_xdsl.machine.program_shape import ENGINE_INDEX, compute_cost
 from mtia_xdsl.machine.run import machine_config, run_kernel
 from mtia_xdsl.machine.timeline import WorkTotals
@@ -195,3 +196,26 @@ def test_scalar_gather_estimate_is_the_simulated_mean_over_the_pes() -> None:
     ]
     assert len(simulated) == config.n_pes
     assert sum(simulated) / len(simulated) == pytest.approx(estimate, rel=1e-3)
+
+
+@pytest.mark.parametrize("placement", ["llc", "sram"])
+@pytest.mark.parametrize("elem_bytes", [1, 2, 4, 8])
+def test_ls_gather_box_ratio_is_where_the_box_costs_the_dma_what_the_gather_costs_the_scalar_core(
+    placement: str, elem_bytes: int
+) -> None:
+    """A box of `ls_gather_box_ratio` elements per gathered element takes the DMA (`dma_estimate`) as long as
+    the scalar core takes for the elements past the first (`scalar_access_cycles` at the latency CB sizing
+    charges a gather, cb_cost.py)."""
+    config = MTIA2I.replace(global_placement=placement)
+    ratio, n = machine_cost.ls_gather_box_ratio(elem_bytes, config), 256
+    box = machine_cost.dma_estimate(ratio * n * elem_bytes, False, config)[0]
+    level = machine_cost.streaming_level(config)
+    latency = machine_cost.global_latency_cycles(level, machine_cost.mean_noc_hops(config), config)
+    gather = machine_cost.scalar_access_cycles(n + 1, latency, config) - latency
+    assert box == pytest.approx(gather)
+
+
+def test_ls_gather_box_ratio_of_mtia2i_f32_is_17() -> None:
+    """The figure machine/cost.py's docstring and the CHANGELOG give (tensors behind the LLC, costed at DRAM)."""
+    assert machine_cost.ls_gather_box_ratio(4, MTIA2I) == pytest.approx(17.0)
+    assert round(machine_cost.ls_gather_box_ratio(4, MTIA2I.replace(global_placement="sram"))) == 83

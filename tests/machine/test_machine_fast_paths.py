@@ -2,7 +2,8 @@
 
 `GlobalMemory.read_block`/`write_block` take a strided view of the working memory when a block lies
 whole in one region; the result, the bytes written and the undo log must be those of the per-lane
-`gather`/`scatter` over the block's addresses.
+`gather`/`scatter` over the block's addresses. `semantics.dot` adds C in place and runs large products on
+one BLAS thread; its results must be those of the plain float64 `a @ b + c`.
 """
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 from mtia_xdsl.machine.interpret.values import GlobalMemory
+from mtia_xdsl.semantics.dot import dot
 
 CASES = [
     # (base element offsets per program (None: one program), strides, shape, bounds per dim)
@@ -72,3 +74,24 @@ def test_write_block_equals_scatter_and_undoes(case: tuple) -> None:
     assert not np.array_equal(fast.regions[0].working, before) or not mask.any()
     fast.undo()
     np.testing.assert_array_equal(fast.regions[0].working, before)
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape", "c_shape"),
+    [
+        ((4, 64, 32), (4, 32, 64), (4, 64, 64)),
+        ((4, 64, 64), (4, 64, 64), (64, 64)),  # C broadcast over the batch
+        ((64, 64), (64, 64), (3, 64, 64)),  # C batched, A and B not: the sum has C's shape
+        ((2, 128, 32), (2, 32, 128), (2, 128, 128)),  # above ONE_THREAD_MACS: one BLAS thread
+        ((128, 128), (128, 128), ()),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_dot_equals_float64_product_plus_c(a_shape: tuple, b_shape: tuple, c_shape: tuple, dtype: type) -> None:
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(a_shape) * rng.choice([1e-3, 1.0, 1e3], size=a_shape)).astype(dtype)
+    b, c = rng.standard_normal(b_shape).astype(dtype), rng.standard_normal(c_shape).astype(np.float32)
+    got = dot(a, b, c, 2)
+    want = a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
+    assert got.dtype == np.float64 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -67,3 +67,32 @@ def test_shared_hazards_give_the_cycles_of_hazards_found_program_by_program():
     assert [list(c) for cycles in shared.command_cycles for c in cycles] == [
         list(c) for cycles in alone.command_cycles for c in cycles
     ]
+
+
+FILLS = [Command(Engine.SE, "se_compute", f"k.py:{3 + k}:8", (), (SlotRef(0, k),), elems=256) for k in (0, 1)]
+"""Two SE commands filling slots 0 and 1 of cb 0."""
+
+
+def _store_after(slot: int) -> ProgramTrace:
+    """`FILLS`, then a store of slot `slot` of cb 0: the store depends on the command filling it. No
+    `structure`: the shape is keyed by the identities of the CB slot tuples."""
+    waits = tuple([SlotRef(0, slot)])  # a new tuple
+    store = Command(Engine.DMA, "dma_store", "k.py:5:4", waits, (), global_write_bytes=64)
+    return ProgramTrace((0, 0, 0), [*FILLS, store], {0: 2}, {0: 64})
+
+
+def test_a_program_reusing_a_released_programs_object_ids_gets_its_own_shape():
+    """A totals-only run releases traces as programs finish, so an object of a later program may take the id of
+    a released program's object: the shape cache must not mistake the later program for the released one."""
+    cache: dict = {}
+    released = _store_after(0)
+    program_shape(released, MTIA2I, cache)
+    released_waits = id(released.commands[2].waits)
+    del released  # its store's waits tuple is free (unless the cache keeps it)
+    later, tried = _store_after(1), []
+    for _ in range(10_000):  # CPython reuses a freed tuple's memory for the next tuple of its length
+        if id(later.commands[2].waits) == released_waits:
+            break
+        tried.append(later)
+        later = _store_after(1)
+    assert program_shape(later, MTIA2I, cache).dependents == ProgramShape(later, MTIA2I, None).dependents

@@ -46,6 +46,32 @@ def test_addi_wraps_and_muli_wraps():
     assert r == 0 and isinstance(r, np.int32)
 
 
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        ("addi", [False, True, True, False]),  # i1 arithmetic wraps: addition and subtraction are xor
+        ("subi", [False, True, True, False]),
+        ("muli", [True, False, False, False]),
+        ("andi", [True, False, False, False]),
+        ("ori", [True, True, True, False]),
+        ("xori", [False, True, True, False]),
+    ],
+)
+def test_i1_binary_ops_wrap_to_one_bit(name: str, want: list[bool]) -> None:
+    a, b = np.array([True, True, False, False]), np.array([True, False, True, False])
+    t = "tensor<4xi1>"
+    r = run_op(f'"arith.{name}"({{operands}})', [t, t], t, a, b)
+    assert r.dtype == np.bool_ and r.tolist() == want
+
+
+def test_narrow_integer_ops_wrap_in_their_width():
+    t = "tensor<4xi8>"
+    a, b = np.array([127, -128, 100, -1], dtype=np.int8), np.array([1, -1, 100, -1], dtype=np.int8)
+    assert run_op('"arith.addi"({operands})', [t, t], t, a, b).tolist() == [-128, 127, -56, -2]
+    assert run_op('"arith.muli"({operands})', [t, t], t, a, b).tolist() == [127, -128, 16, 1]
+    assert run_op('"arith.subi"({operands})', [t, t], t, a, b).tolist() == [126, -127, 0, 0]
+
+
 def test_divsi_remsi_truncate_and_unsigned_division():
     a, b = i32(7, -7, 7, -7), i32(2, 2, -2, -2)
     assert run_op('"arith.divsi"({operands})', [T4I, T4I], T4I, a, b).tolist() == [3, -3, -3, 3]

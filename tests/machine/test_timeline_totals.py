@@ -10,8 +10,8 @@ import torch
 import mtia_xdsl
 from examples.vector_add import add_kernel
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
-from mtia_xdsl.machine.config import MTIA2I
-from mtia_xdsl.machine.timing import TraceSource, simulate
+from mtia_xdsl.machine.config import MTIA2I, PeSubgrid
+from mtia_xdsl.machine.timing import TimingError, TraceSource, simulate
 
 DRAM = MTIA2I.replace(global_placement="dram")
 
@@ -114,3 +114,49 @@ def test_totals_launch_reports_a_later_programs_error_as_the_full_launch_does():
         messages.append(re.sub(r"address 0x[0-9a-f]+ \(and \d+ more lanes\)", "ADDRESS", str(info.value)))
     assert messages[0] == messages[1]
     assert "ADDRESS" in messages[1] and "(program id (68, 0, 0)); no tensor was written" in messages[1]
+
+
+class _ReusingIds(TraceSource):
+    """Programs on one PE, each a load and an SE command; programs 0 to 2 hold one 64-byte slot of LS, every
+    later one a slot larger than LS, in CB dicts that take the ids of program 0's (released) dicts when
+    CPython gives their memory to the next new dicts."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__([None] * n, [(p, 0, 0) for p in range(n)])
+        self.first_ids: tuple[int, int] = (0, 0)
+        self.kept: list[dict[int, int]] = []
+
+    def get(self, i: int) -> ProgramTrace:
+        if i < 3:
+            depth, tile_bytes = {0: 1}, {0: 64}
+            if i == 0:
+                self.first_ids = (id(depth), id(tile_bytes))
+        else:
+            depth, tile_bytes = self._dicts()
+            depth[0], tile_bytes[0] = 1, 2 * MTIA2I.ls_bytes
+        cmds = [
+            Command(Engine.DMA, "dma_load", "k.py:3:8", (), (SlotRef(0, 0),), global_read_bytes=64,
+                    global_ranges=((i << 20, 64),)),
+            Command(Engine.SE, "se_compute", "k.py:4:8", (SlotRef(0, 0),), (), elems=16),
+        ]  # fmt: skip
+        self.traces[i] = ProgramTrace((i, 0, 0), cmds, depth, tile_bytes, structure=self)  # one shape: no new dicts
+        return self.traces[i]
+
+    def _dicts(self) -> tuple[dict[int, int], dict[int, int]]:
+        """Two new empty dicts: at program 0's dicts' ids if CPython reuses their memory within 1000 dicts."""
+        made: list[dict[int, int]] = []  # a list: a dict would take a freed dict's memory itself
+        for _ in range(1000):
+            made.append({})
+            found = [d for d in made if id(d) in self.first_ids]
+            if len(found) == 2:
+                return (found[0], found[1]) if id(found[0]) == self.first_ids[0] else (found[1], found[0])
+        self.kept.extend(made)
+        return {}, {}
+
+
+def test_a_program_reusing_a_released_programs_dict_ids_gets_its_own_ls_footprint():
+    """The timing model remembers LS footprints by the ids of a program's CB dicts; a totals-only run releases a
+    finished program's trace, so a later program's new dicts may take those ids: its footprint must be its own."""
+    source = _ReusingIds(5)
+    with pytest.raises(TimingError, match=r"local storage overflow: program \(3, 0, 0\)"):
+        simulate(source, DRAM, "linear", (5, 1, 1), subgrid=PeSubgrid(0, 1, 1), keep_commands=False)

@@ -291,3 +291,180 @@ def test_missing_custom_pass_hook_fails_loudly(monkeypatch):
     monkeypatch.delattr(custom_graph_pass, "CustomGraphPass")
     with pytest.raises(inductor.InductorHookError, match=r"CustomGraphPass.*tested with torch"):
         inductor.install()
+
+
+class Towers(torch.nn.Module):
+    """Two-tower retrieval's embedding part: a mean bag per tower (independent of each other), each into its own
+    linear layer; with `chained`, the item tower's ids depend on the user tower's bag (so the bags cannot share
+    a launch), and a sum bag of the same table width (another mode: another launch)."""
+
+    def __init__(self, chained: bool = False) -> None:
+        super().__init__()
+        self.chained = chained
+        self.user_emb = torch.nn.EmbeddingBag(40, 8, mode="mean")
+        self.item_emb = torch.nn.EmbeddingBag(30, 8, mode="mean")
+        self.extra_emb = torch.nn.EmbeddingBag(20, 8, mode="sum")
+        self.user, self.item = torch.nn.Linear(8, 4), torch.nn.Linear(8, 4)
+
+    def forward(self, user_ids: torch.Tensor, item_ids: torch.Tensor) -> torch.Tensor:
+        u = self.user_emb(user_ids)
+        if self.chained:
+            item_ids = (item_ids + (u.sum(-1, keepdim=True) > 0).long()) % 30
+        v = self.item_emb(item_ids) + self.extra_emb(item_ids % 20)
+        return (self.user(u) * self.item(v)).sum(-1)
+
+
+@pytest.mark.parametrize(("chained", "grouped", "single"), [(False, 1, 1), (True, 0, 3)])
+def test_independent_embedding_bags_share_one_launch(mtia_inductor, chained, grouped, single):
+    """The towers' two mean bags, independent of each other, are one `mtia_xdsl::embedding_bag_cat` launch (the
+    sum bag, another mode, its own launch); chained through the user bag's output they stay three launches.
+    Output and gradients (through the grouped op's per-table offset2bag and sizes) match eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model, ref = Towers(chained), Towers(chained)
+    ref.load_state_dict(model.state_dict())
+    user_ids, item_ids = torch.randint(0, 40, (6, 5)), torch.randint(0, 30, (6, 5))
+
+    out, codes = run_and_get_code(torch.compile(model), user_ids, item_ids)
+    expected = ref(user_ids, item_ids)
+    torch.testing.assert_close(out, expected)
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == grouped
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag.default(") == single
+    out.pow(2).sum().backward()
+    expected.pow(2).sum().backward()
+    for got, want in zip(model.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+def test_independent_sets_keep_dependent_bags_apart():
+    """On a hand-built graph: bag b reads bag a's output (through getitem), c reads neither; a and c share a set,
+    b gets its own (it must wait for a)."""
+    import operator
+
+    from torch import fx
+
+    from mtia_xdsl.runtime.inductor_bag_groups import independent_sets
+
+    graph = fx.Graph()
+    w, ids, offs = (graph.placeholder(n) for n in ("w", "ids", "offs"))
+    a = graph.call_function(torch.ops.aten.mul.Tensor, (w, ids))
+    a_out = graph.call_function(operator.getitem, (a, 0))
+    b = graph.call_function(torch.ops.aten.mul.Tensor, (w, a_out))
+    c = graph.call_function(torch.ops.aten.mul.Tensor, (w, offs))
+    assert independent_sets([a, b, c]) == [[a, c], [b]]
+
+
+class CrossedBags(torch.nn.Module):
+    """Mean bags a and c, sum bags b and d: b's ids come from a's output and c's from d's. {a, c} and {b, d} are
+    each independent, but grouped both at once each group would wait for the other (a cycle)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.c = (torch.nn.EmbeddingBag(30, 8, mode="mean") for _ in range(2))
+        self.b, self.d = (torch.nn.EmbeddingBag(30, 8, mode="sum") for _ in range(2))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        a, d = self.a(ids[0]), self.d(ids[3])
+        b = self.b((ids[1] + (a.sum(-1, keepdim=True) > 0).long()) % 30)
+        c = self.c((ids[2] + (d.sum(-1, keepdim=True) > 0).long()) % 30)
+        return a + b + c + d
+
+
+def test_crossed_independent_bags_group_one_set_only(mtia_inductor):
+    """Of the two crossed sets the first (the mean bags) is one launch; the sum bags, which now depend on each
+    other through it, stay two launches; the output matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = CrossedBags()
+    ids = torch.randint(0, 30, (4, 6, 3))
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(model), ids)
+        torch.testing.assert_close(out, model(ids))
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_cat.default(") == 1
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag.default(") == 2
+
+
+def _attention_launches(monkeypatch) -> list[str]:
+    """Record the kernel names launched through our driver (filled as the compiled code runs)."""
+    from mtia_xdsl.runtime.triton_backend.compiler import kernel_name
+
+    names: list[str] = []
+    run_kernel = toolchain.run_kernel
+
+    def recording_run(module, *args, **kwargs):
+        names.append(kernel_name(module))
+        return run_kernel(module, *args, **kwargs)
+
+    monkeypatch.setattr(toolchain, "run_kernel", recording_run)
+    return names
+
+
+@pytest.mark.parametrize(("dtype", "causal"), [(torch.float32, False), (torch.float32, True), (torch.float16, True)])
+def test_sdpa_is_one_mtia_launch(mtia_inductor, monkeypatch, dtype, causal):
+    """F.scaled_dot_product_attention (20 rows: not a multiple of the block) is one launch of mtia_xdsl's
+    flash-attention kernel through the custom op, no host call left in Inductor's output code; matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 20, 16).to(dtype) for _ in range(3))
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    launches = _attention_launches(monkeypatch)
+    out, codes = run_and_get_code(torch.compile(attend), q, k, v)
+    code = "\n".join(codes)
+    tol = 1e-5 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(out, attend(q, k, v), rtol=tol, atol=tol)
+    assert code.count("torch.ops.mtia_xdsl.scaled_dot_product_attention.default(") == 1
+    assert "torch.ops.aten." not in code.replace("aten = torch.ops.aten", "") and "extern_kernels." not in code
+    assert launches.count("_flash_attention_kernel") == 1 and len(launches) == 1, launches
+
+
+def test_sdpa_gradients_match_eager(mtia_inductor, monkeypatch):
+    """Training through the kernel: its outputs are aten's (attention and log-sum-exp), so autograd's backward of
+    the aten op (a host call) gives eager's gradients of q, k and v."""
+    torch.manual_seed(0)
+    inputs = [torch.randn(2, 4, 20, 16) for _ in range(3)]
+
+    def loss(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).pow(2).sum()
+
+    compiled = [t.clone().requires_grad_() for t in inputs]
+    eager = [t.clone().requires_grad_() for t in inputs]
+    launches = _attention_launches(monkeypatch)
+    torch.compile(loss)(*compiled).backward()
+    assert "_flash_attention_kernel" in launches, launches  # the forward ran on MTIA
+    loss(*eager).backward()
+    for c, e in zip(compiled, eager, strict=True):
+        torch.testing.assert_close(c.grad, e.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_with_a_mask_stays_on_the_host_and_says_why(mtia_inductor, monkeypatch):
+    """An attention mask is not taken: aten's CPU op stays a host call (eager's result), and
+    `inductor_attention.unsupported` (the cause benchmarks/inductor.py's coverage table prints) names the mask."""
+    from torch._inductor.utils import run_and_get_code
+
+    from mtia_xdsl.runtime import inductor_attention
+
+    reasons: list[str | None] = []
+    unsupported = inductor_attention.unsupported
+    monkeypatch.setattr(inductor_attention, "unsupported", lambda *a: reasons.append(unsupported(*a)) or reasons[-1])
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 20, 16) for _ in range(3))
+    mask = torch.zeros(20, 20)
+    mask[:, -3:] = float("-inf")
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    launches = _attention_launches(monkeypatch)
+    out, codes = run_and_get_code(torch.compile(attend), q, k, v)
+    torch.testing.assert_close(out, attend(q, k, v))
+    assert "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(" in "\n".join(codes)
+    assert "_flash_attention_kernel" not in launches
+    assert reasons and all(r is not None and "attn_mask" in r for r in reasons), reasons

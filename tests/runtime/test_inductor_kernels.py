@@ -82,3 +82,16 @@ def test_embedding_bag_cat_refuses_tables_of_different_widths():
     ids, offsets = [torch.tensor([1, 2])] * 2, [torch.tensor([0, 1])] * 2
     with pytest.raises(ValueError, match="one width and dtype"):
         inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, [], False, 1)
+
+
+def test_embedding_bag_wider_than_one_block_of_columns(monkeypatch):
+    """A table wider than MAX_BLOCK_D takes several programs per bag along the columns (grid axis 1), each
+    summing its own columns; offset2bag (written for mean) is that of aten."""
+    monkeypatch.setattr(inductor_kernels, "MAX_BLOCK_D", 8)
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(40, 20), torch.randint(0, 40, (11,)), torch.tensor([0, 4, 4, 6])
+    got = inductor_kernels.embedding_bag_sum(weight, ids, offsets, 1, None, False)
+    expected = torch.ops.aten._embedding_bag(weight, ids, offsets, False, 1)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape
+        torch.testing.assert_close(g, e)

@@ -5,8 +5,12 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import multiprocessing
 import re
+import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -82,6 +86,59 @@ def test_sweep_in_processes_resumes_without_redoing_points(tmp_path: Path) -> No
     assert _rows(out) == rows
 
 
+SLOW_SPEC = """
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from mtia_xdsl.sweep import Sweep
+
+STARTED = Path(__file__).with_name("started")
+
+
+def slow(machine_overrides, i):
+    (STARTED / str(i)).touch()
+    time.sleep(1)
+
+
+SWEEP = Sweep(kernels={"slow": slow}, configs={"slow": [{"i": i} for i in range(8)]})
+"""
+
+
+def test_an_interrupted_sweep_runs_no_more_points(tmp_path: Path) -> None:
+    """Closing the row iterator (as Ctrl-C does, raising KeyboardInterrupt where mtia-sweep waits for rows)
+    ends the local workers at once: the points not yet started are not run, and no worker is left."""
+    spec = tmp_path / "slow_spec.py"
+    spec.write_text(SLOW_SPEC)
+    (tmp_path / "started").mkdir()
+    points = sweep.load_spec(str(spec)).points()
+    before = set(multiprocessing.active_children())
+    rows = sweep.run_points(str(spec), points, backend="processes", workers=1)
+    assert next(rows)["kernel"] == "slow"
+    rows.close()
+    started = len(list((tmp_path / "started").iterdir()))
+    assert started < len(points), "closing the rows waited for every point"
+    assert [p for p in multiprocessing.active_children() if p not in before] == []
+
+
+def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "s.csv"
+    done = sweep.run_point(SPEC, sweep.Point("broken", {}, {"dram_ecc_efficiency": 0.5}))
+
+    def interrupted(*args: object, **kwargs: object) -> Iterator[dict[str, Any]]:
+        yield done
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweep, "run_points", interrupted)
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "interrupted: 1 of 6 points" in err and "run the same command again" in err, err
+    assert [r["kernel"] for r in _rows(out)] == ["broken"]
+
+
 def test_plot_draws_the_varying_machine_field(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     rows = [
@@ -98,6 +155,31 @@ def test_plot_draws_the_varying_machine_field(tmp_path: Path) -> None:
 def test_bad_table_extension_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert sweep_main([SPEC, "-o", str(tmp_path / "s.txt"), "--backend", "processes"]) == 2
     assert ".csv or .parquet" in capsys.readouterr().err
+
+
+def test_parquet_without_pyarrow_is_refused_before_any_point_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without pyarrow a .parquet table is an error naming the extra before the sweep starts (it ran every
+    point first and then failed writing the table with "No module named 'pyarrow'")."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    out = tmp_path / "s.parquet"
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "pyarrow" in err and "mtia-xdsl[sweep]" in err and ".csv" in err, err
+    assert not out.exists() and not sweep.journal_path(out).exists()
+
+
+def test_parquet_table_resumes(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "s.parquet"
+    machine = ["--machine", "dram_ecc_efficiency=0.5"]
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress", *machine]) == 1
+    rows = sweep.read_table(out)
+    assert sorted(r["kernel"] for r in rows) == ["add", "add", "broken"]
+    assert not sweep.journal_path(out).exists()
+    assert sweep_main([SPEC, "-o", str(out), "--backend", "processes", "--no-progress", *machine]) == 1
+    assert sweep.read_table(out) == rows
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install ray)")

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +60,41 @@ def test_upstream_tests_refuses_a_directory_without_unit_tests(tmp_path):
     proc = subprocess.run(["bash", str(SCRIPTS / "upstream_tests.sh"), str(tmp_path)], capture_output=True, text=True)
     assert proc.returncode == 2
     assert "has no test/unit/ directory" in proc.stderr and f"did you mean {tmp_path}/python?" in proc.stderr
+
+
+def test_the_plugin_runs_beside_a_checkouts_conftest_that_defines_device(tmp_path):
+    """Every Triton checkout's python/test/conftest.py adds `--device`; the plugin (loaded first, by -p) added it
+    too, so the checkout's conftest failed with "option names {'--device'} already added" and
+    upstream_tests.sh ran no test. The checkout's option wins, and the script's `--device cpu` reaches it."""
+    (tmp_path / "test" / "unit").mkdir(parents=True)
+    (tmp_path / "test" / "conftest.py").write_text(
+        'import pytest\n\n\ndef pytest_addoption(parser):\n    parser.addoption("--device", default="cuda")\n'
+    )
+    (tmp_path / "test" / "unit" / "test_dev.py").write_text(
+        "import pytest\n\n\n@pytest.mark.interpreter\ndef test_device(device):\n    assert device == 'cpu'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "upstream_plugin", "--rootdir", str(tmp_path),
+         "-q", "-m", "interpreter", "--device", "cpu", "test/unit/test_dev.py"],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SCRIPTS)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+def test_upstream_tests_imports_the_installed_triton_not_the_checkouts_source_tree(tmp_path):
+    """`python -m pytest` run inside DIR put DIR first on sys.path, so `import triton` found the checkout's
+    python/triton/ sources (no compiled libtriton: "cannot import name 'getenv' from 'triton._C.libtriton'")
+    instead of the installed triton==3.9.0, and every test module failed to import."""
+    (tmp_path / "triton").mkdir()
+    (tmp_path / "triton" / "__init__.py").write_text("raise ImportError('the checkout source tree was imported')\n")
+    (tmp_path / "test" / "unit" / "language").mkdir(parents=True)
+    (tmp_path / "test" / "unit" / "language" / "test_imp.py").write_text(
+        "import pytest\nimport triton\n\n\n@pytest.mark.interpreter\ndef test_imp():\n    assert triton.jit\n"
+    )
+    proc = subprocess.run(
+        ["bash", str(SCRIPTS / "upstream_tests.sh"), str(tmp_path), "test/unit/language/test_imp.py"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert "checkout source tree was imported" not in proc.stdout + proc.stderr
+    assert proc.stdout.count("1 passed") == 2, proc.stdout + proc.stderr

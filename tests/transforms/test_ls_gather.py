@@ -190,3 +190,25 @@ def test_exact_box_past_the_end_of_the_tensor():
     InterpretedFunction(wide_columns_mod_n.fn)[(1,)](b, oracle, 16, N=20, BLOCK_K=16, BLOCK_N=16)
     kernel[(1,)](b, out, 16)
     torch.testing.assert_close(out, oracle)
+
+
+@triton.jit
+def target_gather(t_ptr, logp_ptr, out_ptr, C: tl.constexpr):
+    """`logp[r, t[r]]` over 16 rows of C: a [16] tile from a box of 16 rows of C, C times the tile."""
+    r = tl.arange(0, 16)
+    tl.store(out_ptr + r, tl.load(logp_ptr + (tl.load(t_ptr + r) + C * r)))
+
+
+@pytest.mark.parametrize(("placement", "in_ls"), [("llc", False), ("sram", True)])
+def test_the_largest_box_follows_the_machine(placement: str, in_ls: bool):
+    """A box 40 times the f32 tile: moving it costs more than the scalar core's gather with tensors behind
+    the LLC (costed at DRAM, `cost.ls_gather_box_ratio` 17), less with tensors in SRAM (83)."""
+    t, logp = torch.randint(0, 40, (16,)), torch.randn(16, 40)
+    out = torch.empty(16)
+    options = {"machine_overrides": {"global_placement": placement}}
+    kernel = mtia_xdsl.compile(target_gather, constexprs={"C": 40}, options=options)
+    kernel[(1,)](t, logp, out)
+    torch.testing.assert_close(out, logp[torch.arange(16), t])
+    mtia = kernel.asm["mtia"]
+    assert ("tt.gather" in mtia) == in_ls and ("tensor<640xf32>" in mtia) == in_ls  # the box: 16 rows of 40
+    assert ("mtia.outside_box" in mtia) == in_ls  # else every lane is the scalar core's

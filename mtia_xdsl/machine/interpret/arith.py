@@ -83,14 +83,33 @@ def _generic(prepare: Prepare) -> Fn:
     return run
 
 
+_IN_WIDTH: frozenset[Any] = frozenset(
+    [np.add, np.subtract, np.multiply, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.maximum, np.minimum]
+)
+"""`INT_BINARY` functions whose int64 result wrapped to a width w equals the function computed in w bits: the
+ring operations and bitwise ops mod 2^w, and max/min (exact)."""
+_IN_I1: frozenset[Any] = frozenset([np.multiply, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.maximum, np.minimum])
+"""`INT_BINARY` functions that numpy's bool arithmetic computes as on 0/1 with the result's low bit (not add,
+which numpy's bools take as `or`, nor subtract)."""
+
+
 def _int_binary(fn: Fn) -> Prepare:
-    """Bind an int64 -> int64 function of two operands; the result wraps to the result width."""
+    """Bind an int64 -> int64 function of two operands; the result wraps to the result width.
+
+    Operands already of the result's dtype skip the int64 round trip where that gives the same bits
+    (`_IN_WIDTH`, `_IN_I1`)."""
 
     def prepare(op: Operation) -> Fn:
         t = op.results[0].type
         i1 = int_width(t) == 1
+        direct = fn in (_IN_I1 if i1 else _IN_WIDTH) and int_width(op.operands[0].type) == int_width(t)
+        dtype = element_format(element_type_of(t)).compute
 
         def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+            a, b = args
+            if direct and getattr(a, "dtype", None) == dtype and getattr(b, "dtype", None) == dtype:
+                with np.errstate(all="ignore"):
+                    return OpImplResult((as_value(fn(a, b), t),), None)
             a, b = _int_operands(args)
             with np.errstate(all="ignore"):
                 r = fn(a, b)

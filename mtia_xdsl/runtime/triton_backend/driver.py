@@ -146,6 +146,28 @@ class MtiaLauncher:
         return result
 
 
+class _DeviceInterface:
+    """torch.cpu, but `Event(enable_timing=True)` raises RuntimeError saying how to get the simulated time."""
+
+    def __getattr__(self, name: str) -> Any:
+        import torch
+
+        return getattr(torch.cpu, name)
+
+    def Event(self, enable_timing: bool = False, **kwargs: Any) -> Any:  # torch's spelling
+        """Return torch.cpu's event; Raises: RuntimeError for a timing event (triton.testing.do_bench)."""
+        import torch
+
+        if enable_timing:
+            raise RuntimeError(
+                "triton.testing.do_bench times with device events, which the MTIA machine model has none of (a host "
+                "clock would time the simulation); for a kernel's simulated time in ms use "
+                "triton.runtime.driver.active.get_benchmarker()(fn), as @triton.autotune does, or "
+                "mtia_xdsl.last_report().time_us after a launch"
+            )
+        return torch.cpu.Event()
+
+
 class MtiaDriver(DriverBase):
     """Triton driver for the MTIA machine model on the host CPU (device "cpu", target cpu/mtia2i)."""
 
@@ -196,10 +218,13 @@ class MtiaDriver(DriverBase):
         return 0
 
     def get_device_interface(self) -> Any:
-        """Return torch's CPU device module (has `synchronize`)."""
-        import torch
+        """Return torch's CPU device module (has `synchronize`), whose timing events are refused.
 
-        return torch.cpu
+        `triton.testing.do_bench` times with `Event(enable_timing=True)`: a host clock would time the simulation,
+        not MTIA, and simulated times (~1 us) would make it run the model ~10^5 times (its repeat count is its
+        time budget over one run's time), so such an event raises RuntimeError naming the benchmarker to use.
+        """
+        return _DeviceInterface()
 
     def get_empty_cache_for_benchmark(self) -> Any:
         """Return a small buffer; the machine model has no host cache to flush."""

@@ -38,6 +38,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
+from mtia_xdsl.dialects.mtia import TARGET_ATTR
+from mtia_xdsl.machine import cost
+from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig, derive_config, module_config
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.utils.walk import ops_of
 
@@ -1247,15 +1250,6 @@ def _rows_in_memory_order(form: AffineForm, shape: tuple[int, ...]) -> bool:
     return len(unit) == 1 and index_shape[unit[0]] == 1
 
 
-LS_GATHER_MAX_BOX_RATIO = 16
-"""The most elements a gather's source box may hold, as a multiple of the tile's (`_ls_gather_access`): a
-heuristic of the analysis, not a hardware number. With the model's defaults a DMA moves 16 f32 elements a
-cycle (`MachineConfig.dma_read_bytes_per_cycle`) where the scalar core spends about 10 cycles per gathered
-element (`scalar_outstanding_loads` overlapping an SRAM latency), so even at 16 box elements per tile
-element the box costs the DMA less than the gather costs the scalar core (dlrm's tril gather reads 27 rows
-of 25 for a tile of 256; mlp_train's target gather 16 rows of 8 for a tile of 16)."""
-
-
 def _ls_gather_access(
     op: tt.LoadOp | tt.StoreOp, form: AffineForm, shape: tuple[int, ...], analyzer: _Analyzer
 ) -> tuple[BlockAccess | None, str]:
@@ -1269,8 +1263,10 @@ def _ls_gather_access(
     touches). The rows stop at the mask's bound (the rows the valid elements lie in). The index need not be
     provably within a row: a lane whose address falls outside the box is gathered by the scalar core (none
     when the index is a remainder by C, `LsGather.exact`). Refused: an index with a scale other than 1, a
-    mask that is not a box or bounds a row by a start or a digit, a box over `LS_GATHER_MAX_BOX_RATIO`
-    times the tile.
+    mask that is not a box or bounds a row by a start or a digit, a box of more elements than
+    `cost.ls_gather_box_ratio` times the tile's (moving it would cost more than the scalar core's gather)
+    on the machine of the enclosing module (`_module_config`). dlrm's tril gather reads 27 rows of 25 for
+    a tile of 256, mlp_train's target gather 16 rows of 8 for a tile of 16.
     """
     assert form.ptr is not None and form.index is not None
     if not (isinstance(form.index_scale, int) and form.index_scale == 1) or form.limits:
@@ -1282,7 +1278,10 @@ def _ls_gather_access(
     if rows is None:
         return None, _ELEMENT_GATHER
     extent, row, row_bound = rows
-    if extent * row > LS_GATHER_MAX_BOX_RATIO * math.prod(shape):
+    pointee = form.ptr.type
+    assert isinstance(pointee, tt.PointerType)
+    ratio = cost.ls_gather_box_ratio(mtia.element_bytes(pointee.pointee_type), _module_config(op))
+    if extent * row > ratio * math.prod(shape):
         return None, _ELEMENT_GATHER
     other: Attribute | SSAValue | None = None
     if isinstance(op, tt.LoadOp) and op.other is not None:
@@ -1297,6 +1296,17 @@ def _ls_gather_access(
                     ls_gather=LsGather(exact)),
         "",
     )  # fmt: skip
+
+
+def _module_config(op: Operation) -> MachineConfig:
+    """The MachineConfig of the module `op` is in (`module_config`: its `mtia.target` and overrides); the
+    default chip's for a module without `mtia.target` (the pass or analysis run alone, as in FileCheck tests)."""
+    top = op
+    while (parent := top.parent_op()) is not None:
+        top = parent
+    if TARGET_ATTR in top.attributes:
+        return module_config(top)
+    return derive_config(DEFAULT_CHIP)
 
 
 def _gather_rows(form: AffineForm, shape: tuple[int, ...], mask: BoxMask | None) -> tuple[int, int, Expr] | None:

@@ -818,7 +818,8 @@ tt.func public @tril_gather(%ids: !tt.ptr<i64>, %z: !tt.ptr<f32>) {
 }
 
 // A target gather `logp[r, t[r]]` over rows of 8 reads a box 8 times its tile: an LS gather. Over rows of
-// 100 the box would be 100 times the tile (LS_GATHER_MAX_BOX_RATIO is 16): an element gather on the scalar core.
+// 100 the box would be 100 times the tile (moving it costs more than the scalar core's gather: the module has
+// no mtia.target, so the default chip's `cost.ls_gather_box_ratio`, 17 for f32): an element gather on the scalar core.
 // CHECK-LABEL: tt.func public @target_gather
 // CHECK: tt.load {{.*}} {mtia.access = "dma base=%logp+0 strides=[8, 1] bounds=[16, 8] shape=[16, 8] ls_gather=checked"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}

@@ -1,0 +1,55 @@
+"""run_module checks its tensor arguments against the kernel's pointer parameters (found by the breaker)."""
+
+import numpy as np
+import pytest
+import torch
+
+import mtia_xdsl
+from examples.vector_add import add_kernel
+from mtia_xdsl.errors import KernelLaunchError
+from mtia_xdsl.frontend import build_tt_module
+
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}
+
+
+def _module():
+    return build_tt_module(add_kernel, SIG, {"BLOCK_SIZE": 64})
+
+
+@pytest.mark.parametrize("x", [np.arange(8, dtype=np.float64), torch.arange(8, dtype=torch.int32)])
+def test_a_tensor_of_another_element_type_is_refused_not_reinterpreted(x) -> None:
+    """A float64 array for a `*fp32` parameter ran and read its bytes as float32 (out was [1, 1, 1, 2.875, ...]);
+    `kernel[grid]` and `mtia-run` refuse it, and so does run_module now, before anything is written."""
+    out = np.full(8, 7, np.float32)
+    with pytest.raises(KernelLaunchError, match=r"vector_add\.py:\d+:1: error: argument 'x_ptr' .* \*fp32"):
+        mtia_xdsl.run_module(_module(), 1, [x, np.ones(8, np.float32), out, 8])
+    assert (out == 7).all()
+
+
+def test_tensors_of_the_pointee_type_and_unsigned_of_a_signless_one_still_run() -> None:
+    x, y, out = (np.arange(8, dtype=np.float32) for _ in range(3))
+    mtia_xdsl.run_module(_module(), 1, [x, y, out, 8])
+    assert (out == 2 * x).all()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="run_module writes a kernel's stores into a read-only numpy array "
+    "(torch.from_numpy shares it; GlobalMemory.commit copies into it); it should refuse the array",
+)
+def test_a_read_only_output_array_is_not_written() -> None:
+    out = np.zeros(8, np.float32)
+    out.flags.writeable = False
+    try:
+        mtia_xdsl.run_module(_module(), 1, [np.ones(8, np.float32), np.ones(8, np.float32), out, 8])
+    except (ValueError, TypeError):
+        pass
+    assert (out == 0).all()
+
+
+@pytest.mark.parametrize("grid", [2.5, "4", None])
+def test_a_grid_that_is_not_ints_is_a_type_error_saying_what_a_grid_is(grid) -> None:
+    """A float grid was "'float' object is not iterable"."""
+    x = np.ones(8, np.float32)
+    with pytest.raises(TypeError, match=r"grid must be an int or 1 to 3 ints"):
+        mtia_xdsl.run_module(_module(), grid, [x, x, x.copy(), 8])
