@@ -143,17 +143,19 @@ class LlcCoverage:
         if known is not None:
             return known[0], known[0] > 0 and self.total + known[1] > capacity
         starts, ends = self.starts, self.ends
-        lo, hi = ranges[0][0], ranges[-1][0] + ranges[-1][1]
+        run_starts, run_bytes = _run_lists(ranges)
+        lo, hi = run_starts[0], run_starts[-1] + run_bytes[-1]
         i = bisect_right(ends, lo)
         if i < len(starts) and starts[i] <= lo and hi <= ends[i]:  # all inside one interval: nothing to add
-            sizes = [n for _, n in ranges if n > 0]
+            sizes = [n for n in run_bytes if n > 0]
             return sum(sizes), bool(sizes) and self.total + max(sizes) > capacity
         i0, j0 = bisect_left(ends, lo), bisect_right(starts, hi)
         old_starts, old_ends = starts[i0:j0], ends[i0:j0]
         count, k = len(old_starts), 0
         cached, full, total = 0, False, self.total
         added: list[tuple[int, int]] = []
-        for a, n in ranges:
+        for r in range(len(run_starts)):
+            a, n = run_starts[r], run_bytes[r]
             if n <= 0:
                 continue
             b = a + n
@@ -179,7 +181,7 @@ class LlcCoverage:
             ends[i0:j0] = merged_ends
             self.total = total
         if not full and len(ranges) > 1:
-            sizes = [n for _, n in ranges if n > 0]
+            sizes = [n for n in run_bytes if n > 0]
             self.resident_runs[key] = (sum(sizes), max(sizes, default=0))
         return cached, full
 
@@ -229,6 +231,17 @@ def first_run(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[int, int]:
         return ranges[0]
     first: tuple[int, int] = ranges[0]
     return first
+
+
+def _run_lists(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[list[int], list[int]]:
+    """The start addresses and byte counts of a run list, as typed lists (no iteration of a `Runs` in Python)."""
+    if isinstance(ranges, tuple):
+        return [a for a, _ in ranges], [n for _, n in ranges]
+    block = ranges.block
+    shift: int = ranges.shift
+    nbytes: int = block.nbytes
+    run_starts = [start + shift for start in block.starts]
+    return run_starts, [nbytes] * len(run_starts)
 
 
 def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
