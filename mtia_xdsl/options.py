@@ -136,6 +136,9 @@ class MtiaOptions:
         if self.pe_subgrid:
             from mtia_xdsl.machine.placement import PeSubgrid
 
+            given: object = self.pe_subgrid
+            if isinstance(given, str | bytes):  # tuple("0,2,2") would be its characters
+                raise ValueError(f"pe_subgrid must be three integers (base_pe, tile_width, tile_height), got {given!r}")
             object.__setattr__(self, "pe_subgrid", tuple(self.pe_subgrid))
             PeSubgrid.parse(self.pe_subgrid, self.machine_config)
 

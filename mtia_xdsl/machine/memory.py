@@ -499,17 +499,15 @@ class MemorySystem:
         g = self.granule
         total: int = c.global_read_bytes + c.global_write_bytes
         ranges = c.global_ranges
-        first: tuple[int, int]  # typed: native integer arithmetic when compiled
-        a: int
+        a: int  # typed: native integer arithmetic when compiled
         n: int
         if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
-            first = ranges[0]
-            a, n = first
+            a, n = first_run(ranges)
             return raw * (len(ranges) * (-(-(a + n) // g) - a // g) * g) / total
         if len(ranges) == 1:
             a, n = first_run(ranges)
             if n == total:
-                return raw * (-(-(a + n) // g) * g - (a // g) * g) / total if n > 0 else 0.0
+                return raw * ((-(-(a + n) // g) - a // g) * g) / total if n > 0 else 0.0
         elif ranges and sum(map(_nbytes, ranges)) == total:
             spans = sum([-(-(a + n) // g) - a // g for a, n in ranges if n > 0]) * g
             return raw * spans / total if total else 0.0
@@ -564,6 +562,14 @@ class MemorySystem:
     def _llc_allocate(self, ranges: tuple[tuple[int, int], ...] | Runs, resident: Sequence[bool]) -> None:
         """Add `ranges` to the LLC in order until it is full; `resident[k]`: range k is already in it."""
         cov, capacity = self.coverage, self.llc_bytes
+        if len(ranges) == 1:  # the common case, typed
+            a, n = first_run(ranges)
+            if n > 0:
+                if cov.total + n > capacity:
+                    self.llc_overflowed = True
+                elif not (resident and resident[0]):
+                    cov.add(a, a + n)
+            return
         for k, (a, n) in enumerate(ranges):
             if n <= 0:
                 continue
@@ -646,11 +652,22 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
     only commands that may touch global memory.
     """
     hazards: list[list[int]] = [[] for _ in cmds]
-    order = range(len(cmds)) if indices is None else indices
-    if not any(cmds[i].global_write_bytes for i in order):
+    order: Sequence[int] = range(len(cmds)) if indices is None else indices
+    for i in order:
+        if cmds[i].global_write_bytes:
+            break
+    else:
         return hazards  # reads never order against reads
-    writes_seen: list[tuple[int, int, int]] = []  # (index, first, last)
-    reads_seen: list[tuple[int, int, int]] = []
+    # the commands seen so far that write / only read: index, first and last byte address (typed lists: the
+    # compiled model compares native integers)
+    write_index: list[int] = []
+    write_lo: list[int] = []
+    write_hi: list[int] = []
+    read_index: list[int] = []
+    read_lo: list[int] = []
+    read_hi: list[int] = []
+    lo_i: int
+    hi_i: int
     for i in order:
         c = cmds[i]
         writes = c.global_write_bytes > 0
@@ -665,9 +682,26 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
             if span is None:
                 continue
             lo_i, hi_i = span
-        for seen in (writes_seen, reads_seen) if writes else (writes_seen,):
-            for j, lo, hi in seen:
-                if lo < hi_i and lo_i < hi and _ranges_overlap(ranges, cmds[j].global_ranges):
-                    hazards[i].append(j)
-        (writes_seen if writes else reads_seen).append((i, lo_i, hi_i))
+        for k in range(len(write_index)):
+            if (
+                write_lo[k] < hi_i
+                and lo_i < write_hi[k]
+                and _ranges_overlap(ranges, cmds[write_index[k]].global_ranges)
+            ):
+                hazards[i].append(write_index[k])
+        if writes:
+            for k in range(len(read_index)):
+                if (
+                    read_lo[k] < hi_i
+                    and lo_i < read_hi[k]
+                    and _ranges_overlap(ranges, cmds[read_index[k]].global_ranges)
+                ):
+                    hazards[i].append(read_index[k])
+            write_index.append(i)
+            write_lo.append(lo_i)
+            write_hi.append(hi_i)
+        else:
+            read_index.append(i)
+            read_lo.append(lo_i)
+            read_hi.append(hi_i)
     return hazards

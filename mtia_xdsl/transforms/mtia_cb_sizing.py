@@ -121,7 +121,8 @@ def _min_reason(cb: SSAValue, depth: int, writers: dict[SSAValue, Operation]) ->
     loops = {_loop_of(use.operation) for use in cb.uses}
     carried = [loop for loop in loops if loop is not None]
     if len(loops) > 1 and carried:
-        where = _short_loc(min(carried, key=lambda lp: len(ops_of(lp))))
+        innermost = carried[0] if len(carried) == 1 else min(carried, key=lambda lp: len(ops_of(lp)))
+        where = _short_loc(innermost)
         writer = writers.get(cb)
         written_in_loop = any(_writes_in_loop(use.operation, cb) for use in cb.uses)
         if not written_in_loop and writer is not None and _loop_of(writer) is None:

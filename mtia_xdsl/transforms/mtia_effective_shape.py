@@ -461,8 +461,19 @@ def _dominates(v: SSAValue, op: Operation) -> bool:
     ancestor: Operation | None = op
     while ancestor is not None:
         if ancestor.parent_block() is block:
-            return isinstance(v, BlockArgument) or block.get_operation_index(v.op) < block.get_operation_index(ancestor)
+            return isinstance(v, BlockArgument) or _precedes(v.op, ancestor)
         ancestor = ancestor.parent_op()
+    return False
+
+
+def _precedes(a: Operation, b: Operation) -> bool:
+    """Whether op `a` comes before op `b` of the same block (a walk from `a` forward, where comparing both
+    ops' `Block.get_operation_index`, each a walk from the block's start, took twice as long or more)."""
+    op = a.next_op
+    while op is not None:
+        if op is b:
+            return True
+        op = op.next_op
     return False
 
 

@@ -81,6 +81,7 @@ def test_tt_reference_without_a_machine_names_what_to_pass():
         ((60, 4, 2), r"pe_subgrid \(60, 4, 2\): 2 rows of 4 PEs from PE 60 \(row 7, column 4\) leave the 8 x 8"),
         ((0, 0, 2), "tile width and height must be at least 1"),
         ((0, 4), "pe_subgrid must be three integers"),
+        ("18,4,2", r"pe_subgrid must be three integers .* got '18,4,2'"),  # was "got ('1', '8', ',', ...)"
     ],
 )
 def test_subgrid_off_the_chip_is_refused(subgrid, message):

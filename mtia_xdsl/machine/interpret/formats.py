@@ -86,7 +86,7 @@ class ElementFormat:
             return f32_to_bf16_bits(values)
         if self.name in FP8_BY_NAME:
             return encode_fp8_np(values, FP8_BY_NAME[self.name])
-        return np.asarray(values).astype(self.storage)
+        return np.asarray(values).astype(self.storage, copy=False)  # callers only read it
 
 
 def _fmt(name: str, storage: Any, compute: Any = None) -> ElementFormat:
