@@ -2042,11 +2042,9 @@ def _find_kernel(module: ModuleOp) -> Operation:
 def _vector_register_bytes(module: ModuleOp) -> int:
     """Bytes of one vector register of the chip `module` is compiled for (`MachineConfig.vec_register_bits`
     of its `mtia.target` and overrides; the default chip's when it has no target)."""
-    from mtia_xdsl.machine.config import DEFAULT_CHIP, derive_config, module_config
+    from mtia_xdsl.machine.config import module_or_default_config
 
-    has_target = isinstance(module.attributes.get(mtia.TARGET_ATTR), mtia.TargetAttr)
-    config = module_config(module) if has_target else derive_config(DEFAULT_CHIP)
-    return config.vec_register_bits // 8
+    return module_or_default_config(module).vec_register_bits // 8
 
 
 def emit_cpp(module: ModuleOp) -> str:

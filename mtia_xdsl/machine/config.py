@@ -564,6 +564,20 @@ def override_value(field: str, value: Any) -> Any:
     )
 
 
+def module_or_default_config(module: Any) -> MachineConfig:
+    """Return `module_config(module)` if the module has an `mtia.target`, else the default chip's MachineConfig
+    (`derive_config(DEFAULT_CHIP)`): for a pass or emitter run alone on a module no `mtia-set-target` has seen,
+    as in FileCheck tests.
+
+    Raises: ValueError for a bad `mtia.machine_overrides` (as `module_config`).
+    """
+    from mtia_xdsl.dialects.mtia import TARGET_ATTR, TargetAttr
+
+    if isinstance(module.attributes.get(TARGET_ATTR), TargetAttr):
+        return module_config(module)
+    return derive_config(DEFAULT_CHIP)
+
+
 def module_config(module: Any, overrides: Mapping[str, Any] | Iterable[tuple[str, Any]] = ()) -> MachineConfig:
     """Return the MachineConfig a module is compiled for and runs on: `derive_config` of its `mtia.target`
     chip with its `mtia.machine_overrides` (a dictionary of strings, integers, floats or booleans, e.g.

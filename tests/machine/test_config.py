@@ -161,3 +161,18 @@ def test_with_overrides_unknown_field_lists_close_matches():
 def test_with_overrides_bad_value_names_the_expected_type(field, value, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         MTIA2I.with_overrides({field: value})
+
+
+def test_module_or_default_config_reads_the_target_and_overrides_else_the_default_chip() -> None:
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp
+
+    from mtia_xdsl.dialects import mtia
+
+    bare = ModuleOp([])
+    assert config_module.module_or_default_config(bare) == config_module.derive_config(config_module.DEFAULT_CHIP)
+    targeted = ModuleOp([])
+    targeted.attributes[mtia.TARGET_ATTR] = mtia.TargetAttr("small_test")
+    targeted.attributes[mtia.MACHINE_OVERRIDES_ATTR] = DictionaryAttr({"cb_ids": IntegerAttr(8, 64)})
+    got = config_module.module_or_default_config(targeted)
+    assert got == config_module.module_config(targeted)
+    assert got.cb_ids == 8 and got.name == SMALL_TEST.name

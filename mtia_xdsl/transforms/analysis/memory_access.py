@@ -38,9 +38,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from mtia_xdsl.dialects import mtia, tt
-from mtia_xdsl.dialects.mtia import TARGET_ATTR
 from mtia_xdsl.machine import cost
-from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig, derive_config, module_config
+from mtia_xdsl.machine.config import MachineConfig, module_or_default_config
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.utils.walk import ops_of
 
@@ -1304,9 +1303,7 @@ def _module_config(op: Operation) -> MachineConfig:
     top = op
     while (parent := top.parent_op()) is not None:
         top = parent
-    if TARGET_ATTR in top.attributes:
-        return module_config(top)
-    return derive_config(DEFAULT_CHIP)
+    return module_or_default_config(top)
 
 
 def _gather_rows(form: AffineForm, shape: tuple[int, ...], mask: BoxMask | None) -> tuple[int, int, Expr] | None:
