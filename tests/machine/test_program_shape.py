@@ -4,7 +4,14 @@
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, RunBlock, Runs, SlotRef
 from mtia_xdsl.machine.config import MTIA2I
 from mtia_xdsl.machine.memory import memory_hazards
-from mtia_xdsl.machine.program_shape import ProgramShape, accesses_up_to_shift, program_shape
+from mtia_xdsl.machine.program_shape import (
+    MEMORY_QUEUES,
+    QUEUES,
+    ProgramShape,
+    accesses_up_to_shift,
+    is_memory_queue,
+    program_shape,
+)
 from mtia_xdsl.machine.timing import simulate
 
 STRUCTURE = object()
@@ -96,3 +103,9 @@ def test_a_program_reusing_a_released_programs_object_ids_gets_its_own_shape():
         tried.append(later)
         later = _store_after(1)
     assert program_shape(later, MTIA2I, cache).dependents == ProgramShape(later, MTIA2I, None).dependents
+
+
+def test_is_memory_queue_is_membership_of_memory_queues() -> None:
+    """`is_memory_queue` spells MEMORY_QUEUES out as comparisons for the compiled model: the two must agree."""
+    assert [is_memory_queue(e) for e in range(QUEUES)] == [e in MEMORY_QUEUES for e in range(QUEUES)]
+    assert any(is_memory_queue(e) for e in range(QUEUES)) and not all(is_memory_queue(e) for e in range(QUEUES))
