@@ -84,6 +84,33 @@ def test_embedding_bag_cat_refuses_tables_of_different_widths():
         inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, [], False, 1)
 
 
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("no tables", "one entry per table"),
+        ("ids of one table missing", "one entry per table"),
+        ("dim 2", "dim=2 not 0 or 1"),
+        ("one per-sample weight for two tables", "no entry or one per table"),
+        ("per-sample weights of two strides", "one stride"),
+    ],
+)
+def test_embedding_bag_cat_refuses_inconsistent_tables(case, message):
+    weights = [torch.randn(10, 8), torch.randn(10, 8)]
+    ids, offsets, psws, dim = [torch.tensor([1, 2])] * 2, [torch.tensor([0, 1])] * 2, [], 1
+    if case == "no tables":
+        weights, ids, offsets = [], [], []
+    elif case == "ids of one table missing":
+        ids = ids[:1]
+    elif case == "dim 2":
+        dim = 2
+    elif case == "one per-sample weight for two tables":
+        psws = [torch.rand(2)]
+    else:  # aten writes offset2bag for a strided per-sample weight (writes_offset2bag), not for a dense one
+        psws = [torch.rand(2), torch.rand(4)[::2]]
+    with pytest.raises(ValueError, match=message):
+        inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, psws, False, dim)
+
+
 def test_embedding_bag_wider_than_one_block_of_columns(monkeypatch):
     """A table wider than MAX_BLOCK_D takes several programs per bag along the columns (grid axis 1), each
     summing its own columns; offset2bag (written for mean) is that of aten."""
