@@ -656,6 +656,23 @@ def _ranges_overlap(a: tuple[tuple[int, int], ...] | Runs, b: tuple[tuple[int, i
     return False
 
 
+def _add_overlapping(
+    out: list[int],
+    cmds: Sequence[Command],
+    ranges: tuple[tuple[int, int], ...] | Runs,
+    lo_i: int,
+    hi_i: int,
+    seen_index: list[int],
+    seen_lo: list[int],
+    seen_hi: list[int],
+) -> None:
+    """Append to `out`, in order, each command of `seen_index` whose span [seen_lo, seen_hi) meets [lo_i, hi_i)
+    and whose runs overlap `ranges` (`memory_hazards`)."""
+    for k in range(len(seen_index)):
+        if seen_lo[k] < hi_i and lo_i < seen_hi[k] and _ranges_overlap(ranges, cmds[seen_index[k]].global_ranges):
+            out.append(seen_index[k])
+
+
 def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None) -> list[list[int]]:
     """For each command, the earlier commands of the program it must follow through global memory.
 
@@ -695,21 +712,9 @@ def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None
             if span is None:
                 continue
             lo_i, hi_i = span
-        for k in range(len(write_index)):
-            if (
-                write_lo[k] < hi_i
-                and lo_i < write_hi[k]
-                and _ranges_overlap(ranges, cmds[write_index[k]].global_ranges)
-            ):
-                hazards[i].append(write_index[k])
+        _add_overlapping(hazards[i], cmds, ranges, lo_i, hi_i, write_index, write_lo, write_hi)
         if writes:
-            for k in range(len(read_index)):
-                if (
-                    read_lo[k] < hi_i
-                    and lo_i < read_hi[k]
-                    and _ranges_overlap(ranges, cmds[read_index[k]].global_ranges)
-                ):
-                    hazards[i].append(read_index[k])
+            _add_overlapping(hazards[i], cmds, ranges, lo_i, hi_i, read_index, read_lo, read_hi)
             write_index.append(i)
             write_lo.append(lo_i)
             write_hi.append(hi_i)
