@@ -123,6 +123,8 @@ class ProgramShape:
         )
         """A program's compute commands (they decide the costs above), as a tuple."""
         self.compute_commands = self.pick_compute(cmds)
+        """The compute commands of the program the shape was built from (another program reuses the shape
+        only if its own are equal)."""
         self.by_accesses: dict[tuple, ProgramShape] = {}
         """`accesses_up_to_shift` of a program of this shape -> the shape it gets (this one, or one of its own
         when its commands must keep program order through memory); at most `MAX_ACCESS_PATTERNS` kept."""
@@ -133,8 +135,6 @@ class ProgramShape:
         self.keyed: tuple = ()
         """The objects whose ids key this shape in `program_shape`'s cache, kept alive so no other object
         takes one of those ids while the cache holds the shape."""
-        """The compute commands of the program the shape was built from (another program reuses the shape
-        only if its own are equal)."""
 
 
 def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
