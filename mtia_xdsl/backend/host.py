@@ -51,6 +51,7 @@ from mtia_xdsl.machine.interpret.command_work import (
     scalar_memory_command,
 )
 from mtia_xdsl.machine.interpret.dma_trace import cached_block_runs, dma_commands  # pyright: ignore[reportUnknownVariableType]
+from mtia_xdsl.machine.interpret.global_memory import is_read_only, read_only_write_error
 from mtia_xdsl.machine.interpret.mtia_indexed_dma import gather_rows_command
 from mtia_xdsl.machine.interpret.mtia_renet import re_link_command
 from mtia_xdsl.machine.placement import Placement, by_round
@@ -224,6 +225,28 @@ class HostRuntime:
 class _Region:
     storage: Any
     working: np.ndarray
+    read_only_arg: str | None = None
+    """The argument whose read-only numpy array this storage is (`global_memory.mark_read_only`)."""
+
+
+def commit(regions: list[_Region], finals: list[bytes | np.ndarray], where: str) -> None:
+    """Copy each region's final bytes (uint8) into the caller's storage, once the whole launch succeeded.
+
+    Raises: InterpretationError at `where`, writing no storage, if the kernel changed a read-only array's bytes
+    (a store of the bytes already there is not seen: the array stays as it was).
+    """
+    import torch
+
+    pairs = [
+        (torch.empty(0, dtype=torch.uint8).set_(r.storage).numpy(), np.frombuffer(final, np.uint8), r.read_only_arg)
+        for r, final in zip(regions, finals, strict=True)
+    ]
+    for dst, final, read_only_arg in pairs:
+        if read_only_arg is not None and not np.array_equal(dst, final):
+            raise InterpretationError(f"{where}: error: {read_only_write_error(read_only_arg)}; no tensor was written")
+    for dst, final, read_only_arg in pairs:
+        if read_only_arg is None:
+            np.copyto(dst, final)
 
 
 def arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_Region]]:  # noqa: C901
@@ -262,6 +285,8 @@ def arg_words(meta: dict[str, Any], args: list[Any]) -> tuple[list[int], list[_R
             if base not in regions:
                 raw = torch.empty(0, dtype=torch.uint8).set_(storage).numpy()
                 regions[base] = _Region(storage, raw.copy())
+            if is_read_only(a) and regions[base].read_only_arg is None:
+                regions[base].read_only_arg = p["name"]
             words.append(a.data_ptr())
         elif spec == "f32":
             words.append(struct.unpack("<I", struct.pack("<f", float(a)))[0])
@@ -511,11 +536,7 @@ def run_loaded(
         timeline = simulate(traces, machine, placement.mapping, grid3, subgrid=placement.subgrid)
     except TimingError as e:
         raise InterpretationError(f"{e}; no tensor was written") from None
-    import torch
-
-    for r in regions:  # commit: the whole launch succeeded
-        dst = torch.empty(0, dtype=torch.uint8).set_(r.storage)
-        dst.copy_(torch.from_numpy(r.working))  # pyright: ignore[reportUnknownMemberType]
+    commit(regions, [r.working for r in regions], where)
     return RunResult(build_report(timeline, meta["kernel"]), timeline, traces)
 
 

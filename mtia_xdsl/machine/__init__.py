@@ -52,7 +52,8 @@ def host_arguments(args: Sequence[Any]) -> list[Any]:
     """Return `args` with numpy arrays as torch tensors sharing their memory and numpy scalars as Python numbers.
 
     Shapes: an array keeps its shape and strides (`torch.from_numpy`); the kernel addresses it by the
-    strides it is given, as Triton does. Everything else is returned as it is.
+    strides it is given, as Triton does. A read-only array's tensor is marked (`mark_read_only`): a run that
+    stores into it fails, writing no tensor. Everything else is returned as it is.
     Raises: TypeError naming the argument for a numpy dtype torch cannot share (e.g. a structured dtype).
     """
     import numpy as np
@@ -65,10 +66,13 @@ def host_arguments(args: Sequence[Any]) -> list[Any]:
 
             import torch
 
+            from mtia_xdsl.machine.interpret.global_memory import mark_read_only
+
             try:
-                with warnings.catch_warnings():  # a read-only input array is fine: the model writes only outputs
+                with warnings.catch_warnings():  # a read-only input array is fine; a store into one is refused
                     warnings.simplefilter("ignore", UserWarning)
-                    out.append(torch.from_numpy(array))  # pyright: ignore[reportUnknownMemberType]
+                    tensor = torch.from_numpy(array)  # pyright: ignore[reportUnknownMemberType]
+                out.append(tensor if array.flags.writeable else mark_read_only(tensor))
             except TypeError as e:
                 raise TypeError(
                     f"kernel argument #{i}: numpy array of dtype {array.dtype} cannot be passed: {e}"

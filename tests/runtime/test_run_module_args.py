@@ -3,11 +3,15 @@
 import numpy as np
 import pytest
 import torch
+from xdsl.utils.exceptions import InterpretationError
 
 import mtia_xdsl
 from examples.vector_add import add_kernel
+from mtia_xdsl import KernelRuntimeError
+from mtia_xdsl.backend import host, riscv
 from mtia_xdsl.errors import KernelLaunchError
 from mtia_xdsl.frontend import build_tt_module
+from mtia_xdsl.machine import run_tt
 
 SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32", "BLOCK_SIZE": "constexpr"}
 
@@ -32,19 +36,36 @@ def test_tensors_of_the_pointee_type_and_unsigned_of_a_signless_one_still_run() 
     assert (out == 2 * x).all()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="run_module writes a kernel's stores into a read-only numpy array "
-    "(torch.from_numpy shares it; GlobalMemory.commit copies into it); it should refuse the array",
-)
-def test_a_read_only_output_array_is_not_written() -> None:
-    out = np.zeros(8, np.float32)
-    out.flags.writeable = False
-    try:
-        mtia_xdsl.run_module(_module(), 1, [np.ones(8, np.float32), np.ones(8, np.float32), out, 8])
-    except (ValueError, TypeError):
-        pass
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _executor_available(name: str) -> bool:
+    if name == "riscv":
+        return riscv.toolchain_available()
+    return name == "model" or host.compiler_available()
+
+
+@pytest.mark.parametrize("executor", ["model", "cpp", "llvm", "riscv"])
+def test_a_read_only_output_array_is_refused_and_not_written(executor: str) -> None:
+    """A read-only array took the kernel's stores (torch.from_numpy shares it; the commit copied into it); every
+    executor refuses the store and writes no tensor."""
+    if not _executor_available(executor):
+        pytest.skip(f"executor {executor} is not available here")
+    x, out = np.ones(8, np.float32), _read_only(np.zeros(8, np.float32))
+    with pytest.raises(
+        KernelRuntimeError,
+        match=r"vector_add\.py:\d+:\d+: error: .*argument 'output_ptr' is a read-only numpy array .*writable",
+    ):
+        mtia_xdsl.run_module(_module(), 1, [x, x, out, 8], options={"executor": executor})
     assert (out == 0).all()
+
+
+def test_read_only_input_arrays_still_run() -> None:
+    x, y, out = _read_only(np.arange(8, dtype=np.float32)), _read_only(np.ones(8, np.float32)), np.zeros(8, np.float32)
+    mtia_xdsl.run_module(_module(), 1, [x, y, out, 8])
+    assert (out == x + 1).all()
 
 
 @pytest.mark.parametrize("grid", [2.5, "4", None])
@@ -53,3 +74,10 @@ def test_a_grid_that_is_not_ints_is_a_type_error_saying_what_a_grid_is(grid) -> 
     x = np.ones(8, np.float32)
     with pytest.raises(TypeError, match=r"grid must be an int or 1 to 3 ints"):
         mtia_xdsl.run_module(_module(), grid, [x, x, x.copy(), 8])
+
+
+def test_the_reference_semantics_refuse_a_store_into_a_read_only_array_too() -> None:
+    x, out = np.ones(8, np.float32), _read_only(np.zeros(8, np.float32))
+    with pytest.raises(InterpretationError, match=r"vector_add\.py:\d+:\d+: error: .*'output_ptr' is a read-only"):
+        run_tt(_module(), 1, [x, x, out, 8])
+    assert (out == 0).all()

@@ -31,9 +31,16 @@ class _Region:
     """The caller's torch.UntypedStorage."""
     owned: bool = False
     """`working` is a private copy (some write happened)."""
+    read_only_arg: str | None = None
+    """The argument whose read-only numpy array this storage is (`mark_read_only`): a write is refused."""
 
     def own(self) -> None:
-        """Make `working` a private, writable copy (before the first write)."""
+        """Make `working` a private, writable copy (before the first write).
+
+        Raises: InterpretationError naming the argument if the storage is a read-only array's.
+        """
+        if self.read_only_arg is not None:
+            raise InterpretationError(read_only_write_error(self.read_only_arg))
         if not self.owned:
             self.working = self.working.copy()
             self.owned = True
@@ -41,6 +48,28 @@ class _Region:
     @property
     def end(self) -> int:
         return self.base + self.working.size
+
+
+_READ_ONLY = "_mtia_read_only"
+
+
+def mark_read_only(tensor: Any) -> Any:
+    """Mark `tensor` (made by `torch.from_numpy` of a read-only array) as one a kernel must not store into."""
+    setattr(tensor, _READ_ONLY, True)
+    return tensor
+
+
+def is_read_only(tensor: Any) -> bool:
+    """Whether `tensor` was marked by `mark_read_only`."""
+    return bool(getattr(tensor, _READ_ONLY, False))
+
+
+def read_only_write_error(name: str) -> str:
+    """The message for a store into argument `name`, a read-only array: every executor's words."""
+    return (
+        f"argument '{name}' is a read-only numpy array (flags.writeable is False) and the kernel stores into it; "
+        "pass a writable array (np.array(x) copies one)"
+    )
 
 
 @dataclass(frozen=True)
@@ -99,6 +128,8 @@ class GlobalMemory:
                 raw.flags.writeable = False  # a write goes to a private copy (`_Region.own`)
                 by_base[base] = _Region(base, raw, storage)
             name = names[i] if names is not None and i < len(names) else f"#{i}"
+            if is_read_only(t) and by_base[base].read_only_arg is None:
+                by_base[base].read_only_arg = name
             mem.args.append(_arg_info(t, name))
         mem.regions = sorted(by_base.values(), key=lambda r: r.base)
         return mem
