@@ -44,28 +44,28 @@ def test_every_lazy_program_is_the_eager_one() -> None:
     assert lazy > 50  # imported after install(): the formats are the lazy ones
 
 
-def test_a_bad_format_of_a_lazy_dialect_fails_at_first_print() -> None:
+def _define_bad_op(op_name: str) -> type[IRDLOperation]:
+    """Define an op `op_name` whose assembly format does not parse (a dangling `->`)."""
+
     @irdl_op_definition
-    class BadOp(IRDLOperation):  # pyright: ignore[reportUnusedClass]
-        name = "tt.test_bad_format"
+    class BadOp(IRDLOperation):
+        name = op_name
         x = operand_def()
         r = result_def()
         assembly_format = "$x attr-dict : type($x) ->"
 
-    op = BadOp.create(operands=[], result_types=[])
+    return BadOp
+
+
+def test_a_bad_format_of_a_lazy_dialect_fails_at_first_print() -> None:
+    op = _define_bad_op("tt.test_bad_format").create(operands=[], result_types=[])
     with pytest.raises(PyRDLOpDefinitionError, match="assembly format"):
         op.print(None)  # type: ignore[arg-type]
 
 
 def test_a_bad_format_of_another_dialect_fails_at_definition() -> None:
     with pytest.raises(PyRDLOpDefinitionError, match="assembly format"):
-
-        @irdl_op_definition
-        class BadOp(IRDLOperation):  # pyright: ignore[reportUnusedClass]
-            name = "mine.test_bad_format"
-            x = operand_def()
-            r = result_def()
-            assembly_format = "$x attr-dict : type($x) ->"
+        _define_bad_op("mine.test_bad_format")
 
 
 def test_a_compile_does_not_parse_formats() -> None:
