@@ -13,6 +13,8 @@ mtia_xdsl and run on the MTIA-2i machine model. Per model the script prints:
   roofline   sum of the launches' roofline bounds / sum of their cycles (Report.achieved_fraction, summed)
   host ops   calls Inductor left to host libraries (extern_kernels.*, aten fallbacks): not run on MTIA and
              not in `sim us`
+  charged us `sim us` plus each host call of the timed call charged two host-link transfers
+             (`host_charge_us`, see `--baseline-rev` below)
   stock us   the same model compiled again with Inductor's stock choices (`stock_choices()` of
              mtia_xdsl/runtime/inductor.py: autotuning by host wall-clock time, device properties of the
              host), matmuls and embedding bags still on MTIA, so every kernel is counted in both columns; the
@@ -406,7 +408,7 @@ class Recorder:
     """Extern choices (by name) kept because none of their template choices compiled and ran: name ->
     the number of template choices tried (see `extern_as_fallback`)."""
     unsupported: dict[str, set[str]] = field(default_factory=dict)
-    """Ops (as `str` of the aten op) the hooks left to the host, and why (`inductor_attention.unsupported`)."""
+    """Ops (as `str` of the aten op) the hooks left to the host, and why (the rules of `_RULES`)."""
 
 
 REC = Recorder()
@@ -458,19 +460,29 @@ def _install_recording() -> None:
             return out
 
         hooks.extern_as_fallback = recording_fallback
-    if importlib.util.find_spec("mtia_xdsl.runtime.inductor_attention") is not None:  # not in --baseline-rev trees
-        _record_unsupported_attention()
+    for module, rule, op in _RULES:
+        if importlib.util.find_spec(f"mtia_xdsl.runtime.{module}") is not None:  # not in --baseline-rev trees
+            _record_unsupported(module, rule, op)
     toolchain.lower = recording_lower
     toolchain.run_kernel = recording_run
     convert_tt_to_mtia.convert_memory_accesses = recording_convert
 
 
-def _record_unsupported_attention() -> None:
-    """Record in REC.unsupported why the attention hook left an SDPA call to the host (the coverage table's cause)."""
-    from mtia_xdsl.runtime import inductor_attention
+_RULES = [
+    ("inductor_attention", "unsupported", "_scaled_dot_product_flash_attention_for_cpu"),
+    ("inductor_kernels", "backward_unsupported", "_embedding_bag_backward"),
+    ("inductor_topk", "unsupported", "topk"),
+]
+"""(module of mtia_xdsl.runtime, its rule function, the aten op it decides on): the hooks that leave a case of
+an op to the host say why through the rule, which the coverage table prints."""
 
-    unsupported = inductor_attention.unsupported
-    op = str(torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default)
+
+def _record_unsupported(module_name: str, rule: str, op_name: str) -> None:
+    """Record in REC.unsupported why a hook left a call of aten op `op_name` to the host (the coverage table's
+    cause): wrap the rule `rule` of mtia_xdsl.runtime.`module_name`."""
+    module = importlib.import_module(f"mtia_xdsl.runtime.{module_name}")
+    unsupported = getattr(module, rule)
+    op = str(getattr(torch.ops.aten, op_name).default)
 
     def recording_unsupported(*args: Any, **kwargs: Any) -> str | None:
         reason = unsupported(*args, **kwargs)
@@ -478,7 +490,7 @@ def _record_unsupported_attention() -> None:
             REC.unsupported.setdefault(op, set()).add(reason)
         return reason
 
-    inductor_attention.unsupported = recording_unsupported
+    setattr(module, rule, recording_unsupported)
 
 
 def _host_call_cause(op: str) -> str:
@@ -678,16 +690,24 @@ def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> str:
 
 
 def report(results: list[Result], markdown: bool) -> str:
+    try:
+        from mtia_xdsl.runtime.inductor import device_machine_config
+    except ImportError:  # a tree from before it (--baseline-rev's subprocess, which prints no table anyone reads)
+        machine = None
+    else:
+        machine = device_machine_config()  # the chip the driver targets, whose host link charges the host calls
     rows = []
     for r in results:
         rows.append([
             r.name, r.kind, f"{r.generated}/{r.compiled}/{r.launched}", "yes" if r.correct else "NO",
             f"{100 * r.dma / r.accesses:.0f} %" if r.accesses else "-", f"{r.sim_us:.2f}",
             f"{100 * r.bound_cycles / r.cycles:.1f} %" if r.cycles else "-",
-            str(sum(r.host_ops.values())), *_stock_cells(r), f"{r.kernels_hash}/{r.times_hash}",
+            str(sum(r.host_ops.values())),
+            f"{r.sim_us + host_charge_us(machine, r.host_calls):.2f}" if machine else "-",
+            *_stock_cells(r), f"{r.kernels_hash}/{r.times_hash}",
         ])  # fmt: skip
     out = [_table(["model", "kind", "kernels gen/comp/run", "correct", "DMA %", "sim us", "roofline", "host ops",
-                   "stock us", "x", "kernels/times hash"], rows, markdown)]  # fmt: skip
+                   "charged us", "stock us", "x", "kernels/times hash"], rows, markdown)]  # fmt: skip
     dma, acc = sum(r.dma for r in results), sum(r.accesses for r in results)
     correct = sum(r.correct for r in results)
     out.append("")

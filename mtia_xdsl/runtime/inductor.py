@@ -29,9 +29,14 @@ choices are then wrong for MTIA, and `install()` hooks both:
   `CustomGraphPass` that runs the user's own pass after it) to `inductor_bag_groups.group_embedding_bags`:
   bags whose outputs are concatenated (DLRM's stack) become one launch writing the concatenated result, and
   bags independent of each other (two-tower's towers) one launch writing each bag's rows of one buffer.
+  Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
+  (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
+- **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
+  `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
+  tie for tie.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -292,7 +297,7 @@ def install() -> None:
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
             # the decompositions' kernels and rules too: a cached graph keeps their decisions
-            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention")
+            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention", "inductor_topk")
             sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
             return (hash_files((__file__, *map(str, sources))), user)
 
@@ -312,6 +317,8 @@ def install() -> None:
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten().convolution.default] = convolution_without_bias
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
+    table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
+    table[torch_aten().topk.default] = topk
     cache_clear()  # properties cached before the hook described the host
     _installed = True
 
@@ -397,6 +404,58 @@ def embedding_bag(
     return inductor_kernels.embedding_bag_sum(
         weight.contiguous(), indices, offsets, mode, per_sample_weights, include_last_offset
     )
+
+
+def embedding_bag_backward(
+    grad: Any,
+    indices: Any,
+    offsets: Any,
+    offset2bag: Any,
+    bag_size: Any,
+    maximum_indices: Any,
+    num_weights: int,
+    scale_grad_by_freq: bool,
+    mode: int,
+    sparse: bool,
+    per_sample_weights: Any,
+    padding_idx: int = -1,
+) -> Any:
+    """`aten._embedding_bag_backward` (the weight gradient of sum or mean bags, what autograd's formula for
+    `aten._embedding_bag` calls) on MTIA while our backend is active: the custom op
+    `mtia_xdsl::embedding_bag_backward` (`inductor_kernels.embedding_bag_backward`), mtia_xdsl's Triton kernel
+    that writes the dense gradient with one-hot matrix products on the DPE, one launch (offset2bag and
+    maximum_indices are not read: bags come from the offsets).
+
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active or for a case
+    `inductor_kernels.backward_unsupported` names (sparse, scale_grad_by_freq, mode max, other dtypes, too large).
+    """
+    if not mtia_active():
+        return NotImplemented
+    from mtia_xdsl.runtime import inductor_kernels
+
+    why = inductor_kernels.backward_unsupported(grad, indices, offsets, num_weights, scale_grad_by_freq, mode, sparse)
+    if why is not None:
+        return NotImplemented
+    return inductor_kernels.embedding_bag_backward(
+        grad, indices, offsets, bag_size, num_weights, mode, per_sample_weights, padding_idx
+    )
+
+
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """`aten.topk` on MTIA while our backend is active: the custom op `mtia_xdsl::topk` (`inductor_topk.topk`),
+    mtia_xdsl's Triton kernel that picks each short row's k largest (or smallest) as aten's CPU kernel does, ties
+    and NaNs included, one launch.
+
+    Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active or for a case
+    `inductor_topk.unsupported` names (rows longer than `inductor_topk.MAX_N`, another dim, other dtypes).
+    """
+    if not mtia_active():
+        return NotImplemented
+    from mtia_xdsl.runtime import inductor_topk
+
+    if inductor_topk.unsupported(x, k, dim, sorted) is not None:
+        return NotImplemented
+    return inductor_topk.topk(x, k, largest, sorted)
 
 
 def scaled_dot_product_attention(

@@ -247,3 +247,134 @@ def embedding_bag_cat(
             len(per_sample_weights) > 0, include_last_offset, write_offset2bag,
         )  # fmt: skip
     return out, offset2bags, bag_sizes, max_indices
+
+
+BACKWARD_BLOCK_ROWS = 64
+"""Rows of the weight gradient per program of `embedding_bag_backward` (a [BACKWARD_BLOCK_ROWS, D] tile)."""
+BACKWARD_MAX_BLOCK = 64
+"""Ids and bags per step of `embedding_bag_backward`'s loops (the K of its two `tl.dot`s) at most: their count
+rounded up to a power of two, at least 16 (the `tl.dot` operand minimum)."""
+BACKWARD_MAX_WORK = 1 << 24
+"""Most (weight rows) x (ids) x (bags) `embedding_bag_backward` takes: its one-hot products cost that many
+multiply-adds over D columns (the dense form has no atomics and no sort, but grows with all three); larger bags
+stay aten's host call (`backward_unsupported`)."""
+BACKWARD_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+"""Gradient dtypes `embedding_bag_backward` takes (it accumulates in f32)."""
+
+
+def backward_unsupported(
+    grad: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor, num_weights: int, scale_grad_by_freq: bool,
+    mode: int, sparse: bool,
+) -> str | None:  # fmt: skip
+    """Why `embedding_bag_backward` cannot compute `aten._embedding_bag_backward(grad, indices, offsets, ...,
+    num_weights, scale_grad_by_freq, mode, sparse, ...)`, or None if it can: the one rule for which embedding-bag
+    backwards run on MTIA. Taken: a dense gradient of sum or mean bags (mode 0 or 1), no scaling by frequency,
+    grad [bags, D] of a dtype in BACKWARD_DTYPES with D <= MAX_BLOCK_D, indices and offsets 1-D, and at most
+    BACKWARD_MAX_WORK rows x ids x bags. The reason names the first condition that fails (the coverage table of
+    benchmarks/inductor.py prints it)."""
+    if sparse or scale_grad_by_freq or mode not in (0, 1):
+        return f"sparse={sparse}, scale_grad_by_freq={scale_grad_by_freq}, mode={mode} (dense sum or mean only)"
+    if grad.dim() != 2 or indices.dim() != 1 or offsets.dim() != 1:
+        return f"grad of {grad.dim()}, indices of {indices.dim()}, offsets of {offsets.dim()} dimensions (2, 1, 1)"
+    if grad.dtype not in BACKWARD_DTYPES or grad.shape[1] > MAX_BLOCK_D:
+        return f"grad {grad.dtype} [.., {grad.shape[1]}] (f32, f16 or bf16, at most {MAX_BLOCK_D} columns)"
+    work = num_weights * indices.shape[0] * grad.shape[0]
+    if work > BACKWARD_MAX_WORK:
+        return f"{num_weights} rows x {indices.shape[0]} ids x {grad.shape[0]} bags > {BACKWARD_MAX_WORK}"
+    return None
+
+
+@triton.jit
+def _id_gradients(
+    grad_ptr, bag_size_ptr, offsets_ptr, i, n_indices, n_offsets, n_bags, stride_gb, stride_gd, cols,
+    D: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_B: tl.constexpr, MEAN: tl.constexpr,
+):  # fmt: skip
+    """The gradient row each id of `i` receives, grad[bag of i] (/ bag_size of that bag for MEAN), as
+    `P @ grad`: P[i, b] = 1 when offsets[b] <= i < the bag's end (offsets[b + 1], or n_indices for a last bag
+    with no entry after it), bags BLOCK_B at a time (a bag past n_bags starts at n_indices: no id's).
+    Shapes: i tensor<BLOCK_N x i32>, cols tensor<BLOCK_D x i32> -> tensor<BLOCK_N x BLOCK_D x f32>."""
+    g_ids = tl.zeros([BLOCK_N, cols.shape[0]], dtype=tl.float32)
+    for b0 in range(0, n_bags, BLOCK_B):
+        bags = b0 + tl.arange(0, BLOCK_B)
+        is_bag = bags < n_bags
+        start = tl.where(is_bag, tl.load(offsets_ptr + bags, mask=is_bag, other=0).to(tl.int32), n_indices)
+        has_next = bags + 1 < n_offsets
+        end = tl.where(has_next, tl.load(offsets_ptr + 1 + bags, mask=has_next, other=0).to(tl.int32), n_indices)
+        rows = tl.load(grad_ptr + bags[:, None] * stride_gb + cols[None, :] * stride_gd,
+                       mask=is_bag[:, None] & (cols[None, :] < D), other=0.0).to(tl.float32)  # fmt: skip
+        if MEAN:
+            size = tl.load(bag_size_ptr + bags, mask=is_bag, other=1)
+            rows = rows / tl.maximum(size, 1).to(tl.float32)[:, None]
+        member = (start[None, :] <= i[:, None]) & (i[:, None] < end[None, :])
+        g_ids = tl.dot(member.to(tl.float32), rows, g_ids, input_precision="ieee")
+    return g_ids
+
+
+@triton.jit
+def _embedding_bag_backward_kernel(
+    grad_ptr, indices_ptr, offsets_ptr, bag_size_ptr, psw_ptr, out_ptr, n_indices, n_offsets, n_bags, num_weights,
+    stride_gb, stride_gd, padding_idx, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_R: tl.constexpr,
+    BLOCK_N: tl.constexpr, BLOCK_B: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
+):  # fmt: skip
+    """out[r, :D] = sum over ids i with indices[i] == r (and != padding_idx) of psw[i] * grad[bag of i]
+    (/ its bag size for MEAN), for the rows r of block `program_id(0)`: `onehot(rows, indices) @ g_ids`, ids
+    BLOCK_N at a time, every row of the block written once (0 for rows no id names). Ids and offsets are
+    compared as i32 (the caller checks they fit)."""
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.arange(0, BLOCK_D)
+    acc = tl.zeros([BLOCK_R, BLOCK_D], dtype=tl.float32)
+    for i0 in range(0, n_indices, BLOCK_N):
+        i = i0 + tl.arange(0, BLOCK_N)
+        is_id = i < n_indices
+        ids = tl.load(indices_ptr + i, mask=is_id, other=-1).to(tl.int32)
+        ids = tl.where(ids == padding_idx, -1, ids)
+        g_ids = _id_gradients(
+            grad_ptr, bag_size_ptr, offsets_ptr, i, n_indices, n_offsets, n_bags, stride_gb, stride_gd, cols, D,
+            BLOCK_N, BLOCK_B, MEAN,
+        )  # fmt: skip
+        if HAS_PSW:
+            g_ids = g_ids * tl.load(psw_ptr + i, mask=is_id, other=0.0).to(tl.float32)[:, None]
+        hits = (rows[:, None] == ids[None, :]).to(tl.float32)
+        acc = tl.dot(hits, g_ids, acc, input_precision="ieee")
+    keep = (rows[:, None] < num_weights) & (cols[None, :] < D)
+    tl.store(out_ptr + rows[:, None] * D + cols[None, :], acc.to(out_ptr.dtype.element_ty), mask=keep)
+
+
+def _backward_block(count: int) -> int:
+    """Ids or bags per loop step of `embedding_bag_backward`: `count`'s next power of two, within
+    [16, BACKWARD_MAX_BLOCK]."""
+    return min(max(triton.next_power_of_2(count), 16), BACKWARD_MAX_BLOCK)
+
+
+@triton_op("mtia_xdsl::embedding_bag_backward", mutates_args=())
+def embedding_bag_backward(
+    grad: torch.Tensor,
+    indices: torch.Tensor,
+    offsets: torch.Tensor,
+    bag_size: torch.Tensor,
+    num_weights: int,
+    mode: int,
+    per_sample_weights: torch.Tensor | None,
+    padding_idx: int,
+) -> torch.Tensor:
+    """`aten._embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, max_indices, num_weights,
+    False, mode, False, per_sample_weights, padding_idx)` for mode 0 (sum) or 1 (mean): the dense gradient of
+    the weight table, [num_weights, D] of grad's dtype, row r the sum over the ids naming r (padding_idx's
+    excepted) of their bag's gradient row (scaled by the id's per-sample weight; divided by bag_size for mean).
+    Duplicate ids accumulate, as one-hot matrix products on the DPE (no atomics): each program writes a block of
+    BACKWARD_BLOCK_ROWS rows, zeros included. Sums are in f32 in another order than aten's (equal within f32
+    rounding, not bit for bit).
+
+    Shapes: grad [bags, D] (any strides), indices [N], offsets [bags] or [bags + 1] (include_last_offset),
+    bag_size [bags] (read for mean), per_sample_weights [N] or None. Requires: `backward_unsupported(...)` is None
+    (not checked here)."""
+    n, (bags, d) = indices.shape[0], grad.shape
+    out = grad.new_empty(num_weights, d)
+    psw = per_sample_weights.contiguous() if per_sample_weights is not None else grad
+    if num_weights > 0:
+        wrap_triton(_embedding_bag_backward_kernel)[(triton.cdiv(num_weights, BACKWARD_BLOCK_ROWS),)](
+            grad, indices.contiguous(), offsets.contiguous(), bag_size.contiguous(), psw, out, n, offsets.shape[0],
+            bags, num_weights, grad.stride(0), grad.stride(1), padding_idx, d, max(triton.next_power_of_2(d), 16),
+            BACKWARD_BLOCK_ROWS, _backward_block(n), _backward_block(bags), mode == 1, per_sample_weights is not None,
+        )  # fmt: skip
+    return out

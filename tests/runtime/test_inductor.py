@@ -468,3 +468,65 @@ def test_sdpa_with_a_mask_stays_on_the_host_and_says_why(mtia_inductor, monkeypa
     assert "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(" in "\n".join(codes)
     assert "_flash_attention_kernel" not in launches
     assert reasons and all(r is not None and "attn_mask" in r for r in reasons), reasons
+
+
+@inductor_config.patch({"test_configs.max_mm_configs": 1})
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_backward_runs_on_mtia(mtia_inductor, mode):
+    """A training step through nn.EmbeddingBag: the weight gradient is mtia_xdsl's kernel (the custom op in the
+    backward's output code, no `_embedding_bag_backward` host call) and matches eager's within f32 rounding."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    bag, ref = torch.nn.EmbeddingBag(100, 16, mode=mode), torch.nn.EmbeddingBag(100, 16, mode=mode)
+    ref.load_state_dict(bag.state_dict())
+    ids, offsets = torch.randint(0, 100, (20,)), torch.tensor([0, 3, 3, 10, 19])
+    ids[[0, 5, 12]] = 9  # one row in three bags
+
+    def step(i, o):
+        bag(i, o).pow(2).sum().backward()
+        return bag.weight.grad
+
+    got, codes = run_and_get_code(torch.compile(step), ids, offsets)
+    ref(ids, offsets).pow(2).sum().backward()
+    torch.testing.assert_close(got, ref.weight.grad, rtol=1e-5, atol=1e-5)
+    code = "\n".join(codes)
+    assert "torch.ops.mtia_xdsl.embedding_bag_backward.default(" in code
+    assert "aten._embedding_bag_backward.default(" not in code  # (comments name the aten op it replaces)
+
+
+def _router(n: int, k: int):
+    def route(x):
+        probs = x.softmax(-1)
+        return probs.topk(k, dim=-1)
+
+    return torch.randn(16, n), route
+
+
+def test_topk_is_one_mtia_launch(mtia_inductor):
+    """An MoE router's top-2 of 8 experts with tied logits: mtia_xdsl's topk kernel through the custom op (no
+    aten.topk host call), values and indices equal to eager's."""
+    from torch._inductor.utils import run_and_get_code
+
+    x, route = _router(8, 2)
+    x[3] = 0.5  # a row of ties: aten's order, not lowest index first
+    (values, indices), codes = run_and_get_code(torch.compile(route), x)
+    expected = route(x)
+    torch.testing.assert_close(values, expected[0])
+    assert torch.equal(indices, expected[1])
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.topk.default(") == 1
+    assert "torch.ops.aten.topk.default(" not in code
+
+
+def test_topk_of_long_rows_stays_on_the_host(mtia_inductor):
+    """Rows longer than inductor_topk.MAX_N are not taken: aten's CPU op stays a host call (eager's result)."""
+    from torch._inductor.utils import run_and_get_code
+
+    from mtia_xdsl.runtime import inductor_topk
+
+    x, route = _router(inductor_topk.MAX_N + 1, 2)
+    (_, indices), codes = run_and_get_code(torch.compile(route), x)
+    assert torch.equal(indices, route(x)[1])
+    assert "torch.ops.aten.topk.default(" in "\n".join(codes)
+    assert "mtia_xdsl.topk" not in "\n".join(codes)

@@ -42,3 +42,33 @@ def test_coverage_names_the_attention_mask():
         "cause 1 host call (not on MTIA): torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default: "
         "not taken by mtia_xdsl's kernel: attn_mask given (mtia_xdsl's attention kernel takes is_causal only)",
     ], out.stdout
+
+
+TOPK_CHILD = (
+    CHILD.split("class Masked")[0]
+    + """
+class Router(torch.nn.Module):
+    def forward(self, x):
+        return x.softmax(-1).topk(2, dim=-1)
+
+res = bench.run_case(bench.Case("router", "llm", Router, lambda: (torch.randn(4, 12),)))
+print("correct", res.correct)
+for cause, n in sorted(res.causes.items()):
+    print("cause", n, cause)
+"""
+)
+
+
+def test_coverage_names_the_long_topk_rows():
+    """topk of rows of 12 (longer than inductor_topk.MAX_N): correct, and its one host call's cause is the rule's
+    reason (`inductor_topk.unsupported`)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", TOPK_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith(("correct", "cause"))]
+    assert lines == [
+        "correct True",
+        "cause 1 host call (not on MTIA): torch.ops.aten.topk.default: not taken by mtia_xdsl's kernel: "
+        "k=2 of rows of 12 (rows of 1 to 9, 1 <= k <= the row)",
+    ], out.stdout

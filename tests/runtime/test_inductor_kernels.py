@@ -122,3 +122,70 @@ def test_embedding_bag_wider_than_one_block_of_columns(monkeypatch):
     for g, e in zip(got, expected, strict=True):
         assert g.shape == e.shape
         torch.testing.assert_close(g, e)
+
+
+@pytest.mark.parametrize(
+    ("mode", "scaled", "include_last_offset", "dtype", "tol"),
+    [
+        (0, False, False, torch.float32, 1e-5),
+        (1, False, True, torch.float32, 1e-5),
+        (0, True, False, torch.float32, 1e-5),
+        (1, False, False, torch.bfloat16, 2e-2),
+        (0, False, False, torch.float16, 2e-3),
+    ],
+)
+def test_embedding_bag_backward_matches_aten(mode, scaled, include_last_offset, dtype, tol):
+    """The dense weight gradient of aten's `_embedding_bag_backward` for 130 rows (three row blocks, the last
+    partial): duplicate ids accumulate (one id in three bags, twice in one), an empty bag, a bag longer than one
+    id step. f32 sums in another order than aten's: equal within a tolerance, not bit for bit."""
+    torch.manual_seed(0)
+    weight, ids = torch.randn(130, 24).to(dtype), torch.randint(0, 130, (90,))
+    ids[[0, 1, 10, 80]] = 7
+    offsets = torch.tensor([0, 2, 2, 5, 80] + ([90] if include_last_offset else []))  # bag 3 has 75 > 64 ids
+    psw = torch.rand(90).to(dtype) if scaled else None
+    fwd = torch.ops.aten._embedding_bag(weight, ids, offsets, False, mode, False, psw, include_last_offset)
+    grad = torch.randn(5, 24).to(dtype)
+    expected = torch.ops.aten._embedding_bag_backward(
+        grad, ids, offsets, fwd[1], fwd[2], fwd[3], 130, False, mode, False, psw
+    )
+    assert inductor_kernels.backward_unsupported(grad, ids, offsets, 130, False, mode, False) is None
+    got = inductor_kernels.embedding_bag_backward(grad, ids, offsets, fwd[2], 130, mode, psw, -1)
+    assert (got.shape, got.dtype) == (expected.shape, expected.dtype)
+    torch.testing.assert_close(got.float(), expected.float(), rtol=tol, atol=tol)
+
+
+def test_embedding_bag_backward_of_a_strided_grad_with_padding():
+    """A gradient that is a column slice (stride 40, not 24) is read at its strides; ids equal to padding_idx give
+    no gradient (their row stays 0), as aten's."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(30, 24), torch.randint(0, 30, (20,)), torch.tensor([0, 6, 13])
+    ids[[2, 9]] = 4
+    fwd = torch.ops.aten._embedding_bag(weight, ids, offsets, False, 0, False, None, False, 4)
+    grad = torch.randn(3, 40)[:, 8:32]
+    expected = torch.ops.aten._embedding_bag_backward(
+        grad, ids, offsets, fwd[1], fwd[2], fwd[3], 30, False, 0, False, None, 4
+    )
+    got = inductor_kernels.embedding_bag_backward(grad, ids, offsets, fwd[2], 30, 0, None, 4)
+    torch.testing.assert_close(got, expected)
+    assert not got[4].any()
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"sparse": True}, "sparse=True"),
+        ({"scale_grad_by_freq": True}, "scale_grad_by_freq=True"),
+        ({"mode": 2}, "mode=2"),
+        ({"grad": torch.zeros(4, 8, dtype=torch.float64)}, "grad torch.float64"),
+        ({"grad": torch.zeros(4, 512)}, "at most 256 columns"),
+        ({"num_weights": 1 << 20}, "1048576 rows x 12 ids x 4 bags"),
+    ],
+)
+def test_embedding_bag_backward_unsupported_names_the_case(change, reason):
+    """Sparse gradients, scaling by frequency, max bags, f64, tables wider than MAX_BLOCK_D and work above
+    BACKWARD_MAX_WORK stay aten's host call, each with the reason the coverage table prints."""
+    args = {"grad": torch.zeros(4, 8), "indices": torch.zeros(12, dtype=torch.int64),
+            "offsets": torch.tensor([0, 3, 6, 9]), "num_weights": 100, "scale_grad_by_freq": False, "mode": 0,
+            "sparse": False} | change  # fmt: skip
+    got = inductor_kernels.backward_unsupported(**args)
+    assert got is not None and reason in got, got
