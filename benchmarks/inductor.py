@@ -481,7 +481,9 @@ def _record_unsupported(module_name: str, rule: str, op_name: str) -> None:
     """Record in REC.unsupported why a hook left a call of aten op `op_name` to the host (the coverage table's
     cause): wrap the rule `rule` of mtia_xdsl.runtime.`module_name`."""
     module = importlib.import_module(f"mtia_xdsl.runtime.{module_name}")
-    unsupported = getattr(module, rule)
+    unsupported = getattr(module, rule, None)
+    if unsupported is None:  # a tree from before the rule (--baseline-rev, or PYTHONPATH naming an older tree)
+        return
     op = str(getattr(torch.ops.aten, op_name).default)
 
     def recording_unsupported(*args: Any, **kwargs: Any) -> str | None:

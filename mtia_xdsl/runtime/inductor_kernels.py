@@ -249,8 +249,11 @@ def embedding_bag_cat(
     return out, offset2bags, bag_sizes, max_indices
 
 
-BACKWARD_BLOCK_ROWS = 64
-"""Rows of the weight gradient per program of `embedding_bag_backward` (a [BACKWARD_BLOCK_ROWS, D] tile)."""
+BACKWARD_BLOCK_ROWS = (16, 64)
+"""Rows of the weight gradient per program of `embedding_bag_backward` (a [rows, D] tile), least and most: the
+least power of two in that range that gives every program a PE of its own (`backward_block_rows`). Every
+program computes its ids' gradient rows again, so fewer rows per program only pay while PEs are idle (the
+rows' one-hot compare, the longest step, shrinks with them)."""
 BACKWARD_MAX_BLOCK = 64
 """Ids and bags per step of `embedding_bag_backward`'s loops (the K of its two `tl.dot`s) at most: their count
 rounded up to a power of two, at least 16 (the `tl.dot` operand minimum)."""
@@ -340,6 +343,18 @@ def _embedding_bag_backward_kernel(
     tl.store(out_ptr + rows[:, None] * D + cols[None, :], acc.to(out_ptr.dtype.element_ty), mask=keep)
 
 
+def backward_block_rows(num_weights: int) -> int:
+    """Rows per program of `embedding_bag_backward` for a table of `num_weights` rows: the least power of two in
+    BACKWARD_BLOCK_ROWS whose programs fit on the PEs of the driver's chip (`MachineConfig.n_pes`), else the most."""
+    from mtia_xdsl.runtime.inductor import device_machine_config
+
+    least, most = BACKWARD_BLOCK_ROWS
+    rows = least
+    while rows < most and triton.cdiv(num_weights, rows) > device_machine_config().n_pes:
+        rows *= 2
+    return rows
+
+
 def _backward_block(count: int) -> int:
     """Ids or bags per loop step of `embedding_bag_backward`: `count`'s next power of two, within
     [16, BACKWARD_MAX_BLOCK]."""
@@ -362,8 +377,8 @@ def embedding_bag_backward(
     the weight table, [num_weights, D] of grad's dtype, row r the sum over the ids naming r (padding_idx's
     excepted) of their bag's gradient row (scaled by the id's per-sample weight; divided by bag_size for mean).
     Duplicate ids accumulate, as one-hot matrix products on the DPE (no atomics): each program writes a block of
-    BACKWARD_BLOCK_ROWS rows, zeros included. Sums are in f32 in another order than aten's (equal within f32
-    rounding, not bit for bit).
+    `backward_block_rows(num_weights)` rows, zeros included. Sums are in f32 in another order than aten's
+    (equal within f32 rounding, not bit for bit).
 
     Shapes: grad [bags, D] (any strides), indices [N], offsets [bags] or [bags + 1] (include_last_offset),
     bag_size [bags] (read for mean), per_sample_weights [N] or None. Requires: `backward_unsupported(...)` is None
@@ -372,9 +387,10 @@ def embedding_bag_backward(
     out = grad.new_empty(num_weights, d)
     psw = per_sample_weights.contiguous() if per_sample_weights is not None else grad
     if num_weights > 0:
-        wrap_triton(_embedding_bag_backward_kernel)[(triton.cdiv(num_weights, BACKWARD_BLOCK_ROWS),)](
+        block_rows = backward_block_rows(num_weights)
+        wrap_triton(_embedding_bag_backward_kernel)[(triton.cdiv(num_weights, block_rows),)](
             grad, indices.contiguous(), offsets.contiguous(), bag_size.contiguous(), psw, out, n, offsets.shape[0],
             bags, num_weights, grad.stride(0), grad.stride(1), padding_idx, d, max(triton.next_power_of_2(d), 16),
-            BACKWARD_BLOCK_ROWS, _backward_block(n), _backward_block(bags), mode == 1, per_sample_weights is not None,
+            block_rows, _backward_block(n), _backward_block(bags), mode == 1, per_sample_weights is not None,
         )  # fmt: skip
     return out

@@ -189,3 +189,9 @@ def test_embedding_bag_backward_unsupported_names_the_case(change, reason):
             "sparse": False} | change  # fmt: skip
     got = inductor_kernels.backward_unsupported(**args)
     assert got is not None and reason in got, got
+
+
+def test_backward_block_rows_fill_the_pes():
+    """The least rows per program (16, 32 or 64) whose programs fit on MTIA-2i's 64 PEs, else 64."""
+    rows = [inductor_kernels.backward_block_rows(n) for n in (100, 1000, 1025, 2048, 4097, 100_000)]
+    assert rows == [16, 16, 32, 32, 64, 64]
