@@ -449,20 +449,22 @@ class MemorySystem:
         Counts the command's read/write traffic (as `count_traffic`) and updates the LLC. A store's DRAM
         bytes under write-behind are two parts: (SRAM, ...) that the PE moves, then (WRITE_BEHIND, ...).
         """
-        ranges = c.global_ranges
+        ranges = c.global_ranges  # each field read once: a Command is a Python object, its reads are slow
+        written: int = c.global_write_bytes
+        total: int = c.global_read_bytes + written
         regular = _regular_runs(ranges) if len(ranges) > 2 else None
-        dram, sram = self.split_levels(c, write, regular)
+        dram, sram = self._split(ranges, total, write, regular)
         raw = dram + sram
         behind = write and self.write_behind
         parts = []
         if raw > 0:
             t = self.traffic
-            write_fraction = c.global_write_bytes / raw
+            write_fraction = written / raw
             t.dram_write_bytes += dram * write_fraction
             t.dram_read_bytes += dram * (1.0 - write_fraction)
             t.sram_write_bytes += sram * write_fraction
             t.sram_read_bytes += sram * (1.0 - write_fraction)
-            scale = self.granule_bytes(c, raw, regular) / raw
+            scale = self._granule_bytes(ranges, total, c.descriptors, raw, regular) / raw
             if dram > 0 and behind:  # into the LLC, then on to DRAM behind the PE
                 t.sram_write_bytes += dram
                 parts.append((SRAM, dram * scale, dram))
@@ -509,9 +511,19 @@ class MemorySystem:
 
         `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
         """
-        g = self.granule
         total: int = c.global_read_bytes + c.global_write_bytes
-        ranges = c.global_ranges
+        return self._granule_bytes(c.global_ranges, total, c.descriptors, raw, regular)
+
+    def _granule_bytes(
+        self,
+        ranges: tuple[tuple[int, int], ...] | Runs,
+        total: int,
+        descriptors: int,
+        raw: float,
+        regular: tuple[int, int] | None,
+    ) -> float:
+        """`granule_bytes` of a command's runs, global bytes (read + written) and descriptors."""
+        g = self.granule
         a: int  # typed: native integer arithmetic when compiled
         n: int
         if regular is not None and regular[0] % g == 0 and len(ranges) * regular[1] == total and total > 0:
@@ -524,7 +536,7 @@ class MemorySystem:
         elif ranges and sum(map(_nbytes, ranges)) == total:
             spans = sum([-(-(a + n) // g) - a // g for a, n in ranges if n > 0]) * g
             return raw * spans / total if total else 0.0
-        runs = max(1, c.descriptors)
+        runs = max(1, descriptors)
         per_run = total / runs
         return raw * (runs * math.ceil(per_run / g) * g) / total if total else 0.0
 
@@ -533,13 +545,18 @@ class MemorySystem:
 
         `regular`: the command's runs as (stride, bytes) when `_regular_runs` found them equally spaced.
         """
+        return self._split(c.global_ranges, c.global_read_bytes + c.global_write_bytes, write, regular)
+
+    def _split(
+        self, ranges: tuple[tuple[int, int], ...] | Runs, total: int, write: bool, regular: tuple[int, int] | None
+    ) -> tuple[float, float]:
+        """`split_levels` of a command's runs and global bytes (read + written)."""
         placement = self.placement
-        nbytes = float(c.global_read_bytes + c.global_write_bytes)
+        nbytes = float(total)
         if placement == "dram":
             return nbytes, 0.0
         if placement == "sram":
             return 0.0, nbytes
-        ranges = c.global_ranges
         if write:
             self._llc_allocate(ranges, ())
             return nbytes, 0.0  # write-through

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from array import array
 from collections.abc import Callable
 from operator import attrgetter, itemgetter
 from typing import Final
@@ -245,7 +244,7 @@ class ProgramRun:
     """Scheduling state of one program on its PE (the timing model's event loop reads and updates it)."""
 
     __slots__ = (
-        "blocking", "cmds", "commit_state", "cycles", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
+        "blocking", "cmds", "commit_state", "dep_ready", "dependents", "deps_left", "done_queued", "dpe_fill",
         "end_max", "end_t", "ended", "engine", "first", "head", "index", "issue_t", "issued", "latency", "n",
         "occupancy", "prog", "queues", "re_barriers", "release_extra", "scalar_cost", "scalar_end", "start_cycle",
         "start_t", "started",
@@ -289,18 +288,6 @@ class ProgramRun:
             self.dpe_fill, self.head, self.queues, self.start_t, self.end_t, self.dependents, self.engine, first,
         )  # fmt: skip
         """What `timing._Simulator._drain` reads, in one tuple (one attribute load instead of fourteen)."""
-        self.cycles: tuple[array[float], array[float], array[float]] | None = None
-        """(issue, start, end) cycle of each command, packed, once the program is done (`retire`)."""
-
-    def retire(self) -> None:
-        """The program is done: keep its issue/start/end cycles as packed float arrays in `cycles` (8 bytes a
-        command instead of a float object each) and empty the lists only scheduling needed."""
-        self.cycles = (array("d", self.issue_t), array("d", self.start_t), array("d", self.end_t))
-        self.issue_t.clear()  # in place: `commit_state` holds the same lists
-        self.start_t.clear()
-        self.end_t.clear()
-        self.dep_ready.clear()
-        self.deps_left.clear()
 
 
 def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> tuple[list[list[int]], list[int]]:

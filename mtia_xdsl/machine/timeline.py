@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
 from operator import attrgetter
+from typing import Final
 
 import numpy as np
 
@@ -91,6 +92,80 @@ SpanRow = tuple[int, int, int, Command, float, float, float]
 """(pe, program, index, command, issue, start, end): a CommandSpan before it is built."""
 
 
+PACK_EVERY: Final = 8192
+"""Values gathered in a list before they are packed into an array (one call packs many)."""
+
+
+class CommandCycles:
+    """Every command's (issue, start, end) cycle, packed in three flat float arrays (8 bytes a command each)
+    that hold the programs' commands one program after another, in the order the programs finished.
+
+    `offset[k]` and `count[k]`: where program k's commands begin in the arrays and how many it has;
+    `engine_of[k]`: the queue index of each of its commands (the timing model's, `program_shape.QUEUES`; a
+    list shared by the programs of one shape); `finished`: the program indices in the order they finished.
+    Units: cycles. Call `close` after the last `add`.
+    """
+
+    __slots__ = ("count", "end", "engine_of", "finished", "issue", "offset", "pending", "size", "start")
+
+    def __init__(self, n_programs: int) -> None:
+        self.issue: array[float] = array("d")
+        self.start: array[float] = array("d")
+        self.end: array[float] = array("d")
+        self.pending: tuple[list[float], list[float], list[float]] = ([], [], [])
+        """Cycles added but not yet packed (issue, start, end)."""
+        self.size = 0
+        self.offset = [0] * n_programs
+        self.count = [0] * n_programs
+        self.engine_of: list[list[int]] = [[]] * n_programs
+        self.finished: list[int] = []
+
+    def add(self, k: int, engine: list[int], issue: list[float], start: list[float], end: list[float]) -> None:
+        """Append program k's commands: the queue index and the issue, start and end cycle of each."""
+        self.offset[k] = self.size
+        self.count[k] = len(start)
+        self.size += len(start)
+        self.engine_of[k] = engine
+        self.finished.append(k)
+        pending = self.pending
+        pending[0].extend(issue)
+        pending[1].extend(start)
+        pending[2].extend(end)
+        if len(pending[1]) >= PACK_EVERY:
+            self.close()
+
+    def close(self) -> None:
+        """Pack the cycles added since the last call."""
+        for packed, values in zip((self.issue, self.start, self.end), self.pending, strict=True):
+            packed.fromlist(values)
+            values.clear()
+
+    def program(self, k: int) -> tuple[array[float], array[float], array[float]]:
+        """(issue, start, end) cycle of each command of program k, as float arrays of their own."""
+        a = self.offset[k]
+        b = a + self.count[k]
+        return self.issue[a:b], self.start[a:b], self.end[a:b]
+
+    def engines(self) -> np.ndarray:
+        """The queue index of every command, in the order of the arrays."""
+        by_list: dict[int, np.ndarray] = {}
+        parts = []
+        for k in self.finished:
+            engine = self.engine_of[k]
+            codes = by_list.get(id(engine))
+            if codes is None:
+                codes = by_list[id(engine)] = np.asarray(engine, dtype=np.int64)
+            parts.append(codes)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def program_order(self) -> np.ndarray:
+        """Positions in the arrays of every command, program 0's commands first, then program 1's, ..."""
+        count = np.asarray(self.count, dtype=np.int64)
+        first = np.cumsum(count) - count
+        shift = np.asarray(self.offset, dtype=np.int64) - first
+        return np.arange(int(count.sum()), dtype=np.int64) + np.repeat(shift, count)
+
+
 @dataclass
 class Timeline:
     """Result of `simulate`: every command's span and the chip-level totals."""
@@ -99,9 +174,6 @@ class Timeline:
     mapping: str
     grid: tuple[int, int, int]
     total_cycles: float
-    command_cycles: list[tuple[Sequence[float], Sequence[float], Sequence[float]]] = field(repr=False)
-    """Per program (in the order given to `simulate`): (issue, start, end) cycle of each of its commands
-    (float arrays)."""
     end_order: Sequence[int] = field(repr=False)
     """Commands in the order they ended, each as its index in the concatenation of all programs' commands."""
     pe_of_program: list[int]
@@ -126,6 +198,8 @@ class Timeline:
     """When the last store that the LLC wrote on to DRAM behind its PE reached DRAM (`llc_write_behind`;
     0: none); the kernel ends no earlier."""
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
+    cycles: CommandCycles | None = field(default=None, repr=False)
+    """Every command's (issue, start, end) cycle, packed (None for a totals-only timeline)."""
     line_totals: list[LineCost] | None = field(default=None, repr=False)
     """The per-line costs (`line_costs`) summed while the launch ran, for a totals-only timeline (`simulate`
     with `keep_commands=False`), which keeps no command, `command_cycles` or `end_order` entries; None: the
@@ -144,6 +218,15 @@ class Timeline:
             )
 
     @cached_property
+    def command_cycles(self) -> list[tuple[Sequence[float], Sequence[float], Sequence[float]]]:
+        """Per program (in the order given to `simulate`): (issue, start, end) cycle of each of its commands
+        (float arrays; built on first use; empty for a totals-only timeline)."""
+        cycles = self.cycles
+        if cycles is None:
+            return []
+        return [cycles.program(k) for k in range(len(cycles.offset))]
+
+    @cached_property
     def span_rows(self) -> list[SpanRow]:
         """Every command's span as a tuple, in the order commands ended (built on first use).
 
@@ -155,11 +238,14 @@ class Timeline:
             first.append(len(owner))
             owner.extend([k] * len(prog.commands))
         rows: list[SpanRow] = []
+        cycles = self.cycles
+        assert cycles is not None
+        issue, start, end, offset = cycles.issue, cycles.start, cycles.end, cycles.offset
         for g in self.end_order:
             k = owner[g]
             i = g - first[k]
-            issue, start, end = self.command_cycles[k]
-            rows.append((self.pe_of_program[k], k, i, self.programs[k].commands[i], issue[i], start[i], end[i]))
+            p = offset[k] + i
+            rows.append((self.pe_of_program[k], k, i, self.programs[k].commands[i], issue[p], start[p], end[p]))
         return rows
 
     @cached_property
@@ -174,7 +260,8 @@ class Timeline:
         """Cost of each kernel source line (see LineCost), most command cycles first."""
         if self.line_totals is not None:
             return self.line_totals
-        return lines_of(line_sums(self.programs, self.command_cycles))
+        assert self.cycles is not None
+        return lines_of(line_sums(self.programs, self.cycles))
 
     @property
     def command_count(self) -> int:
@@ -220,9 +307,7 @@ _GLOBAL_READ, _GLOBAL_WRITE, _LS = (
 )
 
 
-def line_sums(
-    programs: Sequence[ProgramTrace], command_cycles: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float]]]
-) -> dict[str, list]:
+def line_sums(programs: Sequence[ProgramTrace], cycles: CommandCycles) -> dict[str, list]:
     """`add_line_costs` of every program in order (the same sums, added in the same order, so the same
     values), with the per-command arithmetic in numpy: the accumulator `lines_of` takes.
 
@@ -232,10 +317,6 @@ def line_sums(
     acc: dict[str, list] = {}
     if not cmds:
         return acc
-    starts, ends = array("d"), array("d")
-    for _, start, end in command_cycles[: len(programs)]:
-        starts.extend(start)
-        ends.extend(end)
     index: dict[str, int] = {}
     """Loc -> its code, in first-seen order (the order of `acc`)."""
     by_structure: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -255,7 +336,8 @@ def line_sums(
     loc = np.concatenate(loc_parts)
     n, n_locs = len(cmds), len(index)
     # bincount adds each loc's values one by one in command order, as the loop it replaces
-    cycles = np.bincount(loc, weights=np.frombuffer(ends) - np.frombuffer(starts), minlength=n_locs)
+    durations = (np.frombuffer(cycles.end) - np.frombuffer(cycles.start))[cycles.program_order()]
+    cycles_of = np.bincount(loc, weights=durations, minlength=n_locs)
     read = np.fromiter(map(_GLOBAL_READ, cmds), np.int64, n)
     written = np.fromiter(map(_GLOBAL_WRITE, cmds), np.int64, n)
     global_bytes = np.bincount(loc, weights=read + written, minlength=n_locs)
@@ -266,7 +348,7 @@ def line_sums(
     for pair in pairs[np.argsort(first)].tolist():  # each loc's engines in first-seen order
         engines[pair // len(_ENGINES)][_ENGINES[pair % len(_ENGINES)]] = None
     for name, k in index.items():
-        acc[name] = [int(counts[k]), float(cycles[k]), float(global_bytes[k]), float(ls_bytes[k]), engines[k]]
+        acc[name] = [int(counts[k]), float(cycles_of[k]), float(global_bytes[k]), float(ls_bytes[k]), engines[k]]
     return acc
 
 
@@ -348,40 +430,58 @@ class BusyUnion:
 
 
 def busy_cycles(
-    runs: list[tuple[int, list[int], Sequence[float], Sequence[float]]], engines: tuple[Engine, ...]
+    pe_of_program: Sequence[int], cycles: CommandCycles, engines: tuple[Engine, ...]
 ) -> dict[tuple[int, Engine], float]:
     """Union of command intervals per (PE, engine).
 
-    `runs`: (pe, engine index of each command, start cycles, end cycles) of each program, in the order
-    its PE ran them. `engines[k]` is the engine of index k; an engine may appear at several indices (the
-    timing model's two DMA queues), whose commands are one engine's.
+    `pe_of_program[k]`: the PE of program k; `cycles`: every command's cycles and queue index.
+    `engines[k]` is the engine of queue index k; an engine may appear at several indices (the timing model's
+    two DMA queues), whose commands are one engine's.
     """
-    if not any(len(eng) for _, eng, _, _ in runs):  # no program issued a command
+    if not cycles.start:  # no program issued a command
         return {}
-    pes: list[int] = []
-    counts: list[int] = []
-    engine: list[int] = []
-    starts, ends = array("d"), array("d")
-    for pe, eng, run_start, run_end in runs:
-        pes.append(pe * len(engines))
-        counts.append(len(eng))
-        engine.extend(eng)
-        starts.extend(run_start)
-        ends.extend(run_end)
+    finished = np.asarray(cycles.finished, dtype=np.int64)
+    pes = np.asarray(pe_of_program, dtype=np.int64)[finished]
+    counts = np.asarray(cycles.count, dtype=np.int64)[finished]
     canonical = np.asarray([engines.index(e) for e in engines], dtype=np.int64)
-    key = np.repeat(np.asarray(pes, dtype=np.int64), counts) + canonical[np.asarray(engine, dtype=np.int64)]
-    start_all = np.frombuffer(starts) if starts else np.zeros(0)
+    key = np.repeat(pes * len(engines), counts) + canonical[cycles.engines()]
+    start_all = np.frombuffer(cycles.start)
     order = np.lexsort((start_all, key))  # by (PE, engine), each group by start cycle
-    key, start, end = key[order], start_all[order], (np.frombuffer(ends) if ends else np.zeros(0))[order]
-    bounds = np.flatnonzero(np.diff(key)) + 1
+    end_all = np.frombuffer(cycles.end)
+    groups, lengths = _segments(key[order].tolist(), start_all[order].tolist(), end_all[order].tolist())
     busy = {}
-    for lo, hi in zip(np.concatenate(([0], bounds)), np.concatenate((bounds, [len(key)])), strict=True):
-        s, reach = start[lo:hi], np.maximum.accumulate(end[lo:hi])
-        new = np.empty(len(s), dtype=bool)  # a command starting after every earlier one ended opens a segment
-        new[0] = True
-        np.greater(s[1:], reach[:-1], out=new[1:])
-        first = np.flatnonzero(new)
-        last = np.concatenate((first[1:] - 1, [len(s) - 1]))
-        k = int(key[lo])
-        busy[int(k // len(engines)), engines[k % len(engines)]] = float(np.sum(reach[last] - s[first]))
+    for k, lo, hi in groups:
+        if hi - lo <= 2:  # what np.sum gives for one or two values
+            total = lengths[lo] if hi - lo == 1 else lengths[lo] + lengths[lo + 1]
+        else:
+            total = float(np.sum(np.asarray(lengths[lo:hi], dtype=np.float64)))
+        busy[k // len(engines), engines[k % len(engines)]] = total
     return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
+
+
+def _segments(key: list[int], start: list[float], end: list[float]) -> tuple[list[tuple[int, int, int]], list[float]]:
+    """Busy segments of commands sorted by (key, start): ([(key, first, last + 1) of each key's segments in
+    `lengths`], lengths). A command starting after every earlier one of its key ended opens a segment; a
+    segment lasts from its first command's start to the latest end of its commands."""
+    groups: list[tuple[int, int, int]] = []
+    lengths: list[float] = []
+    current = key[0]
+    lo = 0
+    seg_start = start[0]
+    reach = end[0]
+    for j in range(1, len(key)):
+        k = key[j]
+        s = start[j]
+        e = end[j]
+        if k != current:
+            lengths.append(reach - seg_start)
+            groups.append((current, lo, len(lengths)))
+            current, lo, seg_start, reach = k, len(lengths), s, e
+        elif s > reach:
+            lengths.append(reach - seg_start)
+            seg_start, reach = s, e
+        elif e > reach:
+            reach = e
+    lengths.append(reach - seg_start)
+    groups.append((current, lo, len(lengths)))
+    return groups, lengths

@@ -85,7 +85,9 @@ from mtia_xdsl.machine.program_shape import (
 )
 from mtia_xdsl.machine.re_barrier import ReBarrier, next_barrier
 from mtia_xdsl.machine.timeline import (
+    PACK_EVERY,
     BusyUnion,
+    CommandCycles,
     CommandSpan,
     Timeline,
     WorkTotals,
@@ -245,16 +247,30 @@ class _Xfer:
         """0 read port, 1 write port."""
 
 
-class _Count:
-    """Stands for `_Simulator.end_order` in a totals-only run: counts the commands that ended."""
+class _EndLog:
+    """`_Simulator.end_order`: the commands in the order they ended, each as its index in the concatenation of
+    all programs' commands, packed (`packed`, after `close`); in a totals-only run only their number."""
 
-    __slots__ = ("n",)
+    __slots__ = ("keep", "n", "packed", "pending")
 
-    def __init__(self) -> None:
+    def __init__(self, keep: bool) -> None:
+        self.keep = keep
         self.n = 0
+        self.packed: array[int] = array("q")
+        self.pending: list[int] = []
+        """Commands logged since the last packing (one call packs many)."""
 
-    def append(self, _: int) -> None:
+    def append(self, g: int) -> None:
         self.n += 1
+        if self.keep:
+            self.pending.append(g)
+            if len(self.pending) >= PACK_EVERY:
+                self.close()
+
+    def close(self) -> None:
+        """Pack the commands logged since the last call."""
+        self.packed.fromlist(self.pending)
+        self.pending.clear()
 
     def __len__(self) -> int:
         return self.n
@@ -305,10 +321,11 @@ class _Simulator:
         self.pool_seq = [0] * len(self.memory.pools)
         """Per memory pool: the event sequence number of its timer (ties with heap events go by it)."""
         self.work = WorkTotals()
-        self.end_order: array[int] | _Count = array("q") if keep_commands else _Count()
+        self.end_order = _EndLog(keep_commands)
         """Commands in the order they ended (index in the concatenation of all programs' commands), packed;
         only their number when the timeline keeps totals only."""
-        self.runs: list[ProgramRun | None] = [None] * len(programs)
+        self.cycles = CommandCycles(len(programs))
+        """Cycles of the commands of finished programs (timelines that keep every command)."""
         self.first_command = (
             list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
             if keep_commands
@@ -428,7 +445,7 @@ class _Simulator:
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
         shape = program_shape(prog, self.config, self.shapes)
-        run = self.runs[index] = ProgramRun(index, self.first_command[index], prog, shape)
+        run = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
         self.work.add(shape.work)
@@ -595,13 +612,12 @@ class _Simulator:
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
         if self.keep_commands:
-            run.retire()
+            self.cycles.add(run.index, run.engine, run.issue_t, run.start_t, run.end_t)
         else:  # fold its commands into the totals and forget them
             add_line_costs(self.line_acc, run.cmds, run.start_t, run.end_t)
             self.busy.add(pe.pe, run.index, run.engine, run.start_t, run.end_t)
             # Later commands on this PE start no earlier than the running program (or the next one, now).
             self.busy.flush(pe.pe, pe.run.start_cycle if run is pe.older and pe.run is not None else self.now)
-            self.runs[run.index] = None
             self.programs.release(run.index)
         if self.progress is not None and len(self.end_order) - self.reported >= _PROGRESS_EVERY:
             self.progress(len(self.end_order) - self.reported)
@@ -748,7 +764,7 @@ class _Simulator:
             memory = self.memory
             memory.traffic.ls_bytes += c.ls_bytes
             if e != SCALAR:
-                self._start_dma(pe, run, i, c, now)
+                self._start_dma(pe, run, i, c, e, now)
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
                 pe.engine_free[e] = now + occupancy
@@ -756,15 +772,17 @@ class _Simulator:
         if run is pe.older and pe.run is not run:  # all of the older program's commands on e started
             self._try_start_now(pe, e)
 
-    def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, now: float) -> None:
-        """DMA command i starts now: issue cycles on the engine, then the memory latency, then its transfer."""
-        issue = self.issue_cycles.get(c.descriptors)
+    def _start_dma(self, pe: _PE, run: ProgramRun, i: int, c: Command, e: int, now: float) -> None:
+        """DMA command i (of queue e) starts now: issue cycles on the engine, then the memory latency, then its
+        transfer."""
+        descriptors: int = c.descriptors
+        issue = self.issue_cycles.get(descriptors)
         if issue is None:
-            issue = self.issue_cycles[c.descriptors] = cost.dma_issue_cycles(c.descriptors, self.config)
+            issue = self.issue_cycles[descriptors] = cost.dma_issue_cycles(descriptors, self.config)
         free = pe.engine_free[DMA] = now + issue
         pe.dma_issue += issue
         pe.dma_inflight += 1
-        write = is_write(c)
+        write = e == DMA_WRITE if self.split_dma else is_write(c)  # with two queues, a store's is DMA_WRITE
         parts, level = self.memory.dma_parts(c, write)
         ready = free + pe.latency[level]
         direction = 1 if write else 0
@@ -898,13 +916,15 @@ class _Simulator:
         )
 
     def timeline(self, mapping: str, grid: tuple[int, int, int]) -> Timeline:
+        self.end_order.close()
+        self.cycles.close()
         total = max(max((end for _, end in self.program_cycles), default=0.0), self.write_behind_end)
         shared: dict[str, Any] = dict(
             config=self.config,
             mapping=mapping,
             grid=grid,
             total_cycles=total,
-            end_order=self.end_order,
+            end_order=self.end_order.packed if self.keep_commands else self.end_order,  # type: ignore[arg-type]
             pe_of_program=self.pe_of_program,
             program_cycles=self.program_cycles,
             traffic=self.memory.traffic,
@@ -919,20 +939,12 @@ class _Simulator:
         if not self.keep_commands:
             return Timeline(
                 **shared,
-                command_cycles=[],
                 engine_busy_cycles=self.busy.result(),
                 line_totals=lines_of(self.line_acc),
             )
         return Timeline(
             **shared,
-            command_cycles=[r.cycles if r and r.cycles else ([], [], []) for r in self.runs],
-            engine_busy_cycles=busy_cycles(
-                [
-                    (self.pe_of_program[r.index], r.engine, r.cycles[1], r.cycles[2])
-                    for r in self.runs
-                    if r and r.cycles
-                ],
-                _QUEUE_ENGINES,
-            ),
+            cycles=self.cycles,
+            engine_busy_cycles=busy_cycles(self.pe_of_program, self.cycles, _QUEUE_ENGINES),
             programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released
         )
