@@ -470,3 +470,44 @@ def test_conv_template_input_is_a_digit_bounded_box_and_matches_eager_and_interp
     torch.testing.assert_close(oracle, expected, atol=1e-4, rtol=1e-4)
     mtia = kernel.asm["mtia"]
     assert "mtia.gather" not in mtia and "mtia.scatter" not in mtia and mtia.count("mtia.dma_store") == 1
+
+
+@triton.jit
+def channels_last_copy(in_ptr, out_ptr, ynumel, xnumel, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """Inductor's copy of conv weights or input into channels last (cnn's `triton_poi_fused_1`): out[y1, x, y0]
+    = in[3 * y1 + y0, x], `y0 = yindex % 3` and `y1 = yindex // 3` over a [YBLOCK, 1] tile."""
+    ynumel = 6
+    xnumel = 256
+    yoffset = tl.program_id(1) * YBLOCK
+    yindex = yoffset + tl.arange(0, YBLOCK)[:, None]
+    ymask = yindex < ynumel
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[None, :]
+    xmask = xindex < xnumel
+    y0 = yindex % 3
+    y1 = yindex // 3
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), xmask & ymask)
+    tl.store(out_ptr + (y0 + 3 * xindex + 768 * y1), tmp0, xmask & ymask)
+
+
+@pytest.mark.parametrize(
+    ("yblock", "xblock", "y_programs", "dma"),
+    [(8, 256, 1, True), (8, 128, 1, True), (8, 128, 2, True), (4, 256, 2, False)],
+)  # (8, 128, 2): the second row of programs is all masked; (4, 256): the valid rows span two blocks
+def test_channels_last_copy_is_a_box_store_and_matches_eager_and_interpreter(yblock, xblock, y_programs, dma):
+    """A block that holds every valid row of the split dimension (YBLOCK >= ynumel = 6, a multiple of 3,
+    the block's start a multiple of YBLOCK) stores its first 6 rows as the box [2, 3, XBLOCK], moved in
+    memory order (one DMA, not a scalar scatter); with YBLOCK = 4 the store stays on the scalar core."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_copy, constexprs={"YBLOCK": yblock, "XBLOCK": xblock})
+    grid = (256 // xblock, y_programs)
+    kernel[grid](x, out, 6, 256)
+    InterpretedFunction(channels_last_copy.fn)[grid](x, oracle, 6, 256, YBLOCK=yblock, XBLOCK=xblock)
+    expected = x.view(2, 3, 256).permute(0, 2, 1)
+    torch.testing.assert_close(oracle, expected)
+    torch.testing.assert_close(out, oracle)
+    mtia = kernel.asm["mtia"]
+    assert ("mtia.scatter" not in mtia and "mtia.dma_store" in mtia) == dma
