@@ -511,3 +511,54 @@ def test_channels_last_copy_is_a_box_store_and_matches_eager_and_interpreter(ybl
     torch.testing.assert_close(out, oracle)
     mtia = kernel.asm["mtia"]
     assert ("mtia.scatter" not in mtia and "mtia.dma_store" in mtia) == dma
+
+
+@triton.jit
+def channels_last_repeated(in_ptr, out_ptr, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """`channels_last_copy` with only `y1 = yindex // 3` in the address: rows 3 * y1 + (0, 1, 2) write one
+    address each."""
+    yindex = tl.program_id(1) * YBLOCK + tl.arange(0, YBLOCK)[:, None]
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[None, :]
+    mask = (yindex < 6) & (xindex < 256)
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), mask)
+    tl.store(out_ptr + (3 * xindex + 768 * (yindex // 3)), tmp0, mask)
+
+
+def test_repeated_addresses_stay_scalar_and_the_last_row_wins_as_in_the_interpreter():
+    """A box with a stride of 0 is refused: the scalar scatter writes the rows in order, so row 3 * y1 + 2
+    lands last, as in Triton's interpreter."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_repeated, constexprs={"YBLOCK": 8, "XBLOCK": 256})
+    kernel[(1, 1)](x, out)
+    InterpretedFunction(channels_last_repeated.fn)[(1, 1)](x, oracle, YBLOCK=8, XBLOCK=256)
+    torch.testing.assert_close(oracle[:, :, 0], x.view(2, 3, 256)[:, 2])
+    torch.testing.assert_close(out, oracle)
+    assert "mtia.scatter" in kernel.asm["mtia"]
+
+
+@triton.jit
+def channels_last_copy_t(in_ptr, out_ptr, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """`channels_last_copy` with the split dimension last: an [XBLOCK, YBLOCK] tile, `yindex` along dimension 1."""
+    yindex = tl.program_id(1) * YBLOCK + tl.arange(0, YBLOCK)[None, :]
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    mask = (yindex < 6) & (xindex < 256)
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), mask)
+    tl.store(out_ptr + (yindex % 3 + 3 * xindex + 768 * (yindex // 3)), tmp0, mask)
+
+
+def test_split_of_the_last_dimension_is_a_box_store_and_matches_the_interpreter():
+    """The wrapped dimension may be any of the tile's (here 1): the box is [XBLOCK, 2, 3], one DMA."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_copy_t, constexprs={"YBLOCK": 8, "XBLOCK": 64})
+    kernel[(4, 2)](x, out)
+    InterpretedFunction(channels_last_copy_t.fn)[(4, 2)](x, oracle, YBLOCK=8, XBLOCK=64)
+    torch.testing.assert_close(oracle, x.view(2, 3, 256).permute(0, 2, 1))
+    torch.testing.assert_close(out, oracle)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.scatter" not in mtia and "tensor<64x2x3xf32>" in mtia

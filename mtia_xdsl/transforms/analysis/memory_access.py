@@ -883,7 +883,7 @@ class _Analyzer:
         scale = mul(b.index_scale, a.base) if b.index is not None else 0
         coeffs = tuple(coeff_scale(c, a.base) for c in b.coeffs)
         wrap = b.wrap if any(isinstance(c, Digits) for c in coeffs) else None  # a zero scale leaves no box
-        product = AffineForm(mul(b.base, a.base), coeffs, None, (), b.index, scale, wrap)
+        product = AffineForm(mul(b.base, a.base), coeffs, None, (), b.index, scale, wrap, b.wrap_dim)
         return product.limited(a.limits).limited(b.limits)
 
     def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
@@ -1167,8 +1167,8 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
             if isinstance(op, tt.StoreOp) and op in wrapped.accesses:
                 info.accesses[op] = wrapped.accesses[op]
                 del info.fallback_reasons[op]
-            elif wrapped.fallback_reasons.get(op) == _WRAPPED_STORE:
-                info.fallback_reasons[op] = _WRAPPED_STORE  # the remainder was an index tile only for want of a box
+            elif (reason := wrapped.fallback_reasons.get(op)) in (_WRAPPED_STORE, _REPEATED_STORE):
+                info.fallback_reasons[op] = reason  # the remainder was an index tile only for want of a box
     return info
 
 
@@ -1431,6 +1431,7 @@ def _wrapped_access(
     )  # fmt: skip
 
 
+_REPEATED_STORE = "store writes several elements of the block to one address (a stride of 0)"
 _WRAPPED_STORE = "store through a flat index split across rows, not starting at a row or not whole rows"
 
 
@@ -1447,7 +1448,9 @@ def _wrapped_store(
     On an n-D tile the same holds along the wrapped dimension d (`AffineForm.wrap_dim`), the others kept:
     cnn's channels-last copy `out[y0 + 3 * x2 + 768 * y1]` with `y0 = yindex % 3`, `y1 = yindex // 3`,
     `yindex < 6` from one [8, XBLOCK] block is the box [2, 3, XBLOCK] of strides [768, 1, 3] filled from
-    the tile's first 6 rows (`BlockAccess.window_dim`); it is moved in memory order (`memory_order`)."""
+    the tile's first 6 rows (`BlockAccess.window_dim`); it is moved in memory order (`memory_order`). A box
+    with a stride of 0 (`out[768 * y1 + 3 * x2]`: three rows to one address) stays on the scalar core, whose
+    element order decides the last writer, as in Triton's interpreter."""
     assert form.ptr is not None and form.wrap is not None
     d = form.wrap_dim
     c = form.coeffs[d]
@@ -1461,6 +1464,8 @@ def _wrapped_store(
     strides = (*form.coeffs[:d], c.coeffs[1], c.coeffs[0], *form.coeffs[d + 1 :])
     box_bounds = (*bounds[:d], div(bound, n), n, *bounds[d + 1 :])
     box = (*shape[:d], flat // n, n, *shape[d + 1 :])
+    if any(isinstance(k, int) and k == 0 for k, e in zip(strides, box, strict=True) if e > 1):
+        return None, _REPEATED_STORE  # which element lands last is the scalar core's order
     return (
         BlockAccess(form.ptr, form.base, strides, box_bounds, box, view=shape, window=0,  # type: ignore[arg-type]
                     window_dim=d),

@@ -779,6 +779,38 @@ tt.func public @channels_last_copy(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>, %w:
   tt.return
 }
 
+// The same split with only `y // 3` in the address (`out[48 * y1 + 3 * x]`): three rows of the tile write each
+// address, a box stride of 0, so the store stays on the scalar core (its element order picks the last writer).
+// CHECK-LABEL: tt.func public @channels_last_repeated
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store writes several elements of the block to one address (a stride of 0)"}
+tt.func public @channels_last_repeated(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>) {
+  %pidy = tt.get_program_id y : i32
+  %c8 = arith.constant 8 : i32
+  %yoff = arith.muli %pidy, %c8 : i32
+  %ry = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %ry2 = tt.expand_dims %ry {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %yoffs = tt.splat %yoff : i32 -> tensor<8x1xi32>
+  %y = arith.addi %yoffs, %ry2 : tensor<8x1xi32>
+  %n6 = arith.constant dense<6> : tensor<8x1xi32>
+  %ymask = arith.cmpi slt, %y, %n6 : tensor<8x1xi32>
+  %rx = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %x = tt.expand_dims %rx {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %k3 = arith.constant dense<3> : tensor<8x1xi32>
+  %y1 = arith.divsi %y, %k3 : tensor<8x1xi32>
+  %kx = arith.constant dense<3> : tensor<1x16xi32>
+  %x3 = arith.muli %kx, %x : tensor<1x16xi32>
+  %x3b = tt.broadcast %x3 : tensor<1x16xi32> -> tensor<8x16xi32>
+  %k48 = arith.constant dense<48> : tensor<8x1xi32>
+  %y1r = arith.muli %k48, %y1 : tensor<8x1xi32>
+  %y1b = tt.broadcast %y1r : tensor<8x1xi32> -> tensor<8x16xi32>
+  %o = arith.addi %x3b, %y1b : tensor<8x16xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<8x16x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<8x16x!tt.ptr<f32>>, tensor<8x16xi32>
+  %mask = tt.broadcast %ymask : tensor<8x1xi1> -> tensor<8x16xi1>
+  tt.store %p, %v, %mask : tensor<8x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // A mask bound on the digit `nhw % 8` while the block's own digits split at 4 (`nhw % 4`, rows of 100): the
 // condition spans two digits of the block, not a box; the load stays on the scalar core.
 // CHECK-LABEL: tt.func public @digit_bound_not_refined
