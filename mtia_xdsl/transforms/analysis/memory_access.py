@@ -1197,7 +1197,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         return None, "boundary check"
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
-            return None, "store through an index tile (a scatter)"
+            return None, _row_scatter_reason(form, shape, analyzer)
         if form.wrap is not None or (
             not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape)
         ):
@@ -1258,6 +1258,23 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         ),
         "",
     )
+
+
+_ROW_SCATTER = "store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"
+_ELEMENT_SCATTER = "store through an index tile that varies along the last dimension (an element scatter, not rows)"
+
+
+def _row_scatter_reason(form: AffineForm, shape: tuple[int, ...], analyzer: _Analyzer) -> str:
+    """Why a store through an index tile stays on the scalar core. Rows (the tile the same along the last
+    dimension): an indexed DMA store would write them, but two equal ids would leave the row's final value
+    to the order the DMA engine writes its rows in, which no source gives (MACHINE.md: only that MTIA's DMA
+    has an indexed mode for embedding rows), and a tile of ids is not provably free of repeats; the scalar
+    core writes in element order, as Triton's interpreter does. Else single elements (moe_top2's
+    `out[tmp3 + 4 * x1]`), which no row DMA writes."""
+    assert form.index is not None
+    if form.split or _rows_only(form.index, analyzer) or _rows_in_memory_order(form, shape):
+        return _ROW_SCATTER
+    return _ELEMENT_SCATTER
 
 
 _UNBOUNDED_LIMIT = "a split index holds only below a limit the mask does not imply (it may carry into the next row)"

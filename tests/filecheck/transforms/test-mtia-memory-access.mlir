@@ -333,13 +333,15 @@ tt.func public @wrapping_rows_through_if(%a: !tt.ptr<f32>) {
 }
 
 // Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
-// picked by them: an indexed DMA. A store through the ids is a scatter and stays on the scalar core, and so is
-// a load of single elements picked by ids that vary along the last dimension (an element gather).
+// picked by them: an indexed DMA. A store of rows through the ids stays on the scalar core (a repeated id would
+// leave the last writer to the DMA's order), and so does a load of single elements picked by ids that vary along
+// the last dimension (an element gather), and a store of them (an element scatter).
 // CHECK-LABEL: tt.func public @embedding_rows
 // CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+%off strides=[1, 0] bounds=[(%n - %off), 1] shape=[8, 1]"}
 // CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%table+0 index=%id*64 strides=[0, 1] bounds=[(%n - %off), 64] shape=[8, 64]"}
-// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile (a scatter)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
 tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32) {
   %pid = tt.get_program_id x : i32
   %c8 = arith.constant 8 : i32
@@ -377,6 +379,7 @@ tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32
   %t1 = tt.splat %table : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
   %elems = tt.addptr %t1, %elem_ids : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
   %e = tt.load %elems : tensor<64x!tt.ptr<f32>>
+  tt.store %elems, %e : tensor<64x!tt.ptr<f32>>
   tt.return
 }
 
