@@ -1272,9 +1272,12 @@ def _row_scatter_reason(form: AffineForm, shape: tuple[int, ...], analyzer: _Ana
     core writes in element order, as Triton's interpreter does. Else single elements (moe_top2's
     `out[tmp3 + 4 * x1]`), which no row DMA writes."""
     assert form.index is not None
-    if form.split or _rows_only(form.index, analyzer) or _rows_in_memory_order(form, shape):
-        return _ROW_SCATTER
-    return _ELEMENT_SCATTER
+    last = form.coeffs[-1] if form.coeffs else 0
+    if isinstance(last, Digits):  # a flat index split across rows: one id per run of the innermost digit
+        rows = _rows_only(form.index, analyzer, inner=last.extents[0])
+    else:
+        rows = _rows_only(form.index, analyzer) or _rows_in_memory_order(form, shape)
+    return _ROW_SCATTER if rows else _ELEMENT_SCATTER
 
 
 _UNBOUNDED_LIMIT = "a split index holds only below a limit the mask does not imply (it may carry into the next row)"

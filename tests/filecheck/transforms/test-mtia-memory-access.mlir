@@ -814,6 +814,40 @@ tt.func public @channels_last_repeated(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>)
   tt.return
 }
 
+// moe_top2's flat scatter `out[tmp3 + 4 * x1]`, x1 = xindex // 2, tmp3 loaded at xindex: each element has its own
+// id, an element scatter. With the id loaded at x1 (one per run of 2) it is a store of rows through ids.
+// CHECK-LABEL: tt.func public @flat_scatter
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"}
+tt.func public @flat_scatter(%ids: !tt.ptr<i32>, %out: !tt.ptr<f32>, %v: tensor<32xf32>) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %off = arith.muli %pid, %c32 : i32
+  %offs = tt.splat %off : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %x = arith.addi %offs, %r : tensor<32xi32>
+  %k2 = arith.constant dense<2> : tensor<32xi32>
+  %x1 = arith.divsi %x, %k2 : tensor<32xi32>
+  %k4 = arith.constant dense<4> : tensor<32xi32>
+  %row = arith.muli %x1, %k4 : tensor<32xi32>
+  %idss = tt.splat %ids : !tt.ptr<i32> -> tensor<32x!tt.ptr<i32>>
+  %idp = tt.addptr %idss, %x : tensor<32x!tt.ptr<i32>>, tensor<32xi32>
+  %id = tt.load %idp : tensor<32x!tt.ptr<i32>>
+  %o = arith.addi %id, %row : tensor<32xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  tt.store %p, %v : tensor<32x!tt.ptr<f32>>
+  %idq = tt.addptr %idss, %x1 : tensor<32x!tt.ptr<i32>>, tensor<32xi32>
+  %rid = tt.load %idq : tensor<32x!tt.ptr<i32>>
+  %k64 = arith.constant dense<64> : tensor<32xi32>
+  %rrow = arith.muli %rid, %k64 : tensor<32xi32>
+  %x0 = arith.remsi %x, %k2 : tensor<32xi32>
+  %ro = arith.addi %rrow, %x0 : tensor<32xi32>
+  %q = tt.addptr %outs, %ro : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  tt.store %q, %v : tensor<32x!tt.ptr<f32>>
+  tt.return
+}
+
 // A mask bound on the digit `nhw % 8` while the block's own digits split at 4 (`nhw % 4`, rows of 100): the
 // condition spans two digits of the block, not a box; the load stays on the scalar core.
 // CHECK-LABEL: tt.func public @digit_bound_not_refined
