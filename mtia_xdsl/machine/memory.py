@@ -153,7 +153,11 @@ class LlcCoverage:
         old_starts, old_ends = starts[i0:j0], ends[i0:j0]
         count, k = len(old_starts), 0
         cached, full, total = 0, False, self.total
-        added: list[tuple[int, int]] = []
+        added_starts: list[int] = []
+        added_ends: list[int] = []
+        a: int  # typed: native integer arithmetic when compiled
+        b: int
+        n: int
         for r in range(len(run_starts)):
             a, n = run_starts[r], run_bytes[r]
             if n <= 0:
@@ -166,17 +170,19 @@ class LlcCoverage:
             else:
                 covered, kk = 0, k
                 while kk < count and old_starts[kk] < b:
-                    covered += min(old_ends[kk], b) - max(old_starts[kk], a)
+                    end = old_ends[kk] if old_ends[kk] < b else b
+                    covered += end - (old_starts[kk] if old_starts[kk] > a else a)
                     kk += 1
             cached += covered
             if not full:
                 if total + n > capacity:
                     full = True
                 elif covered < n:
-                    added.append((a, b))
+                    added_starts.append(a)
+                    added_ends.append(b)
                     total += n - covered
-        if added:
-            merged_starts, merged_ends = _merge_intervals(sorted([*zip(old_starts, old_ends), *added]))
+        if added_starts:
+            merged_starts, merged_ends = _merge_sorted(old_starts, old_ends, added_starts, added_ends)
             starts[i0:j0] = merged_starts
             ends[i0:j0] = merged_ends
             self.total = total
@@ -244,16 +250,36 @@ def _run_lists(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[list[int], l
     return run_starts, [nbytes] * len(run_starts)
 
 
-def _merge_intervals(intervals: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """Union of [start, end) intervals sorted by start, merging overlapping and adjacent ones."""
-    starts, ends = [intervals[0][0]], [intervals[0][1]]
-    for lo, hi in intervals:
-        if lo <= ends[-1]:
-            if hi > ends[-1]:
-                ends[-1] = hi
+def _merge_sorted(
+    a_starts: list[int], a_ends: list[int], b_starts: list[int], b_ends: list[int]
+) -> tuple[list[int], list[int]]:
+    """Union of two lists of [start, end) intervals, each sorted by start, merging overlapping and adjacent
+    ones (without a tuple per interval or a sort)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    i = j = 0
+    na, nb = len(a_starts), len(b_starts)
+    lo: int
+    hi: int
+    last: int = 0
+    """End of the interval being merged (the last of `starts`, whose end is not in `ends` yet)."""
+    while i < na or j < nb:
+        if j == nb or (i < na and a_starts[i] <= b_starts[j]):
+            lo, hi = a_starts[i], a_ends[i]
+            i += 1
         else:
+            lo, hi = b_starts[j], b_ends[j]
+            j += 1
+        if starts and lo <= last:
+            if hi > last:
+                last = hi
+        else:
+            if starts:
+                ends.append(last)
             starts.append(lo)
-            ends.append(hi)
+            last = hi
+    if starts:
+        ends.append(last)
     return starts, ends
 
 
@@ -557,9 +583,12 @@ class MemorySystem:
             return nbytes, 0.0
         if placement == "sram":
             return 0.0, nbytes
-        if write:
-            self._llc_allocate(ranges, ())
-            return nbytes, 0.0  # write-through
+        if write:  # write-through
+            if len(ranges) > 1 and (regular[0] >= regular[1] if regular is not None else _ascending_disjoint(ranges)):
+                self.llc_overflowed |= self.coverage.read_and_add(ranges, self.llc_bytes)[1]  # adds them as below
+            else:
+                self._llc_allocate(ranges, ())
+            return nbytes, 0.0
         if not ranges:
             return nbytes, 0.0  # no addresses: assume a miss
         touched: int
