@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import math
 import re
 import sys
@@ -89,8 +90,6 @@ def _torch_internal(path: str) -> Any:
 
     Raises: InductorHookError naming the first missing piece (see `_require`).
     """
-    import importlib
-
     parts = path.split(".")
     for split in range(len(parts), 0, -1):
         try:
@@ -297,7 +296,7 @@ def install() -> None:
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
             # the decompositions' kernels and rules too: a cached graph keeps their decisions
-            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention", "inductor_topk")
+            modules = ("inductor_bag_groups", *CUSTOM_OP_MODULES)
             sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
             return (hash_files((__file__, *map(str, sources))), user)
 
@@ -320,7 +319,21 @@ def install() -> None:
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
     cache_clear()  # properties cached before the hook described the host
+    register_custom_ops()
     _installed = True
+
+
+CUSTOM_OP_MODULES = ("inductor_kernels", "inductor_attention", "inductor_topk")
+"""The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
+put into Inductor's output code."""
+
+
+def register_custom_ops() -> None:
+    """Import `CUSTOM_OP_MODULES`, registering their custom ops. The decompositions import them when they run, but
+    output code from Inductor's FX graph cache (a later process compiling the same graph) calls the ops with no
+    decomposition run: `torch.ops.mtia_xdsl.topk` was an AttributeError there."""
+    for name in CUSTOM_OP_MODULES:
+        importlib.import_module(f"mtia_xdsl.runtime.{name}")
 
 
 def extern_as_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:
