@@ -117,10 +117,9 @@ def mtia_active() -> bool:
 def device_machine_config() -> Any:
     """The MachineConfig Inductor's device properties describe: the driver's target preset (as Triton's
     `get_device_properties` of the driver reports it)."""
-    from mtia_xdsl.machine.config import MachineConfig
-    from mtia_xdsl.runtime.triton_backend.driver import TARGET
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
-    return MachineConfig.preset(TARGET.arch)
+    return target_machine_config()
 
 
 class MtiaDeviceProperties:
