@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import math
 import re
 import sys
@@ -91,8 +92,6 @@ def _torch_internal(path: str) -> Any:
 
     Raises: InductorHookError naming the first missing piece (see `_require`).
     """
-    import importlib
-
     parts = path.split(".")
     for split in range(len(parts), 0, -1):
         try:
@@ -120,10 +119,9 @@ def mtia_active() -> bool:
 def device_machine_config() -> Any:
     """The MachineConfig Inductor's device properties describe: the driver's target preset (as Triton's
     `get_device_properties` of the driver reports it)."""
-    from mtia_xdsl.machine.config import MachineConfig
-    from mtia_xdsl.runtime.triton_backend.driver import TARGET
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
-    return MachineConfig.preset(TARGET.arch)
+    return target_machine_config()
 
 
 class MtiaDeviceProperties:
@@ -299,7 +297,7 @@ def install() -> None:
         def uuid(self) -> Any:
             user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
             # the decompositions' kernels and rules too: a cached graph keeps their decisions
-            modules = ("inductor_bag_groups", "inductor_kernels", "inductor_attention", "inductor_topk")
+            modules = ("inductor_bag_groups", *CUSTOM_OP_MODULES)
             sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
             return (hash_files((__file__, *map(str, sources))), user)
 
@@ -323,6 +321,7 @@ def install() -> None:
     table[torch_aten().topk.default] = topk
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
+    register_custom_ops()
     _installed = True
 
 
@@ -337,6 +336,19 @@ def _flexible_fallback(lowering: Any) -> None:
     op = inductor_kernels.embedding_bag_backward._opoverload  # pyright: ignore[reportFunctionMemberAccess]
     if op not in _require(lowering, "lowerings", "torch._inductor.lowering"):
         _require(lowering, "make_fallback", "torch._inductor.lowering")(op, layout_constraint=None, warn=False)
+
+
+CUSTOM_OP_MODULES = ("inductor_kernels", "inductor_attention", "inductor_topk")
+"""The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
+put into Inductor's output code."""
+
+
+def register_custom_ops() -> None:
+    """Import `CUSTOM_OP_MODULES`, registering their custom ops. The decompositions import them when they run, but
+    output code from Inductor's FX graph cache (a later process compiling the same graph) calls the ops with no
+    decomposition run: `torch.ops.mtia_xdsl.topk` was an AttributeError there."""
+    for name in CUSTOM_OP_MODULES:
+        importlib.import_module(f"mtia_xdsl.runtime.{name}")
 
 
 def extern_as_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:

@@ -346,11 +346,11 @@ def _embedding_bag_backward_kernel(
 def backward_block_rows(num_weights: int) -> int:
     """Rows per program of `embedding_bag_backward` for a table of `num_weights` rows: the least power of two in
     BACKWARD_BLOCK_ROWS whose programs fit on the PEs of the driver's chip (`MachineConfig.n_pes`), else the most."""
-    from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
     least, most = BACKWARD_BLOCK_ROWS
     rows = least
-    while rows < most and triton.cdiv(num_weights, rows) > device_machine_config().n_pes:
+    while rows < most and triton.cdiv(num_weights, rows) > target_machine_config().n_pes:
         rows *= 2
     return rows
 

@@ -14,12 +14,19 @@ from typing import Any
 from triton.backends.compiler import GPUTarget
 from triton.backends.driver import DriverBase
 
-from mtia_xdsl.machine.config import DEFAULT_CHIP
+from mtia_xdsl.machine.config import DEFAULT_CHIP, MachineConfig
 from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import binary, toolchain
 from mtia_xdsl.runtime.launch import KernelLaunchError, kernel_location, runtime_args
 
 TARGET = GPUTarget("cpu", DEFAULT_CHIP, 1)
+
+
+def target_machine_config() -> MachineConfig:
+    """The MachineConfig of the chip the driver targets (`TARGET.arch`'s preset): what its device properties
+    describe, and what Inductor's device properties and mtia_xdsl's own Inductor kernels size for."""
+    return MachineConfig.preset(TARGET.arch)
+
 
 _CPP_TYPES = {
     "i1": "bool",
@@ -55,10 +62,8 @@ class MtiaUtils:
         num_warps)` gives one program per PE. n_spills is 0 (no register allocation is modelled);
         n_max_threads is 1 thread per program.
         """
-        from mtia_xdsl.machine.config import MachineConfig
-
         loaded = binary.load(kernel)
-        registers = MachineConfig.preset(TARGET.arch).scalar_registers
+        registers = target_machine_config().scalar_registers
         n_regs = max(1, registers // max(1, loaded.num_warps))
         return loaded, loaded, n_regs, 0, 2**31 - 1
 
@@ -73,9 +78,7 @@ class MtiaUtils:
         per program); clock rates in kHz as CUDA reports them (MachineConfig.clock_hz; memory clock: none
         modelled, 0); mem_bus_width in bits: 0 (not modelled).
         """
-        from mtia_xdsl.machine.config import MachineConfig
-
-        config = MachineConfig.preset(TARGET.arch)
+        config = target_machine_config()
         return {
             "max_shared_mem": config.ls_bytes,
             "multiprocessor_count": config.n_pes,
