@@ -57,7 +57,8 @@ def _torch_cast(x: np.ndarray, src_dtype: Any, dtype: Any) -> np.ndarray:
 
     src = x if x.flags.c_contiguous and x.flags.writeable else np.array(x, dtype=src_dtype)
     out = np.empty(x.shape, dtype=dtype)
-    flat_in, flat_out = torch.from_numpy(src.reshape(-1)), torch.from_numpy(out.reshape(-1))
+    flat_in = torch.from_numpy(src.reshape(-1))  # pyright: ignore[reportUnknownMemberType]
+    flat_out = torch.from_numpy(out.reshape(-1))  # pyright: ignore[reportUnknownMemberType]
     step = _TORCH_SERIAL_ELEMS
     for k in range(0, x.size, step):
         flat_out[k : k + step].copy_(flat_in[k : k + step])

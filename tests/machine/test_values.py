@@ -6,6 +6,7 @@ import torch
 from xdsl.dialects import builtin
 from xdsl.utils.exceptions import InterpretationError
 
+from mtia_xdsl.machine.interpret.batching import fill_outside_box
 from mtia_xdsl.machine.interpret.values import (
     Divergence,
     GlobalMemory,
@@ -221,3 +222,26 @@ def test_batched_block_read_and_undo_of_writes():
     mem.end_undo()
     mem.commit()
     assert torch.equal(x, torch.arange(12, dtype=torch.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.bool_])
+@pytest.mark.parametrize("fill", [np.nan, 0, -np.inf, 1.5, True, "same-dtype array"])
+@pytest.mark.parametrize(
+    ("shape", "bounds"), [((5, 8, 16), [3, 20]), ((8, 16), [-1, 4]), ((4, 6), [6, 2]), ((2, 9), [4])]
+)
+def test_fill_outside_box_is_np_where_or_declines(dtype, fill, shape, bounds) -> None:
+    fill = np.asarray(3, dtype=dtype) if isinstance(fill, str) else fill
+    x = (np.random.default_rng(0).standard_normal(shape) * 10).astype(dtype)
+    rank = len(bounds)
+    inside = np.ones(shape[-rank:], dtype=bool)
+    for d, b in enumerate(bounds):
+        inside &= np.arange(shape[-rank + d]).reshape((-1,) + (1,) * (rank - 1 - d)) < b
+    y = x.copy()
+    with np.errstate(all="ignore"):
+        if fill_outside_box(y, bounds, fill):
+            want = np.where(inside, x, fill)
+            assert want.dtype == y.dtype
+            np.testing.assert_array_equal(y.view(np.uint8), want.view(np.uint8))
+        else:  # np.where would promote (a float fill for integers): nothing changed
+            assert np.result_type(x, fill) != x.dtype
+            np.testing.assert_array_equal(y, x)

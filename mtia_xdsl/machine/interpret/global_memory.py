@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from xdsl.utils.exceptions import InterpretationError
 
-from mtia_xdsl.machine.interpret.batching import batch_scalar
+from mtia_xdsl.machine.interpret.batching import batch_scalar, fill_outside_box
 from mtia_xdsl.machine.interpret.formats import ElementFormat, element_format
 
 
@@ -231,7 +231,10 @@ class GlobalMemory:
             values = fmt.from_storage(np.array(views[index]) if index is Ellipsis else views[index])
             if mask is None:
                 return values
-            return np.where(mask, values, np.asarray(0 if other is None else other).astype(fmt.compute))
+            fill = np.asarray(0 if other is None else other).astype(fmt.compute)
+            if all(np.ndim(b) == 0 for b in bounds) and fill_outside_box(values, [int(b) for b in bounds], fill):
+                return values  # a fresh array: the masked-off lanes take `other` in place
+            return np.where(mask, values, fill)
         addrs, mask = self._block_addrs(base_addr, strides_elems, shape, bounds, dtype)
         return self.gather(addrs, dtype, mask, other, where)
 

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import PythonValues
 from xdsl.ir import Attribute
 
-from mtia_xdsl.machine.interpret.batching import batch_scalar
+from mtia_xdsl.machine.interpret.batching import batch_scalar, fill_outside_box
 from mtia_xdsl.machine.interpret.formats import element_format, element_type_of
 from mtia_xdsl.machine.interpret.values import as_value
 
@@ -53,4 +53,11 @@ def keep_valid(tile: Any, valid: PythonValues, t: Attribute, outside: Any) -> An
     shape = list(t.get_shape()) if isinstance(t, TensorType) else []
     if all(np.min(v) >= size for v, size in zip(valid, shape, strict=True)):  # every lane of every program
         return as_value(tile, t)
+    arr = np.asarray(tile)
+    rank = len(shape)
+    same_box = all(np.ndim(v) == 0 for v in valid) and np.ndim(outside) == 0
+    if same_box and arr.ndim >= rank and list(arr.shape[arr.ndim - rank :]) == shape:
+        out = np.array(arr)  # the same box for every program: fill the slabs past it in a copy
+        if fill_outside_box(out, [int(v) for v in valid], outside):
+            return as_value(out, t)
     return as_value(np.where(valid_lanes(valid, shape), tile, outside), t)

@@ -360,7 +360,8 @@ class MtiaFunctions(InterpreterFunctions):
             waits: list[SlotRef] = []
             a, b, c = (np.asarray(read(x, op, waits)) for x in args[:3])
             valid = args[len(args) - n_valid :] if n_valid else ()
-            if valid:  # lanes past K count as 0 (the pass proved they hold 0)
+            if valid and not (np.ndim(valid[2]) == 0 and int(valid[2]) >= k):
+                # lanes past K count as 0 (the pass proved they hold 0); none when every K lane is valid
                 k_in = np.arange(k) < batch_scalar(np.asarray(valid[2], dtype=np.int64), 1)
                 a = np.where(k_in[..., None, :], a, np.zeros((), a.dtype))
                 b = np.where(k_in[..., :, None], b, np.zeros((), b.dtype))
