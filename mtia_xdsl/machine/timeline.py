@@ -424,6 +424,33 @@ class BusyUnion:
         return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
 
 
+def pairwise_sum(values: list[float], lo: int, n: int) -> float:
+    """The sum numpy's float64 `np.add.reduce` (so `np.sum`) gives of values[lo:lo + n], plus -0.0: its pairwise
+    summation (numpy/_core/src/umath/loops_utils.h.src), which adds fewer than 8 values in order, up to 128
+    in 8 running sums, and more as two halves (the first a multiple of 8 long); np.sum starts from 0.0."""
+    if n < 8:
+        res = -0.0
+        for i in range(lo, lo + n):
+            res += values[i]
+        return res
+    if n <= 128:
+        r = values[lo : lo + 8]
+        i = 8
+        whole = n - n % 8
+        while i < whole:
+            for j in range(8):
+                r[j] += values[lo + i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += values[lo + i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return pairwise_sum(values, lo, half) + pairwise_sum(values, lo + half, n - half)
+
+
 def busy_cycles(
     pe_of_program: Sequence[int], cycles: CommandCycles, engines: tuple[Engine, ...]
 ) -> dict[tuple[int, Engine], float]:
@@ -446,10 +473,7 @@ def busy_cycles(
     groups, lengths = _segments(key[order].tolist(), start_all[order].tolist(), end_all[order].tolist())
     busy = {}
     for k, lo, hi in groups:
-        if hi - lo <= 2:  # what np.sum gives for one or two values
-            total = lengths[lo] if hi - lo == 1 else lengths[lo] + lengths[lo + 1]
-        else:
-            total = float(np.add.reduce(np.asarray(lengths[lo:hi], dtype=np.float64)))  # np.sum's sum
+        total = 0.0 + pairwise_sum(lengths, lo, hi - lo)  # np.sum of the lengths, without a numpy call
         busy[k // len(engines), engines[k % len(engines)]] = total
     return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
 

@@ -4,6 +4,7 @@ import dataclasses
 import math
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -11,6 +12,7 @@ import mtia_xdsl
 from examples.vector_add import add_kernel
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MTIA2I, PeSubgrid
+from mtia_xdsl.machine.timeline import pairwise_sum
 from mtia_xdsl.machine.timing import TimingError, TraceSource, simulate
 
 DRAM = MTIA2I.replace(global_placement="dram")
@@ -160,3 +162,13 @@ def test_a_program_reusing_a_released_programs_dict_ids_gets_its_own_ls_footprin
     source = _ReusingIds(5)
     with pytest.raises(TimingError, match=r"local storage overflow: program \(3, 0, 0\)"):
         simulate(source, DRAM, "linear", (5, 1, 1), subgrid=PeSubgrid(0, 1, 1), keep_commands=False)
+
+
+def test_pairwise_sum_is_numpys_float_sum():
+    """busy_cycles sums segment lengths with `pairwise_sum` instead of a numpy call per (PE, engine): the same
+    floats, including past 8 values (running sums) and 128 (halves)."""
+    rng = np.random.default_rng(0)
+    for n in [*range(1, 40), 127, 128, 129, 300, 1000, 4097]:
+        values = (rng.random(n) * 10.0 ** rng.integers(-3, 8, n)).tolist()
+        assert 0.0 + pairwise_sum(values, 0, n) == float(np.sum(np.asarray(values))), n
+        assert 0.0 + pairwise_sum([1.0, *values], 1, n) == float(np.sum(np.asarray(values))), n
