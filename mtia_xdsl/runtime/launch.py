@@ -199,6 +199,31 @@ def normalize_grid(
         raise KernelLaunchError(f"{kernel_location(fn)}: error: {e}") from None
 
 
+def pointer_fits(signature_type: str, pointer: Any) -> bool:
+    """Whether a tensor of Triton signature type `signature_type` (`scalar_type`, e.g. "*u8") may be passed for
+    a pointer parameter of TTIR type `pointer` (a `tt.PointerType`), by Triton's rule.
+
+    Triton gives a tensor the signature of its dtype and lowers it to TTIR's pointee, where integers are
+    signless: `*u8` and `*i8` are both `!tt.ptr<i8>`, so a uint8 tensor fits an `!tt.ptr<i8>` parameter, a
+    bool tensor (`*u1`) only `!tt.ptr<i1>`, a float64 one not `!tt.ptr<f32>`, an fp8 tensor only its own
+    format. A pointer to pointers, which no tensor's signature gives, takes 64-bit integers (addresses).
+    For a kernel compiled from a Triton signature, where `*u8` and `*i8` differ (in conversions and
+    comparisons), compare the signature types themselves.
+    """
+    from triton.language import str_to_ty
+
+    from mtia_xdsl.dialects import tt
+    from mtia_xdsl.frontend.builder import XdslBuilder
+    from mtia_xdsl.options import MtiaOptions
+
+    pointee = pointer.pointee_type
+    if isinstance(pointee, tt.PointerType):
+        return signature_type in ("*i64", "*u64")
+    builder = XdslBuilder(None)
+    builder.options = MtiaOptions()  # the fp8 formats Triton may lower
+    return str_to_ty(signature_type, None).to_ir(builder).attr.pointee_type == pointee
+
+
 def scalar_type(value: Any) -> Any:
     """Return Triton's signature type for a Python scalar or torch tensor argument.
 
