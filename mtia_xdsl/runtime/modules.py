@@ -77,7 +77,7 @@ def _check_pointer_arguments(module: ModuleOp, kernel_name: str | None, args: Se
     from mtia_xdsl.dialects import tt
     from mtia_xdsl.machine.interpret.formats import element_format
     from mtia_xdsl.machine.reference import find_kernel
-    from mtia_xdsl.runtime.launch import KernelLaunchError, pointer_fits, scalar_type
+    from mtia_xdsl.runtime.launch import KernelLaunchError, argument_type, pointer_fits
     from mtia_xdsl.utils.locations import location_str
 
     kernel = find_kernel(module, kernel_name)
@@ -85,11 +85,12 @@ def _check_pointer_arguments(module: ModuleOp, kernel_name: str | None, args: Se
     for i, (param, arg) in enumerate(zip(params, args, strict=False)):
         if not isinstance(param.type, tt.PointerType) or not isinstance(arg, torch.Tensor):
             continue
-        if not pointer_fits(scalar_type(arg), param.type):
-            name = param.name_hint or f"#{i}"
+        name = param.name_hint or f"#{i}"
+        got = argument_type(location_str(kernel.location), name, arg)
+        if not pointer_fits(got, param.type):
             want = element_format(param.type.pointee_type).name
             spelled = "*" + _TRITON_FLOATS.get(want, want)
             raise KernelLaunchError(
-                f"{location_str(kernel.location)}: error: argument '{name}' is a {scalar_type(arg)} tensor but the "
+                f"{location_str(kernel.location)}: error: argument '{name}' is a {got} tensor but the "
                 f"kernel takes {spelled} ({param.type}); pass a tensor of that element type (x.to(...))"
             )
