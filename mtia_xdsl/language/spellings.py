@@ -24,9 +24,11 @@ def install(tl: ModuleType) -> None:
     import triton.runtime.jit as jit
 
     import mtia_xdsl.language as mtl
+    from mtia_xdsl.runtime.launch import install_binder_check
     from mtia_xdsl.utils.structs import install as install_structs
 
     install_structs(jit)
+    install_binder_check(jit)  # a complex tensor: a TypeError naming it, not Triton's KeyError
     tl.mtia = mtl  # type: ignore[attr-defined]
     extract = getattr(mtl, "extract_slice", None)
     if extract is not None and getattr(tl, "extract_slice", extract) is extract:

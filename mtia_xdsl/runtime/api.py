@@ -14,10 +14,10 @@ from mtia_xdsl.options import MtiaOptions
 from mtia_xdsl.runtime import toolchain
 from mtia_xdsl.runtime.launch import (
     KernelLaunchError,
+    argument_type,
     kernel_location,
     normalize_grid,
     runtime_args,
-    scalar_type,
 )
 from mtia_xdsl.runtime.result import KernelRun
 from mtia_xdsl.utils.clone import clone_op
@@ -219,7 +219,8 @@ class CompiledKernel:
         elif self._last is not None and self._matches(self._last, bound):
             variant = self._last
         else:
-            signature = {n: scalar_type(v) for n, v in bound.items() if n not in consts}
+            where = kernel_location(self.fn)
+            signature = {n: argument_type(where, n, v) for n, v in bound.items() if n not in consts}
             variant = self.specialize(signature, consts)
         ordered = [bound[n] for n in self.fn.arg_names]
         run_args = runtime_args(self.fn, variant.signature, ordered)
@@ -233,7 +234,7 @@ class CompiledKernel:
         for name, ty in variant.signature.items():
             value = bound[name]
             if isinstance(ty, str) and ty.startswith("*") and hasattr(value, "dtype") and hasattr(value, "data_ptr"):
-                got = scalar_type(value)
+                got = argument_type(kernel_location(self.fn), name, value)
                 if got != ty:
                     raise KernelLaunchError(
                         f"{kernel_location(self.fn)}: error: argument '{name}' is a "
@@ -249,7 +250,7 @@ class CompiledKernel:
             if ty == "constexpr":
                 if name not in variant.constexprs or variant.constexprs[name] != value:
                     return False
-            elif scalar_type(value) != ty and not _compatible(ty, value):
+            elif argument_type(kernel_location(self.fn), name, value) != ty and not _compatible(ty, value):
                 return False
         return True
 

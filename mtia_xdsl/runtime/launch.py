@@ -199,12 +199,94 @@ def normalize_grid(
         raise KernelLaunchError(f"{kernel_location(fn)}: error: {e}") from None
 
 
+def pointer_fits(signature_type: str, pointer: Any) -> bool:
+    """Whether a tensor of Triton signature type `signature_type` (`scalar_type`, e.g. "*u8") may be passed for
+    a pointer parameter of TTIR type `pointer` (a `tt.PointerType`), by Triton's rule.
+
+    Triton gives a tensor the signature of its dtype and lowers it to TTIR's pointee, where integers are
+    signless: `*u8` and `*i8` are both `!tt.ptr<i8>`, so a uint8 tensor fits an `!tt.ptr<i8>` parameter, a
+    bool tensor (`*u1`) only `!tt.ptr<i1>`, a float64 one not `!tt.ptr<f32>`, an fp8 tensor only its own
+    format. A pointer to pointers, which no tensor's signature gives, takes 64-bit integers (addresses).
+    For a kernel compiled from a Triton signature, where `*u8` and `*i8` differ (in conversions and
+    comparisons), compare the signature types themselves.
+    """
+    from triton.language import str_to_ty
+
+    from mtia_xdsl.dialects import tt
+    from mtia_xdsl.frontend.builder import XdslBuilder
+    from mtia_xdsl.options import MtiaOptions
+
+    pointee = pointer.pointee_type
+    if isinstance(pointee, tt.PointerType):
+        return signature_type in ("*i64", "*u64")
+    builder = XdslBuilder(None)
+    builder.options = MtiaOptions()  # the fp8 formats Triton may lower
+    return str_to_ty(signature_type, None).to_ir(builder).attr.pointee_type == pointee
+
+
+def no_triton_dtype(value: Any) -> str | None:
+    """Why the tensor `value` cannot be a kernel argument (its dtype is complex), or None.
+
+    Triton has no complex dtypes: its launcher's `canonicalize_dtype` fails with `KeyError: 'complex64'`
+    (on GPUs too), so the launches here refuse such a tensor first, saying how to pass it.
+    """
+    dtype = getattr(value, "dtype", None)
+    if hasattr(value, "data_ptr") and getattr(dtype, "is_complex", False):
+        return (
+            f"a {dtype} tensor has no Triton type (Triton, and so MTIA, has no complex dtypes); pass "
+            "torch.view_as_real(x), a float tensor whose last dimension of 2 holds the real and imaginary parts"
+        )
+    return None
+
+
+def argument_type(where: str, name: str, value: Any) -> Any:
+    """Return `scalar_type(value)` for argument `name` of the kernel at `where` (`file:line:col`).
+
+    Raises: TypeError naming the kernel and the argument for a value with no Triton type (a complex tensor).
+    """
+    try:
+        return scalar_type(value)
+    except TypeError as e:
+        raise TypeError(f"{where}: error: argument '{name}': {e}") from None
+
+
+def install_binder_check(jit_module: Any) -> None:
+    """Make Triton's launch binder (`jit_module.native_specialize_impl`, called per argument) refuse a tensor
+    with no Triton type (`no_triton_dtype`) with a TypeError naming the kernel and the argument."""
+    import functools
+    import sys
+
+    native = jit_module.native_specialize_impl
+    if getattr(native, "__mtia_dtypes__", False):
+        return
+
+    @functools.wraps(native)  # keeps the marks of other wrappers (utils.structs.install)
+    def specialize_impl(backend: Any, arg: Any, *rest: Any) -> Any:
+        why = no_triton_dtype(arg)
+        if why is not None:
+            raise TypeError(_binder_argument(sys._getframe(1), arg) + why)  # pyright: ignore[reportPrivateUsage]
+        return native(backend, arg, *rest)
+
+    specialize_impl.__mtia_dtypes__ = True  # type: ignore[attr-defined]
+    jit_module.native_specialize_impl = specialize_impl
+
+
+def _binder_argument(frame: Any, arg: Any) -> str:
+    """`file:line:col: error: argument 'name': ` for `arg` in Triton's binder `frame` (generated code holding
+    the bound `params`, called by `JITFunction.run`); a part it does not find is left out."""
+    params = frame.f_locals.get("params", {})
+    names = [n for n, v in params.items() if v is arg]
+    fn = frame.f_back.f_locals.get("self") if frame.f_back is not None else None
+    where = f"{kernel_location(fn)}: error: " if hasattr(fn, "arg_names") else ""
+    return where + (f"argument '{names[0]}': " if names else "")
+
+
 def scalar_type(value: Any) -> Any:
     """Return Triton's signature type for a Python scalar or torch tensor argument.
 
     Example: scalar_type(torch.empty(4)) == "*fp32"; scalar_type(7) == "i32". A ctypes.Structure gives the
     named tuple of its field types (mtia_xdsl.utils.structs).
-    Raises: TypeError for a value with no Triton type (naming the field of a structure).
+    Raises: TypeError for a value with no Triton type (naming the field of a structure; a complex tensor).
     """
     from mtia_xdsl.utils.structs import is_struct, struct_type
 
@@ -212,6 +294,10 @@ def scalar_type(value: Any) -> Any:
         return struct_type(value, type(value).__name__)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         from triton.runtime.jit import mangle_type
+
+        why = no_triton_dtype(value)
+        if why is not None:
+            raise TypeError(why)
 
         return str(mangle_type(value))
     if isinstance(value, bool):

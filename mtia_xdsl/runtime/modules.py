@@ -50,12 +50,12 @@ def run_module(
     Example: run = run_module(parse_ttir(text, make_context()), 4, [x, y, out, 4096]); print(run.format())
     """
     opts = options if isinstance(options, MtiaOptions) else MtiaOptions.from_dict(dict(options or {}), strict=True)
+    run_args = host_arguments(args)
+    _check_pointer_arguments(module, kernel_name, run_args)  # the caller's types (lowering makes fp8 pointees i8)
     program = module
     if not is_buffer_level(module):
         program = toolchain.lower(clone_op(module), opts, module)  # `module` stays as it is
     dims = tuple(grid) if isinstance(grid, list | tuple) else (grid,)  # a wrong grid is named by run_kernel
-    run_args = host_arguments(args)
-    _check_pointer_arguments(program, kernel_name, run_args)
     result = toolchain.run_kernel(program, dims, run_args, opts)  # type: ignore[arg-type]
     run = KernelRun.from_result(result)
     assert run is not None  # a run always has a result
@@ -68,16 +68,16 @@ _TRITON_FLOATS = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64"}
 def _check_pointer_arguments(module: ModuleOp, kernel_name: str | None, args: Sequence[Any]) -> None:
     """Raise KernelLaunchError at the kernel's line for a tensor whose element type is not its pointer's pointee.
 
-    Integers match by width (TTIR integers are signless: a uint8 tensor fits `*i8`, a bool one `*i1` and `*i8`),
-    floats by format (an fp8 pointee takes any 1-byte float tensor); a pointer to pointers takes 8-byte integers.
-    As `kernel[grid]` and `mtia-run`, so a float64 array is not read as float32 bits.
+    The rule is Triton's (`launch.pointer_fits`, as `mtia-run` checks): the pointee TTIR gives the tensor's
+    dtype, integers signless (a uint8 tensor fits `*i8`, a bool one only `*i1`), so a float64 array is not
+    read as float32 bits.
     """
     import torch
 
     from mtia_xdsl.dialects import tt
     from mtia_xdsl.machine.interpret.formats import element_format
     from mtia_xdsl.machine.reference import find_kernel
-    from mtia_xdsl.runtime.launch import KernelLaunchError, scalar_type
+    from mtia_xdsl.runtime.launch import KernelLaunchError, argument_type, pointer_fits
     from mtia_xdsl.utils.locations import location_str
 
     kernel = find_kernel(module, kernel_name)
@@ -85,16 +85,12 @@ def _check_pointer_arguments(module: ModuleOp, kernel_name: str | None, args: Se
     for i, (param, arg) in enumerate(zip(params, args, strict=False)):
         if not isinstance(param.type, tt.PointerType) or not isinstance(arg, torch.Tensor):
             continue
-        want = element_format(param.type.pointee_type).name
-        want_float = want in _TRITON_FLOATS or want.startswith("f8")
-        size = 1 if want.startswith("f8") else element_format(param.type.pointee_type).size_bytes  # ptr: 8
-        fits = arg.dtype.is_floating_point == want_float and arg.element_size() == size
-        if fits and want in _TRITON_FLOATS:
-            fits = scalar_type(arg) == "*" + _TRITON_FLOATS[want]
-        if not fits:
-            name = param.name_hint or f"#{i}"
+        name = param.name_hint or f"#{i}"
+        got = argument_type(location_str(kernel.location), name, arg)
+        if not pointer_fits(got, param.type):
+            want = element_format(param.type.pointee_type).name
             spelled = "*" + _TRITON_FLOATS.get(want, want)
             raise KernelLaunchError(
-                f"{location_str(kernel.location)}: error: argument '{name}' is a {scalar_type(arg)} tensor but the "
+                f"{location_str(kernel.location)}: error: argument '{name}' is a {got} tensor but the "
                 f"kernel takes {spelled} ({param.type}); pass a tensor of that element type (x.to(...))"
             )

@@ -6,6 +6,8 @@ commands timed with the same timing model (mtia_xdsl/backend/host.py). Kernel ar
   f32:1024            random normal tensor<1024 x f32> (seeded)      zeros:f16:64x64   zeros
   ones:f32:1024       ones                                           arange:i32:128    0, 1, 2, ...
   1000  /  1e-5       an integer / a float scalar
+DTYPE names an element type (f32, bf16, i32, i8, u8 for uint8, i1 for bool, ...); a tensor fits a pointer by
+Triton's rule (TTIR integers are signless: a u8 tensor fits !tt.ptr<i8>, an i1 one only !tt.ptr<i1>).
 After the run, each tensor argument's sum is printed (so a test can check results).
 
 Machine numbers: `--machine` picks the MachineConfig preset, each `--set FIELD=VALUE` overrides one of its
@@ -27,8 +29,8 @@ from typing import Any
 from mtia_xdsl.machine.config import DEFAULT_CHIP, PE_MAPPINGS, MachineConfig
 from mtia_xdsl.tools import os_error_text
 
-_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i8": "int8",
-           "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
+_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64", "i1": "bool", "i8": "int8",
+           "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64"}  # fmt: skip
 
 
 MAPPING_CHOICES = PE_MAPPINGS
@@ -168,7 +170,8 @@ def _parse_arg(spec: str, index: int, seed: int) -> Any:
 
 
 def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
-    """Check each argument against the kernel's parameter: a tensor of the pointee type per pointer.
+    """Check each argument against the kernel's parameter: a tensor that fits each pointer by Triton's rule
+    (`launch.pointer_fits`, as `run_module` checks: a u8 tensor fits `!tt.ptr<i8>`, an i8 one not `!tt.ptr<i1>`).
 
     Raises: ValueError naming the parameter and the --arg that does not fit.
     """
@@ -177,6 +180,7 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
     from mtia_xdsl.dialects import tt
     from mtia_xdsl.machine.interpret.values import element_format
     from mtia_xdsl.machine.reference import find_kernel
+    from mtia_xdsl.runtime.launch import pointer_fits, scalar_type
 
     kernel = find_kernel(module, kernel_name, how_to_choose="choose one with --kernel NAME")
     block_args = kernel.regions[0].blocks[0].args
@@ -191,8 +195,8 @@ def check_args(module: Any, kernel_name: str | None, args: list[Any]) -> None:
                 raise ValueError(
                     f"--arg #{i + 1}: parameter '{name}' is {param.type}; give a tensor such as {want}:1024"
                 )
-            got = {v: k for k, v in _DTYPES.items()}.get(str(arg.dtype).removeprefix("torch."), str(arg.dtype))
-            if got != want:
+            if not pointer_fits(scalar_type(arg), param.type):
+                got = {v: k for k, v in _DTYPES.items()}.get(str(arg.dtype).removeprefix("torch."), str(arg.dtype))
                 raise ValueError(f"--arg #{i + 1}: parameter '{name}' is {param.type} but the tensor is {got}")
         elif isinstance(arg, torch.Tensor):
             raise ValueError(f"--arg #{i + 1}: parameter '{name}' is the scalar {param.type}; give a number")

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import torch
+import triton
+import triton.language as tl
 from xdsl.utils.exceptions import InterpretationError
 
 import mtia_xdsl
@@ -81,3 +83,41 @@ def test_the_reference_semantics_refuse_a_store_into_a_read_only_array_too() -> 
     with pytest.raises(InterpretationError, match=r"vector_add\.py:\d+:\d+: error: .*'output_ptr' is a read-only"):
         run_tt(_module(), 1, [x, x, out, 8])
     assert (out == 0).all()
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def _copy_module(pointer: str):
+    sig = {"x_ptr": pointer, "out_ptr": pointer, "n": "i32", "BLOCK": "constexpr"}
+    return build_tt_module(copy_kernel, sig, {"BLOCK": 8})
+
+
+@pytest.mark.parametrize(
+    ("pointer", "dtype"),
+    [("*i8", torch.uint8), ("*u8", torch.int8), ("*i1", torch.bool), ("*fp8e5", torch.float8_e5m2)],
+)
+def test_a_tensor_fits_the_pointer_its_own_signature_lowers_to(pointer: str, dtype: torch.dtype) -> None:
+    """Triton's rule (`launch.pointer_fits`): TTIR integers are signless, so `*u8` and `*i8` are both
+    `!tt.ptr<i8>` and a uint8 tensor fits a kernel compiled for `*i8`; a bool tensor is `*u1`, `!tt.ptr<i1>`."""
+    x = torch.arange(8).to(dtype)
+    out = torch.zeros(8, dtype=dtype)
+    mtia_xdsl.run_module(_copy_module(pointer), 1, [x, out, 8])
+    assert torch.equal(out.view(torch.uint8), x.view(torch.uint8))
+
+
+@pytest.mark.parametrize(
+    ("pointer", "dtype", "got"),
+    [("*i8", torch.bool, r"\*u1"), ("*i1", torch.int8, r"\*i8"), ("*fp8e4nv", torch.float8_e5m2, r"\*fp8e5")],
+)
+def test_a_tensor_of_another_ttir_pointee_is_refused(pointer: str, dtype: torch.dtype, got: str) -> None:
+    """A bool tensor ran for `*i8` and an int8 one for `*i1` (integers matched by width), an e5m2 tensor for an
+    e4m3 pointer (any 1-byte float matched an fp8 pointee): Triton would have lowered each to another type."""
+    x, out = torch.zeros(8, dtype=dtype), torch.zeros(8, dtype=dtype)
+    with pytest.raises(
+        KernelLaunchError, match=rf"test_run_module_args\.py:\d+:1: error: argument 'x_ptr' is a {got} "
+    ):
+        mtia_xdsl.run_module(_copy_module(pointer), 1, [x, out, 8])
