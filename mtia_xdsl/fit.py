@@ -8,7 +8,8 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
 2. fusing chains of commands into one (`vector_codegen=True`, when the options had turned it off): a fused
    chain needs no CB between its commands;
 3. rematerializing constant tiles (`mtia-rematerialize-constants`): a constant tile (a `tl.dot`'s zero
-   accumulator, a loop's initial value) filled right before each reader instead of one CB for the whole kernel;
+   accumulator, a loop's initial value, a `tl.arange` range) filled right before each reader instead of one
+   CB for the whole kernel;
 4. automatic sub-tiling (`mtia-sub-tile{sub-block=N form=F}`): the program's row-parallel block dimension split
    into sub-tiles, the largest N (BLOCK / 2, BLOCK / 4, ... down to `MIN_SUB_BLOCK`) that fits; at each N first
    "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V

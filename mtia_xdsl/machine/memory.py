@@ -690,6 +690,48 @@ def _add_overlapping(
             out.append(seen_index[k])
 
 
+def hazards_possible(cmds: Sequence[Command], indices: Sequence[int]) -> bool:
+    """Whether `memory_hazards` may find a hazard among the commands `indices`: whether the span (first to
+    last byte) of a command writing global memory meets the span of another; if not, it finds none. Each
+    field of a command is read once (a `Command` is a Python object: its reads are slow)."""
+    los: list[int] = []
+    his: list[int] = []
+    writes: list[bool] = []
+    lo: int
+    hi: int
+    n: int
+    for i in indices:
+        c = cmds[i]
+        written: int = c.global_write_bytes
+        if not written and not c.global_read_bytes:
+            continue
+        ranges = c.global_ranges
+        if len(ranges) == 1:
+            lo, n = first_run(ranges)
+            hi = lo + n
+        elif type(ranges) is Runs:
+            lo, hi = ranges.block.span
+            lo += ranges.shift
+            hi += ranges.shift
+        elif ranges:
+            lo, hi = min(ranges)[0], max(map(sum, ranges))
+        else:
+            extent = c.global_extent
+            if extent is None:
+                continue
+            lo, hi = extent
+        los.append(lo)
+        his.append(hi)
+        writes.append(written > 0)
+    for j in range(len(los)):
+        if writes[j]:
+            lo, hi = los[j], his[j]
+            for k in range(len(los)):
+                if k != j and los[k] < hi and lo < his[k]:
+                    return True
+    return False
+
+
 def memory_hazards(cmds: Sequence[Command], indices: Sequence[int] | None = None) -> list[list[int]]:
     """For each command, the earlier commands of the program it must follow through global memory.
 

@@ -19,7 +19,7 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine import cost
 from mtia_xdsl.machine.commands import RE_LINK_KIND, Command, Engine, ProgramTrace, Runs, command_kind
 from mtia_xdsl.machine.config import MachineConfig, dtype_bytes
-from mtia_xdsl.machine.memory import first_run, memory_hazards
+from mtia_xdsl.machine.memory import first_run, hazards_possible, memory_hazards
 from mtia_xdsl.machine.timeline import WorkTotals
 
 ENGINES = tuple(Engine)
@@ -192,6 +192,8 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
         shape = cache[key] = ProgramShape(prog, config, None)
         shape.keyed = keyed
+    if not hazards_possible(cmds, shape.memory_commands):
+        return shape
     accesses = None
     if shape.access_misses < MISSES_BEFORE_GIVING_UP or shape.access_hits > shape.access_misses:
         accesses = accesses_up_to_shift(cmds, shape.memory_commands)

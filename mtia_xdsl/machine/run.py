@@ -65,7 +65,7 @@ from mtia_xdsl.machine.reference import (
 )
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
-from mtia_xdsl.utils.heap import keep_freed_arrays_for_reuse, old_objects_frozen
+from mtia_xdsl.utils.heap import collections_paused, keep_freed_arrays_for_reuse, old_objects_frozen
 
 BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
@@ -107,7 +107,7 @@ def run_kernel(
     protocol misuse, deadlock, bad arguments); ValueError for an unknown `timeline`.
     """
     keep_freed_arrays_for_reuse()  # a batch's large arrays: reused heap memory, not fresh pages per op
-    with old_objects_frozen():  # collections during the launch skip the process's older objects
+    with old_objects_frozen(), collections_paused():  # no collection walks the launch's objects or older ones
         return _run_kernel(module, grid, args, options, kernel_name, max_batch, timeline)
 
 

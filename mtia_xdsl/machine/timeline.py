@@ -148,15 +148,10 @@ class CommandCycles:
 
     def engines(self) -> np.ndarray:
         """The queue index of every command, in the order of the arrays."""
-        by_list: dict[int, np.ndarray] = {}
-        parts = []
+        codes: list[int] = []
         for k in self.finished:
-            engine = self.engine_of[k]
-            codes = by_list.get(id(engine))
-            if codes is None:
-                codes = by_list[id(engine)] = np.asarray(engine, dtype=np.int64)
-            parts.append(codes)
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            codes.extend(self.engine_of[k])
+        return np.asarray(codes, dtype=np.int64)
 
     def program_order(self) -> np.ndarray:
         """Positions in the arrays of every command, program 0's commands first, then program 1's, ..."""
@@ -454,7 +449,7 @@ def busy_cycles(
         if hi - lo <= 2:  # what np.sum gives for one or two values
             total = lengths[lo] if hi - lo == 1 else lengths[lo] + lengths[lo + 1]
         else:
-            total = float(np.sum(np.asarray(lengths[lo:hi], dtype=np.float64)))
+            total = float(np.add.reduce(np.asarray(lengths[lo:hi], dtype=np.float64)))  # np.sum's sum
         busy[k // len(engines), engines[k % len(engines)]] = total
     return {key: busy[key] for key in sorted(busy, key=lambda k: (k[0], k[1].value))}
 

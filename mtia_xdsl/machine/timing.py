@@ -276,6 +276,20 @@ class _EndLog:
         return self.n
 
 
+def _queued(r: ProgramRun, e: int, t: float) -> tuple[int, float]:
+    """(commands of `r` issued to engine e that have not started by cycle t, the start of the first of them:
+    -1 if it is not committed, -2 if there is none); advances `r.started[e]`."""
+    queue, start_t, head = r.queues[e], r.start_t, r.head[e]
+    k = r.started[e]
+    while k < head and start_t[queue[k]] <= t:
+        k += 1
+    r.started[e] = k
+    pending = r.issued[e] - k
+    if not pending:
+        return 0, -2.0
+    return pending, start_t[queue[k]] if k < head else -1.0
+
+
 # Event kinds
 _E_END: Final = 0
 _E_TRY: Final = 1
@@ -518,14 +532,19 @@ class _Simulator:
             run.queues,
             run.head,
         )
-        draining = pe.older is not None  # its queued commands count too: always check
+        older = pe.older  # a draining program: its queued commands count too
         while i < n:
             cost = costs[i]
             pe.scalar_busy += cost
             t += cost
             e = engine[i]
-            if e != SCALAR and (draining or issued[e] - started[e] >= depth) and self._queue_full(pe, run, e, i, t):
-                return
+            if e != SCALAR:
+                # issued - started bounds the commands queued from above (`started` lags): below the depth, no check
+                queued = issued[e] - started[e]
+                if older is not None:
+                    queued += older.issued[e] - older.started[e]
+                if queued >= depth and self._queue_full(pe, run, e, i, t):
+                    return
             issue_t[i] = t
             issued[e] += 1
             if blocking[i]:
@@ -552,20 +571,17 @@ class _Simulator:
         only once t is reached (an event at t), unless a committed start frees a place first.
         """
         queued = 0
-        next_start = None
-        for r in (pe.older, run) if pe.older is not None else (run,):
-            queue, start_t, head = r.queues[e], r.start_t, r.head[e]
-            k = r.started[e]
-            while k < head and start_t[queue[k]] <= t:
-                k += 1
-            r.started[e] = k
-            pending = r.issued[e] - k
-            if pending and next_start is None:  # the older program's commands start first
-                next_start = start_t[queue[k]] if k < head else -1.0
-            queued += pending
+        next_start = -2.0  # none yet
+        older = pe.older
+        if older is not None:  # the older program's commands start first
+            queued, next_start = _queued(older, e, t)
+        pending, first_start = _queued(run, e, t)
+        if queued == 0:
+            next_start = first_start
+        queued += pending
         if queued < self.queue_depth:
             return False
-        if next_start is not None and next_start >= 0:
+        if next_start >= 0:
             self.push(next_start, _ESCALAR, pe, i)
         elif t > self.now:
             self.push(t, _ESCALAR, pe, i)

@@ -30,7 +30,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   bags whose outputs are concatenated (DLRM's stack) become one launch writing the concatenated result, and
   bags independent of each other (two-tower's towers) one launch writing each bag's rows of one buffer.
   Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
-  (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts.
+  (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its custom op is
+  lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives custom
+  ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
@@ -317,6 +319,7 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
     _installed = True
@@ -333,6 +336,19 @@ def register_custom_ops() -> None:
     decomposition run: `torch.ops.mtia_xdsl.topk` was an AttributeError there."""
     for name in CUSTOM_OP_MODULES:
         importlib.import_module(f"mtia_xdsl.runtime.{name}")
+
+
+def _flexible_fallback(lowering: Any) -> None:
+    """Lower `mtia_xdsl::embedding_bag_backward` as a host-side call of the op (what Inductor does for a custom op
+    it has no lowering of) without a layout constraint. Inductor's default for a custom op is eager's exact
+    strides, so each input that is a view of a computed tensor got its own copy kernel with those strides (in
+    dlrm_train's backward, one per table's slice of the interaction gradient); the kernel reads grad at any
+    strides, so the views are passed as they are."""
+    from mtia_xdsl.runtime import inductor_kernels
+
+    op = inductor_kernels.embedding_bag_backward._opoverload  # pyright: ignore[reportFunctionMemberAccess]
+    if op not in _require(lowering, "lowerings", "torch._inductor.lowering"):
+        _require(lowering, "make_fallback", "torch._inductor.lowering")(op, layout_constraint=None, warn=False)
 
 
 def extern_as_fallback(timings: dict[Any, float], is_extern: Callable[[Any], bool]) -> dict[Any, float]:

@@ -294,7 +294,7 @@ def _id_gradients(
 ):  # fmt: skip
     """The gradient row each id of `i` receives, grad[bag of i] (/ bag_size of that bag for MEAN), as
     `P @ grad`: P[i, b] = 1 when offsets[b] <= i < the bag's end (offsets[b + 1], or n_indices for a last bag
-    with no entry after it), bags BLOCK_B at a time (a bag past n_bags starts at n_indices: no id's).
+    with no entry after it), bags BLOCK_B at a time (a bag past n_bags starts at n_indices: no ids).
     Shapes: i tensor<BLOCK_N x i32>, cols tensor<BLOCK_D x i32> -> tensor<BLOCK_N x BLOCK_D x f32>."""
     g_ids = tl.zeros([BLOCK_N, cols.shape[0]], dtype=tl.float32)
     for b0 in range(0, n_bags, BLOCK_B):

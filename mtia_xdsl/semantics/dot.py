@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from mtia_xdsl.semantics.casts import f16_to_f64
 from mtia_xdsl.semantics.scalar import round_tf32
 
 TF32 = 0
@@ -32,7 +33,7 @@ def dot(a: Any, b: Any, c: Any, input_precision: int) -> np.ndarray:
         return a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
     if input_precision == TF32 and a.dtype == np.float32:
         a, b = round_tf32(a), round_tf32(b)
-    a, b = a.astype(np.float64), b.astype(np.float64)
+    a, b = _to_f64(a), _to_f64(b)
     if a.shape[-2] * a.shape[-1] * b.shape[-1] > ONE_THREAD_MACS:
         with _one_blas_thread():
             acc = a @ b
@@ -42,6 +43,13 @@ def dot(a: Any, b: Any, c: Any, input_precision: int) -> np.ndarray:
         return acc + c.astype(np.float64)
     acc += c  # float64 += float32 converts c exactly: the same sums as adding c.astype(float64)
     return acc
+
+
+def _to_f64(x: np.ndarray) -> np.ndarray:
+    """`x` as float64 (exact); float16 through semantics/casts.py's vectorized widening."""
+    if x.dtype == np.float16:
+        return f16_to_f64(x)
+    return x.astype(np.float64)
 
 
 _blas: dict[str, Any] = {}

@@ -246,12 +246,17 @@ def convert_memory_accesses(func: Operation) -> None:
 
 def _store_box(op: tt.StoreOp, access: BlockAccess, mat: Materializer) -> SSAValue:
     """The tile a DMA store of `access` writes: the stored value, or for a multi-row box the flat value
-    reshaped to the box, after a wrapped store's slice (the box is the flat block from `window` on)."""
+    reshaped to the box, after a wrapped store's slice (the box is the block from `window` on along
+    `window_dim`: the flat block, or one dimension of an n-D tile, the others whole)."""
     value = op.value
     if access.window is not None:
-        assert isinstance(access.window, int)
-        part = TensorType(op.value.type.element_type, (math.prod(access.shape),))  # type: ignore[attr-defined]
-        value = mat._insert(mtia.ExtractSliceOp(value, [access.window], [], part))
+        assert isinstance(access.window, int) and access.view is not None
+        d, view = access.window_dim, access.view
+        inner = math.prod(view[:d]) * math.prod(view[d + 1 :])
+        part_shape = (*view[:d], math.prod(access.shape) // inner, *view[d + 1 :])
+        offsets = [access.window if e == d else 0 for e in range(len(view))]
+        part = TensorType(op.value.type.element_type, part_shape)  # type: ignore[attr-defined]
+        value = mat._insert(mtia.ExtractSliceOp(value, offsets, [], part))
     if access.view is not None:
         value = mat._insert(tt.ReshapeOp(value, access.shape))
     return value
@@ -392,7 +397,8 @@ def _permuted_dma(
     permuted to or from it by `tt.trans` (an MLU layout op); rows picked by an index tile are gathered in
     memory order, the index tile permuted the same way."""
     if isinstance(op, tt.StoreOp):
-        return mtia.DmaStoreOp(base, strides, bounds, mat._insert(tt.TransOp(op.value, perm)), starts)
+        box = _store_box(op, access, mat)
+        return mtia.DmaStoreOp(base, strides, bounds, mat._insert(tt.TransOp(box, perm)), starts)
     other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
     box_type = TensorType(op.result.type.element_type, [access.shape[d] for d in perm])
     if access.index is not None:
@@ -413,10 +419,12 @@ def memory_order(access: BlockAccess) -> list[int] | None:
     [1, K]) would be one run per element. Moved in memory order instead, it is one run per row, and the
     MLU permutes the tile in LS (`tt.trans`, a layout op). Rows picked by an index tile are moved so when
     the tile is constant (size 1) along the contiguous dimension (the bmm template's B = z^T with `rn % N`);
-    blocks with a multi-row view or a wrapped window keep their order.
+    blocks with a multi-row view or a wrapped window keep their order, except the box an n-D tile's slice
+    is stored as (cnn's channels-last copy, `_wrapped_store`): the permutation acts on the box.
     """
     strides, shape = access.strides, access.shape
-    if access.view is not None or access.window is not None or len(shape) < 2:
+    nd_window = access.window is not None and access.view is not None and len(access.view) > 1
+    if ((access.view is not None or access.window is not None) and not nd_window) or len(shape) < 2:
         return None
     if isinstance(strides[-1], int) and strides[-1] == 1:
         return None

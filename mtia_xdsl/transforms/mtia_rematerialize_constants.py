@@ -4,7 +4,8 @@ Canonicalization hoists constants to the top of the function and cse merges equa
 every `tl.dot` of a kernel starts from, or a loop's initial accumulator, is one engine value alive from the
 function's entry to its last reader: a CB ID and its LS bytes through the whole kernel. This pass gives
 each op that reads a constant tile (an engine command with no tensor operand whose body only yields
-constants) its own copy of that command, placed right before it, so each copy's CB lives from the fill
+constants or `tt.make_range`s: `tl.arange(0, BLOCK)` made once before a loop held a CB ID through it) its
+own copy of that command, placed right before it, so each copy's CB lives from the fill
 to its one reader. Like a register allocator's rematerialization, it trades work for room: one fill
 command per reader, run as often as the reader (a reader in a loop fills every iteration).
 
@@ -24,19 +25,20 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from mtia_xdsl.dialects import mtia
+from mtia_xdsl.dialects import mtia, tt
 from mtia_xdsl.transforms.arith_ops import arith
 from mtia_xdsl.utils.walk import ops_of
 
 
 def is_constant_tile(op: Operation) -> bool:
-    """True for an engine command that reads no tensor and yields only constants (a fill)."""
+    """True for an engine command that reads no tensor and yields only constants or ranges (a fill)."""
     if not isinstance(op, mtia.EngineComputeOp) or len(op.results) != 1 or op.outs:
         return False
     if any(isinstance(v.type, TensorType) for v in op.operands):
         return False
     body = list(op.body.block.ops)
-    return all(isinstance(o, arith.ConstantOp) for o in body[:-1]) and isinstance(body[-1], mtia.YieldOp)
+    fills = all(isinstance(o, arith.ConstantOp | tt.MakeRangeOp) for o in body[:-1])
+    return fills and isinstance(body[-1], mtia.YieldOp)
 
 
 def rematerialize(op: Operation) -> int:

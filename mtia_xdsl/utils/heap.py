@@ -41,6 +41,26 @@ def old_objects_frozen() -> Generator[None]:
         gc.unfreeze()
 
 
+@contextmanager
+def collections_paused() -> Generator[None]:
+    """Within the block the cyclic collector does not run (`gc.disable`); on exit it runs as before.
+
+    For a launch on the machine model: its objects (commands, traces, values) live until it ends, so a
+    collection during it only walks them, again at each older generation; after it, the next launch's
+    `old_objects_frozen` freezes them without a walk. The few cycles a launch leaves (CB queues, program
+    shapes; no arrays) wait for the first collection after the block. Does nothing when the collector is
+    disabled already.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def tracked_objects() -> list[Any]:
     """Every object the collector tracks (`gc.get_objects`), including those an `old_objects_frozen` block
     froze, which `gc.get_objects` leaves out; inside such a block the objects tracked now stay frozen."""

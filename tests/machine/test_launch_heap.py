@@ -12,6 +12,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from xdsl.utils.exceptions import InterpretationError
 
 from mtia_xdsl.machine import run as machine_run
 from mtia_xdsl.utils import heap
@@ -52,6 +53,24 @@ def test_a_launch_times_with_old_objects_frozen_and_unfreezes(monkeypatch) -> No
     assert torch.equal(x, torch.arange(40.0) * 2)
     assert seen and seen[0] > 0
     assert gc.get_freeze_count() == 0
+
+
+def test_a_launch_runs_without_collections_and_enables_the_collector_again(monkeypatch) -> None:
+    enabled: list[bool] = []
+    simulate = machine_run.simulate
+
+    def spy(*args, **kwargs):
+        enabled.append(gc.isenabled())
+        return simulate(*args, **kwargs)
+
+    monkeypatch.setattr(machine_run, "simulate", spy)
+    x = torch.arange(40.0)
+    _double[(3,)](x, 40, BLOCK=16)
+    assert enabled == [False]
+    assert gc.isenabled()
+    with pytest.raises(InterpretationError, match="out-of-bounds"):
+        _double[(5,)](x, 80, BLOCK=16)  # a launch failing in the model enables it again too
+    assert enabled == [False] and gc.isenabled()
 
 
 class _Libc:

@@ -18,6 +18,7 @@ from mtia_xdsl.machine.interpret.values import (
     to_bf16_f32,
     uniform,
 )
+from mtia_xdsl.semantics.casts import f16_to_f64, f32_to_f16
 
 
 def test_bf16_rounding_matches_torch_f32():
@@ -47,6 +48,38 @@ def test_bf16_nan_stays_nan_and_bits_round_trip():
     bits = raw.view(torch.int16).numpy()
     np.testing.assert_array_equal(bf16_bits_to_f32(bits), raw.float().numpy())
     np.testing.assert_array_equal(f32_to_bf16_bits(raw.float().numpy()).view(np.int16), bits)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "broadcast", "small"])
+def test_f32_to_f16_gives_numpys_bits_nans_and_subnormals_included(layout: str) -> None:
+    gen = np.random.default_rng(0)
+    bits = np.concatenate(
+        [
+            gen.integers(0, 1 << 32, 60000, dtype=np.uint64).astype(np.uint32),  # every exponent, NaN payloads
+            np.arange(0x33000000, 0x33000000 + 5000, dtype=np.uint32),  # around the smallest f16 subnormal
+            np.arange(0x477FE000 - 2500, 0x477FE000 + 2500, dtype=np.uint32),  # around f16's overflow
+            np.array([0x7F800001, 0xFFC00001, 0x7FBFFFFF, 0x7F802000], dtype=np.uint32),  # NaN payloads
+        ]
+    )
+    x = bits.view(np.float32)
+    x = {
+        "contiguous": x,
+        "strided": x[::2],
+        "broadcast": np.broadcast_to(x[:4096], (3, 4096)),
+        "small": x[:100],
+    }[layout]
+    with np.errstate(all="ignore"):  # overflow to inf is the rounding asked for
+        want = x.astype(np.float16)
+        got = f32_to_f16(x)
+    assert got.dtype == np.float16 and got.shape == x.shape
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+    assert x.size < 4096 or np.isnan(x).any()  # the test reaches the NaN lanes of the vector path
+
+
+def test_f16_to_f64_gives_numpys_bits_for_every_half() -> None:
+    halves = np.tile(np.arange(1 << 16, dtype=np.uint16).view(np.float16), 3)  # signalling NaNs included
+    for x in (halves, halves[::3], halves[:100]):
+        np.testing.assert_array_equal(f16_to_f64(x).view(np.uint64), x.astype(np.float64).view(np.uint64))
 
 
 def test_element_formats():

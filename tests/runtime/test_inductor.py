@@ -530,3 +530,29 @@ def test_topk_of_long_rows_stays_on_the_host(mtia_inductor):
     assert torch.equal(indices, route(x)[1])
     assert "torch.ops.aten.topk.default(" in "\n".join(codes)
     assert "mtia_xdsl.topk" not in "\n".join(codes)
+
+
+@inductor_config.patch({"test_configs.max_mm_configs": 1})
+def test_embedding_bag_backward_reads_gradient_views_in_place(mtia_inductor):
+    """Two bags concatenated and scaled: each bag's gradient is a column slice of one computed tensor. The
+    backward op has no layout constraint (`_flexible_fallback`), so no kernel copies a slice into a buffer of its
+    own for it (Inductor named such copies after the op: `..._embedding_bag_backward_...`); gradients match eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    bags = [torch.nn.EmbeddingBag(50, 16, mode="sum") for _ in range(2)]
+    refs = [torch.nn.EmbeddingBag(50, 16, mode="sum") for _ in range(2)]
+    for b, r in zip(bags, refs, strict=True):
+        r.load_state_dict(b.state_dict())
+    ids, offsets, scale = torch.randint(0, 50, (12,)), torch.tensor([0, 4, 8]), torch.randn(3, 32)
+
+    def step(models, i, o):
+        (torch.cat([m(i, o) for m in models], 1) * scale).sum().backward()
+        return [m.weight.grad for m in models]
+
+    got, codes = run_and_get_code(torch.compile(lambda i, o: step(bags, i, o)), ids, offsets)
+    for g, e in zip(got, step(refs, ids, offsets), strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    code = "\n".join(codes)
+    assert code.count("torch.ops.mtia_xdsl.embedding_bag_backward.default(") == 2
+    assert "fused__embedding_bag_backward" not in code

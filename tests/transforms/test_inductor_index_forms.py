@@ -470,3 +470,95 @@ def test_conv_template_input_is_a_digit_bounded_box_and_matches_eager_and_interp
     torch.testing.assert_close(oracle, expected, atol=1e-4, rtol=1e-4)
     mtia = kernel.asm["mtia"]
     assert "mtia.gather" not in mtia and "mtia.scatter" not in mtia and mtia.count("mtia.dma_store") == 1
+
+
+@triton.jit
+def channels_last_copy(in_ptr, out_ptr, ynumel, xnumel, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """Inductor's copy of conv weights or input into channels last (cnn's `triton_poi_fused_1`): out[y1, x, y0]
+    = in[3 * y1 + y0, x], `y0 = yindex % 3` and `y1 = yindex // 3` over a [YBLOCK, 1] tile."""
+    ynumel = 6
+    xnumel = 256
+    yoffset = tl.program_id(1) * YBLOCK
+    yindex = yoffset + tl.arange(0, YBLOCK)[:, None]
+    ymask = yindex < ynumel
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[None, :]
+    xmask = xindex < xnumel
+    y0 = yindex % 3
+    y1 = yindex // 3
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), xmask & ymask)
+    tl.store(out_ptr + (y0 + 3 * xindex + 768 * y1), tmp0, xmask & ymask)
+
+
+@pytest.mark.parametrize(
+    ("yblock", "xblock", "y_programs", "dma"),
+    [(8, 256, 1, True), (8, 128, 1, True), (8, 128, 2, True), (4, 256, 2, False)],
+)  # (8, 128, 2): the second row of programs is all masked; (4, 256): the valid rows span two blocks
+def test_channels_last_copy_is_a_box_store_and_matches_eager_and_interpreter(yblock, xblock, y_programs, dma):
+    """A block that holds every valid row of the split dimension (YBLOCK >= ynumel = 6, a multiple of 3,
+    the block's start a multiple of YBLOCK) stores its first 6 rows as the box [2, 3, XBLOCK], moved in
+    memory order (one DMA, not a scalar scatter); with YBLOCK = 4 the store stays on the scalar core."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_copy, constexprs={"YBLOCK": yblock, "XBLOCK": xblock})
+    grid = (256 // xblock, y_programs)
+    kernel[grid](x, out, 6, 256)
+    InterpretedFunction(channels_last_copy.fn)[grid](x, oracle, 6, 256, YBLOCK=yblock, XBLOCK=xblock)
+    expected = x.view(2, 3, 256).permute(0, 2, 1)
+    torch.testing.assert_close(oracle, expected)
+    torch.testing.assert_close(out, oracle)
+    mtia = kernel.asm["mtia"]
+    assert ("mtia.scatter" not in mtia and "mtia.dma_store" in mtia) == dma
+
+
+@triton.jit
+def channels_last_repeated(in_ptr, out_ptr, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """`channels_last_copy` with only `y1 = yindex // 3` in the address: rows 3 * y1 + (0, 1, 2) write one
+    address each."""
+    yindex = tl.program_id(1) * YBLOCK + tl.arange(0, YBLOCK)[:, None]
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[None, :]
+    mask = (yindex < 6) & (xindex < 256)
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), mask)
+    tl.store(out_ptr + (3 * xindex + 768 * (yindex // 3)), tmp0, mask)
+
+
+def test_repeated_addresses_stay_scalar_and_the_last_row_wins_as_in_the_interpreter():
+    """A box with a stride of 0 is refused: the scalar scatter writes the rows in order, so row 3 * y1 + 2
+    lands last, as in Triton's interpreter."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_repeated, constexprs={"YBLOCK": 8, "XBLOCK": 256})
+    kernel[(1, 1)](x, out)
+    InterpretedFunction(channels_last_repeated.fn)[(1, 1)](x, oracle, YBLOCK=8, XBLOCK=256)
+    torch.testing.assert_close(oracle[:, :, 0], x.view(2, 3, 256)[:, 2])
+    torch.testing.assert_close(out, oracle)
+    assert "mtia.scatter" in kernel.asm["mtia"]
+
+
+@triton.jit
+def channels_last_copy_t(in_ptr, out_ptr, YBLOCK: tl.constexpr, XBLOCK: tl.constexpr):
+    """`channels_last_copy` with the split dimension last: an [XBLOCK, YBLOCK] tile, `yindex` along dimension 1."""
+    yindex = tl.program_id(1) * YBLOCK + tl.arange(0, YBLOCK)[None, :]
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    mask = (yindex < 6) & (xindex < 256)
+    tmp0 = tl.load(in_ptr + (xindex + 256 * yindex), mask)
+    tl.store(out_ptr + (yindex % 3 + 3 * xindex + 768 * (yindex // 3)), tmp0, mask)
+
+
+def test_split_of_the_last_dimension_is_a_box_store_and_matches_the_interpreter():
+    """The wrapped dimension may be any of the tile's (here 1): the box is [XBLOCK, 2, 3], one DMA."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    x = torch.randn(6, 256)
+    out, oracle = torch.full((2, 256, 3), -1.0), torch.full((2, 256, 3), -1.0)
+    kernel = mtia_xdsl.compile(channels_last_copy_t, constexprs={"YBLOCK": 8, "XBLOCK": 64})
+    kernel[(4, 2)](x, out)
+    InterpretedFunction(channels_last_copy_t.fn)[(4, 2)](x, oracle, YBLOCK=8, XBLOCK=64)
+    torch.testing.assert_close(oracle, x.view(2, 3, 256).permute(0, 2, 1))
+    torch.testing.assert_close(out, oracle)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.scatter" not in mtia and "tensor<64x2x3xf32>" in mtia

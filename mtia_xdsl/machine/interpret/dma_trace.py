@@ -213,24 +213,29 @@ def dma_commands(
     read_bytes, write_bytes = (nbytes, 0) if load else (0, nbytes)
     ls_bytes = tile_ls_bytes if whole_tile or not load else nbytes
     descriptors = max(count, 1)
+    # positional, in Command's field order (engine, kind, loc, waits, fills, scalar_instrs, elems, macs, dtype,
+    # dpe_passes, global_read_bytes, global_write_bytes, global_ranges, global_extent, ls_bytes, descriptors),
+    # one comprehension per case: a launch builds one per program and DMA, and keywords, a helper call or
+    # intermediate lists per command cost more
+    c, dma, rb, wb, ls, d = Command, Engine.DMA, read_bytes, write_bytes, ls_bytes, descriptors
+    if extent is None:
+        return [c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, (), None, ls, d) for _ in shifts]
+    lo, hi = extent
     if ranges and type(ranges[0]) is RunBlock:
         block = ranges[0]
-        moved: list[Any] = [Runs(block, shift) for shift in shifts]
-    elif ranges and len(ranges[0]) == 1:
-        start, run_bytes = ranges[0][0], ranges[1]
-        moved = [((start + shift, run_bytes),) for shift in shifts]
-    else:
-        moved = [_ranges(ranges, shift) for shift in shifts]
-    extents: list[Any] = (
-        [None] * len(shifts) if extent is None else [(extent[0] + shift, extent[1] + shift) for shift in shifts]
-    )
-    dma = Engine.DMA
-    # positional, in Command's field order (engine, kind, loc, waits, fills, scalar_instrs, elems, macs, dtype,
-    # dpe_passes, global_read_bytes, global_write_bytes, global_ranges, global_extent, ls_bytes, descriptors):
-    # a launch builds one per program and DMA, and keywords or a helper call per command cost more
+        return [
+            c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, Runs(block, s), (lo + s, hi + s), ls, d)
+            for s in shifts
+        ]
+    if ranges and len(ranges[0]) == 1:
+        start, size = ranges[0][0], ranges[1]
+        return [
+            c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, ((start + s, size),), (lo + s, hi + s), ls, d)
+            for s in shifts
+        ]
     return [
-        Command(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, read_bytes, write_bytes, g, e, ls_bytes, descriptors)
-        for g, e in zip(moved, extents, strict=True)
+        c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, _ranges(ranges, s), (lo + s, hi + s), ls, d)
+        for s in shifts
     ]
 
 

@@ -54,6 +54,7 @@ from mtia_xdsl.machine.interpret.formats import (
     to_bf16_f32,
 )
 from mtia_xdsl.machine.interpret.global_memory import GlobalMemory
+from mtia_xdsl.semantics.casts import f32_to_f16
 from mtia_xdsl.utils.locations import location_str
 
 __all__ = [
@@ -105,7 +106,7 @@ def as_value(x: Any, t: Attribute) -> Any:
     arr = x if type(x) is np.ndarray else np.asarray(x)
     if arr.dtype != compute:
         with np.errstate(all="ignore"):
-            arr = arr.astype(compute)
+            arr = f32_to_f16(arr) if compute == _F16 and arr.dtype == _F32 else arr.astype(compute)
     if rounding is not None:  # bf16 or fp8 held in float32: round to the format (nearest even)
         arr = rounding(arr)
     if shape is not None:
@@ -117,6 +118,7 @@ def as_value(x: Any, t: Attribute) -> Any:
     return arr[()] if arr.ndim == 0 else arr
 
 
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _Rounding = Callable[[np.ndarray], np.ndarray] | None
 _VALUE_TYPES: dict[int, tuple[Attribute, np.dtype[Any], _Rounding, tuple[int, ...] | None]] = {}
 """`as_value`'s view of the types it has seen, by identity: (type, compute dtype, rounding to the format

@@ -296,6 +296,9 @@ class AffineForm:
     single coefficient is then Digits over the position `j = i + start % n` in a box of whole rows that
     begins at row `start // n` (a wrapped box: a load moves the box and slices the block out of it).
     None otherwise."""
+    wrap_dim: int = 0
+    """The dimension `wrap` splits: 0 for a 1-D flat index; on an n-D tile, the one dimension its index
+    varies along (cnn's `yindex % 3` over a [YBLOCK, 1] tile, second pass of the analysis only)."""
 
     @property
     def uniform_coeffs(self) -> bool:
@@ -338,16 +341,22 @@ class AffineForm:
         return form.limited(self.limits).limited(other.limits)
 
     def _plus_wrapped(self, other: AffineForm, sign: int) -> AffineForm | None:
-        """`plus` when a form is wrapped (see `wrap`): both 1-D, the same start, no limits. A plain coefficient
-        c over the block's i is c over the box's j with the base less `c * shift`; a sum whose digits merge
-        into one run (`x0 + 48 * x1`) is affine in i again (the flat index itself). An index tile added with
-        sign +1 (`tmp9 + 5 * tmp4 + 25 * x1`, dlrm's tril gather) stays: the access is an element gather
-        over the wrapped box's rows (see `_ls_gather_access`)."""
-        if len(self.coeffs) != 1 or len(other.coeffs) != 1 or self.limits or other.limits:
+        """`plus` when a form is wrapped (see `wrap`): the same start and wrapped dimension d, no limits. A
+        plain coefficient c over the block's i_d is c over the box's j with the base less `c * shift`; a sum
+        whose digits merge into one run (`x0 + 48 * x1`) is affine in i again (the flat index itself); the
+        other dimensions' coefficients add as usual. An index tile added with sign +1 to a 1-D form
+        (`tmp9 + 5 * tmp4 + 25 * x1`, dlrm's tril gather) stays: the access is an element gather over the
+        wrapped box's rows (see `_ls_gather_access`)."""
+        wrapped = self if self.wrap is not None else other
+        d = wrapped.wrap_dim
+        rank = len(self.coeffs)
+        if len(other.coeffs) != rank or self.limits or other.limits:
+            return None
+        if any(f.wrap is not None and f.wrap_dim != d for f in (self, other)):
             return None
         indexed = [f for f in (self, other) if f.index is not None]
         if indexed:
-            if len(indexed) != 1 or sign < 0:
+            if len(indexed) != 1 or sign < 0 or rank != 1:
                 return None
             idx = indexed[0]
             bare = replace(idx, index=None, index_scale=0)
@@ -359,29 +368,29 @@ class AffineForm:
         if len(starts) != 1:
             return None
         start = starts.pop()
-        wrapped = self if self.wrap is not None else other
-        row = wrapped.coeffs[0]
+        row = wrapped.coeffs[d]
         assert isinstance(row, Digits)
         shift = rem(start, row.extents[0])
 
         def on_box(f: AffineForm) -> AffineForm:
-            c = f.coeffs[0]
+            c = f.coeffs[d]
             return (
                 f if f.wrap is not None or isinstance(c, Digits) else replace(f, base=add(f.base, neg(mul(c, shift))))
             )
 
         a, b = on_box(self), on_box(other)
-        coeff = coeff_add(a.coeffs[0], b.coeffs[0] if sign > 0 else coeff_neg(b.coeffs[0]))
-        if coeff is None:
+        coeffs = [coeff_add(x, y if sign > 0 else coeff_neg(y)) for x, y in zip(a.coeffs, b.coeffs, strict=True)]
+        if any(c is None for c in coeffs) or any(isinstance(c, Digits) for e, c in enumerate(coeffs) if e != d):
             return None
+        coeff = coeffs[d]
         base = add(a.base, b.base if sign > 0 else neg(b.base))
         if isinstance(coeff, Digits):
-            return AffineForm(base, (coeff,), self.ptr, wrap=start)
-        base = add(base, mul(coeff, shift))
+            return AffineForm(base, tuple(coeffs), self.ptr, wrap=start, wrap_dim=d)  # type: ignore[arg-type]
+        base = add(base, mul(coeff, shift))  # type: ignore[arg-type]
         n = row.extents[0]
         if base == add(mul(div(start, n), n), shift):  # n * (start // n) + start % n
             base = start
-        return AffineForm(base, (coeff,), self.ptr)  # affine in i: no box needed
+        return AffineForm(base, tuple(coeffs), self.ptr)  # type: ignore[arg-type]  # affine in i: no box needed
 
 
 @dataclass(frozen=True)
@@ -445,6 +454,9 @@ class BlockAccess:
     """For a wrapped box (AffineForm.wrap), the flat position in the box of the block's first element: the
     block is the box, flattened, from there (`mtia.extract_slice`). For a store (`_wrapped_store`), the box
     is the block from there. None: the box is the block."""
+    window_dim: int = 0
+    """The tile dimension a store's `window` slices (n-D `_wrapped_store`): the box is the tile's first
+    elements along it, reshaped; 0 for a flat block."""
     ls_gather: LsGather | None = None
     """Set for an element gather from a small source block (`_ls_gather_access`): the DMA moves the box
     (`strides`, `bounds`, `shape`: [rows, row] in memory order, dense) and each element of the tile is
@@ -741,11 +753,14 @@ def _bounded_rem_div(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...
 class _Analyzer:
     """Computes forms for integer/pointer tensors and box masks, op by op in block order."""
 
-    def __init__(self, info: MemoryAccessInfo, mask_bounded: bool = False) -> None:
+    def __init__(self, info: MemoryAccessInfo, mask_bounded: bool = False, wrap_rows: bool = False) -> None:
         self.info = info
         self.mask_bounded = mask_bounded
         """The second pass of `analyze_function`: a `%` or `//` may hold only below a limit on one
         dimension's index (`_bounded_rem_div`), which each access's mask must imply (`_classify`)."""
+        self.wrap_rows = wrap_rows
+        """The third pass: a `%` or `//` by a constant of an index varying along one dimension of an n-D
+        tile is a wrapped box along it (`AffineForm.wrap_dim`; a store of whole rows, `_wrapped_store`)."""
 
     # -- forms -------------------------------------------------------------------------------
     def form_of(self, v: SSAValue) -> AffineForm | None:
@@ -868,7 +883,7 @@ class _Analyzer:
         scale = mul(b.index_scale, a.base) if b.index is not None else 0
         coeffs = tuple(coeff_scale(c, a.base) for c in b.coeffs)
         wrap = b.wrap if any(isinstance(c, Digits) for c in coeffs) else None  # a zero scale leaves no box
-        product = AffineForm(mul(b.base, a.base), coeffs, None, (), b.index, scale, wrap)
+        product = AffineForm(mul(b.base, a.base), coeffs, None, (), b.index, scale, wrap, b.wrap_dim)
         return product.limited(a.limits).limited(b.limits)
 
     def _rem_div(self, op: Operation, shape: tuple[int, ...]) -> AffineForm | None:
@@ -886,7 +901,9 @@ class _Analyzer:
         covering the block is taken at its word, with a limit: past `c - b % c` the index would wrap, and
         a load reads `other` there (see AffineForm.limits). Otherwise, when k == 1, c is a constant n and
         the form is 1-D, the result is over a wrapped box (AffineForm.wrap) of the rows the block touches,
-        at most ceil((n - gcd(divisor(b), n) + E) / n) of them.
+        at most ceil((n - gcd(divisor(b), n) + E) / n) of them; so is an n-D form (split along d,
+        `AffineForm.wrap_dim`) in the third pass (`wrap_rows`): cnn's `yindex % 3` over a [YBLOCK, 1]
+        tile, whose store holds whole rows when one block holds every valid row.
 
         Before those last two, and where `a` varies along several dimensions, `_bounded_rem_div` splits by
         place value when that is exact; in the second pass (`mask_bounded`) also where it holds only below
@@ -949,13 +966,14 @@ class _Analyzer:
             limits[d] = (add(c.base, neg(rem(a.base, c.base))),)
             return AffineForm(rem(a.base, c.base), a.coeffs, limits=tuple(limits))
         n = c.base
-        if k == 1 and isinstance(n, int) and len(shape) == 1 and not isinstance(coeff, Digits) and expr_nonneg(a.base):
+        wrappable = len(shape) == 1 or self.wrap_rows  # n-D: third pass only (`analyze_function`)
+        if k == 1 and isinstance(n, int) and wrappable and not isinstance(coeff, Digits) and expr_nonneg(a.base):
             # a block not starting at a row boundary, or not whole rows: a wrapped box (see AffineForm.wrap)
-            # of the rows the block touches; its first element sits `b % n <= n - gcd` into the box
+            # of the rows the block touches along d; its first element sits `b % n <= n - gcd` into the box
             rows = -(-(n - math.gcd(expr_divisor(a.base), n) + extent) // n)
             if is_rem:
-                return AffineForm(0, (digits((n, rows), (1, 0)),), wrap=a.base)
-            return AffineForm(div(a.base, n), (digits((n, rows), (0, 1)),), wrap=a.base)
+                return AffineForm(0, with_coeff(digits((n, rows), (1, 0))), wrap=a.base, wrap_dim=d)
+            return AffineForm(div(a.base, n), with_coeff(digits((n, rows), (0, 1))), wrap=a.base, wrap_dim=d)
         return bounded
 
     def _bitcast(self, op: tt.BitcastOp, shape: tuple[int, ...]) -> AffineForm | None:
@@ -1141,12 +1159,22 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
                 del info.fallback_reasons[op]
             elif info.fallback_reasons[op] == _ELEMENT_GATHER and bounded.fallback_reasons.get(op) == _UNBOUNDED_LIMIT:
                 info.fallback_reasons[op] = _UNBOUNDED_LIMIT  # the remainder was an index tile only for want of a box
+    if any(isinstance(op, tt.StoreOp) for op in info.fallback_reasons):
+        # Third pass, for the stores still left: a split along one dimension of an n-D tile is a wrapped
+        # box (`wrap_rows`), stored when one block holds every valid row (`_wrapped_store`).
+        wrapped = _analyze(func, mask_bounded=True, wrap_rows=True)
+        for op in list(info.fallback_reasons):
+            if isinstance(op, tt.StoreOp) and op in wrapped.accesses:
+                info.accesses[op] = wrapped.accesses[op]
+                del info.fallback_reasons[op]
+            elif (reason := wrapped.fallback_reasons.get(op)) in (_WRAPPED_STORE, _REPEATED_STORE):
+                info.fallback_reasons[op] = reason  # the remainder was an index tile only for want of a box
     return info
 
 
-def _analyze(func: Operation, mask_bounded: bool) -> MemoryAccessInfo:
+def _analyze(func: Operation, mask_bounded: bool, wrap_rows: bool = False) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
-    analyzer = _Analyzer(info, mask_bounded)
+    analyzer = _Analyzer(info, mask_bounded, wrap_rows)
     for op in ops_of(func):
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):
@@ -1169,7 +1197,7 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         return None, "boundary check"
     if form.index is not None:
         if isinstance(op, tt.StoreOp):
-            return None, "store through an index tile (a scatter)"
+            return None, _row_scatter_reason(form, shape, analyzer)
         if form.wrap is not None or (
             not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape)
         ):
@@ -1230,6 +1258,26 @@ def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAcc
         ),
         "",
     )
+
+
+_ROW_SCATTER = "store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"
+_ELEMENT_SCATTER = "store through an index tile that varies along the last dimension (an element scatter, not rows)"
+
+
+def _row_scatter_reason(form: AffineForm, shape: tuple[int, ...], analyzer: _Analyzer) -> str:
+    """Why a store through an index tile stays on the scalar core. Rows (the tile the same along the last
+    dimension): an indexed DMA store would write them, but two equal ids would leave the row's final value
+    to the order the DMA engine writes its rows in, which no source gives (MACHINE.md: only that MTIA's DMA
+    has an indexed mode for embedding rows), and a tile of ids is not provably free of repeats; the scalar
+    core writes in element order, as Triton's interpreter does. Else single elements (moe_top2's
+    `out[tmp3 + 4 * x1]`), which no row DMA writes."""
+    assert form.index is not None
+    last = form.coeffs[-1] if form.coeffs else 0
+    if isinstance(last, Digits):  # a flat index split across rows: one id per run of the innermost digit
+        rows = _rows_only(form.index, analyzer, inner=last.extents[0])
+    else:
+        rows = _rows_only(form.index, analyzer) or _rows_in_memory_order(form, shape)
+    return _ROW_SCATTER if rows else _ELEMENT_SCATTER
 
 
 _UNBOUNDED_LIMIT = "a split index holds only below a limit the mask does not imply (it may carry into the next row)"
@@ -1376,6 +1424,8 @@ def _wrapped_access(
     elements lie in. Stores are not boxes (they would write the rows' other elements).
     """
     assert form.ptr is not None and form.wrap is not None
+    if len(shape) != 1:
+        return None, "load through an index split across rows along one dimension of a tile, not at a row"
     c = form.coeffs[0]
     assert isinstance(c, Digits)
     if len(c.extents) != 2:
@@ -1401,6 +1451,7 @@ def _wrapped_access(
     )  # fmt: skip
 
 
+_REPEATED_STORE = "store writes several elements of the block to one address (a stride of 0)"
 _WRAPPED_STORE = "store through a flat index split across rows, not starting at a row or not whole rows"
 
 
@@ -1412,19 +1463,32 @@ def _wrapped_store(
     a block with any valid element starts at 0, and its first N elements are the N // n whole rows (dlrm's
     padded store of a [16, 10] tile into rows of 26 from one block of 256). The box is those rows, bound
     `(N - start) // n` (none for any other block), filled from the block's first N elements
-    (`BlockAccess.window` 0). Otherwise a store would write the rows' other elements: the scalar core."""
+    (`BlockAccess.window` 0). Otherwise a store would write the rows' other elements: the scalar core.
+
+    On an n-D tile the same holds along the wrapped dimension d (`AffineForm.wrap_dim`), the others kept:
+    cnn's channels-last copy `out[y0 + 3 * x2 + 768 * y1]` with `y0 = yindex % 3`, `y1 = yindex // 3`,
+    `yindex < 6` from one [8, XBLOCK] block is the box [2, 3, XBLOCK] of strides [768, 1, 3] filled from
+    the tile's first 6 rows (`BlockAccess.window_dim`); it is moved in memory order (`memory_order`). A box
+    with a stride of 0 (`out[768 * y1 + 3 * x2]`: three rows to one address) stays on the scalar core, whose
+    element order decides the last writer, as in Triton's interpreter."""
     assert form.ptr is not None and form.wrap is not None
-    c = form.coeffs[0]
+    d = form.wrap_dim
+    c = form.coeffs[d]
     assert isinstance(c, Digits)
-    n, start, bound = c.extents[0], form.wrap, bounds[0]
+    n, start, bound = c.extents[0], form.wrap, bounds[d]
     flat = _flat_bound(bound, start)
-    if len(c.extents) != 2 or starts is not None or flat is None or flat % n or flat > shape[0]:
+    if len(c.extents) != 2 or starts is not None or flat is None or flat % n or flat > shape[d]:
         return None, _WRAPPED_STORE
     if not expr_nonneg(start) or expr_divisor(start) < flat:
         return None, _WRAPPED_STORE
+    strides = (*form.coeffs[:d], c.coeffs[1], c.coeffs[0], *form.coeffs[d + 1 :])
+    box_bounds = (*bounds[:d], div(bound, n), n, *bounds[d + 1 :])
+    box = (*shape[:d], flat // n, n, *shape[d + 1 :])
+    if any(isinstance(k, int) and k == 0 for k, e in zip(strides, box, strict=True) if e > 1):
+        return None, _REPEATED_STORE  # which element lands last is the scalar core's order
     return (
-        BlockAccess(form.ptr, form.base, (c.coeffs[1], c.coeffs[0]), (div(bound, n), n), (flat // n, n),
-                    view=shape, window=0),
+        BlockAccess(form.ptr, form.base, strides, box_bounds, box, view=shape, window=0,  # type: ignore[arg-type]
+                    window_dim=d),
         "",
     )  # fmt: skip
 

@@ -299,3 +299,45 @@ tt.func public @gather_rows_of_8(%x: !tt.ptr<f32>, %t: !tt.ptr<i64>, %out: !tt.p
   tt.store %po, %v : tensor<32x!tt.ptr<f32>>
   tt.return
 }
+
+// -----
+
+// cnn's channels-last copy (see test-mtia-memory-access.mlir @channels_last_copy): the tile's first 6 rows
+// (an MLU slice), reshaped to the box [2, 3, 16] and transposed by the MLU into memory order [2, 16, 3]
+// (contiguous runs of 3 elements, each box row 48 contiguous elements), stored by one DMA.
+// CHECK-LABEL: tt.func public @channels_last_copy
+// CHECK:         mtia.extract_slice %{{.*}} {static_offsets = array<i64: 0, 0>} : tensor<8x16xf32> -> tensor<6x16xf32>
+// CHECK:         tt.reshape %{{.*}} : tensor<6x16xf32> -> tensor<2x3x16xf32>
+// CHECK:         tt.trans %{{.*}} {order = array<i32: 0, 2, 1>} : tensor<2x3x16xf32> -> tensor<2x16x3xf32>
+// CHECK:         mtia.dma_store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] bounds[%{{.*}}, %{{.*}}, %{{.*}}] : tensor<2x16x3xf32>, !tt.ptr<f32>
+// CHECK-NOT:     mtia.scatter
+tt.func public @channels_last_copy(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>, %w: tensor<4x16xf32>) {
+  %pidy = tt.get_program_id y : i32
+  %c8 = arith.constant 8 : i32
+  %yoff = arith.muli %pidy, %c8 : i32
+  %ry = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %ry2 = tt.expand_dims %ry {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %yoffs = tt.splat %yoff : i32 -> tensor<8x1xi32>
+  %y = arith.addi %yoffs, %ry2 : tensor<8x1xi32>
+  %n6 = arith.constant dense<6> : tensor<8x1xi32>
+  %ymask = arith.cmpi slt, %y, %n6 : tensor<8x1xi32>
+  %rx = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %x = tt.expand_dims %rx {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %k3 = arith.constant dense<3> : tensor<8x1xi32>
+  %y0 = arith.remsi %y, %k3 : tensor<8x1xi32>
+  %y1 = arith.divsi %y, %k3 : tensor<8x1xi32>
+  %kx = arith.constant dense<3> : tensor<1x16xi32>
+  %x3 = arith.muli %kx, %x : tensor<1x16xi32>
+  %y0b = tt.broadcast %y0 : tensor<8x1xi32> -> tensor<8x16xi32>
+  %x3b = tt.broadcast %x3 : tensor<1x16xi32> -> tensor<8x16xi32>
+  %s = arith.addi %y0b, %x3b : tensor<8x16xi32>
+  %k48 = arith.constant dense<48> : tensor<8x1xi32>
+  %y1r = arith.muli %k48, %y1 : tensor<8x1xi32>
+  %y1b = tt.broadcast %y1r : tensor<8x1xi32> -> tensor<8x16xi32>
+  %o = arith.addi %s, %y1b : tensor<8x16xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<8x16x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<8x16x!tt.ptr<f32>>, tensor<8x16xi32>
+  %mask = tt.broadcast %ymask : tensor<8x1xi1> -> tensor<8x16xi1>
+  tt.store %p, %v, %mask : tensor<8x16x!tt.ptr<f32>>
+  tt.return
+}

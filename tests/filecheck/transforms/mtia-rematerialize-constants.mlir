@@ -47,3 +47,32 @@ tt.func public @k(%a: tensor<16x16xf16>, %b: tensor<16x16xf16>, %n: i32) -> tens
   } -> tensor<16x16xf32>
   tt.return %out : tensor<16x16xf32>
 }
+
+// A range (tl.arange) is a fill too: made once before the loop, it held a CB ID through the loop; each
+// iteration now makes it right before its reader.
+// CHECK-LABEL: tt.func public @range_in_loop
+// CHECK-NOT:     tt.make_range
+// CHECK:         scf.for
+// CHECK-NEXT:      %[[R:.*]] = mtia.vec_compute {
+// CHECK-NEXT:        tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+// CHECK-NEXT:        mtia.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      mtia.vec_compute ins(%[[R]], %{{.*}} : tensor<32xi32>, i32)
+tt.func public @range_in_loop(%n: i32) {
+  %range = mtia.vec_compute {
+    %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+    mtia.yield %r : tensor<32xi32>
+  } -> tensor<32xi32>
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  scf.for %off = %c0 to %n step %c32 : i32 {
+    %idx = mtia.vec_compute ins(%range, %off : tensor<32xi32>, i32) {
+    ^bb0(%x: tensor<32xi32>, %o: i32):
+      %s = tt.splat %o : i32 -> tensor<32xi32>
+      %t = arith.addi %x, %s : tensor<32xi32>
+      mtia.yield %t : tensor<32xi32>
+    } -> tensor<32xi32>
+    "test.op"(%idx) : (tensor<32xi32>) -> ()
+  }
+  tt.return
+}

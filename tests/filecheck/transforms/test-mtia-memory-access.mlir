@@ -333,13 +333,15 @@ tt.func public @wrapping_rows_through_if(%a: !tt.ptr<f32>) {
 }
 
 // Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
-// picked by them: an indexed DMA. A store through the ids is a scatter and stays on the scalar core, and so is
-// a load of single elements picked by ids that vary along the last dimension (an element gather).
+// picked by them: an indexed DMA. A store of rows through the ids stays on the scalar core (a repeated id would
+// leave the last writer to the DMA's order), and so does a load of single elements picked by ids that vary along
+// the last dimension (an element gather), and a store of them (an element scatter).
 // CHECK-LABEL: tt.func public @embedding_rows
 // CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+%off strides=[1, 0] bounds=[(%n - %off), 1] shape=[8, 1]"}
 // CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%table+0 index=%id*64 strides=[0, 1] bounds=[(%n - %off), 64] shape=[8, 64]"}
-// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile (a scatter)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
 tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32) {
   %pid = tt.get_program_id x : i32
   %c8 = arith.constant 8 : i32
@@ -377,6 +379,7 @@ tt.func public @embedding_rows(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %n: i32
   %t1 = tt.splat %table : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
   %elems = tt.addptr %t1, %elem_ids : tensor<64x!tt.ptr<f32>>, tensor<64xi64>
   %e = tt.load %elems : tensor<64x!tt.ptr<f32>>
+  tt.store %elems, %e : tensor<64x!tt.ptr<f32>>
   tt.return
 }
 
@@ -715,6 +718,133 @@ tt.func public @padded_store_one_block(%out: !tt.ptr<f32>, %v: tensor<256xf32>, 
   %outs64 = tt.splat %out : !tt.ptr<f32> -> tensor<64x!tt.ptr<f32>>
   %q = tt.addptr %outs64, %yo : tensor<64x!tt.ptr<f32>>, tensor<64xi32>
   tt.store %q, %w, %mask64 : tensor<64x!tt.ptr<f32>>
+  tt.return
+}
+
+// cnn's channels-last copy out[y1, x, y0] = v[3 * y1 + y0, x] from an [8, 16] tile: `y % 3` and `y // 3` over
+// the tile's rows, which a block of 8 does not hold whole, split that dimension in the third pass (a wrapped
+// box along it). Under `y < 6` with the block's start a multiple of 8 >= 6, a block with any valid row starts
+// at 0 and its first 6 rows are 2 x 3 whole rows: the box [2, 3, 16] of strides [48, 1, 3], sliced from the
+// tile (window 0). From a block of 4 rows (< 6) the valid rows span several blocks: it stays scalar.
+// CHECK-LABEL: tt.func public @channels_last_copy
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%out+((%yoff // 3) * 48) strides=[48, 1, 3] bounds=[((6 - %yoff) // 3), 3, 16] shape=[2, 3, 16] view=[8, 16] window=0"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through a flat index split across rows, not starting at a row or not whole rows"}
+tt.func public @channels_last_copy(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>, %w: tensor<4x16xf32>) {
+  %pidy = tt.get_program_id y : i32
+  %c8 = arith.constant 8 : i32
+  %yoff = arith.muli %pidy, %c8 : i32
+  %ry = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %ry2 = tt.expand_dims %ry {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %yoffs = tt.splat %yoff : i32 -> tensor<8x1xi32>
+  %y = arith.addi %yoffs, %ry2 : tensor<8x1xi32>
+  %n6 = arith.constant dense<6> : tensor<8x1xi32>
+  %ymask = arith.cmpi slt, %y, %n6 : tensor<8x1xi32>
+  %rx = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %x = tt.expand_dims %rx {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %k3 = arith.constant dense<3> : tensor<8x1xi32>
+  %y0 = arith.remsi %y, %k3 : tensor<8x1xi32>
+  %y1 = arith.divsi %y, %k3 : tensor<8x1xi32>
+  %kx = arith.constant dense<3> : tensor<1x16xi32>
+  %x3 = arith.muli %kx, %x : tensor<1x16xi32>
+  %y0b = tt.broadcast %y0 : tensor<8x1xi32> -> tensor<8x16xi32>
+  %x3b = tt.broadcast %x3 : tensor<1x16xi32> -> tensor<8x16xi32>
+  %s = arith.addi %y0b, %x3b : tensor<8x16xi32>
+  %k48 = arith.constant dense<48> : tensor<8x1xi32>
+  %y1r = arith.muli %k48, %y1 : tensor<8x1xi32>
+  %y1b = tt.broadcast %y1r : tensor<8x1xi32> -> tensor<8x16xi32>
+  %o = arith.addi %s, %y1b : tensor<8x16xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<8x16x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<8x16x!tt.ptr<f32>>, tensor<8x16xi32>
+  %mask = tt.broadcast %ymask : tensor<8x1xi1> -> tensor<8x16xi1>
+  tt.store %p, %v, %mask : tensor<8x16x!tt.ptr<f32>>
+  %c4 = arith.constant 4 : i32
+  %zoff = arith.muli %pidy, %c4 : i32
+  %rz = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+  %rz2 = tt.expand_dims %rz {axis = 1 : i32} : tensor<4xi32> -> tensor<4x1xi32>
+  %zoffs = tt.splat %zoff : i32 -> tensor<4x1xi32>
+  %z = arith.addi %zoffs, %rz2 : tensor<4x1xi32>
+  %m6 = arith.constant dense<6> : tensor<4x1xi32>
+  %zmask = arith.cmpi slt, %z, %m6 : tensor<4x1xi32>
+  %j3 = arith.constant dense<3> : tensor<4x1xi32>
+  %z0 = arith.remsi %z, %j3 : tensor<4x1xi32>
+  %z1 = arith.divsi %z, %j3 : tensor<4x1xi32>
+  %z0b = tt.broadcast %z0 : tensor<4x1xi32> -> tensor<4x16xi32>
+  %x3c = tt.broadcast %x3 : tensor<1x16xi32> -> tensor<4x16xi32>
+  %t = arith.addi %z0b, %x3c : tensor<4x16xi32>
+  %j48 = arith.constant dense<48> : tensor<4x1xi32>
+  %z1r = arith.muli %j48, %z1 : tensor<4x1xi32>
+  %z1b = tt.broadcast %z1r : tensor<4x1xi32> -> tensor<4x16xi32>
+  %oz = arith.addi %t, %z1b : tensor<4x16xi32>
+  %outz = tt.splat %out : !tt.ptr<f32> -> tensor<4x16x!tt.ptr<f32>>
+  %q = tt.addptr %outz, %oz : tensor<4x16x!tt.ptr<f32>>, tensor<4x16xi32>
+  %maskz = tt.broadcast %zmask : tensor<4x1xi1> -> tensor<4x16xi1>
+  tt.store %q, %w, %maskz : tensor<4x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// The same split with only `y // 3` in the address (`out[48 * y1 + 3 * x]`): three rows of the tile write each
+// address, a box stride of 0, so the store stays on the scalar core (its element order picks the last writer).
+// CHECK-LABEL: tt.func public @channels_last_repeated
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store writes several elements of the block to one address (a stride of 0)"}
+tt.func public @channels_last_repeated(%out: !tt.ptr<f32>, %v: tensor<8x16xf32>) {
+  %pidy = tt.get_program_id y : i32
+  %c8 = arith.constant 8 : i32
+  %yoff = arith.muli %pidy, %c8 : i32
+  %ry = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %ry2 = tt.expand_dims %ry {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %yoffs = tt.splat %yoff : i32 -> tensor<8x1xi32>
+  %y = arith.addi %yoffs, %ry2 : tensor<8x1xi32>
+  %n6 = arith.constant dense<6> : tensor<8x1xi32>
+  %ymask = arith.cmpi slt, %y, %n6 : tensor<8x1xi32>
+  %rx = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %x = tt.expand_dims %rx {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %k3 = arith.constant dense<3> : tensor<8x1xi32>
+  %y1 = arith.divsi %y, %k3 : tensor<8x1xi32>
+  %kx = arith.constant dense<3> : tensor<1x16xi32>
+  %x3 = arith.muli %kx, %x : tensor<1x16xi32>
+  %x3b = tt.broadcast %x3 : tensor<1x16xi32> -> tensor<8x16xi32>
+  %k48 = arith.constant dense<48> : tensor<8x1xi32>
+  %y1r = arith.muli %k48, %y1 : tensor<8x1xi32>
+  %y1b = tt.broadcast %y1r : tensor<8x1xi32> -> tensor<8x16xi32>
+  %o = arith.addi %x3b, %y1b : tensor<8x16xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<8x16x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<8x16x!tt.ptr<f32>>, tensor<8x16xi32>
+  %mask = tt.broadcast %ymask : tensor<8x1xi1> -> tensor<8x16xi1>
+  tt.store %p, %v, %mask : tensor<8x16x!tt.ptr<f32>>
+  tt.return
+}
+
+// moe_top2's flat scatter `out[tmp3 + 4 * x1]`, x1 = xindex // 2, tmp3 loaded at xindex: each element has its own
+// id, an element scatter. With the id loaded at x1 (one per run of 2) it is a store of rows through ids.
+// CHECK-LABEL: tt.func public @flat_scatter
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store of rows through an index tile (a repeated id would leave the last writer to the DMA's order)"}
+tt.func public @flat_scatter(%ids: !tt.ptr<i32>, %out: !tt.ptr<f32>, %v: tensor<32xf32>) {
+  %pid = tt.get_program_id x : i32
+  %c32 = arith.constant 32 : i32
+  %off = arith.muli %pid, %c32 : i32
+  %offs = tt.splat %off : i32 -> tensor<32xi32>
+  %r = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>
+  %x = arith.addi %offs, %r : tensor<32xi32>
+  %k2 = arith.constant dense<2> : tensor<32xi32>
+  %x1 = arith.divsi %x, %k2 : tensor<32xi32>
+  %k4 = arith.constant dense<4> : tensor<32xi32>
+  %row = arith.muli %x1, %k4 : tensor<32xi32>
+  %idss = tt.splat %ids : !tt.ptr<i32> -> tensor<32x!tt.ptr<i32>>
+  %idp = tt.addptr %idss, %x : tensor<32x!tt.ptr<i32>>, tensor<32xi32>
+  %id = tt.load %idp : tensor<32x!tt.ptr<i32>>
+  %o = arith.addi %id, %row : tensor<32xi32>
+  %outs = tt.splat %out : !tt.ptr<f32> -> tensor<32x!tt.ptr<f32>>
+  %p = tt.addptr %outs, %o : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  tt.store %p, %v : tensor<32x!tt.ptr<f32>>
+  %idq = tt.addptr %idss, %x1 : tensor<32x!tt.ptr<i32>>, tensor<32xi32>
+  %rid = tt.load %idq : tensor<32x!tt.ptr<i32>>
+  %k64 = arith.constant dense<64> : tensor<32xi32>
+  %rrow = arith.muli %rid, %k64 : tensor<32xi32>
+  %x0 = arith.remsi %x, %k2 : tensor<32xi32>
+  %ro = arith.addi %rrow, %x0 : tensor<32xi32>
+  %q = tt.addptr %outs, %ro : tensor<32x!tt.ptr<f32>>, tensor<32xi32>
+  tt.store %q, %v : tensor<32x!tt.ptr<f32>>
   tt.return
 }
 
