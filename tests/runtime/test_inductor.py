@@ -556,3 +556,22 @@ def test_embedding_bag_backward_reads_gradient_views_in_place(mtia_inductor):
     code = "\n".join(codes)
     assert code.count("torch.ops.mtia_xdsl.embedding_bag_backward.default(") == 2
     assert "fused__embedding_bag_backward" not in code
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an id outside the table reaches mtia_xdsl's gather kernel in a training step (not in inference, where "
+    "aten's check names the index): the error is an out-of-bounds access at inductor_kernels.py's line, telling "
+    "the user to 'mask the access or fix the offsets' of a kernel they did not write; embedding_bag_sum would "
+    "need aten's range check (or the kernel a device_assert) first",
+)
+def test_an_id_outside_the_table_names_the_index_in_training(mtia_inductor):
+    """Eager raises 'Index 1 of input takes value 10 which is not in the valid range [0, 10)'; a compiled training
+    step should name the index too, not a line of mtia_xdsl's own kernel."""
+    weight = torch.randn(10, 4, requires_grad=True)
+
+    def bag(w, ids, offsets):
+        return torch.nn.functional.embedding_bag(ids, w, offsets, mode="sum")
+
+    with pytest.raises(RuntimeError, match="valid range"):
+        torch.compile(bag)(weight, torch.tensor([1, 10]), torch.tensor([0]))
