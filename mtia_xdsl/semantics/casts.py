@@ -22,18 +22,14 @@ cast runs on the calling thread, never on torch's intra-op threads."""
 def f32_to_f16(x: np.ndarray) -> np.ndarray:
     """float32 array `x` rounded to float16 (nearest even): bit for bit numpy's `x.astype(np.float16)`.
 
-    numpy's cast is a scalar loop of bit arithmetic (about 8 ns an element); large arrays go through torch's
-    vectorized cast (the CPU's F16C conversion, about 0.1 ns), which rounds to the same bits (IEEE nearest
-    even, subnormals and overflow included; tests/machine/test_values.py) except NaNs, whose payload its
-    scalar tail may make canonical: NaN lanes take numpy's.
+    numpy's cast is a scalar loop of bit arithmetic; large arrays go through torch's vectorized cast (the CPU's
+    F16C conversion), which rounds to the same bits (IEEE nearest even, subnormals and overflow included;
+    tests/machine/test_values.py) except NaNs, whose payload its scalar tail may make canonical: NaN lanes take
+    numpy's.
     """
     if x.size < F16_VECTOR_CAST_ELEMS:
         return x.astype(np.float16)
-    out = _torch_cast(x, np.float32, np.float16)
-    nan = np.isnan(x)
-    if nan.any():
-        out[nan] = x[nan].astype(np.float16)
-    return out
+    return _nan_lanes_from_numpy(_torch_cast(x, np.float32, np.float16), x)
 
 
 def f16_to_f64(x: np.ndarray) -> np.ndarray:
@@ -44,10 +40,14 @@ def f16_to_f64(x: np.ndarray) -> np.ndarray:
     """
     if x.size < F16_VECTOR_CAST_ELEMS:
         return x.astype(np.float64)
-    out = _torch_cast(x, np.float16, np.float32).astype(np.float64)
-    nan = np.isnan(out)
+    return _nan_lanes_from_numpy(_torch_cast(x, np.float16, np.float32).astype(np.float64), x)
+
+
+def _nan_lanes_from_numpy(out: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """`out` (x cast by torch) with its NaN lanes replaced by numpy's cast of x's, which keeps their payload."""
+    nan = np.isnan(x)
     if nan.any():
-        out[nan] = x[nan].astype(np.float64)
+        out[nan] = x[nan].astype(out.dtype)
     return out
 
 
