@@ -47,7 +47,6 @@ command cycles live in per-program lists, spans are built only when asked for.
 from __future__ import annotations
 
 import gc
-import heapq
 import itertools
 from array import array
 from collections import deque
@@ -247,6 +246,29 @@ class _Xfer:
         """0 read port, 1 write port."""
 
 
+class _Event:
+    """A pending event: at cycle `t` run `kind` on `pe` with `i` (an engine, command or port) and `run`; events
+    run in (t, seq) order (`seq`: creation order), so a run is deterministic."""
+
+    __slots__ = ("group", "i", "kind", "pe", "run", "seq", "t")
+
+    def __init__(
+        self, t: float, seq: int, kind: int, pe: _PE | None, i: int, run: ProgramRun | None, group: object
+    ) -> None:
+        self.t = t
+        self.seq = seq
+        self.kind = kind
+        self.pe = pe
+        self.i = i
+        self.run = run
+        self.group = group
+        """The participants of an `_E_BARRIER` event (else None)."""
+
+
+def _event_before(a: _Event, b: _Event) -> bool:
+    return a.t < b.t or (a.t == b.t and a.seq < b.seq)
+
+
 class _EndLog:
     """`_Simulator.end_order`: the commands in the order they ended, each as its index in the concatenation of
     all programs' commands, packed (`packed`, after `close`); in a totals-only run only their number."""
@@ -324,11 +346,9 @@ class _Simulator:
         self.memory = MemorySystem(config)
         self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
-        self.times: list[float] = []
-        """Heap of the cycles at which events are pending (each once)."""
-        self.events: dict[float, list[tuple[int, int, object, object]]] = {}
-        """Cycle -> its pending events (sequence number, kind, a, b) in the order they were pushed: events run
-        in (cycle, sequence number) order, and a heap of plain floats compares far faster than one of tuples."""
+        self.events: list[_Event] = []
+        """Binary min-heap of the pending events by (cycle, sequence number), kept by hand: typed, the compiled
+        model sifts it comparing native floats and ints."""
         self.seq = 0
         self.pool_due = [_NEVER] * len(self.memory.pools)
         """Per memory pool (`memory.DRAM`, `memory.SRAM`): when its next flow ends (`_pool_timer`)."""
@@ -376,14 +396,45 @@ class _Simulator:
 
     # ---- event plumbing ----
 
-    def push(self, t: float, kind: int, a: object, b: object = None) -> None:
+    def push(
+        self, t: float, kind: int, pe: _PE | None, i: int = 0, run: ProgramRun | None = None, group: object = None
+    ) -> None:
+        """Queue event `kind` at cycle t (see `_Event`)."""
         self.seq += 1
-        pending = self.events.get(t)
-        if pending is None:
-            self.events[t] = [(self.seq, kind, a, b)]
-            heapq.heappush(self.times, t)
-        else:
-            pending.append((self.seq, kind, a, b))
+        event = _Event(t, self.seq, kind, pe, i, run, group)
+        heap = self.events
+        heap.append(event)
+        k = len(heap) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if not _event_before(event, above):
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = event
+
+    def _pop_event(self) -> _Event:
+        """Remove and return the first pending event (the heap is not empty)."""
+        heap = self.events
+        first = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n:
+            k = 0
+            while True:
+                child = 2 * k + 1
+                if child >= n:
+                    break
+                if child + 1 < n and _event_before(heap[child + 1], heap[child]):
+                    child += 1
+                below = heap[child]
+                if not _event_before(below, last):
+                    break
+                heap[k] = below
+                k = child
+            heap[k] = last
+        return first
 
     def _pool_timer(self, pool: BandwidthPool) -> None:
         """Recompute `pool`'s rates and set its timer to when its next flow ends (none if no flow can end).
@@ -400,43 +451,48 @@ class _Simulator:
             self.pool_seq[pool.index] = self.seq
 
     def run(self) -> None:
-        for pe in self.pes:
-            self._start_next_program(pe, 0.0)
-        times, events, pop = self.times, self.events, heapq.heappop
+        for first in self.pes:
+            self._start_next_program(first, 0.0)
+        events = self.events
         pools, due, due_seq = self.memory.pools, self.pool_due, self.pool_seq
         while True:
             # the pool whose flows end first (ties: the earlier timer), against the first pending event
             k = 0 if due[0] < due[1] or (due[0] == due[1] and due_seq[0] < due_seq[1]) else 1  # DRAM, SRAM
             t = due[k]
-            if t != _NEVER and (not times or t < times[0] or (t == times[0] and due_seq[k] < events[t][0][0])):
+            if t != _NEVER and (not events or t < events[0].t or (t == events[0].t and due_seq[k] < events[0].seq)):
                 self.now = t
                 due[k] = _NEVER
                 self._on_pool(pools[k])
                 continue
-            if not times:
+            if not events:
                 break
-            t = times[0]
-            pending = events[t]
-            _, kind, a, b = pending.pop(0)
-            if not pending:  # before running it: an event it pushes for cycle t queues anew
-                pop(times)
-                del events[t]
-            self.now = t
+            event = self._pop_event()
+            self.now = t = event.t
+            kind = event.kind
+            if kind == _E_BARRIER:
+                self._on_barrier(cast("list[tuple[_PE, ProgramRun, int, float]]", event.group))
+                continue
+            pe = event.pe
+            assert pe is not None
             if kind == _E_TRY:
-                if a.run is not None:  # type: ignore[attr-defined]
-                    self._try_start_now(a, b)  # type: ignore[arg-type]
+                if pe.run is not None:
+                    self._try_start_now(pe, event.i)
             elif kind == _E_XFER:
-                self._on_xfer(a, b)  # type: ignore[arg-type]
+                self._on_xfer(pe, event.i)
             elif kind == _ESCALAR:
-                self._resume_scalar(a, b)  # type: ignore[arg-type]
+                self._resume_scalar(pe, event.i)
             elif kind == _E_END:
-                self._finish(a, *b)  # type: ignore[arg-type, misc]
+                run = event.run
+                assert run is not None
+                self._finish(pe, run, event.i)
             elif kind == _E_ADVANCE:
-                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type, attr-defined]
-            elif kind == _E_BARRIER:
-                self._on_barrier(a)  # type: ignore[arg-type]
+                run = pe.run
+                assert run is not None
+                self._advance_scalar(pe, run, event.i, t)
             else:
-                self._on_done(a, b)  # type: ignore[arg-type]
+                run = event.run
+                assert run is not None
+                self._on_done(pe, run)
         if self.progress is not None and len(self.end_order) > self.reported:
             self.progress(len(self.end_order) - self.reported)
         incomplete = self.re_barrier.incomplete_message()
@@ -623,7 +679,7 @@ class _Simulator:
         if run is not pe.older and pe.older is not None:
             return  # programs retire in order: checked again when the older one is done
         run.done_queued = True
-        self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, run)
+        self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, 0, run)
 
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
@@ -722,7 +778,7 @@ class _Simulator:
         arrival = max(run.issue_t[i] + run.release_extra[i], run.dep_ready[i], pe.engine_free[RE])
         group = self.re_barrier.arrive(pe, run, position, i, arrival)
         if group is not None:
-            self.push(self.now, _E_BARRIER, group)
+            self.push(self.now, _E_BARRIER, None, 0, None, group)
 
     def _on_barrier(self, group: list[tuple[_PE, ProgramRun, int, float]]) -> None:
         """The last participant of `group` arrived: every member's transfer starts at the last arrival."""
@@ -784,7 +840,7 @@ class _Simulator:
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
                 pe.engine_free[e] = now + occupancy
-                self.push(now + occupancy, _E_END, pe, (run, i))
+                self.push(now + occupancy, _E_END, pe, i, run)
         if run is pe.older and pe.run is not run:  # all of the older program's commands on e started
             self._try_start_now(pe, e)
 
