@@ -49,7 +49,6 @@ from __future__ import annotations
 import gc
 import itertools
 from array import array
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
@@ -93,6 +92,7 @@ from mtia_xdsl.machine.timeline import (
     add_line_costs,
     busy_cycles,
     lines_of,
+    pack_into,
 )
 
 __all__ = [
@@ -161,7 +161,7 @@ def place_programs(
     if not programs:
         return []
     pids = programs.program_ids if isinstance(programs, TraceSource) else [prog.program_id for prog in programs]
-    ids = np.asarray(pids, dtype=np.int64)
+    ids = np.fromiter(itertools.chain.from_iterable(pids), dtype=np.int64, count=3 * len(pids)).reshape(-1, 3)
     local = np.atleast_1d(placement.local_pe((ids[:, 0], ids[:, 1], ids[:, 2])))
     rows, cols = np.divmod(local, area.tile_width)
     return (area.base_pe + rows * config.pe_cols + cols).tolist()
@@ -183,15 +183,18 @@ class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
     __slots__ = (
-        "block_index", "block_run", "dma_inflight", "dma_issue", "dma_slot_cycles", "engine_free", "engine_used",
-        "latency", "ls_high_water", "next_program", "older", "older_footprint", "pe", "port_busy", "port_bytes",
-        "queue", "run", "run_footprint", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
+        "block_index", "block_run", "dma_inflight", "dma_issue", "dma_slot_cycles", "dram_latency", "engine_free",
+        "engine_used", "ls_high_water", "next_program", "older", "older_footprint", "pe", "ports", "queue", "run",
+        "run_footprint", "scalar_busy", "sram_latency", "try_at", "wait_engine", "wait_index",
     )  # fmt: skip
 
-    def __init__(self, pe: int, program_indices: list[int], memory: MemorySystem) -> None:
+    def __init__(
+        self, pe: int, program_indices: list[int], memory: MemorySystem, port_rate: tuple[float, float]
+    ) -> None:
         self.pe = pe
-        self.latency = {level: memory.access_latency_cycles(level, pe) for level in ("dram", "sram")}
-        """Memory level -> cycles from a DMA request to its first byte (level latency plus NoC hops)."""
+        self.dram_latency = memory.access_latency_cycles("dram", pe)
+        self.sram_latency = memory.access_latency_cycles("sram", pe)
+        """Cycles from a DMA request to its first byte from DRAM / SRAM (level latency plus NoC hops)."""
         self.queue = program_indices
         self.next_program = 0
         self.run: ProgramRun | None = None
@@ -214,10 +217,8 @@ class _PE:
         """Command whose end the scalar core waits for (-1: none), of program run `block_run`."""
         self.block_run: ProgramRun | None = None
         self.dma_inflight = 0
-        self.xfer_fifo: tuple[deque[_Xfer], deque[_Xfer]] = (deque(), deque())
-        self.port_busy = [False, False]
-        self.port_bytes = [0.0, 0.0]
-        """Granule-rounded bytes moved through the read and the write port."""
+        self.ports = [_Port(port_rate[0]), _Port(port_rate[1])]
+        """The read and the write port of its DMA."""
         self.dma_issue = 0.0
         """Cycles the DMA engine spent issuing commands (issue plus per-descriptor cycles)."""
         self.dma_slot_cycles = 0.0
@@ -226,11 +227,26 @@ class _PE:
         self.ls_high_water = 0
 
 
+class _Port:
+    """A PE's DMA read or write port: moves one transfer at a time at most at `rate` (bytes per cycle), in
+    order; the transfers waiting for it form a FIFO linked through `_Xfer.behind`, from `first` to `last`."""
+
+    __slots__ = ("busy", "bytes", "first", "last", "rate")
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.busy = False
+        self.bytes = 0.0
+        """Granule-rounded bytes moved through the port."""
+        self.first: _Xfer | None = None
+        self.last: _Xfer | None = None
+
+
 class _Xfer:
     """A DMA command's transfer: waits in its PE port's FIFO from `ready`, then moves its memory-level parts
     one after another (`memory.MemorySystem.dma_parts`)."""
 
-    __slots__ = ("direction", "i", "next", "parts", "pe", "ready", "run")
+    __slots__ = ("behind", "direction", "i", "next", "parts", "pe", "ready", "run")
 
     def __init__(
         self, pe: _PE, run: ProgramRun, i: int, ready: float, parts: list[tuple[int, float, float]], direction: int
@@ -244,6 +260,8 @@ class _Xfer:
         """Index in `parts` of the next part to move."""
         self.direction = direction
         """0 read port, 1 write port."""
+        self.behind: _Xfer | None = None
+        """The transfer after it in its port's FIFO."""
 
 
 class _Event:
@@ -291,7 +309,7 @@ class _EndLog:
 
     def close(self) -> None:
         """Pack the commands logged since the last call."""
-        self.packed.fromlist(self.pending)
+        pack_into(self.packed, self.pending, "q")
         self.pending.clear()
 
     def __len__(self) -> int:
@@ -344,7 +362,8 @@ class _Simulator:
         for i, pe in enumerate(pe_of_program):
             per_pe.setdefault(pe, []).append(i)
         self.memory = MemorySystem(config)
-        self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
+        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
+        self.pes = [_PE(pe, idxs, self.memory, self.port_rate) for pe, idxs in sorted(per_pe.items())]
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
         self.events: list[_Event] = []
         """Binary min-heap of the pending events by (cycle, sequence number), kept by hand: typed, the compiled
@@ -378,7 +397,6 @@ class _Simulator:
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
         self.split_dma = config.dma_queues == 2
-        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
         self.issue_cycles: dict[int, float] = {}
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
@@ -856,24 +874,42 @@ class _Simulator:
         pe.dma_inflight += 1
         write = e == DMA_WRITE if self.split_dma else is_write(c)  # with two queues, a store's is DMA_WRITE
         parts, level = self.memory.dma_parts(c, write)
-        ready = free + pe.latency[level]
+        latency = pe.dram_latency if level == "dram" else pe.sram_latency
+        ready = free + latency
         direction = 1 if write else 0
-        nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
-        pe.port_bytes[direction] += nbytes
-        pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
-        pe.xfer_fifo[direction].append(_Xfer(pe, run, i, ready, parts, direction))
+        nbytes: float
+        if len(parts) == 1:
+            nbytes = parts[0][1]
+        else:
+            nbytes = 0.0
+            for part in parts:
+                nbytes += part[1]
+        port = pe.ports[direction]
+        port.bytes += nbytes
+        pe.dma_slot_cycles += issue + latency + nbytes / port.rate
+        xfer = _Xfer(pe, run, i, ready, parts, direction)
+        last = port.last
+        if last is None:
+            port.first = xfer
+        else:
+            last.behind = xfer
+        port.last = xfer
         self.push(ready, _E_XFER, pe, direction)
 
     # ---- DMA ----
 
     def _on_xfer(self, pe: _PE, direction: int) -> None:
-        if pe.port_busy[direction]:
+        port = pe.ports[direction]
+        if port.busy:
             return
-        fifo = pe.xfer_fifo[direction]
-        if not fifo or fifo[0].ready > self.now:
+        xfer = port.first
+        if xfer is None or xfer.ready > self.now:
             return
-        xfer = fifo.popleft()
-        pe.port_busy[direction] = True
+        port.first = xfer.behind
+        if port.first is None:
+            port.last = None
+        xfer.behind = None
+        port.busy = True
         self._next_part(xfer)
 
     def _next_part(self, xfer: _Xfer) -> None:
@@ -882,7 +918,7 @@ class _Simulator:
         parts = xfer.parts
         if xfer.next == len(parts):
             run, i = xfer.run, xfer.i
-            pe.port_busy[direction] = False
+            pe.ports[direction].busy = False
             pe.dma_inflight -= 1
             self._finish(pe, run, i)
             # The head DMA changes only if it waited for this in-flight slot, or if its start attempt is due
@@ -982,8 +1018,8 @@ class _Simulator:
         transfer at the port rate (Little's law)."""
         return max(
             pe.dma_issue,
-            pe.port_bytes[0] / self.port_rate[0],
-            pe.port_bytes[1] / self.port_rate[1],
+            pe.ports[0].bytes / self.port_rate[0],
+            pe.ports[1].bytes / self.port_rate[1],
             pe.dma_slot_cycles / self.dma_outstanding,
         )
 
