@@ -32,6 +32,16 @@ MAX_BLOCK_D = 256
 """Columns per program at most: wider tables take more programs along the columns (grid axis 1)."""
 MAX_BLOCK_BAGS = 1024
 """Bag sizes written per block by program 0 at most (more bags take more blocks, unrolled)."""
+MAX_ALL_IDS = 256
+"""Ids of a bag op (per table) that every program loads whole at most (`all_ids_block`): a bag's ids then
+come in one DMA issued before its offsets are read, both DRAM latencies overlapping, instead of after them
+(at most 2 KiB of i64 ids per program; more ids are loaded a step at a time once the offsets are in)."""
+
+
+def all_ids_block(n_indices: int) -> int:
+    """The ALL_IDS of the bag kernels for a table of `n_indices` ids: the next power of two (at least 1) when
+    n_indices <= MAX_ALL_IDS, else 0 (each step loads its own ids)."""
+    return triton.next_power_of_2(max(n_indices, 1)) if n_indices <= MAX_ALL_IDS else 0
 
 
 def writes_offset2bag(mode: int, dtype: torch.dtype, per_sample_weights: torch.Tensor | None) -> bool:
@@ -75,15 +85,22 @@ def _write_bag_sizes(
 def _sum_bag(
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, b, cols, n_indices, n_offsets,
     write_offset2bag, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr, MEAN: tl.constexpr,
-    HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag b: out_ptr[cols] = sum (mean) of weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or
     n_indices for the last bag when not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0.
     offset2bag[i] = b for the bag's ids when WRITE_OFFSET2BAG and `write_offset2bag` (one program of the bag's).
 
+    With ALL_IDS > 0 (a power of two >= n_indices, `all_ids_block`), every id is loaded in one DMA issued
+    before the offsets are read, so the two loads overlap instead of the ids waiting for the bag's start, and
+    each step's ids are picked from that tile in LS (`tl.gather`); with 0, each step loads its ids.
+
     Shapes: cols tensor<BLOCK_D x i32> (columns >= D are masked off); the rows are gathered BLOCK_ROWS at a time.
     """
     col_ok = cols < D
+    if ALL_IDS > 0:
+        every = tl.arange(0, ALL_IDS)
+        all_ids = tl.load(indices_ptr + every, mask=every < n_indices, other=0)
     start = tl.load(offsets_ptr + b)
     if INCLUDE_LAST:
         end = tl.load(offsets_ptr + b + 1)
@@ -93,7 +110,10 @@ def _sum_bag(
     for i0 in range(start, end, BLOCK_ROWS):
         r = i0 + tl.arange(0, BLOCK_ROWS)
         in_bag = r < end
-        ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
+        if ALL_IDS > 0:
+            ids = tl.gather(all_ids, tl.where(in_bag, r, 0).to(tl.int32), 0)
+        else:
+            ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
         rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0)
         if HAS_PSW:
             rows = rows * tl.load(psw_ptr + r, mask=in_bag, other=0.0)[:, None]
@@ -111,7 +131,7 @@ def _embedding_bag_kernel(
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
     n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...` (`_sum_bag`) into out[b, cols]; offset2bag by
     the programs of the first columns. Program (0, 0) also writes the bag sizes of all n_bags bags
@@ -126,7 +146,7 @@ def _embedding_bag_kernel(
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     _sum_bag(
         weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr + b * D, offset2bag_ptr, b, cols, n_indices, n_offsets,
-        tl.program_id(1) == 0, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW, INCLUDE_LAST, WRITE_OFFSET2BAG,
+        tl.program_id(1) == 0, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW, INCLUDE_LAST, WRITE_OFFSET2BAG, ALL_IDS,
     )  # fmt: skip
 
 
@@ -160,7 +180,7 @@ def embedding_bag_sum(
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
             weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
             d, block_d, BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
-            per_sample_weights is not None, include_last_offset, write_offset2bag,
+            per_sample_weights is not None, include_last_offset, write_offset2bag, all_ids_block(n),
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices
 
@@ -170,7 +190,7 @@ def _embedding_bag_cat_kernel(
     weights, indices, offsets, psws, out_ptr, offset2bags, bag_sizes, max_indices, n_indices, n_offsets, n_bags,
     stride_bag, stride_table, T: tl.constexpr, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)` of table `program_id(1)` (< T), all D columns (`_sum_bag`), stored at
     out_ptr + b * stride_bag + t * stride_table + cols, with offset2bags[t]; program (0, t) writes the table's
@@ -189,7 +209,7 @@ def _embedding_bag_cat_kernel(
             _sum_bag(
                 weights[k], indices[k], offsets[k], psws[k], out_ptr + b * stride_bag + k * stride_table,
                 offset2bags[k], b, cols, n_indices[k], n_offsets, True, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW,
-                INCLUDE_LAST, WRITE_OFFSET2BAG,
+                INCLUDE_LAST, WRITE_OFFSET2BAG, ALL_IDS,
             )  # fmt: skip
 
 
@@ -245,6 +265,7 @@ def embedding_bag_cat(
             tuple(i.shape[0] for i in ids), n_offsets, bags, stride_bag, stride_table, n_tables, d,
             triton.next_power_of_2(d), BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
             len(per_sample_weights) > 0, include_last_offset, write_offset2bag,
+            all_ids_block(max(i.shape[0] for i in ids)),
         )  # fmt: skip
     return out, offset2bags, bag_sizes, max_indices
 
