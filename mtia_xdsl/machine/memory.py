@@ -144,11 +144,11 @@ class LlcCoverage:
             return known[0], known[0] > 0 and self.total + known[1] > capacity
         starts, ends = self.starts, self.ends
         run_starts, run_bytes = _run_lists(ranges)
+        useful, largest = _positive_sum_max(run_bytes)
         lo, hi = run_starts[0], run_starts[-1] + run_bytes[-1]
         i = bisect_right(ends, lo)
         if i < len(starts) and starts[i] <= lo and hi <= ends[i]:  # all inside one interval: nothing to add
-            sizes = [n for n in run_bytes if n > 0]
-            return sum(sizes), bool(sizes) and self.total + max(sizes) > capacity
+            return useful, useful > 0 and self.total + largest > capacity
         i0, j0 = bisect_left(ends, lo), bisect_right(starts, hi)
         old_starts, old_ends = starts[i0:j0], ends[i0:j0]
         count, k = len(old_starts), 0
@@ -186,9 +186,8 @@ class LlcCoverage:
             starts[i0:j0] = merged_starts
             ends[i0:j0] = merged_ends
             self.total = total
-        if not full and len(ranges) > 1:
-            sizes = [n for n in run_bytes if n > 0]
-            self.resident_runs[key] = (sum(sizes), max(sizes, default=0))
+        if not full and len(run_starts) > 1:
+            self.resident_runs[key] = (useful, largest)
         return cached, full
 
     def _read_and_add_one(self, lo: int, n: int, capacity: int) -> tuple[int, bool]:
@@ -246,8 +245,21 @@ def _run_lists(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[list[int], l
     block = ranges.block
     shift: int = ranges.shift
     nbytes: int = block.nbytes
-    run_starts = [start + shift for start in block.starts]
+    starts: tuple[int, ...] = block.starts  # typed: the compiled model reads native integers
+    run_starts = [start + shift for start in starts]
     return run_starts, [nbytes] * len(run_starts)
+
+
+def _positive_sum_max(sizes: list[int]) -> tuple[int, int]:
+    """(sum, largest) of the positive values of `sizes` ((0, 0) if none)."""
+    total = 0
+    largest = 0
+    for n in sizes:
+        if n > 0:
+            total += n
+            if n > largest:
+                largest = n
+    return total, largest
 
 
 def _merge_sorted(
