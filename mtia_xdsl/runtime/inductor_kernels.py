@@ -57,6 +57,46 @@ def writes_offset2bag(mode: int, dtype: torch.dtype, per_sample_weights: torch.T
     return mode == 1 or not fast_sum
 
 
+def check_bag_inputs(num_weights: int, indices: torch.Tensor, offsets: torch.Tensor) -> None:
+    """Raise the RuntimeError eager `aten._embedding_bag` raises for ids and offsets it refuses, before a kernel of
+    this module reads them: the one check of ids and offsets for its bag kernels, whose gathers are not masked by
+    the table's rows (such an id was an out-of-bounds access at a line of this module, and offsets eager refuses
+    a result). It runs on the host, outside the launch's simulated time; on fake tensors (tracing) it does nothing.
+
+    Shapes: indices [N], offsets [bags] or [bags + 1], ids of a table of `num_weights` rows.
+    Raises: RuntimeError in aten's order (torch's aten/src/ATen/native/EmbeddingBag.cpp) and, but for decreasing
+    offsets, in its words: offsets[0] not 0 ('offsets[0] has to be 0, ...'), offsets[-1] past N ('offsets[-1] can
+    not be greater than input's length ...'), decreasing offsets (aten on CPU: 'Expected i < index_size', or
+    for f64 tables a result), an id outside [0, num_weights) ('Index 1 of input takes value 10 which is not in the
+    valid range [0, 10)')."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    if is_fake(indices) or is_fake(offsets):
+        return
+    if offsets.numel() > 0:
+        first, last, n = int(offsets[0]), int(offsets[-1]), indices.shape[0]
+        if first != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                f"However, got {first}"
+            )
+        if last > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}")
+        drops = (offsets[1:] < offsets[:-1]).nonzero()
+        if drops.numel() > 0:
+            k = int(drops[0, 0]) + 1
+            raise RuntimeError(
+                f"offsets have to be non-decreasing (each bag starts where the previous one ends or later): "
+                f"offsets[{k}] = {int(offsets[k])} is less than offsets[{k - 1}] = {int(offsets[k - 1])}"
+            )
+    outside = ((indices < 0) | (indices >= num_weights)).nonzero()
+    if outside.numel() > 0:
+        i = int(outside[0, 0])
+        raise RuntimeError(
+            f"Index {i} of input takes value {int(indices[i])} which is not in the valid range [0, {num_weights})"
+        )
+
+
 @triton.jit
 def _write_bag_sizes(
     offsets_ptr, bag_size_ptr, max_indices_ptr, n_indices, n_offsets, n_bags, BLOCK_BAGS: tl.constexpr,
@@ -163,7 +203,10 @@ def embedding_bag_sum(
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
     values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it;
     bag_size and max_indices are the bag sizes for mean, 0 for sum).
-    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights)."""
+    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights).
+
+    Raises: RuntimeError for ids or offsets eager refuses (`check_bag_inputs`), before the launch."""
+    check_bag_inputs(weight.shape[0], indices, offsets)
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
     write_offset2bag = writes_offset2bag(mode, weight.dtype, per_sample_weights)
@@ -233,7 +276,8 @@ def embedding_bag_cat(
 
     Raises: ValueError for tables of different widths or dtypes, offsets of different lengths, a D wider
     than MAX_BLOCK_D, dim not 0 or 1, per_sample_weights neither empty nor one per table, or tables of
-    which aten writes offset2bag for some only (per-sample weights of different strides)."""
+    which aten writes offset2bag for some only (per-sample weights of different strides); RuntimeError for ids
+    or offsets eager refuses (`check_bag_inputs`, table by table), before the launch."""
     n_tables = len(weights)
     if not (n_tables == len(indices) == len(offsets)) or n_tables == 0:
         raise ValueError("embedding_bag_cat: weights, indices and offsets need one entry per table (at least one)")
@@ -248,6 +292,8 @@ def embedding_bag_cat(
     if len(write) != 1:
         raise ValueError("embedding_bag_cat: per_sample_weights need one stride (1 or not) across tables")
     write_offset2bag = write.pop()
+    for w, i, o in zip(weights, indices, offsets, strict=True):
+        check_bag_inputs(w.shape[0], i, o)
     bags = n_offsets - (1 if include_last_offset else 0)
     out = weights[0].new_empty((bags, n_tables * d) if dim == 1 else (n_tables * bags, d))
     offset2bags = [o.new_empty(i.shape[0] if write_offset2bag else 0) for o, i in zip(offsets, indices, strict=True)]

@@ -126,6 +126,17 @@ def test_embedding_bag_cat_refuses_inconsistent_tables(case, message):
         inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, psws, False, dim)
 
 
+def test_embedding_bag_cat_raises_atens_error_for_an_id_outside_a_table():
+    """An id past the second table raises aten's RuntimeError naming the index and the table's range, before the
+    launch (not an out-of-bounds access at a line of the kernel)."""
+    weights = [torch.randn(10, 8), torch.randn(5, 8)]
+    ids, offsets = [torch.tensor([1, 2]), torch.tensor([1, 5])], [torch.tensor([0, 1])] * 2
+    with pytest.raises(
+        RuntimeError, match=r"^Index 1 of input takes value 5 which is not in the valid range \[0, 5\)$"
+    ):
+        inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, [], False, 1)
+
+
 def test_embedding_bag_wider_than_one_block_of_columns(monkeypatch):
     """A table wider than MAX_BLOCK_D takes several programs per bag along the columns (grid axis 1), each
     summing its own columns; offset2bag (written for mean) is that of aten."""
