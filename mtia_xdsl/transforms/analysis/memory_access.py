@@ -469,8 +469,9 @@ class LsGather:
 
     Element i of the tile reads the box at `(address_i - address of the box's first element) / element
     bytes`, the box flattened (it is dense in memory). Lanes whose position falls outside the rows the DMA
-    moved are gathered from global memory by the scalar core, unless `exact`: the index provably stays in
-    its row (`rn % N` with N the row), so every valid lane is inside the box.
+    moved are gathered from global memory by the scalar core. `exact`: the index provably stays in its row
+    (`rn % N` with N the row), so every valid lane is inside the box, and only a box clipped at the end of
+    its tensor's storage can leave one out (convert_tt_to_mtia.py `_ls_gather`).
     """
 
     exact: bool
