@@ -36,8 +36,8 @@ MAX_BLOCK_K = 128
 BLOCK_MN = (16, 32)
 """Output tile of a `linear_group` program, least and most, rows and columns alike (16: the `tl.dot` minimum):
 the least whose programs fit the chip's PEs (`blocks`). Small tiles give the layers' programs PEs of their
-own, so their loads' DRAM latencies and transfers overlap: two 16 x 32 x 64 layers took 876 cycles in
-16 x 16 tiles (8 programs), 969 in 16 x 32 and 1162 in 16 x 64 (/tmp probe of `linear_group`, PE 0's trace)."""
+own, so their loads' DRAM latencies and transfers overlap (two 16 x 32 x 64 layers were fastest in 16 x 16
+tiles, 8 programs, on the machine model, slower in 16 x 32 and slowest in 16 x 64)."""
 MAX_OUTPUT = 64 * 64
 """Output elements (M x N) of a layer `group_linears` groups at most: beyond, a GEMM is more than its launch's
 latency and Inductor's autotuned GEMM template is the better kernel."""
