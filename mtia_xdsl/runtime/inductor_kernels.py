@@ -151,7 +151,7 @@ def _sum_bag(
         r = i0 + tl.arange(0, BLOCK_ROWS)
         in_bag = r < end
         if ALL_IDS > 0:
-            ids = tl.gather(all_ids, tl.where(in_bag, r, 0).to(tl.int32), 0)
+            ids = tl.gather(all_ids, tl.where(in_bag, r, 0).to(tl.int32), 0)  # pyright: ignore[reportPossiblyUnboundVariable]  (ALL_IDS is constexpr)
         else:
             ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
         rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0)
