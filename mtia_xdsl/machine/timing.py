@@ -286,10 +286,6 @@ class _Event:
         """The participants of an `_E_BARRIER` event (else None)."""
 
 
-def _event_before(a: _Event, b: _Event) -> bool:
-    return a.t < b.t or (a.t == b.t and a.seq < b.seq)
-
-
 class _EndLog:
     """`_Simulator.end_order`: the commands in the order they ended, each as its index in the concatenation of
     all programs' commands, packed (`packed`, after `close`); in a totals-only run only their number."""
@@ -429,7 +425,7 @@ class _Simulator:
         while k > 0:
             parent = (k - 1) >> 1
             above = heap[parent]
-            if not _event_before(event, above):
+            if above.t < t or (above.t == t and above.seq < event.seq):
                 break
             heap[k] = above
             k = parent
@@ -443,14 +439,18 @@ class _Simulator:
         n = len(heap)
         if n:
             k = 0
+            t, seq = last.t, last.seq
             while True:
                 child = 2 * k + 1
                 if child >= n:
                     break
-                if child + 1 < n and _event_before(heap[child + 1], heap[child]):
-                    child += 1
                 below = heap[child]
-                if not _event_before(below, last):
+                if child + 1 < n:
+                    right = heap[child + 1]
+                    if right.t < below.t or (right.t == below.t and right.seq < below.seq):
+                        child += 1
+                        below = right
+                if t < below.t or (t == below.t and seq < below.seq):
                     break
                 heap[k] = below
                 k = child
