@@ -325,15 +325,15 @@ def _ascending_disjoint(ranges: tuple[tuple[int, int], ...] | Runs) -> bool:
 
 
 class Flow:
-    """A flow in a `FlowGroup`: it ends when the group's virtual clock reaches `end` (bytes)."""
+    """A flow in a `FlowGroup`: it ends when the group's virtual clock reaches `end` (bytes). The timing model's
+    DMA transfers are flows themselves (a subclass), one part after another: no object per part."""
 
-    __slots__ = ("end", "seq", "token")
+    __slots__ = ("end", "seq")
 
-    def __init__(self, end: float, seq: int, token: object) -> None:
+    def __init__(self, end: float = 0.0, seq: int = 0) -> None:
         self.end = end
         self.seq = seq
         """Creation order: of two flows with the same `end`, the earlier one ends first."""
-        self.token = token
 
 
 def _before(a: Flow, b: Flow) -> bool:
@@ -416,10 +416,16 @@ class BandwidthPool:
                     g.served += g.rate * dt
         self.now = now
 
-    def add_flow(self, direction: int, nbytes: float, seq: int, token: object) -> None:
-        """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time."""
+    def add_flow(self, direction: int, nbytes: float, seq: int, flow: Flow | None = None) -> None:
+        """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time: `flow`
+        (its `end` and `seq` set here), or a new `Flow` if None."""
         g = self.groups[direction]
-        g.push(Flow(g.served + nbytes, seq, token))
+        if flow is None:
+            flow = Flow(g.served + nbytes, seq)
+        else:
+            flow.end = g.served + nbytes
+            flow.seq = seq
+        g.push(flow)
         g.n += 1
 
     def reschedule(self) -> float | None:
@@ -449,14 +455,14 @@ class BandwidthPool:
                 best = t if best is None or t < best else best
         return best
 
-    def pop_finished(self) -> list[object]:
-        """Remove and return the tokens of every flow that has been fully served."""
+    def pop_finished(self) -> list[Flow]:
+        """Remove and return every flow that has been fully served."""
         done = []
         for g in self.groups:
             # tolerance in bytes: large enough that a remainder never rounds to a zero time step
             tolerance = max(_BYTE_TOLERANCE, _EPS * g.served)
             while g.n and g.first().end <= g.served + tolerance:
-                done.append(g.pop().token)
+                done.append(g.pop())
                 g.n -= 1
         return done
 

@@ -156,10 +156,8 @@ class CommandCycles:
 
     def engines(self) -> np.ndarray:
         """The queue index of every command, in the order of the arrays."""
-        codes: list[int] = []
-        for k in self.finished:
-            codes.extend(self.engine_of[k])
-        return np.asarray(codes, dtype=np.int64)
+        engine_of = self.engine_of
+        return np.fromiter(chain.from_iterable([engine_of[k] for k in self.finished]), np.int64, self.size)
 
     def program_order(self) -> np.ndarray:
         """Positions in the arrays of every command, program 0's commands first, then program 1's, ..."""

@@ -61,6 +61,7 @@ from mtia_xdsl.machine.memory import (
     BACKGROUND,
     WRITE_BEHIND,
     BandwidthPool,
+    Flow,
     MemorySystem,
     MemoryTraffic,
     ls_overflow_message,
@@ -242,15 +243,17 @@ class _Port:
         self.last: _Xfer | None = None
 
 
-class _Xfer:
+class _Xfer(Flow):
     """A DMA command's transfer: waits in its PE port's FIFO from `ready`, then moves its memory-level parts
-    one after another (`memory.MemorySystem.dma_parts`)."""
+    one after another (`memory.MemorySystem.dma_parts`), each a flow of a memory pool (this object)."""
 
     __slots__ = ("behind", "direction", "i", "next", "parts", "pe", "ready", "run")
 
     def __init__(
         self, pe: _PE, run: ProgramRun, i: int, ready: float, parts: list[tuple[int, float, float]], direction: int
     ) -> None:
+        self.end = 0.0
+        self.seq = 0
         self.pe = pe
         self.run = run
         self.i = i
@@ -281,10 +284,6 @@ class _Event:
         self.run = run
         self.group = group
         """The participants of an `_E_BARRIER` event (else None)."""
-
-
-def _event_before(a: _Event, b: _Event) -> bool:
-    return a.t < b.t or (a.t == b.t and a.seq < b.seq)
 
 
 class _EndLog:
@@ -426,7 +425,7 @@ class _Simulator:
         while k > 0:
             parent = (k - 1) >> 1
             above = heap[parent]
-            if not _event_before(event, above):
+            if above.t < t or (above.t == t and above.seq < event.seq):
                 break
             heap[k] = above
             k = parent
@@ -440,14 +439,18 @@ class _Simulator:
         n = len(heap)
         if n:
             k = 0
+            t, seq = last.t, last.seq
             while True:
                 child = 2 * k + 1
                 if child >= n:
                     break
-                if child + 1 < n and _event_before(heap[child + 1], heap[child]):
-                    child += 1
                 below = heap[child]
-                if not _event_before(below, last):
+                if child + 1 < n:
+                    right = heap[child + 1]
+                    if right.t < below.t or (right.t == below.t and right.seq < below.seq):
+                        child += 1
+                        below = right
+                if t < below.t or (t == below.t and seq < below.seq):
                     break
                 heap[k] = below
                 k = child
@@ -736,7 +739,7 @@ class _Simulator:
         ended, end_max = 0, run.end_max
         older = pe.older
         blocked_by = older if older is not None and older is not run else None
-        handoff: list[int] = []
+        handoff: list[int] | None = None  # made when needed: most calls hand nothing over
         while work:
             e = work.pop()
             if is_memory_queue(e):
@@ -778,12 +781,15 @@ class _Simulator:
                 self._release(pe, run, i, end, work)
             if head == stop < len(queue):
                 self._re_arrive(pe, run, head, queue[head])
-            if run is older and head == len(queue) and e not in handoff:
-                handoff.append(e)
+            if run is older and head == len(queue):
+                if handoff is None:
+                    handoff = [e]
+                elif e not in handoff:
+                    handoff.append(e)
         run.ended += ended
         run.end_max = end_max
         self._check_program_done(pe, run)
-        if handoff and pe.run is not None and pe.run is not run:
+        if handoff is not None and pe.run is not None and pe.run is not run:
             self._drain(pe, pe.run, handoff)
 
     # ---- re_reduce barrier (machine/re_barrier.py) ----
@@ -949,7 +955,7 @@ class _Simulator:
         pool = self.memory.pools[DRAM_POOL]
         pool.advance(self.now)
         self.seq += 1
-        pool.add_flow(BACKGROUND, nbytes, self.seq, None)
+        pool.add_flow(BACKGROUND, nbytes, self.seq)
         self._pool_timer(pool)
 
     def _on_pool(self, pool: BandwidthPool) -> None:
@@ -957,11 +963,11 @@ class _Simulator:
         pool.advance(self.now)
         done = pool.pop_finished()
         self._pool_timer(pool)
-        for token in done:
-            if token is None:  # an LLC write-behind reached DRAM
+        for flow in done:
+            if isinstance(flow, _Xfer):
+                self._next_part(flow)
+            else:  # an LLC write-behind reached DRAM
                 self.write_behind_end = self.now
-                continue
-            self._next_part(cast(_Xfer, token))
 
     # ---- command end ----
 
