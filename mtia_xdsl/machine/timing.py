@@ -76,6 +76,7 @@ from mtia_xdsl.machine.program_shape import (
     QUEUES,
     RE,
     SCALAR,
+    FactsCache,
     ProgramRun,
     ProgramShape,
     TimingError,
@@ -360,6 +361,8 @@ class _Simulator:
         self.split_dma = config.dma_queues == 2
         self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
+        self.command_facts = FactsCache(config)
+        """What the program shapes read of each command, once per command object."""
         self.issue_cycles: dict[int, float] = {}
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
@@ -458,7 +461,7 @@ class _Simulator:
         footprint = self._footprint(prog)
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
-        shape = program_shape(prog, self.config, self.shapes)
+        shape = program_shape(prog, self.config, self.shapes, self.command_facts)
         run = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
