@@ -455,30 +455,44 @@ def _dependencies(
     dependents: list[list[int]] = [[] for _ in slots]
     deps_left = [0] * len(slots)
     for i, f in enumerate(slots):
-        deps: set[int] = set(hazards[i]) if hazards else set()
+        deps: list[int] = []  # distinct; few, so a list beats a set
+        if hazards:
+            for j in hazards[i]:
+                _add_new(deps, j)
         for key in f.wait_keys:
             ws = writers.get(key)
             if ws is None:
                 c = cmds[i]
                 raise TimingError(f"{c.loc}: {c.kind} reads slot {key[1]} of cb {key[0]}, which nothing fills")
-            deps.add(ws[0] if len(ws) == 1 else _last_before(ws, i))
+            _add_new(deps, ws[0] if len(ws) == 1 else _last_before(ws, i))
         for key, in_place in zip(f.fill_keys, f.fill_in_place):
             if in_place:  # after every earlier reader of the slot (its writers are readers too)
-                deps.update(r for r in readers[key] if r < i)
+                for r in readers[key]:
+                    if r < i:
+                        _add_new(deps, r)
                 continue
             prev_seq = key[1] - depth[key[0]]
             if prev_seq < 0:
                 continue
             prev = (key[0], prev_seq)
-            deps.update(writers.get(prev, ()))
-            deps.update(readers.get(prev, ()))
-        deps.discard(i)
+            for before in (writers.get(prev), readers.get(prev)):
+                if before is not None:
+                    for j in before:
+                        _add_new(deps, j)
+        if i in deps:
+            deps.remove(i)
         deps_left[i] = len(deps)
         for j in deps:
             dependents[j].append(i)
     for d in dependents:
         d.sort()
     return dependents, deps_left
+
+
+def _add_new(xs: list[int], x: int) -> None:
+    """Append `x` to `xs` unless it is there."""
+    if x not in xs:
+        xs.append(x)
 
 
 def _last_before(writers: list[int], i: int) -> int:
