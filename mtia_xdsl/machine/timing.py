@@ -75,6 +75,7 @@ from mtia_xdsl.machine.program_shape import (
     QUEUES,
     RE,
     SCALAR,
+    FactsCache,
     ProgramRun,
     ProgramShape,
     TimingError,
@@ -397,6 +398,8 @@ class _Simulator:
         self.in_flight = config.pe_programs_in_flight
         self.split_dma = config.dma_queues == 2
         self.shapes: dict[tuple, ProgramShape] = {}
+        self.command_facts = FactsCache(config)
+        """What the program shapes read of each command, once per command object."""
         self.issue_cycles: dict[int, float] = {}
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
@@ -535,7 +538,7 @@ class _Simulator:
         footprint = self._footprint(prog)
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
-        shape = program_shape(prog, self.config, self.shapes)
+        shape = program_shape(prog, self.config, self.shapes, self.command_facts)
         run = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
