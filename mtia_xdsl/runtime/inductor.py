@@ -22,17 +22,18 @@ choices are then wrong for MTIA, and `install()` hooks both:
   host library calls such as ATen's convolution, which have no MTIA time: their host wall time is not
   comparable with a template's simulated time. The hook wraps `AlgorithmSelectorCache.benchmark` so that
   they are a fallback only (`extern_as_fallback`): chosen when no template choice compiled and ran.
-- **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback); the hook adds
-  a decomposition (`embedding_bag`) to Inductor's table that, while our backend is active, turns sum and
-  mean bags into mtia_xdsl's gather-and-sum Triton kernel (`inductor_kernels`), run on MTIA. While our
-  backend is active the `_compile_fx_inner` wrapper also sets Inductor's `post_grad_custom_post_pass` (a
-  `CustomGraphPass` that runs the user's own pass after it) to `inductor_bag_groups.group_embedding_bags`:
-  bags whose outputs are concatenated (DLRM's stack) become one launch writing the concatenated result, and
-  bags independent of each other (two-tower's towers) one launch writing each bag's rows of one buffer.
-  Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
-  (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its custom op is
-  lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives custom
-  ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
+- **Embedding bags.** Inductor keeps `aten._embedding_bag` as a host call (a fallback), and
+  `aten._embedding_bag_forward_only` too (what `embedding_bag` calls when the weight does not require grad: inference
+  with frozen weights; same arguments and outputs); the hook adds a decomposition (`embedding_bag`) for both to
+  Inductor's table that, while our backend is active, turns sum and mean bags into mtia_xdsl's gather-and-sum Triton
+  kernel (`inductor_kernels`), run on MTIA. While our backend is active the `_compile_fx_inner` wrapper also sets
+  Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it) to
+  `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
+  writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
+  bag's rows of one buffer. Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's
+  dense-gradient kernel (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its
+  custom op is lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives
+  custom ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
@@ -317,6 +318,7 @@ def install() -> None:
     compile_fx._compile_fx_inner = compile_with_gemm_templates
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
+    table[torch_aten()._embedding_bag_forward_only.default] = embedding_bag  # frozen weights: same op, no backward
     table[torch_aten().convolution.default] = convolution_without_bias
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
@@ -412,9 +414,10 @@ def embedding_bag(
     include_last_offset: bool = False,
     padding_idx: int = -1,
 ) -> Any:
-    """`aten._embedding_bag` (sum or mean bags of rows, by offsets) on MTIA while our backend is active: the
-    custom op `mtia_xdsl::embedding_bag` (`inductor_kernels.embedding_bag_sum`), mtia_xdsl's Triton kernel that
-    gathers each bag's rows by indexed DMA (`mtia.dma_gather_rows`) and sums them on the SE, one program per
+    """`aten._embedding_bag` (sum or mean bags of rows, by offsets), or `aten._embedding_bag_forward_only` (its
+    twin when the weight does not require grad; same arguments and outputs), on MTIA while our backend is active:
+    the custom op `mtia_xdsl::embedding_bag` (`inductor_kernels.embedding_bag_sum`), mtia_xdsl's Triton kernel
+    that gathers each bag's rows by indexed DMA (`mtia.dma_gather_rows`) and sums them on the SE, one program per
     bag. It returns the op's four outputs as aten's CPU kernel does (offset2bag and the bag sizes, which its
     backward reads).
 

@@ -590,3 +590,32 @@ def test_bad_bag_inputs_raise_eagers_error_in_training(mtia_inductor, case):
     if message is None:
         assert str(compiled.value) == str(eager.value).splitlines()[0]  # (less aten's '[ torch.LongTensor{} ]')
     assert weight.grad is None
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_runs_on_mtia_in_inference(mtia_inductor, mode):
+    """Inference with frozen weights (requires_grad=False, under torch.no_grad()): the graph holds
+    `aten._embedding_bag_forward_only`, not `_embedding_bag` (torch.no_grad() alone, weights requiring grad, keeps
+    `_embedding_bag`). It is mtia_xdsl's gather-and-sum kernel too (the custom op in the output code, no aten bag
+    op left as a host call) and matches eager; a bad id raises eager's RuntimeError, in its words."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    bag = torch.nn.EmbeddingBag(100, 16, mode=mode).requires_grad_(False)
+    ids, offsets = torch.randint(0, 100, (20,)), torch.tensor([0, 3, 3, 10, 19])
+    compiled = torch.compile(lambda i, o: bag(i, o))
+    with torch.no_grad():
+        out, codes = run_and_get_code(compiled, ids, offsets)
+        expected = bag(ids, offsets)
+        code = "\n".join(codes)
+        torch.testing.assert_close(out, expected)
+        assert "torch.ops.mtia_xdsl.embedding_bag.default(" in code
+        assert "aten._embedding_bag_forward_only.default(" not in code
+        assert "aten._embedding_bag.default(" not in code
+        bad = torch.tensor([1, 100])
+        with pytest.raises(RuntimeError) as eager:
+            bag(bad, torch.tensor([0]))
+        with pytest.raises(RuntimeError) as raised:
+            compiled(bad, torch.tensor([0]))
+    assert type(raised.value) is type(eager.value)
+    assert str(raised.value) == str(eager.value).splitlines()[0]  # (less aten's '[ torch.LongTensor{} ]')
