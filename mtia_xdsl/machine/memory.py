@@ -11,7 +11,7 @@ Model (numbers from `MachineConfig`; see docs/machine.md):
   write port (`dma_read_bytes_per_cycle`, `dma_write_bytes_per_cycle`). All flows of one direction have
   the same cap, so they always get the same rate: a pool keeps one virtual clock per direction (bytes
   served to each flow so far) and a flow ends when that clock passes its start value plus its bytes, so
-  an arrival or departure costs O(log n) instead of touching every flow (a processor-sharing queue).
+  an arrival or departure costs O(1) mostly instead of touching every flow (a processor-sharing queue).
 - Write-behind (`llc_write_behind` 1, placement "llc"): a store moves its bytes into the SRAM LLC (SRAM
   pool, SRAM latency) and ends; the LLC then writes them to DRAM as a background flow of the DRAM pool,
   which gets only the bandwidth the DMA flows leave (reads first), so a DRAM idle between reads is filled
@@ -144,11 +144,11 @@ class LlcCoverage:
             return known[0], known[0] > 0 and self.total + known[1] > capacity
         starts, ends = self.starts, self.ends
         run_starts, run_bytes = _run_lists(ranges)
+        useful, largest = _positive_sum_max(run_bytes)
         lo, hi = run_starts[0], run_starts[-1] + run_bytes[-1]
         i = bisect_right(ends, lo)
         if i < len(starts) and starts[i] <= lo and hi <= ends[i]:  # all inside one interval: nothing to add
-            sizes = [n for n in run_bytes if n > 0]
-            return sum(sizes), bool(sizes) and self.total + max(sizes) > capacity
+            return useful, useful > 0 and self.total + largest > capacity
         i0, j0 = bisect_left(ends, lo), bisect_right(starts, hi)
         old_starts, old_ends = starts[i0:j0], ends[i0:j0]
         count, k = len(old_starts), 0
@@ -186,9 +186,8 @@ class LlcCoverage:
             starts[i0:j0] = merged_starts
             ends[i0:j0] = merged_ends
             self.total = total
-        if not full and len(ranges) > 1:
-            sizes = [n for n in run_bytes if n > 0]
-            self.resident_runs[key] = (sum(sizes), max(sizes, default=0))
+        if not full and len(run_starts) > 1:
+            self.resident_runs[key] = (useful, largest)
         return cached, full
 
     def _read_and_add_one(self, lo: int, n: int, capacity: int) -> tuple[int, bool]:
@@ -246,8 +245,21 @@ def _run_lists(ranges: tuple[tuple[int, int], ...] | Runs) -> tuple[list[int], l
     block = ranges.block
     shift: int = ranges.shift
     nbytes: int = block.nbytes
-    run_starts = [start + shift for start in block.starts]
+    starts: tuple[int, ...] = block.starts  # typed: the compiled model reads native integers
+    run_starts = [start + shift for start in starts]
     return run_starts, [nbytes] * len(run_starts)
+
+
+def _positive_sum_max(sizes: list[int]) -> tuple[int, int]:
+    """(sum, largest) of the positive values of `sizes` ((0, 0) if none)."""
+    total = 0
+    largest = 0
+    for n in sizes:
+        if n > 0:
+            total += n
+            if n > largest:
+                largest = n
+    return total, largest
 
 
 def _merge_sorted(
@@ -313,15 +325,15 @@ def _ascending_disjoint(ranges: tuple[tuple[int, int], ...] | Runs) -> bool:
 
 
 class Flow:
-    """A flow in a `FlowGroup`: it ends when the group's virtual clock reaches `end` (bytes)."""
+    """A flow in a `FlowGroup`: it ends when the group's virtual clock reaches `end` (bytes). The timing model's
+    DMA transfers are flows themselves (a subclass), one part after another: no object per part."""
 
-    __slots__ = ("end", "seq", "token")
+    __slots__ = ("end", "seq")
 
-    def __init__(self, end: float, seq: int, token: object) -> None:
+    def __init__(self, end: float = 0.0, seq: int = 0) -> None:
         self.end = end
         self.seq = seq
         """Creation order: of two flows with the same `end`, the earlier one ends first."""
-        self.token = token
 
 
 def _before(a: Flow, b: Flow) -> bool:
@@ -331,50 +343,54 @@ def _before(a: Flow, b: Flow) -> bool:
 class FlowGroup:
     """Flows of one direction in one pool: equal rates, tracked by virtual service time (bytes).
 
-    `heap` is a binary min-heap of flows by (end, seq), kept by hand: typed, the compiled model sifts it
-    without comparing tuples."""
+    `flows[head:]` are the group's flows sorted by (end, seq); `flows[:head]`, flows already taken (dropped
+    now and then). A flow's end is the clock when it starts plus its bytes and the clock only grows, so a new
+    flow mostly goes last (always, when the flows have one size) and the first to end is at the front: both
+    are O(1), where a heap sifts through log n levels each time."""
 
-    __slots__ = ("cap", "heap", "n", "rate", "served")
+    __slots__ = ("cap", "flows", "head", "n", "rate", "served")
 
     def __init__(self, cap: float) -> None:
         self.cap = cap
         self.served = 0.0
-        self.heap: list[Flow] = []
+        self.flows: list[Flow] = []
+        self.head = 0
         self.n = 0
+        """Flows in the group: len(flows) - head."""
         self.rate = 0.0
 
     def push(self, flow: Flow) -> None:
-        heap = self.heap
-        heap.append(flow)
-        k = len(heap) - 1
-        while k > 0:
-            parent = (k - 1) >> 1
-            above = heap[parent]
-            if not _before(flow, above):
-                break
-            heap[k] = above
-            k = parent
-        heap[k] = flow
+        flows = self.flows
+        k = len(flows)
+        if k == self.head or not _before(flow, flows[k - 1]):
+            flows.append(flow)
+            return
+        lo, hi = self.head, k - 1  # it goes before flows[k - 1]: find the first flow it goes before
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if _before(flow, flows[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        flows.insert(lo, flow)
+
+    def first(self) -> Flow:
+        """The flow that ends first (the group is not empty)."""
+        return self.flows[self.head]
 
     def pop(self) -> Flow:
-        heap = self.heap
-        first = heap[0]
-        last = heap.pop()
-        n = len(heap)
-        if n:
-            k = 0
-            while True:
-                child = 2 * k + 1
-                if child >= n:
-                    break
-                if child + 1 < n and _before(heap[child + 1], heap[child]):
-                    child += 1
-                below = heap[child]
-                if not _before(below, last):
-                    break
-                heap[k] = below
-                k = child
-            heap[k] = last
+        """Remove and return the flow that ends first (the group is not empty)."""
+        flows = self.flows
+        h = self.head
+        first = flows[h]
+        h += 1
+        if h == len(flows):
+            flows.clear()
+            h = 0
+        elif h >= 64 and 2 * h >= len(flows):
+            del flows[:h]
+            h = 0
+        self.head = h
         return first
 
 
@@ -400,10 +416,16 @@ class BandwidthPool:
                     g.served += g.rate * dt
         self.now = now
 
-    def add_flow(self, direction: int, nbytes: float, seq: int, token: object) -> None:
-        """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time."""
+    def add_flow(self, direction: int, nbytes: float, seq: int, flow: Flow | None = None) -> None:
+        """Start a flow of `nbytes` in `direction` (0 read, 1 write, BACKGROUND) at the pool's current time: `flow`
+        (its `end` and `seq` set here), or a new `Flow` if None."""
         g = self.groups[direction]
-        g.push(Flow(g.served + nbytes, seq, token))
+        if flow is None:
+            flow = Flow(g.served + nbytes, seq)
+        else:
+            flow.end = g.served + nbytes
+            flow.seq = seq
+        g.push(flow)
         g.n += 1
 
     def reschedule(self) -> float | None:
@@ -428,19 +450,19 @@ class BandwidthPool:
             background.rate = max(0.0, self.bytes_per_cycle - used) / background.n
         best = None
         for g in self.groups:
-            if g.heap and g.rate > _EPS:
-                t = self.now + max(0.0, g.heap[0].end - g.served) / g.rate
+            if g.n and g.rate > _EPS:
+                t = self.now + max(0.0, g.first().end - g.served) / g.rate
                 best = t if best is None or t < best else best
         return best
 
-    def pop_finished(self) -> list[object]:
-        """Remove and return the tokens of every flow that has been fully served."""
+    def pop_finished(self) -> list[Flow]:
+        """Remove and return every flow that has been fully served."""
         done = []
         for g in self.groups:
             # tolerance in bytes: large enough that a remainder never rounds to a zero time step
             tolerance = max(_BYTE_TOLERANCE, _EPS * g.served)
-            while g.heap and g.heap[0].end <= g.served + tolerance:
-                done.append(g.pop().token)
+            while g.n and g.first().end <= g.served + tolerance:
+                done.append(g.pop())
                 g.n -= 1
         return done
 

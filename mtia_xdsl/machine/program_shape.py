@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter, itemgetter
 from typing import Final
 
@@ -74,49 +74,44 @@ class ProgramShape:
         "queues", "re_barriers", "release_extra", "scalar_cost", "work",
     )  # fmt: skip
 
-    def __init__(self, prog: ProgramTrace, config: MachineConfig, hazards: list[list[int]] | None) -> None:
+    def __init__(
+        self,
+        prog: ProgramTrace,
+        config: MachineConfig,
+        hazards: list[list[int]] | None,
+        known: FactsCache | None = None,
+    ) -> None:
         cmds = prog.commands
-        check, cpi, issue = config.cp_check_cycles, config.scalar_cycles_per_instr, config.scalar_issue_cycles
-        self.release_extra = [(len(c.waits) + len(c.fills)) * check for c in cmds]
-        index_of = ENGINE_INDEX
-        engine = self.engine = [index_of[c.engine] for c in cmds]
+        facts = (known if known is not None else FactsCache(config)).of(cmds)
+        self.release_extra = [f.release_extra for f in facts]
+        engine = self.engine = [f.engine for f in facts]
         """Per command: the queue it starts from (the engine's index; DMA_WRITE for a store when
         `dma_queues` is 2)."""
-        if config.dma_queues == 2:
-            for i, e in enumerate(engine):
-                if e == DMA and is_write(cmds[i]):
-                    engine[i] = DMA_WRITE
-        self.scalar_cost = [c.scalar_instrs * cpi + (issue if e != SCALAR else 0) for c, e in zip(cmds, engine)]
-        self.blocking = [c.scalar_blocking or e == SCALAR for c, e in zip(cmds, engine)]
+        self.scalar_cost = [f.scalar_cost for f in facts]
+        self.blocking = [f.blocking for f in facts]
         self.queues: list[list[int]] = [[] for _ in range(QUEUES)]
         for i, e in enumerate(engine):
             self.queues[e].append(i)
-        self.re_barriers = [k for k, i in enumerate(self.queues[RE]) if cmds[i].re_group_size]
+        self.re_barriers = [k for k, i in enumerate(self.queues[RE]) if facts[i].re_barrier]
         """Positions in the RE queue of the re_reduce commands that wait for their group (machine/re_barrier.py)."""
-        self.dependents, self.deps_left = build_dependencies(prog, hazards)
-        n = len(cmds)
-        self.occupancy: list[float] = [0] * n
-        self.latency: list[float] = [0.0] * n
-        self.dpe_fill: list[float] = [0] * n
+        self.dependents, self.deps_left = _dependencies(facts, prog, hazards)
+        self.occupancy: list[float] = [f.occupancy for f in facts]
+        self.latency: list[float] = [f.latency for f in facts]
+        self.dpe_fill: list[float] = [f.dpe_fill for f in facts]
         """DPE: pipeline fill cycles added when the DPE was idle before the command (else 0)."""
         work = WorkTotals()
         self.ls_bytes = 0
         """LS bytes of the compute commands (DMA and scalar-core commands count theirs when they start)."""
-        self.memory_commands = [
-            i
-            for i, (c, e) in enumerate(zip(cmds, engine))
-            if e in MEMORY_QUEUES or c.global_read_bytes or c.global_write_bytes
-        ]
+        self.memory_commands = [i for i, f in enumerate(facts) if f.memory]
         """Commands that may touch global memory in a program of this shape."""
-        for i, (c, e) in enumerate(zip(cmds, engine)):
-            if e not in MEMORY_QUEUES:
-                self.occupancy[i], self.latency[i] = compute_cost(c, e, config, work)
-                if e == DPE:
-                    self.dpe_fill[i] = config.dpe_fill_cycles
-                self.ls_bytes += c.ls_bytes
+        compute: list[int] = []
+        for i, f in enumerate(facts):
+            if f.compute:
+                compute.append(i)
+                add_work(work, f.work_kind, f.ideal, f.count, f.flops)
+                self.ls_bytes += f.ls_bytes
         self.work = work
         """Ideal work of the program's compute commands."""
-        compute = [i for i, e in enumerate(engine) if e not in MEMORY_QUEUES]
         self.pick_compute: Callable[[list[Command]], tuple[Command, ...]] = (
             itemgetter(*compute) if len(compute) > 1 else lambda cmds: tuple(cmds[i] for i in compute)
         )
@@ -140,31 +135,152 @@ def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple
     """Return (engine occupancy, extra latency until results are visible) of a compute command; add its
     ideal work to `w`. The costs are `machine/cost.py`'s (the ones CB sizing uses); occupancy is whole
     cycles, at least 1. DPE occupancy excludes the pipeline fill."""
+    occupancy, latency, kind, ideal, count, flops = compute_terms(c, e, cfg)
+    add_work(w, kind, ideal, count, flops)
+    return occupancy, latency
+
+
+_NO_WORK: Final = 0
+_DPE_WORK: Final = 1
+_SE_WORK: Final = 2
+_VEC_WORK: Final = 3
+_RE_WORK: Final = 4
+_MLU_WORK: Final = 5
+"""Which `WorkTotals` fields a compute command adds to (`compute_terms`, `add_work`)."""
+
+
+def compute_terms(c: Command, e: int, cfg: MachineConfig) -> tuple[float, float, int, float, int, float]:
+    """`compute_cost` of a compute command without adding its work: (occupancy, latency, which fields of
+    `WorkTotals` its work goes to, ideal cycles, MACs or elements, DPE flops)."""
     engine = c.engine
     if e == DPE:
         ideal = cost.dpe_cycles(c.macs, c.dtype, c.dpe_passes, cfg)
-        w.dpe_cycles += ideal
-        w.dpe_macs += c.macs
-        w.dpe_flops += 2.0 * c.macs * c.dpe_passes
-        return max(1, math.ceil(ideal)), 0.0
+        return max(1, math.ceil(ideal)), 0.0, _DPE_WORK, ideal, c.macs, 2.0 * c.macs * c.dpe_passes
     if engine is Engine.RE and c.kind == RE_LINK_KIND:
-        return re_link_cycles(c, cfg)
+        occupancy, latency = re_link_cycles(c, cfg)
+        return occupancy, latency, _NO_WORK, 0.0, 0, 0.0
     ideal = cost.compute_cycles(engine, c.elems, c.dtype, cfg)
     if engine is Engine.SE:
-        w.se_cycles += ideal
-        w.se_elems += c.elems
+        kind = _SE_WORK
     elif engine is Engine.VEC:
-        w.vec_cycles += ideal
-        w.vec_elems += c.elems
+        kind = _VEC_WORK
     elif engine is Engine.RE:
-        w.re_cycles += ideal
+        kind = _RE_WORK
     else:
+        kind = _MLU_WORK
+    return max(1, math.ceil(ideal)), cost.latency_cycles(engine, cfg, c.lut, c.re_hops), kind, ideal, c.elems, 0.0
+
+
+def add_work(w: WorkTotals, kind: int, ideal: float, count: int, flops: float) -> None:
+    """Add a compute command's ideal work (`compute_terms`) to `w`."""
+    if kind == _DPE_WORK:
+        w.dpe_cycles += ideal
+        w.dpe_macs += count
+        w.dpe_flops += flops
+    elif kind == _SE_WORK:
+        w.se_cycles += ideal
+        w.se_elems += count
+    elif kind == _VEC_WORK:
+        w.vec_cycles += ideal
+        w.vec_elems += count
+    elif kind == _RE_WORK:
+        w.re_cycles += ideal
+    elif kind == _MLU_WORK:
         w.mlu_cycles += ideal
-    return max(1, math.ceil(ideal)), cost.latency_cycles(engine, cfg, c.lut, c.re_hops)
 
 
-def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, ProgramShape]) -> ProgramShape:
-    """Return the program's `ProgramShape`, from `cache` when a program of the same structure had one.
+class CommandSlots:
+    """The CB slots a command reads and fills, as (cb, seq) pairs (what `build_dependencies` reads of it)."""
+
+    __slots__ = ("fill_in_place", "fill_keys", "wait_keys")
+
+    def __init__(self, c: Command) -> None:
+        self.wait_keys: list[tuple[int, int]] = [(r.cb, r.seq) for r in c.waits]
+        self.fill_keys: list[tuple[int, int]] = [(r.cb, r.seq) for r in c.fills]
+        self.fill_in_place: list[bool] = [k in self.wait_keys for k in self.fill_keys]
+        """Per fill: the command also waits on the slot (an in-place update)."""
+
+
+class CommandFacts(CommandSlots):
+    """What a program shape needs of one command, read once per command object of a launch (the programs of
+    a batch share their command objects, and a compacted loop's iterations are shared by the programs that
+    ran them: causal attention's eight shapes hold 238 distinct commands of 756)."""
+
+    __slots__ = (
+        "blocking", "command", "compute", "count", "dpe_fill", "engine", "flops", "ideal", "latency", "ls_bytes",
+        "memory", "occupancy", "re_barrier", "release_extra", "scalar_cost", "work_kind",
+    )  # fmt: skip
+
+    def __init__(self, c: Command, config: MachineConfig) -> None:
+        super().__init__(c)
+        self.command = c
+        """The command (kept alive: `FactsCache` is keyed by its id)."""
+        e = ENGINE_INDEX[c.engine]
+        if e == DMA and config.dma_queues == 2 and is_write(c):
+            e = DMA_WRITE
+        self.engine = e
+        """The queue the command starts from (the engine's index; DMA_WRITE for a store when `dma_queues` is 2)."""
+        waits, fills = c.waits, c.fills
+        self.release_extra = (len(waits) + len(fills)) * config.cp_check_cycles
+        self.scalar_cost = c.scalar_instrs * config.scalar_cycles_per_instr + (
+            config.scalar_issue_cycles if e != SCALAR else 0
+        )
+        self.blocking = c.scalar_blocking or e == SCALAR
+        self.re_barrier = e == RE and c.re_group_size > 0
+        self.compute = not is_memory_queue(e)
+        self.memory = not self.compute or c.global_read_bytes > 0 or c.global_write_bytes > 0
+        """The command may touch global memory."""
+        self.occupancy = 0.0
+        self.latency = 0.0
+        self.dpe_fill = 0.0
+        self.ls_bytes = 0
+        self.work_kind = _NO_WORK
+        self.ideal = 0.0
+        self.count = 0
+        self.flops = 0.0
+        if self.compute:
+            terms = compute_terms(c, e, config)
+            self.occupancy, self.latency, self.work_kind, self.ideal, self.count, self.flops = terms
+            if e == DPE:
+                self.dpe_fill = float(config.dpe_fill_cycles)
+            self.ls_bytes = c.ls_bytes
+
+
+FACTS_CACHE_LIMIT = 1 << 16
+"""`CommandFacts` a `FactsCache` holds at most (it starts afresh past this: a totals-only run releases traces
+as their programs finish, and the cache must not keep a large launch's commands alive)."""
+
+
+class FactsCache:
+    """`CommandFacts` of the commands seen, by the command's id (each entry keeps its command alive, so no other
+    object takes the id while the entry is there)."""
+
+    __slots__ = ("config", "facts")
+
+    def __init__(self, config: MachineConfig) -> None:
+        self.config = config
+        self.facts: dict[int, CommandFacts] = {}
+
+    def of(self, cmds: list[Command]) -> list[CommandFacts]:
+        """The facts of `cmds`, in order."""
+        known = self.facts
+        if len(known) + len(cmds) > FACTS_CACHE_LIMIT:
+            known.clear()
+        config = self.config
+        out: list[CommandFacts] = []
+        for c in cmds:
+            f = known.get(id(c))
+            if f is None:
+                f = known[id(c)] = CommandFacts(c, config)
+            out.append(f)
+        return out
+
+
+def program_shape(
+    prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, ProgramShape], facts: FactsCache | None = None
+) -> ProgramShape:
+    """Return the program's `ProgramShape`, from `cache` when a program of the same structure had one; a new
+    shape reads its commands' facts from `facts` (a `FactsCache` of `config`) when given.
 
     The key holds the identities of the CB slot tuples, which the functional run shares between the
     programs of a batch, and the shape is reused only if the compute commands are equal too (the same
@@ -190,7 +306,7 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
         )
     shape = cache.get(key)
     if shape is None or shape.pick_compute(cmds) != shape.compute_commands:  # identical objects compare fast
-        shape = cache[key] = ProgramShape(prog, config, None)
+        shape = cache[key] = ProgramShape(prog, config, None, facts)
         shape.keyed = keyed
     if not hazards_possible(cmds, shape.memory_commands):
         return shape
@@ -202,7 +318,7 @@ def program_shape(prog: ProgramTrace, config: MachineConfig, cache: dict[tuple, 
             return known
         shape.access_misses += 1
     hazards = memory_hazards(cmds, shape.memory_commands)
-    result = ProgramShape(prog, config, hazards) if any(hazards) else shape  # address-dependent: not shared
+    result = ProgramShape(prog, config, hazards, facts) if any(hazards) else shape  # address-dependent: not shared
     if accesses is not None and len(shape.by_accesses) < MAX_ACCESS_PATTERNS:
         shape.by_accesses[accesses] = result
     return result
@@ -299,57 +415,84 @@ def build_dependencies(prog: ProgramTrace, hazards: list[list[int]] | None) -> t
     previous occupant's writers and readers (seq - depth). A command that waits on and fills the same slot
     updates it in place (an `inplace` accumulator): it depends on the slot's earlier writers and readers,
     and later readers of the slot depend on it.
+
+    Raises: TimingError naming the command's source line for a slot nothing fills, filled twice, or of a CB
+    without depth.
     """
+    return _dependencies([CommandSlots(c) for c in prog.commands], prog, hazards)
+
+
+def _dependencies(
+    slots: Sequence[CommandSlots], prog: ProgramTrace, hazards: list[list[int]] | None
+) -> tuple[list[list[int]], list[int]]:
+    """`build_dependencies` of `prog`, whose commands' slots are `slots`."""
     cmds = prog.commands
     depth = prog.cb_depth
     writers: dict[tuple[int, int], list[int]] = {}
     """Per slot: its filler, then the commands updating it in place, in program order."""
     readers: dict[tuple[int, int], list[int]] = {}
-    for i, c in enumerate(cmds):
-        for ref in c.fills:
-            key = (ref.cb, ref.seq)
-            if ref.cb not in depth:
-                raise TimingError(f"{c.loc}: {c.kind} fills circular buffer {ref.cb}, which has no depth")
-            if ref in c.waits:
+    for i, f in enumerate(slots):
+        for key, in_place in zip(f.fill_keys, f.fill_in_place):
+            if key[0] not in depth:
+                c = cmds[i]
+                raise TimingError(f"{c.loc}: {c.kind} fills circular buffer {key[0]}, which has no depth")
+            if in_place:
                 if key not in writers:
-                    raise TimingError(f"{c.loc}: {c.kind} updates slot {ref.seq} of cb {ref.cb}, which nothing filled")
+                    c = cmds[i]
+                    raise TimingError(f"{c.loc}: {c.kind} updates slot {key[1]} of cb {key[0]}, which nothing filled")
                 writers[key].append(i)
             elif key in writers:
-                raise TimingError(f"{c.loc}: {c.kind} fills slot {ref.seq} of cb {ref.cb} a second time")
+                c = cmds[i]
+                raise TimingError(f"{c.loc}: {c.kind} fills slot {key[1]} of cb {key[0]} a second time")
             else:
                 writers[key] = [i]
-        for ref in c.waits:
-            key = (ref.cb, ref.seq)
-            if key in readers:
-                readers[key].append(i)
-            else:
+        for key in f.wait_keys:
+            rs = readers.get(key)
+            if rs is None:
                 readers[key] = [i]
-    dependents: list[list[int]] = [[] for _ in cmds]
-    deps_left = [0] * len(cmds)
-    for i, c in enumerate(cmds):
-        deps: set[int] = set(hazards[i]) if hazards else set()
-        for ref in c.waits:
-            ws = writers.get((ref.cb, ref.seq))
+            else:
+                rs.append(i)
+    dependents: list[list[int]] = [[] for _ in slots]
+    deps_left = [0] * len(slots)
+    for i, f in enumerate(slots):
+        deps: list[int] = []  # distinct; few, so a list beats a set
+        if hazards:
+            for j in hazards[i]:
+                _add_new(deps, j)
+        for key in f.wait_keys:
+            ws = writers.get(key)
             if ws is None:
-                raise TimingError(f"{c.loc}: {c.kind} reads slot {ref.seq} of cb {ref.cb}, which nothing fills")
-            deps.add(ws[0] if len(ws) == 1 else _last_before(ws, i))
-        for ref in c.fills:
-            if ref in c.waits:  # in place: after every earlier reader of the slot (its writers are readers too)
-                deps.update(r for r in readers[(ref.cb, ref.seq)] if r < i)
+                c = cmds[i]
+                raise TimingError(f"{c.loc}: {c.kind} reads slot {key[1]} of cb {key[0]}, which nothing fills")
+            _add_new(deps, ws[0] if len(ws) == 1 else _last_before(ws, i))
+        for key, in_place in zip(f.fill_keys, f.fill_in_place):
+            if in_place:  # after every earlier reader of the slot (its writers are readers too)
+                for r in readers[key]:
+                    if r < i:
+                        _add_new(deps, r)
                 continue
-            prev_seq = ref.seq - depth[ref.cb]
+            prev_seq = key[1] - depth[key[0]]
             if prev_seq < 0:
                 continue
-            prev = (ref.cb, prev_seq)
-            deps.update(writers.get(prev, ()))
-            deps.update(readers.get(prev, ()))
-        deps.discard(i)
+            prev = (key[0], prev_seq)
+            for before in (writers.get(prev), readers.get(prev)):
+                if before is not None:
+                    for j in before:
+                        _add_new(deps, j)
+        if i in deps:
+            deps.remove(i)
         deps_left[i] = len(deps)
         for j in deps:
             dependents[j].append(i)
     for d in dependents:
         d.sort()
     return dependents, deps_left
+
+
+def _add_new(xs: list[int], x: int) -> None:
+    """Append `x` to `xs` unless it is there."""
+    if x not in xs:
+        xs.append(x)
 
 
 def _last_before(writers: list[int], i: int) -> int:

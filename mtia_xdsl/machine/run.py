@@ -65,7 +65,12 @@ from mtia_xdsl.machine.reference import (
 )
 from mtia_xdsl.machine.report import Report, build_report
 from mtia_xdsl.machine.timing import Timeline, TimingError, TraceSource, simulate
-from mtia_xdsl.utils.heap import collections_paused, keep_freed_arrays_for_reuse, old_objects_frozen
+from mtia_xdsl.utils.heap import (
+    collections_paused,
+    keep_freed_arrays_for_reuse,
+    old_objects_frozen,
+    survivors_promoted,
+)
 
 BATCH_ELEMS = 1 << 18
 """Largest number of elements of one value of a batch (batch size x the kernel's largest tensor)."""
@@ -107,7 +112,8 @@ def run_kernel(
     protocol misuse, deadlock, bad arguments); ValueError for an unknown `timeline`.
     """
     keep_freed_arrays_for_reuse()  # a batch's large arrays: reused heap memory, not fresh pages per op
-    with old_objects_frozen(), collections_paused():  # no collection walks the launch's objects or older ones
+    # no collection walks the launch's objects or older ones, during the launch or right after it
+    with old_objects_frozen(), collections_paused(), survivors_promoted():
         return _run_kernel(module, grid, args, options, kernel_name, max_batch, timeline)
 
 
@@ -359,8 +365,11 @@ class _BatchRunner:
         )
         set_launch_state(self.interpreter, launch)
         set_pe_state(self.interpreter, state)
-        self.interpreter.call_op(self.launch.kernel, self.launch.values)
-        return state.traces(self.last_op)
+        try:
+            self.interpreter.call_op(self.launch.kernel, self.launch.values)
+            return state.traces(self.last_op)
+        finally:
+            state.release()  # the batch's CBs refer to each other: freed now, not by a collection
 
 
 _REUSED: weakref.WeakSet[ModuleOp] = weakref.WeakSet()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import struct
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,13 @@ PACK_EVERY: Final = 8192
 """Values gathered in a list before they are packed into an array (one call packs many)."""
 
 
+def pack_into(packed: array, values: list, code: str) -> None:
+    """Append `values` to `packed`, an array of typecode `code` ("d" or "q"): the same as `packed.fromlist`,
+    in a fraction of its time (fromlist parses each item as a call argument; struct converts them directly)."""
+    if values:
+        packed.frombytes(struct.pack(f"{len(values)}{code}", *values))
+
+
 class CommandCycles:
     """Every command's (issue, start, end) cycle, packed in three flat float arrays (8 bytes a command each)
     that hold the programs' commands one program after another, in the order the programs finished.
@@ -137,7 +145,7 @@ class CommandCycles:
     def close(self) -> None:
         """Pack the cycles added since the last call."""
         for packed, values in zip((self.issue, self.start, self.end), self.pending, strict=True):
-            packed.fromlist(values)
+            pack_into(packed, values, "d")
             values.clear()
 
     def program(self, k: int) -> tuple[array[float], array[float], array[float]]:
@@ -148,10 +156,8 @@ class CommandCycles:
 
     def engines(self) -> np.ndarray:
         """The queue index of every command, in the order of the arrays."""
-        codes: list[int] = []
-        for k in self.finished:
-            codes.extend(self.engine_of[k])
-        return np.asarray(codes, dtype=np.int64)
+        engine_of = self.engine_of
+        return np.fromiter(chain.from_iterable([engine_of[k] for k in self.finished]), np.int64, self.size)
 
     def program_order(self) -> np.ndarray:
         """Positions in the arrays of every command, program 0's commands first, then program 1's, ..."""

@@ -47,10 +47,8 @@ command cycles live in per-program lists, spans are built only when asked for.
 from __future__ import annotations
 
 import gc
-import heapq
 import itertools
 from array import array
-from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, Final, cast
 
@@ -63,6 +61,7 @@ from mtia_xdsl.machine.memory import (
     BACKGROUND,
     WRITE_BEHIND,
     BandwidthPool,
+    Flow,
     MemorySystem,
     MemoryTraffic,
     ls_overflow_message,
@@ -76,6 +75,7 @@ from mtia_xdsl.machine.program_shape import (
     QUEUES,
     RE,
     SCALAR,
+    FactsCache,
     ProgramRun,
     ProgramShape,
     TimingError,
@@ -94,6 +94,7 @@ from mtia_xdsl.machine.timeline import (
     add_line_costs,
     busy_cycles,
     lines_of,
+    pack_into,
 )
 
 __all__ = [
@@ -162,7 +163,7 @@ def place_programs(
     if not programs:
         return []
     pids = programs.program_ids if isinstance(programs, TraceSource) else [prog.program_id for prog in programs]
-    ids = np.asarray(pids, dtype=np.int64)
+    ids = np.fromiter(itertools.chain.from_iterable(pids), dtype=np.int64, count=3 * len(pids)).reshape(-1, 3)
     local = np.atleast_1d(placement.local_pe((ids[:, 0], ids[:, 1], ids[:, 2])))
     rows, cols = np.divmod(local, area.tile_width)
     return (area.base_pe + rows * config.pe_cols + cols).tolist()
@@ -184,15 +185,18 @@ class _PE:
     """One PE: its program queue, engines and DMA ports."""
 
     __slots__ = (
-        "block_index", "block_run", "dma_inflight", "dma_issue", "dma_slot_cycles", "engine_free", "engine_used",
-        "latency", "ls_high_water", "next_program", "older", "older_footprint", "pe", "port_busy", "port_bytes",
-        "queue", "run", "run_footprint", "scalar_busy", "try_at", "wait_engine", "wait_index", "xfer_fifo",
+        "block_index", "block_run", "dma_inflight", "dma_issue", "dma_slot_cycles", "dram_latency", "engine_free",
+        "engine_used", "ls_high_water", "next_program", "older", "older_footprint", "pe", "ports", "queue", "run",
+        "run_footprint", "scalar_busy", "sram_latency", "try_at", "wait_engine", "wait_index",
     )  # fmt: skip
 
-    def __init__(self, pe: int, program_indices: list[int], memory: MemorySystem) -> None:
+    def __init__(
+        self, pe: int, program_indices: list[int], memory: MemorySystem, port_rate: tuple[float, float]
+    ) -> None:
         self.pe = pe
-        self.latency = {level: memory.access_latency_cycles(level, pe) for level in ("dram", "sram")}
-        """Memory level -> cycles from a DMA request to its first byte (level latency plus NoC hops)."""
+        self.dram_latency = memory.access_latency_cycles("dram", pe)
+        self.sram_latency = memory.access_latency_cycles("sram", pe)
+        """Cycles from a DMA request to its first byte from DRAM / SRAM (level latency plus NoC hops)."""
         self.queue = program_indices
         self.next_program = 0
         self.run: ProgramRun | None = None
@@ -215,10 +219,8 @@ class _PE:
         """Command whose end the scalar core waits for (-1: none), of program run `block_run`."""
         self.block_run: ProgramRun | None = None
         self.dma_inflight = 0
-        self.xfer_fifo: tuple[deque[_Xfer], deque[_Xfer]] = (deque(), deque())
-        self.port_busy = [False, False]
-        self.port_bytes = [0.0, 0.0]
-        """Granule-rounded bytes moved through the read and the write port."""
+        self.ports = [_Port(port_rate[0]), _Port(port_rate[1])]
+        """The read and the write port of its DMA."""
         self.dma_issue = 0.0
         """Cycles the DMA engine spent issuing commands (issue plus per-descriptor cycles)."""
         self.dma_slot_cycles = 0.0
@@ -227,15 +229,32 @@ class _PE:
         self.ls_high_water = 0
 
 
-class _Xfer:
-    """A DMA command's transfer: waits in its PE port's FIFO from `ready`, then moves its memory-level parts
-    one after another (`memory.MemorySystem.dma_parts`)."""
+class _Port:
+    """A PE's DMA read or write port: moves one transfer at a time at most at `rate` (bytes per cycle), in
+    order; the transfers waiting for it form a FIFO linked through `_Xfer.behind`, from `first` to `last`."""
 
-    __slots__ = ("direction", "i", "next", "parts", "pe", "ready", "run")
+    __slots__ = ("busy", "bytes", "first", "last", "rate")
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.busy = False
+        self.bytes = 0.0
+        """Granule-rounded bytes moved through the port."""
+        self.first: _Xfer | None = None
+        self.last: _Xfer | None = None
+
+
+class _Xfer(Flow):
+    """A DMA command's transfer: waits in its PE port's FIFO from `ready`, then moves its memory-level parts
+    one after another (`memory.MemorySystem.dma_parts`), each a flow of a memory pool (this object)."""
+
+    __slots__ = ("behind", "direction", "i", "next", "parts", "pe", "ready", "run")
 
     def __init__(
         self, pe: _PE, run: ProgramRun, i: int, ready: float, parts: list[tuple[int, float, float]], direction: int
     ) -> None:
+        self.end = 0.0
+        self.seq = 0
         self.pe = pe
         self.run = run
         self.i = i
@@ -245,6 +264,27 @@ class _Xfer:
         """Index in `parts` of the next part to move."""
         self.direction = direction
         """0 read port, 1 write port."""
+        self.behind: _Xfer | None = None
+        """The transfer after it in its port's FIFO."""
+
+
+class _Event:
+    """A pending event: at cycle `t` run `kind` on `pe` with `i` (an engine, command or port) and `run`; events
+    run in (t, seq) order (`seq`: creation order), so a run is deterministic."""
+
+    __slots__ = ("group", "i", "kind", "pe", "run", "seq", "t")
+
+    def __init__(
+        self, t: float, seq: int, kind: int, pe: _PE | None, i: int, run: ProgramRun | None, group: object
+    ) -> None:
+        self.t = t
+        self.seq = seq
+        self.kind = kind
+        self.pe = pe
+        self.i = i
+        self.run = run
+        self.group = group
+        """The participants of an `_E_BARRIER` event (else None)."""
 
 
 class _EndLog:
@@ -269,7 +309,7 @@ class _EndLog:
 
     def close(self) -> None:
         """Pack the commands logged since the last call."""
-        self.packed.fromlist(self.pending)
+        pack_into(self.packed, self.pending, "q")
         self.pending.clear()
 
     def __len__(self) -> int:
@@ -322,13 +362,12 @@ class _Simulator:
         for i, pe in enumerate(pe_of_program):
             per_pe.setdefault(pe, []).append(i)
         self.memory = MemorySystem(config)
-        self.pes = [_PE(pe, idxs, self.memory) for pe, idxs in sorted(per_pe.items())]
+        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
+        self.pes = [_PE(pe, idxs, self.memory, self.port_rate) for pe, idxs in sorted(per_pe.items())]
         self.re_barrier = ReBarrier(config.pe_cols, pe_of_program, [pe.queue for pe in self.pes])
-        self.times: list[float] = []
-        """Heap of the cycles at which events are pending (each once)."""
-        self.events: dict[float, list[tuple[int, int, object, object]]] = {}
-        """Cycle -> its pending events (sequence number, kind, a, b) in the order they were pushed: events run
-        in (cycle, sequence number) order, and a heap of plain floats compares far faster than one of tuples."""
+        self.events: list[_Event] = []
+        """Binary min-heap of the pending events by (cycle, sequence number), kept by hand: typed, the compiled
+        model sifts it comparing native floats and ints."""
         self.seq = 0
         self.pool_due = [_NEVER] * len(self.memory.pools)
         """Per memory pool (`memory.DRAM`, `memory.SRAM`): when its next flow ends (`_pool_timer`)."""
@@ -358,8 +397,9 @@ class _Simulator:
         self.dma_outstanding = config.dma_outstanding_commands
         self.in_flight = config.pe_programs_in_flight
         self.split_dma = config.dma_queues == 2
-        self.port_rate = (cost.dma_port_bytes_per_cycle(False, config), cost.dma_port_bytes_per_cycle(True, config))
         self.shapes: dict[tuple, ProgramShape] = {}
+        self.command_facts = FactsCache(config)
+        """What the program shapes read of each command, once per command object."""
         self.issue_cycles: dict[int, float] = {}
         """Descriptors of a DMA command -> its issue cycles on the DMA engine (`cost.dma_issue_cycles`)."""
         self.tail_cycles = config.scalar_cycles_per_instr
@@ -376,14 +416,49 @@ class _Simulator:
 
     # ---- event plumbing ----
 
-    def push(self, t: float, kind: int, a: object, b: object = None) -> None:
+    def push(
+        self, t: float, kind: int, pe: _PE | None, i: int = 0, run: ProgramRun | None = None, group: object = None
+    ) -> None:
+        """Queue event `kind` at cycle t (see `_Event`)."""
         self.seq += 1
-        pending = self.events.get(t)
-        if pending is None:
-            self.events[t] = [(self.seq, kind, a, b)]
-            heapq.heappush(self.times, t)
-        else:
-            pending.append((self.seq, kind, a, b))
+        event = _Event(t, self.seq, kind, pe, i, run, group)
+        heap = self.events
+        heap.append(event)
+        k = len(heap) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            above = heap[parent]
+            if above.t < t or (above.t == t and above.seq < event.seq):
+                break
+            heap[k] = above
+            k = parent
+        heap[k] = event
+
+    def _pop_event(self) -> _Event:
+        """Remove and return the first pending event (the heap is not empty)."""
+        heap = self.events
+        first = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n:
+            k = 0
+            t, seq = last.t, last.seq
+            while True:
+                child = 2 * k + 1
+                if child >= n:
+                    break
+                below = heap[child]
+                if child + 1 < n:
+                    right = heap[child + 1]
+                    if right.t < below.t or (right.t == below.t and right.seq < below.seq):
+                        child += 1
+                        below = right
+                if t < below.t or (t == below.t and seq < below.seq):
+                    break
+                heap[k] = below
+                k = child
+            heap[k] = last
+        return first
 
     def _pool_timer(self, pool: BandwidthPool) -> None:
         """Recompute `pool`'s rates and set its timer to when its next flow ends (none if no flow can end).
@@ -400,43 +475,48 @@ class _Simulator:
             self.pool_seq[pool.index] = self.seq
 
     def run(self) -> None:
-        for pe in self.pes:
-            self._start_next_program(pe, 0.0)
-        times, events, pop = self.times, self.events, heapq.heappop
+        for first in self.pes:
+            self._start_next_program(first, 0.0)
+        events = self.events
         pools, due, due_seq = self.memory.pools, self.pool_due, self.pool_seq
         while True:
             # the pool whose flows end first (ties: the earlier timer), against the first pending event
             k = 0 if due[0] < due[1] or (due[0] == due[1] and due_seq[0] < due_seq[1]) else 1  # DRAM, SRAM
             t = due[k]
-            if t != _NEVER and (not times or t < times[0] or (t == times[0] and due_seq[k] < events[t][0][0])):
+            if t != _NEVER and (not events or t < events[0].t or (t == events[0].t and due_seq[k] < events[0].seq)):
                 self.now = t
                 due[k] = _NEVER
                 self._on_pool(pools[k])
                 continue
-            if not times:
+            if not events:
                 break
-            t = times[0]
-            pending = events[t]
-            _, kind, a, b = pending.pop(0)
-            if not pending:  # before running it: an event it pushes for cycle t queues anew
-                pop(times)
-                del events[t]
-            self.now = t
+            event = self._pop_event()
+            self.now = t = event.t
+            kind = event.kind
+            if kind == _E_BARRIER:
+                self._on_barrier(cast("list[tuple[_PE, ProgramRun, int, float]]", event.group))
+                continue
+            pe = event.pe
+            assert pe is not None
             if kind == _E_TRY:
-                if a.run is not None:  # type: ignore[attr-defined]
-                    self._try_start_now(a, b)  # type: ignore[arg-type]
+                if pe.run is not None:
+                    self._try_start_now(pe, event.i)
             elif kind == _E_XFER:
-                self._on_xfer(a, b)  # type: ignore[arg-type]
+                self._on_xfer(pe, event.i)
             elif kind == _ESCALAR:
-                self._resume_scalar(a, b)  # type: ignore[arg-type]
+                self._resume_scalar(pe, event.i)
             elif kind == _E_END:
-                self._finish(a, *b)  # type: ignore[arg-type, misc]
+                run = event.run
+                assert run is not None
+                self._finish(pe, run, event.i)
             elif kind == _E_ADVANCE:
-                self._advance_scalar(a, a.run, b, t)  # type: ignore[arg-type, attr-defined]
-            elif kind == _E_BARRIER:
-                self._on_barrier(a)  # type: ignore[arg-type]
+                run = pe.run
+                assert run is not None
+                self._advance_scalar(pe, run, event.i, t)
             else:
-                self._on_done(a, b)  # type: ignore[arg-type]
+                run = event.run
+                assert run is not None
+                self._on_done(pe, run)
         if self.progress is not None and len(self.end_order) > self.reported:
             self.progress(len(self.end_order) - self.reported)
         incomplete = self.re_barrier.incomplete_message()
@@ -458,7 +538,7 @@ class _Simulator:
         footprint = self._footprint(prog)
         if footprint > self.config.ls_bytes:
             raise TimingError(ls_overflow_message(prog, self.config, pe.pe))
-        shape = program_shape(prog, self.config, self.shapes)
+        shape = program_shape(prog, self.config, self.shapes, self.command_facts)
         run = ProgramRun(index, self.first_command[index], prog, shape)
         run.start_cycle = t
         self.memory.traffic.ls_bytes += shape.ls_bytes
@@ -623,7 +703,7 @@ class _Simulator:
         if run is not pe.older and pe.older is not None:
             return  # programs retire in order: checked again when the older one is done
         run.done_queued = True
-        self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, run)
+        self.push(max(self.now, run.scalar_end, run.end_max), _E_DONE, pe, 0, run)
 
     def _on_done(self, pe: _PE, run: ProgramRun) -> None:
         self.program_cycles[run.index] = (run.start_cycle, self.now)
@@ -662,7 +742,7 @@ class _Simulator:
         ended, end_max = 0, run.end_max
         older = pe.older
         blocked_by = older if older is not None and older is not run else None
-        handoff: list[int] = []
+        handoff: list[int] | None = None  # made when needed: most calls hand nothing over
         while work:
             e = work.pop()
             if is_memory_queue(e):
@@ -704,12 +784,15 @@ class _Simulator:
                 self._release(pe, run, i, end, work)
             if head == stop < len(queue):
                 self._re_arrive(pe, run, head, queue[head])
-            if run is older and head == len(queue) and e not in handoff:
-                handoff.append(e)
+            if run is older and head == len(queue):
+                if handoff is None:
+                    handoff = [e]
+                elif e not in handoff:
+                    handoff.append(e)
         run.ended += ended
         run.end_max = end_max
         self._check_program_done(pe, run)
-        if handoff and pe.run is not None and pe.run is not run:
+        if handoff is not None and pe.run is not None and pe.run is not run:
             self._drain(pe, pe.run, handoff)
 
     # ---- re_reduce barrier (machine/re_barrier.py) ----
@@ -722,7 +805,7 @@ class _Simulator:
         arrival = max(run.issue_t[i] + run.release_extra[i], run.dep_ready[i], pe.engine_free[RE])
         group = self.re_barrier.arrive(pe, run, position, i, arrival)
         if group is not None:
-            self.push(self.now, _E_BARRIER, group)
+            self.push(self.now, _E_BARRIER, None, 0, None, group)
 
     def _on_barrier(self, group: list[tuple[_PE, ProgramRun, int, float]]) -> None:
         """The last participant of `group` arrived: every member's transfer starts at the last arrival."""
@@ -784,7 +867,7 @@ class _Simulator:
             else:
                 occupancy = memory.scalar_access_cycles(c, pe.pe)
                 pe.engine_free[e] = now + occupancy
-                self.push(now + occupancy, _E_END, pe, (run, i))
+                self.push(now + occupancy, _E_END, pe, i, run)
         if run is pe.older and pe.run is not run:  # all of the older program's commands on e started
             self._try_start_now(pe, e)
 
@@ -800,24 +883,42 @@ class _Simulator:
         pe.dma_inflight += 1
         write = e == DMA_WRITE if self.split_dma else is_write(c)  # with two queues, a store's is DMA_WRITE
         parts, level = self.memory.dma_parts(c, write)
-        ready = free + pe.latency[level]
+        latency = pe.dram_latency if level == "dram" else pe.sram_latency
+        ready = free + latency
         direction = 1 if write else 0
-        nbytes = parts[0][1] if len(parts) == 1 else sum([part[1] for part in parts])
-        pe.port_bytes[direction] += nbytes
-        pe.dma_slot_cycles += issue + pe.latency[level] + nbytes / self.port_rate[direction]
-        pe.xfer_fifo[direction].append(_Xfer(pe, run, i, ready, parts, direction))
+        nbytes: float
+        if len(parts) == 1:
+            nbytes = parts[0][1]
+        else:
+            nbytes = 0.0
+            for part in parts:
+                nbytes += part[1]
+        port = pe.ports[direction]
+        port.bytes += nbytes
+        pe.dma_slot_cycles += issue + latency + nbytes / port.rate
+        xfer = _Xfer(pe, run, i, ready, parts, direction)
+        last = port.last
+        if last is None:
+            port.first = xfer
+        else:
+            last.behind = xfer
+        port.last = xfer
         self.push(ready, _E_XFER, pe, direction)
 
     # ---- DMA ----
 
     def _on_xfer(self, pe: _PE, direction: int) -> None:
-        if pe.port_busy[direction]:
+        port = pe.ports[direction]
+        if port.busy:
             return
-        fifo = pe.xfer_fifo[direction]
-        if not fifo or fifo[0].ready > self.now:
+        xfer = port.first
+        if xfer is None or xfer.ready > self.now:
             return
-        xfer = fifo.popleft()
-        pe.port_busy[direction] = True
+        port.first = xfer.behind
+        if port.first is None:
+            port.last = None
+        xfer.behind = None
+        port.busy = True
         self._next_part(xfer)
 
     def _next_part(self, xfer: _Xfer) -> None:
@@ -826,7 +927,7 @@ class _Simulator:
         parts = xfer.parts
         if xfer.next == len(parts):
             run, i = xfer.run, xfer.i
-            pe.port_busy[direction] = False
+            pe.ports[direction].busy = False
             pe.dma_inflight -= 1
             self._finish(pe, run, i)
             # The head DMA changes only if it waited for this in-flight slot, or if its start attempt is due
@@ -857,7 +958,7 @@ class _Simulator:
         pool = self.memory.pools[DRAM_POOL]
         pool.advance(self.now)
         self.seq += 1
-        pool.add_flow(BACKGROUND, nbytes, self.seq, None)
+        pool.add_flow(BACKGROUND, nbytes, self.seq)
         self._pool_timer(pool)
 
     def _on_pool(self, pool: BandwidthPool) -> None:
@@ -865,11 +966,11 @@ class _Simulator:
         pool.advance(self.now)
         done = pool.pop_finished()
         self._pool_timer(pool)
-        for token in done:
-            if token is None:  # an LLC write-behind reached DRAM
+        for flow in done:
+            if isinstance(flow, _Xfer):
+                self._next_part(flow)
+            else:  # an LLC write-behind reached DRAM
                 self.write_behind_end = self.now
-                continue
-            self._next_part(cast(_Xfer, token))
 
     # ---- command end ----
 
@@ -926,8 +1027,8 @@ class _Simulator:
         transfer at the port rate (Little's law)."""
         return max(
             pe.dma_issue,
-            pe.port_bytes[0] / self.port_rate[0],
-            pe.port_bytes[1] / self.port_rate[1],
+            pe.ports[0].bytes / self.port_rate[0],
+            pe.ports[1].bytes / self.port_rate[1],
             pe.dma_slot_cycles / self.dma_outstanding,
         )
 

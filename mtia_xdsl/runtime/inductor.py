@@ -289,8 +289,10 @@ def install() -> None:
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_bag_groups import group_embedding_bags
+            from mtia_xdsl.runtime.inductor_linear_groups import group_linears
 
             group_embedding_bags(graph)
+            group_linears(graph)
             if self.user is not None:
                 self.user(graph)
 
@@ -338,7 +340,7 @@ def _flexible_fallback(lowering: Any) -> None:
         _require(lowering, "make_fallback", "torch._inductor.lowering")(op, layout_constraint=None, warn=False)
 
 
-CUSTOM_OP_MODULES = ("inductor_kernels", "inductor_attention", "inductor_topk")
+CUSTOM_OP_MODULES = ("inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups")
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
 

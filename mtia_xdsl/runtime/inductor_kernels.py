@@ -32,6 +32,16 @@ MAX_BLOCK_D = 256
 """Columns per program at most: wider tables take more programs along the columns (grid axis 1)."""
 MAX_BLOCK_BAGS = 1024
 """Bag sizes written per block by program 0 at most (more bags take more blocks, unrolled)."""
+MAX_ALL_IDS = 256
+"""Ids of a bag op (per table) that every program loads whole at most (`all_ids_block`): a bag's ids then
+come in one DMA issued before its offsets are read, both DRAM latencies overlapping, instead of after them
+(at most 2 KiB of i64 ids per program; more ids are loaded a step at a time once the offsets are in)."""
+
+
+def all_ids_block(n_indices: int) -> int:
+    """The ALL_IDS of the bag kernels for a table of `n_indices` ids: the next power of two (at least 1) when
+    n_indices <= MAX_ALL_IDS, else 0 (each step loads its own ids)."""
+    return triton.next_power_of_2(max(n_indices, 1)) if n_indices <= MAX_ALL_IDS else 0
 
 
 def writes_offset2bag(mode: int, dtype: torch.dtype, per_sample_weights: torch.Tensor | None) -> bool:
@@ -45,6 +55,46 @@ def writes_offset2bag(mode: int, dtype: torch.dtype, per_sample_weights: torch.T
         per_sample_weights is None or per_sample_weights.stride(0) == 1
     )
     return mode == 1 or not fast_sum
+
+
+def check_bag_inputs(num_weights: int, indices: torch.Tensor, offsets: torch.Tensor) -> None:
+    """Raise the RuntimeError eager `aten._embedding_bag` raises for ids and offsets it refuses, before a kernel of
+    this module reads them: the one check of ids and offsets for its bag kernels, whose gathers are not masked by
+    the table's rows (such an id was an out-of-bounds access at a line of this module, and offsets eager refuses
+    a result). It runs on the host, outside the launch's simulated time; on fake tensors (tracing) it does nothing.
+
+    Shapes: indices [N], offsets [bags] or [bags + 1], ids of a table of `num_weights` rows.
+    Raises: RuntimeError in aten's order (torch's aten/src/ATen/native/EmbeddingBag.cpp) and, but for decreasing
+    offsets, in its words: offsets[0] not 0 ('offsets[0] has to be 0, ...'), offsets[-1] past N ('offsets[-1] can
+    not be greater than input's length ...'), decreasing offsets (aten on CPU: 'Expected i < index_size', or
+    for f64 tables a result), an id outside [0, num_weights) ('Index 1 of input takes value 10 which is not in the
+    valid range [0, 10)')."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    if is_fake(indices) or is_fake(offsets):
+        return
+    if offsets.numel() > 0:
+        first, last, n = int(offsets[0]), int(offsets[-1]), indices.shape[0]
+        if first != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. "
+                f"However, got {first}"
+            )
+        if last > n:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] of {last}")
+        drops = (offsets[1:] < offsets[:-1]).nonzero()
+        if drops.numel() > 0:
+            k = int(drops[0, 0]) + 1
+            raise RuntimeError(
+                f"offsets have to be non-decreasing (each bag starts where the previous one ends or later): "
+                f"offsets[{k}] = {int(offsets[k])} is less than offsets[{k - 1}] = {int(offsets[k - 1])}"
+            )
+    outside = ((indices < 0) | (indices >= num_weights)).nonzero()
+    if outside.numel() > 0:
+        i = int(outside[0, 0])
+        raise RuntimeError(
+            f"Index {i} of input takes value {int(indices[i])} which is not in the valid range [0, {num_weights})"
+        )
 
 
 @triton.jit
@@ -75,15 +125,22 @@ def _write_bag_sizes(
 def _sum_bag(
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, b, cols, n_indices, n_offsets,
     write_offset2bag, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr, MEAN: tl.constexpr,
-    HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    HAS_PSW: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag b: out_ptr[cols] = sum (mean) of weight[indices[i], cols] over offsets[b] <= i < end (offsets[b + 1], or
     n_indices for the last bag when not INCLUDE_LAST), rows scaled by psw[i] when HAS_PSW; an empty bag is 0.
     offset2bag[i] = b for the bag's ids when WRITE_OFFSET2BAG and `write_offset2bag` (one program of the bag's).
 
+    With ALL_IDS > 0 (a power of two >= n_indices, `all_ids_block`), every id is loaded in one DMA issued
+    before the offsets are read, so the two loads overlap instead of the ids waiting for the bag's start, and
+    each step's ids are picked from that tile in LS (`tl.gather`); with 0, each step loads its ids.
+
     Shapes: cols tensor<BLOCK_D x i32> (columns >= D are masked off); the rows are gathered BLOCK_ROWS at a time.
     """
     col_ok = cols < D
+    if ALL_IDS > 0:
+        every = tl.arange(0, ALL_IDS)
+        all_ids = tl.load(indices_ptr + every, mask=every < n_indices, other=0)
     start = tl.load(offsets_ptr + b)
     if INCLUDE_LAST:
         end = tl.load(offsets_ptr + b + 1)
@@ -93,7 +150,10 @@ def _sum_bag(
     for i0 in range(start, end, BLOCK_ROWS):
         r = i0 + tl.arange(0, BLOCK_ROWS)
         in_bag = r < end
-        ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
+        if ALL_IDS > 0:
+            ids = tl.gather(all_ids, tl.where(in_bag, r, 0).to(tl.int32), 0)  # pyright: ignore[reportPossiblyUnboundVariable]  (ALL_IDS is constexpr)
+        else:
+            ids = tl.load(indices_ptr + r, mask=in_bag, other=0)
         rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=in_bag[:, None] & col_ok[None, :], other=0.0)
         if HAS_PSW:
             rows = rows * tl.load(psw_ptr + r, mask=in_bag, other=0.0)[:, None]
@@ -111,7 +171,7 @@ def _embedding_bag_kernel(
     weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr,
     n_indices, n_offsets, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)`, columns `program_id(1) * BLOCK_D ...` (`_sum_bag`) into out[b, cols]; offset2bag by
     the programs of the first columns. Program (0, 0) also writes the bag sizes of all n_bags bags
@@ -126,7 +186,7 @@ def _embedding_bag_kernel(
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     _sum_bag(
         weight_ptr, indices_ptr, offsets_ptr, psw_ptr, out_ptr + b * D, offset2bag_ptr, b, cols, n_indices, n_offsets,
-        tl.program_id(1) == 0, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW, INCLUDE_LAST, WRITE_OFFSET2BAG,
+        tl.program_id(1) == 0, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW, INCLUDE_LAST, WRITE_OFFSET2BAG, ALL_IDS,
     )  # fmt: skip
 
 
@@ -143,7 +203,10 @@ def embedding_bag_sum(
     padding index: (output [bags, D], offset2bag, bag_size [bags], max_indices [bags]) with the shapes and
     values of aten's CPU kernel (offset2bag is [0] for a sum of f32/f16 rows, as aten's fast path leaves it;
     bag_size and max_indices are the bag sizes for mean, 0 for sum).
-    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights)."""
+    weight [rows, D] contiguous, indices and offsets 1-D (any stride, as per_sample_weights).
+
+    Raises: RuntimeError for ids or offsets eager refuses (`check_bag_inputs`), before the launch."""
+    check_bag_inputs(weight.shape[0], indices, offsets)
     n, d = indices.shape[0], weight.shape[1]
     bags = offsets.shape[0] - (1 if include_last_offset else 0)
     write_offset2bag = writes_offset2bag(mode, weight.dtype, per_sample_weights)
@@ -160,7 +223,7 @@ def embedding_bag_sum(
         wrap_triton(_embedding_bag_kernel)[(bags, triton.cdiv(d, block_d))](
             weight, indices, offsets, psw, out, offset2bag, bag_size, max_indices, n, offsets.shape[0], bags,
             d, block_d, BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
-            per_sample_weights is not None, include_last_offset, write_offset2bag,
+            per_sample_weights is not None, include_last_offset, write_offset2bag, all_ids_block(n),
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices
 
@@ -170,7 +233,7 @@ def _embedding_bag_cat_kernel(
     weights, indices, offsets, psws, out_ptr, offset2bags, bag_sizes, max_indices, n_indices, n_offsets, n_bags,
     stride_bag, stride_table, T: tl.constexpr, D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_ROWS: tl.constexpr,
     BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, MEAN: tl.constexpr, HAS_PSW: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr,
+    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, ALL_IDS: tl.constexpr,
 ):  # fmt: skip
     """Bag `program_id(0)` of table `program_id(1)` (< T), all D columns (`_sum_bag`), stored at
     out_ptr + b * stride_bag + t * stride_table + cols, with offset2bags[t]; program (0, t) writes the table's
@@ -189,7 +252,7 @@ def _embedding_bag_cat_kernel(
             _sum_bag(
                 weights[k], indices[k], offsets[k], psws[k], out_ptr + b * stride_bag + k * stride_table,
                 offset2bags[k], b, cols, n_indices[k], n_offsets, True, D, BLOCK_D, BLOCK_ROWS, MEAN, HAS_PSW,
-                INCLUDE_LAST, WRITE_OFFSET2BAG,
+                INCLUDE_LAST, WRITE_OFFSET2BAG, ALL_IDS,
             )  # fmt: skip
 
 
@@ -213,7 +276,8 @@ def embedding_bag_cat(
 
     Raises: ValueError for tables of different widths or dtypes, offsets of different lengths, a D wider
     than MAX_BLOCK_D, dim not 0 or 1, per_sample_weights neither empty nor one per table, or tables of
-    which aten writes offset2bag for some only (per-sample weights of different strides)."""
+    which aten writes offset2bag for some only (per-sample weights of different strides); RuntimeError for ids
+    or offsets eager refuses (`check_bag_inputs`, table by table), before the launch."""
     n_tables = len(weights)
     if not (n_tables == len(indices) == len(offsets)) or n_tables == 0:
         raise ValueError("embedding_bag_cat: weights, indices and offsets need one entry per table (at least one)")
@@ -228,6 +292,8 @@ def embedding_bag_cat(
     if len(write) != 1:
         raise ValueError("embedding_bag_cat: per_sample_weights need one stride (1 or not) across tables")
     write_offset2bag = write.pop()
+    for w, i, o in zip(weights, indices, offsets, strict=True):
+        check_bag_inputs(w.shape[0], i, o)
     bags = n_offsets - (1 if include_last_offset else 0)
     out = weights[0].new_empty((bags, n_tables * d) if dim == 1 else (n_tables * bags, d))
     offset2bags = [o.new_empty(i.shape[0] if write_offset2bag else 0) for o, i in zip(offsets, indices, strict=True)]
@@ -245,6 +311,7 @@ def embedding_bag_cat(
             tuple(i.shape[0] for i in ids), n_offsets, bags, stride_bag, stride_table, n_tables, d,
             triton.next_power_of_2(d), BLOCK_ROWS, block_bags, triton.cdiv(bags, block_bags), mode == 1,
             len(per_sample_weights) > 0, include_last_offset, write_offset2bag,
+            all_ids_block(max(i.shape[0] for i in ids)),
         )  # fmt: skip
     return out, offset2bags, bag_sizes, max_indices
 

@@ -29,7 +29,7 @@ def f32_to_f16(x: np.ndarray) -> np.ndarray:
     """
     if x.size < F16_VECTOR_CAST_ELEMS:
         return x.astype(np.float16)
-    return _nan_lanes_from_numpy(_torch_cast(x, np.float32, np.float16), x)
+    return _nan_lanes_from_numpy(_torch_cast(x, np.float32, np.float16), x, x)
 
 
 def f16_to_f64(x: np.ndarray) -> np.ndarray:
@@ -40,12 +40,17 @@ def f16_to_f64(x: np.ndarray) -> np.ndarray:
     """
     if x.size < F16_VECTOR_CAST_ELEMS:
         return x.astype(np.float64)
-    return _nan_lanes_from_numpy(_torch_cast(x, np.float16, np.float32).astype(np.float64), x)
+    wide = _torch_cast(x, np.float16, np.float32)
+    return _nan_lanes_from_numpy(wide.astype(np.float64), x, wide)
 
 
-def _nan_lanes_from_numpy(out: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """`out` (x cast by torch) with its NaN lanes replaced by numpy's cast of x's, which keeps their payload."""
-    nan = np.isnan(x)
+def _nan_lanes_from_numpy(out: np.ndarray, x: np.ndarray, probe: np.ndarray) -> np.ndarray:
+    """`out` (x cast by torch) with its NaN lanes replaced by numpy's cast of x's, which keeps their payload.
+
+    `probe` is NaN exactly where `x` is, in float32 or float64: numpy tests halves for NaN one element at a
+    time (HALF_isnan, about a tenth of causal attention 4x512x64 fp16's instructions under callgrind), wider
+    floats in SIMD."""
+    nan = np.isnan(probe)
     if nan.any():
         out[nan] = x[nan].astype(out.dtype)
     return out

@@ -27,6 +27,7 @@ Example: mtia-opt k.mlir -p convert-tt-to-mtia
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -271,11 +272,11 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     pointer = op.ptr.type.element_type  # type: ignore[attr-defined]
     if base.type != pointer:  # a block through recast pointers (bools stored as i8)
         base = mat._insert(tt.BitcastOp(base, pointer))
-    strides = [mat.i64(s) for s in access.strides]
-    bounds = [mat.i64(b) for b in access.bounds]
     if access.ls_gather is not None:
         assert isinstance(op, tt.LoadOp)
-        return _ls_gather(op, access, mat, base, strides, bounds)
+        return _ls_gather(op, access, mat, base)
+    strides = [mat.i64(s) for s in access.strides]
+    bounds = [mat.i64(b) for b in access.bounds]
     starts = [mat.i64(b) for b in access.starts] if access.starts is not None else []
     perm = memory_order(access)
     if perm is not None:  # moved in memory order, the MLU permutes the tile (see memory_order)
@@ -306,43 +307,29 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
 
 
-def _ls_gather(
-    op: tt.LoadOp,
-    access: BlockAccess,
-    mat: Materializer,
-    base: SSAValue,
-    strides: list[SSAValue],
-    bounds: list[SSAValue],
-) -> Operation:
-    """An element gather from a DMA box (`BlockAccess.ls_gather`): the DMA moves the box [rows, row] into LS,
+def _ls_gather(op: tt.LoadOp, access: BlockAccess, mat: Materializer, base: SSAValue) -> Operation:
+    """An element gather from a DMA box (`BlockAccess.ls_gather`): the DMA moves the box [rows, row] into LS
+    flat (it is dense), up to the rows the mask allows and no further than the end of the tensor's storage
+    (`mtia.storage_extent`: a valid kernel may address a box reaching past its tensor that no lane reads past);
     the vector core computes each lane's position in it from its address (`tt.ptr_to_int`, the distance to
-    the box's first element) and gathers the lanes from LS (`tt.gather`, RVV indexed loads); unless the
-    index provably stays in the box (`LsGather.exact`), the DMA moves the box flat, up to the rows the mask
-    allows and no further than the end of the tensor's storage (`mtia.storage_extent`: a valid kernel may
-    address a box reaching past its tensor that no lane reads past), and lanes whose position is not among the
-    elements the DMA moved are gathered from global memory by the scalar core (`mtia.gather` of those lanes
-    only, which raises the out-of-bounds error for a lane outside every tensor). The exact form's box is moved
-    whole, unclipped: a tensor ending partway through the box's last row raises a false out-of-bounds error
-    (test_ls_gather.py `test_exact_box_past_the_end_of_the_tensor`, xfail)."""
+    the box's first element) and gathers the lanes from LS (`tt.gather`, RVV indexed loads). Lanes whose
+    position is not among the elements the DMA moved are gathered from global memory by the scalar core
+    (`mtia.gather` of those lanes only, which raises the out-of-bounds error for a lane outside every tensor).
+    When the index provably stays in its row (`LsGather.exact`) no lane lies before the box or past its rows:
+    only a box clipped at the tensor's end can leave a valid lane out (a lane reading past that end), so the
+    scalar core's gather runs only then (`_lanes_past_the_clip`), not in every GEMM loop step."""
     assert access.ls_gather is not None
     t = op.result.type
     assert isinstance(t, TensorType)
     shape, elem = tuple(t.get_shape()), t.element_type
     rows, row = access.shape
     other = _constant_scalar(op, access.other) if isinstance(access.other, Attribute) else access.other
-    moved: SSAValue | None = None
-    if access.ls_gather.exact:
-        box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, TensorType(elem, access.shape)))
-        flat = mat._insert(tt.ReshapeOp(box, (rows * row,)))
-    else:  # the box flat (it is dense), clipped at the end of its tensor's storage: no lane needs the rest
-        rows_moved = mat.i64(mul(("min", ("max", access.bounds[0], 0), rows), row))
-        extent = mat._insert(mtia.StorageExtentOp(base))
-        moved = mat._insert(arith.MinSIOp(rows_moved, extent))
-        one = mat.i64(1)
-        flat = mat._insert(mtia.DmaLoadOp(base, [one], [moved], other, TensorType(elem, (rows * row,))))
+    rows_moved = mat.i64(mul(("min", ("max", access.bounds[0], 0), rows), row))
+    moved = mat._insert(arith.MinSIOp(rows_moved, mat._insert(mtia.StorageExtentOp(base))))
+    flat = mat._insert(mtia.DmaLoadOp(base, [mat.i64(1)], [moved], other, TensorType(elem, (rows * row,))))
 
-    def splat(v: SSAValue, like: tuple[int, ...] = shape) -> SSAValue:
-        return mat._insert(tt.SplatOp(v, like))
+    def splat(v: SSAValue) -> SSAValue:
+        return mat._insert(tt.SplatOp(v, shape))
 
     i64s = TensorType(builtin.i64, shape)
     addr = mat._insert(tt.PtrToIntOp(op.ptr, i64s))
@@ -350,7 +337,7 @@ def _ls_gather(
     distance = mat._insert(arith.SubiOp(addr, splat(first)))
     pos = mat._insert(arith.DivSIOp(distance, splat(mat.const(mtia.element_bytes(elem)))))
     valid, inside = op.mask, None
-    if moved is not None:  # lanes among the elements the DMA moved: 0 <= pos < moved
+    if not access.ls_gather.exact:  # lanes among the elements the DMA moved: 0 <= pos < moved
         inside = mat._insert(
             arith.AndIOp(
                 mat._insert(arith.CmpiOp(pos, splat(mat.const(0)), "sge")),
@@ -358,23 +345,51 @@ def _ls_gather(
             )
         )
         valid = mat._insert(arith.AndIOp(inside, op.mask)) if op.mask is not None else inside
-    if valid is not None:
-        pos = mat._insert(arith.SelectOp(valid, pos, splat(mat.const(0))))
+    index = mat._insert(arith.SelectOp(valid, pos, splat(mat.const(0)))) if valid is not None else pos
     n = math.prod(shape)
-    index = mat._insert(tt.ReshapeOp(pos, (n,))) if len(shape) != 1 else pos
+    index = mat._insert(tt.ReshapeOp(index, (n,))) if len(shape) != 1 else index
     picked = mat._insert(tt.GatherOp(flat, index, 0))
     if len(shape) != 1:
         picked = mat._insert(tt.ReshapeOp(picked, shape))
     if inside is None:  # exact: a masked-off lane is `other` (its row is past the DMA's bound, or it is not)
-        if op.mask is None or other is None:
-            return _identity(picked)
-        return arith.SelectOp(op.mask, picked, splat(other))
+        if op.mask is not None and other is not None:
+            picked = mat._insert(arith.SelectOp(op.mask, picked, splat(other)))
+        clipped = mat._insert(arith.CmpiOp(moved, rows_moved, "slt"))
+        return _lanes_past_the_clip(op, clipped, pos, moved, picked, other)
     outside = mat._insert(arith.XOrIOp(inside, splat(mat._insert(arith.ConstantOp(IntegerAttr(1, 1))))))
     rest_mask = mat._insert(arith.AndIOp(outside, op.mask)) if op.mask is not None else outside
-    gather = mtia.GatherOp(op.ptr, rest_mask, other, t)
+    return arith.SelectOp(valid, picked, _outside_box_gather(op, rest_mask, other, mat._insert))
+
+
+def _outside_box_gather(
+    op: tt.LoadOp, mask: SSAValue, other: SSAValue | None, insert: Callable[[Operation], SSAValue]
+) -> SSAValue:
+    """The scalar core's gather of the lanes of `op` in `mask` (`mtia.outside_box`: lanes an LS gather's box
+    does not hold), `other` elsewhere, made by `insert`."""
+    gather = mtia.GatherOp(op.ptr, mask, other, op.result.type)
     gather.attributes[mtia.OUTSIDE_BOX_ATTR] = builtin.UnitAttr()
-    rest = mat._insert(gather)
-    return arith.SelectOp(valid, picked, rest)
+    return insert(gather)
+
+
+def _lanes_past_the_clip(
+    op: tt.LoadOp, clipped: SSAValue, pos: SSAValue, moved: SSAValue, picked: SSAValue, other: SSAValue | None
+) -> Operation:
+    """`picked` (an exact LS gather's tile) with, when the box DMA was `clipped` at the end of the tensor's
+    storage (`scf.if`), the valid lanes at positions >= `moved` gathered by the scalar core: lanes reading past
+    the tensor's end, for which `mtia.gather` raises the out-of-bounds error (or reads memory as written)."""
+    block = Block()
+
+    def add(new: Operation) -> SSAValue:
+        new.location = op.location
+        block.add_op(new)
+        return new.results[0]
+
+    shape = tuple(op.result.type.get_shape())  # type: ignore[attr-defined]
+    past = add(arith.CmpiOp(pos, add(tt.SplatOp(moved, shape)), "sge"))
+    rest_mask = add(arith.AndIOp(past, op.mask)) if op.mask is not None else past
+    rest = _outside_box_gather(op, rest_mask, other, add)
+    block.add_op(scf.YieldOp(add(arith.SelectOp(rest_mask, rest, picked))))
+    return scf.IfOp(clipped, [op.result.type], Region(block), Region(Block([scf.YieldOp(picked)])))
 
 
 def _identity(v: SSAValue) -> Operation:

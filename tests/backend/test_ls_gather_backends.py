@@ -13,7 +13,7 @@ import mtia_xdsl
 from mtia_xdsl.backend import host
 from mtia_xdsl.machine.run import run_kernel
 from tests.backend.llvm_differential import differential
-from tests.transforms.test_ls_gather import gather_rows_of_8
+from tests.transforms.test_ls_gather import gather_rows_of_8, wide_columns_mod_n
 
 pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
 
@@ -63,3 +63,29 @@ def test_lane_past_the_tensor_stops_the_program(executor: str, monkeypatch: pyte
     with pytest.raises(Exception, match=r"test_ls_gather\.py:\d+:\d+: error: .*outside every tensor"):
         _kernel()[(1,)](*args)
     assert args[2].eq(0).all()
+
+
+@pytest.mark.parametrize("clipped", [True, False])  # b ends inside the box's last row / with it
+def test_exact_box_in_both_emitters_like_the_model(clipped: bool) -> None:
+    """The exact form (`rn % N`): its box DMA clipped at b's end and the `scf.if` of the scalar core's gather
+    of lanes past the clip, taken (b of 20 * 16 - 4) or not (20 * 16): C++ commands and cycles, LLVM IR cycles
+    and values equal the model's."""
+    pytest.importorskip("llvmlite")
+    types = {"b_ptr": "*fp32", "out_ptr": "*fp32", "K": "i32"}
+    k = mtia_xdsl.compile(wide_columns_mod_n, types, {"N": 20, "BLOCK_K": 16, "BLOCK_N": 16})
+    b = torch.randn(20 * 16 - (4 if clipped else 0), generator=torch.Generator().manual_seed(0))
+    args = [b, torch.zeros(16, 16), 16]
+    assert k.fixed is not None and "scf.if" in k.asm["mtia"]
+    model = run_kernel(k.fixed.program, (1,), args)
+    expected = b[torch.arange(16)[:, None] * 20 + torch.arange(16)]
+    assert torch.equal(args[1], expected)
+    args[1].zero_()
+    cpp = host.run_cpp(k.asm["cpp"], (1,), args)
+    assert torch.equal(args[1], expected)
+    for tm, tc in zip(model.traces, cpp.traces, strict=True):
+        assert tm.commands == tc.commands
+    assert cpp.report.total_cycles == model.report.total_cycles
+    with differential() as record:
+        k[(1,)](b, torch.zeros(16, 16), 16)
+    (launch,) = record.launches
+    assert launch.llvm_cycles == launch.model_cycles and torch.equal(launch.llvm[1], launch.model[1])

@@ -1,5 +1,6 @@
 """A launch on the machine model runs with the process's older objects frozen for the garbage collector
-(`utils.heap.old_objects_frozen`), and leaves nothing frozen; `heap.tracked_objects` still sees them.
+(`utils.heap.old_objects_frozen`), and leaves nothing frozen; `heap.tracked_objects` still sees them. What it
+leaves joins the oldest generation unwalked (`heap.survivors_promoted`), and it leaves no cyclic garbage.
 `heap.keep_freed_arrays_for_reuse` serves a batch's arrays from malloc's heap and keeps their memory when freed."""
 
 import ctypes
@@ -71,6 +72,77 @@ def test_a_launch_runs_without_collections_and_enables_the_collector_again(monke
     with pytest.raises(InterpretationError, match="out-of-bounds"):
         _double[(5,)](x, 80, BLOCK=16)  # a launch failing in the model enables it again too
     assert enabled == [False] and gc.isenabled()
+
+
+@triton.jit
+def _ragged_rows(x_ptr, lens_ptr, out_ptr, BLOCK: tl.constexpr):
+    """Sum the first lens[pid] blocks of row pid: a loop bound that differs between programs of a batch."""
+    pid = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in range(0, tl.load(lens_ptr + pid)):
+        acc += tl.load(x_ptr + pid * 4 * BLOCK + i * BLOCK + tl.arange(0, BLOCK))
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+
+def _ragged_launch() -> None:
+    x, lens, out = torch.rand(6, 4, 16), torch.tensor([1, 3, 0, 4, 2, 3], dtype=torch.int32), torch.empty(6, 16)
+    _ragged_rows[(6,)](x, lens, out, BLOCK=16)
+    expected = torch.stack([x[r, : int(lens[r])].sum(0) for r in range(6)])
+    assert torch.allclose(out, expected)
+
+
+def _attention_launch() -> None:
+    from examples import attention
+
+    q, k, v = (torch.randn(1, 2, 64, 64).half() for _ in range(3))
+    out = attention.attention(q, k, v, causal=True, BLOCK_M=32, BLOCK_N=32)
+    assert torch.allclose(out.float(), attention.reference(q, k, v, True).float(), atol=1e-2, rtol=1e-2)
+
+
+def _double_launch() -> None:
+    x = torch.arange(40.0)
+    _double[(3,)](x, 40, BLOCK=16)
+    assert torch.equal(x, torch.arange(40.0) * 2)
+
+
+@pytest.mark.parametrize("launch", [_double_launch, _ragged_launch, _attention_launch], ids=lambda f: f.__name__)
+def test_a_launch_leaves_no_cyclic_garbage(launch) -> None:
+    """`heap.survivors_promoted` moves what a launch leaves into the oldest generation unwalked: a cycle the
+    launch left (CBs referring to each other, a nested function calling itself) would wait for a full
+    collection. Per batch CBs, a batch split by a loop bound that differs, compacted loops (causal attention)."""
+    launch()  # compiled and warm: what the second launch leaves is the launch's own
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        launch()
+        gc.collect()
+        garbage = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert garbage == []
+
+
+def test_what_a_launch_leaves_joins_the_oldest_generation_without_a_collection() -> None:
+    _double_launch()
+    collections: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(count)
+    try:
+        _double_launch()
+        young = len(gc.get_objects(0))
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []  # before: a young collection walked the launch's result when the collector resumed
+    assert young < 50  # the launch's traces and timeline are not in the young generation
+    assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
 class _Libc:

@@ -558,20 +558,35 @@ def test_embedding_bag_backward_reads_gradient_views_in_place(mtia_inductor):
     assert "fused__embedding_bag_backward" not in code
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an id outside the table reaches mtia_xdsl's gather kernel in a training step (not in inference, where "
-    "aten's check names the index): the error is an out-of-bounds access at inductor_kernels.py's line, telling "
-    "the user to 'mask the access or fix the offsets' of a kernel they did not write; embedding_bag_sum would "
-    "need aten's range check (or the kernel a device_assert) first",
-)
-def test_an_id_outside_the_table_names_the_index_in_training(mtia_inductor):
-    """Eager raises 'Index 1 of input takes value 10 which is not in the valid range [0, 10)'; a compiled training
-    step should name the index too, not a line of mtia_xdsl's own kernel."""
+BAD_BAGS = {
+    "id past the table": ([1, 10], [0], None),
+    "negative id": ([1, -1], [0], None),
+    "offsets not from 0": ([1, 2, 3], [1, 2], None),
+    "offsets past the ids": ([1, 2, 3], [0, 5], None),
+    # eager: 'Expected i < index_size to be true, but got false.'
+    "offsets decreasing": ([1, 2, 3], [0, 2, 1], r"^offsets have to be non-decreasing .*offsets\[2\] = 1 is less"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_BAGS)
+def test_bad_bag_inputs_raise_eagers_error_in_training(mtia_inductor, case):
+    """A compiled training step (`mtia_xdsl::embedding_bag`, the training path's forward) raises eager's
+    RuntimeError, in its words ('Index 1 of input takes value 10 which is not in the valid range [0, 10)') or, where
+    eager's words name no input (decreasing offsets), words that do, before any kernel runs: not an out-of-bounds
+    access at a line of mtia_xdsl's own kernel, nor (offsets not from 0 or decreasing) a result eager refuses.
+    No gradient is written."""
+    ids, offsets, message = BAD_BAGS[case]
+    ids, offsets = torch.tensor(ids), torch.tensor(offsets)
     weight = torch.randn(10, 4, requires_grad=True)
 
-    def bag(w, ids, offsets):
-        return torch.nn.functional.embedding_bag(ids, w, offsets, mode="sum")
+    def step(w, i, o):
+        torch.nn.functional.embedding_bag(i, w, o, mode="sum").pow(2).sum().backward()
 
-    with pytest.raises(RuntimeError, match="valid range"):
-        torch.compile(bag)(weight, torch.tensor([1, 10]), torch.tensor([0]))
+    with pytest.raises(RuntimeError) as eager:
+        step(weight, ids, offsets)
+    with pytest.raises(RuntimeError, match=message) as compiled:
+        torch.compile(step)(weight, ids, offsets)
+    assert type(compiled.value) is type(eager.value)
+    if message is None:
+        assert str(compiled.value) == str(eager.value).splitlines()[0]  # (less aten's '[ torch.LongTensor{} ]')
+    assert weight.grad is None

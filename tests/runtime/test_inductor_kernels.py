@@ -6,13 +6,28 @@ import torch
 from mtia_xdsl.runtime import inductor_kernels
 
 
+@pytest.fixture(params=["all ids", "ids per step"])
+def ids_load(request, monkeypatch):
+    """Both ways the bag kernels read ids: every id in one tile (the default for these small bags) and, with
+    MAX_ALL_IDS below the id count, a step's ids at a time (`all_ids_block`)."""
+    if request.param == "ids per step":
+        monkeypatch.setattr(inductor_kernels, "MAX_ALL_IDS", 4)
+    return request.param
+
+
+def test_all_ids_block():
+    """A power of two >= the id count (at least 1) up to MAX_ALL_IDS ids, else 0 (ids a step at a time)."""
+    n = inductor_kernels.MAX_ALL_IDS
+    assert [inductor_kernels.all_ids_block(k) for k in (0, 1, 30, n, n + 1)] == [1, 1, 32, n, 0]
+
+
 @pytest.mark.parametrize(
     ("mode", "include_last_offset", "scaled"),
     [(0, False, False), (1, False, False), (1, True, False), (0, False, True)],
 )
-def test_embedding_bag_matches_aten(mode, include_last_offset, scaled):
+def test_embedding_bag_matches_aten(mode, include_last_offset, scaled, ids_load):
     """All four outputs of `aten._embedding_bag` on CPU, shapes and values (offset2bag empty for an f32 sum, bag
-    sizes 0 for sum), with an empty bag and a bag longer than one BLOCK_ROWS step."""
+    sizes 0 for sum), with an empty bag and a bag longer than one BLOCK_ROWS step, both ways of reading ids."""
     torch.manual_seed(0)
     weight, ids = torch.randn(100, 24), torch.randint(0, 100, (30,))
     offsets = torch.tensor([0, 2, 2, 5] + ([30] if include_last_offset else []))  # bag 3 has 25 > 16 rows
@@ -52,7 +67,7 @@ def test_embedding_bag_per_sample_weights_view():
 @pytest.mark.parametrize(
     ("mode", "scaled", "include_last_offset", "dim"), [(0, False, False, 1), (1, False, True, 1), (0, True, False, 0)]
 )
-def test_embedding_bag_cat_matches_cat_of_aten_bags(mode, scaled, include_last_offset, dim):
+def test_embedding_bag_cat_matches_cat_of_aten_bags(mode, scaled, include_last_offset, dim, ids_load):
     """One launch for three tables of different sizes (an empty bag, a bag longer than BLOCK_ROWS) equals
     `torch.cat` of aten's bags, along dim 1 (DLRM's stack) and dim 0, with each table's other outputs."""
     torch.manual_seed(0)
@@ -109,6 +124,17 @@ def test_embedding_bag_cat_refuses_inconsistent_tables(case, message):
         psws = [torch.rand(2), torch.rand(4)[::2]]
     with pytest.raises(ValueError, match=message):
         inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, psws, False, dim)
+
+
+def test_embedding_bag_cat_raises_atens_error_for_an_id_outside_a_table():
+    """An id past the second table raises aten's RuntimeError naming the index and the table's range, before the
+    launch (not an out-of-bounds access at a line of the kernel)."""
+    weights = [torch.randn(10, 8), torch.randn(5, 8)]
+    ids, offsets = [torch.tensor([1, 2]), torch.tensor([1, 5])], [torch.tensor([0, 1])] * 2
+    with pytest.raises(
+        RuntimeError, match=r"^Index 1 of input takes value 5 which is not in the valid range \[0, 5\)$"
+    ):
+        inductor_kernels.embedding_bag_cat(weights, ids, offsets, 0, [], False, 1)
 
 
 def test_embedding_bag_wider_than_one_block_of_columns(monkeypatch):

@@ -95,7 +95,7 @@ def test_wrapping_columns_are_one_box_dma_and_an_ls_gather(k, n):
     b = torch.randn(k, n)
     out, oracle = torch.empty(2, 16, 16), torch.empty(2, 16, 16)
     kernel = mtia_xdsl.compile(columns_mod_n, constexprs={"N": n, "BLOCK_K": 16, "BLOCK_N": 16})
-    kernel[(2,)](b, out, k)
+    run = kernel[(2,)](b, out, k)
     InterpretedFunction(columns_mod_n.fn)[(2,)](b, oracle, k, N=n, BLOCK_K=16, BLOCK_N=16)
     rn = torch.arange(32).reshape(2, 16) % n
     expected = torch.zeros(2, 16, 16)
@@ -103,8 +103,10 @@ def test_wrapping_columns_are_one_box_dma_and_an_ls_gather(k, n):
     torch.testing.assert_close(out, expected)
     torch.testing.assert_close(oracle, expected)
     mtia = kernel.asm["mtia"]
-    assert "tt.gather" in mtia and f"16x{n}xf32>" in mtia
-    assert "mtia.gather" not in mtia  # `rn % N` is provably a column of the box: no lane can fall outside
+    assert "tt.gather" in mtia and f"tensor<{16 * n}xf32>" in mtia  # the box of 16 rows of n, moved flat
+    # `rn % N` is provably a column of the box: the scalar core gathers only when the box is clipped at b's end
+    assert mtia.count("mtia.gather") == 1 and "scf.if" in mtia
+    assert not any(c.kind == "gather" for tr in run.traces for c in tr.commands)  # b ends with the box: no clip
 
 
 @triton.jit
@@ -176,20 +178,31 @@ def wide_columns_mod_n(b_ptr, out_ptr, K, N: tl.constexpr, BLOCK_K: tl.constexpr
     tl.store(out_ptr + rk[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], b)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=mtia_xdsl.KernelRuntimeError,
-    reason="an exact LS gather's box (index provably in its row) is not clipped",
-)
 def test_exact_box_past_the_end_of_the_tensor():
-    """Known gap: the exact form moves the [rows, C] box unclipped, so a tensor ending partway through its last
-    row (20 * 16 - 4 elements; lanes read columns < 16 only) raises a false out-of-bounds error. Clipping it
-    needs the scalar-core gather of lanes past the clip, which the exact form exists to avoid."""
+    """The exact form (index `rn % N`, provably in its row) with a tensor ending partway through its last row
+    (20 * 16 - 4 elements; lanes read columns < 16 only): the box DMA stops at the end of b's storage, as the
+    checked form's does, rather than raising a false out-of-bounds error; every lane is gathered in LS."""
     b, out, oracle = torch.randn(20 * 16 - 4), torch.empty(16, 16), torch.empty(16, 16)
     kernel = mtia_xdsl.compile(wide_columns_mod_n, constexprs={"N": 20, "BLOCK_K": 16, "BLOCK_N": 16})
     InterpretedFunction(wide_columns_mod_n.fn)[(1,)](b, oracle, 16, N=20, BLOCK_K=16, BLOCK_N=16)
-    kernel[(1,)](b, out, 16)
+    run = kernel[(1,)](b, out, 16)
     torch.testing.assert_close(out, oracle)
+    torch.testing.assert_close(out, b[torch.arange(16)[:, None] * 20 + torch.arange(16)])
+    reads = [c.global_read_bytes for tr in run.traces for c in tr.commands if c.kind == "dma_load"]
+    assert reads == [316 * 4]  # the box up to b's end: 316 f32, not the 320 its 16 rows of 20 span
+    assert sum(c.elems for t in run.traces for c in t.commands if c.kind == "gather") == 0
+
+
+def test_exact_box_lane_past_the_end_of_the_tensor_still_raises():
+    """Program 1 of the same kernel reads columns 16..19 of row 15 (`rn % 20` for rn = 16..19): b[316..319],
+    past b's end. The exact form's clipped box does not hold them: the scalar core gathers those lanes and
+    raises the out-of-bounds error naming the load's line, as for the checked form."""
+    b = torch.randn(20 * 16 - 4)
+    kernel = mtia_xdsl.compile(wide_columns_mod_n, constexprs={"N": 20, "BLOCK_K": 16, "BLOCK_N": 16})
+    with pytest.raises(
+        mtia_xdsl.KernelRuntimeError, match=r"test_ls_gather\.py:\d+.*out-of-bounds.*past the end of 'b_ptr'"
+    ):
+        kernel[(2,)](b, torch.empty(2, 16, 16), 16)
 
 
 @triton.jit

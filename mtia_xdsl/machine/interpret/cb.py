@@ -191,6 +191,16 @@ class CbSpace:
         self.cbs.append(cb)
         self.top_bytes = max(self.top_bytes, cb.ls_offset + cb.depth * size)
 
+    def release(self) -> None:
+        """Drop the references between its CBs and itself (a batch that ended): they are freed without a
+        garbage collection. The CBs are unusable afterwards."""
+        for cb in self.cbs:
+            cb.space = None
+            cb.overlaps = []
+            cb.clobbered = []
+        self.cbs = []
+        self.holding = {}
+
     def start_holding(self, cb: SimCB, op: Operation) -> None:
         """`cb` (empty) is about to hold a tile. Raises: InterpretationError if its CB ID is held by another
         CB, or if `cb_ids` CBs already hold tiles."""

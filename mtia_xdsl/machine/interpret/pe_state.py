@@ -166,6 +166,12 @@ class PeState:
         """Record one command per program (`make(b)` for batch entry b), or `make(0)` for all if uniform."""
         self.issue(make(0) if uniform else [make(b) for b in range(self.size)])
 
+    def release(self) -> None:
+        """Break the references between the batch's CBs and their `CbSpace` (after `traces`, or after the batch
+        failed), so that they are freed as soon as the batch is dropped, without a garbage collection."""
+        if self.cb_space is not None:
+            self.cb_space.release()
+
     def traces(self, end_op: Operation) -> list[ProgramTrace]:
         """Return every program's trace, in batch order.
 
@@ -209,24 +215,7 @@ class PeState:
         n = self.size
         per: list[list[Command]] = [[] for _ in range(n)]
         member: list[list[int]] = [[] for _ in range(n)]
-        tags = itertools.count()
-
-        def add(entries: list[Any], programs: list[int]) -> None:
-            for e in entries:
-                if type(e) is Partial:
-                    some = [programs[int(k)] for k in e.index]
-                    tag = next(tags)
-                    for b in some:
-                        member[b].append(tag)
-                    add(e.commands, some)
-                elif isinstance(e, Command):
-                    for b in programs:
-                        per[b].append(e)
-                else:
-                    for b, c in zip(programs, e, strict=True):
-                        per[b].append(c)
-
-        add(self.commands, list(range(n)))
+        _add_commands(self.commands, list(range(n)), per, member, itertools.count())
         structures: dict[tuple[int, ...], object] = {}
         instrs = self.scalar_instrs
         return [
@@ -242,6 +231,27 @@ class PeState:
             )
             for b, pid in enumerate(self.program_ids)
         ]
+
+
+def _add_commands(
+    entries: list[Any], programs: list[int], per: list[list[Command]], member: list[list[int]], tags: Any
+) -> None:
+    """Append `entries` (`PeState.commands`, issued by batch entries `programs`) to each program's commands in
+    `per`; a `Partial`'s programs get the next tag of `tags` in `member` (a plain function: a nested one
+    calling itself would be a cycle left for the garbage collector)."""
+    for e in entries:
+        if type(e) is Partial:
+            some = [programs[int(k)] for k in e.index]
+            tag = next(tags)
+            for b in some:
+                member[b].append(tag)
+            _add_commands(e.commands, some, per, member, tags)
+        elif isinstance(e, Command):
+            for b in programs:
+                per[b].append(e)
+        else:
+            for b, c in zip(programs, e, strict=True):
+                per[b].append(c)
 
 
 class ScalarCoreCounter:

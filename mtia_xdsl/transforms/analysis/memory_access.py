@@ -469,8 +469,9 @@ class LsGather:
 
     Element i of the tile reads the box at `(address_i - address of the box's first element) / element
     bytes`, the box flattened (it is dense in memory). Lanes whose position falls outside the rows the DMA
-    moved are gathered from global memory by the scalar core, unless `exact`: the index provably stays in
-    its row (`rn % N` with N the row), so every valid lane is inside the box.
+    moved are gathered from global memory by the scalar core. `exact`: the index provably stays in its row
+    (`rn % N` with N the row), so every valid lane is inside the box, and only a box clipped at the end of
+    its tensor's storage can leave one out (convert_tt_to_mtia.py `_ls_gather`).
     """
 
     exact: bool
@@ -1629,13 +1630,16 @@ def _index_leaf(v: SSAValue) -> AffineForm | None:
 
 def _index_source(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
     """True if `v` is read from memory (a tt.load) or is a remainder (`arith.remsi/remui`, a wrapping
-    `rm % M`), possibly through elementwise integer ops, broadcasts, expand_dims and the taken branch of an
-    scf.if whose condition is computed from constants (`constant_condition`)."""
+    `rm % M`), possibly through elementwise integer ops, broadcasts, expand_dims, a `tt.gather` in LS of such
+    a tile (ids picked from loaded ids: the embedding-bag kernel's step of a tile of all ids) and the taken
+    branch of an scf.if whose condition is computed from constants (`constant_condition`)."""
     owner = v.owner
     if not isinstance(owner, Operation):
         return False
     if isinstance(owner, tt.LoadOp | arith.RemSIOp | arith.RemUIOp):
         return True
+    if isinstance(owner, tt.GatherOp):
+        return depth > 0 and _index_source(owner.src, depth - 1)
     if isinstance(owner, scf.IfOp) and depth > 0:  # the template's hinted-or-plain `rm % M`, taken branch
         taken = constant_condition(owner.cond)
         region = owner.true_region if taken else owner.false_region

@@ -227,13 +227,21 @@ tt.func public @wrapping_rows_in_k_loop(%a: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
 // -----
 
 // An element gather from a small box (the template's B column `rn % 13` of rows `rk < K`): one DMA of the
-// rows [16, 13], each lane's position in them from its address, a gather inside LS on the vector core
-// (exact: no lane can fall outside, no scalar-core gather), masked-off rows `other`.
+// rows [16, 13] flat, no further than the end of b's storage, each lane's position in them from its address,
+// a gather inside LS on the vector core, masked-off rows `other`. Exact (no lane can fall outside the box):
+// the scalar core gathers lanes past the moved elements only when the box was clipped at b's end (`scf.if`).
 // CHECK-LABEL: tt.func public @columns_mod_n
-// CHECK:         mtia.dma_load {{.*}} -> tensor<16x13xf32>
+// CHECK:         %[[ROWS:.*]] = arith.muli %{{.*}}, %{{.*}} : i64
+// CHECK:         %[[EXTENT:.*]] = mtia.storage_extent %b : !tt.ptr<f32>
+// CHECK:         %[[MOVED:.*]] = arith.minsi %[[ROWS]], %[[EXTENT]] : i64
+// CHECK:         mtia.dma_load %b[%{{.*}}] bounds[%[[MOVED]]] {{.*}} -> tensor<208xf32>
 // CHECK:         tt.ptr_to_int {{.*}} : tensor<16x16x!tt.ptr<f32>> -> tensor<16x16xi64>
 // CHECK:         mtia.vec_compute
 // CHECK:           tt.gather {{.*}} {axis = 0 : i32} : (tensor<208xf32>, tensor<256xi64>) -> tensor<256xf32>
+// CHECK:         %[[CLIPPED:.*]] = arith.cmpi slt, %[[MOVED]], %[[ROWS]] : i64
+// CHECK:         scf.if %[[CLIPPED]] -> (tensor<16x16xf32>) {
+// CHECK:           "mtia.gather"(%p, %{{.*}}) {{.*}} {mtia.outside_box}
+// CHECK:         } else {
 // CHECK-NOT:     mtia.gather
 // CHECK-NOT:     tt.load
 tt.func public @columns_mod_n(%b: !tt.ptr<f32>, %k: i32, %out: !tt.ptr<f32>) {

@@ -973,3 +973,31 @@ tt.func public @target_gather(%t: !tt.ptr<i64>, %logp: !tt.ptr<f32>) {
   %v2 = tt.load %p2 : tensor<16x!tt.ptr<f32>>
   tt.return
 }
+
+// The embedding-bag kernel's step over a tile of all ids: a bag's ids are picked from the loaded ids in LS
+// (`tt.gather`), and the rows they name are an indexed DMA too, as rows picked by loaded ids are.
+// CHECK-LABEL: tt.func public @rows_by_gathered_ids
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%ids+0 strides=[1] bounds=[64] shape=[64]"}
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%table+0 index=%rowx*1 strides=[0, 1] bounds=[16, 16] shape=[16, 16]"}
+tt.func public @rows_by_gathered_ids(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %start: i32) {
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %idsp = tt.splat %ids : !tt.ptr<i64> -> tensor<64x!tt.ptr<i64>>
+  %idp = tt.addptr %idsp, %r64 : tensor<64x!tt.ptr<i64>>, tensor<64xi32>
+  %all = tt.load %idp : tensor<64x!tt.ptr<i64>>
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %s = tt.splat %start : i32 -> tensor<16xi32>
+  %pick = arith.addi %s, %r16 : tensor<16xi32>
+  %bag_ids = tt.gather %all[%pick] {axis = 0 : i32} : (tensor<64xi64>, tensor<16xi32>) -> tensor<16xi64>
+  %c16 = arith.constant dense<16> : tensor<16xi64>
+  %rowoff = arith.muli %bag_ids, %c16 : tensor<16xi64>
+  %rowx = tt.expand_dims %rowoff {axis = 1 : i32} : tensor<16xi64> -> tensor<16x1xi64>
+  %rowb = tt.broadcast %rowx : tensor<16x1xi64> -> tensor<16x16xi64>
+  %rc = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rc64 = arith.extsi %rc : tensor<1x16xi32> to tensor<1x16xi64>
+  %rcb = tt.broadcast %rc64 : tensor<1x16xi64> -> tensor<16x16xi64>
+  %offs = arith.addi %rcb, %rowb : tensor<16x16xi64>
+  %ts = tt.splat %table : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %rows = tt.addptr %ts, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi64>
+  %v = tt.load %rows : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
