@@ -212,31 +212,70 @@ def dma_commands(
     nbytes, count, ranges, extent = runs
     read_bytes, write_bytes = (nbytes, 0) if load else (0, nbytes)
     ls_bytes = tile_ls_bytes if whole_tile or not load else nbytes
-    descriptors = max(count, 1)
-    # positional, in Command's field order (engine, kind, loc, waits, fills, scalar_instrs, elems, macs, dtype,
-    # dpe_passes, global_read_bytes, global_write_bytes, global_ranges, global_extent, ls_bytes, descriptors),
-    # one comprehension per case: a launch builds one per program and DMA, and keywords, a helper call or
-    # intermediate lists per command cost more
-    c, dma, rb, wb, ls, d = Command, Engine.DMA, read_bytes, write_bytes, ls_bytes, descriptors
+    fields = (kind, where, waits, fills, dtype, read_bytes, write_bytes, ls_bytes, max(count, 1))
     if extent is None:
-        return [c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, (), None, ls, d) for _ in shifts]
-    lo, hi = extent
-    if ranges and type(ranges[0]) is RunBlock:
-        block = ranges[0]
-        return [
-            c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, Runs(block, s), (lo + s, hi + s), ls, d)
-            for s in shifts
-        ]
-    if ranges and len(ranges[0]) == 1:
-        start, size = ranges[0][0], ranges[1]
-        return [
-            c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, ((start + s, size),), (lo + s, hi + s), ls, d)
-            for s in shifts
-        ]
-    return [
-        c(dma, kind, where, waits, fills, 0, 0, 0, dtype, 1, rb, wb, _ranges(ranges, s), (lo + s, hi + s), ls, d)
-        for s in shifts
-    ]
+        return placed_commands(fields, shifts, None, None)
+    if ranges and type(ranges[0]) is not RunBlock and len(ranges[0]) != 1:
+        return placed_commands(fields, shifts, extent, lambda s: _ranges(ranges, s))
+    return placed_commands(fields, shifts, extent, ranges)
+
+
+_new = object.__new__
+
+
+def placed_commands(fields: tuple[Any, ...], shifts: list[int], extent: Any, ranges: Any) -> list[Command]:
+    """DMA commands of one block shape, one per base address of `shifts`: `fields` (kind, loc, waits, fills,
+    dtype, global read bytes, global write bytes, LS bytes, descriptors) shared, `extent` and `ranges` (of
+    `cached_block_runs`, or a function of the shift) moved by each shift (no ranges and extent when `extent` is
+    None); every other field as `Command`'s default.
+
+    The same commands as `Command(Engine.DMA, kind, loc, waits, fills, dtype=..., ...)`, built without
+    Command.__init__'s frame: a launch builds one per program and DMA (layer norm 4096x1024: 32768), and that
+    frame was a sixth of each command's cost (tests/machine/test_dma_trace.py checks that every field is set as
+    the constructor sets it).
+    """
+    kind, loc, waits, fills, dtype, read_bytes, write_bytes, ls_bytes, descriptors = fields
+    dma = Engine.DMA
+    lo, hi = extent if extent is not None else (0, 0)
+    block = ranges[0] if ranges and type(ranges) is tuple and type(ranges[0]) is RunBlock else None
+    single = ranges[0][0] if ranges and type(ranges) is tuple and block is None else None
+    size = ranges[1] if single is not None else 0
+    out = []
+    append = out.append
+    for s in shifts:
+        c = _new(Command)
+        c.engine = dma
+        c.kind = kind
+        c.loc = loc
+        c.waits = waits
+        c.fills = fills
+        c.scalar_instrs = 0
+        c.elems = 0
+        c.macs = 0
+        c.dtype = dtype
+        c.dpe_passes = 1
+        c.global_read_bytes = read_bytes
+        c.global_write_bytes = write_bytes
+        if extent is None:
+            c.global_ranges = ()
+            c.global_extent = None
+        else:
+            if single is not None:
+                c.global_ranges = ((single + s, size),)
+            elif block is not None:
+                c.global_ranges = Runs(block, s)
+            else:
+                c.global_ranges = ranges(s) if ranges else ()
+            c.global_extent = (lo + s, hi + s)
+        c.ls_bytes = ls_bytes
+        c.descriptors = descriptors
+        c.scalar_blocking = False
+        c.lut = False
+        c.re_hops = 0
+        c.re_group_size = 0
+        c.re_axis = 0
+        append(c)
+    return out
 
 
 def tile_facts(t: Attribute) -> tuple[int, int, str]:
