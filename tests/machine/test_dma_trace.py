@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from mtia_xdsl.machine.interpret.dma_trace import dma_commands
 SHIFTS = [0, 4096, 12288]
 
 
-def _constructed(ranges: list, extents: list, load: bool) -> list[Command]:
+def _constructed(ranges: list[Any], extents: list[Any], load: bool) -> list[Command]:
     rb, wb = (4096, 0) if load else (0, 4096)
     return [
         Command(
@@ -39,7 +40,7 @@ def _constructed(ranges: list, extents: list, load: bool) -> list[Command]:
 def test_dma_commands_equal_constructed(case: str, load: bool) -> None:
     starts = {"none": [], "empty": [], "single": [64], "few": [0, 512, 2048], "block": [0, 256, 512, 768, 1024]}[case]
     extent = None if case == "none" else (0, 1280)
-    ranges: tuple = ()
+    ranges: tuple[Any, ...] = ()
     if case == "block":
         ranges = (RunBlock(starts, 256), 256)
     elif case in ("single", "few"):
