@@ -2,24 +2,8 @@
 
 import pytest
 import torch
-import torch._inductor.config as inductor_config
-
-from mtia_xdsl.runtime import inductor
 
 pytest.importorskip("triton")
-
-
-@pytest.fixture
-def mtia_inductor():
-    """Inductor's CPU path generates Triton (our backend), with no cache between compiles (see test_inductor.py)."""
-    with inductor_config.patch(cpu_backend="triton", force_disable_caches=True):
-        torch._dynamo.reset()
-        from triton.runtime import driver
-
-        _ = driver.active  # creates our driver, which installs the hooks
-        inductor.install()
-        yield
-        torch._dynamo.reset()
 
 
 @pytest.fixture
