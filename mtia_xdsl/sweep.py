@@ -235,17 +235,28 @@ def run_points(
         yield from _run_on_ray(spec_path, points, paths, address, workers)
         return
     before = set(multiprocessing.active_children())
-    with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
-        futures = [pool.submit(run_point, spec_path, p, paths) for p in points]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        except BaseException:  # Ctrl-C, a closed iterator or a failed point: stop now, not after every point
-            pool.shutdown(wait=False, cancel_futures=True)
-            for worker in set(multiprocessing.active_children()) - before:
-                worker.terminate()
-                worker.join()
-            raise
+    stopped = False
+    try:
+        with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
+            futures = [pool.submit(run_point, spec_path, p, paths) for p in points]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            except BaseException:  # Ctrl-C, a closed iterator or a failed point: stop now, not after every point
+                stopped = True
+                pool.shutdown(wait=False, cancel_futures=True)
+                _end_workers(before)
+                raise
+    finally:
+        if stopped:  # the pool's manager thread replaces a worker it sees die; it has stopped by now
+            _end_workers(before)
+
+
+def _end_workers(before: set[multiprocessing.process.BaseProcess]) -> None:
+    """Terminate and join every child process not in `before` (the local pool's workers)."""
+    for worker in set(multiprocessing.active_children()) - before:
+        worker.terminate()
+        worker.join()
 
 
 def _ignore_sigint() -> None:
