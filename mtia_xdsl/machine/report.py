@@ -13,8 +13,10 @@ any of these terms, so the achieved fraction is at most 1; `build_report` refuse
 from __future__ import annotations
 
 import dataclasses
+import functools
 import linecache
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,7 +142,9 @@ class RooflineViolation(RuntimeError):
 class Report:
     """Cycles, utilisation, traffic and roofline of one kernel launch on the machine model.
 
-    Units: cycles and bytes are chip totals unless the name says per PE.
+    Units: cycles and bytes are chip totals unless the name says per PE. In a report from `from_timeline`,
+    `engine_busy_used`, `engine_busy_chip` and `hot_lines` are computed when first read (the same values;
+    the report keeps its timeline until then).
     """
 
     kernel: str
@@ -229,14 +233,13 @@ class Report:
         check_roofline(kernel, total, bound, limiter)
         seconds = total / cfg.clock_hz
         used = timeline.pes_used
-        busy_used, busy_chip = _busy_fractions(timeline, used)
         high_water = max(timeline.ls_high_water_bytes.values(), default=0)
         warnings = []
         if high_water > cfg.ls_bytes:
             warnings.append(f"LS high-water mark {high_water} B exceeds the {cfg.ls_bytes} B of local storage")
         if timeline.llc_overflowed:
             warnings.append("tensors exceed the LLC; accesses beyond its capacity were modelled as DRAM misses")
-        return cls(
+        report = cls(
             kernel=kernel,
             chip=cfg.name,
             config_overrides=config_overrides(cfg),
@@ -250,8 +253,8 @@ class Report:
             pes_used=len(used),
             n_pes=cfg.n_pes,
             commands=timeline.command_count,
-            engine_busy_used=busy_used,
-            engine_busy_chip=busy_chip,
+            engine_busy_used={},
+            engine_busy_chip={},
             dram_read_bytes=traffic.dram_read_bytes,
             dram_write_bytes=traffic.dram_write_bytes,
             sram_read_bytes=traffic.sram_read_bytes,
@@ -282,8 +285,13 @@ class Report:
             sustained_dram_gb_per_s=cfg.dram_bytes_per_cycle * cfg.clock_hz / 1e9,
             peak_sram_gb_per_s=cfg.sram_bytes_per_cycle * cfg.clock_hz / 1e9,
             warnings=warnings,
-            hot_lines=timeline.line_costs(),
         )
+        # computed when first read: most launches never read them, and they cost a pass over every command
+        fractions = functools.cache(lambda: _busy_fractions(timeline, used))
+        _defer(report, "engine_busy_used", lambda: fractions()[0])
+        _defer(report, "engine_busy_chip", lambda: fractions()[1])
+        _defer(report, "hot_lines", timeline.line_costs)
+        return report
 
     # ---- derived figures (the roofline plot's coordinates) ----
 
@@ -436,6 +444,56 @@ class Report:
             "  hot lines: per kernel source line, its commands' cycles (end - start, summed over PEs and engines,",
             "  so they overlap in time) and share of all command cycles, and the global and LS bytes they moved.",
         ]
+
+
+class _Deferred:
+    """The value of a `Report` field not computed yet: `_DeferredField` computes it on the first read and keeps
+    it. Pickled and copied as that value."""
+
+    __slots__ = ("compute",)
+
+    def __init__(self, compute: Callable[[], Any]) -> None:
+        self.compute = compute
+
+    def __reduce__(self) -> tuple[Callable[[Any], Any], tuple[Any]]:
+        return _identity, (self.compute(),)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class _DeferredField:
+    """Data descriptor of a `Report` field whose stored value may be a `_Deferred` (`_defer`): a read returns
+    the value, computing it the first time."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        try:
+            value = obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        if type(value) is _Deferred:
+            value = obj.__dict__[self.name] = value.compute()
+        return value
+
+    def __set__(self, obj: object, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+_DEFERRED_FIELDS = ("engine_busy_used", "engine_busy_chip", "hot_lines")
+"""Fields of `Report.from_timeline` computed when first read (the same values, later)."""
+for _name in _DEFERRED_FIELDS:
+    setattr(Report, _name, _DeferredField(_name))
+
+
+def _defer(report: Report, name: str, compute: Callable[[], Any]) -> None:
+    """Make field `name` (one of `_DEFERRED_FIELDS`) of `report` take `compute()` when first read."""
+    report.__dict__[name] = _Deferred(compute)
 
 
 def build_report(timeline: Timeline, kernel: str = "") -> Report:

@@ -110,13 +110,16 @@ class CommandCycles:
 
     `offset[k]` and `count[k]`: where program k's commands begin in the arrays and how many it has;
     `engine_of[k]`: the queue index of each of its commands (the timing model's, `program_shape.QUEUES`; a
-    list shared by the programs of one shape); `finished`: the program indices in the order they finished.
-    Units: cycles. Call `close` after the last `add`.
+    list shared by the programs of one shape); `queue_engines[q]`: the engine of queue index q; `finished`:
+    the program indices in the order they finished. Units: cycles. Call `close` after the last `add`.
     """
 
-    __slots__ = ("count", "end", "engine_of", "finished", "issue", "offset", "pending", "size", "start")
+    __slots__ = (
+        "count", "end", "engine_of", "finished", "issue", "offset", "pending", "queue_engines", "size", "start",
+    )  # fmt: skip
 
-    def __init__(self, n_programs: int) -> None:
+    def __init__(self, n_programs: int, queue_engines: tuple[Engine, ...]) -> None:
+        self.queue_engines = queue_engines
         self.issue: array[float] = array("d")
         self.start: array[float] = array("d")
         self.end: array[float] = array("d")
@@ -180,8 +183,6 @@ class Timeline:
     pe_of_program: list[int]
     program_cycles: list[tuple[float, float]]
     """(start, end) of each program, in the order given to `simulate`."""
-    engine_busy_cycles: dict[tuple[int, Engine], float]
-    """(pe, engine) -> cycles with at least one command of that engine in flight."""
     traffic: MemoryTraffic
     work: WorkTotals
     ls_high_water_bytes: dict[int, int]
@@ -201,6 +202,9 @@ class Timeline:
     programs: list[ProgramTrace] = field(default_factory=list, repr=False)
     cycles: CommandCycles | None = field(default=None, repr=False)
     """Every command's (issue, start, end) cycle, packed (None for a totals-only timeline)."""
+    busy_totals: dict[tuple[int, Engine], float] | None = field(default=None, repr=False)
+    """`engine_busy_cycles` as summed while the launch ran, for a totals-only timeline; None: computed from
+    `cycles` when first read."""
     line_totals: list[LineCost] | None = field(default=None, repr=False)
     """The per-line costs (`line_costs`) summed while the launch ran, for a totals-only timeline (`simulate`
     with `keep_commands=False`), which keeps no command, `command_cycles` or `end_order` entries; None: the
@@ -217,6 +221,17 @@ class Timeline:
                 f"{what} needs every command's cycles, but this launch kept totals only "
                 '(timeline="totals"); run it with timeline="full" (the default)'
             )
+
+    @cached_property
+    def engine_busy_cycles(self) -> dict[tuple[int, Engine], float]:
+        """(pe, engine) -> cycles with at least one command of that engine in flight (`busy_cycles`; computed
+        on first read for a timeline that keeps every command)."""
+        if self.busy_totals is not None:
+            return self.busy_totals
+        cycles = self.cycles
+        if cycles is None:
+            return {}
+        return busy_cycles(self.pe_of_program, cycles, cycles.queue_engines)
 
     @cached_property
     def command_cycles(self) -> list[tuple[Sequence[float], Sequence[float], Sequence[float]]]:

@@ -92,7 +92,6 @@ from mtia_xdsl.machine.timeline import (
     Timeline,
     WorkTotals,
     add_line_costs,
-    busy_cycles,
     lines_of,
     pack_into,
 )
@@ -377,7 +376,7 @@ class _Simulator:
         self.end_order = _EndLog(keep_commands)
         """Commands in the order they ended (index in the concatenation of all programs' commands), packed;
         only their number when the timeline keeps totals only."""
-        self.cycles = CommandCycles(len(programs))
+        self.cycles = CommandCycles(len(programs), _QUEUE_ENGINES)
         """Cycles of the commands of finished programs (timelines that keep every command)."""
         self.first_command = (
             list(itertools.accumulate((len(p.commands) for p in programs), initial=0))
@@ -1056,12 +1055,11 @@ class _Simulator:
         if not self.keep_commands:
             return Timeline(
                 **shared,
-                engine_busy_cycles=self.busy.result(),
+                busy_totals=self.busy.result(),
                 line_totals=lines_of(self.line_acc),
             )
         return Timeline(
             **shared,
             cycles=self.cycles,
-            engine_busy_cycles=busy_cycles(self.pe_of_program, self.cycles, _QUEUE_ENGINES),
             programs=self.programs.traces,  # type: ignore[arg-type]  # all there: nothing was released
         )

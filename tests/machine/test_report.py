@@ -278,3 +278,32 @@ def test_hot_lines_attribute_command_cycles_and_bytes_to_source_lines():
     for loc, x in lines.items():  # each trace event carries its command's bytes: they add up to the line's
         mine = [e["args"] for e in events if e["args"]["line"] == loc]
         assert sum(a["global_bytes"] for a in mine) == x.global_bytes and sum(a["ls_bytes"] for a in mine) == x.ls_bytes
+
+
+def test_deferred_fields_read_as_computed_at_build_and_pickle_as_values():
+    import copy
+    import pickle
+
+    from mtia_xdsl.machine.report import _busy_fractions
+
+    timeline = simulate([stream_program(p, 4) for p in range(3)], MTIA2I)
+    report = build_report(timeline, "stream")
+    deferred = ("engine_busy_used", "engine_busy_chip", "hot_lines")
+    assert all(type(report.__dict__[name]).__name__ == "_Deferred" for name in deferred)  # not computed yet
+    shallow = copy.copy(report)
+    used, chip = _busy_fractions(timeline, timeline.pes_used)
+    assert pickle.loads(pickle.dumps(report.__dict__["engine_busy_used"])) == used  # pickled as its value
+    assert report.engine_busy_used == used and report.engine_busy_chip == chip
+    assert report.hot_lines == timeline.line_costs() and report.hot_lines
+    assert report.__dict__["hot_lines"] is report.hot_lines  # computed once, then kept
+    assert shallow == report and report.to_dict()["engine_busy_chip"] == chip
+    report.hot_lines = []
+    assert report.hot_lines == [] and shallow.hot_lines
+
+
+def test_full_timeline_busy_cycles_equal_the_totals_only_ones():
+    programs = [stream_program(p, 4) for p in range(5)]
+    full = simulate(programs, MTIA2I)
+    totals = simulate(programs, MTIA2I, keep_commands=False)
+    assert full.busy_totals is None and totals.busy_totals is not None
+    assert full.engine_busy_cycles == totals.engine_busy_cycles and full.engine_busy_cycles
