@@ -31,10 +31,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
   bag's rows of one buffer; then `inductor_linear_groups.group_linears` and `inductor_bag_mlps.fuse_bag_mlps`
-  (fixed-step bags and the layers they feed, one launch). Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's
-  dense-gradient kernel (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its
-  custom op is lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives
-  custom ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
+  (fixed-step bags and the layers they feed, one launch). Their backward, `aten._embedding_bag_backward` (a host
+  call too), becomes mtia_xdsl's dense-gradient kernel (`embedding_bag_backward`) for the cases
+  `inductor_kernels.backward_unsupported` accepts; its custom op is lowered (`torch._inductor.lowering.make_fallback`)
+  without the exact-strides constraint Inductor gives custom ops by default, so a gradient that is a view of a
+  computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
