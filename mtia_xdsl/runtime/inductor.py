@@ -30,10 +30,12 @@ choices are then wrong for MTIA, and `install()` hooks both:
   Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it) to
   `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
-  bag's rows of one buffer. Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's
-  dense-gradient kernel (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its
-  custom op is lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives
-  custom ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
+  bag's rows of one buffer; then `inductor_linear_groups.group_linears` and `inductor_bag_mlps.fuse_bag_mlps`
+  (fixed-step bags and the layers they feed, one launch). Their backward, `aten._embedding_bag_backward` (a host
+  call too), becomes mtia_xdsl's dense-gradient kernel (`embedding_bag_backward`) for the cases
+  `inductor_kernels.backward_unsupported` accepts; its custom op is lowered (`torch._inductor.lowering.make_fallback`)
+  without the exact-strides constraint Inductor gives custom ops by default, so a gradient that is a view of a
+  computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
@@ -290,10 +292,12 @@ def install() -> None:
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_bag_groups import group_embedding_bags
+            from mtia_xdsl.runtime.inductor_bag_mlps import fuse_bag_mlps
             from mtia_xdsl.runtime.inductor_linear_groups import group_linears
 
             group_embedding_bags(graph)
             group_linears(graph)
+            fuse_bag_mlps(graph)
             if self.user is not None:
                 self.user(graph)
 
@@ -342,7 +346,9 @@ def _flexible_fallback(lowering: Any) -> None:
         _require(lowering, "make_fallback", "torch._inductor.lowering")(op, layout_constraint=None, warn=False)
 
 
-CUSTOM_OP_MODULES = ("inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups")
+CUSTOM_OP_MODULES = (
+    "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
+)  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
 
