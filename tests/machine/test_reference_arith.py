@@ -28,6 +28,7 @@ func.func @f({params}) -> {out_type} {{
 
 
 T4I = "tensor<4xi32>"
+T6I = "tensor<6xi32>"
 T4F = "tensor<4xf32>"
 
 
@@ -101,6 +102,18 @@ def test_cmpi_signed_vs_unsigned():
         True, False, False, False]  # fmt: skip
     assert run_op('"arith.cmpi"({operands}) <{{predicate = 6 : i64}}>', [T4I, T4I], "tensor<4xi1>", a, b).tolist() == [
         False, True, False, False]  # fmt: skip
+
+
+@pytest.mark.parametrize("predicate", range(10))
+def test_cmpi_same_dtype_operands_compare_as_widened(predicate: int) -> None:
+    """Operands of one int32 dtype compare unwidened (signed predicates): the same lanes as int64 operands."""
+    a = i32(-(2**31), -1, 0, 7, 2**31 - 1, 5)
+    b = i32(2**31 - 1, 0, -1, 7, -(2**31), 5)
+    op = f'"arith.cmpi"({{operands}}) <{{{{predicate = {predicate} : i64}}}}>'
+    direct = run_op(op, [T6I, T6I], "tensor<6xi1>", a, b)
+    widened = run_op(op, [T6I, T6I], "tensor<6xi1>", a.astype(np.int64), b)  # two dtypes: widened to int64
+    assert np.asarray(direct).tolist() == np.asarray(widened).tolist()
+    assert np.asarray(direct).any() and not np.asarray(direct).all()
 
 
 @pytest.mark.parametrize(

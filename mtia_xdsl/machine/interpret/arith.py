@@ -374,8 +374,13 @@ def _bind(name: str, fn: Fn) -> Fn:
 def _prepare_cmpi(op: Operation) -> Fn:
     is_unsigned, fn = _CMPI[_predicate(op)]
     w, t = int_width(op.operands[0].type), op.results[0].type
+    direct = not is_unsigned and w > 1  # operands of one signed integer dtype compare as they are, not widened
 
     def run(self: Any, interpreter: Interpreter, op: Operation, args: PythonValues) -> OpImplResult:
+        a, b = args
+        dtype = getattr(a, "dtype", None)
+        if direct and dtype is not None and dtype.kind == "i" and getattr(b, "dtype", None) == dtype:
+            return OpImplResult((as_value(fn(a, b), t),), None)  # same signed dtype: compares as in int64
         if is_unsigned:
             a, b = (unsigned(np.asarray(x), w) for x in args)
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,17 @@ from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import Command, ProgramTrace, SlotRef
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.interpret.cb import CbSpace, SimCB
+
+_command_fields = operator.attrgetter(*(f.name for f in dataclasses.fields(Command) if f.init))
+"""The fields of a Command its constructor takes, in order (as `dataclasses.replace` copies them)."""
+
+
+def _reissued(cmd: Command, scalar_instrs: int, waits: tuple[SlotRef, ...], fills: tuple[SlotRef, ...]) -> Command:
+    """A copy of `cmd` with these scalar instructions and CB slots: `dataclasses.replace`, about 4x faster
+    (it rereads the dataclass's fields on every call)."""
+    new = Command(*_command_fields(cmd))
+    new.scalar_instrs, new.waits, new.fills = scalar_instrs, waits, fills
+    return new
 
 
 @dataclass
@@ -88,7 +100,7 @@ class PeState:
                 return refs
             return tuple(SlotRef(r.cb, r.seq - shift.get(r.cb, 0)) for r in refs)
 
-        return dataclasses.replace(cmd, scalar_instrs=k, waits=slots(cmd.waits), fills=slots(cmd.fills))
+        return _reissued(cmd, k, slots(cmd.waits), slots(cmd.fills))
 
     def _per_program(self, cmd: Command | list[Command]) -> list[Command]:
         """`cmd` as each program issues it after a compacted loop: its own scalar instructions and CB slots."""
@@ -111,7 +123,7 @@ class PeState:
         out = []
         for b, c in enumerate(cmds):
             k = int(instrs[b]) if type(instrs) is np.ndarray else instrs
-            out.append(dataclasses.replace(c, scalar_instrs=k, waits=slots(c.waits, b), fills=slots(c.fills, b)))
+            out.append(_reissued(c, k, slots(c.waits, b), slots(c.fills, b)))
         return out
 
     def sub_batch(self, index: np.ndarray) -> PeState:

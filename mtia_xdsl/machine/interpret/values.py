@@ -97,7 +97,9 @@ def as_value(x: Any, t: Attribute) -> Any:
     Casts to the dtype of `t` (integers wrap around), rounds bf16 to nearest even, and returns a numpy
     scalar for a scalar type or an array of the tensor's shape (broadcasting a scalar) otherwise.
     Leading batch dimensions (dims beyond the type's rank) are kept. An array for a scalar type stays an
-    array: a batch of lanes, as when a reduction's combine region runs on whole slices.
+    array: a batch of lanes, as when a reduction's combine region runs on whole slices. A value that must be
+    broadcast to the tensor's shape (a splat, `tt.broadcast`) is a read-only broadcast view, not a copy:
+    runtime values are never written in place, and the ops reading it broadcast as numpy does.
     """
     info = _VALUE_TYPES.get(id(t))
     if info is None or info[0] is not t:
@@ -114,7 +116,7 @@ def as_value(x: Any, t: Attribute) -> Any:
         if arr.ndim >= rank and arr.shape[arr.ndim - rank :] == shape:
             return arr
         full = arr.shape[: max(arr.ndim - rank, 0)] + shape
-        return np.broadcast_to(arr, full).copy()
+        return np.broadcast_to(arr, full)
     return arr[()] if arr.ndim == 0 else arr
 
 
