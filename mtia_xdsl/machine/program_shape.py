@@ -70,8 +70,9 @@ class ProgramShape:
 
     __slots__ = (
         "access_hits", "access_misses", "blocking", "by_accesses", "compute_commands", "dependents", "deps_left",
-        "dpe_fill", "engine", "keyed", "latency", "ls_bytes", "memory_commands", "occupancy", "pick_compute",
-        "queues", "re_barriers", "release_extra", "scalar_cost", "work",
+        "dpe_fill", "engine", "keyed", "latency", "ls_bytes", "memory_commands", "no_cycles", "occupancy",
+        "per_queue_zeros", "pick_compute", "queues", "re_barriers", "release_extra", "scalar_cost", "unissued",
+        "work",
     )  # fmt: skip
 
     def __init__(
@@ -129,6 +130,10 @@ class ProgramShape:
         self.keyed: tuple = ()
         """The objects whose ids key this shape in `program_shape`'s cache, kept alive so no other object
         takes one of those ids while the cache holds the shape."""
+        self.unissued = [-1.0] * len(cmds)
+        self.no_cycles = [0.0] * len(cmds)
+        self.per_queue_zeros = [0] * QUEUES
+        """What a `ProgramRun` of this shape starts its per-command and per-queue lists from (copies of these)."""
 
 
 def compute_cost(c: Command, e: int, cfg: MachineConfig, w: WorkTotals) -> tuple[float, float]:
@@ -374,11 +379,11 @@ class ProgramRun:
         """Index of the program's first command in the concatenation of all programs' commands."""
         self.prog = prog
         self.cmds = prog.commands
-        n = self.n = len(self.cmds)
-        self.issue_t = [-1.0] * n
-        self.start_t = [0.0] * n
-        self.end_t = [0.0] * n
-        self.dep_ready = [0.0] * n
+        self.n = len(self.cmds)
+        self.issue_t = shape.unissued.copy()  # a copy of a shape's list: no temporary list as with [-1.0] * n
+        self.start_t = shape.no_cycles.copy()
+        self.end_t = shape.no_cycles.copy()
+        self.dep_ready = shape.no_cycles.copy()
         self.release_extra = shape.release_extra
         self.engine = shape.engine
         self.scalar_cost = shape.scalar_cost
@@ -390,11 +395,11 @@ class ProgramRun:
         self.latency = shape.latency
         self.dpe_fill = shape.dpe_fill
         self.re_barriers = shape.re_barriers
-        self.head = [0] * QUEUES
+        self.head = shape.per_queue_zeros.copy()
         """Per engine: commands of its queue committed (start cycle known)."""
-        self.started = [0] * QUEUES
+        self.started = shape.per_queue_zeros.copy()
         """Per engine: committed commands known to have started by the scalar core's last issue check."""
-        self.issued = [0] * QUEUES
+        self.issued = shape.per_queue_zeros.copy()
         self.ended = 0
         self.end_max = 0.0
         self.scalar_end: float | None = None
