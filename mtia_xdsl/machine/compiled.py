@@ -36,7 +36,15 @@ MODULES = (
     "mtia_xdsl.machine.program_shape",
     "mtia_xdsl.machine.timing",
 )
-"""The modules compiled together (one mypyc group: their classes are native to each other)."""
+"""The modules compiled together (one mypyc group: their classes are native to each other).
+
+machine/commands.py stays pure Python: as a native class `Command` is read faster by these modules but built
+slower by the interpreter, which builds every command. mypyc leaves a dataclass's generated `__init__`
+interpreted (its stores then go through attribute descriptors, not slots), and even a compiled `__init__`
+is reached from Python code through `tp_new` with keyword parsing; launches of benchmarks/sim_speed.py
+(vector add, matmul, softmax) ran more instructions that way, not fewer. Its classes would also need their
+own pickling (a native class's `__new__` runs `__init__` without arguments) and `TraceSource`, which Python
+code subclasses, a module of its own."""
 GROUP = "mtia_sim"
 """mypyc group name: the shared library is the top-level extension module `mtia_sim__mypyc`."""
 BUILD_DIR = Path(__file__).resolve().parent / "_compiled"
