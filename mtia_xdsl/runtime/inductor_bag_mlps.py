@@ -12,7 +12,9 @@ of fixed-step bags along dim 0 whose per-table rows feed a `linear_group` (and t
 `linear_group`, and so on) into the custom op `mtia_xdsl::embedding_bag_mlp` (`embedding_bag_mlp`): one
 program per (block of bags, table) gathers its bags' rows (one indexed DMA), sums them with a one-hot
 product on the DPE, and runs them through every layer, the weights loaded while the ids and rows are on
-their way. The op still writes the bags' output, their sizes and every layer's output, for the readers the
+their way; two layers run as `_split_pair` (the first in two column halves, so that the SE's relu of one
+half overlaps the DPE's product of the other); one more program per table writes the bag sizes and the
+offsets. The op still writes the bags' output, their sizes and every layer's output, for the readers the
 grouped ops had (a training step saves them for backward). Imports torch and triton when loaded: import it
 only once Inductor has loaded.
 """
@@ -21,6 +23,8 @@ only once Inductor has loaded.
 # pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
 # pyright: reportUnknownArgumentType=false, reportUnknownParameterType=false, reportMissingParameterType=false
 # pyright: reportUntypedFunctionDecorator=false
+# A kernel's tiles are bound under `if` on constexprs (SPLIT, LAYERS), which Triton resolves when it compiles:
+# pyright: reportPossiblyUnboundVariable=false
 
 from __future__ import annotations
 
@@ -78,7 +82,7 @@ def _bias(b_ptr, N: tl.constexpr, BN: tl.constexpr, BLOCK_M: tl.constexpr):
 
 @triton.jit
 def _layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr):
-    """(relu of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator of `_load_layer`), stored at
+    """(relu of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator of `_bias`), stored at
     h_ptr + rows * N (rows where row_ok, columns < N); returned."""
     x = h.to(w.dtype)
     if IEEE:
@@ -92,6 +96,64 @@ def _layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, RELU: tl.constexpr, IE
         h_ptr + rows[:, None] * N + rn[None, :], h.to(h_ptr.dtype.element_ty), mask=row_ok[:, None] & (rn < N)[None, :]
     )
     return h
+
+
+@triton.jit
+def _column_halves(t):
+    """[R, C] -> its columns [:C // 2] and [C // 2:] (on the MLU)."""
+    return tl.split(tl.permute(tl.reshape(t, [t.shape[0], 2, t.shape[1] // 2]), (0, 2, 1)))
+
+
+@triton.jit
+def _store_tile(h, h_ptr, rows, row_ok, col0, N: tl.constexpr):
+    """h [BLOCK_M, C] into h_ptr + rows * N + col0 + c (rows where row_ok, columns < N)."""
+    rn = col0 + tl.arange(0, h.shape[1])
+    tl.store(
+        h_ptr + rows[:, None] * N + rn[None, :], h.to(h_ptr.dtype.element_ty), mask=row_ok[:, None] & (rn < N)[None, :]
+    )
+
+
+@triton.jit
+def _dot(x, w, acc, IEEE: tl.constexpr):
+    """acc + x @ w.T (w: a natural [N, K] weight tile)."""
+    if IEEE:
+        return tl.dot(x, tl.trans(w), acc, input_precision="ieee")
+    else:
+        return tl.dot(x, tl.trans(w), acc)
+
+
+@triton.jit
+def _split_pair(
+    h, w0a, w0b, b0a, b0b, w1a, w1b, b1, hs0, hs1, rows, row_ok, N0: tl.constexpr, N1: tl.constexpr,
+    RELU0: tl.constexpr, RELU1: tl.constexpr, IEEE: tl.constexpr,
+):  # fmt: skip
+    """Layers 0 and 1 with layer 0 in two column halves (w0a, w0b [K, N0 / 2]; b0a, b0b their accumulators)
+    and layer 1 in the matching two K halves (w1a, w1b [N0 / 2, N1]): the SE's relu of one half runs while the
+    DPE computes the other, and layer 1's first product follows layer 0's second with no idle DPE between."""
+    x = h.to(w0a.dtype)
+    ha = _dotk(x, w0a, b0a, IEEE)
+    hb = _dotk(x, w0b, b0b, IEEE)
+    if RELU0:
+        ha = tl.maximum(ha, 0.0)
+    _store_tile(ha, hs0, rows, row_ok, 0, N0)
+    h2 = _dotk(ha.to(w1a.dtype), w1a, b1, IEEE)
+    if RELU0:
+        hb = tl.maximum(hb, 0.0)
+    _store_tile(hb, hs0, rows, row_ok, w0a.shape[1], N0)
+    h2 = _dotk(hb.to(w1b.dtype), w1b, h2, IEEE)
+    if RELU1:
+        h2 = tl.maximum(h2, 0.0)
+    _store_tile(h2, hs1, rows, row_ok, 0, N1)
+    return h2
+
+
+@triton.jit
+def _dotk(x, w, acc, IEEE: tl.constexpr):
+    """acc + x @ w (w: [K, N])."""
+    if IEEE:
+        return tl.dot(x, w, acc, input_precision="ieee")
+    else:
+        return tl.dot(x, w, acc)
 
 
 @triton.jit
@@ -157,23 +219,25 @@ def _bag_rows(pick, rows, L: tl.constexpr, MEAN: tl.constexpr, IEEE: tl.constexp
 
 
 @triton.jit
-def _store_bags(
-    h, out_ptr, size_ptr, offsets_ptr, k, blk, first, rows_left, n_bags, L: tl.constexpr, D: tl.constexpr,
-    BLOCK_D: tl.constexpr, MEAN: tl.constexpr, BLOCK_OFFSETS: tl.constexpr,
-):  # fmt: skip
-    """Bags first ... first + rows_left of table k into out [G * n_bags, D] and their sizes into size_ptr; block
-    0 of table 0 writes the offsets. Returns (rows of out, their mask) [BLOCK_M]: the layers' rows too."""
+def _write_sizes(size_ptr, offsets_ptr, k, n_bags, L: tl.constexpr, MEAN: tl.constexpr, BLOCK_OFFSETS: tl.constexpr):
+    """The sizes of table k's n_bags bags (L for MEAN, else 0) into size_ptr; for table 0 also the offsets
+    arange(0, n_bags * L, L) (BLOCK_OFFSETS >= n_bags)."""
+    o = tl.arange(0, BLOCK_OFFSETS)
+    tl.store(size_ptr + o, tl.zeros([BLOCK_OFFSETS], dtype=tl.int64) + (L if MEAN else 0), mask=o < n_bags)
+    if k == 0:
+        tl.store(offsets_ptr + o, o.to(tl.int64) * L, mask=o < n_bags)
+
+
+@triton.jit
+def _store_bags(h, out_ptr, k, first, rows_left, n_bags, D: tl.constexpr, BLOCK_D: tl.constexpr):
+    """Bags first ... first + rows_left of table k into out [G * n_bags, D]. Returns (rows of out, their mask)
+    [BLOCK_M]: the layers' rows too."""
     m = tl.arange(0, h.shape[0])
     cols = tl.arange(0, BLOCK_D)
     row_ok = m < rows_left
     out_rows = k * n_bags + first + m
     tl.store(out_ptr + out_rows[:, None] * D + cols[None, :], h.to(out_ptr.dtype.element_ty),
              mask=row_ok[:, None] & (cols < D)[None, :])  # fmt: skip
-    tl.store(size_ptr + first + m, tl.zeros_like(m).to(tl.int64) + (L if MEAN else 0), mask=row_ok)
-    if k == 0:
-        if blk == 0:
-            o = tl.arange(0, BLOCK_OFFSETS)
-            tl.store(offsets_ptr + o, o.to(tl.int64) * L, mask=o < n_bags)
     return out_rows, row_ok
 
 
@@ -183,6 +247,7 @@ def _bag_mlp_tile(
     L: tl.constexpr, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr,
     BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
     BKS: tl.constexpr, BNS: tl.constexpr, RELUS: tl.constexpr, IEEE: tl.constexpr, BLOCK_OFFSETS: tl.constexpr,
+    SPLIT: tl.constexpr,
 ):  # fmt: skip
     """Bags blk * BAGS ... (< n_bags) of table k: the rows of ids [bag * L, bag * L + L) summed (MEAN: / L) into
     out [G * n_bags, D] at row k * n_bags + bag and their sizes (L for MEAN, else 0) into size_ptr [n_bags],
@@ -194,22 +259,40 @@ def _bag_mlp_tile(
     rows_left = tl.minimum(n_bags - first, BAGS)
     j = tl.arange(0, BLOCK_IDS)
     in_block = j < rows_left * L
-    ids = tl.load(ids_ptr + first * L + j, mask=in_block, other=0)
-    w0, w1, w2 = _load_weights(ws, k, blk, sw_k, sw_n, LAYERS, KS, NS, BKS, BNS)
+    ids = tl.load(ids_ptr + first * L + j[:, None], mask=in_block[:, None], other=0)
+    if SPLIT:
+        H: tl.constexpr = BNS[0] // 2
+        w0a = tl.trans(_load_weight(ws[k * LAYERS], sw_k[0], sw_n[0], KS[0], H, BKS[0], H))
+        w0b = tl.trans(_load_weight(ws[k * LAYERS] + H * sw_n[0], sw_k[0], sw_n[0], KS[0], NS[0] - H, BKS[0], H))
+        b0a = _bias(bs[k * LAYERS], H, H, BLOCK_M)
+    else:
+        w0, w1, w2 = _load_weights(ws, k, blk, sw_k, sw_n, LAYERS, KS, NS, BKS, BNS)
     cols = tl.arange(0, BLOCK_D)
-    rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=in_block[:, None] & (cols < D)[None, :],
-                   other=0.0)  # fmt: skip
+    if D == BLOCK_D:
+        rows = tl.load(weight_ptr + ids * D + cols[None, :], mask=in_block[:, None], other=0.0)
+    else:
+        rows = tl.load(weight_ptr + ids * D + cols[None, :], mask=in_block[:, None] & (cols < D)[None, :],
+                       other=0.0)  # fmt: skip
     pick = _pick(j, L, BLOCK_M, MEAN, rows.dtype)
-    b0, b1, b2 = _biases(bs, k, LAYERS, NS, BNS, BLOCK_M)
+    if SPLIT:
+        b0b = _bias(bs[k * LAYERS] + H, NS[0] - H, H, BLOCK_M)
+        b1 = _bias(bs[k * LAYERS + 1], NS[1], BNS[1], BLOCK_M)
+        w1a = tl.trans(_load_weight(ws[k * LAYERS + 1], sw_k[1], sw_n[1], H, NS[1], H, BNS[1]))
+        w1b = tl.trans(_load_weight(ws[k * LAYERS + 1] + H * sw_k[1], sw_k[1], sw_n[1], H, NS[1], H, BNS[1]))
+    else:
+        b0, b1, b2 = _biases(bs, k, LAYERS, NS, BNS, BLOCK_M)
     h = _bag_rows(pick, rows, L, MEAN, IEEE)
-    out_rows, row_ok = _store_bags(
-        h, out_ptr, size_ptr, offsets_ptr, k, blk, first, rows_left, n_bags, L, D, BLOCK_D, MEAN, BLOCK_OFFSETS
-    )
-    h = _layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], RELUS[0], IEEE)
-    if LAYERS > 1:
-        h = _layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], RELUS[1], IEEE)
-    if LAYERS > 2:
-        h = _layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], RELUS[2], IEEE)
+    out_rows, row_ok = _store_bags(h, out_ptr, k, first, rows_left, n_bags, D, BLOCK_D)
+    if SPLIT:
+        h = _split_pair(
+            h, w0a, w0b, b0a, b0b, w1a, w1b, b1, hs[0], hs[1], out_rows, row_ok, NS[0], NS[1], RELUS[0], RELUS[1], IEEE
+        )
+    else:
+        h = _layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], RELUS[0], IEEE)
+        if LAYERS > 1:
+            h = _layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], RELUS[1], IEEE)
+        if LAYERS > 2:
+            h = _layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], RELUS[2], IEEE)
 
 
 @triton.jit
@@ -217,31 +300,43 @@ def _embedding_bag_mlp_kernel(
     weights, indices, out_ptr, sizes, offsets_ptr, ws, bs, hs, n_bags, sw_k, sw_n, G: tl.constexpr, L: tl.constexpr,
     D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
     MEAN: tl.constexpr, LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
-    RELUS: tl.constexpr, IEEE: tl.constexpr, BLOCK_OFFSETS: tl.constexpr,
+    RELUS: tl.constexpr, IEEE: tl.constexpr, BLOCK_OFFSETS: tl.constexpr, SPLIT: tl.constexpr,
 ):  # fmt: skip
-    """Block `program_id(0)` of bags of table `program_id(1)` (< G): `_bag_mlp_tile`. weights, indices and sizes
-    are tuples of G; ws and bs of G * LAYERS (table-major); hs of LAYERS."""
+    """Block `program_id(0)` of bags of table `program_id(1)` (< G): `_bag_mlp_tile`; the last block (one past
+    the bags') writes the table's bag sizes (and the offsets) instead (`_write_sizes`): stores that wait for no
+    data, off the DMA issue slots of the programs that gather. weights, indices and sizes are tuples of G; ws
+    and bs of G * LAYERS (table-major); hs of LAYERS."""
     blk = tl.program_id(0)
     t = tl.program_id(1)
     for k in tl.static_range(G):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
         if t == k:
-            _bag_mlp_tile(
-                weights[k], indices[k], out_ptr, sizes[k], offsets_ptr, ws, bs, hs, blk, n_bags, k, sw_k, sw_n, L, D,
-                BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, LAYERS, KS, NS, BKS, BNS, RELUS, IEEE, BLOCK_OFFSETS,
-            )  # fmt: skip
+            if blk == tl.num_programs(0) - 1:
+                _write_sizes(sizes[k], offsets_ptr, k, n_bags, L, MEAN, BLOCK_OFFSETS)
+            else:
+                _bag_mlp_tile(
+                    weights[k], indices[k], out_ptr, sizes[k], offsets_ptr, ws, bs, hs, blk, n_bags, k, sw_k, sw_n,
+                    L, D, BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, LAYERS, KS, NS, BKS, BNS, RELUS, IEEE,
+                    BLOCK_OFFSETS, SPLIT,
+                )  # fmt: skip
+
+
+def splits(widths: list[int]) -> bool:
+    """Whether `embedding_bag_mlp` runs its layers as `_split_pair`: two layers, the first of a power-of-two width
+    of at least 2 * MIN_DOT (halves that are `tl.dot` operands)."""
+    return len(widths) == 2 and widths[0] == _pow2(widths[0]) and widths[0] >= 2 * MIN_DOT
 
 
 def bags_per_program(n_bags: int, step: int, tables: int) -> int:
-    """Bags of one table per program of `embedding_bag_mlp`: 1, doubled while the programs outnumber the chip's
-    PEs (`MachineConfig.n_pes`) and the ids stay within MAX_IDS_PER_PROGRAM. The rows' DRAM transfer is the
-    chip's either way; fewer bags per program keep each program's gather, behind its weights on the PE's DMA
-    read port, short (two_tower's 16 bags of 8 ids per tower: 1406 simulated cycles at 1 bag per program, 1414
-    at 2, 1501 at 4, 1581 at 8)."""
+    """Bags of one table per program of `embedding_bag_mlp`: 1, doubled while the programs (and the one per
+    table that writes the sizes) outnumber the chip's PEs (`MachineConfig.n_pes`) and the ids stay within
+    MAX_IDS_PER_PROGRAM. The rows' DRAM transfer is the chip's either way; fewer bags per program keep each
+    program's gather, behind its weights on the PE's DMA read port, short (two_tower's towers, 16 bags of 8
+    ids each, were fastest at 1 bag per program on the machine model, then 2, 4, 8)."""
     from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
     pes = target_machine_config().n_pes
     bags = 1
-    while triton.cdiv(n_bags, bags) * tables > pes and 2 * bags * step <= MAX_IDS_PER_PROGRAM:
+    while (triton.cdiv(n_bags, bags) + 1) * tables > pes and 2 * bags * step <= MAX_IDS_PER_PROGRAM:
         bags *= 2
     return min(bags, max(n_bags, 1))
 
@@ -280,14 +375,14 @@ def embedding_bag_mlp(
     bags = bags_per_program(n_bags, step, g)
     block_m = _pow2(bags)
     if n_bags > 0:
-        wrap_triton(_embedding_bag_mlp_kernel)[(triton.cdiv(n_bags, bags), g)](
+        wrap_triton(_embedding_bag_mlp_kernel)[(triton.cdiv(n_bags, bags) + 1, g)](
             tuple(w.contiguous() for w in weights), tuple(i.contiguous() for i in indices), out, tuple(sizes), offsets,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n_bags,
             tuple(ws[i].stride(0) for i in range(layers)), tuple(ws[i].stride(1) for i in range(layers)), g, step, d,
             _pow2(d, 1), bags, block_m, _pow2(bags * step), mode == 1, layers,
             tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
             tuple(_pow2(n) for n in widths), tuple(relus), weights[0].dtype == torch.float32,
-            _pow2(n_bags, 1),
+            _pow2(n_bags, 1), splits(widths),
         )  # fmt: skip
     return out, sizes, hs, offsets
 

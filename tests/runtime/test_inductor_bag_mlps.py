@@ -32,7 +32,8 @@ def _tables(g, rows, d, n_bags, step, widths, dtype=torch.float32):
 @pytest.mark.parametrize(
     ("mode", "step", "d", "widths", "relus"),
     [
-        (1, 8, 32, [64, 32], [True, False]),  # two_tower's towers
+        (1, 8, 32, [64, 32], [True, False]),  # two_tower's towers (`splits`: the first layer in halves)
+        (0, 4, 16, [24, 8], [True, True]),  # two layers, the first of no power-of-two width: not split
         (0, 3, 20, [24], [False]),  # a step, width and layer width that are no powers of two
         (1, 5, 16, [16, 40, 8], [True, True, False]),  # three layers, a mean over 5 ids (a division)
     ],
@@ -104,10 +105,13 @@ def test_embedding_bag_mlp_raises_atens_error_for_an_id_outside_a_table(bag_mlps
 
 
 def test_bags_per_program_fill_the_pes(bag_mlps):
-    """One bag per program while the programs fit the 64 PEs; more bags per program past them."""
+    """One bag per program while the programs (and one per table for the sizes) fit the 64 PEs; more bags per
+    program past them; two layers split when the first is a power of two of at least 32 columns."""
     assert bag_mlps.bags_per_program(16, 8, 2) == 1
-    assert bag_mlps.bags_per_program(64, 8, 2) == 2
+    assert bag_mlps.bags_per_program(31, 8, 2) == 1
+    assert bag_mlps.bags_per_program(32, 8, 2) == 2
     assert bag_mlps.bags_per_program(1000, 8, 2) == 8  # at most MAX_IDS_PER_PROGRAM ids
+    assert bag_mlps.splits([64, 32]) and not bag_mlps.splits([24, 8]) and not bag_mlps.splits([64, 32, 8])
 
 
 class TwoTower(torch.nn.Module):
