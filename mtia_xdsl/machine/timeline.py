@@ -312,6 +312,43 @@ def add_line_costs(
         a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
 
 
+STRUCTURES_KEPT: Final = 64
+"""Program structures whose per-command sums `LineSums` remembers at most (it starts afresh past this)."""
+
+
+class LineSums:
+    """`add_line_costs` of finished programs, one program at a time, into `acc`: the same sums added in the same
+    order. The first program of a `ProgramTrace.structure` adds its commands as `add_line_costs` does; a later
+    one of that structure (the same loc and engine per command) adds each command's cost to the sums its
+    command in that position went to, reading only its bytes."""
+
+    __slots__ = ("acc", "targets")
+
+    def __init__(self) -> None:
+        self.acc: dict[str, list] = {}
+        self.targets: dict[int, tuple[object, list[list]]] = {}
+        """id of a structure -> (the structure, kept so no other object takes its id; the sums of `acc` each
+        of its commands goes to)."""
+
+    def add(self, structure: object, commands: Sequence[Command], start: Sequence[float], end: Sequence[float]) -> None:
+        """Add one program's commands (of `structure`, None: none shared) with their start and end cycles."""
+        known = self.targets.get(id(structure)) if structure is not None else None
+        if known is None:
+            add_line_costs(self.acc, commands, start, end)
+            if structure is not None:
+                if len(self.targets) >= STRUCTURES_KEPT:
+                    self.targets.clear()
+                acc = self.acc
+                self.targets[id(structure)] = (structure, [acc[c.loc] for c in commands])
+            return
+        for a, c, s, e in zip(known[1], commands, start, end, strict=False):
+            a[0] += 1
+            a[1] += e - s
+            global_bytes, ls_bytes = command_bytes(c)
+            a[2] += global_bytes
+            a[3] += ls_bytes
+
+
 _ENGINE_CODE = {id(e): k for k, e in enumerate(Engine)}
 """Engine -> a small int, by identity (hashing an Enum member runs Python code)."""
 _ENGINES = tuple(Engine)
