@@ -191,3 +191,26 @@ def test_line_sums_of_programs_sharing_a_structure_equal_add_line_costs():
         add_line_costs(expected, prog.commands, start, end)
     assert sums.acc == expected and list(sums.acc) == list(expected)
     assert [list(a[4]) for a in sums.acc.values()] == [list(a[4]) for a in expected.values()]
+
+
+def test_line_sums_equal_add_line_costs_of_every_program_in_order():
+    from mtia_xdsl.machine.timeline import add_line_costs, line_sums
+
+    shared = [object(), object()]
+    programs = []
+    for p in range(12):
+        prog = _program(p, n=3)
+        if p % 3 == 1:
+            prog.commands[1].loc = "k.py:3:8"  # an SE command on the loads' line: its engines are dma, se
+        if p % 3 == 2:
+            prog.commands[-1].loc = "k.py:4:8"  # the store on the SE line, in programs of no structure
+        prog.structure = shared[p % 3] if p % 3 < 2 else None
+        programs.append(prog)
+    timeline = simulate(programs, DRAM)
+    expected: dict = {}
+    for prog, (_, start, end) in zip(timeline.programs, timeline.command_cycles, strict=True):
+        add_line_costs(expected, prog.commands, start, end)
+    sums = line_sums(timeline.programs, timeline.cycles)
+    assert sums == expected and list(sums) == list(expected)
+    assert [list(a[4]) for a in sums.values()] == [list(a[4]) for a in expected.values()]
+    assert [list(a[4]) for a in sums.values()] == [[Engine.DMA, Engine.SE], [Engine.SE, Engine.DMA], [Engine.DMA]]
