@@ -312,6 +312,43 @@ def add_line_costs(
         a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
 
 
+STRUCTURES_KEPT: Final = 64
+"""Program structures whose per-command sums `LineSums` remembers at most (it starts afresh past this)."""
+
+
+class LineSums:
+    """`add_line_costs` of finished programs, one program at a time, into `acc`: the same sums added in the same
+    order. The first program of a `ProgramTrace.structure` adds its commands as `add_line_costs` does; a later
+    one of that structure (the same loc and engine per command) adds each command's cost to the sums its
+    command in that position went to, reading only its bytes."""
+
+    __slots__ = ("acc", "targets")
+
+    def __init__(self) -> None:
+        self.acc: dict[str, list] = {}
+        self.targets: dict[int, tuple[object, list[list]]] = {}
+        """id of a structure -> (the structure, kept so no other object takes its id; the sums of `acc` each
+        of its commands goes to)."""
+
+    def add(self, structure: object, commands: Sequence[Command], start: Sequence[float], end: Sequence[float]) -> None:
+        """Add one program's commands (of `structure`, None: none shared) with their start and end cycles."""
+        known = self.targets.get(id(structure)) if structure is not None else None
+        if known is None:
+            add_line_costs(self.acc, commands, start, end)
+            if structure is not None:
+                if len(self.targets) >= STRUCTURES_KEPT:
+                    self.targets.clear()
+                acc = self.acc
+                self.targets[id(structure)] = (structure, [acc[c.loc] for c in commands])
+            return
+        for a, c, s, e in zip(known[1], commands, start, end, strict=False):
+            a[0] += 1
+            a[1] += e - s
+            global_bytes, ls_bytes = command_bytes(c)
+            a[2] += global_bytes
+            a[3] += ls_bytes
+
+
 _ENGINE_CODE = {id(e): k for k, e in enumerate(Engine)}
 """Engine -> a small int, by identity (hashing an Enum member runs Python code)."""
 _ENGINES = tuple(Engine)
@@ -335,20 +372,23 @@ def line_sums(programs: Sequence[ProgramTrace], cycles: CommandCycles) -> dict[s
         return acc
     index: dict[str, int] = {}
     """Loc -> its code, in first-seen order (the order of `acc`)."""
-    by_structure: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    by_structure: dict[int, np.ndarray] = {}
     loc_parts: list[np.ndarray] = []
-    engine_parts: list[np.ndarray] = []
+    engine_codes: list[dict[int, None]] = []
+    """Per loc code: the codes of its engines in first-seen order."""
     for prog in programs:
         codes = by_structure.get(id(prog.structure)) if prog.structure is not None else None
         if codes is None:
-            # every loc of this program new to `index` appears first here, in this order
+            # every loc of this program new to `index` appears first here, in this order; so does every
+            # (loc, engine) pair (a later program of its structure has the same pairs)
             loc_codes = [index.setdefault(loc, len(index)) for loc in map(_LOC, prog.commands)]
-            engine_codes = [_ENGINE_CODE[id(e)] for e in map(_ENGINE, prog.commands)]
-            codes = (np.array(loc_codes, dtype=np.int64), np.array(engine_codes, dtype=np.int64))
+            engine_codes.extend({} for _ in range(len(index) - len(engine_codes)))
+            for k, e in zip(loc_codes, map(_ENGINE, prog.commands), strict=True):
+                engine_codes[k][_ENGINE_CODE[id(e)]] = None
+            codes = np.array(loc_codes, dtype=np.int64)
             if prog.structure is not None:
                 by_structure[id(prog.structure)] = codes
-        loc_parts.append(codes[0])
-        engine_parts.append(codes[1])
+        loc_parts.append(codes)
     loc = np.concatenate(loc_parts)
     n, n_locs = len(cmds), len(index)
     # bincount adds each loc's values one by one in command order, as the loop it replaces
@@ -359,10 +399,7 @@ def line_sums(programs: Sequence[ProgramTrace], cycles: CommandCycles) -> dict[s
     global_bytes = np.bincount(loc, weights=read + written, minlength=n_locs)
     ls_bytes = np.bincount(loc, weights=np.fromiter(map(_LS, cmds), np.int64, n), minlength=n_locs)
     counts = np.bincount(loc, minlength=n_locs)
-    pairs, first = np.unique(loc * len(_ENGINES) + np.concatenate(engine_parts), return_index=True)
-    engines: list[dict[Engine, None]] = [{} for _ in range(n_locs)]
-    for pair in pairs[np.argsort(first)].tolist():  # each loc's engines in first-seen order
-        engines[pair // len(_ENGINES)][_ENGINES[pair % len(_ENGINES)]] = None
+    engines = [dict.fromkeys(_ENGINES[code] for code in codes) for codes in engine_codes]
     for name, k in index.items():
         acc[name] = [int(counts[k]), float(cycles_of[k]), float(global_bytes[k]), float(ls_bytes[k]), engines[k]]
     return acc

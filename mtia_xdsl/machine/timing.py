@@ -89,9 +89,9 @@ from mtia_xdsl.machine.timeline import (
     BusyUnion,
     CommandCycles,
     CommandSpan,
+    LineSums,
     Timeline,
     WorkTotals,
-    add_line_costs,
     lines_of,
     pack_into,
 )
@@ -383,7 +383,7 @@ class _Simulator:
             if keep_commands
             else [0] * len(programs)
         )
-        self.line_acc: dict[str, list] = {}
+        self.line_sums = LineSums()
         """Per kernel loc, the costs of the commands of finished programs (totals-only timelines)."""
         self.busy = BusyUnion(_QUEUE_ENGINES)
         """Engine busy cycles of finished programs (totals-only timelines)."""
@@ -709,7 +709,7 @@ class _Simulator:
         if self.keep_commands:
             self.cycles.add(run.index, run.engine, run.issue_t, run.start_t, run.end_t)
         else:  # fold its commands into the totals and forget them
-            add_line_costs(self.line_acc, run.cmds, run.start_t, run.end_t)
+            self.line_sums.add(run.prog.structure, run.cmds, run.start_t, run.end_t)
             self.busy.add(pe.pe, run.index, run.engine, run.start_t, run.end_t)
             # Later commands on this PE start no earlier than the running program (or the next one, now).
             self.busy.flush(pe.pe, pe.run.start_cycle if run is pe.older and pe.run is not None else self.now)
@@ -1056,7 +1056,7 @@ class _Simulator:
             return Timeline(
                 **shared,
                 busy_totals=self.busy.result(),
-                line_totals=lines_of(self.line_acc),
+                line_totals=lines_of(self.line_sums.acc),
             )
         return Timeline(
             **shared,

@@ -172,3 +172,45 @@ def test_pairwise_sum_is_numpys_float_sum():
         values = (rng.random(n) * 10.0 ** rng.integers(-3, 8, n)).tolist()
         assert 0.0 + pairwise_sum(values, 0, n) == float(np.sum(np.asarray(values))), n
         assert 0.0 + pairwise_sum([1.0, *values], 1, n) == float(np.sum(np.asarray(values))), n
+
+
+def test_line_sums_of_programs_sharing_a_structure_equal_add_line_costs():
+    from mtia_xdsl.machine.timeline import STRUCTURES_KEPT, LineSums, add_line_costs
+
+    shared = [object() for _ in range(STRUCTURES_KEPT + 3)]  # more than it keeps: it starts afresh
+    programs = [_program(p, n=2 + p % len(shared) % 3) for p in range(3 * len(shared))]
+    for p, prog in enumerate(programs):
+        prog.structure = shared[p % len(shared)] if p % 7 else None
+        for k, c in enumerate(prog.commands):  # bytes differ between programs of one structure
+            c.global_read_bytes = c.global_read_bytes and 4096 + 32 * ((p + k) % 5)
+    rng = np.random.default_rng(0)
+    cycles = [np.cumsum(rng.random(2 * len(prog.commands))).reshape(2, -1).tolist() for prog in programs]
+    sums, expected = LineSums(), {}
+    for prog, (start, end) in zip(programs, cycles, strict=True):
+        sums.add(prog.structure, prog.commands, start, end)
+        add_line_costs(expected, prog.commands, start, end)
+    assert sums.acc == expected and list(sums.acc) == list(expected)
+    assert [list(a[4]) for a in sums.acc.values()] == [list(a[4]) for a in expected.values()]
+
+
+def test_line_sums_equal_add_line_costs_of_every_program_in_order():
+    from mtia_xdsl.machine.timeline import add_line_costs, line_sums
+
+    shared = [object(), object()]
+    programs = []
+    for p in range(12):
+        prog = _program(p, n=3)
+        if p % 3 == 1:
+            prog.commands[1].loc = "k.py:3:8"  # an SE command on the loads' line: its engines are dma, se
+        if p % 3 == 2:
+            prog.commands[-1].loc = "k.py:4:8"  # the store on the SE line, in programs of no structure
+        prog.structure = shared[p % 3] if p % 3 < 2 else None
+        programs.append(prog)
+    timeline = simulate(programs, DRAM)
+    expected: dict = {}
+    for prog, (_, start, end) in zip(timeline.programs, timeline.command_cycles, strict=True):
+        add_line_costs(expected, prog.commands, start, end)
+    sums = line_sums(timeline.programs, timeline.cycles)
+    assert sums == expected and list(sums) == list(expected)
+    assert [list(a[4]) for a in sums.values()] == [list(a[4]) for a in expected.values()]
+    assert [list(a[4]) for a in sums.values()] == [[Engine.DMA, Engine.SE], [Engine.SE, Engine.DMA], [Engine.DMA]]
