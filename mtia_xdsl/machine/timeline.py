@@ -6,7 +6,7 @@ import bisect
 import struct
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from itertools import chain
 from operator import attrgetter
@@ -17,6 +17,12 @@ import numpy as np
 from mtia_xdsl.machine.commands import Command, Engine, ProgramTrace
 from mtia_xdsl.machine.config import MachineConfig
 from mtia_xdsl.machine.memory import MemoryTraffic
+
+
+def _frozen_reduce(obj: object) -> tuple[type, tuple[object, ...]]:
+    """`__reduce__` of a frozen dataclass of this module: rebuilt through its constructor from its fields, as
+    copy and pickle otherwise set the fields one by one, which a frozen class compiled by mypyc refuses."""
+    return type(obj), tuple(getattr(obj, f.name) for f in fields(obj))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,9 @@ class CommandSpan:
     issue_cycle: float
     start_cycle: float
     end_cycle: float
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return _frozen_reduce(self)
 
 
 @dataclass
@@ -81,6 +90,9 @@ class LineCost:
     ls_bytes: float
     engines: tuple[str, ...]
     """Engines its commands ran on (Engine values), in first-seen order."""
+
+    def __reduce__(self) -> tuple[type, tuple[object, ...]]:
+        return _frozen_reduce(self)
 
 
 def line_key(loc: str) -> str:

@@ -307,3 +307,18 @@ def test_full_timeline_busy_cycles_equal_the_totals_only_ones():
     totals = simulate(programs, MTIA2I, keep_commands=False)
     assert full.busy_totals is None and totals.busy_totals is not None
     assert full.engine_busy_cycles == totals.engine_busy_cycles and full.engine_busy_cycles
+
+
+def test_a_report_with_hot_lines_deep_copies_and_pickles():
+    """LineCost and CommandSpan are frozen dataclasses of the compiled timing model; copy and pickle rebuild
+    them (they used to raise FrozenInstanceError in the compiled build)."""
+    import copy
+    import pickle
+
+    timeline = simulate([stream_program(p, 4) for p in range(3)], MTIA2I)
+    assert copy.deepcopy(timeline.spans[:2]) == timeline.spans[:2]  # CommandSpan: frozen as well
+    report = build_report(timeline, "stream")
+    assert report.hot_lines
+    assert copy.deepcopy(report).hot_lines == report.hot_lines
+    again = pickle.loads(pickle.dumps(report))
+    assert again == report and again.hot_lines[0].engines == report.hot_lines[0].engines
