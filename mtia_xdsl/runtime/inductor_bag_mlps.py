@@ -439,6 +439,15 @@ def _step(offsets: Any) -> int | None:
     return step
 
 
+def _same_iotas(offsets: list[Any]) -> bool:
+    """Whether the offsets nodes are all one `prims.iota` (one node, or, as an inference graph has them, one iota
+    per table of one length and step)."""
+    first = offsets[0]
+    return all(
+        o is first or (_step(o) == _step(first) and o.args == first.args and o.kwargs == first.kwargs) for o in offsets
+    )
+
+
 def _items(node: Any) -> dict[int, Any] | None:
     """{index: getitem node} of `node`'s users, or None if a user is not a getitem."""
     items: dict[int, Any] = {}
@@ -485,7 +494,7 @@ def _chain(cat: Any) -> tuple[int, list[Any], dict[int, Any]] | None:
     weights, indices, offsets, mode, psws, include_last, dim = cat.args
     step = _step(offsets[0])
     items = _items(cat)
-    if step is None or any(o is not offsets[0] for o in offsets) or psws or include_last or dim != 0:
+    if step is None or not _same_iotas(offsets) or psws or include_last or dim != 0:
         return None
     if items is None or 0 not in items or any(items[i].users for i in (1, 3) if i in items):
         return None
@@ -554,5 +563,6 @@ def _fuse(graph: Any, cat: Any, step: int, layers: list[Any], items: dict[int, A
     for item in items.values():
         graph.erase_node(item)
     graph.erase_node(cat)
-    offsets[0].replace_all_uses_with(outs[3])
-    graph.erase_node(offsets[0])
+    for iota in dict.fromkeys(offsets):
+        iota.replace_all_uses_with(outs[3])
+        graph.erase_node(iota)
