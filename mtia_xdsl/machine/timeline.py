@@ -307,6 +307,16 @@ def command_bytes(c: Command) -> tuple[float, float]:
     return c.global_read_bytes + c.global_write_bytes, c.ls_bytes
 
 
+def _add_command(a: list, c: Command, start: float, end: float) -> None:
+    """Add one command (that ran from `start` to `end`) to its loc's sums `a` ([commands, cycles, global bytes,
+    LS bytes, engines]; the engines are the caller's)."""
+    a[0] += 1
+    a[1] += end - start
+    global_bytes, ls_bytes = command_bytes(c)
+    a[2] += global_bytes
+    a[3] += ls_bytes
+
+
 def add_line_costs(
     acc: dict[str, list], commands: Sequence[Command], start: Sequence[float], end: Sequence[float]
 ) -> None:
@@ -316,11 +326,7 @@ def add_line_costs(
         a = acc.get(c.loc)
         if a is None:
             a = acc[c.loc] = [0, 0.0, 0.0, 0.0, {}]
-        a[0] += 1
-        a[1] += e - s
-        global_bytes, ls_bytes = command_bytes(c)
-        a[2] += global_bytes
-        a[3] += ls_bytes
+        _add_command(a, c, s, e)
         a[4][c.engine] = None  # the member, not its value: an Enum's .value is a slow descriptor
 
 
@@ -354,11 +360,7 @@ class LineSums:
                 self.targets[id(structure)] = (structure, [acc[c.loc] for c in commands])
             return
         for a, c, s, e in zip(known[1], commands, start, end, strict=False):
-            a[0] += 1
-            a[1] += e - s
-            global_bytes, ls_bytes = command_bytes(c)
-            a[2] += global_bytes
-            a[3] += ls_bytes
+            _add_command(a, c, s, e)
 
 
 _ENGINE_CODE = {id(e): k for k, e in enumerate(Engine)}
