@@ -84,17 +84,10 @@ def _bias(b_ptr, N: tl.constexpr, BN: tl.constexpr, BLOCK_M: tl.constexpr):
 def _layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, RELU: tl.constexpr, IEEE: tl.constexpr):
     """(relu of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator of `_bias`), stored at
     h_ptr + rows * N (rows where row_ok, columns < N); returned."""
-    x = h.to(w.dtype)
-    if IEEE:
-        h = tl.dot(x, tl.trans(w), b, input_precision="ieee")
-    else:
-        h = tl.dot(x, tl.trans(w), b)
+    h = _dot(h.to(w.dtype), w, b, IEEE)
     if RELU:
         h = tl.maximum(h, 0.0)
-    rn = tl.arange(0, w.shape[0])
-    tl.store(
-        h_ptr + rows[:, None] * N + rn[None, :], h.to(h_ptr.dtype.element_ty), mask=row_ok[:, None] & (rn < N)[None, :]
-    )
+    _store_tile(h, h_ptr, rows, row_ok, 0, N)
     return h
 
 
@@ -116,10 +109,7 @@ def _store_tile(h, h_ptr, rows, row_ok, col0, N: tl.constexpr):
 @triton.jit
 def _dot(x, w, acc, IEEE: tl.constexpr):
     """acc + x @ w.T (w: a natural [N, K] weight tile)."""
-    if IEEE:
-        return tl.dot(x, tl.trans(w), acc, input_precision="ieee")
-    else:
-        return tl.dot(x, tl.trans(w), acc)
+    return _dotk(x, tl.trans(w), acc, IEEE)
 
 
 @triton.jit
