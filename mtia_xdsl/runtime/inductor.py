@@ -320,6 +320,7 @@ def install() -> None:
             return compile_entry(*args, **kwargs)
 
     compile_fx._compile_fx_inner = compile_with_gemm_templates
+    _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten()._embedding_bag_forward_only.default] = embedding_bag  # frozen weights: same op, no backward
@@ -331,6 +332,26 @@ def install() -> None:
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
     _installed = True
+
+
+def _masked_prologue_loads_read_zero(simd: Any) -> None:
+    """Make Inductor re-mask every fused GEMM prologue while our backend is active.
+
+    A prologue (a pointwise producer of a template's input, such as attention's transposing copy before its
+    output projection) loads under the template's mask (`a_mask`, lanes past K) with no `other`, and Inductor
+    takes those lanes for 0: when `prologue_preserves_zero_mask` finds the prologue maps 0 to 0 it drops its
+    `tl.where(a_mask, value, 0.0)`. On MTIA a masked-off lane with no `other` reads as unwritten LS, NaN
+    (machine/interpret/mtia.py), and NaN x 0 in `tl.dot` made the whole output NaN whenever K was no multiple
+    of BLOCK_K. The hook answers False while our backend is active, so the `tl.where` is always written.
+    """
+    preserves_zero = _require(simd, "prologue_preserves_zero_mask", "torch._inductor.codegen.simd")
+
+    @functools.wraps(preserves_zero)
+    def prologue_preserves_zero_mask(prologue: Any) -> bool:
+        return False if mtia_active() else preserves_zero(prologue)
+
+    prologue_preserves_zero_mask.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    simd.prologue_preserves_zero_mask = prologue_preserves_zero_mask
 
 
 def _flexible_fallback(lowering: Any) -> None:

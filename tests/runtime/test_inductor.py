@@ -602,3 +602,24 @@ def test_embedding_bag_runs_on_mtia_in_inference(mtia_inductor, mode):
             compiled(bad, torch.tensor([0]))
     assert type(raised.value) is type(eager.value)
     assert str(raised.value) == str(eager.value).splitlines()[0]  # (less aten's '[ torch.LongTensor{} ]')
+
+
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_fused_prologue_with_a_partial_k_block_matches_eager(mtia_inductor):
+    """Attention's output projection `linear(y.transpose(1, 2).reshape(B, T, H * d))`: Inductor fuses the
+    transposing copy into the GEMM template's A load (a prologue) masked by `a_mask` with no `other`, and
+    takes the masked lanes for 0 (`prologue_preserves_zero_mask`). K = 40 is no multiple of BLOCK_K, so the
+    last K step has masked lanes, which read as NaN on MTIA (unwritten LS): the output was all NaN."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(40, 16)
+    y = torch.randn(2, 5, 12, 8)
+
+    def project(t):
+        return linear(t.transpose(1, 2).reshape(2, 12, 40))
+
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(project), y)
+        torch.testing.assert_close(out, project(y))
+    assert "a_mask)" in "\n".join(codes)  # the prologue's load under the template's mask, with no `other`: fused
