@@ -267,7 +267,7 @@ def _bag_mlp_graph(
         xs = [call(torch.ops.aten.select.int, (layer, 0, t), h[t]) for t in range(tables)]
     graph.output(tuple(xs))
     graph.lint()
-    return graph, {"cat": cat, "iota": iota, "bags": bags, "layers": layers, "w": ws, "b": bs, "graph": graph}
+    return graph, {"cat": cat, "iota": iota, "bags": bags, "layers": layers, "w": ws, "b": bs}
 
 
 def test_fuse_bag_mlps_fuses_the_hand_built_towers(bag_mlps):
@@ -381,6 +381,7 @@ def test_fuse_bag_mlps_leaves_what_the_op_cannot_serve(bag_mlps, change):
 def test_fuse_bag_mlps_leaves_what_does_not_fit(bag_mlps, shape):
     """Layers or bags past what a program holds in LS (`ls_bytes_needed`), past MAX_WIDTH, of a dtype the op
     does not take: nothing fused; layers past MAX_LAYERS: the first MAX_LAYERS fused, the rest left."""
+    shape = dict(shape)
     fused = shape.pop("fused", 0)
     graph, nodes = _bag_mlp_graph(bag_mlps, **shape)
     assert bag_mlps.fuse_bag_mlps(graph) == (1 if fused else 0)
@@ -400,10 +401,15 @@ def test_fuse_bag_mlps_leaves_layers_of_two_dtypes(bag_mlps):
 def test_a_layer_read_whole_is_the_ops_output(bag_mlps):
     """A reader of a whole layer (not a table's view) ends the chain there but reads the op's output of it:
     the op writes every layer's [G, n_bags, N], whatever reads it."""
+    import operator
+
     graph, nodes = _bag_mlp_graph(bag_mlps)
     _reader(graph, nodes["layers"][0])
     assert bag_mlps.fuse_bag_mlps(graph) == 1
-    targets = [n.target for n in graph.nodes]
-    assert bag_mlps._LINEAR_GROUP in targets  # layer 1 stays: it reads views of layer 0 that ...
     (op,) = [n for n in graph.nodes if n.target is bag_mlps._OP]
-    assert len(op.args[-1]) == 1
+    assert len(op.args[-1]) == 1  # layer 0 only: layer 1 stays a linear_group
+    assert [n.target for n in graph.nodes].count(bag_mlps._LINEAR_GROUP) == 1
+    (reader,) = [n for n in graph.nodes if n.target is torch.ops.aten.sum.default]
+    layer0 = reader.args[0]  # getitem 0 of the op's layer outputs (its getitem 2)
+    assert layer0.target is operator.getitem and layer0.args[1] == 0
+    assert layer0.args[0].target is operator.getitem and layer0.args[0].args == (op, 2)
