@@ -387,10 +387,9 @@ def embedding_bag_mlp(
     (bags [G * n_bags, D], bag sizes [n_bags] per table (step for mean, 0 for sum, as aten's CPU kernel),
     layer outputs [G, n_bags, N_l] per layer, the offsets arange(0, n_bags * step, step) [n_bags] of the ids'
     dtype (int64 or int32, as `nn.EmbeddingBag` makes them for a 2-D input): what a backward of the bags reads,
-    written here so that it is not a launch of its own). One launch, one
-    program per (block of `bags_per_program` bags, table). indices 1-D of n_bags * step ids each; weights
-    [rows_t, D] contiguous; ws [K_l, N_l] (any strides, one per layer across tables), K_0 = D and
-    K_l = N_(l-1); bs [N_l].
+    written here so that it is not a launch of its own). One launch, one program per (block of
+    `bags_per_program` bags, table). indices 1-D of n_bags * step ids each; weights [rows_t, D] contiguous;
+    ws [K_l, N_l] (any strides, one per layer across tables), K_0 = D and K_l = N_(l-1); bs [N_l].
 
     Raises: ValueError for inconsistent tables or layers, more than 3 layers, widths past MAX_WIDTH or a program
     larger than a PE's LS (`ls_bytes_needed`); RuntimeError for ids eager refuses
@@ -481,14 +480,9 @@ def _step(offsets: Any) -> int | None:
         return None
     kw = offsets.kwargs
     step = kw.get("step")
-    if (
-        kw.get("start") != 0
-        or kw.get("dtype") not in (torch.int64, torch.int32)
-        or not isinstance(step, int)
-        or step < 1
-    ):
+    if kw.get("start") != 0 or kw.get("dtype") not in (torch.int64, torch.int32):
         return None
-    return step
+    return step if isinstance(step, int) and step >= 1 else None
 
 
 def _same_iotas(offsets: list[Any]) -> bool:
@@ -548,7 +542,7 @@ def _chain(cat: Any) -> tuple[int, list[Any], dict[int, Any]] | None:
     items = _items(cat)
     if step is None or not _same_iotas(offsets) or psws or include_last or dim != 0:
         return None
-    if any(_val(i).dtype != offsets[0].kwargs["dtype"] for i in indices):
+    if any(getattr(_val(i), "dtype", None) != offsets[0].kwargs["dtype"] for i in indices):
         return None  # the op writes the offsets in the ids' dtype
     if items is None or 0 not in items or any(items[i].users for i in (1, 3) if i in items):
         return None
