@@ -170,7 +170,7 @@ def group_concatenated_bags(graph: Any) -> int:
     return grouped
 
 
-def _ancestors(node: Any) -> set[Any]:
+def ancestors(node: Any) -> set[Any]:
     """Every node `node` depends on (its inputs, theirs, and so on)."""
     seen: set[Any] = set()
     stack = list(node.all_input_nodes)
@@ -185,10 +185,10 @@ def _ancestors(node: Any) -> set[Any]:
 def independent_sets(bags: list[Any]) -> list[list[Any]]:
     """Split `bags` into sets of which no member depends on another, greedily in order: each bag joins the first
     set none of whose members is among its ancestors or has it among theirs."""
-    ancestors = {bag: _ancestors(bag) for bag in bags}
+    above = {bag: ancestors(bag) for bag in bags}
     sets: list[list[Any]] = []
     for bag in bags:
-        free = (s for s in sets if not any(other in ancestors[bag] or bag in ancestors[other] for other in s))
+        free = (s for s in sets if not any(other in above[bag] or bag in above[other] for other in s))
         joined = next(free, None)
         if joined is None:
             sets.append([bag])

@@ -15,8 +15,14 @@ product on the DPE, and runs them through every layer, the weights loaded while 
 their way; two layers run as `_split_pair` (the first in two column halves, so that the SE's relu of one
 half overlaps the DPE's product of the other); one more program per table writes the bag sizes and the
 offsets. The op still writes the bags' output, their sizes and every layer's output, for the readers the
-grouped ops had (a training step saves them for backward). Imports torch and triton when loaded: import it
-only once Inductor has loaded.
+grouped ops had (a training step saves them for backward).
+
+What stays unfused, and why: layers without a bias (`nn.Linear(..., bias=False)` is `aten.mm`, which
+`group_linears` does not group: `linear_group` takes a bias per layer, so no `linear_group` follows the bags);
+an activation other than relu between two layers ends the chain there (the op, as `linear_group`, folds
+only relu), while one after the last layer is a reader of the op's output (Inductor puts it in the launch of
+the pointwise work that follows); tables, layers or bags whose program does not fit a PE's LS
+(`ls_bytes_needed`). Imports torch and triton when loaded: import it only once Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
@@ -38,13 +44,12 @@ from torch._inductor.pattern_matcher import stable_topological_sort
 from torch.library import triton_op, wrap_triton
 
 from mtia_xdsl.runtime import inductor_kernels, inductor_linear_groups
+from mtia_xdsl.runtime.inductor_bag_groups import ancestors
 
 MIN_DOT = 16
 """Rows, columns and depth of a `tl.dot` operand at least: a block of fewer bags pads its product to 16 rows."""
 MAX_WIDTH = 256
-"""Table width D and layer widths N at most (one block of columns each)."""
-MAX_WEIGHT_ELEMS = 128 * 128
-"""Elements (K x N) of one layer's weight at most: every program holds every layer's weight in LS."""
+"""Table width D and layer widths N at most (one block of columns each); what fits LS besides: `ls_bytes_needed`."""
 MAX_IDS_PER_PROGRAM = 64
 """Ids a program gathers at most (its bags' rows, one indexed DMA): see `bags_per_program`."""
 MAX_LAYERS = 3
@@ -211,11 +216,12 @@ def _bag_rows(pick, rows, L: tl.constexpr, MEAN: tl.constexpr, IEEE: tl.constexp
 @triton.jit
 def _write_sizes(size_ptr, offsets_ptr, k, n_bags, L: tl.constexpr, MEAN: tl.constexpr, BLOCK_OFFSETS: tl.constexpr):
     """The sizes of table k's n_bags bags (L for MEAN, else 0) into size_ptr; for table 0 also the offsets
-    arange(0, n_bags * L, L) (BLOCK_OFFSETS >= n_bags)."""
+    arange(0, n_bags * L, L) (BLOCK_OFFSETS >= n_bags); both of the pointers' dtype (the ids', int64 or int32)."""
     o = tl.arange(0, BLOCK_OFFSETS)
-    tl.store(size_ptr + o, tl.zeros([BLOCK_OFFSETS], dtype=tl.int64) + (L if MEAN else 0), mask=o < n_bags)
+    tl.store(size_ptr + o, tl.zeros([BLOCK_OFFSETS], dtype=size_ptr.dtype.element_ty) + (L if MEAN else 0),
+             mask=o < n_bags)  # fmt: skip
     if k == 0:
-        tl.store(offsets_ptr + o, o.to(tl.int64) * L, mask=o < n_bags)
+        tl.store(offsets_ptr + o, (o.to(tl.int64) * L).to(offsets_ptr.dtype.element_ty), mask=o < n_bags)
 
 
 @triton.jit
@@ -242,8 +248,8 @@ def _bag_mlp_tile(
     """Bags blk * BAGS ... (< n_bags) of table k: the rows of ids [bag * L, bag * L + L) summed (MEAN: / L) into
     out [G * n_bags, D] at row k * n_bags + bag and their sizes (L for MEAN, else 0) into size_ptr [n_bags],
     then layer l < LAYERS (<= 3): h_l = (relu of) h_(l-1) @ ws[k * LAYERS + l] + bs[k * LAYERS + l] into
-    hs[l] [G, n_bags, NS[l]]; block 0 of table 0 also writes the offsets arange(0, n_bags * L, L) (int64,
-    BLOCK_OFFSETS >= n_bags). In program order: the ids, the weights (their DRAM latency and transfer under
+    hs[l] [G, n_bags, NS[l]]; block 0 of table 0 also writes the offsets arange(0, n_bags * L, L) (the ids'
+    dtype, BLOCK_OFFSETS >= n_bags). In program order: the ids, the weights (their DRAM latency and transfer under
     the ids' and the rows'), the rows (one indexed DMA), the biases (behind the rows: they are needed last)."""
     first = blk * BAGS
     rows_left = tl.minimum(n_bags - first, BAGS)
@@ -331,6 +337,40 @@ def bags_per_program(n_bags: int, step: int, tables: int) -> int:
     return min(bags, max(n_bags, 1))
 
 
+def ls_bytes_needed(d: int, widths: list[int], dtype: torch.dtype, n_bags: int, step: int, tables: int) -> int:
+    """Bytes of a PE's LS (its CBs, each at depth 1: what mtia-cb-sizing leaves them when LS is short) that one
+    program of `embedding_bag_mlp` needs at most, for tables of width d and `dtype` (e bytes an element), bags
+    of `step` ids, `n_bags` per table, and layers of `widths`; `layer_widths` holds it against
+    `MachineConfig.ls_bytes` of the driver's chip (384 KB on MTIA-2i, S1/S6).
+
+    With the kernel's blocks (BLOCK_M, BLOCK_IDS = `bags_per_program` bags and their ids; BLOCK_D, BK_l, BN_l
+    of D, K_l, N_l; each a power of two, `_pow2`), in bytes:
+
+        e * (sum_l BK_l * BN_l + max(max_l BK_l * BN_l, BLOCK_IDS * BLOCK_D))
+      + 4 * BLOCK_M * max(BLOCK_D, BN_l) * (LAYERS + 3)
+      + BLOCK_IDS * (16 + (e + 1) * BLOCK_M) + 20 * BLOCK_OFFSETS
+
+    Every layer's weight tile (all loaded before the first product), and either a weight tile's transpose
+    (the `tl.dot` operand) or the gathered rows (never alive together); f32 tiles of BLOCK_M rows: the bags'
+    sums, each layer's accumulator, and the products in flight; the ids (int64 and their int32 offsets) and
+    the one-hot pick (its mask and values); the sizes program's bag sizes and offsets (int64) and their
+    int32 arange. An upper bound of the LS the CBs take as mtia-cb-allocate placed them (`metadata.shared`, the
+    report's `ls_high_water_bytes`), 16 bags of 8 ids per table, two tables (tests/runtime/
+    test_inductor_bag_mlps.py): three f32 layers of 128 x 128 take 303,232 bytes of the 313,152 bounded; a bf16
+    layer of 256 x 256 303,232 of 329,024; an f32 layer of 256 x 256 573,568 (more than LS) of 591,680."""
+    e = dtype.itemsize
+    bags = bags_per_program(n_bags, step, tables)
+    block_m, block_ids, block_d = _pow2(bags), _pow2(bags * step), _pow2(d, 1)
+    weights = [_pow2(k) * _pow2(n) for k, n in zip([d, *widths[:-1]], widths, strict=True)]
+    cols = max(block_d, *(_pow2(n) for n in widths))
+    return (
+        e * (sum(weights) + max(*weights, block_ids * block_d))
+        + 4 * block_m * cols * (len(widths) + 3)
+        + block_ids * (16 + (e + 1) * block_m)
+        + 20 * _pow2(n_bags, 1)
+    )
+
+
 @triton_op("mtia_xdsl::embedding_bag_mlp", mutates_args=())
 def embedding_bag_mlp(
     weights: list[torch.Tensor],
@@ -345,14 +385,15 @@ def embedding_bag_mlp(
     indices[t], arange(0, N, step), mode=mode)`, sum (0) or mean (1)), then a chain of LAYERS linear layers
     per table (x @ ws[t * LAYERS + l] + bs[t * LAYERS + l], through relu when relus[l]):
     (bags [G * n_bags, D], bag sizes [n_bags] per table (step for mean, 0 for sum, as aten's CPU kernel),
-    layer outputs [G, n_bags, N_l] per layer, the offsets arange(0, n_bags * step, step) [n_bags] int64: what
-    a backward of the bags reads, written here so that it is not a launch of its own). One launch, one
-    program per (block of `bags_per_program` bags, table). indices 1-D of n_bags * step ids each; weights
-    [rows_t, D] contiguous; ws [K_l, N_l] (any strides, one per layer across tables), K_0 = D and
-    K_l = N_(l-1); bs [N_l].
+    layer outputs [G, n_bags, N_l] per layer, the offsets arange(0, n_bags * step, step) [n_bags] of the ids'
+    dtype (int64 or int32, as `nn.EmbeddingBag` makes them for a 2-D input): what a backward of the bags reads,
+    written here so that it is not a launch of its own). One launch, one program per (block of
+    `bags_per_program` bags, table). indices 1-D of n_bags * step ids each; weights [rows_t, D] contiguous;
+    ws [K_l, N_l] (any strides, one per layer across tables), K_0 = D and K_l = N_(l-1); bs [N_l].
 
-    Raises: ValueError for inconsistent tables or layers, more than 3 layers or sizes past MAX_WIDTH and
-    MAX_WEIGHT_ELEMS; RuntimeError for ids eager refuses (`inductor_kernels.check_bag_inputs`)."""
+    Raises: ValueError for inconsistent tables or layers, more than 3 layers, widths past MAX_WIDTH or a program
+    larger than a PE's LS (`ls_bytes_needed`); RuntimeError for ids eager refuses
+    (`inductor_kernels.check_bag_inputs`)."""
     widths = layer_widths(weights, indices, step, mode, ws, bs, relus)
     g, layers, d = len(weights), len(relus), weights[0].shape[1]
     n_bags = indices[0].shape[0] // step
@@ -361,7 +402,7 @@ def embedding_bag_mlp(
     out = weights[0].new_empty(g * n_bags, d)
     sizes = [i.new_empty(n_bags) for i in indices]
     hs = [weights[0].new_empty(g, n_bags, n) for n in widths]
-    offsets = indices[0].new_empty(n_bags, dtype=torch.int64)
+    offsets = indices[0].new_empty(n_bags)
     bags = bags_per_program(n_bags, step, g)
     block_m = _pow2(bags)
     if n_bags > 0:
@@ -398,11 +439,25 @@ def layer_widths(
             and bs[t * layers + i].shape == (w0.shape[1],) and ws[t * layers + i].dtype == bs[t * layers + i].dtype
             == dtype for t in range(g)
         )  # fmt: skip
-        if not same or w0.shape[0] != k or w0.shape[1] > MAX_WIDTH or w0.numel() > MAX_WEIGHT_ELEMS:
+        if not same or w0.shape[0] != k or w0.shape[1] > MAX_WIDTH:
             raise ValueError(f"embedding_bag_mlp: layer {i} needs w [{k}, N <= {MAX_WIDTH}] and b [N] per table")
         k = w0.shape[1]
         widths.append(k)
+    _check_ls(d, widths, dtype, n // step, step, g)
     return widths
+
+
+def _check_ls(d: int, widths: list[int], dtype: torch.dtype, n_bags: int, step: int, tables: int) -> None:
+    """Raise ValueError if a program of `embedding_bag_mlp` needs more LS (`ls_bytes_needed`) than a PE of the
+    driver's chip has (`MachineConfig.ls_bytes`)."""
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
+
+    need, ls = ls_bytes_needed(d, widths, dtype, n_bags, step, tables), target_machine_config().ls_bytes
+    if need > ls:
+        raise ValueError(
+            f"embedding_bag_mlp: a program of D {d}, layers {widths} of {dtype}, {n_bags} bags of {step} ids needs "
+            f"up to {need} bytes of LS but a PE has {ls} (MachineConfig.ls_bytes)"
+        )
 
 
 _BAG_CAT: Any = inductor_kernels.embedding_bag_cat._opoverload  # pyright: ignore[reportFunctionMemberAccess]
@@ -419,14 +474,15 @@ def _val(node: Any) -> Any:
 
 
 def _step(offsets: Any) -> int | None:
-    """L if the node `offsets` is `prims.iota(n, start=0, step=L)` of int64 (fixed-step bags), else None."""
+    """L if the node `offsets` is `prims.iota(n, start=0, step=L)` of int64 or int32 (fixed-step bags), else
+    None."""
     if getattr(offsets, "target", None) is not torch.ops.prims.iota.default:
         return None
     kw = offsets.kwargs
     step = kw.get("step")
-    if kw.get("start") != 0 or kw.get("dtype") is not torch.int64 or not isinstance(step, int) or step < 1:
+    if kw.get("start") != 0 or kw.get("dtype") not in (torch.int64, torch.int32):
         return None
-    return step
+    return step if isinstance(step, int) and step >= 1 else None
 
 
 def _same_iotas(offsets: list[Any]) -> bool:
@@ -486,6 +542,8 @@ def _chain(cat: Any) -> tuple[int, list[Any], dict[int, Any]] | None:
     items = _items(cat)
     if step is None or not _same_iotas(offsets) or psws or include_last or dim != 0:
         return None
+    if any(getattr(_val(i), "dtype", None) != offsets[0].kwargs["dtype"] for i in indices):
+        return None  # the op writes the offsets in the ids' dtype
     if items is None or 0 not in items or any(items[i].users for i in (1, 3) if i in items):
         return None
     bags = _val(offsets[0]).shape[0]
@@ -505,17 +563,27 @@ def _chain(cat: Any) -> tuple[int, list[Any], dict[int, Any]] | None:
         )  # fmt: skip
     except (ValueError, AttributeError, IndexError):
         return None
+    if _reads_any([*ws, *bs], {cat, *layers}):
+        return None
     return step, layers, items
+
+
+def _reads_any(nodes: list[Any], chain: set[Any]) -> bool:
+    """Whether a node of `nodes` (a layer's weight or bias) depends on a node of `chain` (the bags or a layer):
+    the fused op, which reads it, would then depend on its own output."""
+    return any(not chain.isdisjoint(ancestors(n)) for n in nodes if hasattr(n, "all_input_nodes"))
 
 
 def fuse_bag_mlps(graph: Any) -> int:
     """Rewrite `graph` (Inductor's post-grad FX graph, after `group_linears`) in place: each `embedding_bag_cat`
-    of fixed-step bags along dim 0 (offsets `prims.iota(n, start=0, step=L)`, no per-sample weights, its
-    offset2bag and max_indices unread) whose per-table rows feed a `linear_group`, and that group's per-table
-    outputs the next (up to MAX_LAYERS), becomes one `mtia_xdsl::embedding_bag_mlp`: the bags' output, their
-    sizes and each group's output are the op's, and every other reader of the offsets reads the op's offsets
-    (the iota is then no launch of its own). The graph stays sorted and valid (`graph.lint()`).
-    Returns the number of bag groups fused."""
+    of fixed-step bags along dim 0 (offsets one `prims.iota(n, start=0, step=L)` of the ids' dtype, int64 or
+    int32; no per-sample weights; its offset2bag and max_indices unread; its bags read only as the per-table
+    slices) whose per-table rows feed a `linear_group`, and that group's per-table outputs the next (up to
+    MAX_LAYERS; a layer read otherwise is the last), becomes one `mtia_xdsl::embedding_bag_mlp`, if its
+    arguments fit (`layer_widths`: one dtype, widths, LS) and no layer's weight or bias depends on the bags or
+    a layer: the bags' output, their sizes and each group's output are the op's, and every other reader of
+    the offsets reads the op's offsets (the iota is then no launch of its own). The graph stays sorted and
+    valid (`graph.lint()`). Returns the number of bag groups fused."""
     fused = 0
     for cat in [n for n in graph.nodes if n.target is _BAG_CAT]:
         chain = _chain(cat)
