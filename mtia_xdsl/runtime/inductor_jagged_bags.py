@@ -78,52 +78,54 @@ def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constex
 
 
 @triton.jit
-def _bag_of_ids(offsets_ptr, first, n_ids, n_offsets, BLOCK_IDS: tl.constexpr, BLOCK_O: tl.constexpr):
-    """Each id j < BLOCK_IDS's bag, counted from bag `first`: (offsets[first + o] <= j summed over o < BLOCK_O) - 1,
-    an offset past n_offsets read as n_ids (the end of the last bag without include_last_offset). Negative
-    for ids before bag `first`; from rows_left on for ids past the block's bags (offsets are non-decreasing)."""
-    o = tl.arange(0, BLOCK_O)
-    is_offset = first + o < n_offsets
-    starts = tl.where(is_offset, tl.load(offsets_ptr + first + o, mask=is_offset, other=0), n_ids)
-    j = tl.arange(0, BLOCK_IDS)
-    return tl.sum((starts[:, None] <= j[None, :]).to(tl.int32), 0) - 1
+def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.constexpr):
+    """(starts, ends) [BLOCK_M] int16 of bags first + m: offsets[first + m] and the next offset (n_ids past the
+    last offset, which ends the last bag without include_last_offset); both 0 (no ids) for m >= rows_left.
+    Two DMAs, in flight together (int16: the op takes at most MAX_IDS ids)."""
+    m = tl.arange(0, BLOCK_M)
+    starts = tl.load(offsets_ptr + first + m, mask=m < rows_left, other=0)
+    n_ends = tl.minimum(rows_left, n_offsets - first - 1)
+    ends = tl.load(offsets_ptr + first + 1 + m, mask=m < n_ends, other=0)
+    ends = tl.where(m < n_ends, ends, tl.where(m < rows_left, n_ids, 0))
+    return starts.to(tl.int16), ends.to(tl.int16)
 
 
 @triton.jit
 def _jagged_tile(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n,
-    D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_O: tl.constexpr,
-    BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
-    BKS: tl.constexpr, BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
+    D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
+    MEAN: tl.constexpr, LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr,
+    BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
 ):  # fmt: skip
     """Bags blk * BAGS ... (< n_bags): the rows of the ids of each (offsets[b] <= j < the next offset, or n_ids)
-        summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D], then layer l < LAYERS:
-        h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]. In program order: the offsets and
-        every id (both DMAs in flight together), the weights and biases (under the ids' and the rows' latency),
-        the rows of every id (one indexed DMA, masked by the ids' count alone: a box, and no wait for the offsets),
-    of which the one-hot product picks the block's."""
+    summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D], then layer l < LAYERS:
+    h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]. In program order: every id (the
+    chain's first DMA), the bags' bounds (`_bag_bounds`), the weights and biases (all in flight under the ids'
+    latency), the rows of every id (one indexed DMA, masked by the ids' count alone: a box, no wait for the
+    offsets), of which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums
+    the block's."""
     first = blk * BAGS
     rows_left = tl.minimum(n_bags - first, BAGS)
-    bag = _bag_of_ids(offsets_ptr, first, n_ids, n_offsets, BLOCK_IDS, BLOCK_O)
     j = tl.arange(0, BLOCK_IDS)
-    ids = tl.load(ids_ptr + j[:, None], mask=(j < n_ids)[:, None], other=0)
+    ids = tl.load(ids_ptr + j, mask=j < n_ids, other=0)
+    starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M)
     w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, LAYERS, KS, NS, BKS, BNS)
     b0, b1, b2 = _biases(bs, 0, LAYERS, NS, BNS, BLOCK_M)
     cols = tl.arange(0, BLOCK_D)
     if D == BLOCK_D:
-        rows = tl.load(weight_ptr + ids * D + cols[None, :], mask=(j < n_ids)[:, None], other=0.0)
+        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None], other=0.0)
     else:
-        rows = tl.load(weight_ptr + ids * D + cols[None, :], mask=(j < n_ids)[:, None] & (cols < D)[None, :],
+        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None] & (cols < D)[None, :],
                        other=0.0)  # fmt: skip
-    in_block = (bag >= 0) & (bag < rows_left) & (j < n_ids)
-    m = tl.arange(0, BLOCK_M)
-    pick = (bag[None, :] == m[:, None]) & in_block[None, :]
+    j16 = j.to(tl.int16)
+    pick = ((starts[:, None] <= j16[None, :]) & (j16[None, :] < ends[:, None])).to(rows.dtype)
     if IEEE:
-        h = tl.dot(pick.to(rows.dtype), rows, input_precision="ieee")
+        h = tl.dot(pick, rows, input_precision="ieee")
     else:
-        h = tl.dot(pick.to(rows.dtype), rows)
+        h = tl.dot(pick, rows)
     if MEAN:
-        h = h / tl.maximum(tl.sum(pick.to(tl.float32), 1), 1.0)[:, None]
+        h = h / tl.maximum(ends - starts, 1).to(tl.float32)[:, None]
+    m = tl.arange(0, BLOCK_M)
     out_rows = first + m
     row_ok = m < rows_left
     _store_tile(h, out_ptr, out_rows, row_ok, 0, D)
@@ -151,7 +153,7 @@ def _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS: tl.
 def _jagged_bag_mlp_kernel(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, ws, bs, hs, n_ids,
     n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_O: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr,
     INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_OB: tl.constexpr,
     LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
     ACTS: tl.constexpr, IEEE: tl.constexpr,
@@ -169,7 +171,7 @@ def _jagged_bag_mlp_kernel(
     else:
         _jagged_tile(
             weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n, D,
-            BLOCK_D, BAGS, BLOCK_M, BLOCK_O, BLOCK_IDS, MEAN, LAYERS, KS, NS, BKS, BNS, ACTS, IEEE,
+            BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, LAYERS, KS, NS, BKS, BNS, ACTS, IEEE,
         )  # fmt: skip
 
 
@@ -218,8 +220,8 @@ def jagged_bag_mlp(
             weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
             tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d, 1), bags, _pow2(bags),
-            _pow2(bags + 1, 1), _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags,
-            min(block_bags, OFFSET2BAG_STEP), layers,
+            _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, min(block_bags, OFFSET2BAG_STEP),
+            layers,
             tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
             tuple(_pow2(w) for w in widths), tuple(acts), weight.dtype == torch.float32,
         )  # fmt: skip
