@@ -70,10 +70,13 @@ def _act(h, ACT: tl.constexpr):
 
 
 @triton.jit
-def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constexpr, IEEE: tl.constexpr):
-    """(ACT of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator), stored at h_ptr + rows * N; returned."""
+def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constexpr, IEEE: tl.constexpr,
+                  STORE: tl.constexpr):  # fmt: skip
+    """(ACT of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator), stored at h_ptr + rows * N when STORE;
+    returned."""
     h = _act(_dot(h.to(w.dtype), w, b, IEEE), ACT)
-    _store_tile(h, h_ptr, rows, row_ok, 0, N)
+    if STORE:
+        _store_tile(h, h_ptr, rows, row_ok, 0, N)
     return h
 
 
@@ -94,23 +97,24 @@ def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.con
 def _jagged_tile(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n,
     D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
-    MEAN: tl.constexpr, LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr,
+    MEAN: tl.constexpr, STAGE: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr,
     BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
 ):  # fmt: skip
-    """Bags blk * BAGS ... (< n_bags): the rows of the ids of each (offsets[b] <= j < the next offset, or n_ids)
-    summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D], then layer l < LAYERS:
-    h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]. In program order: every id (the
-    chain's first DMA), the bags' bounds (`_bag_bounds`), the weights and biases (all in flight under the ids'
-    latency), the rows of every id (one indexed DMA, masked by the ids' count alone: a box, no wait for the
-    offsets), of which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums
-    the block's."""
+    """Output STAGE of bags blk * BAGS ... (< n_bags): stage 0 the rows of the ids of each bag (offsets[b] <= j
+    < the next offset, or n_ids) summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D],
+    stage l + 1 layer l's h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]; only that
+    stage's output is stored. In program order: every id (the chain's first DMA), the bags' bounds
+    (`_bag_bounds`), the weights and biases of the layers before STAGE (all in flight under the ids' latency),
+    the rows of every id (one indexed DMA, masked by the ids' count alone: a box, no wait for the offsets), of
+    which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums the block's."""
     first = blk * BAGS
     rows_left = tl.minimum(n_bags - first, BAGS)
     j = tl.arange(0, BLOCK_IDS)
     ids = tl.load(ids_ptr + j, mask=j < n_ids, other=0)
     starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M)
-    w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, LAYERS, KS, NS, BKS, BNS)
-    b0, b1, b2 = _biases(bs, 0, LAYERS, NS, BNS, BLOCK_M)
+    if STAGE > 0:
+        w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
+        b0, b1, b2 = _biases(bs, 0, STAGE, NS, BNS, BLOCK_M)
     cols = tl.arange(0, BLOCK_D)
     if D == BLOCK_D:
         rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None], other=0.0)
@@ -128,12 +132,14 @@ def _jagged_tile(
     m = tl.arange(0, BLOCK_M)
     out_rows = first + m
     row_ok = m < rows_left
-    _store_tile(h, out_ptr, out_rows, row_ok, 0, D)
-    h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE)
-    if LAYERS > 1:
-        h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE)
-    if LAYERS > 2:
-        h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE)
+    if STAGE == 0:
+        _store_tile(h, out_ptr, out_rows, row_ok, 0, D)
+    else:
+        h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1)
+        if STAGE > 1:
+            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2)
+        if STAGE > 2:
+            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, True)
 
 
 @triton.jit
@@ -153,26 +159,30 @@ def _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS: tl.
 def _jagged_bag_mlp_kernel(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, ws, bs, hs, n_ids,
     n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr,
-    INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_OB: tl.constexpr,
-    LAYERS: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_OB: tl.constexpr, BLOCKS: tl.constexpr,
+    STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
     ACTS: tl.constexpr, IEEE: tl.constexpr,
 ):  # fmt: skip
-    """Block `program_id(0)` of bags (`_jagged_tile`); the last program (one past the bags' blocks) writes the bag
-    sizes and max_indices (`inductor_kernels._write_bag_sizes`) and offset2bag (when WRITE_OFFSET2BAG)
-    instead: stores off the path of the programs that gather. ws and bs are tuples of LAYERS, hs too."""
-    blk = tl.program_id(0)
-    if blk == tl.num_programs(0) - 1:
+    """Program s * BLOCKS + blk stores output STAGES[s] of block blk of bags (`_jagged_tile`): each stored output
+    is the last store of a program of its own (a PE's DMA starts one command after another, so a second store
+    on one PE waited for the first's issue); the last program writes the bag sizes and max_indices
+    (`inductor_kernels._write_bag_sizes`) and offset2bag (when WRITE_OFFSET2BAG), stores off the path of the
+    programs that gather. ws and bs are tuples of the layers', hs too."""
+    pid = tl.program_id(0)
+    if pid == tl.num_programs(0) - 1:
         inductor_kernels._write_bag_sizes(
             offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, 1, MEAN, INCLUDE_LAST,
         )  # fmt: skip
         if WRITE_OFFSET2BAG:
             _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS, BLOCK_OB)
     else:
-        _jagged_tile(
-            weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n, D,
-            BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, LAYERS, KS, NS, BKS, BNS, ACTS, IEEE,
-        )  # fmt: skip
+        for s in tl.static_range(len(STAGES)):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+            if pid // BLOCKS == s:
+                _jagged_tile(
+                    weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, pid % BLOCKS, n_ids, n_offsets, n_bags,
+                    sw_k, sw_n, D, BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, STAGES[s], KS, NS, BKS, BNS, ACTS, IEEE,
+                )  # fmt: skip
 
 
 def bags_per_program(n_bags: int) -> int:
@@ -192,20 +202,26 @@ def jagged_bag_mlp(
     ws: list[torch.Tensor],
     bs: list[torch.Tensor],
     acts: list[int],
+    written: list[bool],
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
     """`aten._embedding_bag(weight, indices, offsets, mode=mode, include_last_offset=...)` (sum (0) or mean (1), no
     per-sample weights, no padding index), then LAYERS (1 to `inductor_bag_mlps.MAX_LAYERS`) linear layers
     h_l = act_l(h_(l-1) @ ws[l] + bs[l]), act_l by acts[l] (ACT_NONE, ACT_RELU, ACT_TANH): (bags [n_bags, D],
     offset2bag, bag_size [n_bags], max_indices [n_bags] as `inductor_kernels.embedding_bag_sum` gives them,
-    layer outputs [n_bags, N_l] per layer). One launch (`bags_per_program`). weight [rows, D]; indices [N] and
-    offsets [n_offsets] 1-D of one integer dtype; ws [K_l, N_l] (any strides), K_0 = D and K_l = N_(l-1);
-    bs [N_l]; all of one float dtype in `inductor_bag_mlps.DTYPES`.
+    layer outputs [n_bags, N_l] per layer). written [LAYERS + 1] says which of the bags (0) and the layers'
+    outputs (l + 1) are computed: one left out is returned unwritten (`fuse_jagged_bags` leaves out what nothing
+    reads). One launch: per written output a program per block of `bags_per_program` bags, and one that writes
+    the sizes and offset2bag. weight [rows, D]; indices [N] and offsets [n_offsets] 1-D of one integer dtype;
+    ws [K_l, N_l] (any strides), K_0 = D and K_l = N_(l-1); bs [N_l]; all of one float dtype in
+    `inductor_bag_mlps.DTYPES`.
 
     Raises: ValueError naming what does not fit (`check_jagged`); RuntimeError for ids or offsets eager refuses
     (`inductor_kernels.check_bag_inputs`), before the launch."""
     widths = check_jagged(weight, indices, offsets, mode, include_last_offset, ws, bs, acts)
+    if len(written) != len(acts) + 1:
+        raise ValueError(f"jagged_bag_mlp: written needs {len(acts) + 1} entries (the bags, each layer)")
     inductor_kernels.check_bag_inputs(weight.shape[0], indices, offsets)
-    n, d, layers = indices.shape[0], weight.shape[1], len(acts)
+    n, d = indices.shape[0], weight.shape[1]
     n_bags = offsets.shape[0] - (1 if include_last_offset else 0)
     write_offset2bag = inductor_kernels.writes_offset2bag(mode, weight.dtype, None)
     out = weight.new_empty(n_bags, d)
@@ -214,15 +230,16 @@ def jagged_bag_mlp(
     max_indices = offsets.new_empty(n_bags)
     hs = [weight.new_empty(n_bags, w) for w in widths]
     bags = bags_per_program(n_bags)
+    blocks = triton.cdiv(n_bags, bags)
+    stages = tuple(s for s, w in enumerate(written) if w)
     block_bags = _pow2(n_bags, 1)
     if n_bags > 0:
-        wrap_triton(_jagged_bag_mlp_kernel)[(triton.cdiv(n_bags, bags) + 1,)](
+        wrap_triton(_jagged_bag_mlp_kernel)[(len(stages) * blocks + 1,)](
             weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
             tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d, 1), bags, _pow2(bags),
             _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, min(block_bags, OFFSET2BAG_STEP),
-            layers,
-            tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
+            blocks, stages, tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
             tuple(_pow2(w) for w in widths), tuple(acts), weight.dtype == torch.float32,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices, hs
@@ -346,13 +363,14 @@ def fuse_jagged_bags(graph: Any) -> int:
 
 
 def _fuse(graph: Any, bag: Any, items: dict[int, Any], layers: list[tuple[Any, Any, int]]) -> None:
-    """Replace `bag`, its getitems and the nodes of `layers` by one `jagged_bag_mlp` node and its getitems."""
+    """Replace `bag`, its getitems and the nodes of `layers` by one `jagged_bag_mlp` node and its getitems; the op
+    writes the bags and the layers' outputs that have readers left (`written`)."""
     weight, indices, offsets, mode, _, include_last = bag.args
     ws = [addmm.args[2] for addmm, _, _ in layers]
     bs = [addmm.args[0] for addmm, _, _ in layers]
     acts = [act for _, _, act in layers]
     with graph.inserting_before(layers[-1][1]):
-        op = graph.call_function(_OP, (weight, indices, offsets, mode, include_last, ws, bs, acts))
+        op = graph.call_function(_OP, (weight, indices, offsets, mode, include_last, ws, bs, acts, []))
         outs = [graph.call_function(operator.getitem, (op, i)) for i in range(5)]
         per_layer = [graph.call_function(operator.getitem, (outs[4], i)) for i in range(len(layers))]
     for i in range(4):
@@ -368,6 +386,7 @@ def _fuse(graph: Any, bag: Any, items: dict[int, Any], layers: list[tuple[Any, A
     for i, item in items.items():
         item.replace_all_uses_with(outs[i])
         graph.erase_node(item)
+    op.args = (*op.args[:-1], [bool(outs[0].users), *(bool(node.users) for node in per_layer)])
     for i in range(4):
         if not outs[i].users:
             graph.erase_node(outs[i])

@@ -51,7 +51,7 @@ def test_jagged_bag_mlp_matches_aten(jagged, mode, include_last, offsets, widths
     torch.manual_seed(0)
     weight, ids, offsets = torch.randn(500, 16).to(dtype), torch.randint(0, 500, (40,)), torch.tensor(offsets)
     ws, bs = _layers(16, widths, dtype)
-    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts)
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts, [True] * (len(acts) + 1))
     want = _eager(weight, ids, offsets, mode, include_last, ws, bs, acts)
     tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
     torch.testing.assert_close(got[0], want[0], **tol)
@@ -59,6 +59,20 @@ def test_jagged_bag_mlp_matches_aten(jagged, mode, include_last, offsets, widths
         assert torch.equal(got[i], want[i]), i
     for h, h_want in zip(got[4], want[4], strict=True):
         torch.testing.assert_close(h, h_want, **tol)
+
+
+def test_jagged_bag_mlp_writes_what_written_asks_for(jagged):
+    """With written [False, False, True] the last layer's output, the sizes and offset2bag are aten's still (their
+    programs do not depend on the others'); a written of the wrong length is a ValueError."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(50, 16), torch.randint(0, 50, (20,)), torch.tensor([0, 4, 4, 9, 20])
+    ws, bs = _layers(16, [24, 8])
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, 1, False, ws, bs, [1, 2], [False, False, True])
+    want = _eager(weight, ids, offsets, 1, False, ws, bs, [1, 2])
+    torch.testing.assert_close(got[4][1], want[4][1], rtol=1e-4, atol=1e-4)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
+    with pytest.raises(ValueError, match="written needs 3 entries"):
+        jagged.jagged_bag_mlp(weight, ids, offsets, 1, False, ws, bs, [1, 2], [True])
 
 
 @pytest.mark.parametrize(
@@ -85,7 +99,7 @@ def test_jagged_bag_mlp_refuses_what_it_cannot_take(jagged, change, message):
     else:
         acts = [3]
     with pytest.raises(ValueError, match=message):
-        jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts)
+        jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts, [True, True])
 
 
 def test_jagged_bag_mlp_raises_atens_error_for_bad_offsets(jagged):
@@ -93,7 +107,7 @@ def test_jagged_bag_mlp_raises_atens_error_for_bad_offsets(jagged):
     ws, bs = _layers(8, [8])
     with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0"):
         jagged.jagged_bag_mlp(torch.randn(10, 8), torch.zeros(4, dtype=torch.long), torch.tensor([1, 2]), 0, False,
-                              ws, bs, [0])  # fmt: skip
+                              ws, bs, [0], [True, True])  # fmt: skip
 
 
 class JaggedMlp(torch.nn.Module):
@@ -200,7 +214,8 @@ def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False):
     "kwargs", [{}, {"psw": True}, {"mode": 1, "include_last": True}, {"n_ids": 300}, {"alpha": True}]
 )
 def test_fuse_jagged_bags_takes_only_what_the_op_computes(jagged, kwargs):
-    """jagged_sum's graph becomes one `jagged_bag_mlp` (acts [2]: tanh folded) and nothing else; a bag scaled by
+    """jagged_sum's graph becomes one `jagged_bag_mlp` (acts [2]: tanh folded; written [False, True]: only the layer's
+    output has a reader) and nothing else; a bag scaled by
     per-sample weights, a mean with include_last_offset, more ids than MAX_IDS, an addmm with alpha stay as they
     are."""
     from torch.testing import FileCheck
@@ -213,6 +228,6 @@ def test_fuse_jagged_bags_takes_only_what_the_op_computes(jagged, kwargs):
         return
     assert fused == 1
     text = str(graph)
-    FileCheck().check("mtia_xdsl.jagged_bag_mlp.default").check("[%w], [%b], [2]").check_not(
+    FileCheck().check("mtia_xdsl.jagged_bag_mlp.default").check("[%w], [%b], [2], [False, True]").check_not(
         "embedding_bag.default"
     ).check_not("addmm").check_not("tanh").run(text)
