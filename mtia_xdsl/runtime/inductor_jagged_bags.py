@@ -84,13 +84,14 @@ def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constex
 def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.constexpr):
     """(starts, ends) [BLOCK_M] int16 of bags first + m: offsets[first + m] and the next offset (n_ids past the
     last offset, which ends the last bag without include_last_offset); both 0 (no ids) for m >= rows_left.
-    Two DMAs, in flight together (int16: the op takes at most MAX_IDS ids)."""
+    One DMA of the block's offsets, both picked from it in LS (int16: the op takes at most MAX_IDS ids)."""
+    o = tl.arange(0, 2 * BLOCK_M)
+    here = tl.minimum(rows_left + 1, n_offsets - first)
+    offs = tl.where(o < here, tl.load(offsets_ptr + first + o, mask=o < here, other=0), n_ids).to(tl.int16)
     m = tl.arange(0, BLOCK_M)
-    starts = tl.load(offsets_ptr + first + m, mask=m < rows_left, other=0)
-    n_ends = tl.minimum(rows_left, n_offsets - first - 1)
-    ends = tl.load(offsets_ptr + first + 1 + m, mask=m < n_ends, other=0)
-    ends = tl.where(m < n_ends, ends, tl.where(m < rows_left, n_ids, 0))
-    return starts.to(tl.int16), ends.to(tl.int16)
+    starts = tl.gather(offs, m, 0)
+    ends = tl.where(m < rows_left, tl.gather(offs, m + 1, 0), 0)
+    return starts, ends.to(tl.int16)
 
 
 @triton.jit
@@ -237,7 +238,7 @@ def jagged_bag_mlp(
         wrap_triton(_jagged_bag_mlp_kernel)[(len(stages) * blocks + 1,)](
             weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
-            tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d, 1), bags, _pow2(bags),
+            tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d), bags, _pow2(bags),
             _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, min(block_bags, OFFSET2BAG_STEP),
             blocks, stages, tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
             tuple(_pow2(w) for w in widths), tuple(acts), weight.dtype == torch.float32,
@@ -261,7 +262,7 @@ def check_jagged(
     if weight.dim() != 2 or indices.dim() != 1 or offsets.dim() != 1 or dtype not in inductor_bag_mlps.DTYPES:
         raise ValueError("jagged_bag_mlp: weight [rows, D] of f32, f16 or bf16, indices [N] and offsets 1-D")
     n, d, n_offsets = indices.shape[0], weight.shape[1], offsets.shape[0]
-    rows_elems = _pow2(n) * _pow2(d, 1)
+    rows_elems = _pow2(n) * _pow2(d)
     if n > MAX_IDS or n_offsets > MAX_OFFSETS or d > inductor_bag_mlps.MAX_WIDTH or rows_elems > MAX_ROWS_ELEMS:
         raise ValueError(
             f"jagged_bag_mlp: {n} ids (<= {MAX_IDS}), {n_offsets} offsets (<= {MAX_OFFSETS}), width {d} "

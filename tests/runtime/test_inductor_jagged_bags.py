@@ -61,6 +61,32 @@ def test_jagged_bag_mlp_matches_aten(jagged, mode, include_last, offsets, widths
         torch.testing.assert_close(h, h_want, **tol)
 
 
+@pytest.mark.parametrize(
+    ("ids", "offsets", "mode"),
+    [
+        ([], [0, 0, 0], 0),  # no ids: every bag empty
+        ([3, 9, 0, 29, 4, 4, 17, 2, 8, 1], [0, 2, 2, 7], 1),  # int32 ids and offsets
+        (list(range(100)), list(range(0, 100, 3)), 1),  # 34 bags (three programs of bags), 100 ids
+    ],
+)
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_jagged_bag_mlp_edge_cases(jagged, ids, offsets, mode, index_dtype):
+    """A table narrower than a `tl.dot` operand (D = 8), no ids at all, int32 indices and many bags: aten's
+    outputs."""
+    torch.manual_seed(0)
+    weight, ids, offsets = (
+        torch.randn(100, 8),
+        torch.tensor(ids, dtype=index_dtype),
+        torch.tensor(offsets, dtype=index_dtype),
+    )
+    ws, bs = _layers(8, [8])
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, False, ws, bs, [2], [True, True])
+    want = _eager(weight, ids, offsets, mode, False, ws, bs, [2])
+    torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(got[4][0], want[4][0], rtol=1e-4, atol=1e-4)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
+
+
 def test_jagged_bag_mlp_writes_what_written_asks_for(jagged):
     """With written [False, False, True] the last layer's output, the sizes and offset2bag are aten's still (their
     programs do not depend on the others'); a written of the wrong length is a ValueError."""
