@@ -293,11 +293,13 @@ def install() -> None:
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_bag_groups import group_embedding_bags
             from mtia_xdsl.runtime.inductor_bag_mlps import fuse_bag_mlps
+            from mtia_xdsl.runtime.inductor_jagged_bags import fuse_jagged_bags
             from mtia_xdsl.runtime.inductor_linear_groups import group_linears
 
             group_embedding_bags(graph)
             group_linears(graph)
             fuse_bag_mlps(graph)
+            fuse_jagged_bags(graph)
             if self.user is not None:
                 self.user(graph)
 
@@ -369,6 +371,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
+    "inductor_jagged_bags",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""

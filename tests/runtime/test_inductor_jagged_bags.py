@@ -1,0 +1,259 @@
+"""A jagged embedding bag and the layers it feeds in one launch (mtia_xdsl/runtime/inductor_jagged_bags.py)."""
+
+import pytest
+import torch
+
+pytest.importorskip("triton")
+
+
+@pytest.fixture
+def jagged():
+    """The module, imported once Inductor has loaded (it registers its custom op)."""
+    from mtia_xdsl.runtime import inductor_jagged_bags
+
+    return inductor_jagged_bags
+
+
+def _layers(d, widths, dtype=torch.float32):
+    """Per layer a transposed nn.Linear weight [K, N] and a bias [N]."""
+    ws, bs, k = [], [], d
+    for n in widths:
+        ws.append(torch.randn(n, k).to(dtype).t())
+        bs.append(torch.randn(n).to(dtype))
+        k = n
+    return ws, bs
+
+
+def _eager(weight, ids, offsets, mode, include_last, ws, bs, acts):
+    """aten's embedding bag, then addmm and the activation (0 none, 1 relu, 2 tanh) per layer."""
+    out = torch.ops.aten._embedding_bag(weight, ids, offsets, mode=mode, include_last_offset=include_last)
+    h, hs = out[0], []
+    for w, b, act in zip(ws, bs, acts, strict=True):
+        h = torch.addmm(b, h, w)
+        h = h.relu() if act == 1 else h.tanh() if act == 2 else h
+        hs.append(h)
+    return (*out, hs)
+
+
+@pytest.mark.parametrize(
+    ("mode", "include_last", "offsets", "widths", "acts", "dtype"),
+    [
+        (0, False, [0, 3, 10, 11, 20, 28, 33, 39], [16], [2], torch.float32),  # jagged_sum's bags, tanh
+        (1, False, [0, 3, 3, 11, 20, 28, 33, 40], [24, 8], [1, 0], torch.float32),  # a mean, empty bag, 2 layers
+        (0, True, [0, 3, 3, 11, 20, 28, 33, 38], [16, 16, 8], [2, 1, 2], torch.float32),  # ids past the last offset
+        (0, False, list(range(0, 40, 2)), [20], [1], torch.float32),  # 20 bags: two programs of bags
+        (1, False, [0, 5, 17, 17], [16], [2], torch.bfloat16),  # bf16: offset2bag written, trailing empty bag
+    ],
+)
+def test_jagged_bag_mlp_matches_aten(jagged, mode, include_last, offsets, widths, acts, dtype):
+    """The bags, offset2bag, bag sizes, max_indices and every layer's output equal aten's embedding bag followed by
+    addmm and the activation."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(500, 16).to(dtype), torch.randint(0, 500, (40,)), torch.tensor(offsets)
+    ws, bs = _layers(16, widths, dtype)
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts, [True] * (len(acts) + 1))
+    want = _eager(weight, ids, offsets, mode, include_last, ws, bs, acts)
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(got[0], want[0], **tol)
+    for i in (1, 2, 3):
+        assert torch.equal(got[i], want[i]), i
+    for h, h_want in zip(got[4], want[4], strict=True):
+        torch.testing.assert_close(h, h_want, **tol)
+
+
+@pytest.mark.parametrize(
+    ("ids", "offsets", "mode"),
+    [
+        ([], [0, 0, 0], 0),  # no ids: every bag empty
+        ([3, 9, 0, 29, 4, 4, 17, 2, 8, 1], [0, 2, 2, 7], 1),  # int32 ids and offsets
+        (list(range(100)), list(range(0, 100, 3)), 1),  # 34 bags (three programs of bags), 100 ids
+    ],
+)
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+def test_jagged_bag_mlp_edge_cases(jagged, ids, offsets, mode, index_dtype):
+    """A table narrower than a `tl.dot` operand (D = 8), no ids at all, int32 indices and many bags: aten's
+    outputs."""
+    torch.manual_seed(0)
+    weight, ids, offsets = (
+        torch.randn(100, 8),
+        torch.tensor(ids, dtype=index_dtype),
+        torch.tensor(offsets, dtype=index_dtype),
+    )
+    ws, bs = _layers(8, [8])
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, False, ws, bs, [2], [True, True])
+    want = _eager(weight, ids, offsets, mode, False, ws, bs, [2])
+    torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(got[4][0], want[4][0], rtol=1e-4, atol=1e-4)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
+
+
+def test_jagged_bag_mlp_writes_what_written_asks_for(jagged):
+    """With written [False, False, True] the last layer's output, the sizes and offset2bag are aten's still (their
+    programs do not depend on the others'); a written of the wrong length is a ValueError."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(50, 16), torch.randint(0, 50, (20,)), torch.tensor([0, 4, 4, 9, 20])
+    ws, bs = _layers(16, [24, 8])
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, 1, False, ws, bs, [1, 2], [False, False, True])
+    want = _eager(weight, ids, offsets, 1, False, ws, bs, [1, 2])
+    torch.testing.assert_close(got[4][1], want[4][1], rtol=1e-4, atol=1e-4)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
+    with pytest.raises(ValueError, match="written needs 3 entries"):
+        jagged.jagged_bag_mlp(weight, ids, offsets, 1, False, ws, bs, [1, 2], [True])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("mean_last", "include_last_offset needs a sum"),
+        ("ids", "257 ids"),
+        ("wrong_k", "layer 0 needs w"),
+        ("act", "activations"),
+    ],
+)
+def test_jagged_bag_mlp_refuses_what_it_cannot_take(jagged, change, message):
+    """A mean with include_last_offset (aten divides the last bag by N - its start), more ids than MAX_IDS, a
+    weight whose K is not D and an unknown activation are ValueErrors naming what is needed."""
+    weight, ids, offsets = torch.randn(10, 8), torch.randint(0, 10, (12,)), torch.tensor([0, 4, 12])
+    ws, bs = _layers(8, [8])
+    mode, include_last, acts = 0, False, [1]
+    if change == "mean_last":
+        mode, include_last = 1, True
+    elif change == "ids":
+        ids = torch.randint(0, 10, (257,))
+    elif change == "wrong_k":
+        ws = [torch.randn(8, 6).t()]
+    else:
+        acts = [3]
+    with pytest.raises(ValueError, match=message):
+        jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts, [True, True])
+
+
+def test_jagged_bag_mlp_raises_atens_error_for_bad_offsets(jagged):
+    """Offsets not starting at 0 are aten's RuntimeError, before the launch."""
+    ws, bs = _layers(8, [8])
+    with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0"):
+        jagged.jagged_bag_mlp(torch.randn(10, 8), torch.zeros(4, dtype=torch.long), torch.tensor([1, 2]), 0, False,
+                              ws, bs, [0], [True, True])  # fmt: skip
+
+
+class JaggedMlp(torch.nn.Module):
+    """benchmarks/inductor.py's jagged_sum (a sum bag by offsets, Linear, Tanh), with `mode`, `act` and `depth`
+    linear layers."""
+
+    def __init__(self, mode: str = "sum", act: type[torch.nn.Module] = torch.nn.Tanh, depth: int = 1) -> None:
+        super().__init__()
+        self.emb = torch.nn.EmbeddingBag(500, 16, mode=mode)
+        layers: list[torch.nn.Module] = []
+        for _ in range(depth):
+            layers += [torch.nn.Linear(16, 16), act()]
+        self.mlp = torch.nn.Sequential(*layers)
+
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor, psw: torch.Tensor | None = None) -> torch.Tensor:
+        return self.mlp(self.emb(ids, offsets, per_sample_weights=psw))
+
+
+def _compiled(model, *args):
+    """(output, generated code, calls of `mtia_xdsl::jagged_bag_mlp` in it) of `torch.compile(model)(*args)`."""
+    from torch._inductor.utils import run_and_get_code
+
+    out, codes = run_and_get_code(torch.compile(model), *args)
+    code = "\n".join(codes)
+    return out, code, code.count("torch.ops.mtia_xdsl.jagged_bag_mlp.default(")
+
+
+def _inputs():
+    """jagged_sum's ids and offsets (8 bags of 40 ids)."""
+    return torch.randint(0, 500, (40,)), torch.tensor([0, 3, 10, 11, 20, 28, 33, 39])
+
+
+@pytest.mark.parametrize(("mode", "act", "depth"), [("sum", torch.nn.Tanh, 1), ("mean", torch.nn.ReLU, 2)])
+def test_jagged_bag_and_layers_are_one_launch_and_train(mtia_inductor, mode, act, depth):
+    """The bag, each Linear and its activation are one `mtia_xdsl::jagged_bag_mlp` and no other kernel, in
+    inference and in a training step (which saves the bag's output, its sizes and the layers' outputs for
+    backward); output and gradients match eager."""
+    torch.manual_seed(0)
+    model, ref = JaggedMlp(mode, act, depth), JaggedMlp(mode, act, depth)
+    ref.load_state_dict(model.state_dict())
+    ids, offsets = _inputs()
+    with torch.no_grad():
+        out, code, fused = _compiled(model, ids, offsets)
+        torch.testing.assert_close(out, ref(ids, offsets), rtol=1e-4, atol=1e-5)
+    assert fused == 1 and "@triton.jit" not in code and "addmm" not in code
+    torch._dynamo.reset()
+    out, code, fused = _compiled(model, ids, offsets)
+    expected = ref(ids, offsets)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    forward = code.split("def call(")[1]
+    assert fused == 1 and "torch.ops.mtia_xdsl.embedding_bag.default(" not in forward and "addmm" not in forward
+    # but for a last ReLU: Inductor saves relu(h) <= 0 (threshold_backward's mask), a pointwise kernel of its own
+    assert forward.count(".run(") == (act is torch.nn.ReLU)
+    out.pow(2).sum().backward()
+    expected.pow(2).sum().backward()
+    for got, want in zip(model.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_per_sample_weights_are_not_fused(mtia_inductor):
+    """A bag scaled by per-sample weights stays the bag kernel and the GEMM template, and matches eager."""
+    torch.manual_seed(0)
+    model = JaggedMlp().eval()
+    ids, offsets = _inputs()
+    psw = torch.rand(40)
+    with torch.no_grad():
+        out, code, fused = _compiled(model, ids, offsets, psw)
+        torch.testing.assert_close(out, model(ids, offsets, psw), rtol=1e-4, atol=1e-5)
+    assert fused == 0 and "torch.ops.mtia_xdsl.embedding_bag.default(" in code
+
+
+def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False):
+    """An FX graph as Inductor's post-grad graph has jagged_sum's: `mtia_xdsl::embedding_bag` of ids by offsets
+    (scaled by per-sample weights with `psw`), its output 0 through addmm (alpha=2 with `alpha`) and tanh."""
+    import operator
+
+    import torch.fx
+
+    from mtia_xdsl.runtime import inductor_kernels
+
+    graph = torch.fx.Graph()
+    names = ["weight", "ids", "offsets", "w", "b"] + (["psw"] if psw else [])
+    nodes = {name: graph.placeholder(name) for name in names}
+    vals = {"weight": torch.empty(500, 16), "ids": torch.zeros(n_ids, dtype=torch.long),
+            "offsets": torch.zeros(8, dtype=torch.long), "w": torch.empty(16, 16).t(), "b": torch.empty(16),
+            "psw": torch.empty(n_ids)}  # fmt: skip
+    for name, node in nodes.items():
+        node.meta["val"] = vals[name]
+    op = inductor_kernels.embedding_bag_sum._opoverload  # pyright: ignore[reportFunctionMemberAccess]
+    bag = graph.call_function(op, (nodes["weight"], nodes["ids"], nodes["offsets"], mode, nodes.get("psw"),
+                                   include_last))  # fmt: skip
+    bag.meta["val"] = (torch.empty(8, 16), torch.empty(0, dtype=torch.long), *(torch.empty(8, dtype=torch.long),) * 2)
+    x = graph.call_function(operator.getitem, (bag, 0))
+    x.meta["val"] = torch.empty(8, 16)
+    mm = graph.call_function(torch.ops.aten.addmm.default, (nodes["b"], x, nodes["w"]), {"alpha": 2} if alpha else {})
+    mm.meta["val"] = torch.empty(8, 16)
+    act = graph.call_function(torch.ops.aten.tanh.default, (mm,))
+    act.meta["val"] = torch.empty(8, 16)
+    graph.output((act,))
+    return graph
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"psw": True}, {"mode": 1, "include_last": True}, {"n_ids": 300}, {"alpha": True}]
+)
+def test_fuse_jagged_bags_takes_only_what_the_op_computes(jagged, kwargs):
+    """jagged_sum's graph becomes one `jagged_bag_mlp` (acts [2]: tanh folded; written [False, True]: only the layer's
+    output has a reader) and nothing else; a bag scaled by
+    per-sample weights, a mean with include_last_offset, more ids than MAX_IDS, an addmm with alpha stay as they
+    are."""
+    from torch.testing import FileCheck
+
+    graph = _bag_graph(**kwargs)
+    before = str(graph)
+    fused = jagged.fuse_jagged_bags(graph)
+    if kwargs:
+        assert fused == 0 and str(graph) == before
+        return
+    assert fused == 1
+    text = str(graph)
+    FileCheck().check("mtia_xdsl.jagged_bag_mlp.default").check("[%w], [%b], [2], [False, True]").check_not(
+        "embedding_bag.default"
+    ).check_not("addmm").check_not("tanh").run(text)
