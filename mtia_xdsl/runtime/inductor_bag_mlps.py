@@ -360,7 +360,7 @@ def ls_bytes_needed(d: int, widths: list[int], dtype: torch.dtype, n_bags: int, 
     layer of 256 x 256 303,232 of 329,024; an f32 layer of 256 x 256 573,568 (more than LS) of 591,680."""
     e = dtype.itemsize
     bags = bags_per_program(n_bags, step, tables)
-    block_m, block_ids, block_d = _pow2(bags), _pow2(bags * step), _pow2(d, 1)
+    block_m, block_ids, block_d = _pow2(bags), _pow2(bags * step), _pow2(d)  # BLOCK_D: at least a tl.dot operand
     weights = [_pow2(k) * _pow2(n) for k, n in zip([d, *widths[:-1]], widths, strict=True)]
     cols = max(block_d, *(_pow2(n) for n in widths))
     return (

@@ -55,6 +55,10 @@ MAX_BAGS_PER_PROGRAM = 16
 """Bags of one program at most (the rows of its one-hot product, a `tl.dot` operand of 16 rows at least)."""
 MAX_OFFSETS = 1024
 """Offsets `jagged_bag_mlp` takes at most (the sizes program writes their bag sizes in one block)."""
+MAX_WEIGHT_ELEMS = 128 * 128
+"""Elements (K x N) of one layer's weight at most: every program holds every layer's weight in LS. A heuristic
+(the fixed-step kernel's until it bounded its programs by `inductor_bag_mlps.ls_bytes_needed`, from
+`MachineConfig.ls_bytes`), here until this kernel's LS need is derived the same way."""
 OFFSET2BAG_STEP = 64
 """Offsets per step at most of the sizes program's offset2bag (a [step, pow2(ids)] compare)."""
 
@@ -253,7 +257,7 @@ def check_jagged(
     """The layers' widths N_l of `jagged_bag_mlp`'s arguments (shapes and dtypes in its docstring; real or fake
     tensors). Raises: ValueError naming what does not fit: mode not 0 or 1, more than MAX_IDS ids, MAX_OFFSETS
     offsets or MAX_ROWS_ELEMS gathered elements, a D past `inductor_bag_mlps.MAX_WIDTH`, a layer whose weight
-    is not [K, N <= MAX_WIDTH] of at most `inductor_bag_mlps.MAX_WEIGHT_ELEMS` elements or whose bias is not [N]."""
+    is not [K, N <= MAX_WIDTH] of at most MAX_WEIGHT_ELEMS elements or whose bias is not [N]."""
     layers, dtype = len(acts), weight.dtype
     if not 1 <= layers <= inductor_bag_mlps.MAX_LAYERS or len(ws) != layers or len(bs) != layers:
         raise ValueError(f"jagged_bag_mlp: 1 to {inductor_bag_mlps.MAX_LAYERS} layers, a weight and a bias each")
@@ -274,7 +278,7 @@ def check_jagged(
     widths, k = [], d
     for i, (w, b) in enumerate(zip(ws, bs, strict=True)):
         fits = w.dim() == 2 and w.shape[0] == k and w.shape[1] <= inductor_bag_mlps.MAX_WIDTH
-        fits = fits and w.numel() <= inductor_bag_mlps.MAX_WEIGHT_ELEMS and b.shape == (w.shape[1],)
+        fits = fits and w.numel() <= MAX_WEIGHT_ELEMS and b.shape == (w.shape[1],)
         if not fits or w.dtype != dtype or b.dtype != dtype:
             raise ValueError(
                 f"jagged_bag_mlp: layer {i} needs w [{k}, N <= {inductor_bag_mlps.MAX_WIDTH}] and b [N] of {dtype}"
