@@ -640,6 +640,13 @@ def test_matmul_no_template_takes_stays_a_host_call(mtia_inductor, dtype):
     assert "extern_kernels.mm" in "\n".join(codes)
 
 
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_empty_matmul_compiles(mtia_inductor):
+    """K = 0 (a valid matmul of zeros): no template is listed for it, and it raised NoValidChoicesError too."""
+    a, b = torch.randn(4, 0), torch.randn(0, 8)
+    torch.testing.assert_close(torch.compile(lambda x, y: x @ y)(a, b), torch.zeros(4, 8))
+
+
 def test_another_torch_release_is_warned_about():
     """The hooks check that torch's internals exist; a release that keeps their names but changes what they do
     is said so at install (a RuntimeWarning naming both versions), not left silent."""
