@@ -148,12 +148,14 @@ class MtiaDeviceProperties:
 
 GEMM_CONFIG: dict[str, Any] = {
     "max_autotune_gemm": True,
-    "max_autotune_gemm_backends": "TRITON",
+    "max_autotune_gemm_backends": "TRITON,ATEN",
     "benchmark_epilogue_fusion": False,
 }
 """Inductor settings under which mm, addmm and bmm (and their fused epilogues) become Triton templates
-that run on the DPE instead of host library calls. `benchmark_epilogue_fusion` is off because torch
-2.13's CPU Triton path writes the fused-template benchmark module with a wrong indentation."""
+that run on the DPE instead of host library calls. ATEN stays listed as the fallback only
+(`extern_as_fallback`): the host library call is chosen when no template takes the matmul (float64, int32),
+where with templates only Inductor had no choice left and raised NoValidChoicesError. `benchmark_epilogue_fusion`
+is off because torch 2.13's CPU Triton path writes the fused-template benchmark module with a wrong indentation."""
 
 
 def gemm_config(inductor_config: Any) -> dict[str, Any]:
@@ -204,6 +206,24 @@ def stock_choices() -> Iterator[None]:
         cache_clear()
 
 
+def _warn_unless_pinned(version: str) -> None:
+    """Warn (RuntimeWarning) when torch `version` (local tag such as "+cpu" ignored) is not PINNED_TORCH.
+
+    A missing internal raises InductorHookError, but a torch that keeps the names and changes what they do
+    (another benchmarker path, another prologue codegen) would leave a hook silently unused or wrong: the
+    hooks are tested against PINNED_TORCH only, so any other release is said so once, at install.
+    """
+    if version.split("+", 1)[0] != PINNED_TORCH:
+        import warnings
+
+        warnings.warn(
+            f"mtia_xdsl's Inductor hooks are tested with torch {PINNED_TORCH}, not {version}: autotuning by simulated "
+            f"time, device properties and matmul templates may silently differ; install torch=={PINNED_TORCH}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
 def install() -> None:
     """Install the benchmarker and device-property hooks into the loaded torch (idempotent).
 
@@ -212,6 +232,9 @@ def install() -> None:
     global _installed
     if _installed:
         return
+    import torch
+
+    _warn_unless_pinned(torch.__version__)
     bench = "torch._inductor.runtime.benchmarking"
     register = _torch_internal(f"{bench}.register_benchmarker")
     benchmark_cpu = _torch_internal(f"{bench}.Benchmarker.benchmark_cpu")

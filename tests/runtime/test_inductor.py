@@ -611,3 +611,37 @@ def test_fused_prologue_with_a_partial_k_block_matches_eager(mtia_inductor):
         out, codes = run_and_get_code(torch.compile(project), y)
         torch.testing.assert_close(out, project(y))
     assert "a_mask)" in "\n".join(codes)  # the prologue's load under the template's mask, with no `other`: fused
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int32])
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_matmul_no_template_takes_stays_a_host_call(mtia_inductor, dtype):
+    """A matmul of a dtype no GEMM template takes (float64, int32) is a valid model: it stays a host library
+    call (the extern choice as fallback), where before no choice was left (templates only) and Inductor raised
+    NoValidChoicesError telling the user to add ATEN to a setting they never set."""
+    from torch._inductor.utils import run_and_get_code
+
+    a = torch.arange(8 * 16, dtype=dtype).reshape(8, 16) % 7
+    b = torch.arange(16 * 4, dtype=dtype).reshape(16, 4) % 5
+    out, codes = run_and_get_code(torch.compile(lambda x, y: x @ y), a, b)
+    torch.testing.assert_close(out, a @ b)
+    assert "extern_kernels.mm" in "\n".join(codes)
+
+
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_empty_matmul_compiles(mtia_inductor):
+    """K = 0 (a valid matmul of zeros): no template is listed for it, and it raised NoValidChoicesError too."""
+    a, b = torch.randn(4, 0), torch.randn(0, 8)
+    torch.testing.assert_close(torch.compile(lambda x, y: x @ y)(a, b), torch.zeros(4, 8))
+
+
+def test_another_torch_release_is_warned_about():
+    """The hooks check that torch's internals exist; a release that keeps their names but changes what they do
+    is said so at install (a RuntimeWarning naming both versions), not left silent."""
+    with pytest.warns(RuntimeWarning, match=r"tested with torch 2\.13\.0, not 2\.14\.0"):
+        inductor._warn_unless_pinned("2.14.0")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inductor._warn_unless_pinned(inductor.PINNED_TORCH + "+cpu")
