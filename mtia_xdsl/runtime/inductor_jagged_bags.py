@@ -24,8 +24,11 @@ when loaded: import it only once Inductor has loaded.
 # pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
 # pyright: reportUnknownArgumentType=false, reportUnknownParameterType=false, reportMissingParameterType=false
 # pyright: reportUntypedFunctionDecorator=false
-# A kernel's tiles are bound under `if` on constexprs (LAYERS), which Triton resolves when it compiles:
+# A kernel's tiles are bound under `if` on constexprs (STAGE), which Triton resolves when it compiles:
 # pyright: reportPossiblyUnboundVariable=false
+# The kernel shares the fixed-step bag kernel's Triton helpers (inductor_bag_mlps: weights, biases, products,
+# stores) and the bag sizes of inductor_kernels (`_write_bag_sizes`), private to their modules' kernels:
+# pyright: reportPrivateUsage=false
 
 from __future__ import annotations
 
@@ -140,7 +143,7 @@ def _jagged_tile(
         if STAGE > 1:
             h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2)
         if STAGE > 2:
-            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, True)
+            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3)
 
 
 @triton.jit
@@ -161,9 +164,9 @@ def _jagged_bag_mlp_kernel(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, ws, bs, hs, n_ids,
     n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
-    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_OB: tl.constexpr, BLOCKS: tl.constexpr,
-    STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
-    ACTS: tl.constexpr, IEEE: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, BLOCK_OB: tl.constexpr,
+    BLOCKS: tl.constexpr, N_STAGES: tl.constexpr, STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
+    BKS: tl.constexpr, BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
 ):  # fmt: skip
     """Program s * BLOCKS + blk stores output STAGES[s] of block blk of bags (`_jagged_tile`): each stored output
     is the last store of a program of its own (a PE's DMA starts one command after another, so a second store
@@ -173,12 +176,13 @@ def _jagged_bag_mlp_kernel(
     pid = tl.program_id(0)
     if pid == tl.num_programs(0) - 1:
         inductor_kernels._write_bag_sizes(
-            offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, 1, MEAN, INCLUDE_LAST,
+            offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, BAG_BLOCKS, MEAN,
+            INCLUDE_LAST,
         )  # fmt: skip
         if WRITE_OFFSET2BAG:
             _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS, BLOCK_OB)
     else:
-        for s in tl.static_range(len(STAGES)):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+        for s in tl.static_range(N_STAGES):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
             if pid // BLOCKS == s:
                 _jagged_tile(
                     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, pid % BLOCKS, n_ids, n_offsets, n_bags,
@@ -239,9 +243,10 @@ def jagged_bag_mlp(
             weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
             tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d), bags, _pow2(bags),
-            _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, min(block_bags, OFFSET2BAG_STEP),
-            blocks, stages, tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
-            tuple(_pow2(w) for w in widths), tuple(acts), weight.dtype == torch.float32,
+            _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, 1,
+            min(block_bags, OFFSET2BAG_STEP), blocks, len(stages), stages, tuple([d, *widths[:-1]]), tuple(widths),
+            tuple(_pow2(k) for k in [d, *widths[:-1]]), tuple(_pow2(w) for w in widths), tuple(acts),
+            weight.dtype == torch.float32,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices, hs
 
@@ -295,6 +300,11 @@ def _val(node: Any) -> Any:
     return node.meta.get("val") if hasattr(node, "meta") else None
 
 
+def _static(val: Any) -> bool:
+    """Whether `val` is a tensor of static shape (no symbolic sizes)."""
+    return isinstance(val, torch.Tensor) and not any(isinstance(s, torch.SymInt) for s in val.shape)
+
+
 def _next_layer(x: Any) -> tuple[Any, Any, int] | None:
     """(addmm node, the node of the layer's output, its `acts` code) of the first `aten.addmm(b, x, w)` reading
     node x as its input (no beta or alpha), with its activation (`ACTS`) folded when that is the addmm's only
@@ -334,13 +344,12 @@ def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]]] 
         x = layer[1]
     if not layers:
         return None
-    vals = [_val(n) for n in (weight, indices, offsets, *(a.args[2] for a, _, _ in layers))]
-    vals += [_val(a.args[0]) for a, _, _ in layers]
-    if not all(isinstance(v, torch.Tensor) and all(isinstance(s, int) for s in v.shape) for v in vals):
+    w, ids, offs = _val(weight), _val(indices), _val(offsets)
+    ws, bs = [_val(a.args[2]) for a, _, _ in layers], [_val(a.args[0]) for a, _, _ in layers]
+    if not all(_static(v) for v in (w, ids, offs, *ws, *bs)):
         return None
     try:
-        check_jagged(*vals[:3], mode, include_last, vals[3 : 3 + len(layers)], vals[3 + len(layers) :],
-                     [act for _, _, act in layers])  # fmt: skip
+        check_jagged(w, ids, offs, mode, include_last, ws, bs, [act for _, _, act in layers])
     except ValueError:
         return None
     return items, layers
