@@ -74,10 +74,15 @@ def _act(h, ACT: tl.constexpr):
 
 @triton.jit
 def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constexpr, IEEE: tl.constexpr,
-                  STORE: tl.constexpr):  # fmt: skip
-    """(ACT of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator), stored at h_ptr + rows * N when STORE;
-    returned."""
-    h = _act(_dot(h.to(w.dtype), w, b, IEEE), ACT)
+                  STORE: tl.constexpr, BIAS_AFTER: tl.constexpr):  # fmt: skip
+    """(ACT of) h @ w.T + b in f32, stored at h_ptr + rows * N when STORE; returned. b: the [BLOCK_M, BN]
+    accumulator of the product (`_bias`), or with BIAS_AFTER the bias [BN] added to it after (the product then
+    does not wait for a bias that comes last)."""
+    if BIAS_AFTER:
+        h = _dot(h.to(w.dtype), w, tl.zeros([h.shape[0], w.shape[0]], dtype=tl.float32), IEEE) + b[None, :]
+    else:
+        h = _dot(h.to(w.dtype), w, b, IEEE)
+    h = _act(h, ACT)
     if STORE:
         _store_tile(h, h_ptr, rows, row_ok, 0, N)
     return h
@@ -98,6 +103,18 @@ def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.con
 
 
 @triton.jit
+def _gather_rows(weight_ptr, ids, ok, D: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The rows weight[ids[i], :D] [BLOCK_IDS, BLOCK_D] where ok[i] (else 0): one indexed DMA, masked by the ids'
+    count alone (a box: no wait for the offsets)."""
+    cols = tl.arange(0, BLOCK_D)
+    if D == BLOCK_D:
+        return tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=ok[:, None], other=0.0)
+    else:
+        return tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=ok[:, None] & (cols < D)[None, :],
+                       other=0.0)  # fmt: skip
+
+
+@triton.jit
 def _jagged_tile(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n,
     D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
@@ -108,25 +125,27 @@ def _jagged_tile(
     < the next offset, or n_ids) summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D],
     stage l + 1 layer l's h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]; only that
     stage's output is stored. In program order: every id (the chain's first DMA), the bags' bounds
-    (`_bag_bounds`), the weights and biases of the layers before STAGE (all in flight under the ids' latency),
-    the rows of every id (one indexed DMA, masked by the ids' count alone: a box, no wait for the offsets), of
-    which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums the block's."""
+    (`_bag_bounds`), the weights and biases of the layers before STAGE, the rows of every id (`_gather_rows`),
+    of which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums the block's.
+    With one layer its weight and bias come after the rows and the one-hot instead (a PE's DMA, and its SE,
+    start their commands in order: the rows then start as soon as the ids are in, the layer's operands, needed
+    after the rows' sum, arrive under the rows' latency, and the bias's SE op queues behind the one-hot's, not
+    before it; with more layers the later weights would arrive late)."""
     first = blk * BAGS
     rows_left = tl.minimum(n_bags - first, BAGS)
     j = tl.arange(0, BLOCK_IDS)
     ids = tl.load(ids_ptr + j, mask=j < n_ids, other=0)
     starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M)
-    if STAGE > 0:
+    if STAGE > 1:
         w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
         b0, b1, b2 = _biases(bs, 0, STAGE, NS, BNS, BLOCK_M)
-    cols = tl.arange(0, BLOCK_D)
-    if D == BLOCK_D:
-        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None], other=0.0)
-    else:
-        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None] & (cols < D)[None, :],
-                       other=0.0)  # fmt: skip
+    rows = _gather_rows(weight_ptr, ids, j < n_ids, D, BLOCK_D)
     j16 = j.to(tl.int16)
     pick = ((starts[:, None] <= j16[None, :]) & (j16[None, :] < ends[:, None])).to(rows.dtype)
+    if STAGE == 1:
+        w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
+        rn = tl.arange(0, BNS[0])
+        b0 = tl.load(bs[0] + rn, mask=rn < NS[0], other=0.0).to(tl.float32)
     if IEEE:
         h = tl.dot(pick, rows, input_precision="ieee")
     else:
@@ -139,11 +158,11 @@ def _jagged_tile(
     if STAGE == 0:
         _store_tile(h, out_ptr, out_rows, row_ok, 0, D)
     else:
-        h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1)
+        h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1, STAGE == 1)
         if STAGE > 1:
-            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2)
+            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2, False)
         if STAGE > 2:
-            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3)
+            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3, False)
 
 
 @triton.jit
