@@ -160,9 +160,9 @@ def _jagged_tile(
     else:
         h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1, STAGE == 1)
         if STAGE > 1:
-            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2, False)
+            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2, STAGE == 1)
         if STAGE > 2:
-            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3, False)
+            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3, STAGE == 1)
 
 
 @triton.jit
