@@ -324,13 +324,27 @@ def _static(val: Any) -> bool:
     return isinstance(val, torch.Tensor) and not any(isinstance(s, torch.SymInt) for s in val.shape)
 
 
-def _next_layer(x: Any) -> tuple[Any, Any, int] | None:
+def _reads(node: Any, target: Any) -> bool:
+    """Whether FX node `node` is `target` or depends on it (through its inputs, theirs, and so on)."""
+    seen: set[Any] = set()
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if x is target:
+            return True
+        if x not in seen:
+            seen.add(x)
+            stack.extend(getattr(x, "all_input_nodes", ()))
+    return False
+
+
+def _next_layer(x: Any, bag: Any) -> tuple[Any, Any, int] | None:
     """(addmm node, the node of the layer's output, its `acts` code) of the first `aten.addmm(b, x, w)` reading
-    node x as its input (no beta or alpha), with its activation (`ACTS`) folded when that is the addmm's only
-    reader; or None."""
+    node x as its input (no beta or alpha; b and w not computed from the node `bag`, which the op replaces),
+    with its activation (`ACTS`) folded when that is the addmm's only reader; or None."""
     for user in x.users:
         if user.target is torch.ops.aten.addmm.default and not user.kwargs and len(user.args) == 3:
-            if user.args[1] is x and user.args[0] is not x and user.args[2] is not x:
+            if user.args[1] is x and not _reads(user.args[0], bag) and not _reads(user.args[2], bag):
                 readers = list(user.users)
                 if len(readers) == 1 and readers[0].target in ACTS and readers[0].args == (user,):
                     return user, readers[0], ACTS[readers[0].target]
@@ -358,7 +372,7 @@ def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]]] 
         return None
     layers: list[tuple[Any, Any, int]] = []
     x = items[0]
-    while len(layers) < inductor_bag_mlps.MAX_LAYERS and (layer := _next_layer(x)) is not None:
+    while len(layers) < inductor_bag_mlps.MAX_LAYERS and (layer := _next_layer(x, bag)) is not None:
         layers.append(layer)
         x = layer[1]
     if not layers:
