@@ -8,16 +8,18 @@ from DRAM, the product, the store). Each launch pays its own DRAM round trips (a
 store about 140, MachineConfig.dram_latency_cycles and dma_issue_cycles; docs/machine.md).
 
 `fuse_jagged_bags` (run by Inductor's post-grad custom pass after `inductor_bag_mlps.fuse_bag_mlps`) turns an
-`mtia_xdsl::embedding_bag` (sum or mean, no per-sample weights; max bags and a padding index never become
-one) whose output feeds `aten.addmm` (through `relu` or `tanh` when that is the addmm's only reader), and that
-layer's output the next addmm, up to `inductor_bag_mlps.MAX_LAYERS` layers, into the custom op
-`mtia_xdsl::jagged_bag_mlp` (`jagged_bag_mlp`): one program per block of bags loads the offsets and every id
-at once (two DMAs in flight together), the layers' weights and biases behind them, the rows of its bags' ids
-(one indexed DMA), sums them with a one-hot product on the DPE (each id's bag counted from the offsets while
-the ids are in flight), runs the layers and stores each output once; one more program writes the bag sizes,
-max_indices and offset2bag (what a backward reads). The op writes every output the replaced nodes had (the
-bag's four, each layer's), for the readers they had (a training step saves them). Imports torch and triton
-when loaded: import it only once Inductor has loaded.
+`mtia_xdsl::embedding_bag` (sum, or mean without include_last_offset; no per-sample weights; max bags and a
+padding index never become one) whose output feeds `aten.addmm` (through `relu` or `tanh` when that is the
+addmm's only reader), and that layer's output the next addmm, up to `inductor_bag_mlps.MAX_LAYERS` layers,
+into the custom op `mtia_xdsl::jagged_bag_mlp` (`jagged_bag_mlp`). Its program for a block of bags loads every
+id (the chain's first DMA) and the block's offsets, gathers the rows of every id (one indexed DMA), sums each
+bag's with a one-hot product on the DPE (built from the offsets on the VEC while the rows are in flight), runs
+the layers and stores one output: each output something reads (the last layer's; in a training step also the
+bags and the layers' outputs saved for backward) is stored by programs of their own, since a PE's DMA starts
+one command after another and a second store on the chain's PE waited for the first. The layers' weights and
+biases load under the ids' latency (one layer: under the rows'). One more program writes the bag sizes,
+max_indices and offset2bag, which a backward reads. Imports torch and triton when loaded: import it only once
+Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
@@ -51,7 +53,7 @@ ACTS = {torch.ops.aten.relu.default: ACT_RELU, torch.ops.aten.tanh.default: ACT_
 """The pointwise ops `fuse_jagged_bags` folds into the layer they follow, and their `acts` code."""
 MAX_IDS = 256
 """Ids `jagged_bag_mlp` takes at most: every program loads all of them in one DMA (as `inductor_kernels.MAX_ALL_IDS`)
-and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS."""
+and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS; id positions and offsets are compared as int16."""
 MAX_ROWS_ELEMS = inductor_bag_mlps.MAX_IDS_PER_PROGRAM * inductor_bag_mlps.MAX_WIDTH
 """Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (the fixed-step kernel's bound)."""
 MAX_BAGS_PER_PROGRAM = 16
