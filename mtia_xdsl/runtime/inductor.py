@@ -30,12 +30,13 @@ choices are then wrong for MTIA, and `install()` hooks both:
   Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it) to
   `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
-  bag's rows of one buffer; then `inductor_linear_groups.group_linears` and `inductor_bag_mlps.fuse_bag_mlps`
-  (fixed-step bags and the layers they feed, one launch). Their backward, `aten._embedding_bag_backward` (a host
-  call too), becomes mtia_xdsl's dense-gradient kernel (`embedding_bag_backward`) for the cases
-  `inductor_kernels.backward_unsupported` accepts; its custom op is lowered (`torch._inductor.lowering.make_fallback`)
-  without the exact-strides constraint Inductor gives custom ops by default, so a gradient that is a view of a
-  computed tensor is read in place, not copied first.
+  bag's rows of one buffer; then `inductor_linear_groups.group_linears`, `inductor_bag_mlps.fuse_bag_mlps`
+  (fixed-step bags and the layers they feed, one launch) and `inductor_jagged_bags.fuse_jagged_bags` (a bag by
+  offsets and the addmm layers it feeds, their relu or tanh folded, one launch). Their backward,
+  `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
+  (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its custom op is
+  lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives custom
+  ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
   accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
@@ -307,8 +308,8 @@ def install() -> None:
     _torch_internal("torch._inductor.pattern_matcher.stable_topological_sort")  # inductor_bag_groups sorts with it
 
     class GroupEmbeddingBags(custom_pass_base):  # type: ignore[misc, valid-type]
-        """Inductor's post-grad custom pass while our backend is active: `group_embedding_bags`, then the
-        user's own post-grad custom pass (`user`), if any."""
+        """Inductor's post-grad custom pass while our backend is active: `group_embedding_bags`, `group_linears`,
+        `fuse_bag_mlps` and `fuse_jagged_bags`, then the user's own post-grad custom pass (`user`), if any."""
 
         def __init__(self, user: Any) -> None:
             self.user = user

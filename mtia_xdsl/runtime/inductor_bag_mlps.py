@@ -410,7 +410,7 @@ def embedding_bag_mlp(
             tuple(w.contiguous() for w in weights), tuple(i.contiguous() for i in indices), out, tuple(sizes), offsets,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n_bags,
             tuple(ws[i].stride(0) for i in range(layers)), tuple(ws[i].stride(1) for i in range(layers)), g, step, d,
-            _pow2(d, 1), bags, block_m, _pow2(bags * step), mode == 1, layers,
+            _pow2(d), bags, block_m, _pow2(bags * step), mode == 1, layers,
             tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
             tuple(_pow2(n) for n in widths), tuple(relus), weights[0].dtype == torch.float32,
             _pow2(n_bags, 1), splits(widths),

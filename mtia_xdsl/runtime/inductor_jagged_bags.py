@@ -8,24 +8,29 @@ from DRAM, the product, the store). Each launch pays its own DRAM round trips (a
 store about 140, MachineConfig.dram_latency_cycles and dma_issue_cycles; docs/machine.md).
 
 `fuse_jagged_bags` (run by Inductor's post-grad custom pass after `inductor_bag_mlps.fuse_bag_mlps`) turns an
-`mtia_xdsl::embedding_bag` (sum or mean, no per-sample weights; max bags and a padding index never become
-one) whose output feeds `aten.addmm` (through `relu` or `tanh` when that is the addmm's only reader), and that
-layer's output the next addmm, up to `inductor_bag_mlps.MAX_LAYERS` layers, into the custom op
-`mtia_xdsl::jagged_bag_mlp` (`jagged_bag_mlp`): one program per block of bags loads the offsets and every id
-at once (two DMAs in flight together), the layers' weights and biases behind them, the rows of its bags' ids
-(one indexed DMA), sums them with a one-hot product on the DPE (each id's bag counted from the offsets while
-the ids are in flight), runs the layers and stores each output once; one more program writes the bag sizes,
-max_indices and offset2bag (what a backward reads). The op writes every output the replaced nodes had (the
-bag's four, each layer's), for the readers they had (a training step saves them). Imports torch and triton
-when loaded: import it only once Inductor has loaded.
+`mtia_xdsl::embedding_bag` (sum, or mean without include_last_offset; no per-sample weights; max bags and a
+padding index never become one) whose output feeds `aten.addmm` (through `relu` or `tanh` when that is the
+addmm's only reader), and that layer's output the next addmm, up to `inductor_bag_mlps.MAX_LAYERS` layers,
+into the custom op `mtia_xdsl::jagged_bag_mlp` (`jagged_bag_mlp`). Its program for a block of bags loads every
+id (the chain's first DMA) and the block's offsets, gathers the rows of every id (one indexed DMA), sums each
+bag's with a one-hot product on the DPE (built from the offsets on the VEC while the rows are in flight), runs
+the layers and stores one output: each output something reads (the last layer's; in a training step also the
+bags and the layers' outputs saved for backward) is stored by programs of their own, since a PE's DMA starts
+one command after another and a second store on the chain's PE waited for the first. The layers' weights and
+biases load under the ids' latency (one layer: under the rows'). One more program writes the bag sizes,
+max_indices and offset2bag, which a backward reads. Imports torch and triton when loaded: import it only once
+Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
 # pyright: reportMissingTypeStubs=false, reportUnknownMemberType=false, reportUnknownVariableType=false
 # pyright: reportUnknownArgumentType=false, reportUnknownParameterType=false, reportMissingParameterType=false
 # pyright: reportUntypedFunctionDecorator=false
-# A kernel's tiles are bound under `if` on constexprs (LAYERS), which Triton resolves when it compiles:
+# A kernel's tiles are bound under `if` on constexprs (STAGE), which Triton resolves when it compiles:
 # pyright: reportPossiblyUnboundVariable=false
+# The kernel shares the fixed-step bag kernel's Triton helpers (inductor_bag_mlps: weights, biases, products,
+# stores) and the bag sizes of inductor_kernels (`_write_bag_sizes`), private to their modules' kernels:
+# pyright: reportPrivateUsage=false
 
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ ACTS = {torch.ops.aten.relu.default: ACT_RELU, torch.ops.aten.tanh.default: ACT_
 """The pointwise ops `fuse_jagged_bags` folds into the layer they follow, and their `acts` code."""
 MAX_IDS = 256
 """Ids `jagged_bag_mlp` takes at most: every program loads all of them in one DMA (as `inductor_kernels.MAX_ALL_IDS`)
-and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS."""
+and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS; id positions and offsets are compared as int16."""
 MAX_ROWS_ELEMS = inductor_bag_mlps.MAX_IDS_PER_PROGRAM * inductor_bag_mlps.MAX_WIDTH
 """Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (the fixed-step kernel's bound)."""
 MAX_BAGS_PER_PROGRAM = 16
@@ -75,10 +80,15 @@ def _act(h, ACT: tl.constexpr):
 
 @triton.jit
 def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constexpr, IEEE: tl.constexpr,
-                  STORE: tl.constexpr):  # fmt: skip
-    """(ACT of) h @ w.T + b in f32 (b: the [BLOCK_M, BN] accumulator), stored at h_ptr + rows * N when STORE;
-    returned."""
-    h = _act(_dot(h.to(w.dtype), w, b, IEEE), ACT)
+                  STORE: tl.constexpr, BIAS_AFTER: tl.constexpr):  # fmt: skip
+    """(ACT of) h @ w.T + b in f32, stored at h_ptr + rows * N when STORE; returned. b: the [BLOCK_M, BN]
+    accumulator of the product (`_bias`), or with BIAS_AFTER the bias [BN] added to it after (the product then
+    does not wait for a bias that comes last)."""
+    if BIAS_AFTER:
+        h = _dot(h.to(w.dtype), w, tl.zeros([h.shape[0], w.shape[0]], dtype=tl.float32), IEEE) + b[None, :]
+    else:
+        h = _dot(h.to(w.dtype), w, b, IEEE)
+    h = _act(h, ACT)
     if STORE:
         _store_tile(h, h_ptr, rows, row_ok, 0, N)
     return h
@@ -99,6 +109,18 @@ def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.con
 
 
 @triton.jit
+def _gather_rows(weight_ptr, ids, ok, D: tl.constexpr, BLOCK_D: tl.constexpr):
+    """The rows weight[ids[i], :D] [BLOCK_IDS, BLOCK_D] where ok[i] (else 0): one indexed DMA, masked by the ids'
+    count alone (a box: no wait for the offsets)."""
+    cols = tl.arange(0, BLOCK_D)
+    if D == BLOCK_D:
+        return tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=ok[:, None], other=0.0)
+    else:
+        return tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=ok[:, None] & (cols < D)[None, :],
+                       other=0.0)  # fmt: skip
+
+
+@triton.jit
 def _jagged_tile(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n,
     D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
@@ -109,25 +131,27 @@ def _jagged_tile(
     < the next offset, or n_ids) summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D],
     stage l + 1 layer l's h_l = (ACTS[l] of) h_(l-1) @ ws[l] + bs[l] into hs[l] [n_bags, NS[l]]; only that
     stage's output is stored. In program order: every id (the chain's first DMA), the bags' bounds
-    (`_bag_bounds`), the weights and biases of the layers before STAGE (all in flight under the ids' latency),
-    the rows of every id (one indexed DMA, masked by the ids' count alone: a box, no wait for the offsets), of
-    which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums the block's."""
+    (`_bag_bounds`), the weights and biases of the layers before STAGE, the rows of every id (`_gather_rows`),
+    of which the one-hot product (from the bounds, on the VEC while the rows are in flight) sums the block's.
+    With one layer its weight and bias come after the rows and the one-hot instead (a PE's DMA, and its SE,
+    start their commands in order: the rows then start as soon as the ids are in, the layer's operands, needed
+    after the rows' sum, arrive under the rows' latency, and the bias's SE op queues behind the one-hot's, not
+    before it; with more layers the later weights would arrive late)."""
     first = blk * BAGS
     rows_left = tl.minimum(n_bags - first, BAGS)
     j = tl.arange(0, BLOCK_IDS)
     ids = tl.load(ids_ptr + j, mask=j < n_ids, other=0)
     starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M)
-    if STAGE > 0:
+    if STAGE > 1:
         w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
         b0, b1, b2 = _biases(bs, 0, STAGE, NS, BNS, BLOCK_M)
-    cols = tl.arange(0, BLOCK_D)
-    if D == BLOCK_D:
-        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None], other=0.0)
-    else:
-        rows = tl.load(weight_ptr + ids[:, None] * D + cols[None, :], mask=(j < n_ids)[:, None] & (cols < D)[None, :],
-                       other=0.0)  # fmt: skip
+    rows = _gather_rows(weight_ptr, ids, j < n_ids, D, BLOCK_D)
     j16 = j.to(tl.int16)
     pick = ((starts[:, None] <= j16[None, :]) & (j16[None, :] < ends[:, None])).to(rows.dtype)
+    if STAGE == 1:
+        w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
+        rn = tl.arange(0, BNS[0])
+        b0 = tl.load(bs[0] + rn, mask=rn < NS[0], other=0.0).to(tl.float32)
     if IEEE:
         h = tl.dot(pick, rows, input_precision="ieee")
     else:
@@ -140,11 +164,11 @@ def _jagged_tile(
     if STAGE == 0:
         _store_tile(h, out_ptr, out_rows, row_ok, 0, D)
     else:
-        h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1)
+        h = _jagged_layer(h, w0, b0, hs[0], out_rows, row_ok, NS[0], ACTS[0], IEEE, STAGE == 1, STAGE == 1)
         if STAGE > 1:
-            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2)
+            h = _jagged_layer(h, w1, b1, hs[1], out_rows, row_ok, NS[1], ACTS[1], IEEE, STAGE == 2, STAGE == 1)
         if STAGE > 2:
-            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, True)
+            h = _jagged_layer(h, w2, b2, hs[2], out_rows, row_ok, NS[2], ACTS[2], IEEE, STAGE == 3, STAGE == 1)
 
 
 @triton.jit
@@ -165,9 +189,9 @@ def _jagged_bag_mlp_kernel(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, ws, bs, hs, n_ids,
     n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
-    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_OB: tl.constexpr, BLOCKS: tl.constexpr,
-    STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr, BNS: tl.constexpr,
-    ACTS: tl.constexpr, IEEE: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, BLOCK_OB: tl.constexpr,
+    BLOCKS: tl.constexpr, N_STAGES: tl.constexpr, STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
+    BKS: tl.constexpr, BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
 ):  # fmt: skip
     """Program s * BLOCKS + blk stores output STAGES[s] of block blk of bags (`_jagged_tile`): each stored output
     is the last store of a program of its own (a PE's DMA starts one command after another, so a second store
@@ -177,12 +201,13 @@ def _jagged_bag_mlp_kernel(
     pid = tl.program_id(0)
     if pid == tl.num_programs(0) - 1:
         inductor_kernels._write_bag_sizes(
-            offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, 1, MEAN, INCLUDE_LAST,
+            offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, BAG_BLOCKS, MEAN,
+            INCLUDE_LAST,
         )  # fmt: skip
         if WRITE_OFFSET2BAG:
             _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS, BLOCK_OB)
     else:
-        for s in tl.static_range(len(STAGES)):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
+        for s in tl.static_range(N_STAGES):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
             if pid // BLOCKS == s:
                 _jagged_tile(
                     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, pid % BLOCKS, n_ids, n_offsets, n_bags,
@@ -243,9 +268,10 @@ def jagged_bag_mlp(
             weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
             tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
             tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d), bags, _pow2(bags),
-            _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, min(block_bags, OFFSET2BAG_STEP),
-            blocks, stages, tuple([d, *widths[:-1]]), tuple(widths), tuple(_pow2(k) for k in [d, *widths[:-1]]),
-            tuple(_pow2(w) for w in widths), tuple(acts), weight.dtype == torch.float32,
+            _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, 1,
+            min(block_bags, OFFSET2BAG_STEP), blocks, len(stages), stages, tuple([d, *widths[:-1]]), tuple(widths),
+            tuple(_pow2(k) for k in [d, *widths[:-1]]), tuple(_pow2(w) for w in widths), tuple(acts),
+            weight.dtype == torch.float32,
         )  # fmt: skip
     return out, offset2bag, bag_size, max_indices, hs
 
@@ -299,13 +325,32 @@ def _val(node: Any) -> Any:
     return node.meta.get("val") if hasattr(node, "meta") else None
 
 
-def _next_layer(x: Any) -> tuple[Any, Any, int] | None:
+def _static(val: Any) -> bool:
+    """Whether `val` is a tensor of static shape (no symbolic sizes)."""
+    return isinstance(val, torch.Tensor) and not any(isinstance(s, torch.SymInt) for s in val.shape)
+
+
+def _reads(node: Any, target: Any) -> bool:
+    """Whether FX node `node` is `target` or depends on it (through its inputs, theirs, and so on)."""
+    seen: set[Any] = set()
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        if x is target:
+            return True
+        if x not in seen:
+            seen.add(x)
+            stack.extend(getattr(x, "all_input_nodes", ()))
+    return False
+
+
+def _next_layer(x: Any, bag: Any) -> tuple[Any, Any, int] | None:
     """(addmm node, the node of the layer's output, its `acts` code) of the first `aten.addmm(b, x, w)` reading
-    node x as its input (no beta or alpha), with its activation (`ACTS`) folded when that is the addmm's only
-    reader; or None."""
+    node x as its input (no beta or alpha; b and w not computed from the node `bag`, which the op replaces),
+    with its activation (`ACTS`) folded when that is the addmm's only reader; or None."""
     for user in x.users:
         if user.target is torch.ops.aten.addmm.default and not user.kwargs and len(user.args) == 3:
-            if user.args[1] is x and user.args[0] is not x and user.args[2] is not x:
+            if user.args[1] is x and not _reads(user.args[0], bag) and not _reads(user.args[2], bag):
                 readers = list(user.users)
                 if len(readers) == 1 and readers[0].target in ACTS and readers[0].args == (user,):
                     return user, readers[0], ACTS[readers[0].target]
@@ -333,18 +378,17 @@ def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]]] 
         return None
     layers: list[tuple[Any, Any, int]] = []
     x = items[0]
-    while len(layers) < inductor_bag_mlps.MAX_LAYERS and (layer := _next_layer(x)) is not None:
+    while len(layers) < inductor_bag_mlps.MAX_LAYERS and (layer := _next_layer(x, bag)) is not None:
         layers.append(layer)
         x = layer[1]
     if not layers:
         return None
-    vals = [_val(n) for n in (weight, indices, offsets, *(a.args[2] for a, _, _ in layers))]
-    vals += [_val(a.args[0]) for a, _, _ in layers]
-    if not all(isinstance(v, torch.Tensor) and all(isinstance(s, int) for s in v.shape) for v in vals):
+    w, ids, offs = _val(weight), _val(indices), _val(offsets)
+    ws, bs = [_val(a.args[2]) for a, _, _ in layers], [_val(a.args[0]) for a, _, _ in layers]
+    if not all(_static(v) for v in (w, ids, offs, *ws, *bs)):
         return None
     try:
-        check_jagged(*vals[:3], mode, include_last, vals[3 : 3 + len(layers)], vals[3 + len(layers) :],
-                     [act for _, _, act in layers])  # fmt: skip
+        check_jagged(w, ids, offs, mode, include_last, ws, bs, [act for _, _, act in layers])
     except ValueError:
         return None
     return items, layers

@@ -36,6 +36,7 @@ def _tables(g, rows, d, n_bags, step, widths, dtype=torch.float32):
         (0, 4, 16, [24, 8], [True, True]),  # two layers, the first of no power-of-two width: not split
         (0, 3, 20, [24], [False]),  # a step, width and layer width that are no powers of two
         (1, 5, 16, [16, 40, 8], [True, True, False]),  # three layers, a mean over 5 ids (a division)
+        (0, 3, 8, [16], [True]),  # a table narrower than a tl.dot operand (D = 8: padded to 16 columns)
     ],
 )
 def test_embedding_bag_mlp_matches_aten(bag_mlps, mode, step, d, widths, relus):

@@ -205,9 +205,10 @@ def test_per_sample_weights_are_not_fused(mtia_inductor):
     assert fused == 0 and "torch.ops.mtia_xdsl.embedding_bag.default(" in code
 
 
-def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False):
+def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False, w_of_bags=False, n_out=16):
     """An FX graph as Inductor's post-grad graph has jagged_sum's: `mtia_xdsl::embedding_bag` of ids by offsets
-    (scaled by per-sample weights with `psw`), its output 0 through addmm (alpha=2 with `alpha`) and tanh."""
+    (scaled by per-sample weights with `psw`), its output 0 through addmm (alpha=2 with `alpha`; with `w_of_bags`
+    the bags' transpose as its weight; n_out columns) and tanh."""
     import operator
 
     import torch.fx
@@ -218,7 +219,7 @@ def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False):
     names = ["weight", "ids", "offsets", "w", "b"] + (["psw"] if psw else [])
     nodes = {name: graph.placeholder(name) for name in names}
     vals = {"weight": torch.empty(500, 16), "ids": torch.zeros(n_ids, dtype=torch.long),
-            "offsets": torch.zeros(8, dtype=torch.long), "w": torch.empty(16, 16).t(), "b": torch.empty(16),
+            "offsets": torch.zeros(8, dtype=torch.long), "w": torch.empty(n_out, 16).t(), "b": torch.empty(n_out),
             "psw": torch.empty(n_ids)}  # fmt: skip
     for name, node in nodes.items():
         node.meta["val"] = vals[name]
@@ -228,22 +229,37 @@ def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False):
     bag.meta["val"] = (torch.empty(8, 16), torch.empty(0, dtype=torch.long), *(torch.empty(8, dtype=torch.long),) * 2)
     x = graph.call_function(operator.getitem, (bag, 0))
     x.meta["val"] = torch.empty(8, 16)
-    mm = graph.call_function(torch.ops.aten.addmm.default, (nodes["b"], x, nodes["w"]), {"alpha": 2} if alpha else {})
-    mm.meta["val"] = torch.empty(8, 16)
+    w = nodes["w"]
+    if w_of_bags:
+        w = graph.call_function(torch.ops.aten.permute.default, (x, [1, 0]))
+        w.meta["val"] = torch.empty(8, 16).t()  # [K, N] = [16, 8]
+        nodes["b"].meta["val"] = torch.empty(8)
+    mm = graph.call_function(torch.ops.aten.addmm.default, (nodes["b"], x, w), {"alpha": 2} if alpha else {})
+    mm.meta["val"] = torch.empty(8, w.meta["val"].shape[1])
     act = graph.call_function(torch.ops.aten.tanh.default, (mm,))
-    act.meta["val"] = torch.empty(8, 16)
+    act.meta["val"] = torch.empty(8, w.meta["val"].shape[1])
     graph.output((act,))
     return graph
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{}, {"psw": True}, {"mode": 1, "include_last": True}, {"n_ids": 300}, {"alpha": True}]
+    "kwargs",
+    [
+        {},
+        {"psw": True},
+        {"mode": 1, "include_last": True},
+        {"n_ids": 300},
+        {"n_out": 300},
+        {"alpha": True},
+        {"w_of_bags": True},
+    ],
 )
 def test_fuse_jagged_bags_takes_only_what_the_op_computes(jagged, kwargs):
     """jagged_sum's graph becomes one `jagged_bag_mlp` (acts [2]: tanh folded; written [False, True]: only the layer's
-    output has a reader) and nothing else; a bag scaled by
-    per-sample weights, a mean with include_last_offset, more ids than MAX_IDS, an addmm with alpha stay as they
-    are."""
+    output has a reader) and nothing else; a bag scaled by per-sample weights, a mean with include_last_offset,
+    more ids than MAX_IDS, a layer wider than MAX_WIDTH, an addmm with alpha and one whose weight is computed from
+    the bags (the op would read its own output) stay as they are (max bags and a padding index are never
+    `mtia_xdsl::embedding_bag`)."""
     from torch.testing import FileCheck
 
     graph = _bag_graph(**kwargs)
