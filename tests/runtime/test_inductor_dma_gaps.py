@@ -1,0 +1,73 @@
+"""Index forms Inductor generates that the memory-access analysis leaves on the scalar core (issue 14's item 2),
+found outside benchmarks/inductor.py's suite. Each is an xfail (strict) until the analysis takes it: a DMA
+share below 100 % and simulated times 15-20x those of the same model without the form.
+
+The script sets Inductor's configuration when imported, so each case runs in a fresh process.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHILD = """
+import importlib.util, sys, torch
+spec = importlib.util.spec_from_file_location("bench", "benchmarks/inductor.py")
+bench = importlib.util.module_from_spec(spec)
+sys.modules["bench"] = bench
+spec.loader.exec_module(bench)
+bench._install_recording()
+
+class Projection(torch.nn.Module):  # attention's output projection of the heads' [B, H, T, d] output
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(64, 64)
+
+    def forward(self, y):
+        return self.linear(y.transpose(1, 2).reshape(2, 32, 64))
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(24, 40), torch.nn.Linear(40, 8)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+if sys.argv[1] == "dynamic":
+    torch._dynamo.config.assume_static_by_default = False
+cases = {
+    "projection": bench.Case("projection", "llm", Projection, lambda: (torch.randn(2, 4, 32, 16),)),
+    "dynamic": bench.Case("dynamic", "mlp", Mlp, lambda: (torch.randn(40, 24),)),
+}
+with torch.no_grad():
+    res = bench.run_case(cases[sys.argv[1]])
+print("correct", res.correct, "dma", res.dma, "of", res.accesses)
+for kernel, cause in res.kernel_causes:
+    print("not DMA", kernel, cause)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="not DMA yet (see the docstrings)")
+@pytest.mark.parametrize("case", ["projection", "dynamic"])
+def test_inductor_form_is_dma(case):
+    """- projection: Inductor fuses the transposing copy into the GEMM template's A load (a prologue):
+      `in_ptr + (x9 + 16*x11 + 512*x10 + 2048*x12)` over `xindex = idx_n + 64*idx_m` (digits of `rm % M` and
+      of the K offset) is an element gather on the scalar core: 25.8 us, where the same model with
+      `prologue_fusion = False` (a copy kernel, then the template) takes 1.25 us, every access DMA.
+    - dynamic: `torch.compile(dynamic=True)` (M symbolic, `ks0`): the template's `scf.if` on the runtime
+      `M >= BLOCK_M` yields `tl.multiple_of(rm % M, ..)` or plain `rm % M`, two different forms (the plain one
+      has no wrapped box, M not a constant), so `_if_form` gives none: A is gathered on the scalar core,
+      26 us where the static model takes 1.74 us.
+    """
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, case], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout
+    line = next(line for line in out.splitlines() if line.startswith("correct"))
+    _, correct, _, dma, _, accesses = line.split()
+    assert correct == "True", out
+    assert dma == accesses, out
