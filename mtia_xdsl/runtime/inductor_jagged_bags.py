@@ -45,7 +45,7 @@ from torch.library import triton_op, wrap_triton
 from triton.language.extra import libdevice
 
 from mtia_xdsl.runtime import inductor_bag_mlps, inductor_kernels
-from mtia_xdsl.runtime.inductor_bag_mlps import _biases, _dot, _load_weights, _pow2, _store_tile
+from mtia_xdsl.runtime.inductor_bag_mlps import _biases, _dot, _load_weights, _pow2, _step, _store_tile
 
 ACT_NONE, ACT_RELU, ACT_TANH = 0, 1, 2
 """A layer's activation in `jagged_bag_mlp`'s `acts`: none, `relu`, `tanh`."""
@@ -95,14 +95,18 @@ def _jagged_layer(h, w, b, h_ptr, rows, row_ok, N: tl.constexpr, ACT: tl.constex
 
 
 @triton.jit
-def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.constexpr):
+def _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M: tl.constexpr, STEP: tl.constexpr):
     """(starts, ends) [BLOCK_M] int16 of bags first + m: offsets[first + m] and the next offset (n_ids past the
     last offset, which ends the last bag without include_last_offset); both 0 (no ids) for m >= rows_left.
-    One DMA of the block's offsets, both picked from it in LS (int16: the op takes at most MAX_IDS ids)."""
+    One DMA of the block's offsets, both picked from it in LS (int16: the op takes at most MAX_IDS ids); with
+    STEP > 0 (offsets arange(0, N, STEP)) no load: (first + m) * STEP and the next."""
+    m = tl.arange(0, BLOCK_M)
+    if STEP > 0:
+        starts = (first + m) * STEP
+        return starts.to(tl.int16), tl.where(m < rows_left, starts + STEP, 0).to(tl.int16)
     o = tl.arange(0, 2 * BLOCK_M)
     here = tl.minimum(rows_left + 1, n_offsets - first)
     offs = tl.where(o < here, tl.load(offsets_ptr + first + o, mask=o < here, other=0), n_ids).to(tl.int16)
-    m = tl.arange(0, BLOCK_M)
     starts = tl.gather(offs, m, 0)
     ends = tl.where(m < rows_left, tl.gather(offs, m + 1, 0), 0)
     return starts, ends.to(tl.int16)
@@ -125,7 +129,7 @@ def _jagged_tile(
     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, blk, n_ids, n_offsets, n_bags, sw_k, sw_n,
     D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr,
     MEAN: tl.constexpr, STAGE: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr, BKS: tl.constexpr,
-    BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
+    BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr, STEP: tl.constexpr,
 ):  # fmt: skip
     """Output STAGE of bags blk * BAGS ... (< n_bags): stage 0 the rows of the ids of each bag (offsets[b] <= j
     < the next offset, or n_ids) summed (MEAN: / the bag's size; an empty bag is 0) into out [n_bags, D],
@@ -141,7 +145,7 @@ def _jagged_tile(
     rows_left = tl.minimum(n_bags - first, BAGS)
     j = tl.arange(0, BLOCK_IDS)
     ids = tl.load(ids_ptr + j, mask=j < n_ids, other=0)
-    starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M)
+    starts, ends = _bag_bounds(offsets_ptr, first, rows_left, n_ids, n_offsets, BLOCK_M, STEP)
     if STAGE > 1:
         w0, w1, w2 = _load_weights(ws, 0, blk, sw_k, sw_n, STAGE, KS, NS, BKS, BNS)
         b0, b1, b2 = _biases(bs, 0, STAGE, NS, BNS, BLOCK_M)
@@ -185,33 +189,72 @@ def _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS: tl.
 
 
 @triton.jit
-def _jagged_bag_mlp_kernel(
-    weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, ws, bs, hs, n_ids,
-    n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
-    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, BLOCK_OB: tl.constexpr,
-    BLOCKS: tl.constexpr, N_STAGES: tl.constexpr, STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
-    BKS: tl.constexpr, BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr,
+def _write_steps(
+    bag_size_ptr, max_indices_ptr, offsets_out_ptr, offset2bag_ptr, n_ids, n_bags, STEP: tl.constexpr,
+    MEAN: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BLOCK_IDS: tl.constexpr,
 ):  # fmt: skip
-    """Program s * BLOCKS + blk stores output STAGES[s] of block blk of bags (`_jagged_tile`): each stored output
-    is the last store of a program of its own (a PE's DMA starts one command after another, so a second store
-    on one PE waited for the first's issue); the last program writes the bag sizes and max_indices
-    (`inductor_kernels._write_bag_sizes`) and offset2bag (when WRITE_OFFSET2BAG), stores off the path of the
-    programs that gather. ws and bs are tuples of the layers', hs too."""
-    pid = tl.program_id(0)
-    if pid == tl.num_programs(0) - 1:
+    """For bags of STEP ids each: their sizes and max_indices (STEP for MEAN, else 0), the offsets
+    arange(0, n_bags * STEP, STEP) into offsets_out and (WRITE_OFFSET2BAG) offset2bag[j] = j // STEP."""
+    b = tl.arange(0, BLOCK_BAGS)
+    sizes = tl.zeros([BLOCK_BAGS], dtype=tl.int64) + (STEP if MEAN else 0)
+    tl.store(bag_size_ptr + b, sizes, mask=b < n_bags)
+    tl.store(max_indices_ptr + b, sizes, mask=b < n_bags)
+    tl.store(offsets_out_ptr + b, b.to(tl.int64) * STEP, mask=b < n_bags)
+    if WRITE_OFFSET2BAG:
+        j = tl.arange(0, BLOCK_IDS)
+        tl.store(offset2bag_ptr + j, (j // STEP).to(tl.int64), mask=j < n_ids)
+
+
+@triton.jit
+def _write_sizes(
+    offsets_ptr, offsets_out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags,
+    MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr, WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr,
+    BAG_BLOCKS: tl.constexpr, BLOCK_OB: tl.constexpr, BLOCK_IDS: tl.constexpr, STEP: tl.constexpr,
+):  # fmt: skip
+    """The bag sizes and max_indices, offset2bag (when WRITE_OFFSET2BAG) and, for STEP > 0, the offsets
+    (`_write_steps`); else from the offsets (`inductor_kernels._write_bag_sizes`, `_write_offset2bag`)."""
+    if STEP > 0:
+        _write_steps(
+            bag_size_ptr, max_indices_ptr, offsets_out_ptr, offset2bag_ptr, n_ids, n_bags, STEP, MEAN,
+            WRITE_OFFSET2BAG, BLOCK_BAGS, BLOCK_IDS,
+        )  # fmt: skip
+    else:
         inductor_kernels._write_bag_sizes(
             offsets_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags, BLOCK_BAGS, BAG_BLOCKS, MEAN,
             INCLUDE_LAST,
         )  # fmt: skip
         if WRITE_OFFSET2BAG:
             _write_offset2bag(offsets_ptr, offset2bag_ptr, n_ids, n_bags, BLOCK_IDS, BLOCK_OB)
+
+
+@triton.jit
+def _jagged_bag_mlp_kernel(
+    weight_ptr, ids_ptr, offsets_ptr, out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, offsets_out_ptr, ws,
+    bs, hs, n_ids,
+    n_offsets, n_bags, sw_k, sw_n, D: tl.constexpr, BLOCK_D: tl.constexpr, BAGS: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_IDS: tl.constexpr, MEAN: tl.constexpr, INCLUDE_LAST: tl.constexpr,
+    WRITE_OFFSET2BAG: tl.constexpr, BLOCK_BAGS: tl.constexpr, BAG_BLOCKS: tl.constexpr, BLOCK_OB: tl.constexpr,
+    BLOCKS: tl.constexpr, N_STAGES: tl.constexpr, STAGES: tl.constexpr, KS: tl.constexpr, NS: tl.constexpr,
+    BKS: tl.constexpr, BNS: tl.constexpr, ACTS: tl.constexpr, IEEE: tl.constexpr, STEP: tl.constexpr,
+):  # fmt: skip
+    """Program s * BLOCKS + blk stores output STAGES[s] of block blk of bags (`_jagged_tile`): each stored output
+    is the last store of a program of its own (a PE's DMA starts one command after another, so a second store
+    on one PE waited for the first's issue); the last program writes the bag sizes, max_indices, offset2bag
+    and the offsets of fixed-step bags (`_write_sizes`), stores off the path of the programs that gather. ws and
+    bs are tuples of the layers', hs too."""
+    pid = tl.program_id(0)
+    if pid == tl.num_programs(0) - 1:
+        _write_sizes(
+            offsets_ptr, offsets_out_ptr, offset2bag_ptr, bag_size_ptr, max_indices_ptr, n_ids, n_offsets, n_bags,
+            MEAN, INCLUDE_LAST, WRITE_OFFSET2BAG, BLOCK_BAGS, BAG_BLOCKS, BLOCK_OB, BLOCK_IDS, STEP,
+        )  # fmt: skip
     else:
         for s in tl.static_range(N_STAGES):  # pyright: ignore[reportGeneralTypeIssues]  (Triton-only iterable)
             if pid // BLOCKS == s:
                 _jagged_tile(
                     weight_ptr, ids_ptr, offsets_ptr, out_ptr, ws, bs, hs, pid % BLOCKS, n_ids, n_offsets, n_bags,
                     sw_k, sw_n, D, BLOCK_D, BAGS, BLOCK_M, BLOCK_IDS, MEAN, STAGES[s], KS, NS, BKS, BNS, ACTS, IEEE,
+                    STEP,
                 )  # fmt: skip
 
 
@@ -226,33 +269,40 @@ def bags_per_program(n_bags: int) -> int:
 def jagged_bag_mlp(
     weight: torch.Tensor,
     indices: torch.Tensor,
-    offsets: torch.Tensor,
+    offsets: torch.Tensor | None,
     mode: int,
     include_last_offset: bool,
     ws: list[torch.Tensor],
     bs: list[torch.Tensor],
     acts: list[int],
     written: list[bool],
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+    step: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[torch.Tensor], torch.Tensor]:
     """`aten._embedding_bag(weight, indices, offsets, mode=mode, include_last_offset=...)` (sum (0) or mean (1), no
     per-sample weights, no padding index), then LAYERS (1 to `inductor_bag_mlps.MAX_LAYERS`) linear layers
     h_l = act_l(h_(l-1) @ ws[l] + bs[l]), act_l by acts[l] (ACT_NONE, ACT_RELU, ACT_TANH): (bags [n_bags, D],
     offset2bag, bag_size [n_bags], max_indices [n_bags] as `inductor_kernels.embedding_bag_sum` gives them,
-    layer outputs [n_bags, N_l] per layer). written [LAYERS + 1] says which of the bags (0) and the layers'
-    outputs (l + 1) are computed: one left out is returned unwritten (`fuse_jagged_bags` leaves out what nothing
-    reads). One launch: per written output a program per block of `bags_per_program` bags, and one that writes
-    the sizes and offset2bag. weight [rows, D]; indices [N] and offsets [n_offsets] 1-D of one integer dtype;
-    ws [K_l, N_l] (any strides), K_0 = D and K_l = N_(l-1); bs [N_l]; all of one float dtype in
+    layer outputs [n_bags, N_l] per layer, the offsets [n_bags] of fixed-step bags). With offsets None and
+    step > 0, bags of `step` ids each (offsets arange(0, N, step); the op writes them as its last output, empty
+    otherwise: what a backward reads, so that they are no launch of their own). written [LAYERS + 1] says which
+    of the bags (0) and the layers' outputs (l + 1) are computed: one left out is returned unwritten
+    (`fuse_jagged_bags` leaves out what nothing reads). One launch: per written output a program per block of
+    `bags_per_program` bags, and one that writes the sizes, offset2bag (and the offsets). weight [rows, D];
+    indices [N] and offsets [n_offsets] 1-D of one integer dtype; ws [K_l, N_l] (any strides), K_0 = D and
+    K_l = N_(l-1); bs [N_l]; all of one float dtype in
     `inductor_bag_mlps.DTYPES`.
 
     Raises: ValueError naming what does not fit (`check_jagged`); RuntimeError for ids or offsets eager refuses
     (`inductor_kernels.check_bag_inputs`), before the launch."""
-    widths = check_jagged(weight, indices, offsets, mode, include_last_offset, ws, bs, acts)
+    widths = check_jagged(weight, indices, offsets, mode, include_last_offset, ws, bs, acts, step)
     if len(written) != len(acts) + 1:
         raise ValueError(f"jagged_bag_mlp: written needs {len(acts) + 1} entries (the bags, each layer)")
-    inductor_kernels.check_bag_inputs(weight.shape[0], indices, offsets)
     n, d = indices.shape[0], weight.shape[1]
-    n_bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    n_offsets = n // step if offsets is None else offsets.shape[0]
+    offsets_out = indices.new_empty(n_offsets if offsets is None else 0)
+    offsets = offsets_out if offsets is None else offsets.contiguous()  # read only when step is 0
+    inductor_kernels.check_bag_inputs(weight.shape[0], indices, offsets if step == 0 else offsets[:0])
+    n_bags = n_offsets - (1 if include_last_offset else 0)
     write_offset2bag = inductor_kernels.writes_offset2bag(mode, weight.dtype, None)
     out = weight.new_empty(n_bags, d)
     offset2bag = offsets.new_empty(n if write_offset2bag else 0)
@@ -265,23 +315,35 @@ def jagged_bag_mlp(
     block_bags = _pow2(n_bags, 1)
     if n_bags > 0:
         wrap_triton(_jagged_bag_mlp_kernel)[(len(stages) * blocks + 1,)](
-            weight.contiguous(), indices.contiguous(), offsets.contiguous(), out, offset2bag, bag_size, max_indices,
-            tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, offsets.shape[0], n_bags,
+            weight.contiguous(), indices.contiguous(), offsets, out, offset2bag, bag_size, max_indices, offsets_out,
+            tuple(ws), tuple(b.contiguous() for b in bs), tuple(hs), n, n_offsets, n_bags,
             tuple(w.stride(0) for w in ws), tuple(w.stride(1) for w in ws), d, _pow2(d), bags, _pow2(bags),
             _pow2(n), mode == 1, include_last_offset, write_offset2bag, block_bags, 1,
             min(block_bags, OFFSET2BAG_STEP), blocks, len(stages), stages, tuple([d, *widths[:-1]]), tuple(widths),
             tuple(_pow2(k) for k in [d, *widths[:-1]]), tuple(_pow2(w) for w in widths), tuple(acts),
-            weight.dtype == torch.float32,
+            weight.dtype == torch.float32, step,
         )  # fmt: skip
-    return out, offset2bag, bag_size, max_indices, hs
+    return out, offset2bag, bag_size, max_indices, hs, offsets_out
+
+
+def _n_offsets(indices: torch.Tensor, offsets: torch.Tensor | None, include_last_offset: bool, step: int) -> int:
+    """The offsets' count of `jagged_bag_mlp`'s arguments: offsets' length, or N / step for fixed-step bags (offsets
+    None, step > 0, no include_last_offset). Raises: ValueError if neither fits."""
+    if offsets is not None and step == 0 and offsets.dim() == 1:
+        return offsets.shape[0]
+    n = indices.shape[0]
+    if offsets is not None or step < 1 or n % step or include_last_offset:
+        raise ValueError(f"jagged_bag_mlp: 1-D offsets, or none and a step dividing the {n} ids, got step {step}")
+    return n // step
 
 
 def check_jagged(
-    weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor, mode: int, include_last_offset: bool,
-    ws: list[torch.Tensor], bs: list[torch.Tensor], acts: list[int],
+    weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor | None, mode: int, include_last_offset: bool,
+    ws: list[torch.Tensor], bs: list[torch.Tensor], acts: list[int], step: int = 0,
 ) -> list[int]:  # fmt: skip
     """The layers' widths N_l of `jagged_bag_mlp`'s arguments (shapes and dtypes in its docstring; real or fake
-    tensors). Raises: ValueError naming what does not fit: mode not 0 or 1, more than MAX_IDS ids, MAX_OFFSETS
+    tensors). Raises: ValueError naming what does not fit: offsets neither 1-D nor None with a step
+    (`_n_offsets`), mode not 0 or 1, more than MAX_IDS ids, MAX_OFFSETS
     offsets or MAX_ROWS_ELEMS gathered elements, a D past `inductor_bag_mlps.MAX_WIDTH`, a layer whose weight
     is not [K, N <= MAX_WIDTH] of at most MAX_WEIGHT_ELEMS elements or whose bias is not [N]."""
     layers, dtype = len(acts), weight.dtype
@@ -289,9 +351,9 @@ def check_jagged(
         raise ValueError(f"jagged_bag_mlp: 1 to {inductor_bag_mlps.MAX_LAYERS} layers, a weight and a bias each")
     if mode not in (0, 1) or any(a not in (ACT_NONE, ACT_RELU, ACT_TANH) for a in acts):
         raise ValueError(f"jagged_bag_mlp: mode {mode} (0 sum or 1 mean), activations {acts} (0, 1 or 2)")
-    if weight.dim() != 2 or indices.dim() != 1 or offsets.dim() != 1 or dtype not in inductor_bag_mlps.DTYPES:
-        raise ValueError("jagged_bag_mlp: weight [rows, D] of f32, f16 or bf16, indices [N] and offsets 1-D")
-    n, d, n_offsets = indices.shape[0], weight.shape[1], offsets.shape[0]
+    if weight.dim() != 2 or indices.dim() != 1 or dtype not in inductor_bag_mlps.DTYPES:
+        raise ValueError("jagged_bag_mlp: weight [rows, D] of f32, f16 or bf16 and indices [N]")
+    n, d, n_offsets = indices.shape[0], weight.shape[1], _n_offsets(indices, offsets, include_last_offset, step)
     rows_elems = _pow2(n) * _pow2(d)
     if n > MAX_IDS or n_offsets > MAX_OFFSETS or d > inductor_bag_mlps.MAX_WIDTH or rows_elems > MAX_ROWS_ELEMS:
         raise ValueError(
@@ -368,10 +430,19 @@ def _items(node: Any) -> dict[int, Any] | None:
     return items
 
 
-def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]]] | None:
-    """(the bag's getitems, its layers as `_next_layer` gives them) if the `mtia_xdsl::embedding_bag` node `bag`
-    is one `fuse_jagged_bags` takes (see the module docstring; `check_jagged` on the nodes' fake tensors), else
-    None."""
+def _fixed_step(offsets: Any, ids: torch.Tensor, include_last: bool) -> int:
+    """L if the node `offsets` is `prims.iota(N / L, start=0, step=L)` of the ids' dtype (`inductor_bag_mlps._step`:
+    `nn.EmbeddingBag` of a 2-D input) and there is no include_last_offset, else 0."""
+    step, offs = _step(offsets), _val(offsets)
+    if step is None or include_last or offs.dtype != ids.dtype or offs.shape[0] * step != ids.shape[0]:
+        return 0
+    return step
+
+
+def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]], int] | None:
+    """(the bag's getitems, its layers as `_next_layer` gives them, the bags' fixed step or 0: `_fixed_step`) if the
+    `mtia_xdsl::embedding_bag` node `bag` is one `fuse_jagged_bags` takes (see the module docstring;
+    `check_jagged` on the nodes' fake tensors), else None."""
     weight, indices, offsets, mode, psw, include_last = bag.args
     items = _items(bag)
     if psw is not None or items is None or 0 not in items:
@@ -387,11 +458,12 @@ def jagged_chain(bag: Any) -> tuple[dict[int, Any], list[tuple[Any, Any, int]]] 
     ws, bs = [_val(a.args[2]) for a, _, _ in layers], [_val(a.args[0]) for a, _, _ in layers]
     if not all(_static(v) for v in (w, ids, offs, *ws, *bs)):
         return None
+    step = _fixed_step(offsets, ids, include_last)
     try:
-        check_jagged(w, ids, offs, mode, include_last, ws, bs, [act for _, _, act in layers])
+        check_jagged(w, ids, None if step else offs, mode, include_last, ws, bs, [act for _, _, act in layers], step)
     except ValueError:
         return None
-    return items, layers
+    return items, layers, step
 
 
 def fuse_jagged_bags(graph: Any) -> int:
@@ -411,20 +483,23 @@ def fuse_jagged_bags(graph: Any) -> int:
     return fused
 
 
-def _fuse(graph: Any, bag: Any, items: dict[int, Any], layers: list[tuple[Any, Any, int]]) -> None:
+def _fuse(graph: Any, bag: Any, items: dict[int, Any], layers: list[tuple[Any, Any, int]], step: int) -> None:
     """Replace `bag`, its getitems and the nodes of `layers` by one `jagged_bag_mlp` node and its getitems; the op
-    writes the bags and the layers' outputs that have readers left (`written`)."""
+    writes the bags and the layers' outputs that have readers left (`written`). With a fixed `step`, every other
+    reader of the offsets (the iota) reads the op's offsets, and the iota is erased."""
     weight, indices, offsets, mode, _, include_last = bag.args
     ws = [addmm.args[2] for addmm, _, _ in layers]
     bs = [addmm.args[0] for addmm, _, _ in layers]
     acts = [act for _, _, act in layers]
+    args = (weight, indices, None if step else offsets, mode, include_last, ws, bs, acts)
     with graph.inserting_before(layers[-1][1]):
-        op = graph.call_function(_OP, (weight, indices, offsets, mode, include_last, ws, bs, acts, []))
-        outs = [graph.call_function(operator.getitem, (op, i)) for i in range(5)]
+        op = graph.call_function(_OP, (*args, [], step))
+        outs = [graph.call_function(operator.getitem, (op, i)) for i in range(6)]
         per_layer = [graph.call_function(operator.getitem, (outs[4], i)) for i in range(len(layers))]
     for i in range(4):
         outs[i].meta["val"] = _val(bag)[i]
     outs[4].meta["val"] = [_val(out) for _, out, _ in layers]
+    outs[5].meta["val"] = _val(offsets) if step else _val(indices).new_empty(0)
     op.meta["val"] = tuple(o.meta["val"] for o in outs)
     for node, (addmm, out, _) in zip(per_layer, layers, strict=True):
         node.meta["val"] = _val(out)
@@ -435,8 +510,11 @@ def _fuse(graph: Any, bag: Any, items: dict[int, Any], layers: list[tuple[Any, A
     for i, item in items.items():
         item.replace_all_uses_with(outs[i])
         graph.erase_node(item)
-    op.args = (*op.args[:-1], [bool(outs[0].users), *(bool(node.users) for node in per_layer)])
-    for i in range(4):
-        if not outs[i].users:
-            graph.erase_node(outs[i])
+    op.args = (*args, [bool(outs[0].users), *(bool(node.users) for node in per_layer)], step)
     graph.erase_node(bag)
+    if step:
+        offsets.replace_all_uses_with(outs[5])
+        graph.erase_node(offsets)
+    for out in outs[:4] + outs[5:]:
+        if not out.users:
+            graph.erase_node(out)

@@ -87,6 +87,26 @@ def test_jagged_bag_mlp_edge_cases(jagged, ids, offsets, mode, index_dtype):
     assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
 
 
+@pytest.mark.parametrize(
+    ("mode", "step", "n", "dtype"),
+    [(0, 5, 40, torch.float32), (1, 3, 60, torch.float32), (1, 4, 36, torch.bfloat16), (0, 2, 68, torch.float32)],
+)
+def test_jagged_bag_mlp_of_fixed_steps_matches_aten(jagged, mode, step, n, dtype):
+    """With no offsets and a step (bags of `step` ids each, 34 bags in three programs for the last case), aten's
+    outputs for offsets arange(0, n, step), and those offsets as the op's last output."""
+    torch.manual_seed(0)
+    weight, ids, offsets = torch.randn(50, 16).to(dtype), torch.randint(0, 50, (n,)), torch.arange(0, n, step)
+    ws, bs = _layers(16, [8], dtype)
+    got = jagged.jagged_bag_mlp(weight, ids, None, mode, False, ws, bs, [2], [True, True], step)
+    want = _eager(weight, ids, offsets, mode, False, ws, bs, [2])
+    tol = {"rtol": 1e-4, "atol": 1e-4} if dtype == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+    torch.testing.assert_close(got[0], want[0], **tol)
+    torch.testing.assert_close(got[4][0], want[4][0], **tol)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3)) and torch.equal(got[5], offsets)
+    with pytest.raises(ValueError, match="a step dividing the 36 ids"):
+        jagged.jagged_bag_mlp(weight, ids[:36], None, mode, False, ws, bs, [2], [True, True], 5)
+
+
 def test_jagged_bag_mlp_writes_what_written_asks_for(jagged):
     """With written [False, False, True] the last layer's output, the sizes and offset2bag are aten's still (their
     programs do not depend on the others'); a written of the wrong length is a ValueError."""
@@ -166,15 +186,19 @@ def _inputs():
     return torch.randint(0, 500, (40,)), torch.tensor([0, 3, 10, 11, 20, 28, 33, 39])
 
 
-@pytest.mark.parametrize(("mode", "act", "depth"), [("sum", torch.nn.Tanh, 1), ("mean", torch.nn.ReLU, 2)])
-def test_jagged_bag_and_layers_are_one_launch_and_train(mtia_inductor, mode, act, depth):
+@pytest.mark.parametrize(
+    ("mode", "act", "depth", "fixed"),
+    [("sum", torch.nn.Tanh, 1, False), ("mean", torch.nn.ReLU, 2, False), ("mean", torch.nn.Tanh, 1, True)],
+)
+def test_jagged_bag_and_layers_are_one_launch_and_train(mtia_inductor, mode, act, depth, fixed):
     """The bag, each Linear and its activation are one `mtia_xdsl::jagged_bag_mlp` and no other kernel, in
     inference and in a training step (which saves the bag's output, its sizes and the layers' outputs for
-    backward); output and gradients match eager."""
+    backward); output and gradients match eager. With `fixed`, bags of a 2-D input (offsets an arange, which
+    the op writes: no arange launch)."""
     torch.manual_seed(0)
     model, ref = JaggedMlp(mode, act, depth), JaggedMlp(mode, act, depth)
     ref.load_state_dict(model.state_dict())
-    ids, offsets = _inputs()
+    ids, offsets = (torch.randint(0, 500, (8, 5)), None) if fixed else _inputs()
     with torch.no_grad():
         out, code, fused = _compiled(model, ids, offsets)
         torch.testing.assert_close(out, ref(ids, offsets), rtol=1e-4, atol=1e-5)
