@@ -376,6 +376,38 @@ def test_wrapping_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager():
 
 
 @triton.jit
+def runtime_rows_mod_m(a_ptr, out_ptr, M, K: tl.constexpr, STRIDE: tl.constexpr, BLOCK_M: tl.constexpr):
+    """Inductor's GEMM template rows under `torch.compile(dynamic=True)`: M a run-time argument, so the
+    choice between the hinted and the plain `rm % M` is an scf.if on a run-time condition. Every row of
+    the block is stored (no mask): row r of `out` is twice the first K elements of row `r % M` of A (rows of
+    STRIDE elements), wrapped rows included."""
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    if M >= BLOCK_M:
+        ram = tl.max_contiguous(tl.multiple_of(rm % M, BLOCK_M), BLOCK_M)
+    else:
+        ram = rm % M
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + ram[:, None] * STRIDE + rk[None, :])
+    tl.store(out_ptr + rm[:, None] * K + rk[None, :], a * 2.0)
+
+
+@pytest.mark.parametrize("m", [5, 16, 48, 21, 40])  # < BLOCK_M; k * BLOCK_M; k * BLOCK_M + r
+def test_runtime_rows_mod_m_are_rows_gathered_by_the_index_and_match_eager(m):
+    """`rm % M` with M known only at run time: whichever branch the condition takes, the remainder is the
+    index tile and every row of the tile is one row of memory picked by it (an indexed DMA), so the
+    result is the wrapped rows for every M, the block wrapping inside itself (M < BLOCK_M) or not."""
+    block_m, k, stride = 16, 16, 24
+    programs = -(-m // block_m) + 1  # one block past the last: it wraps to rows 0, 1, ..
+    a = torch.randn(m, stride)
+    out = torch.zeros(programs * block_m, k)
+    kernel = mtia_xdsl.compile(runtime_rows_mod_m, constexprs={"K": k, "STRIDE": stride, "BLOCK_M": block_m})
+    kernel[(programs,)](a, out, m)
+    torch.testing.assert_close(out, a[torch.arange(programs * block_m) % m, :k] * 2.0)
+    mtia = kernel.asm["mtia"]
+    assert "mtia.dma_gather_rows %" in mtia and "mtia.gather" not in mtia
+
+
+@triton.jit
 def swizzled_epilogue(in_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, BLOCK: tl.constexpr):
     """The epilogue of Inductor's GEMM template (mlp_mixer's token-mixing addmm): program ids re-ordered
     in groups of GROUP_M, `xindex = rn + N * rm` and a permuted [2, N, 16] input read through

@@ -1631,8 +1631,10 @@ def _index_leaf(v: SSAValue) -> AffineForm | None:
 def _index_source(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
     """True if `v` is read from memory (a tt.load) or is a remainder (`arith.remsi/remui`, a wrapping
     `rm % M`), possibly through elementwise integer ops, broadcasts, expand_dims, a `tt.gather` in LS of such
-    a tile (ids picked from loaded ids: the embedding-bag kernel's step of a tile of all ids) and the taken
-    branch of an scf.if whose condition is computed from constants (`constant_condition`)."""
+    a tile (ids picked from loaded ids: the embedding-bag kernel's step of a tile of all ids) and an scf.if:
+    the taken branch when its condition is computed from constants (`constant_condition`), else both
+    branches (the template's hinted-or-plain `rm % M` by the run-time `M >= BLOCK_M` when M is symbolic,
+    `torch.compile(dynamic=True)`: either yields the remainder, whose values pick the rows for every M)."""
     owner = v.owner
     if not isinstance(owner, Operation):
         return False
@@ -1640,12 +1642,16 @@ def _index_source(v: SSAValue, depth: int = _FACT_DEPTH) -> bool:
         return True
     if isinstance(owner, tt.GatherOp):
         return depth > 0 and _index_source(owner.src, depth - 1)
-    if isinstance(owner, scf.IfOp) and depth > 0:  # the template's hinted-or-plain `rm % M`, taken branch
+    if isinstance(owner, scf.IfOp) and depth > 0:  # the template's hinted-or-plain `rm % M`
         taken = constant_condition(owner.cond)
-        region = owner.true_region if taken else owner.false_region
-        if taken is None or not region.blocks or not isinstance(region.block.last_op, scf.YieldOp):
-            return False
-        return _index_source(region.block.last_op.operands[owner.results.index(v)], depth - 1)
+        regions = (owner.true_region, owner.false_region)
+        if taken is not None:
+            regions = (owner.true_region if taken else owner.false_region,)
+        i = owner.results.index(v)
+        return all(
+            bool(r.blocks) and isinstance(y := r.block.last_op, scf.YieldOp) and _index_source(y.operands[i], depth - 1)
+            for r in regions
+        )
     if depth == 0 or not (owner.name.startswith("arith.") or isinstance(owner, tt.BroadcastOp | tt.ExpandDimsOp)):
         return False
     return any(_index_source(x, depth - 1) for x in owner.operands if isinstance(x.type, TensorType))

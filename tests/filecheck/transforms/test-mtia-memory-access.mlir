@@ -332,6 +332,39 @@ tt.func public @wrapping_rows_through_if(%a: !tt.ptr<f32>) {
   tt.return
 }
 
+// Under `torch.compile(dynamic=True)` M is an argument: the template's condition `M >= 16` is known only at run
+// time, and either branch yields the remainder `rm % M`: the index tile, rows gathered by it (whatever M is).
+// CHECK-LABEL: tt.func public @wrapping_rows_through_runtime_if
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%a+0 index=%rows*24 strides=[0, 1] bounds=[16, 16] shape=[16, 16]"}
+tt.func public @wrapping_rows_through_runtime_if(%a: !tt.ptr<f32>, %m: i32) {
+  %c16i = arith.constant 16 : i32
+  %c24 = arith.constant dense<24> : tensor<16x1xi32>
+  %pid = tt.get_program_id x : i32
+  %rm0 = arith.muli %pid, %c16i : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %r = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rm = arith.addi %rms, %r : tensor<16xi32>
+  %ms = tt.splat %m : i32 -> tensor<16xi32>
+  %hinted = arith.cmpi sge, %m, %c16i : i32
+  %ram = scf.if %hinted -> (tensor<16xi32>) {
+    %h = arith.remsi %rm, %ms {tt.divisibility = dense<16> : tensor<1xi32>, tt.contiguity = dense<16> : tensor<1xi32>} : tensor<16xi32>
+    scf.yield %h : tensor<16xi32>
+  } else {
+    %p = arith.remsi %rm, %ms : tensor<16xi32>
+    scf.yield %p : tensor<16xi32>
+  }
+  %rows = tt.expand_dims %ram {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %rowoff = arith.muli %rows, %c24 : tensor<16x1xi32>
+  %k = tt.expand_dims %r {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rb = tt.broadcast %rowoff : tensor<16x1xi32> -> tensor<16x16xi32>
+  %kb = tt.broadcast %k : tensor<1x16xi32> -> tensor<16x16xi32>
+  %offs = arith.addi %rb, %kb : tensor<16x16xi32>
+  %as = tt.splat %a : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %p2 = tt.addptr %as, %offs : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  %v = tt.load %p2 : tensor<16x16x!tt.ptr<f32>>
+  tt.return
+}
+
 // Inductor's embedding lookup: ids loaded as a [XBLOCK, 1] tile (negative ids wrapped by `where`), rows of 64
 // picked by them: an indexed DMA. A store of rows through the ids stays on the scalar core (a repeated id would
 // leave the last writer to the DMA's order), and so does a load of single elements picked by ids that vary along
