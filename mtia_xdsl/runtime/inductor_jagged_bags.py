@@ -18,8 +18,10 @@ the layers and stores one output: each output something reads (the last layer's;
 bags and the layers' outputs saved for backward) is stored by programs of their own, since a PE's DMA starts
 one command after another and a second store on the chain's PE waited for the first. The layers' weights and
 biases load under the ids' latency (one layer: under the rows'). One more program writes the bag sizes,
-max_indices and offset2bag, which a backward reads. Imports torch and triton when loaded: import it only once
-Inductor has loaded.
+max_indices and offset2bag, which a backward reads. A single bag of a 2-D input (offsets an iota: fixed-step
+bags, which `fuse_bag_mlps` takes only grouped and feeding `linear_group`s) is the same op with a step instead
+of offsets: the bags' bounds are computed, not loaded, and the op writes the offsets (the iota is no launch of
+its own). Imports torch and triton when loaded: import it only once Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
