@@ -56,8 +56,9 @@ ACTS = {torch.ops.aten.relu.default: ACT_RELU, torch.ops.aten.tanh.default: ACT_
 MAX_IDS = 256
 """Ids `jagged_bag_mlp` takes at most: every program loads all of them in one DMA (as `inductor_kernels.MAX_ALL_IDS`)
 and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS; id positions and offsets are compared as int16."""
-MAX_ROWS_ELEMS = inductor_bag_mlps.MAX_IDS_PER_PROGRAM * inductor_bag_mlps.MAX_WIDTH
-"""Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (the fixed-step kernel's bound)."""
+MAX_ROWS_ELEMS = 64 * 256
+"""Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (64 KiB of f32 in LS, a sixth of a PE's
+384 KiB, MachineConfig.ls_bytes): 64 ids of the widest table or 256 of a 64-wide one."""
 MAX_BAGS_PER_PROGRAM = 16
 """Bags of one program at most (the rows of its one-hot product, a `tl.dot` operand of 16 rows at least)."""
 MAX_OFFSETS = 1024
