@@ -32,8 +32,8 @@ choices are then wrong for MTIA, and `install()` hooks both:
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
   bag's rows of one buffer; then `inductor_linear_groups.group_linears`, `inductor_bag_mlps.fuse_bag_mlps`
   (fixed-step bags and the layers they feed, one launch) and `inductor_jagged_bags.fuse_jagged_bags` (a bag by
-  offsets and the addmm layers it feeds, their relu or tanh folded, one launch). Their backward,
-  `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
+  offsets, or a single fixed-step bag, and the addmm layers it feeds, their relu or tanh folded, one launch).
+  Their backward, `aten._embedding_bag_backward` (a host call too), becomes mtia_xdsl's dense-gradient kernel
   (`embedding_bag_backward`) for the cases `inductor_kernels.backward_unsupported` accepts; its custom op is
   lowered (`torch._inductor.lowering.make_fallback`) without the exact-strides constraint Inductor gives custom
   ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.

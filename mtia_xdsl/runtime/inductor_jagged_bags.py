@@ -18,8 +18,10 @@ the layers and stores one output: each output something reads (the last layer's;
 bags and the layers' outputs saved for backward) is stored by programs of their own, since a PE's DMA starts
 one command after another and a second store on the chain's PE waited for the first. The layers' weights and
 biases load under the ids' latency (one layer: under the rows'). One more program writes the bag sizes,
-max_indices and offset2bag, which a backward reads. Imports torch and triton when loaded: import it only once
-Inductor has loaded.
+max_indices and offset2bag, which a backward reads. A single bag of a 2-D input (offsets an iota: fixed-step
+bags, which `fuse_bag_mlps` takes only grouped and feeding `linear_group`s) is the same op with a step instead
+of offsets: the bags' bounds are computed, not loaded, and the op writes the offsets (the iota is no launch of
+its own). Imports torch and triton when loaded: import it only once Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
@@ -54,8 +56,9 @@ ACTS = {torch.ops.aten.relu.default: ACT_RELU, torch.ops.aten.tanh.default: ACT_
 MAX_IDS = 256
 """Ids `jagged_bag_mlp` takes at most: every program loads all of them in one DMA (as `inductor_kernels.MAX_ALL_IDS`)
 and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS; id positions and offsets are compared as int16."""
-MAX_ROWS_ELEMS = inductor_bag_mlps.MAX_IDS_PER_PROGRAM * inductor_bag_mlps.MAX_WIDTH
-"""Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (the fixed-step kernel's bound)."""
+MAX_ROWS_ELEMS = 64 * 256
+"""Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (64 KiB of f32 in LS, a sixth of a PE's
+384 KiB, MachineConfig.ls_bytes): 64 ids of the widest table or 256 of a 64-wide one."""
 MAX_BAGS_PER_PROGRAM = 16
 """Bags of one program at most (the rows of its one-hot product, a `tl.dot` operand of 16 rows at least)."""
 MAX_OFFSETS = 1024
