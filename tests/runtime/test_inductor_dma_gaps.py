@@ -1,6 +1,6 @@
 """Index forms Inductor generates that the memory-access analysis leaves on the scalar core (issue 14's item 2),
-found outside benchmarks/inductor.py's suite. Each is an xfail (strict) until the analysis takes it: a DMA
-share below 100 % and simulated times 15-20x those of the same model without the form.
+found outside benchmarks/inductor.py's suite, and the forms it took since. Each left is an xfail (strict) until
+the analysis takes it: a DMA share below 100 % and simulated times 15-20x those of the same model without the form.
 
 The script sets Inductor's configuration when imported, so each case runs in a fresh process.
 """
@@ -51,18 +51,7 @@ for kernel, cause in res.kernel_causes:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="not DMA yet (see the docstrings)")
-@pytest.mark.parametrize("case", ["projection", "dynamic"])
-def test_inductor_form_is_dma(case):
-    """- projection: Inductor fuses the transposing copy into the GEMM template's A load (a prologue):
-      `in_ptr + (x9 + 16*x11 + 512*x10 + 2048*x12)` over `xindex = idx_n + 64*idx_m` (digits of `rm % M` and
-      of the K offset) is an element gather on the scalar core: 25.8 us, where the same model with
-      `prologue_fusion = False` (a copy kernel, then the template) takes 1.25 us, every access DMA.
-    - dynamic: `torch.compile(dynamic=True)` (M symbolic, `ks0`): the template's `scf.if` on the runtime
-      `M >= BLOCK_M` yields `tl.multiple_of(rm % M, ..)` or plain `rm % M`, two different forms (the plain one
-      has no wrapped box, M not a constant), so `_if_form` gives none: A is gathered on the scalar core,
-      26 us where the static model takes 1.74 us.
-    """
+def _run(case: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(
         [sys.executable, "-c", CHILD, case], cwd=ROOT, env=env, capture_output=True, text=True, check=True
@@ -71,3 +60,22 @@ def test_inductor_form_is_dma(case):
     _, correct, _, dma, _, accesses = line.split()
     assert correct == "True", out
     assert dma == accesses, out
+
+
+def test_fused_transposing_prologue_is_dma():
+    """Inductor fuses the transposing copy into the GEMM template's A load (a prologue):
+    `in_ptr + (x9 + 16*x11 + 512*x10 + 2048*x12)` over `xindex = idx_n + 64*idx_m` (digits of `rm % M` and
+    of the K offset). It was an element gather on the scalar core (25.8 us, where the same model with
+    `prologue_fusion = False` takes 1.25 us); split by place value (memory_access.py `place_value_split`) it
+    is one 3-D DMA box viewed as the tile."""
+    _run("projection")
+
+
+@pytest.mark.xfail(strict=True, reason="not DMA yet (see the docstring)")
+def test_dynamic_rows_mod_m_is_dma():
+    """`torch.compile(dynamic=True)` (M symbolic, `ks0`): the template's `scf.if` on the runtime
+    `M >= BLOCK_M` yields `tl.multiple_of(rm % M, ..)` or plain `rm % M`, two different forms (the plain one
+    has no wrapped box, M not a constant), so `_if_form` gives none: A is gathered on the scalar core,
+    26 us where the static model takes 1.74 us.
+    """
+    _run("dynamic")
