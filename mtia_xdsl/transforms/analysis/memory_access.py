@@ -170,7 +170,10 @@ def bound_implies(bound: Expr, limit: Expr) -> bool:
     diff = dict(linear(limit))
     for k, v in linear(bound).items():
         diff[k] = diff.get(k, 0) - v
-    return all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0
+    if all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0:
+        return True
+    high, low = expr_range(bound), expr_range(limit)  # or by constant ranges (a single-step K loop's bound)
+    return high is not None and low is not None and high[1] <= low[0]
 
 
 @dataclass(frozen=True)
@@ -792,6 +795,9 @@ def expr_range(e: Expr, depth: int = _FACT_DEPTH) -> tuple[int, int] | None:
         return None
     if isinstance(owner, arith.MuliOp | arith.AddiOp):
         return expr_range(("mul" if isinstance(owner, arith.MuliOp) else "add", owner.lhs, owner.rhs), depth - 1)
+    if isinstance(owner, arith.SubiOp):
+        x, y = expr_range(owner.lhs, depth - 1), expr_range(owner.rhs, depth - 1)
+        return (x[0] - y[1], x[1] - y[0]) if x is not None and y is not None and x[0] >= y[1] else None
     if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp | arith.IndexCastOp):
         return expr_range(owner.operands[0], depth - 1)
     return None
@@ -856,7 +862,9 @@ def _split_digits(coeff: Coeff, extent: int, c: int) -> tuple[Coeff, Coeff, int]
     return digits(out, rems), digits(out, quots), slack
 
 
-def place_value_split(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...]) -> AffineForm | None:
+def place_value_split(
+    a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...], bounded: bool = False
+) -> AffineForm | None:
     """`a % c` or `a // c` for a constant c > 0 by place value, where `a` varies along several dimensions
     of the tile and a digit may straddle c, else None: the `//` and `%` Inductor decomposes a flat index
     `xindex = idx_n + K * idx_m` of a 2-D tile into when it fuses a permuting copy into a GEMM template's
@@ -867,31 +875,42 @@ def place_value_split(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ..
     remainder term non-negative and their largest sum (`slack`, plus at most `c - period` for the base's
     unbounded terms) below c, there is no carry: `a // c = m + r // c + sum of the quotient parts` and
     `a % c = r % c + sum of the remainder parts` (r % c is r itself when r's terms are all bounded). An
-    `scf.for` induction variable with constant bounds (`k_idx` of a single-iteration K loop) is such a
-    bounded term. Size-1 dimensions do not vary: their coefficient is 0.
+    `scf.for` induction variable with constant bounds (`k_idx` of a K loop) is such a bounded term.
+    Size-1 dimensions do not vary: their coefficient is 0.
+
+    With `bounded` (the mask-bounded pass), one dimension of coefficient 1 that `_split_digits` cannot
+    split (a K offset of BLOCK_K = 64 over rows of K = 40) stays a remainder term below the limit
+    `period - slack` on its index (AffineForm.limits), which the access's mask must imply (`a_mask`:
+    `offs_k < K - k_idx * BLOCK_K`).
     """
     if not isinstance(c, int) or c <= 0 or a.ptr is not None or a.index is not None or a.wrap is not None:
         return None
-    if a.limits:
-        return None
-    split = _split_base(a.base, c)
+    split = _split_base(a.base, c) if not a.limits else None
     if split is None:
         return None
     m, r, period, slack = split
     rems: list[Coeff] = []
     quots: list[Coeff] = []
+    runs: list[tuple[int, int]] = []  # (d, its slack): dimensions of coefficient 1 a limit may bound
     for d, coeff in enumerate(a.coeffs):
         parts = _split_digits(coeff, shape[d], c) if shape[d] != 1 else (0, 0, 0)
+        if bounded and isinstance(coeff, int) and coeff == 1 and shape[d] != 1 and (parts is None or parts[1] == 0):
+            parts, runs = (1, 0, 0), [*runs, (d, shape[d] - 1)]
         if parts is None:
             return None
         rems.append(parts[0])
         quots.append(parts[1])
         slack += parts[2]
-    if slack >= period:
-        return None
+    limits: list[tuple[Expr, ...]] = [()] * len(shape)
+    if slack + sum(e for _, e in runs) >= period:
+        if len(runs) != 1 or slack >= period:
+            return None
+        limits[runs[0][0]] = (period - slack,)
     if period == c:  # r is bounded terms only, r <= slack < c
-        return AffineForm(r, tuple(rems)) if is_rem else AffineForm(m, tuple(quots))
-    return AffineForm(rem(r, c), tuple(rems)) if is_rem else AffineForm(add(m, div(r, c)), tuple(quots))
+        form = AffineForm(r, tuple(rems)) if is_rem else AffineForm(m, tuple(quots))
+    else:
+        form = AffineForm(rem(r, c), tuple(rems)) if is_rem else AffineForm(add(m, div(r, c)), tuple(quots))
+    return form.limited(tuple(limits)) if any(limits) else form
 
 
 class _Analyzer:
@@ -1064,13 +1083,14 @@ class _Analyzer:
         if forms is None:
             return None
         a, c = forms
+        limits: tuple[tuple[Expr, ...], ...] = ()
         if a.limits and self.mask_bounded and not c.limits:
-            form = self._rem_div_form(op, shape, replace(a, limits=()), c)
-            return form.limited(a.limits) if form is not None else None
+            a, limits = replace(a, limits=()), a.limits
         form = self._rem_div_form(op, shape, a, c)
         if form is None and self.place_value and c.uniform and not c.limits:
-            form = place_value_split(a, c.base, isinstance(op, arith.RemSIOp | arith.RemUIOp), shape)
-        return form
+            is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
+            form = place_value_split(a, c.base, is_rem, shape, self.mask_bounded)
+        return form.limited(limits) if form is not None else None
 
     def _rem_div_form(self, op: Operation, shape: tuple[int, ...], a: AffineForm, c: AffineForm) -> AffineForm | None:
         if not c.uniform or a.limits or c.limits or a.index is not None or a.wrap is not None:
