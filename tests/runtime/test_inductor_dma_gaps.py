@@ -1,6 +1,7 @@
 """Index forms Inductor generates that the memory-access analysis leaves on the scalar core (issue 14's item 2),
-found outside benchmarks/inductor.py's suite. Each is an xfail (strict) until the analysis takes it (a DMA
-share below 100 % and simulated times 15-20x those of the same model without the form), then a test.
+found outside benchmarks/inductor.py's suite, and taken since. Each was a strict xfail until the analysis took it
+(a DMA share below 100 % and simulated times 15-20x those of the same model without the form); a form found next
+starts here as a strict xfail.
 
 The script sets Inductor's configuration when imported, so each case runs in a fresh process.
 """
@@ -9,8 +10,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
@@ -51,19 +50,7 @@ for kernel, cause in res.kernel_causes:
 """
 
 
-@pytest.mark.parametrize(
-    "case", [pytest.param("projection", marks=pytest.mark.xfail(strict=True, reason="not DMA yet")), "dynamic"]
-)
-def test_inductor_form_is_dma(case):
-    """- projection: Inductor fuses the transposing copy into the GEMM template's A load (a prologue):
-      `in_ptr + (x9 + 16*x11 + 512*x10 + 2048*x12)` over `xindex = idx_n + 64*idx_m` (digits of `rm % M` and
-      of the K offset) is an element gather on the scalar core: 25.8 us, where the same model with
-      `prologue_fusion = False` (a copy kernel, then the template) takes 1.25 us, every access DMA.
-    - dynamic (DMA now): `torch.compile(dynamic=True)` (M symbolic, `ks0`): the template's `scf.if` on the
-      run-time `M >= BLOCK_M` yields `tl.multiple_of(rm % M, ..)` or plain `rm % M`; either is the remainder,
-      an index tile whose rows an indexed DMA gathers (`_index_source`): 1.86 us, where it was a scalar-core
-      gather of 26 us (the static model: 1.74 us).
-    """
+def _run(case: str) -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(
         [sys.executable, "-c", CHILD, case], cwd=ROOT, env=env, capture_output=True, text=True, check=True
@@ -72,3 +59,21 @@ def test_inductor_form_is_dma(case):
     _, correct, _, dma, _, accesses = line.split()
     assert correct == "True", out
     assert dma == accesses, out
+
+
+def test_fused_transposing_prologue_is_dma():
+    """Inductor fuses the transposing copy into the GEMM template's A load (a prologue):
+    `in_ptr + (x9 + 16*x11 + 512*x10 + 2048*x12)` over `xindex = idx_n + 64*idx_m` (digits of `rm % M` and
+    of the K offset). It was an element gather on the scalar core (25.8 us, where the same model with
+    `prologue_fusion = False` takes 1.25 us); split by place value (memory_access.py `place_value_split`) it
+    is one 3-D DMA box viewed as the tile."""
+    _run("projection")
+
+
+def test_dynamic_rows_mod_m_is_dma():
+    """`torch.compile(dynamic=True)` (M symbolic, `ks0`): the template's `scf.if` on the run-time
+    `M >= BLOCK_M` yields `tl.multiple_of(rm % M, ..)` or plain `rm % M`; either is the remainder, an index
+    tile whose rows an indexed DMA gathers (`_index_source`): 1.86 us, where it was a scalar-core gather of
+    26 us (the static model: 1.74 us).
+    """
+    _run("dynamic")

@@ -594,3 +594,85 @@ def test_split_of_the_last_dimension_is_a_box_store_and_matches_the_interpreter(
     torch.testing.assert_close(out, oracle)
     mtia = kernel.asm["mtia"]
     assert "mtia.scatter" not in mtia and "tensor<64x2x3xf32>" in mtia
+
+
+@triton.jit
+def transposing_prologue(y_ptr, w_ptr, out_ptr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    """Inductor's GEMM template with the copy of `y.transpose(1, 2).reshape(64, 64)` (y [2, 4, 32, 16])
+    fused into its A load (a prologue): the tile's flat index `xindex = k + 64 * (rm % 64)` split by `%`
+    and `//` into y's digits, straddling both dimensions; `out = A @ w`."""
+    pid = tl.program_id(0)
+    tl.assume(pid >= 0)
+    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_m = rm % 64
+    offs_k = tl.arange(0, BLOCK_K)
+    rn = tl.arange(0, 16)
+    acc = tl.full((BLOCK_M, 16), 0.0, tl.float32)
+    for k_idx in range(0, 64 // BLOCK_K):  # tl.cdiv is a @jit helper the interpreter cannot call here
+        xindex = (offs_k[None, :] + k_idx * BLOCK_K) + 64 * offs_m[:, None]
+        x9 = xindex % 16
+        x10 = (xindex // 16) % 4
+        x11 = (xindex // 64) % 32
+        x12 = xindex // 2048
+        a = tl.load(y_ptr + (x9 + 16 * x11 + 512 * x10 + 2048 * x12))
+        b = tl.load(w_ptr + (offs_k[:, None] + k_idx * BLOCK_K) * 16 + rn[None, :])
+        acc += tl.dot(a, b, allow_tf32=False)
+    tl.store(out_ptr + rm[:, None] * 16 + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("block_k", [64, 32])  # one K step; two (`k_idx` a bounded term of the base)
+def test_transposing_prologue_is_a_permuted_box_and_matches_eager_and_interpreter(block_k):
+    """The A load is one 3-D DMA box [16, 4 or 2, 16] of strides [16, 512, 1] viewed as the tile
+    (memory_access.py `place_value_split`), not an element gather on the scalar core."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    y, w = torch.randn(2, 4, 32, 16), torch.randn(64, 16)
+    out, oracle = torch.zeros(64, 16), torch.zeros(64, 16)
+    kernel = mtia_xdsl.compile(transposing_prologue, constexprs={"BLOCK_M": 16, "BLOCK_K": block_k})
+    kernel[(4,)](y, w, out)
+    InterpretedFunction(transposing_prologue.fn)[(4,)](y, w, oracle, BLOCK_M=16, BLOCK_K=block_k)
+    expected = y.transpose(1, 2).reshape(64, 64) @ w
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(oracle, expected)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 2 and "mtia.gather" not in mtia and "mtia.scatter" not in mtia
+    assert f"tensor<16x{block_k // 16}x16xf32>" in mtia
+
+
+@triton.jit
+def masked_k_prologue(y_ptr, w_ptr, out_ptr):
+    """The same with K = 40 < BLOCK_K = 64 (y [2, 16, 40] transposed to [16, 2, 40], a batch-first attention's
+    output): `x10 = xindex // 80`, `x9 = (xindex // 40) % 2` over `xindex = k + 40 * (rm % 32)`, exact only
+    where the template's `a_mask` (`k < 40`) holds."""
+    pid = tl.program_id(0)
+    rm = pid * 16 + tl.arange(0, 16)
+    offs_m = rm % 32
+    offs_k = tl.arange(0, 64)
+    rn = tl.arange(0, 16)
+    acc = tl.full((16, 16), 0.0, tl.float32)
+    for k_idx in range(0, 1):
+        a_mask = offs_k[None, :] < (40 - k_idx * 64)
+        idx_n = offs_k[None, :] + k_idx * 64
+        xindex = idx_n + 40 * offs_m[:, None]
+        x10 = xindex // 80
+        x9 = (xindex // 40) % 2
+        a = tl.where(a_mask, tl.load(y_ptr + (idx_n + 40 * x10 + 640 * x9), a_mask), 0.0)
+        b = tl.load(w_ptr + offs_k[:, None] * 16 + rn[None, :], offs_k[:, None] < 40, other=0.0)
+        acc += tl.dot(a, b, allow_tf32=False)
+    tl.store(out_ptr + rm[:, None] * 16 + rn[None, :], acc)
+
+
+def test_masked_k_prologue_is_a_box_below_the_mask_and_matches_eager_and_interpreter():
+    """The A load is one 3-D DMA box [8, 2, 64] of strides [40, 640, 1] bounded by the mask's 40 columns."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    y, w = torch.randn(2, 16, 40), torch.randn(40, 16)
+    out, oracle = torch.zeros(32, 16), torch.zeros(32, 16)
+    kernel = mtia_xdsl.compile(masked_k_prologue)
+    kernel[(2,)](y, w, out)
+    InterpretedFunction(masked_k_prologue.fn)[(2,)](y, w, oracle)
+    expected = y.transpose(0, 1).reshape(32, 40) @ w
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(oracle, expected)
+    mtia = kernel.asm["mtia"]
+    assert mtia.count("mtia.dma_load") == 2 and "mtia.gather" not in mtia and "tensor<8x2x64xf32>" in mtia

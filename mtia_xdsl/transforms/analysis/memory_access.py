@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
@@ -170,7 +170,10 @@ def bound_implies(bound: Expr, limit: Expr) -> bool:
     diff = dict(linear(limit))
     for k, v in linear(bound).items():
         diff[k] = diff.get(k, 0) - v
-    return all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0
+    if all(v == 0 for k, v in diff.items() if k is not None) and diff.get(None, 0) >= 0:
+        return True
+    high, low = expr_range(bound), expr_range(limit)  # or by constant ranges (a single-step K loop's bound)
+    return high is not None and low is not None and high[1] <= low[0]
 
 
 @dataclass(frozen=True)
@@ -751,11 +754,175 @@ def _bounded_rem_div(a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...
     return form.limited(tuple(limits)) if any(limits) else form
 
 
+def _loop_range(v: SSAValue) -> tuple[int, int] | None:
+    """[first, last] value of an `scf.for` induction variable with constant bounds and a positive step
+    (Inductor's GEMM template's `k_idx` over `range(0, tl.cdiv(K, BLOCK_K))`), else None."""
+    block = v.owner
+    if not isinstance(v, BlockArgument) or v.index != 0 or not isinstance(block, Block):
+        return None
+    loop = block.parent_op()
+    if not isinstance(loop, scf.ForOp) or block is not loop.body.block:
+        return None
+    lb, ub, step = constant_value(loop.lb), constant_value(loop.ub), constant_value(loop.step)
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    return lb, lb + step * max((ub - lb - 1) // step, 0)
+
+
+def _range_args(ranges: list[tuple[int, int] | None]) -> list[tuple[int, int]] | None:
+    return None if any(r is None or r[0] < 0 for r in ranges) else ranges  # type: ignore[return-value]
+
+
+def expr_range(e: Expr, depth: int = _FACT_DEPTH) -> tuple[int, int] | None:
+    """[lo, hi] with 0 <= lo <= e <= hi when provable from constants and `scf.for` induction variables
+    (`_loop_range`) through sums, products, casts and `//`, `%` by constants; else None (in particular for
+    values without a constant bound, such as program ids)."""
+    if isinstance(e, int):
+        return (e, e) if e >= 0 else None
+    if isinstance(e, tuple):
+        kind, *args = e
+        rs = _range_args([expr_range(x, depth) for x in args]) if kind in ("add", "mul", "div", "rem") else None
+        if rs is None or (kind in ("div", "rem") and rs[1][0] <= 0):
+            return None
+        (a, b), (c, d) = rs
+        return {"add": (a + c, b + d), "mul": (a * c, b * d), "div": (a // d, b // c), "rem": (0, min(b, d - 1))}[kind]
+    if (c := constant_value(e)) is not None:
+        return (c, c) if c >= 0 else None
+    owner = e.owner
+    if not isinstance(owner, Operation):
+        return _loop_range(e)
+    if depth == 0:
+        return None
+    if isinstance(owner, arith.MuliOp | arith.AddiOp):
+        return expr_range(("mul" if isinstance(owner, arith.MuliOp) else "add", owner.lhs, owner.rhs), depth - 1)
+    if isinstance(owner, arith.SubiOp):
+        x, y = expr_range(owner.lhs, depth - 1), expr_range(owner.rhs, depth - 1)
+        return (x[0] - y[1], x[1] - y[0]) if x is not None and y is not None and x[0] >= y[1] else None
+    if isinstance(owner, arith.ExtSIOp | arith.ExtUIOp | arith.IndexCastOp):
+        return expr_range(owner.operands[0], depth - 1)
+    return None
+
+
+def _nonneg_in_loops(e: Expr) -> bool:
+    """`expr_nonneg`, also through `scf.for` induction variables with a non-negative range (`expr_range`)."""
+    if isinstance(e, tuple):
+        return e[0] in ("add", "mul", "rem", "div") and all(_nonneg_in_loops(x) for x in e[1:])
+    return expr_nonneg(e) or expr_range(e) is not None
+
+
+def _split_base(base: Expr, c: int) -> tuple[Expr, Expr, int, int] | None:
+    """`base = c * m + r` by place value: (m, r, period, slack) where r's terms that no constant bounds are
+    multiples of `period` (a divisor of c) and the rest are at most `slack`; None unless every term is
+    provably non-negative."""
+    m: Expr = 0
+    r: Expr = 0
+    period, slack = c, 0
+    for atom, coef in linear(base).items():
+        if coef < 0 or (atom is not None and not _nonneg_in_loops(atom)):
+            return None
+        if atom is None:
+            m, r, slack = add(m, coef // c), add(r, coef % c), slack + coef % c
+            continue
+        g = math.gcd(coef, c)
+        if expr_divisor(atom) % (c // g) == 0:
+            m = add(m, mul(div(atom, c // g), coef // g))
+            continue
+        r = add(r, mul(atom, coef))
+        bounded = expr_range(atom)
+        if bounded is not None:
+            slack += coef * bounded[1]
+        else:
+            period = math.gcd(period, coef * expr_divisor(atom))
+    return m, r, period, slack
+
+
+def _split_digits(coeff: Coeff, extent: int, c: int) -> tuple[Coeff, Coeff, int] | None:
+    """One dimension's coefficient split by place value c: (its `% c` part, its `// c` part, the largest
+    value of the `% c` part), else None. Each digit (the whole index, or one Digits entry) of extent E and
+    constant coefficient k >= 0 is carried (k a multiple of c: `k / c` in the quotient), kept (k * (E - 1)
+    < c: in the remainder), or split in two (k dividing c, c / k dividing E: `q = q' + (c / k) * q''`,
+    q' in the remainder with k, q'' in the quotient with 1)."""
+    extents, ks = (coeff.extents, coeff.coeffs) if isinstance(coeff, Digits) else ((extent,), (coeff,))
+    out: list[int] = []
+    rems: list[Expr] = []
+    quots: list[Expr] = []
+    slack = 0
+    for e, k in zip(extents, ks, strict=True):
+        if not isinstance(k, int) or k < 0:
+            return None
+        if k % c == 0:
+            out, rems, quots = [*out, e], [*rems, 0], [*quots, k // c]
+        elif k * (e - 1) < c:
+            out, rems, quots, slack = [*out, e], [*rems, k], [*quots, 0], slack + k * (e - 1)
+        elif c % k == 0 and e % (c // k) == 0:
+            s = c // k
+            out, rems, quots, slack = [*out, s, e // s], [*rems, k, 0], [*quots, 0, 1], slack + k * (s - 1)
+        else:
+            return None
+    return digits(out, rems), digits(out, quots), slack
+
+
+def place_value_split(
+    a: AffineForm, c: Expr, is_rem: bool, shape: tuple[int, ...], bounded: bool = False
+) -> AffineForm | None:
+    """`a % c` or `a // c` for a constant c > 0 by place value, where `a` varies along several dimensions
+    of the tile and a digit may straddle c, else None: the `//` and `%` Inductor decomposes a flat index
+    `xindex = idx_n + K * idx_m` of a 2-D tile into when it fuses a permuting copy into a GEMM template's
+    A load (a prologue: `x9 = xindex % 16`, `x10 = (xindex // 16) % 4`, ...). The digits then permute into
+    a multi-dimensional box (`_split_access`).
+
+    Every dimension's digits are split by `_split_digits` and the base by `_split_base`: with every
+    remainder term non-negative and their largest sum (`slack`, plus at most `c - period` for the base's
+    unbounded terms) below c, there is no carry: `a // c = m + r // c + sum of the quotient parts` and
+    `a % c = r % c + sum of the remainder parts` (r % c is r itself when r's terms are all bounded). An
+    `scf.for` induction variable with constant bounds (`k_idx` of a K loop) is such a bounded term.
+    Size-1 dimensions do not vary: their coefficient is 0.
+
+    With `bounded` (the mask-bounded pass), one dimension of coefficient 1 that `_split_digits` cannot
+    split (a K offset of BLOCK_K = 64 over rows of K = 40) stays a remainder term below the limit
+    `period - slack` on its index (AffineForm.limits), which the access's mask must imply (`a_mask`:
+    `offs_k < K - k_idx * BLOCK_K`).
+    """
+    if not isinstance(c, int) or c <= 0 or a.ptr is not None or a.index is not None or a.wrap is not None:
+        return None
+    split = _split_base(a.base, c) if not a.limits else None
+    if split is None:
+        return None
+    m, r, period, slack = split
+    rems: list[Coeff] = []
+    quots: list[Coeff] = []
+    runs: list[tuple[int, int]] = []  # (d, its slack): dimensions of coefficient 1 a limit may bound
+    for d, coeff in enumerate(a.coeffs):
+        parts = _split_digits(coeff, shape[d], c) if shape[d] != 1 else (0, 0, 0)
+        if bounded and isinstance(coeff, int) and coeff == 1 and shape[d] != 1 and (parts is None or parts[1] == 0):
+            parts, runs = (1, 0, 0), [*runs, (d, shape[d] - 1)]
+        if parts is None:
+            return None
+        rems.append(parts[0])
+        quots.append(parts[1])
+        slack += parts[2]
+    limits: list[tuple[Expr, ...]] = [()] * len(shape)
+    if slack + sum(e for _, e in runs) >= period:
+        if len(runs) != 1 or slack >= period:
+            return None
+        limits[runs[0][0]] = (period - slack,)
+    if period == c:  # r is bounded terms only, r <= slack < c
+        form = AffineForm(r, tuple(rems)) if is_rem else AffineForm(m, tuple(quots))
+    else:
+        form = AffineForm(rem(r, c), tuple(rems)) if is_rem else AffineForm(add(m, div(r, c)), tuple(quots))
+    return form.limited(tuple(limits)) if any(limits) else form
+
+
 class _Analyzer:
     """Computes forms for integer/pointer tensors and box masks, op by op in block order."""
 
-    def __init__(self, info: MemoryAccessInfo, mask_bounded: bool = False, wrap_rows: bool = False) -> None:
+    def __init__(
+        self, info: MemoryAccessInfo, mask_bounded: bool = False, wrap_rows: bool = False, place_value: bool = False
+    ) -> None:
         self.info = info
+        self.place_value = place_value
+        """The fourth pass: a `%` or `//` no other rule gives a form is split by place value across the
+        tile's dimensions (`place_value_split`)."""
         self.mask_bounded = mask_bounded
         """The second pass of `analyze_function`: a `%` or `//` may hold only below a limit on one
         dimension's index (`_bounded_rem_div`), which each access's mask must imply (`_classify`)."""
@@ -909,15 +1076,21 @@ class _Analyzer:
         Before those last two, and where `a` varies along several dimensions, `_bounded_rem_div` splits by
         place value when that is exact; in the second pass (`mask_bounded`) also where it holds only below
         a limit on one dimension that the access's mask must imply, and a limited `a` passes its limits on.
+        When none of these gives a form, the fourth pass (`place_value`) splits `a` by place value across
+        the tile's dimensions, a digit straddling c split in two (`place_value_split`).
         """
         forms = self._ints(op.operands[0], op.operands[1])
         if forms is None:
             return None
         a, c = forms
+        limits: tuple[tuple[Expr, ...], ...] = ()
         if a.limits and self.mask_bounded and not c.limits:
-            form = self._rem_div_form(op, shape, replace(a, limits=()), c)
-            return form.limited(a.limits) if form is not None else None
-        return self._rem_div_form(op, shape, a, c)
+            a, limits = replace(a, limits=()), a.limits
+        form = self._rem_div_form(op, shape, a, c)
+        if form is None and self.place_value and c.uniform and not c.limits:
+            is_rem = isinstance(op, arith.RemSIOp | arith.RemUIOp)
+            form = place_value_split(a, c.base, is_rem, shape, self.mask_bounded)
+        return form.limited(limits) if form is not None else None
 
     def _rem_div_form(self, op: Operation, shape: tuple[int, ...], a: AffineForm, c: AffineForm) -> AffineForm | None:
         if not c.uniform or a.limits or c.limits or a.index is not None or a.wrap is not None:
@@ -1170,12 +1343,38 @@ def analyze_function(func: Operation) -> MemoryAccessInfo:
                 del info.fallback_reasons[op]
             elif (reason := wrapped.fallback_reasons.get(op)) in (_WRAPPED_STORE, _REPEATED_STORE):
                 info.fallback_reasons[op] = reason  # the remainder was an index tile only for want of a box
+    return _place_value_pass(func, info)
+
+
+def _place_value_pass(func: Operation, info: MemoryAccessInfo) -> MemoryAccessInfo:
+    """Fourth pass of `analyze_function`, for the accesses the others left on the scalar core: a `%`/`//`
+    across several dimensions of a tile, split by place value (`place_value_split`). The earlier passes'
+    accesses stay (a form where they had none could turn an index tile's rows into a box no DMA takes)."""
+    if info.fallback_reasons:
+        split = _analyze(func, mask_bounded=True, place_value=True)
+        for op in list(info.fallback_reasons):
+            access = split.accesses.get(op)
+            if access is None:
+                continue
+            if isinstance(op, tt.StoreOp) and _repeats(access):
+                info.fallback_reasons[op] = _REPEATED_STORE
+                continue
+            info.accesses[op] = access
+            del info.fallback_reasons[op]
     return info
 
 
-def _analyze(func: Operation, mask_bounded: bool, wrap_rows: bool = False) -> MemoryAccessInfo:
+def _repeats(access: BlockAccess) -> bool:
+    """True when the block has a stride of 0 along a dimension of more than one element (several elements at
+    one address)."""
+    return any(isinstance(k, int) and k == 0 for k, e in zip(access.strides, access.shape, strict=True) if e > 1)
+
+
+def _analyze(
+    func: Operation, mask_bounded: bool, wrap_rows: bool = False, place_value: bool = False
+) -> MemoryAccessInfo:
     info = MemoryAccessInfo()
-    analyzer = _Analyzer(info, mask_bounded, wrap_rows)
+    analyzer = _Analyzer(info, mask_bounded, wrap_rows, place_value)
     for op in ops_of(func):
         analyzer.visit(op)
         if isinstance(op, tt.LoadOp | tt.StoreOp):

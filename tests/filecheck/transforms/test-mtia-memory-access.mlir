@@ -1034,3 +1034,139 @@ tt.func public @rows_by_gathered_ids(%ids: !tt.ptr<i64>, %table: !tt.ptr<f32>, %
   %v = tt.load %rows : tensor<16x16x!tt.ptr<f32>>
   tt.return
 }
+
+// A transposing copy Inductor fused into a GEMM template's A load (a prologue): the [16, 64] tile's flat
+// index `xindex = k + 64 * (rm % 64)` of `y.transpose(1, 2).reshape(64, 64)`, y [2, 4, 32, 16], split into
+// x9 = xindex % 16, x10 = (xindex // 16) % 4, x11 = (xindex // 64) % 32 and x12 = xindex // 2048 across
+// both dimensions (the K offset's digits straddle 16; `k_idx` of the one-iteration K loop is bounded). The
+// split holds by place value (fourth pass): rows of stride 16, the K offset as digits [4 of 512, 16 of 1],
+// one 3-d box viewed as the tile, a store too; a store through `512 * x10` alone writes 256 elements to each
+// of its 4 addresses (strides of 0): the scalar core. With a K loop of two iterations, `k_idx + rm % 32` may
+// wrap at 32: the scalar core.
+// CHECK-LABEL: tt.func public @template_prologue_digits
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%y+(((((%kb // 64) + (%rm0 % 64)) % 32) * 16) + (((%kb + ((%rm0 % 64) * 64)) // 2048) * 2048)) strides=[16, 512, 1] bounds=[16, 4, 16] shape=[16, 4, 16] view=[16, 64]"}
+// CHECK: tt.store {{.*}} {mtia.access = "dma base=%y+(((((%kb // 64) + (%rm0 % 64)) % 32) * 16) + (((%kb + ((%rm0 % 64) * 64)) // 2048) * 2048)) strides=[16, 512, 1] bounds=[16, 4, 16] shape=[16, 4, 16] view=[16, 64]"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store writes several elements of the block to one address (a stride of 0)"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @template_prologue_digits(%y: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %c16 = arith.constant 16 : i32
+  %c64 = arith.constant 64 : i32
+  %rm0 = arith.muli %pid, %c16 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rm = arith.addi %rms, %r16 : tensor<16xi32>
+  %k64m = arith.constant dense<64> : tensor<16xi32>
+  %am = arith.remsi %rm, %k64m : tensor<16xi32>
+  %m1 = tt.expand_dims %am {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %k1 = tt.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<16x64x!tt.ptr<f32>>
+  %k4 = arith.constant dense<4> : tensor<16x64xi32>
+  %k16 = arith.constant dense<16> : tensor<16x64xi32>
+  %k32 = arith.constant dense<32> : tensor<16x64xi32>
+  %k64 = arith.constant dense<64> : tensor<16x64xi32>
+  %k512 = arith.constant dense<512> : tensor<16x64xi32>
+  %k2048 = arith.constant dense<2048> : tensor<16x64xi32>
+  %im = tt.broadcast %m1 : tensor<16x1xi32> -> tensor<16x64xi32>
+  %xrow = arith.muli %im, %k64 : tensor<16x64xi32>
+  scf.for %k_idx = %c0 to %c1 step %c1 : i32 {
+    %kb = arith.muli %k_idx, %c64 : i32
+    %kbs = tt.splat %kb : i32 -> tensor<1x64xi32>
+    %kk = arith.addi %k1, %kbs : tensor<1x64xi32>
+    %in = tt.broadcast %kk : tensor<1x64xi32> -> tensor<16x64xi32>
+    %xindex = arith.addi %in, %xrow : tensor<16x64xi32>
+    %q16 = arith.divsi %xindex, %k16 : tensor<16x64xi32>
+    %x10 = arith.remsi %q16, %k4 : tensor<16x64xi32>
+    %q64 = arith.divsi %xindex, %k64 : tensor<16x64xi32>
+    %x11 = arith.remsi %q64, %k32 : tensor<16x64xi32>
+    %x12 = arith.divsi %xindex, %k2048 : tensor<16x64xi32>
+    %x9 = arith.remsi %xindex, %k16 : tensor<16x64xi32>
+    %o11 = arith.muli %x11, %k16 : tensor<16x64xi32>
+    %o10 = arith.muli %x10, %k512 : tensor<16x64xi32>
+    %o12 = arith.muli %x12, %k2048 : tensor<16x64xi32>
+    %s1 = arith.addi %x9, %o11 : tensor<16x64xi32>
+    %s2 = arith.addi %s1, %o10 : tensor<16x64xi32>
+    %off = arith.addi %s2, %o12 : tensor<16x64xi32>
+    %p = tt.addptr %ys, %off : tensor<16x64x!tt.ptr<f32>>, tensor<16x64xi32>
+    %v = tt.load %p : tensor<16x64x!tt.ptr<f32>>
+    tt.store %p, %v : tensor<16x64x!tt.ptr<f32>>
+    %p10 = tt.addptr %ys, %o10 : tensor<16x64x!tt.ptr<f32>>, tensor<16x64xi32>
+    tt.store %p10, %v : tensor<16x64x!tt.ptr<f32>>
+    scf.yield
+  }
+  scf.for %k_idx = %c0 to %c2 step %c1 : i32 {
+    %kb = arith.muli %k_idx, %c64 : i32
+    %kbs = tt.splat %kb : i32 -> tensor<1x64xi32>
+    %kk = arith.addi %k1, %kbs : tensor<1x64xi32>
+    %in = tt.broadcast %kk : tensor<1x64xi32> -> tensor<16x64xi32>
+    %xindex = arith.addi %in, %xrow : tensor<16x64xi32>
+    %q64 = arith.divsi %xindex, %k64 : tensor<16x64xi32>
+    %x11 = arith.remsi %q64, %k32 : tensor<16x64xi32>
+    %x9 = arith.remsi %xindex, %k64 : tensor<16x64xi32>
+    %o11 = arith.muli %x11, %k64 : tensor<16x64xi32>
+    %off = arith.addi %x9, %o11 : tensor<16x64xi32>
+    %p = tt.addptr %ys, %off : tensor<16x64x!tt.ptr<f32>>, tensor<16x64xi32>
+    %v = tt.load %p : tensor<16x64x!tt.ptr<f32>>
+    scf.yield
+  }
+  tt.return
+}
+
+// The same prologue with K = 40 < BLOCK_K = 64 (a batch-first attention's [2, 16, 40] output, transposed):
+// `x10 = xindex // 80`, `x9 = (xindex // 40) % 2` over `xindex = k + 40 * (rm % 32)`. The K offset is one
+// remainder term only below 40, which the template's `a_mask` (`k < 40 - k_idx * 64`) implies: rows as
+// digits [8 of 40, 2 of 640], one 3-d box. Unmasked, the K offset may carry into the next row: the scalar core.
+// CHECK-LABEL: tt.func public @template_prologue_masked_k
+// CHECK: tt.load {{.*}} {mtia.access = "dma base=%y+(%kb + (((%rm0 % 32) // 2) * 40)) strides=[40, 640, 1] bounds=[8, 2, %kr] shape=[8, 2, 64] view=[16, 64]"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+tt.func public @template_prologue_masked_k(%y: !tt.ptr<f32>) {
+  %pid = tt.get_program_id x : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c16 = arith.constant 16 : i32
+  %c40 = arith.constant 40 : i32
+  %c64 = arith.constant 64 : i32
+  %rm0 = arith.muli %pid, %c16 : i32
+  %rms = tt.splat %rm0 : i32 -> tensor<16xi32>
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %rm = arith.addi %rms, %r16 : tensor<16xi32>
+  %k32m = arith.constant dense<32> : tensor<16xi32>
+  %am = arith.remsi %rm, %k32m : tensor<16xi32>
+  %m1 = tt.expand_dims %am {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %r64 = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %k1 = tt.expand_dims %r64 {axis = 0 : i32} : tensor<64xi32> -> tensor<1x64xi32>
+  %ys = tt.splat %y : !tt.ptr<f32> -> tensor<16x64x!tt.ptr<f32>>
+  %k2 = arith.constant dense<2> : tensor<16x64xi32>
+  %k40 = arith.constant dense<40> : tensor<16x64xi32>
+  %k80 = arith.constant dense<80> : tensor<16x64xi32>
+  %k640 = arith.constant dense<640> : tensor<16x64xi32>
+  %im = tt.broadcast %m1 : tensor<16x1xi32> -> tensor<16x64xi32>
+  %xrow = arith.muli %im, %k40 : tensor<16x64xi32>
+  scf.for %k_idx = %c0 to %c1 step %c1 : i32 {
+    %kb = arith.muli %k_idx, %c64 : i32
+    %kr = arith.subi %c40, %kb : i32
+    %krs = tt.splat %kr : i32 -> tensor<1x64xi32>
+    %amask1 = arith.cmpi slt, %k1, %krs : tensor<1x64xi32>
+    %amask = tt.broadcast %amask1 : tensor<1x64xi1> -> tensor<16x64xi1>
+    %kbs = tt.splat %kb : i32 -> tensor<1x64xi32>
+    %kk = arith.addi %k1, %kbs : tensor<1x64xi32>
+    %in = tt.broadcast %kk : tensor<1x64xi32> -> tensor<16x64xi32>
+    %xindex = arith.addi %in, %xrow : tensor<16x64xi32>
+    %x10 = arith.divsi %xindex, %k80 : tensor<16x64xi32>
+    %q40 = arith.divsi %xindex, %k40 : tensor<16x64xi32>
+    %x9 = arith.remsi %q40, %k2 : tensor<16x64xi32>
+    %o10 = arith.muli %x10, %k40 : tensor<16x64xi32>
+    %o9 = arith.muli %x9, %k640 : tensor<16x64xi32>
+    %s1 = arith.addi %in, %o10 : tensor<16x64xi32>
+    %off = arith.addi %s1, %o9 : tensor<16x64xi32>
+    %p = tt.addptr %ys, %off : tensor<16x64x!tt.ptr<f32>>, tensor<16x64xi32>
+    %v = tt.load %p, %amask : tensor<16x64x!tt.ptr<f32>>
+    %w = tt.load %p : tensor<16x64x!tt.ptr<f32>>
+    scf.yield
+  }
+  tt.return
+}
