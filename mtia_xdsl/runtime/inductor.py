@@ -27,7 +27,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   with frozen weights; same arguments and outputs); the hook adds a decomposition (`embedding_bag`) for both to
   Inductor's table that, while our backend is active, turns sum and mean bags into mtia_xdsl's gather-and-sum Triton
   kernel (`inductor_kernels`), run on MTIA. While our backend is active the `_compile_fx_inner` wrapper also sets
-  Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it) to
+  Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it; its uuid,
+  `pass_uuid`, is mtia_xdsl's source digest, which so enters Inductor's FX graph and AOTAutograd cache keys, and a
+  wrapper of `compile_fx` sets the same settings, since AOTAutograd computes its key there, before lowering) to
   `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
   bag's rows of one buffer; then `inductor_linear_groups.group_linears`, `inductor_bag_mlps.fuse_bag_mlps`
@@ -67,7 +69,6 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 PINNED_TORCH = "2.13.0"
@@ -247,6 +248,7 @@ def install() -> None:
     request_bench = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest.do_bench")
     compile_fx = _torch_internal("torch._inductor.compile_fx")
     compile_entry = _torch_internal("torch._inductor.compile_fx._compile_fx_inner")
+    compile_main = _torch_internal("torch._inductor.compile_fx.compile_fx")
     inductor_config = sys.modules["torch._inductor.config"]
     for name in GEMM_CONFIG:
         _torch_internal(f"torch._inductor.config.{name}")
@@ -303,7 +305,6 @@ def install() -> None:
     selector.benchmark = benchmark_choices
 
     custom_pass_base = _torch_internal("torch._inductor.custom_graph_pass.CustomGraphPass")
-    hash_files = _torch_internal("torch._inductor.custom_graph_pass.get_hash_for_files")
     _torch_internal("torch._inductor.config.post_grad_custom_post_pass")
     _torch_internal("torch._inductor.pattern_matcher.stable_topological_sort")  # inductor_bag_groups sorts with it
 
@@ -328,24 +329,31 @@ def install() -> None:
                 self.user(graph)
 
         def uuid(self) -> Any:
-            user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
-            # the decompositions' kernels and rules too: a cached graph keeps their decisions
-            modules = ("inductor_bag_groups", *CUSTOM_OP_MODULES)
-            sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
-            return (hash_files((__file__, *map(str, sources))), user)
+            return pass_uuid(self.user, custom_pass_base)
+
+    def mtia_settings() -> dict[str, Any]:
+        settings = dict(gemm_config(inductor_config))
+        user_pass = inductor_config.post_grad_custom_post_pass
+        if not isinstance(user_pass, GroupEmbeddingBags):
+            settings["post_grad_custom_post_pass"] = GroupEmbeddingBags(user_pass)
+        return settings
 
     @functools.wraps(compile_entry)
     def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
         if not mtia_active():
             return compile_entry(*args, **kwargs)
-        settings = dict(gemm_config(inductor_config))
-        user_pass = inductor_config.post_grad_custom_post_pass
-        if not isinstance(user_pass, GroupEmbeddingBags):
-            settings["post_grad_custom_post_pass"] = GroupEmbeddingBags(user_pass)
-        with inductor_config.patch(settings):
+        with inductor_config.patch(mtia_settings()):
             return compile_entry(*args, **kwargs)
 
+    @functools.wraps(compile_main)
+    def compile_with_mtia_key(*args: Any, **kwargs: Any) -> Any:
+        if not mtia_active():
+            return compile_main(*args, **kwargs)
+        with inductor_config.patch(mtia_settings()):
+            return compile_main(*args, **kwargs)
+
     compile_fx._compile_fx_inner = compile_with_gemm_templates
+    compile_fx.compile_fx = compile_with_mtia_key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
@@ -358,6 +366,23 @@ def install() -> None:
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
     _installed = True
+
+
+def pass_uuid(user: Any, custom_pass_base: type) -> Any:
+    """The uuid of mtia_xdsl's post-grad custom pass run before the user's `user` (None, or Inductor's
+    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash) and
+    `user.uuid()`. Inductor's FX graph and AOTAutograd cache keys include it, so output code cached by another
+    version of mtia_xdsl (its passes, decompositions, kernels and hooks decide that code) is not replayed.
+
+    Returns None (Inductor then bypasses both caches, as for any pass it cannot key) when `user` is a plain
+    callable or its uuid is None.
+    """
+    from mtia_xdsl.runtime.triton_backend import compiler
+
+    if user is None:
+        return (compiler.package_hash(), None)
+    user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
+    return None if user_uuid is None else (compiler.package_hash(), user_uuid)
 
 
 def _masked_prologue_loads_read_zero(simd: Any) -> None:
