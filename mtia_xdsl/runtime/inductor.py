@@ -17,7 +17,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   templates, with their fused epilogues, run on the DPE, and template configurations are chosen by
   simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker). Wrapping the
   entry point `compile_fx` instead missed a training step's backward graph, which AOTAutograd compiles
-  lazily, at the first backward, after `compile_fx` has returned.
+  lazily, at the first backward, after `compile_fx` has returned; `compile_fx` is wrapped as well, with the same
+  settings, so that the key AOTAutograd's cache computes there sees them.
+- **Mixed dtypes.** Inductor does not check that a matmul's operands share a dtype (eager refuses bf16 x f32); the
+  hook (`_host_gemm_for_mixed_dtypes`) leaves such a matmul to ATen, which raises eager's RuntimeError when the
+  compiled model runs, instead of a GEMM template that mtia_xdsl's frontend refuses at compile.
 - **Host library choices.** `select_algorithm` (GEMM and conv templates) also lists extern choices,
   host library calls such as ATen's convolution, which have no MTIA time: their host wall time is not
   comparable with a template's simulated time. The hook wraps `AlgorithmSelectorCache.benchmark` so that
@@ -303,6 +307,7 @@ def install() -> None:
 
     benchmark_choices.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     selector.benchmark = benchmark_choices
+    _host_gemm_for_mixed_dtypes(_torch_internal("torch._inductor.choices.InductorChoices"))
 
     custom_pass_base = _torch_internal("torch._inductor.custom_graph_pass.CustomGraphPass")
     _torch_internal("torch._inductor.config.post_grad_custom_post_pass")
@@ -383,6 +388,44 @@ def pass_uuid(user: Any, custom_pass_base: type) -> Any:
         return (compiler.package_hash(), None)
     user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
     return None if user_uuid is None else (compiler.package_hash(), user_uuid)
+
+
+SAME_DTYPE_GEMMS = ("mm", "addmm", "bmm", "baddbmm")
+"""Inductor's names (`op_name` of `InductorChoices.get_template_configs`) of the GEMMs whose operands ATen requires
+to have one dtype (eager raises RuntimeError otherwise: "expected m1 and m2 to have the same dtype, ...")."""
+
+
+def mixed_dtypes(op_name: str, dtypes: list[Any]) -> bool:
+    """True when GEMM `op_name`'s operands (their `dtypes`: bias first for addmm, then mat1 and mat2) differ in dtype
+    where ATen requires one (`SAME_DTYPE_GEMMS`)."""
+    return op_name in SAME_DTYPE_GEMMS and len(set(dtypes)) > 1
+
+
+def _host_gemm_for_mixed_dtypes(choices_cls: Any) -> None:
+    """Leave a GEMM whose operands differ in dtype (bf16 x f32) to ATen while our backend is active.
+
+    Inductor does not check the operands' dtypes of mm, addmm, bmm and baddbmm: Dynamo's fake tensors pass them, and
+    a Triton template was generated with `tl.dot` of a bf16 and an f32 block, which mtia_xdsl's frontend refuses
+    (a KernelError "Both operands must be same dtype" out of torch.compile). The hook drops every choice but ATen's
+    (`ExternKernelChoice`) from `InductorChoices._finalize_template_configs` (torch's hook for changing the choices)
+    for such operands, so the compiled model calls ATen, which raises what eager raises (RuntimeError, "expected
+    m1 and m2 to have the same dtype, but got: c10::BFloat16 != float"), when the model runs, as Inductor's C++ CPU
+    backend does.
+    """
+    finalize = _require(choices_cls, "_finalize_template_configs", "torch._inductor.choices.InductorChoices")
+    extern_choice = _torch_internal("torch._inductor.select_algorithm.ExternKernelChoice")
+
+    @functools.wraps(finalize)
+    def finalize_template_configs(
+        self: Any, template_choices: Any, kernel_inputs: Any, templates: Any, op_name: str, *args: Any, **kwargs: Any
+    ) -> list[Any]:
+        choices = finalize(self, template_choices, kernel_inputs, templates, op_name, *args, **kwargs)
+        if mtia_active() and mixed_dtypes(op_name, [node.get_dtype() for node in kernel_inputs.nodes()]):
+            return [choice for choice in choices if isinstance(choice.template, extern_choice)]
+        return choices
+
+    finalize_template_configs.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    choices_cls._finalize_template_configs = finalize_template_configs
 
 
 def _masked_prologue_loads_read_zero(simd: Any) -> None:

@@ -628,6 +628,31 @@ def test_matmul_no_template_takes_stays_a_host_call(mtia_inductor, dtype):
     assert "extern_kernels.mm" in "\n".join(codes)
 
 
+MIXED_GEMMS = {
+    "mm bf16 x f32": (torch.mm, (torch.bfloat16, torch.float32)),
+    "mm f32 x bf16": (torch.mm, (torch.float32, torch.bfloat16)),
+    "addmm f32 bias, bf16 x bf16": (torch.addmm, (torch.float32, torch.bfloat16, torch.bfloat16)),
+    "linear f32 weight, bf16 input": (lambda x, w: torch.nn.functional.linear(x, w), (torch.bfloat16, torch.float32)),
+}
+
+
+@pytest.mark.parametrize("case", MIXED_GEMMS)
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_a_gemm_of_mixed_dtypes_raises_eagers_error(mtia_inductor, case):
+    """A matmul of a bf16 and an f32 operand, which eager refuses: the compiled model raises eager's RuntimeError in
+    its words ('expected m1 and m2 to have the same dtype, but got: c10::BFloat16 != float'), when it runs. Before,
+    the GEMM template was compiled with such operands and torch.compile raised mtia_xdsl's KernelError from inside
+    the template's `tl.dot` ('Both operands must be same dtype. Got bf16 and fp32')."""
+    op, dtypes = MIXED_GEMMS[case]
+    args = [torch.randn(16, 16, dtype=dtype) for dtype in dtypes]
+    with pytest.raises(RuntimeError) as eager:
+        op(*args)
+    with pytest.raises(RuntimeError) as compiled:
+        torch.compile(op)(*args)
+    assert type(compiled.value) is type(eager.value)
+    assert str(compiled.value) == str(eager.value)
+
+
 @inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
 def test_empty_matmul_compiles(mtia_inductor):
     """K = 0 (a valid matmul of zeros): no template is listed for it, and it raised NoValidChoicesError too."""
