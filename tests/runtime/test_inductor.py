@@ -276,6 +276,15 @@ def test_missing_custom_pass_hook_fails_loudly(monkeypatch):
         inductor.install()
 
 
+def test_missing_template_choices_hook_fails_loudly(monkeypatch):
+    from torch._inductor import choices
+
+    monkeypatch.setattr(inductor, "_installed", False)
+    monkeypatch.delattr(choices.InductorChoices, "_finalize_template_configs")
+    with pytest.raises(inductor.InductorHookError, match=r"InductorChoices\._finalize_template_configs.*tested with"):
+        inductor.install()
+
+
 class Towers(torch.nn.Module):
     """Two-tower retrieval's embedding part: a mean bag per tower (independent of each other), each into its own
     linear layer; with `chained`, the item tower's ids depend on the user tower's bag (so the bags cannot share
