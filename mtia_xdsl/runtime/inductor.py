@@ -17,7 +17,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   templates, with their fused epilogues, run on the DPE, and template configurations are chosen by
   simulated time (`TritonCPUBenchmarkRequest.do_bench` is hooked like the benchmarker). Wrapping the
   entry point `compile_fx` instead missed a training step's backward graph, which AOTAutograd compiles
-  lazily, at the first backward, after `compile_fx` has returned.
+  lazily, at the first backward, after `compile_fx` has returned; `compile_fx` is wrapped as well, with the same
+  settings, so that the key AOTAutograd's cache computes there sees them.
+- **Mixed dtypes.** Inductor does not check that a matmul's operands share a dtype (eager refuses bf16 x f32); the
+  hook (`_host_gemm_for_mixed_dtypes`) leaves such a matmul to ATen, which raises eager's RuntimeError when the
+  compiled model runs, instead of a GEMM template that mtia_xdsl's frontend refuses at compile.
 - **Host library choices.** `select_algorithm` (GEMM and conv templates) also lists extern choices,
   host library calls such as ATen's convolution, which have no MTIA time: their host wall time is not
   comparable with a template's simulated time. The hook wraps `AlgorithmSelectorCache.benchmark` so that
@@ -27,7 +31,9 @@ choices are then wrong for MTIA, and `install()` hooks both:
   with frozen weights; same arguments and outputs); the hook adds a decomposition (`embedding_bag`) for both to
   Inductor's table that, while our backend is active, turns sum and mean bags into mtia_xdsl's gather-and-sum Triton
   kernel (`inductor_kernels`), run on MTIA. While our backend is active the `_compile_fx_inner` wrapper also sets
-  Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it) to
+  Inductor's `post_grad_custom_post_pass` (a `CustomGraphPass` that runs the user's own pass after it; its uuid,
+  `pass_uuid`, is mtia_xdsl's source digest, which so enters Inductor's FX graph and AOTAutograd cache keys, and a
+  wrapper of `compile_fx` sets the same settings, since AOTAutograd computes its key there, before lowering) to
   `inductor_bag_groups.group_embedding_bags`: bags whose outputs are concatenated (DLRM's stack) become one launch
   writing the concatenated result, and bags independent of each other (two-tower's towers) one launch writing each
   bag's rows of one buffer; then `inductor_linear_groups.group_linears`, `inductor_bag_mlps.fuse_bag_mlps`
@@ -67,7 +73,6 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 PINNED_TORCH = "2.13.0"
@@ -247,6 +252,7 @@ def install() -> None:
     request_bench = _torch_internal("torch._inductor.autotune_process.TritonCPUBenchmarkRequest.do_bench")
     compile_fx = _torch_internal("torch._inductor.compile_fx")
     compile_entry = _torch_internal("torch._inductor.compile_fx._compile_fx_inner")
+    compile_main = _torch_internal("torch._inductor.compile_fx.compile_fx")
     inductor_config = sys.modules["torch._inductor.config"]
     for name in GEMM_CONFIG:
         _torch_internal(f"torch._inductor.config.{name}")
@@ -301,9 +307,9 @@ def install() -> None:
 
     benchmark_choices.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     selector.benchmark = benchmark_choices
+    _host_gemm_for_mixed_dtypes(_torch_internal("torch._inductor.choices.InductorChoices"))
 
     custom_pass_base = _torch_internal("torch._inductor.custom_graph_pass.CustomGraphPass")
-    hash_files = _torch_internal("torch._inductor.custom_graph_pass.get_hash_for_files")
     _torch_internal("torch._inductor.config.post_grad_custom_post_pass")
     _torch_internal("torch._inductor.pattern_matcher.stable_topological_sort")  # inductor_bag_groups sorts with it
 
@@ -328,24 +334,31 @@ def install() -> None:
                 self.user(graph)
 
         def uuid(self) -> Any:
-            user = self.user.uuid() if self.user is not None and hasattr(self.user, "uuid") else self.user
-            # the decompositions' kernels and rules too: a cached graph keeps their decisions
-            modules = ("inductor_bag_groups", *CUSTOM_OP_MODULES)
-            sources = (Path(__file__).with_name(f"{m}.py") for m in modules)
-            return (hash_files((__file__, *map(str, sources))), user)
+            return pass_uuid(self.user, custom_pass_base)
+
+    def mtia_settings() -> dict[str, Any]:
+        settings = dict(gemm_config(inductor_config))
+        user_pass = inductor_config.post_grad_custom_post_pass
+        if not isinstance(user_pass, GroupEmbeddingBags):
+            settings["post_grad_custom_post_pass"] = GroupEmbeddingBags(user_pass)
+        return settings
 
     @functools.wraps(compile_entry)
     def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
         if not mtia_active():
             return compile_entry(*args, **kwargs)
-        settings = dict(gemm_config(inductor_config))
-        user_pass = inductor_config.post_grad_custom_post_pass
-        if not isinstance(user_pass, GroupEmbeddingBags):
-            settings["post_grad_custom_post_pass"] = GroupEmbeddingBags(user_pass)
-        with inductor_config.patch(settings):
+        with inductor_config.patch(mtia_settings()):
             return compile_entry(*args, **kwargs)
 
+    @functools.wraps(compile_main)
+    def compile_with_mtia_key(*args: Any, **kwargs: Any) -> Any:
+        if not mtia_active():
+            return compile_main(*args, **kwargs)
+        with inductor_config.patch(mtia_settings()):
+            return compile_main(*args, **kwargs)
+
     compile_fx._compile_fx_inner = compile_with_gemm_templates
+    compile_fx.compile_fx = compile_with_mtia_key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
@@ -358,6 +371,61 @@ def install() -> None:
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
     _installed = True
+
+
+def pass_uuid(user: Any, custom_pass_base: type) -> Any:
+    """The uuid of mtia_xdsl's post-grad custom pass run before the user's `user` (None, or Inductor's
+    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash) and
+    `user.uuid()`. Inductor's FX graph and AOTAutograd cache keys include it, so output code cached by another
+    version of mtia_xdsl (its passes, decompositions, kernels and hooks decide that code) is not replayed.
+
+    Returns None (Inductor then bypasses both caches, as for any pass it cannot key) when `user` is a plain
+    callable or its uuid is None.
+    """
+    from mtia_xdsl.runtime.triton_backend import compiler
+
+    if user is None:
+        return (compiler.package_hash(), None)
+    user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
+    return None if user_uuid is None else (compiler.package_hash(), user_uuid)
+
+
+SAME_DTYPE_GEMMS = ("mm", "addmm", "bmm", "baddbmm")
+"""Inductor's names (`op_name` of `InductorChoices.get_template_configs`) of the GEMMs whose operands ATen requires
+to have one dtype (eager raises RuntimeError otherwise: "expected m1 and m2 to have the same dtype, ...")."""
+
+
+def mixed_dtypes(op_name: str, dtypes: list[Any]) -> bool:
+    """True when GEMM `op_name`'s operands (their `dtypes`: bias first for addmm, then mat1 and mat2) differ in dtype
+    where ATen requires one (`SAME_DTYPE_GEMMS`)."""
+    return op_name in SAME_DTYPE_GEMMS and len(set(dtypes)) > 1
+
+
+def _host_gemm_for_mixed_dtypes(choices_cls: Any) -> None:
+    """Leave a GEMM whose operands differ in dtype (bf16 x f32) to ATen while our backend is active.
+
+    Inductor does not check the operands' dtypes of mm, addmm, bmm and baddbmm: Dynamo's fake tensors pass them, and
+    a Triton template was generated with `tl.dot` of a bf16 and an f32 block, which mtia_xdsl's frontend refuses
+    (a KernelError "Both operands must be same dtype" out of torch.compile). The hook drops every choice but ATen's
+    (`ExternKernelChoice`) from `InductorChoices._finalize_template_configs` (torch's hook for changing the choices)
+    for such operands, so the compiled model calls ATen, which raises what eager raises (RuntimeError, "expected
+    m1 and m2 to have the same dtype, but got: c10::BFloat16 != float"), when the model runs, as Inductor's C++ CPU
+    backend does.
+    """
+    finalize = _require(choices_cls, "_finalize_template_configs", "torch._inductor.choices.InductorChoices")
+    extern_choice = _torch_internal("torch._inductor.select_algorithm.ExternKernelChoice")
+
+    @functools.wraps(finalize)
+    def finalize_template_configs(
+        self: Any, template_choices: Any, kernel_inputs: Any, templates: Any, op_name: str, *args: Any, **kwargs: Any
+    ) -> list[Any]:
+        choices = finalize(self, template_choices, kernel_inputs, templates, op_name, *args, **kwargs)
+        if mtia_active() and mixed_dtypes(op_name, [node.get_dtype() for node in kernel_inputs.nodes()]):
+            return [choice for choice in choices if isinstance(choice.template, extern_choice)]
+        return choices
+
+    finalize_template_configs.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    choices_cls._finalize_template_configs = finalize_template_configs
 
 
 def _masked_prologue_loads_read_zero(simd: Any) -> None:

@@ -276,6 +276,15 @@ def test_missing_custom_pass_hook_fails_loudly(monkeypatch):
         inductor.install()
 
 
+def test_missing_template_choices_hook_fails_loudly(monkeypatch):
+    from torch._inductor import choices
+
+    monkeypatch.setattr(inductor, "_installed", False)
+    monkeypatch.delattr(choices.InductorChoices, "_finalize_template_configs")
+    with pytest.raises(inductor.InductorHookError, match=r"InductorChoices\._finalize_template_configs.*tested with"):
+        inductor.install()
+
+
 class Towers(torch.nn.Module):
     """Two-tower retrieval's embedding part: a mean bag per tower (independent of each other), each into its own
     linear layer; with `chained`, the item tower's ids depend on the user tower's bag (so the bags cannot share
@@ -626,6 +635,31 @@ def test_matmul_no_template_takes_stays_a_host_call(mtia_inductor, dtype):
     out, codes = run_and_get_code(torch.compile(lambda x, y: x @ y), a, b)
     torch.testing.assert_close(out, a @ b)
     assert "extern_kernels.mm" in "\n".join(codes)
+
+
+MIXED_GEMMS = {
+    "mm bf16 x f32": (torch.mm, (torch.bfloat16, torch.float32)),
+    "mm f32 x bf16": (torch.mm, (torch.float32, torch.bfloat16)),
+    "addmm f32 bias, bf16 x bf16": (torch.addmm, (torch.float32, torch.bfloat16, torch.bfloat16)),
+    "linear f32 weight, bf16 input": (lambda x, w: torch.nn.functional.linear(x, w), (torch.bfloat16, torch.float32)),
+}
+
+
+@pytest.mark.parametrize("case", MIXED_GEMMS)
+@inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short
+def test_a_gemm_of_mixed_dtypes_raises_eagers_error(mtia_inductor, case):
+    """A matmul of a bf16 and an f32 operand, which eager refuses: the compiled model raises eager's RuntimeError in
+    its words ('expected m1 and m2 to have the same dtype, but got: c10::BFloat16 != float'), when it runs. Before,
+    the GEMM template was compiled with such operands and torch.compile raised mtia_xdsl's KernelError from inside
+    the template's `tl.dot` ('Both operands must be same dtype. Got bf16 and fp32')."""
+    op, dtypes = MIXED_GEMMS[case]
+    args = [torch.randn(16, 16, dtype=dtype) for dtype in dtypes]
+    with pytest.raises(RuntimeError) as eager:
+        op(*args)
+    with pytest.raises(RuntimeError) as compiled:
+        torch.compile(op)(*args)
+    assert type(compiled.value) is type(eager.value)
+    assert str(compiled.value) == str(eager.value)
 
 
 @inductor_config.patch({"test_configs.max_mm_configs": 1})  # keep the autotuning short

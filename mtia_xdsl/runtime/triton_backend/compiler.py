@@ -33,19 +33,12 @@ class MtiaBackend(BaseBackend):
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)
         self.binary_ext = BINARY_EXT
-        self._source_digest: str | None = None
         install_make_ir_hook()
 
     def hash(self) -> str:
-        """Return `mtia_xdsl-<version>-<digest of the package's .py files>`.
-
-        The digest makes Triton's disk cache miss after any compiler change, even without a version bump.
-        """
-        import mtia_xdsl
-
-        if self._source_digest is None:
-            self._source_digest = source_digest(Path(mtia_xdsl.__file__).parent)
-        return f"mtia_xdsl-{mtia_xdsl.__version__}-{self._source_digest}"
+        """Return `package_hash()`: Triton's disk cache misses after any compiler change, even without a version
+        bump."""
+        return package_hash()
 
     def parse_options(self, options: dict[str, Any]) -> MtiaOptions:
         """Turn Triton's option dict (launch kwargs, autotune config) into MtiaOptions."""
@@ -172,6 +165,26 @@ def source_digest(root: Path) -> str:
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def package_hash() -> str:
+    """Return `mtia_xdsl-<version>-<source_digest of the package's .py files>` (the digest read once a process, ~5 ms).
+
+    The one fingerprint of mtia_xdsl's code for every cache that keeps its output: Triton's backend hash
+    (`MtiaBackend.hash`, so kernel binaries) and the uuid of mtia_xdsl's Inductor custom pass (so Inductor's FX
+    graph and AOTAutograd caches, see `inductor.pass_uuid`).
+    """
+    import mtia_xdsl
+
+    return f"mtia_xdsl-{mtia_xdsl.__version__}-{_package_digest()}"
+
+
+@functools.cache
+def _package_digest() -> str:
+    """`source_digest` of the mtia_xdsl package directory, once a process."""
+    import mtia_xdsl
+
+    return source_digest(Path(mtia_xdsl.__file__).parent)
 
 
 def install_make_ir_hook() -> None:
