@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import importlib.util, sys, torch
@@ -36,11 +38,12 @@ class Mlp(torch.nn.Module):
     def forward(self, x):
         return self.b(torch.relu(self.a(x)))
 
-if sys.argv[1] == "dynamic":
+if sys.argv[1].startswith("dynamic"):
     torch._dynamo.config.assume_static_by_default = False
 cases = {
     "projection": bench.Case("projection", "llm", Projection, lambda: (torch.randn(2, 4, 32, 16),)),
     "dynamic": bench.Case("dynamic", "mlp", Mlp, lambda: (torch.randn(40, 24),)),
+    "dynamic_llama16": bench.Case("dynamic_llama16", "llm", bench.LlamaBlock, lambda: (torch.randn(16, 16, 64),)),
 }
 with torch.no_grad():
     res = bench.run_case(cases[sys.argv[1]])
@@ -77,3 +80,14 @@ def test_dynamic_rows_mod_m_is_dma():
     26 us (the static model: 1.74 us).
     """
     _run("dynamic")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="`x0 + 64*x1*((ks1*ks1)//ks1)` with x0, x1 split by the run-time ks0: an element gather"
+)
+def test_dynamic_split_by_runtime_scalar_is_dma():
+    """`torch.compile(dynamic=True)` of llama_mlp at batch 16 (= its sequence length, so Inductor gives both one
+    symbol): the residual add reads `in_ptr1 + (x0 + 64*x1*((ks1*ks1)//ks1))` with `x0 = xindex % ks0`,
+    `x1 = xindex // ks0` and ks0, ks1 run-time scalars. It was an element gather on the scalar core (6.77 us of
+    the call's 15.33 us, benchmarks/inductor_dynamic.py)."""
+    _run("dynamic_llama16")
