@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 CHILD = """
 import importlib.util, sys, torch
@@ -82,12 +80,11 @@ def test_dynamic_rows_mod_m_is_dma():
     _run("dynamic")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="`x0 + 64*x1*((ks1*ks1)//ks1)` with x0, x1 split by the run-time ks0: an element gather"
-)
 def test_dynamic_split_by_runtime_scalar_is_dma():
     """`torch.compile(dynamic=True)` of llama_mlp at batch 16 (= its sequence length, so Inductor gives both one
     symbol): the residual add reads `in_ptr1 + (x0 + 64*x1*((ks1*ks1)//ks1))` with `x0 = xindex % ks0`,
     `x1 = xindex // ks0` and ks0, ks1 run-time scalars. It was an element gather on the scalar core (6.77 us of
-    the call's 15.33 us, benchmarks/inductor_dynamic.py)."""
+    the call's 15.33 us, benchmarks/inductor_dynamic.py). Over aligned runs of 16 lanes (ks0 a multiple of 16
+    by its hint) the offset steps by 1: an indexed DMA of 16-element rows whose index tile is the offset at
+    each row's start (memory_access.py `_row_runs_access`)."""
     _run("dynamic_llama16")
