@@ -1182,6 +1182,10 @@ tt.func public @template_prologue_masked_k(%y: !tt.ptr<f32>) {
 // CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%in1+0 index=%off*1 strides=[0, 1] bounds=[((%xnumel - %xoffset) // 16), 16] shape=[16, 16] view=[256] index_at_row_starts"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
 // CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// `(2 * xindex) % ks0` steps by 2 and may wrap inside a run (ks0 = 16: every 8 lanes): an element gather. A
+// store through the rows stays on the scalar core (an indexed DMA only reads).
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
 tt.func public @split_by_runtime_scalar(%in1: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %ks0: i64 {tt.divisibility = 16 : i32}, %ks1: i64, %ks2: i64, %xnumel: i32 {tt.divisibility = 16 : i32}) {
   %pid = tt.get_program_id x : i32
   %c256 = arith.constant 256 : i32
@@ -1220,5 +1224,11 @@ tt.func public @split_by_runtime_scalar(%in1: !tt.ptr<f32> {tt.divisibility = 16
   %zoff = arith.addi %z0, %zm : tensor<256xi64>
   %t = tt.addptr %ins, %zoff : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
   %u = tt.load %t, %xmask : tensor<256x!tt.ptr<f32>>
+  %c2 = arith.constant dense<2> : tensor<256xi64>
+  %di = arith.muli %xi, %c2 : tensor<256xi64>
+  %d0 = arith.remsi %di, %ks0s : tensor<256xi64>
+  %dp = tt.addptr %ins, %d0 : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %dv = tt.load %dp, %xmask : tensor<256x!tt.ptr<f32>>
+  tt.store %p, %v, %xmask : tensor<256x!tt.ptr<f32>>
   tt.return
 }
