@@ -47,7 +47,7 @@ def _torch_special(name: str) -> Fn:
         import torch
 
         x64 = np.ascontiguousarray(x, dtype=np.float64)
-        return getattr(torch.special, name)(torch.from_numpy(x64)).numpy().reshape(np.shape(x))
+        return getattr(torch.special, name)(torch.as_tensor(x64)).numpy().reshape(np.shape(x))
 
     return fn
 
