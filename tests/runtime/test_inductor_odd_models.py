@@ -3,7 +3,6 @@
 Found by compiling small models a Triton/PyTorch user would write (dynamic shapes, special functions,
 pooling, sorting) against eager; each test here was a failure first."""
 
-import pytest
 import torch
 import torch.nn.functional as F
 
@@ -42,24 +41,21 @@ def test_special_functions_inductor_calls_through_libdevice_match_eager(mtia_ind
     _compiled_matches_eager(special, [(x, y)], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, raises=torch._inductor.exc.InductorError, reason="CB IDs: masks held live")
 def test_adaptive_avg_pool_matches_eager(mtia_inductor):
     """F.adaptive_avg_pool2d(x, 3) of 8 x 8 (windows of 3 or 4): Inductor's kernel computes the 16 window masks
     (`tmp6 = tmp2 & tmp5`, ...) for the 16 masked loads and reads each again for the window's count, so 16 i1
-    tiles are alive at once; with the sum and the pointers, 38 CBs against MachineConfig.cb_ids = 14.
-    The fitting driver (mtia_xdsl/fit.py) has no step that recomputes an index-derived tile near each reader
-    (mtia-rematerialize-constants takes constant tiles only), so the compile raises CbIdsOutOfResources."""
+    tiles are alive at once; with the sum and the pointers, 38 CBs against MachineConfig.cb_ids = 14, and the
+    compile raised CbIdsOutOfResources. The fitting driver now recomputes such index tiles before each reader
+    (mtia-rematerialize-index-tiles, fused chains kept apart)."""
     x = torch.randn(1, 3, 8, 8)
     _compiled_matches_eager(lambda x: F.adaptive_avg_pool2d(x, 3), [(x,)])
 
 
-@pytest.mark.xfail(strict=True, raises=torch._inductor.exc.InductorError, reason="CB IDs: sort network")
 def test_stable_sort_of_short_rows_matches_eager(mtia_inductor):
     """torch.sort(stable=True) of rows of 12: Inductor's persistent kernel runs triton_helpers.sort_with_index
     (a bitonic network of 16 lanes carrying values, indices and i1 flip masks), 15 CBs alive at once against
-    MachineConfig.cb_ids = 14; no fitting step (mtia_xdsl/fit.py) applies: the masks are computed from
-    `tl.arange`, not constants, and the program has no row block to sub-tile. (descending=True, not stable,
-    on rows of 10 compiles.)"""
+    MachineConfig.cb_ids = 14 (CbIdsOutOfResources: the masks are computed from `tl.arange`, not constants, and
+    the program has no row block to sub-tile); it fits with its index tiles rematerialized (mtia_xdsl/fit.py)."""
     torch.manual_seed(0)
     x = torch.randint(0, 3, (3, 12)).float()
     _compiled_matches_eager(lambda x: torch.sort(x, dim=-1, stable=True), [(x,)], rtol=0, atol=0)
