@@ -3,6 +3,7 @@
 Found by compiling small models a Triton/PyTorch user would write (dynamic shapes, special functions,
 pooling, sorting) against eager; each test here was a failure first."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -59,3 +60,37 @@ def test_stable_sort_of_short_rows_matches_eager(mtia_inductor):
     torch.manual_seed(0)
     x = torch.randint(0, 3, (3, 12)).float()
     _compiled_matches_eager(lambda x: torch.sort(x, dim=-1, stable=True), [(x,)], rtol=0, atol=0)
+
+
+_TAPS_HELD = "CB IDs: loaded taps held alive for a second reader (no fitting step reloads them)"
+
+
+@pytest.mark.xfail(strict=True, raises=torch._inductor.exc.InductorError, reason=_TAPS_HELD)
+def test_max_pool_with_indices_matches_eager(mtia_inductor):
+    """F.max_pool2d(return_indices=True), 3 x 3 windows: Inductor's one kernel reads each loaded tap twice (the
+    max, then the argmax's comparison against it), so the 9 taps are alive at once with the indices: 19 CBs
+    against MachineConfig.cb_ids = 14, 16 with index tiles rematerialized (mtia_xdsl/fit.py), and the compile
+    raises CbIdsOutOfResources. Fitting it needs a step that loads a tap again for its later reader."""
+    x = torch.randn(1, 2, 7, 9)
+    _compiled_matches_eager(lambda x: F.max_pool2d(x, 3, stride=2, padding=1, return_indices=True), [(x,)])
+
+
+@pytest.mark.xfail(strict=True, raises=torch._inductor.exc.InductorError, reason=_TAPS_HELD)
+def test_bicubic_interpolate_matches_eager(mtia_inductor):
+    """F.interpolate(mode="bicubic"): 16 loaded taps and their weights, 29 CBs alive against 14 (21 with index
+    tiles rematerialized and fused chains apart); CbIdsOutOfResources. (bilinear and linear modes compile.)"""
+    x = torch.randn(1, 2, 5, 6)
+    _compiled_matches_eager(lambda x: F.interpolate(x, size=(3, 4), mode="bicubic"), [(x,)])
+
+
+@pytest.mark.xfail(strict=True, raises=torch._inductor.exc.InductorError, reason=_TAPS_HELD)
+def test_grid_sample_matches_eager(mtia_inductor):
+    """F.grid_sample (bilinear) over F.affine_grid: the 4 corners' i64 indices, their loaded values and weights,
+    23 CBs alive against 14 (21 after every fitting step); CbIdsOutOfResources."""
+    x = torch.randn(1, 2, 5, 6)
+    theta = torch.tensor([[[0.9, 0.1, 0.0], [-0.1, 0.8, 0.1]]])
+
+    def sample(x, theta):
+        return F.grid_sample(x, F.affine_grid(theta, (1, 2, 4, 4), align_corners=False), align_corners=False)
+
+    _compiled_matches_eager(sample, [(x, theta)])
