@@ -15,6 +15,9 @@ A kernel whose live circular buffers need more CB IDs (`MachineConfig.cb_ids`) o
    "unrolled" (up to `MAX_UNROLLED_SUB_TILES` sub-tiles; operands without the rows, such as attention's K and V
    tiles, loaded once for all sub-tiles; costs CB IDs for the extra carried values), then "loop" (one loop over
    the sub-tiles: CB IDs as un-split, shared tiles inside a row loop loaded once per sub-tile).
+5. when short of CB IDs, rematerializing index tiles (`mtia-rematerialize-index-tiles`): a tile computed from
+   indices alone (an Inductor kernel's masks and `xindex % 3`) computed again right before each reader, with
+   fusion, then with fused chains kept apart; last, so a kernel an earlier step fits is unchanged.
 
 Each step starts again from the kernel as written (its own options plus the step's change), so the first
 step that fits is the one applied; `mtia_xdsl.last_report().fit` lists what was tried and why, and the
@@ -130,6 +133,19 @@ def fit_steps(
         what = (f"{UNFUSE_STEP} (a command fused from a chain reads all of the chain's inputs, so they are alive "
                 "at once)")  # fmt: skip
         yield FitStep(what, replace(o, vector_codegen=False))
+    yield from _sub_tile_steps(module, o, notes, tt_prefix)
+    if ids_short and not o.rematerialize_index_tiles:
+        o = replace(o, rematerialize_index_tiles=True)
+        what = ("rematerializing index tiles: a tile made from indices alone (a mask, `xindex % 3`) computed again "
+                "right before each reader (mtia-rematerialize-index-tiles)")  # fmt: skip
+        yield FitStep(what, o)
+        if o.vector_codegen:
+            yield FitStep(f"{what}, and {UNFUSE_STEP}", replace(o, vector_codegen=False))
+
+
+def _sub_tile_steps(module: ModuleOp, o: Any, notes: list[str], tt_prefix: Callable[[ModuleOp, Any], None]
+                    ) -> Iterator[FitStep]:  # fmt: skip
+    """The sub-tiling steps of `fit_steps` (step 4 of the module docstring), or why there are none (in `notes`)."""
     if o.sub_block == 0:
         notes.append("sub-tiling: turned off (sub_block=0)")
         return

@@ -45,6 +45,11 @@ class MtiaOptions:
     """`mtia-rematerialize-constants`: fill a constant tile (a tl.dot's zero accumulator, a loop's initial
     value) right before each op reading it instead of holding one CB for the whole kernel. Off by default
     (each reader then costs a fill command); the fitting driver turns it on when the CBs do not fit."""
+    rematerialize_index_tiles: bool = False
+    """`mtia-rematerialize-index-tiles`: compute a tile made from indices alone (an Inductor kernel's `x0 =
+    xindex % 3`, its masks) again right before each op reading it instead of holding one CB from its first
+    computation to its last reader. Off by default (each reader recomputes the chain); the fitting driver turns
+    it on when a kernel short of CB IDs does not fit with constant tiles rematerialized."""
     make_fit: bool = True
     """When the kernel's CBs do not fit a PE (CB IDs or LS), lower it again with fewer pipeline slots, fusion,
     constant rematerialization and sub-tiling until it fits (`mtia_xdsl/fit.py`); False refuses it as written."""
@@ -238,7 +243,8 @@ def _check_optimization_options(o: MtiaOptions) -> None:
         from mtia_xdsl.backend.executor import check_name
 
         object.__setattr__(o, "executor", check_name(o.executor))
-    for name in ("effective_shapes", "vector_codegen", "rematerialize_constants", "make_fit"):
+    flags = ("effective_shapes", "vector_codegen", "rematerialize_constants", "rematerialize_index_tiles", "make_fit")
+    for name in flags:
         if not isinstance(getattr(o, name), bool):
             raise ValueError(f"{name} must be True or False, got {getattr(o, name)!r}")
 

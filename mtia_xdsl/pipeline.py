@@ -48,7 +48,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
     It is the lowering pipeline plus the optimizations the options turn on:
     `mtia-sub-tile{sub-block=N form=F}` on the tt program when `sub_block` (or the option of that name) is
     N > 0 (F = `sub_tile_form`, "unrolled" or "loop", chosen by the fitting driver),
-    `mtia-vector-codegen`, `mtia-effective-shape` and `mtia-rematerialize-constants` on the tensor-level
+    `mtia-vector-codegen`, `mtia-effective-shape`, `mtia-rematerialize-constants` and
+    `mtia-rematerialize-index-tiles` on the tensor-level
     program (before bufferizing),
     `mtia-software-pipeline{num-stages=N}`, `mtia-cb-sizing{strategy=S max-depth=N}` and
     `mtia-cb-allocate` (CB IDs and LS offsets) on the buffer-level program, and `mtia-pe-mapping{strategy=M}`
@@ -73,6 +74,8 @@ def pipeline_for(options: Any = None, sub_block: int | None = None, sub_tile_for
         tensor_level.append("mtia-effective-shape")
     if o.rematerialize_constants:
         tensor_level.append("mtia-rematerialize-constants")
+    if o.rematerialize_index_tiles:
+        tensor_level.append("mtia-rematerialize-index-tiles")
     at = steps.index("mtia-cb-bufferize")
     steps[at:at] = tensor_level
     if o.num_stages > 1:

@@ -227,6 +227,7 @@ _LIBDEVICE_EXTRA = {
     "fdim": "(std::isnan({0}) || std::isnan({1}) ? {0} + {1} : {0} > {1} ? {0} - {1} : ({t})0)",
     "saturate": "(std::isnan({0}) ? ({t})0 : std::min(std::max({0}, ({t})0), ({t})1))",
     "ldexp": "std::ldexp({0}, (int){1})", "scalbn": "std::ldexp({0}, (int){1})",
+    "erfc": "({t})std::erfc((double){0})", "lgamma": "({t})std::lgamma((double){0})",
 }  # fmt: skip
 """libdevice stems (semantics/libdevice.py) that are no arith/math op, as C++ templates ({t}: the float type)."""
 

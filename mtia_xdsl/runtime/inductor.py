@@ -630,7 +630,7 @@ def scaled_dot_product_attention(
 
     Returns NotImplemented (Inductor keeps the op, a host call) when our backend is not active or for a case
     `inductor_attention.unsupported` names (dropout, an attention mask, grouped-query heads, other head dims or
-    dtypes).
+    dtypes, symbolic sizes).
     """
     if not mtia_active():
         return NotImplemented

@@ -53,8 +53,8 @@ def unsupported(
     dropout_p, ..., attn_mask=attn_mask)`, or None if it can: the one rule for which SDPA calls run on MTIA.
 
     Taken: query [B, H, L, E], key and value [B, H, S, E] of one dtype in DTYPES, E in HEAD_DIMS, no dropout and
-    no attention mask (is_causal and scale any). The reason names the first condition that fails, for the
-    coverage table of benchmarks/inductor.py.
+    no attention mask (is_causal and scale any), every size a plain int (not a SymInt of dynamic shapes). The
+    reason names the first condition that fails, for the coverage table of benchmarks/inductor.py.
     """
     if dropout_p != 0.0:
         return f"dropout_p={dropout_p} (no dropout in mtia_xdsl's attention kernel)"
@@ -62,6 +62,8 @@ def unsupported(
         return "attn_mask given (mtia_xdsl's attention kernel takes is_causal only)"
     if not query.dim() == key.dim() == value.dim() == 4:
         return f"q, k, v of {query.dim()}, {key.dim()}, {value.dim()} dimensions (4 expected)"
+    if any(isinstance(d, torch.SymInt) for t in (query, key, value) for d in t.shape):
+        return "symbolic sizes (dynamic shapes: the kernel's block sizes and head dimension are compile-time)"
     if query.shape[1] != key.shape[1] or key.shape[1] != value.shape[1]:
         return f"{query.shape[1]} query heads, {key.shape[1]} key heads, {value.shape[1]} value heads (enable_gqa)"
     if query.dtype not in DTYPES or key.dtype != query.dtype or value.dtype != query.dtype:

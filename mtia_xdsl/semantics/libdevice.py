@@ -39,6 +39,27 @@ def _exp10(x: Any) -> Any:
     return np.power(x.dtype.type(10), x)
 
 
+def _torch_special(name: str) -> Fn:
+    """The `torch.special` function `name` of x, computed in float64 (numpy has none of these) and rounded once
+    to the result type by the caller, as semantics.scalar's `erf`: within an ulp of libdevice's f32 forms."""
+
+    def fn(x: Any) -> np.ndarray:
+        import torch
+
+        x64 = np.ascontiguousarray(x, dtype=np.float64)
+        return getattr(torch.special, name)(torch.as_tensor(x64)).numpy().reshape(np.shape(x))
+
+    return fn
+
+
+TORCH_SPECIAL = {
+    "erfc": "erfc", "erfinv": "erfinv", "lgamma": "gammaln", "erfcx": "erfcx", "cyl_bessel_i0": "i0",
+    "cyl_bessel_i1": "i1", "j0": "bessel_j0", "j1": "bessel_j1", "y0": "bessel_y0", "y1": "bessel_y1",
+}  # fmt: skip
+"""libdevice stems with no numpy function, by their `torch.special` name: the special functions Inductor's Triton
+code calls through libdevice (`libdevice.erfinv(x)`, `libdevice.cyl_bessel_i0(x)` for torch.erfinv, torch.i0)."""
+
+
 SAME_AS_OP = {
     "exp": "math.exp", "exp2": "math.exp2", "expm1": "math.expm1", "log": "math.log", "log2": "math.log2",
     "log10": "math.log10", "log1p": "math.log1p", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "cbrt": "math.cbrt",
@@ -52,6 +73,7 @@ SAME_AS_OP = {
     "fadd_rn": "arith.addf", "fsub_rn": "arith.subf", "fmul_rn": "arith.mulf", "fdiv_rn": "arith.divf",
     "fsqrt_rn": "math.sqrt", "dadd_rn": "arith.addf", "dsub_rn": "arith.subf", "dmul_rn": "arith.mulf",
     "ddiv_rn": "arith.divf", "dsqrt_rn": "math.sqrt", "fmax": "arith.maxnumf", "fmin": "arith.minnumf",
+    "fast_tanh": "math.tanh",
 }  # fmt: skip
 """libdevice stems that compute what an `arith`/`math` op computes."""
 
@@ -61,6 +83,7 @@ LIBDEVICE: dict[str, Fn] = {
     "saturate": _saturate, "ldexp": _ldexp, "scalbn": _ldexp, "nextafter": np.nextafter, "isnan": np.isnan,
     "isinf": np.isinf, "isfinite": np.isfinite, "finite": np.isfinite, "signbit": np.signbit,
     "frcp_rn": _reciprocal, "drcp_rn": _reciprocal,
+    **{stem: _torch_special(name) for stem, name in TORCH_SPECIAL.items()},
 }  # fmt: skip
 """libdevice function stems and what they compute."""
 

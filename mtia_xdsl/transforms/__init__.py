@@ -67,6 +67,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MtiaRematerializeConstantsPass
 
+    def rematerialize_index_tiles() -> type[ModulePass]:
+        from mtia_xdsl.transforms.mtia_rematerialize_index_tiles import MtiaRematerializeIndexTilesPass
+
+        return MtiaRematerializeIndexTilesPass
+
     def effective_shape() -> type[ModulePass]:
         from mtia_xdsl.transforms.mtia_effective_shape import MtiaEffectiveShapePass
 
@@ -97,6 +102,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "mtia-vector-codegen": vector_codegen,
         "mtia-effective-shape": effective_shape,
         "mtia-rematerialize-constants": rematerialize_constants,
+        "mtia-rematerialize-index-tiles": rematerialize_index_tiles,
         "mtia-software-pipeline": software_pipeline,
         "mtia-cb-sizing": cb_sizing,
         "mtia-pe-mapping": pe_mapping,

@@ -316,3 +316,27 @@ def test_float_atomic_max_min_match_tritons_interpreter() -> None:
         results[ex] = [mx, mn]
     for ours, theirs in zip(results["model"], results["triton"], strict=True):
         assert torch.equal(_bits(ours), _bits(theirs)), f"{ours}\n{theirs}"
+
+
+@triton.jit
+def _libdevice_erfc_lgamma(x_ptr, a_ptr, b_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(a_ptr + offs, tl.extra.libdevice.erfc(x))
+    tl.store(b_ptr + offs, tl.extra.libdevice.lgamma(x))
+
+
+def test_libdevice_erfc_lgamma_are_computed_in_double_on_cpp() -> None:
+    """libdevice erfc and lgamma (Inductor's torch.erfc, torch.lgamma) are the double function rounded once to f32
+    on the model (semantics/libdevice.py TORCH_SPECIAL) and in the C++ (std::erfc, std::lgamma of a double)."""
+    x = torch.tensor([-3.0, -2.5, -1.0, -0.25, 0.0, 1e-3, 0.5, 1.0, 1.5, 2.0, 3.5, 5.0, 9.0, 20.0, _INF, _NAN])
+
+    def launch(ex: str) -> list[torch.Tensor]:
+        outs = [torch.zeros_like(x) for _ in range(2)]
+        _libdevice_erfc_lgamma[(1,)](x, *outs, BLOCK=16, executor=ex)
+        return outs
+
+    a, b = launch("model")
+    torch.testing.assert_close(a, torch.erfc(x), equal_nan=True)
+    torch.testing.assert_close(b, torch.lgamma(x), equal_nan=True)
+    _same_on("cpp", launch)

@@ -135,3 +135,17 @@ def test_mtia_run_piped_into_a_reader_that_stops_early_is_not_a_traceback(tmp_pa
     assert "Traceback" not in err and "BrokenPipeError" not in err
     assert proc.returncode == 0
     assert trace.exists()
+
+
+def test_the_readme_torch_compile_example_runs(capsys):
+    """The torch.compile block of the README runs as written (it once used an undefined `MyModel` and `x`) and
+    prints the report of a kernel launched on the machine model."""
+    import torch._inductor.config as inductor_config
+
+    block = (ROOT / "README.md").read_text().split("## torch.compile (Inductor)")[1].split("```python")[1]
+    code = block.split("```")[0]
+    with inductor_config.patch(cpu_backend="cpp", force_disable_caches=True):
+        torch._dynamo.reset()
+        exec(compile(code, "README.md", "exec"), {})
+        torch._dynamo.reset()
+    assert "on mtia2i (64 PEs" in capsys.readouterr().out
