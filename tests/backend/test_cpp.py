@@ -343,3 +343,17 @@ def test_store_box_of_rank_5_runs_in_cpp_like_the_model() -> None:
     assert cpp.report.total_cycles == model.report.total_cycles
     assert torch.equal(args[1], model_out[1])
     assert torch.equal(args[1], (x * 2.0).reshape(2, 8, 4, 4, 4).permute(0, 2, 1, 4, 3))
+
+
+def test_descriptor_rank_is_the_headers_and_holds_the_default_machines_boxes() -> None:
+    """MAX_RANK (both emitters') is MTIA_MAX_RANK of mtia_runtime.h, and the default chip's DMA boxes
+    (MachineConfig.dma_max_rank, which the memory-access analysis fits every box to) fit in it."""
+    import re
+    from pathlib import Path
+
+    from mtia_xdsl.backend.runtime_api import MAX_RANK
+    from mtia_xdsl.machine import MachineConfig
+
+    header = (Path(host.__file__).parent / "runtime" / "mtia_runtime.h").read_text()
+    assert re.search(r"#define MTIA_MAX_RANK (\d+)", header).group(1) == str(MAX_RANK)  # type: ignore[union-attr]
+    assert MachineConfig().dma_max_rank <= MAX_RANK
