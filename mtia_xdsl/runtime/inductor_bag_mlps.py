@@ -337,36 +337,52 @@ def bags_per_program(n_bags: int, step: int, tables: int) -> int:
     return min(bags, max(n_bags, 1))
 
 
+def gather_mlp_ls_bytes(e: int, block_m: int, block_ids: int, block_d: int, d: int, widths: list[int]) -> int:
+    """Bytes of a PE's LS (its CBs, each at depth 1: what mtia-cb-sizing leaves them when LS is short) that the
+    tiles shared by the programs of `embedding_bag_mlp` and `inductor_jagged_bags.jagged_bag_mlp` take at most:
+    rows [block_ids, block_d] of e bytes an element gathered, summed into block_m bags by a one-hot product and
+    run through layers of `widths` (K_0 = d). Each kernel's `ls_bytes_needed` adds its ids, offsets and sizes
+    program.
+
+    With BK_l, BN_l of K_l, N_l (powers of two, `_pow2`), in bytes:
+
+        e * (sum_l BK_l * BN_l + max(max_l BK_l * BN_l, block_ids * block_d))
+      + 4 * block_m * max(block_d, BN_l) * (LAYERS + 3) + (e + 1) * block_m * block_ids
+
+    Every layer's weight tile (all loaded before the first product), and either a weight tile's transpose
+    (the `tl.dot` operand) or the gathered rows (never alive together); f32 tiles of block_m rows: the bags'
+    sums, each layer's accumulator, and the products in flight; the one-hot pick (its mask and values)."""
+    weights = [_pow2(k) * _pow2(n) for k, n in zip([d, *widths[:-1]], widths, strict=True)]
+    cols = max(block_d, *(_pow2(n) for n in widths))
+    return (
+        e * (sum(weights) + max(*weights, block_ids * block_d))
+        + 4 * block_m * cols * (len(widths) + 3)
+        + (e + 1) * block_m * block_ids
+    )
+
+
 def ls_bytes_needed(d: int, widths: list[int], dtype: torch.dtype, n_bags: int, step: int, tables: int) -> int:
     """Bytes of a PE's LS (its CBs, each at depth 1: what mtia-cb-sizing leaves them when LS is short) that one
     program of `embedding_bag_mlp` needs at most, for tables of width d and `dtype` (e bytes an element), bags
     of `step` ids, `n_bags` per table, and layers of `widths`; `layer_widths` holds it against
     `MachineConfig.ls_bytes` of the driver's chip (384 KB on MTIA-2i, S1/S6).
 
-    With the kernel's blocks (BLOCK_M, BLOCK_IDS = `bags_per_program` bags and their ids; BLOCK_D, BK_l, BN_l
-    of D, K_l, N_l; each a power of two, `_pow2`), in bytes:
+    With the kernel's blocks (BLOCK_M, BLOCK_IDS = `bags_per_program` bags and their ids; BLOCK_D of D, at
+    least a `tl.dot` operand; BLOCK_OFFSETS of n_bags; each a power of two, `_pow2`), in bytes:
 
-        e * (sum_l BK_l * BN_l + max(max_l BK_l * BN_l, BLOCK_IDS * BLOCK_D))
-      + 4 * BLOCK_M * max(BLOCK_D, BN_l) * (LAYERS + 3)
-      + BLOCK_IDS * (16 + (e + 1) * BLOCK_M) + 20 * BLOCK_OFFSETS
+        gather_mlp_ls_bytes(e, BLOCK_M, BLOCK_IDS, BLOCK_D, d, widths) + 16 * BLOCK_IDS + 20 * BLOCK_OFFSETS
 
-    Every layer's weight tile (all loaded before the first product), and either a weight tile's transpose
-    (the `tl.dot` operand) or the gathered rows (never alive together); f32 tiles of BLOCK_M rows: the bags'
-    sums, each layer's accumulator, and the products in flight; the ids (int64 and their int32 offsets) and
-    the one-hot pick (its mask and values); the sizes program's bag sizes and offsets (int64) and their
-    int32 arange. An upper bound of the LS the CBs take as mtia-cb-allocate placed them (`metadata.shared`, the
-    report's `ls_high_water_bytes`), 16 bags of 8 ids per table, two tables (tests/runtime/
-    test_inductor_bag_mlps.py): three f32 layers of 128 x 128 take 303,232 bytes of the 313,152 bounded; a bf16
-    layer of 256 x 256 303,232 of 329,024; an f32 layer of 256 x 256 573,568 (more than LS) of 591,680."""
-    e = dtype.itemsize
+    The tiles of the gather and the layers (`gather_mlp_ls_bytes`), the ids (int64 and their int32 offsets),
+    the sizes program's bag sizes and offsets (int64) and their int32 arange. An upper bound of the LS the CBs
+    take as mtia-cb-allocate placed them (`metadata.shared`, the report's `ls_high_water_bytes`), 16 bags of 8
+    ids per table, two tables (tests/runtime/test_inductor_bag_mlps.py): three f32 layers of 128 x 128 take
+    303,232 bytes of the 313,152 bounded; a bf16 layer of 256 x 256 303,232 of 329,024; an f32 layer of
+    256 x 256 573,568 (more than LS) of 591,680."""
     bags = bags_per_program(n_bags, step, tables)
-    block_m, block_ids, block_d = _pow2(bags), _pow2(bags * step), _pow2(d)  # BLOCK_D: at least a tl.dot operand
-    weights = [_pow2(k) * _pow2(n) for k, n in zip([d, *widths[:-1]], widths, strict=True)]
-    cols = max(block_d, *(_pow2(n) for n in widths))
+    block_ids = _pow2(bags * step)
     return (
-        e * (sum(weights) + max(*weights, block_ids * block_d))
-        + 4 * block_m * cols * (len(widths) + 3)
-        + block_ids * (16 + (e + 1) * block_m)
+        gather_mlp_ls_bytes(dtype.itemsize, _pow2(bags), block_ids, _pow2(d), d, widths)
+        + 16 * block_ids
         + 20 * _pow2(n_bags, 1)
     )
 

@@ -21,7 +21,8 @@ biases load under the ids' latency (one layer: under the rows'). One more progra
 max_indices and offset2bag, which a backward reads. A single bag of a 2-D input (offsets an iota: fixed-step
 bags, which `fuse_bag_mlps` takes only grouped and feeding `linear_group`s) is the same op with a step instead
 of offsets: the bags' bounds are computed, not loaded, and the op writes the offsets (the iota is no launch of
-its own). Imports torch and triton when loaded: import it only once Inductor has loaded.
+its own). A chain whose program does not fit a PE's LS (`ls_bytes_needed`) stays as it is. Imports torch and
+triton when loaded: import it only once Inductor has loaded.
 """
 
 # Triton has no type stubs and a @triton.jit kernel's parameters are untyped by Triton's convention:
@@ -55,18 +56,11 @@ ACTS = {torch.ops.aten.relu.default: ACT_RELU, torch.ops.aten.tanh.default: ACT_
 """The pointwise ops `fuse_jagged_bags` folds into the layer they follow, and their `acts` code."""
 MAX_IDS = 256
 """Ids `jagged_bag_mlp` takes at most: every program loads all of them in one DMA (as `inductor_kernels.MAX_ALL_IDS`)
-and holds [pow2(ids), pow2(D)] rows in LS, at most MAX_ROWS_ELEMS; id positions and offsets are compared as int16."""
-MAX_ROWS_ELEMS = 64 * 256
-"""Elements of a program's gathered rows tile [pow2(ids), pow2(D)] at most (64 KiB of f32 in LS, a sixth of a PE's
-384 KiB, MachineConfig.ls_bytes): 64 ids of the widest table or 256 of a 64-wide one."""
+and id positions and offsets are compared as int16; what fits LS besides (the rows of every id): `ls_bytes_needed`."""
 MAX_BAGS_PER_PROGRAM = 16
 """Bags of one program at most (the rows of its one-hot product, a `tl.dot` operand of 16 rows at least)."""
 MAX_OFFSETS = 1024
 """Offsets `jagged_bag_mlp` takes at most (the sizes program writes their bag sizes in one block)."""
-MAX_WEIGHT_ELEMS = 128 * 128
-"""Elements (K x N) of one layer's weight at most: every program holds every layer's weight in LS. A heuristic
-(the fixed-step kernel's until it bounded its programs by `inductor_bag_mlps.ls_bytes_needed`, from
-`MachineConfig.ls_bytes`), here until this kernel's LS need is derived the same way."""
 OFFSET2BAG_STEP = 64
 """Offsets per step at most of the sizes program's offset2bag (a [step, pow2(ids)] compare)."""
 
@@ -268,6 +262,36 @@ def bags_per_program(n_bags: int) -> int:
     return max(1, min(n_bags, MAX_BAGS_PER_PROGRAM))
 
 
+def ls_bytes_needed(n_ids: int, n_bags: int, d: int, widths: list[int], dtype: torch.dtype) -> int:
+    """Bytes of a PE's LS (its CBs, each at depth 1: what mtia-cb-sizing leaves them when LS is short) that one
+    program of `jagged_bag_mlp` needs at most, for n_ids ids in n_bags bags of a table of width d and `dtype`
+    (e bytes an element) and layers of `widths`; `check_jagged` holds it against `MachineConfig.ls_bytes` of
+    the driver's chip (384 KB on MTIA-2i, S1/S6).
+
+    With the kernel's blocks (BLOCK_M of `bags_per_program`, BLOCK_IDS of n_ids, BLOCK_D of d, BLOCK_BAGS of
+    n_bags, powers of two, `_pow2`; OB = min(BLOCK_BAGS, OFFSET2BAG_STEP)), in bytes the larger of
+
+        gather_mlp_ls_bytes(e, BLOCK_M, BLOCK_IDS, BLOCK_D, d, widths) + 16 * BLOCK_IDS + 64 * BLOCK_M
+        32 * BLOCK_BAGS + 5 * OB * BLOCK_IDS + 16 * (BLOCK_IDS + OB)
+
+    A program of bags (that of the last layer, which holds every layer's weight, the most): the tiles of the
+    gather and the layers (`inductor_bag_mlps.gather_mlp_ls_bytes`), the ids (int64, their int32 and int16
+    positions, their mask), the block's offsets (int64, their positions, int16 copies, the bags' bounds). The
+    sizes program: the bag sizes (offsets, their next, sizes: int64; positions, masks), then offset2bag's
+    [OB, BLOCK_IDS] compare (its mask and int32 count) and its [BLOCK_IDS] count, positions and int64 result.
+    The programs are branches of one `if` on the program id, whose CBs are never alive together
+    (`transforms/analysis/cb_liveness.py`), so they share LS. An upper bound of the LS the CBs take as
+    mtia-cb-allocate placed them (`metadata.shared`, the report's `ls_high_water_bytes`; tests/runtime/
+    test_inductor_jagged_bags.py): 40 ids in 8 bags and a bf16 layer of 256 x 256 take 288,000
+    bytes of the 332,800 bounded; three f32 layers of 128 x 128 303,360 of 318,464; 256 ids in 64 bags
+    (offset2bag's compare) 87,040 of 89,088; a sum of 256 ids of width 256 in 16 bags 328,896 of 369,664; an f32
+    layer of 256 x 256 558,144 (more than LS) of 596,992."""
+    block_m, block_ids, block_bags = _pow2(bags_per_program(n_bags)), _pow2(n_ids), _pow2(n_bags, 1)
+    gather = inductor_bag_mlps.gather_mlp_ls_bytes(dtype.itemsize, block_m, block_ids, _pow2(d), d, widths)
+    ob = min(block_bags, OFFSET2BAG_STEP)
+    return max(gather + 16 * block_ids + 64 * block_m, 32 * block_bags + 5 * ob * block_ids + 16 * (block_ids + ob))
+
+
 @triton_op("mtia_xdsl::jagged_bag_mlp", mutates_args=())
 def jagged_bag_mlp(
     weight: torch.Tensor,
@@ -346,9 +370,9 @@ def check_jagged(
 ) -> list[int]:  # fmt: skip
     """The layers' widths N_l of `jagged_bag_mlp`'s arguments (shapes and dtypes in its docstring; real or fake
     tensors). Raises: ValueError naming what does not fit: offsets neither 1-D nor None with a step
-    (`_n_offsets`), mode not 0 or 1, more than MAX_IDS ids, MAX_OFFSETS
-    offsets or MAX_ROWS_ELEMS gathered elements, a D past `inductor_bag_mlps.MAX_WIDTH`, a layer whose weight
-    is not [K, N <= MAX_WIDTH] of at most MAX_WEIGHT_ELEMS elements or whose bias is not [N]."""
+    (`_n_offsets`), mode not 0 or 1, more than MAX_IDS ids or MAX_OFFSETS offsets, a D past
+    `inductor_bag_mlps.MAX_WIDTH`, a layer whose weight is not [K, N <= MAX_WIDTH] or whose bias is not [N], a
+    program larger than a PE's LS (`ls_bytes_needed`)."""
     layers, dtype = len(acts), weight.dtype
     if not 1 <= layers <= inductor_bag_mlps.MAX_LAYERS or len(ws) != layers or len(bs) != layers:
         raise ValueError(f"jagged_bag_mlp: 1 to {inductor_bag_mlps.MAX_LAYERS} layers, a weight and a bias each")
@@ -357,11 +381,10 @@ def check_jagged(
     if weight.dim() != 2 or indices.dim() != 1 or dtype not in inductor_bag_mlps.DTYPES:
         raise ValueError("jagged_bag_mlp: weight [rows, D] of f32, f16 or bf16 and indices [N]")
     n, d, n_offsets = indices.shape[0], weight.shape[1], _n_offsets(indices, offsets, include_last_offset, step)
-    rows_elems = _pow2(n) * _pow2(d)
-    if n > MAX_IDS or n_offsets > MAX_OFFSETS or d > inductor_bag_mlps.MAX_WIDTH or rows_elems > MAX_ROWS_ELEMS:
+    if n > MAX_IDS or n_offsets > MAX_OFFSETS or d > inductor_bag_mlps.MAX_WIDTH:
         raise ValueError(
             f"jagged_bag_mlp: {n} ids (<= {MAX_IDS}), {n_offsets} offsets (<= {MAX_OFFSETS}), width {d} "
-            f"(<= {inductor_bag_mlps.MAX_WIDTH}), {rows_elems} gathered elements (<= {MAX_ROWS_ELEMS})"
+            f"(<= {inductor_bag_mlps.MAX_WIDTH})"
         )
     if include_last_offset and (n_offsets == 0 or mode == 1):
         # aten's CPU mean divides the last bag by N - its start even where the last offset ends it before N
@@ -369,14 +392,28 @@ def check_jagged(
     widths, k = [], d
     for i, (w, b) in enumerate(zip(ws, bs, strict=True)):
         fits = w.dim() == 2 and w.shape[0] == k and w.shape[1] <= inductor_bag_mlps.MAX_WIDTH
-        fits = fits and w.numel() <= MAX_WEIGHT_ELEMS and b.shape == (w.shape[1],)
+        fits = fits and b.shape == (w.shape[1],)
         if not fits or w.dtype != dtype or b.dtype != dtype:
             raise ValueError(
                 f"jagged_bag_mlp: layer {i} needs w [{k}, N <= {inductor_bag_mlps.MAX_WIDTH}] and b [N] of {dtype}"
             )
         k = w.shape[1]
         widths.append(k)
+    _check_ls(n, n_offsets - (1 if include_last_offset else 0), d, widths, dtype)
     return widths
+
+
+def _check_ls(n_ids: int, n_bags: int, d: int, widths: list[int], dtype: torch.dtype) -> None:
+    """Raise ValueError if a program of `jagged_bag_mlp` needs more LS (`ls_bytes_needed`) than a PE of the
+    driver's chip has (`MachineConfig.ls_bytes`)."""
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
+
+    need, ls = ls_bytes_needed(n_ids, n_bags, d, widths, dtype), target_machine_config().ls_bytes
+    if need > ls:
+        raise ValueError(
+            f"jagged_bag_mlp: a program of {n_ids} ids in {n_bags} bags of D {d}, layers {widths} of {dtype} needs "
+            f"up to {need} bytes of LS but a PE has {ls} (MachineConfig.ls_bytes)"
+        )
 
 
 _BAG: Any = inductor_kernels.embedding_bag_sum._opoverload  # pyright: ignore[reportFunctionMemberAccess]

@@ -295,8 +295,7 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
         index = replaced.get(access.index, access.index)
         if access.view is None:
             return mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, op.result.type)
-        assert access.index_box is not None
-        index = mat._insert(tt.ReshapeOp(index, access.index_box))
+        index = _box_index(access, index, mat)
         box_type = TensorType(op.result.type.element_type, access.shape)
         box = mat._insert(mtia.DmaGatherRowsOp(base, index, scale, strides, bounds, other, box_type))
         return tt.ReshapeOp(box, access.view)
@@ -320,6 +319,18 @@ def _box_to_tile(op: tt.LoadOp, access: BlockAccess, mat: Materializer, box: SSA
         box = mat._insert(tt.ReshapeOp(box, [access.unmerged[d] for d in order]))
         box = mat._insert(tt.TransOp(box, [order.index(d) for d in range(len(order))]))
     return tt.ReshapeOp(box, access.view)
+
+
+def _box_index(access: BlockAccess, index: SSAValue, mat: Materializer) -> SSAValue:
+    """The index tile of a multi-row box's indexed DMA: the flat tile reshaped to the box (`index_box`), and
+    for `index_at_row_starts` its first column, each row's start (the other columns are the row's next
+    elements, which the strides reach)."""
+    assert access.index_box is not None
+    index = mat._insert(tt.ReshapeOp(index, access.index_box))
+    if not access.index_at_row_starts:
+        return index
+    starts = TensorType(index.type.element_type, (*access.index_box[:-1], 1))  # type: ignore[attr-defined]
+    return mat._insert(mtia.ExtractSliceOp(index, [0] * len(access.index_box), [], starts))
 
 
 def _ls_gather(op: tt.LoadOp, access: BlockAccess, mat: Materializer, base: SSAValue) -> Operation:

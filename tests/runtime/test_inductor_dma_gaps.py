@@ -44,12 +44,13 @@ class Mlp(torch.nn.Module):
     def forward(self, x):
         return self.b(torch.relu(self.a(x)))
 
-if sys.argv[1] == "dynamic":
+if sys.argv[1].startswith("dynamic"):
     torch._dynamo.config.assume_static_by_default = False
 cases = {
     "projection": bench.Case("projection", "llm", Projection, lambda: (torch.randn(2, 4, 32, 16),)),
     "dynamic": bench.Case("dynamic", "mlp", Mlp, lambda: (torch.randn(40, 24),)),
     "permuted": bench.Case("permuted", "llm", Permuted, lambda: (torch.randn(2, 4, 8, 4, 4),)),
+    "dynamic_llama16": bench.Case("dynamic_llama16", "llm", bench.LlamaBlock, lambda: (torch.randn(16, 16, 64),)),
 }
 with torch.no_grad():
     res = bench.run_case(cases[sys.argv[1]])
@@ -94,3 +95,13 @@ def test_rank_5_prologue_box_runs_as_cpp():
     order and permuted by the MLU (memory_access.py `fit_rank`) it is DMA and the emitted C++ runs it; it was
     `the C++ emitter (mtia-cpp) does not handle a DMA block of rank 5 (at most 4)`."""
     _run("permuted", MTIA_EXECUTOR="cpp")
+
+
+def test_dynamic_split_by_runtime_scalar_is_dma():
+    """`torch.compile(dynamic=True)` of llama_mlp at batch 16 (= its sequence length, so Inductor gives both one
+    symbol): the residual add reads `in_ptr1 + (x0 + 64*x1*((ks1*ks1)//ks1))` with `x0 = xindex % ks0`,
+    `x1 = xindex // ks0` and ks0, ks1 run-time scalars. It was an element gather on the scalar core (6.77 us of
+    the call's 15.33 us, benchmarks/inductor_dynamic.py). Over aligned runs of 16 lanes (ks0 a multiple of 16
+    by its hint) the offset steps by 1: an indexed DMA of 16-element rows whose index tile is the offset at
+    each row's start (memory_access.py `_row_runs_access`)."""
+    _run("dynamic_llama16")

@@ -148,6 +148,46 @@ def test_jagged_bag_mlp_refuses_what_it_cannot_take(jagged, change, message):
         jagged.jagged_bag_mlp(weight, ids, offsets, mode, include_last, ws, bs, acts, [True, True])
 
 
+@pytest.mark.parametrize(
+    ("n_ids", "d", "widths", "mode", "dtype"),
+    [
+        (40, 256, [256], 1, torch.bfloat16),  # a layer of 65536 elements (the old limit was 128 x 128)
+        (40, 128, [128, 128, 128], 1, torch.float32),  # three f32 layers of 128 x 128, a mean
+        (256, 256, [16], 0, torch.float32),  # rows [256, 256] (the old limit was 64 x 256 elements)
+        (256, 16, [16], 1, torch.float32),  # 64 bags of 256 ids: the sizes program's offset2bag, the larger program
+    ],
+)
+def test_ls_bytes_needed_bounds_the_programs_ls(jagged, n_ids, d, widths, mode, dtype):
+    """Ids and layers that fit LS by `ls_bytes_needed` run and match aten; the LS the kernel's CBs took
+    (mtia-cb-allocate's high-water mark, the report's `ls_high_water_bytes`) is within that bound, itself within
+    a PE's LS."""
+    import mtia_xdsl
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
+
+    torch.manual_seed(0)
+    n_bags = 8 if n_ids == 40 else 16 if d == 256 else 64
+    weight, ids = torch.randn(300, d).to(dtype), torch.randint(0, 300, (n_ids,))
+    offsets = torch.arange(0, n_ids, n_ids // n_bags)[:n_bags]
+    ws, bs = _layers(d, widths, dtype)
+    acts = [1] * len(widths)
+    got = jagged.jagged_bag_mlp(weight, ids, offsets, mode, False, ws, bs, acts, [True] * (len(widths) + 1))
+    bound = jagged.ls_bytes_needed(n_ids, n_bags, d, widths, dtype)
+    assert mtia_xdsl.last_report().ls_high_water_bytes <= bound <= target_machine_config().ls_bytes
+    want = _eager(weight, ids, offsets, mode, False, ws, bs, acts)
+    assert all(torch.equal(got[i], want[i]) for i in (1, 2, 3))
+    h, h_want = got[4][-1].float(), want[4][-1].float()
+    torch.testing.assert_close(h, h_want, rtol=1e-2, atol=1e-2 * h_want.abs().max().item())
+
+
+def test_jagged_bag_mlp_refuses_a_program_larger_than_ls(jagged):
+    """An f32 layer of 256 x 256 (its weight and its transpose alone fill LS) is a ValueError naming the LS it
+    needs and a PE's (`MachineConfig.ls_bytes`), before the launch."""
+    weight, ids, offsets = torch.randn(10, 256), torch.randint(0, 10, (12,)), torch.tensor([0, 4, 12])
+    ws, bs = _layers(256, [256])
+    with pytest.raises(ValueError, match=r"needs up to \d+ bytes of LS but a PE has 393216 \(MachineConfig.ls_bytes\)"):
+        jagged.jagged_bag_mlp(weight, ids, offsets, 0, False, ws, bs, [1], [True, True])
+
+
 def test_jagged_bag_mlp_raises_atens_error_for_bad_offsets(jagged):
     """Offsets not starting at 0 are aten's RuntimeError, before the launch."""
     ws, bs = _layers(8, [8])
@@ -229,10 +269,12 @@ def test_per_sample_weights_are_not_fused(mtia_inductor):
     assert fused == 0 and "torch.ops.mtia_xdsl.embedding_bag.default(" in code
 
 
-def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False, w_of_bags=False, n_out=16):
+def _bag_graph(
+    psw=False, mode=0, include_last=False, n_ids=40, alpha=False, w_of_bags=False, n_out=16, d=16, dtype=torch.float32
+):
     """An FX graph as Inductor's post-grad graph has jagged_sum's: `mtia_xdsl::embedding_bag` of ids by offsets
     (scaled by per-sample weights with `psw`), its output 0 through addmm (alpha=2 with `alpha`; with `w_of_bags`
-    the bags' transpose as its weight; n_out columns) and tanh."""
+    the bags' transpose as its weight; n_out columns) and tanh; a table of width d, all of `dtype`."""
     import operator
 
     import torch.fx
@@ -242,26 +284,28 @@ def _bag_graph(psw=False, mode=0, include_last=False, n_ids=40, alpha=False, w_o
     graph = torch.fx.Graph()
     names = ["weight", "ids", "offsets", "w", "b"] + (["psw"] if psw else [])
     nodes = {name: graph.placeholder(name) for name in names}
-    vals = {"weight": torch.empty(500, 16), "ids": torch.zeros(n_ids, dtype=torch.long),
-            "offsets": torch.zeros(8, dtype=torch.long), "w": torch.empty(n_out, 16).t(), "b": torch.empty(n_out),
-            "psw": torch.empty(n_ids)}  # fmt: skip
+    vals = {"weight": torch.empty(500, d, dtype=dtype), "ids": torch.zeros(n_ids, dtype=torch.long),
+            "offsets": torch.zeros(8, dtype=torch.long), "w": torch.empty(n_out, d, dtype=dtype).t(),
+            "b": torch.empty(n_out, dtype=dtype), "psw": torch.empty(n_ids, dtype=dtype)}  # fmt: skip
     for name, node in nodes.items():
         node.meta["val"] = vals[name]
     op = inductor_kernels.embedding_bag_sum._opoverload  # pyright: ignore[reportFunctionMemberAccess]
     bag = graph.call_function(op, (nodes["weight"], nodes["ids"], nodes["offsets"], mode, nodes.get("psw"),
                                    include_last))  # fmt: skip
-    bag.meta["val"] = (torch.empty(8, 16), torch.empty(0, dtype=torch.long), *(torch.empty(8, dtype=torch.long),) * 2)
+    bag.meta["val"] = (
+        torch.empty(8, d, dtype=dtype), torch.empty(0, dtype=torch.long), *(torch.empty(8, dtype=torch.long),) * 2
+    )  # fmt: skip
     x = graph.call_function(operator.getitem, (bag, 0))
-    x.meta["val"] = torch.empty(8, 16)
+    x.meta["val"] = torch.empty(8, d, dtype=dtype)
     w = nodes["w"]
     if w_of_bags:
         w = graph.call_function(torch.ops.aten.permute.default, (x, [1, 0]))
         w.meta["val"] = torch.empty(8, 16).t()  # [K, N] = [16, 8]
         nodes["b"].meta["val"] = torch.empty(8)
     mm = graph.call_function(torch.ops.aten.addmm.default, (nodes["b"], x, w), {"alpha": 2} if alpha else {})
-    mm.meta["val"] = torch.empty(8, w.meta["val"].shape[1])
+    mm.meta["val"] = torch.empty(8, w.meta["val"].shape[1], dtype=dtype)
     act = graph.call_function(torch.ops.aten.tanh.default, (mm,))
-    act.meta["val"] = torch.empty(8, w.meta["val"].shape[1])
+    act.meta["val"] = torch.empty(8, w.meta["val"].shape[1], dtype=dtype)
     graph.output((act,))
     return graph
 
@@ -297,3 +341,20 @@ def test_fuse_jagged_bags_takes_only_what_the_op_computes(jagged, kwargs):
     FileCheck().check("mtia_xdsl.jagged_bag_mlp.default").check("[%w], [%b], [2], [False, True]").check_not(
         "embedding_bag.default"
     ).check_not("addmm").check_not("tanh").run(text)
+
+
+@pytest.mark.parametrize(
+    ("d", "n_out", "dtype", "fused"),
+    [
+        (128, 256, torch.float32, True),  # a weight of 32768 elements (the old limit was 128 x 128) within LS
+        (256, 256, torch.bfloat16, True),  # 65536 bf16 elements
+        (256, 256, torch.float32, False),  # f32 [256, 256]: its weight and its transpose alone fill LS
+    ],
+)
+def test_fuse_jagged_bags_fuses_what_fits_ls(jagged, d, n_out, dtype, fused):
+    """A layer fuses when its program fits a PE's LS (`ls_bytes_needed`), whatever its weight's elements; one
+    that does not is left as it is."""
+    graph = _bag_graph(d=d, n_out=n_out, dtype=dtype)
+    before = str(graph)
+    assert jagged.fuse_jagged_bags(graph) == fused
+    assert fused or str(graph) == before

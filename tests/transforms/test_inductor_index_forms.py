@@ -694,3 +694,35 @@ def test_box_fits_the_dma_rank_of_the_machine(max_rank, box):
     y, w, out = torch.randn(2, 4, 8, 4, 4), torch.randn(64, 16), torch.zeros(16, 16)
     kernel[(1,)](y, w, out)
     torch.testing.assert_close(out, y.permute(0, 2, 1, 4, 3).reshape(16, 64) @ w)
+
+
+@triton.jit
+def split_by_runtime_scalar(in_ptr0, in_ptr1, out_ptr0, ks0, ks1, xnumel, XBLOCK: tl.constexpr):
+    """Inductor's residual add of llama_mlp under `torch.compile(dynamic=True)` at batch 16 (its sequence
+    length, one symbol for both): `x0 = xindex % ks0`, `x1 = xindex // ks0`, ks0 and ks1 run-time."""
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = xindex % ks0
+    x1 = xindex // ks0
+    tmp0 = tl.load(in_ptr0 + xindex, xmask)
+    tmp1 = tl.load(in_ptr1 + (x0 + 64 * x1 * ((ks1 * ks1) // ks1)), xmask)
+    tl.store(out_ptr0 + xindex, tmp0 + tmp1, xmask)
+
+
+@pytest.mark.parametrize(("ks0", "ks1", "rows"), [(48, 1, 5), (64, 1, 3), (32, 2, 7), (1024, 16, 2), (40, 1, 5)])
+def test_split_by_runtime_scalar_is_rows_of_an_indexed_dma_and_matches_eager(ks0, ks1, rows):
+    """Rows of ks0 elements at a stride of 64 * ks1, ks0 a run-time multiple of 16 (Triton's launch gives the
+    argument `tt.divisibility` 16, as Inductor's `triton_meta` does): over aligned runs of 16 lanes the offset
+    steps by 1, so the load is an indexed DMA of 16-element rows (their starts picked from the offset tile)
+    whatever ks0 and the stride are, rows crossing inside a block of 64 (ks0 = 48) or not, the last block
+    partly masked. ks0 = 40 has no such hint: a run may cross a row, the load stays an element gather."""
+    n = ks0 * rows
+    src = torch.randn(rows, 64 * ks1)
+    x = torch.randn(n)
+    out = torch.full((n,), -1.0)
+    compiled = split_by_runtime_scalar[(triton.cdiv(n, 64),)](x, src, out, ks0, ks1, n, XBLOCK=64)
+    torch.testing.assert_close(out, x + src[:, :ks0].reshape(-1))
+    mtia = compiled.asm["mtia"]
+    rows_dma = ks0 % 16 == 0
+    assert ("mtia.dma_gather_rows %" in mtia) == rows_dma and ("mtia.gather" in mtia) != rows_dma

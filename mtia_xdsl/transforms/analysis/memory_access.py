@@ -471,6 +471,10 @@ class BlockAccess:
     box is moved in the tile's order."""
     unmerged: tuple[int, ...] = ()
     """With `order`, the extents of the box in the tile's order, before merging; empty otherwise."""
+    index_at_row_starts: bool = False
+    """Set for rows of an index tile that steps along them (`_row_runs_access`): the tile, reshaped to
+    `index_box`, is read at each row's first element only (its first column, the row's start); the others
+    are the row's next elements, which the strides reach. False: the tile is used as it is."""
 
 
 @dataclass(frozen=True)
@@ -1418,7 +1422,8 @@ def _classify_box(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[Bloc
         if form.wrap is not None or (
             not form.split and not _rows_only(form.index, analyzer) and not _rows_in_memory_order(form, shape)
         ):
-            return _ls_gather_access(op, form, shape, analyzer)
+            runs = _row_runs_access(op, form, shape, analyzer)
+            return runs if runs[0] is not None else _ls_gather_access(op, form, shape, analyzer)
     bounds: tuple[Expr, ...] = tuple(shape)
     starts: tuple[Expr, ...] | None = None
     if form.limits and analyzer.mask_bounded:
@@ -1558,6 +1563,177 @@ def _ls_gather_access(
     return (
         BlockAccess(form.ptr, form.base, (row, 1), (row_bound, row), (extent, row), other,
                     ls_gather=LsGather(exact)),
+        "",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Run:
+    """How a 1-D integer tile moves along aligned runs of g lanes (`_run_of`): within each run,
+    `v[i] = v[start] + slope * (i - start)`, `start` the run's first lane (a multiple of g). `align` (> 0)
+    divides `v[start]` of every run (0: every `v[start]` is 0); `nonneg`: every element is >= 0;
+    `uniform`: the tile is one scalar, `slope` 0 and `value` that scalar."""
+
+    slope: Expr
+    align: int
+    nonneg: bool
+    uniform: bool = False
+    value: Expr = 0
+
+
+def _run_of(v: SSAValue, g: int, analyzer: _Analyzer, depth: int = _FACT_DEPTH) -> _Run | None:
+    """How the 1-D integer tile `v` moves along aligned runs of `g` lanes (see `_Run`), else None.
+
+    A tile with a plain affine form `b + k * i` steps by k (runs start at `b + k * g * j`). Otherwise by its
+    op: extsi / index_cast keep the run; sums add slopes; a product needs one factor uniform (the slope
+    scales) or both constant along runs. `a % c` and `a // c` with c uniform: a constant along runs stays
+    one; an `a` that steps by 1 from run starts that are multiples of g, non-negative, over a c that is a
+    multiple of g (`expr_divisor`), never crosses a multiple of c inside a run, as every run lies in
+    [c * m, c * m + c) for the m of its start: `a % c` steps by 1 and `a // c` is constant along it.
+
+    ASSUMPTION: a run-time divisor c is not 0 (for c < 0 the same holds, by |c|). The kernel computes
+    `a % c` and `a // c` itself, so c = 0 is a division by zero in the kernel: undefined behaviour in
+    compiled Triton (LLVM's srem/sdiv), where the claim holds wherever the kernel is defined. (Our interpreter
+    and Triton's give 0 there instead; the DMA then reads a run's lanes where the gather read its first.)
+    The analysis's `rem` and `div` assume positive divisors throughout.
+    """
+    t = v.type
+    if not isinstance(t, TensorType) or len(t.get_shape()) != 1 or not isinstance(t.element_type, IntegerType):
+        return None
+    form = analyzer.form_of(v)
+    if form is not None and form.ptr is None and form.index is None and not form.limits and form.wrap is None:
+        k = form.coeffs[0]
+        if not isinstance(k, Digits):
+            uniform = isinstance(k, int) and k == 0
+            align = math.gcd(expr_divisor(form.base), expr_divisor(k) * g)
+            return _Run(k, align, expr_nonneg(form.base) and expr_nonneg(k), uniform, form.base if uniform else 0)
+    owner = v.owner
+    if depth == 0 or not isinstance(owner, Operation):
+        return None
+    if isinstance(owner, arith.ExtSIOp | arith.IndexCastOp):
+        return _run_of(owner.operands[0], g, analyzer, depth - 1)
+    rule = _RUN_RULES.get(type(owner))
+    if rule is None:
+        return None
+    a, b = (_run_of(x, g, analyzer, depth - 1) for x in owner.operands[:2])
+    return rule(a, b, g) if a is not None and b is not None else None
+
+
+def _run_sum(a: _Run, b: _Run, g: int, sign: int = 1) -> _Run | None:
+    slope = add(a.slope, b.slope if sign > 0 else neg(b.slope))
+    uniform = a.uniform and b.uniform
+    value = add(a.value, b.value if sign > 0 else neg(b.value)) if uniform else 0
+    return _Run(slope, math.gcd(a.align, b.align), a.nonneg and b.nonneg and sign > 0, uniform, value)
+
+
+def _run_difference(a: _Run, b: _Run, g: int) -> _Run | None:
+    return _run_sum(a, b, g, -1)
+
+
+def _run_product(a: _Run, b: _Run, g: int) -> _Run | None:
+    if b.uniform:
+        a, b = b, a
+    nonneg = a.nonneg and b.nonneg
+    if a.uniform:
+        value = mul(a.value, b.value) if b.uniform else 0
+        return _Run(mul(b.slope, a.value), b.align * expr_divisor(a.value), nonneg, b.uniform, value)
+    if a.slope == 0 and b.slope == 0:
+        return _Run(0, a.align * b.align, nonneg)
+    return None
+
+
+def _run_rem_div(a: _Run, c: _Run, g: int, is_rem: bool) -> _Run | None:
+    if not c.uniform:
+        return None
+    divisor = expr_divisor(c.value)
+    if divisor == 0:
+        return None  # a division by a constant 0
+    if a.slope == 0:
+        if a.uniform:
+            value = rem(a.value, c.value) if is_rem else div(a.value, c.value)
+            return _Run(0, expr_divisor(value), a.nonneg and (is_rem or c.nonneg), True, value)
+        return _Run(0, math.gcd(a.align, divisor) if is_rem else 1, a.nonneg and (is_rem or c.nonneg))
+    if a.slope != 1 or not a.nonneg or divisor % g or a.align % g:
+        return None
+    if is_rem:
+        return _Run(1, math.gcd(a.align, divisor), True)
+    return _Run(0, 1, c.nonneg)
+
+
+_RUN_RULES = {
+    arith.AddiOp: _run_sum,
+    arith.SubiOp: _run_difference,
+    arith.MuliOp: _run_product,
+    arith.RemSIOp: lambda a, c, g: _run_rem_div(a, c, g, True),
+    arith.RemUIOp: lambda a, c, g: _run_rem_div(a, c, g, True),
+    arith.DivSIOp: lambda a, c, g: _run_rem_div(a, c, g, False),
+    arith.DivUIOp: lambda a, c, g: _run_rem_div(a, c, g, False),
+}
+"""How each op combines its operands' runs (`_run_of`)."""
+
+
+def _row_runs_access(
+    op: tt.LoadOp | tt.StoreOp, form: AffineForm, shape: tuple[int, ...], analyzer: _Analyzer
+) -> tuple[BlockAccess | None, str]:
+    """The load `ptr + base + s * index[i] + k * i` of a 1-D tile whose index tile steps by a uniform slope t
+    along aligned runs of g lanes (`_run_of`): the block is g-element rows of stride `s * t + k`, row r
+    starting at `s * index[g * r] + k * g * r`: an indexed DMA over the box [E / g, g] whose index tile is the
+    tile read at each row's start (`BlockAccess.index_at_row_starts`). Inductor's `x0 + 64 * x1 * ks1` with
+    `x0 = xindex % ks0`, `x1 = xindex // ks0` (ks0 a run-time multiple of 16, `torch.compile(dynamic=True)`)
+    is rows of 16.
+
+    g is the largest power of two dividing the block's extent E and the mask's bound (`xindex < xnumel`: the
+    valid lanes are whole rows) for which the tile runs; a row must hold a DMA granule at least
+    (`MachineConfig.dma_granule_bytes` of the enclosing module): the timing model charges an indexed DMA one
+    descriptor per contiguous run of the rows it reads (`mtia_indexed_dma`), adjacent rows merged, so rows of
+    a granule or more keep that charge within one descriptor and one granule per row of MTIA's per-row
+    descriptors (S1's indexed mode). Else (None, reason)."""
+    assert form.ptr is not None and form.index is not None
+    if isinstance(op, tt.StoreOp) or len(shape) != 1 or form.wrap is not None or form.limits:
+        return None, _ELEMENT_GATHER
+    k = form.coeffs[0]
+    mask = analyzer.mask_of(op.mask) if op.mask is not None else None
+    if isinstance(k, Digits) or _shape(form.index.type) != shape or (op.mask is not None and mask is None):
+        return None, _ELEMENT_GATHER
+    bound: Expr = shape[0]
+    if mask is not None:
+        if mask.lowers or mask.digit_bounds:
+            return None, _ELEMENT_GATHER
+        bound = _min_bound(mask.bounds[0], shape[0]) if mask.bounds[0] else shape[0]
+    pointee = form.ptr.type
+    assert isinstance(pointee, tt.PointerType)
+    granule = _module_config(op).dma_granule_bytes
+    smallest = max(2, -(-granule // mtia.element_bytes(pointee.pointee_type)))
+    limit = math.gcd(shape[0], expr_divisor(bound)) if bound != shape[0] else shape[0]
+    g = limit & -limit  # the largest power of two dividing it
+    while g >= smallest:
+        run = _run_of(form.index, g, analyzer)
+        if run is not None and not run.uniform:
+            return _row_runs_block(op, form, shape, g, bound, run.slope)
+        g //= 2
+    return None, _ELEMENT_GATHER
+
+
+def _row_runs_block(
+    op: tt.LoadOp | tt.StoreOp, form: AffineForm, shape: tuple[int, ...], g: int, bound: Expr, slope: Expr
+) -> tuple[BlockAccess | None, str]:
+    """The indexed DMA of `_row_runs_access` for rows of g, the tile's valid lanes below `bound`."""
+    assert form.ptr is not None and form.index is not None
+    other: Attribute | SSAValue | None = None
+    if isinstance(op, tt.LoadOp) and op.other is not None:
+        other = constant_other(op.other)
+        if other is None:
+            other = splat_scalar(op.other)
+        if other is None:
+            return None, "`other` is not a splat scalar"
+    k = form.coeffs[0]
+    assert not isinstance(k, Digits)
+    rows = shape[0] // g
+    row_bound = rows if bound == shape[0] else div(bound, g)
+    strides = (mul(k, g), add(mul(form.index_scale, slope), k))
+    return (
+        BlockAccess(form.ptr, form.base, strides, (row_bound, g), (rows, g), other, form.index, form.index_scale,
+                    index_box=(rows, g), view=shape, index_at_row_starts=True),
         "",
     )  # fmt: skip
 
@@ -2151,6 +2327,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         text += f" window={expr_str(a.window, names)}"
                     if a.ls_gather is not None:
                         text += f" ls_gather={'exact' if a.ls_gather.exact else 'checked'}"
+                    if a.index_at_row_starts:
+                        text += " index_at_row_starts"
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(text)
                 elif access_op in info.fallback_reasons:
                     access_op.attributes[mtia.ACCESS_ATTR] = StringAttr(f"scalar: {info.fallback_reasons[access_op]}")

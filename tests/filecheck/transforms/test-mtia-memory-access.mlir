@@ -1170,3 +1170,65 @@ tt.func public @template_prologue_masked_k(%y: !tt.ptr<f32>) {
   }
   tt.return
 }
+
+// `torch.compile(dynamic=True)` of llama_mlp at batch 16: `in1 + (x0 + 64*x1*((ks1*ks1)//ks1))` with
+// `x0 = xindex % ks0`, `x1 = xindex // ks0` and ks0 a run-time scalar (a multiple of 16 by its hint). Over
+// aligned runs of 16 lanes (the block's start and ks0 multiples of 16) x0 steps by 1 and x1 is constant: the
+// offset tile is rows of 16 contiguous elements, each starting at the tile's value at the row's first lane.
+// An indexed DMA of those rows (the tile sampled at row starts); the mask `xindex < xnumel` bounds whole rows.
+// Without the divisor's hint a run may cross a multiple of ks0; from `xindex + 4` the aligned runs are of 4
+// lanes, 16 bytes, less than a DMA granule: an element gather on the scalar core.
+// CHECK-LABEL: tt.func public @split_by_runtime_scalar
+// CHECK: tt.load {{.*}} {mtia.access = "dma_gather_rows base=%in1+0 index=%off*1 strides=[0, 1] bounds=[((%xnumel - %xoffset) // 16), 16] shape=[16, 16] view=[256] index_at_row_starts"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// `(2 * xindex) % ks0` steps by 2 and may wrap inside a run (ks0 = 16: every 8 lanes): an element gather. A
+// store through the rows stays on the scalar core (an indexed DMA only reads).
+// CHECK: tt.load {{.*}} {mtia.access = "scalar: index tile varies along the last dimension (an element gather, not rows)"}
+// CHECK: tt.store {{.*}} {mtia.access = "scalar: store through an index tile that varies along the last dimension (an element scatter, not rows)"}
+tt.func public @split_by_runtime_scalar(%in1: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %ks0: i64 {tt.divisibility = 16 : i32}, %ks1: i64, %ks2: i64, %xnumel: i32 {tt.divisibility = 16 : i32}) {
+  %pid = tt.get_program_id x : i32
+  %c256 = arith.constant 256 : i32
+  %xoffset = arith.muli %pid, %c256 : i32
+  %r = tt.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %xo = tt.splat %xoffset : i32 -> tensor<256xi32>
+  %xindex = arith.addi %xo, %r : tensor<256xi32>
+  %xn = tt.splat %xnumel : i32 -> tensor<256xi32>
+  %xmask = arith.cmpi slt, %xindex, %xn : tensor<256xi32>
+  %xi = arith.extsi %xindex : tensor<256xi32> to tensor<256xi64>
+  %ks0s = tt.splat %ks0 : i64 -> tensor<256xi64>
+  %x0 = arith.remsi %xi, %ks0s : tensor<256xi64>
+  %x1 = arith.divsi %xi, %ks0s : tensor<256xi64>
+  %c64 = arith.constant dense<64> : tensor<256xi64>
+  %m = arith.muli %c64, %x1 : tensor<256xi64>
+  %sq = arith.muli %ks1, %ks1 : i64
+  %s = arith.divsi %sq, %ks1 : i64
+  %ss = tt.splat %s : i64 -> tensor<256xi64>
+  %row = arith.muli %m, %ss : tensor<256xi64>
+  %off = arith.addi %x0, %row : tensor<256xi64>
+  %ins = tt.splat %in1 : !tt.ptr<f32> -> tensor<256x!tt.ptr<f32>>
+  %p = tt.addptr %ins, %off : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %v = tt.load %p, %xmask : tensor<256x!tt.ptr<f32>>
+  %ks2s = tt.splat %ks2 : i64 -> tensor<256xi64>
+  %y0 = arith.remsi %xi, %ks2s : tensor<256xi64>
+  %y1 = arith.divsi %xi, %ks2s : tensor<256xi64>
+  %ym = arith.muli %c64, %y1 : tensor<256xi64>
+  %yoff = arith.addi %y0, %ym : tensor<256xi64>
+  %q = tt.addptr %ins, %yoff : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %w = tt.load %q, %xmask : tensor<256x!tt.ptr<f32>>
+  %c4 = arith.constant dense<4> : tensor<256xi64>
+  %zi = arith.addi %xi, %c4 : tensor<256xi64>
+  %z0 = arith.remsi %zi, %ks0s : tensor<256xi64>
+  %z1 = arith.divsi %zi, %ks0s : tensor<256xi64>
+  %zm = arith.muli %c64, %z1 : tensor<256xi64>
+  %zoff = arith.addi %z0, %zm : tensor<256xi64>
+  %t = tt.addptr %ins, %zoff : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %u = tt.load %t, %xmask : tensor<256x!tt.ptr<f32>>
+  %c2 = arith.constant dense<2> : tensor<256xi64>
+  %di = arith.muli %xi, %c2 : tensor<256xi64>
+  %d0 = arith.remsi %di, %ks0s : tensor<256xi64>
+  %dp = tt.addptr %ins, %d0 : tensor<256x!tt.ptr<f32>>, tensor<256xi64>
+  %dv = tt.load %dp, %xmask : tensor<256x!tt.ptr<f32>>
+  tt.store %p, %v, %xmask : tensor<256x!tt.ptr<f32>>
+  tt.return
+}
