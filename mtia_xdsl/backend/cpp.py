@@ -39,14 +39,13 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.target import Target
 
+from mtia_xdsl.backend.runtime_api import MAX_RANK
 from mtia_xdsl.backend.rvv import guarded, rvv_body_loop
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.semantics.atomic import FLOAT_RMW_MAX_MIN
 from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
 from mtia_xdsl.semantics.scalar import INT_DIV_BY_ZERO, MAX_MIN, TF32_DROPPED_BITS, TF32_MANTISSA_BITS
 from mtia_xdsl.utils.locations import location_str
-
-MAX_RANK = 4
 
 
 def np_prod(shape: Sequence[int]) -> int:
@@ -55,9 +54,6 @@ def np_prod(shape: Sequence[int]) -> int:
     for d in shape:
         n *= d
     return n
-
-
-"""MTIA_MAX_RANK of mtia_runtime.h."""
 
 
 class CppEmitError(Exception):

@@ -75,6 +75,7 @@ from mtia_xdsl.backend.llvm_scalar import (
     shape_of,
     storage_type,
 )
+from mtia_xdsl.backend.runtime_api import MAX_RANK
 from mtia_xdsl.dialects import mtia
 from mtia_xdsl.machine.commands import command_kind
 from mtia_xdsl.machine.interpret.command_work import ComputeInfo, dpe_ls_bytes, re_ls_bytes
@@ -84,9 +85,6 @@ from mtia_xdsl.semantics.reduce import PAIRWISE_ACCUMULATORS, PAIRWISE_BLOCK
 from mtia_xdsl.semantics.scalar import MAX_MIN, TF32_DROPPED_BITS
 
 F64 = Float64Type()
-
-MAX_RANK = 4
-"""MTIA_MAX_RANK of mtia_runtime.h: the largest rank of a DMA descriptor or an effective shape."""
 
 WORK = {"elems": 0, "dtype": 8, "lut": 16, "out_rank": 20, "out_shape": 24, "nvalid": 56, "valid": 64,
         "ls_bytes": 96, "size": 104}  # fmt: skip

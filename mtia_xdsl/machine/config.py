@@ -164,6 +164,9 @@ class MachineConfig:
     dma_descriptor_cycles: int = 1  # ASSUMPTION: descriptor generation per contiguous run; an indexed DMA
     # (mtia.dma_gather_rows, S1's indexed mode for embedding rows) pays it once per gathered row, as a run
     dma_outstanding_commands: int = 16  # ASSUMPTION: DMA commands in flight per PE
+    dma_max_rank: int = 4  # ASSUMPTION (not public): dimensions of one DMA command's box (a descriptor's
+    # strides and bounds); 4, the descriptor of the runtime API (MTIA_MAX_RANK of backend/runtime/mtia_runtime.h).
+    # The memory-access analysis merges a larger box's contiguous dimensions to fit (memory_access.py `fit_rank`)
     dma_queues: int = 2  # ASSUMPTION: command queues of a PE's DMA engine. 2: stores (the write port's
     # commands) have their own queue, so a load is not held behind an earlier store still waiting for its
     # data; one issue pipeline and one in-flight limit for both (not public).

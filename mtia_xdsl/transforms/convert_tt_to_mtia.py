@@ -258,6 +258,9 @@ def _store_box(op: tt.StoreOp, access: BlockAccess, mat: Materializer) -> SSAVal
         offsets = [access.window if e == d else 0 for e in range(len(view))]
         part = TensorType(op.value.type.element_type, part_shape)  # type: ignore[attr-defined]
         value = mat._insert(mtia.ExtractSliceOp(value, offsets, [], part))
+    if access.view is not None and access.order is not None:  # moved in memory order (`fit_rank`)
+        value = mat._insert(tt.ReshapeOp(value, access.unmerged))
+        value = mat._insert(tt.TransOp(value, list(access.order)))
     if access.view is not None:
         value = mat._insert(tt.ReshapeOp(value, access.shape))
     return value
@@ -299,11 +302,23 @@ def _dma_access(op: tt.LoadOp | tt.StoreOp, access: BlockAccess, replaced: dict[
     if access.view is not None:  # a multi-row box, reshaped to the flat tensor
         box_type = TensorType(op.result.type.element_type, access.shape)
         box = mat._insert(mtia.DmaLoadOp(base, strides, bounds, other, box_type, starts=starts))
-        if access.window is not None:  # a wrapped box: the block is the flat box from `window` on
-            flat = mat._insert(tt.ReshapeOp(box, (math.prod(access.shape),)))
-            return mtia.ExtractSliceOp(flat, [mtia.DYNAMIC_OFFSET], [mat.i64(access.window)], op.result.type)
-        return tt.ReshapeOp(box, access.view)
+        return _box_to_tile(op, access, mat, box)
     return mtia.DmaLoadOp(base, strides, bounds, other, op.result.type, starts=starts)
+
+
+def _box_to_tile(op: tt.LoadOp, access: BlockAccess, mat: Materializer, box: SSAValue) -> Operation:
+    """The tile a load's multi-row box (`access.view`) holds: the flat box from `window` on (a wrapped box), or the
+    box reshaped to the tile, after the MLU permuted a box moved in memory order (`access.order`, `fit_rank`)
+    back to the tile's order."""
+    if access.window is not None:
+        flat = mat._insert(tt.ReshapeOp(box, (math.prod(access.shape),)))
+        return mtia.ExtractSliceOp(flat, [mtia.DYNAMIC_OFFSET], [mat.i64(access.window)], op.result.type)
+    assert access.view is not None
+    if access.order is not None:
+        order = access.order
+        box = mat._insert(tt.ReshapeOp(box, [access.unmerged[d] for d in order]))
+        box = mat._insert(tt.TransOp(box, [order.index(d) for d in range(len(order))]))
+    return tt.ReshapeOp(box, access.view)
 
 
 def _box_index(access: BlockAccess, index: SSAValue, mat: Materializer) -> SSAValue:

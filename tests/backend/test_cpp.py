@@ -17,7 +17,7 @@ from examples.vector_add import add_kernel
 from mtia_xdsl.backend import host
 from mtia_xdsl.backend.cpp import CppEmitError, emit_cpp
 from mtia_xdsl.machine.run import run_kernel
-from tests.backend.kernels import calls_tuple_helper, embedding_rows
+from tests.backend.kernels import calls_tuple_helper, embedding_rows, permuted_prologue_5d, permuted_store_5d
 
 pytestmark = pytest.mark.skipif(not host.compiler_available(), reason=host.INSTALL_HINT)
 
@@ -310,3 +310,50 @@ def test_extract_slice_past_the_tile_is_the_models_error_in_cpp() -> None:
     x = torch.arange(128, dtype=torch.float32)
     _slice_rows[(3,)](x, out, 5, executor="cpp")  # in range: the model's values
     assert torch.equal(out, torch.stack([x.view(16, 8)[5 + p : 9 + p, 4:8] for p in range(3)]).reshape(-1))
+
+
+def test_box_of_rank_5_runs_in_cpp_like_the_model() -> None:
+    """A permuted prologue's A box has five dimensions, the DMA's descriptor four (MachineConfig.dma_max_rank):
+    moved in memory order it is one run per outer index, the MLU permutes it (memory_access.py `fit_rank`), so the
+    C++ emits it (it was `does not handle a DMA block of rank 5`) and gives the model's commands, cycles and
+    results."""
+    k = mtia_xdsl.compile(permuted_prologue_5d, {"y_ptr": "*fp32", "w_ptr": "*fp32", "out_ptr": "*fp32"},
+                          {"BLOCK_K": 32})  # fmt: skip
+    assert k.fixed is not None
+    assert "mtia.gather" not in k.asm["mtia"] and "tensor<2x256xf32>" in k.asm["mtia"]
+    g = torch.Generator().manual_seed(0)
+    y, w = torch.randn(2, 4, 8, 4, 4, generator=g), torch.randn(64, 16, generator=g)
+    args = [y, w, torch.zeros(16, 16)]
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (1,), args)
+    for tm, tc in zip(model.traces, cpp.traces, strict=True):
+        assert tm.commands == tc.commands
+    assert cpp.report.total_cycles == model.report.total_cycles
+    assert torch.equal(args[2], model_out[2])
+    torch.testing.assert_close(args[2], y.permute(0, 2, 1, 4, 3).reshape(16, 64) @ w)
+
+
+def test_store_box_of_rank_5_runs_in_cpp_like_the_model() -> None:
+    """The store side: the tile is permuted to memory order by the MLU and stored as one run (`fit_rank`)."""
+    k = mtia_xdsl.compile(permuted_store_5d, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {})
+    assert k.fixed is not None
+    assert "mtia.scatter" not in k.asm["mtia"] and "tensor<1024xf32>" in k.asm["mtia"]
+    x = torch.randn(16, 64, generator=torch.Generator().manual_seed(0))
+    args = [x, torch.zeros(2, 4, 8, 4, 4)]
+    model, cpp, model_out = _model_then_cpp(k.fixed.program, (1,), args)
+    assert cpp.report.total_cycles == model.report.total_cycles
+    assert torch.equal(args[1], model_out[1])
+    assert torch.equal(args[1], (x * 2.0).reshape(2, 8, 4, 4, 4).permute(0, 2, 1, 4, 3))
+
+
+def test_descriptor_rank_is_the_headers_and_holds_the_default_machines_boxes() -> None:
+    """MAX_RANK (both emitters') is MTIA_MAX_RANK of mtia_runtime.h, and the default chip's DMA boxes
+    (MachineConfig.dma_max_rank, which the memory-access analysis fits every box to) fit in it."""
+    import re
+    from pathlib import Path
+
+    from mtia_xdsl.backend.runtime_api import MAX_RANK
+    from mtia_xdsl.machine import MachineConfig
+
+    header = (Path(host.__file__).parent / "runtime" / "mtia_runtime.h").read_text()
+    assert re.search(r"#define MTIA_MAX_RANK (\d+)", header).group(1) == str(MAX_RANK)  # type: ignore[union-attr]
+    assert MachineConfig().dma_max_rank <= MAX_RANK

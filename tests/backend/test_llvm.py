@@ -13,7 +13,7 @@ import triton.language as tl
 
 import mtia_xdsl
 from examples import attention, layer_norm, matmul, softmax, vector_add
-from tests.backend.kernels import calls_tuple_helper, embedding_rows
+from tests.backend.kernels import calls_tuple_helper, embedding_rows, permuted_prologue_5d
 from tests.backend.llvm_differential import differential
 
 pytest.importorskip("llvmlite")
@@ -298,3 +298,17 @@ def test_indexed_dma_rows_bit_exact_and_same_cycles() -> None:
         assert launch.llvm_cycles == launch.model_cycles
         assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
     assert torch.equal(out, table[torch.where(ids < 0, ids + 100, ids)] * 2.0)
+
+
+def test_box_of_rank_5_bit_exact_and_same_cycles() -> None:
+    """A permuted prologue's rank-5 A box, moved in memory order as [2, 256] and permuted by the MLU
+    (memory_access.py `fit_rank`): the LLVM IR emits it (it was `a DMA block of rank 5 (at most 4)`) and gives
+    the model's bits and cycles."""
+    k = mtia_xdsl.compile(permuted_prologue_5d, {"y_ptr": "*fp32", "w_ptr": "*fp32", "out_ptr": "*fp32"},
+                          {"BLOCK_K": 32})  # fmt: skip
+    g = torch.Generator().manual_seed(0)
+    y, w, out = torch.randn(2, 4, 8, 4, 4, generator=g), torch.randn(64, 16, generator=g), torch.zeros(16, 16)
+    for launch in _launches(lambda: k[(1,)](y, w, out)):
+        assert launch.llvm_cycles == launch.model_cycles
+        assert all(torch.equal(a, b) for a, b in zip(launch.model, launch.llvm) if isinstance(a, torch.Tensor))
+    torch.testing.assert_close(out, y.permute(0, 2, 1, 4, 3).reshape(16, 64) @ w)

@@ -28,6 +28,14 @@ class Projection(torch.nn.Module):  # attention's output projection of the heads
     def forward(self, y):
         return self.linear(y.transpose(1, 2).reshape(2, 32, 64))
 
+class Permuted(torch.nn.Module):  # a 5-D tensor's permuted copy fused into the GEMM's A load: a rank-5 box
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(64, 16)
+
+    def forward(self, y):
+        return self.linear(y.permute(0, 2, 1, 4, 3).reshape(16, 64))
+
 class Mlp(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -41,6 +49,7 @@ if sys.argv[1].startswith("dynamic"):
 cases = {
     "projection": bench.Case("projection", "llm", Projection, lambda: (torch.randn(2, 4, 32, 16),)),
     "dynamic": bench.Case("dynamic", "mlp", Mlp, lambda: (torch.randn(40, 24),)),
+    "permuted": bench.Case("permuted", "llm", Permuted, lambda: (torch.randn(2, 4, 8, 4, 4),)),
     "dynamic_llama16": bench.Case("dynamic_llama16", "llm", bench.LlamaBlock, lambda: (torch.randn(16, 16, 64),)),
 }
 with torch.no_grad():
@@ -51,8 +60,8 @@ for kernel, cause in res.kernel_causes:
 """
 
 
-def _run(case: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+def _run(case: str, **env_vars: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **env_vars)
     out = subprocess.run(
         [sys.executable, "-c", CHILD, case], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     ).stdout
@@ -78,6 +87,14 @@ def test_dynamic_rows_mod_m_is_dma():
     26 us (the static model: 1.74 us).
     """
     _run("dynamic")
+
+
+def test_rank_5_prologue_box_runs_as_cpp():
+    """Inductor fuses `y.permute(0, 2, 1, 4, 3).reshape(16, 64)` (y [2, 4, 8, 4, 4]) into the GEMM template's A
+    load: five digits of y, a box of rank 5 where the DMA takes 4 (MachineConfig.dma_max_rank). Moved in memory
+    order and permuted by the MLU (memory_access.py `fit_rank`) it is DMA and the emitted C++ runs it; it was
+    `the C++ emitter (mtia-cpp) does not handle a DMA block of rank 5 (at most 4)`."""
+    _run("permuted", MTIA_EXECUTOR="cpp")
 
 
 def test_dynamic_split_by_runtime_scalar_is_dma():

@@ -678,6 +678,24 @@ def test_masked_k_prologue_is_a_box_below_the_mask_and_matches_eager_and_interpr
     assert mtia.count("mtia.dma_load") == 2 and "mtia.gather" not in mtia and "tensor<8x2x64xf32>" in mtia
 
 
+@pytest.mark.parametrize(
+    ("max_rank", "box"), [(4, "tensor<2x256xf32>"), (3, "tensor<2x256xf32>"), (5, "tensor<2x8x2x4x4xf32>")]
+)
+def test_box_fits_the_dma_rank_of_the_machine(max_rank, box):
+    """A permuted prologue's rank-5 A box (tests/backend/kernels.py `permuted_prologue_5d`) is moved as it is where
+    MachineConfig.dma_max_rank allows 5 dimensions, else in memory order as [2, 256] (`fit_rank`); both match eager."""
+    from tests.backend.kernels import permuted_prologue_5d
+
+    sig = {"y_ptr": "*fp32", "w_ptr": "*fp32", "out_ptr": "*fp32"}
+    options = {"machine_overrides": {"dma_max_rank": max_rank}}
+    kernel = mtia_xdsl.compile(permuted_prologue_5d, sig, {"BLOCK_K": 32}, options)
+    mtia = kernel.asm["mtia"]
+    assert box in mtia and "mtia.gather" not in mtia
+    y, w, out = torch.randn(2, 4, 8, 4, 4), torch.randn(64, 16), torch.zeros(16, 16)
+    kernel[(1,)](y, w, out)
+    torch.testing.assert_close(out, y.permute(0, 2, 1, 4, 3).reshape(16, 64) @ w)
+
+
 @triton.jit
 def split_by_runtime_scalar(in_ptr0, in_ptr1, out_ptr0, ks0, ks1, xnumel, XBLOCK: tl.constexpr):
     """Inductor's residual add of llama_mlp under `torch.compile(dynamic=True)` at batch 16 (its sequence

@@ -464,6 +464,13 @@ class BlockAccess:
     """Set for an element gather from a small source block (`_ls_gather_access`): the DMA moves the box
     (`strides`, `bounds`, `shape`: [rows, row] in memory order, dense) and each element of the tile is
     gathered from it in LS; None for a block that is the tile."""
+    order: tuple[int, ...] | None = None
+    """For a box moved in memory order to fit `MachineConfig.dma_max_rank` (`fit_rank`): dimension k of the
+    moved box, before its contiguous dimensions are merged, is dimension `order[k]` of the box in the tile's
+    order (extents `unmerged`); the MLU permutes it back (`tt.trans`) before the reshape to `view`. None: the
+    box is moved in the tile's order."""
+    unmerged: tuple[int, ...] = ()
+    """With `order`, the extents of the box in the tile's order, before merging; empty otherwise."""
     index_at_row_starts: bool = False
     """Set for rows of an index tile that steps along them (`_row_runs_access`): the tile, reshaped to
     `index_box`, is read at each row's first element only (its first column, the row's start); the others
@@ -1359,6 +1366,8 @@ def _place_value_pass(func: Operation, info: MemoryAccessInfo) -> MemoryAccessIn
         for op in list(info.fallback_reasons):
             access = split.accesses.get(op)
             if access is None:
+                if split.fallback_reasons.get(op, "").startswith(_BOX_RANK_PREFIX):
+                    info.fallback_reasons[op] = split.fallback_reasons[op]  # a box, but too many dimensions
                 continue
             if isinstance(op, tt.StoreOp) and _repeats(access):
                 info.fallback_reasons[op] = _REPEATED_STORE
@@ -1391,6 +1400,14 @@ def _analyze(
 
 
 def _classify(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAccess | None, str]:
+    """The DMA access of `op` with a box the DMA engine takes (`fit_rank`), else (None, why not)."""
+    access, reason = _classify_box(op, analyzer)
+    if access is None:
+        return None, reason
+    return fit_rank(access, _module_config(op).dma_max_rank)
+
+
+def _classify_box(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[BlockAccess | None, str]:
     if not isinstance(op.ptr.type, TensorType):
         return None, "scalar pointer"
     shape = _shape(op.ptr.type)
@@ -1991,6 +2008,80 @@ def _split_access(
     )  # fmt: skip
 
 
+_BoxDim = tuple[int, Expr, Expr, Expr]
+"""One dimension of a DMA box: (extent, stride, bound, start)."""
+
+
+def _whole(dim: _BoxDim) -> bool:
+    """Every index of the dimension is valid (a constant bound of at least its extent, start 0)."""
+    e, _, b, a = dim
+    return isinstance(b, int) and b >= e and isinstance(a, int) and a <= 0
+
+
+def merge_box_dims(dims: Sequence[_BoxDim]) -> list[_BoxDim]:
+    """The box `dims` (outer first) with its unit dimensions that are whole dropped, and each dimension merged
+    into its outer neighbour where the two are one run (`stride[o] == extent[i] * stride[i]`) and the inner one
+    is whole: the merged dimension's bound and start are the outer one's times the inner extent (the DMA's clamp
+    to [0, extent] commutes with that scaling). A box of unit dimensions only keeps its last."""
+    out: list[_BoxDim] = []
+    for dim in dims:
+        e, stride, _, _ = dim
+        if e == 1 and _whole(dim):
+            continue
+        if out and _whole(dim) and out[-1][1] == mul(stride, e):
+            oe, _, ob, oa = out[-1]
+            out[-1] = (oe * e, stride, mul(ob, e), mul(oa, e))
+            continue
+        out.append(dim)
+    return out or [dims[-1]]
+
+
+_BOX_RANK_PREFIX = "a DMA box of rank"
+_BOX_RANK = (
+    _BOX_RANK_PREFIX + " {rank} ({merged} with its contiguous dimensions merged, in memory order too); "
+    "MachineConfig.dma_max_rank is {limit}"
+)
+
+
+def fit_rank(access: BlockAccess, max_rank: int) -> tuple[BlockAccess | None, str]:
+    """`access` with a box of at most `max_rank` dimensions (MachineConfig.dma_max_rank), else (None, why).
+
+    A box within the limit is returned as it is. A larger one (a split index's digits, one box dimension each:
+    `place_value_split`) has its contiguous dimensions merged and its whole unit dimensions dropped
+    (`merge_box_dims`), the tile its reshape (`view`). If that is still too many, the box is moved in memory
+    order (dimensions by decreasing stride, `order`), where more of them are one run: a permuted prologue's
+    [2, 8, 2, 4, 4] box of strides [512, 16, 128, 1, 4] is [2, 256] of strides [512, 1], two runs instead of
+    128, and the MLU permutes it in LS. Splitting the box into several DMA commands over its outer dimensions
+    would keep every short run and pay a command's issue per part, and the buffer level has no DMA into part
+    of a CB slot; the memory order moves the same bytes in fewer runs. Otherwise the access stays on the
+    scalar core (None): an index tile's rows, a wrapped box and an LS gather keep their dimensions.
+    """
+    rank = len(access.shape)
+    if rank <= max_rank:
+        return access, ""
+    starts = access.starts if access.starts is not None else (0,) * rank
+    dims = list(zip(access.shape, access.strides, access.bounds, starts, strict=True))
+    merged = merge_box_dims(dims)
+    order: tuple[int, ...] | None = None
+    if len(merged) > max_rank and all(isinstance(s, int) and s >= 0 for s in access.strides):
+        perm = tuple(sorted(range(rank), key=lambda d: -access.strides[d]))  # type: ignore[operator]
+        by_memory = merge_box_dims([dims[d] for d in perm])
+        if len(by_memory) < len(merged):
+            merged, order = by_memory, perm
+    kept = access.index is None and access.window is None and access.ls_gather is None
+    if len(merged) > max_rank or not kept:
+        return None, _BOX_RANK.format(rank=rank, merged=len(merged), limit=max_rank)
+    shape, strides, bounds, new_starts = zip(*merged, strict=True)
+    return (
+        replace(
+            access, strides=strides, bounds=bounds, shape=shape, view=access.view or access.shape,
+            starts=new_starts if access.starts is not None else None, order=order,
+            unmerged=access.shape if order is not None else (),
+        ),
+        "",
+    )  # fmt: skip
+
+
 def _index_leaf(v: SSAValue) -> AffineForm | None:
     """An integer tensor without an affine form as an index tile (`v[i] * 1`), else None: ids read from
     memory, or a remainder no block holds (`rm % M` with M < BLOCK_M: the block wraps inside itself); the
@@ -2230,6 +2321,8 @@ class TestMtiaMemoryAccessPass(ModulePass):
                         text += f" starts=[{', '.join(expr_str(b, names) for b in a.starts)}]"
                     if a.view is not None:
                         text += f" view={list(a.view)}"
+                    if a.order is not None:
+                        text += f" order={list(a.order)}"
                     if a.window is not None:
                         text += f" window={expr_str(a.window, names)}"
                     if a.ls_gather is not None:
