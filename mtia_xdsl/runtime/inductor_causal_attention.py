@@ -41,6 +41,7 @@ from typing import Any
 import torch
 from torch._inductor.decomposition import select_decomp_table
 from torch._inductor.fx_passes.joint_graph import constant_fold_uniform_value
+from torch._inductor.fx_utils import FakeTensorUpdater
 from torch._inductor.pattern_matcher import (
     Match,
     PatternMatcherPass,
@@ -154,4 +155,9 @@ def fuse_causal_attention(graph: torch.fx.Graph) -> int:
     targets = {node.target for node in graph.nodes}
     if not all(sign in targets for sign in _SIGNS):
         return 0
-    return causal_attention_patterns().apply(graph)
+    gm = graph.owning_module
+    updater = FakeTensorUpdater(gm) if gm is not None else None
+    count = causal_attention_patterns().apply(graph)
+    if count and updater is not None:
+        updater.incremental_update()
+    return count
