@@ -35,6 +35,7 @@ Imports torch when loaded: import it only once Inductor has loaded.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from typing import Any
 
@@ -127,18 +128,16 @@ the first match ignores dtypes and the exact one is traced in the candidate's.""
 def causal_attention_patterns() -> PatternMatcherPass:
     """The pattern pass of `fuse_causal_attention` (its patterns traced once per process, in a fake mode)."""
     patterns = PatternMatcherPass(pass_name="mtia_xdsl_causal_attention")
+    pass_dicts: Any = patterns  # torch's `_PassDictsType` protocol calls `__getitem__`'s parameter `k`, the pass `item`
+    variants = itertools.product(PATTERN_DTYPES, ("contiguous", "heads"), (1, 2), (_trace_joint, _trace_forward))
 
     @init_once_fakemode
     def register() -> None:
-        for dtype in PATTERN_DTYPES:
-            for layout in ("contiguous", "heads"):
-                for batch in (1, 2):
-                    for trace in (_trace_joint, _trace_forward):
-                        register_replacement(
-                            _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), trace,
-                            patterns, extra_check=_rewritable, scalar_workaround={"scale": SCALE_MARKER},
-                            skip_duplicates=True,
-                        )  # fmt: skip
+        for dtype, layout, batch, trace in variants:
+            register_replacement(
+                _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), trace, pass_dicts,
+                extra_check=_rewritable, scalar_workaround={"scale": SCALE_MARKER}, skip_duplicates=True,
+            )  # fmt: skip
 
     register()
     return patterns

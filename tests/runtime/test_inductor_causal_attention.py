@@ -73,15 +73,16 @@ def test_causal_attention_is_one_sdpa_launch(mtia_inductor, heads, t):
 
 
 @inductor_config.patch({"test_configs.max_mm_configs": 1})
-def test_causal_attention_in_half(mtia_inductor):
-    """f16 (softmax upcasts to f32 and back in the traced graph: the half pattern) is rewritten and matches eager
-    within f16 rounding."""
+@pytest.mark.parametrize(("dtype", "tol"), [(torch.float16, 2e-3), (torch.bfloat16, 2e-2)])
+def test_causal_attention_in_half(mtia_inductor, dtype, tol):
+    """f16 and bf16 (softmax upcasts to f32 and back in the traced graph: the f16 pattern, traced again in the
+    candidate's dtype) are rewritten and match eager within their rounding."""
     torch.manual_seed(0)
-    model = CausalSelfAttention().eval().half()
-    x = torch.randn(2, 20, 64).half()
+    model = CausalSelfAttention().eval().to(dtype)
+    x = torch.randn(2, 20, 64).to(dtype)
     with torch.no_grad():
         out, code = _compile(model, x)
-        torch.testing.assert_close(out, model(x), rtol=2e-3, atol=2e-3)
+        torch.testing.assert_close(out, model(x), rtol=tol, atol=tol)
     assert code.count(SDPA_OP) == 1
 
 
