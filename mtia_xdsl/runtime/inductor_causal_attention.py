@@ -60,9 +60,10 @@ _aten = torch.ops.aten
 
 
 def _causal_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, scale: float) -> torch.Tensor:
-    """The hand-written causal attention `fuse_causal_attention` matches (query, key, value [B, H, T, E])."""
-    t = query.size(-2)
-    mask = torch.ones(t, t, dtype=torch.bool, device=query.device).tril()
+    """The hand-written causal attention `fuse_causal_attention` matches (query [B, H, T, E], key and value
+    [B, H, S, E]). The mask is [T, S], so that tracing it again for a candidate with S != T does not fail (a
+    logged error) but matches, and `_rewritable` refuses it: only the [T, T] square is SDPA's causal mask."""
+    mask = torch.ones(query.size(-2), key.size(-2), dtype=torch.bool, device=query.device).tril()
     att = torch.matmul(query, key.transpose(-2, -1)).mul(scale)
     return att.masked_fill(~mask, float("-inf")).softmax(dim=-1).matmul(value)
 
