@@ -45,7 +45,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   ops by default, so a gradient that is a view of a computed tensor is read in place, not copied first.
 - **Attention.** Inductor keeps `aten._scaled_dot_product_flash_attention_for_cpu` (SDPA on "cpu") as a host
   call; the hook's decomposition (`scaled_dot_product_attention`) turns the cases `inductor_attention.unsupported`
-  accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA.
+  accepts into mtia_xdsl's flash-attention Triton kernel (`inductor_attention`), run on MTIA. While our backend is
+  active the wrappers also set Inductor's `joint_custom_post_pass` (a `CustomGraphPass` keyed like the post-grad one,
+  then the user's own) to `inductor_causal_attention.fuse_causal_attention`: causal attention written out by hand
+  (`masked_fill(~tril(ones(T, T)), -inf)` before the softmax, which none of Inductor's attention patterns matches)
+  becomes SDPA with `is_causal=True`, so that kernel, in inference and training graphs alike.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
@@ -336,11 +340,33 @@ def install() -> None:
         def uuid(self) -> Any:
             return pass_uuid(self.user, custom_pass_base)
 
+    _torch_internal("torch._inductor.config.joint_custom_post_pass")
+
+    class FuseCausalAttention(custom_pass_base):  # type: ignore[misc, valid-type]
+        """Inductor's joint-graph custom post pass while our backend is active:
+        `inductor_causal_attention.fuse_causal_attention`, then the user's own joint custom post pass (`user`)."""
+
+        def __init__(self, user: Any) -> None:
+            self.user = user
+
+        def __call__(self, graph: Any) -> None:
+            from mtia_xdsl.runtime.inductor_causal_attention import fuse_causal_attention
+
+            fuse_causal_attention(graph)
+            if self.user is not None:
+                self.user(graph)
+
+        def uuid(self) -> Any:
+            return pass_uuid(self.user, custom_pass_base)
+
     def mtia_settings() -> dict[str, Any]:
         settings = dict(gemm_config(inductor_config))
         user_pass = inductor_config.post_grad_custom_post_pass
         if not isinstance(user_pass, GroupEmbeddingBags):
             settings["post_grad_custom_post_pass"] = GroupEmbeddingBags(user_pass)
+        user_joint_pass = inductor_config.joint_custom_post_pass
+        if not isinstance(user_joint_pass, FuseCausalAttention):
+            settings["joint_custom_post_pass"] = FuseCausalAttention(user_joint_pass)
         return settings
 
     @functools.wraps(compile_entry)
