@@ -268,6 +268,10 @@ def test_stacked_embedding_bags_are_one_grouped_launch(mtia_inductor):
 
 
 def test_missing_custom_pass_hook_fails_loudly(monkeypatch):
+    """install() names the missing class. The modules install() reads are imported first: run alone, importing
+    `torch._inductor.autotune_process` after the class is gone fails on torch's own import of it, and install()
+    would name that module instead."""
+    import torch._inductor.autotune_process  # noqa: F401
     from torch._inductor import custom_graph_pass
 
     monkeypatch.setattr(inductor, "_installed", False)
