@@ -1449,13 +1449,9 @@ def _classify_box(op: tt.LoadOp | tt.StoreOp, analyzer: _Analyzer) -> tuple[Bloc
             starts = tuple(_max_start(mask.lower(d)) for d in range(len(shape)))
     if any(limits):
         bounds = tuple(_min_bound(b, s) for b, s in zip(limits, shape, strict=True))
-    other: Attribute | SSAValue | None = None
-    if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other)  # not `or`: an IntegerAttr of 0 is falsy
-        if other is None:
-            other = splat_scalar(op.other)
-        if other is None:
-            return None, "`other` is not a splat scalar"
+    other, why = _dma_other(op)
+    if why:
+        return None, why
     digit_limits: dict[int, dict[int, DigitLimits]] = {}
     if op.mask is not None and (mask := analyzer.mask_of(op.mask)) is not None and mask.digit_bounds:
         refined = _refine_by_digit_bounds(form, mask, shape)
@@ -1552,13 +1548,9 @@ def _ls_gather_access(
     ratio = cost.ls_gather_box_ratio(mtia.element_bytes(pointee.pointee_type), _module_config(op))
     if extent * row > ratio * math.prod(shape):
         return None, _ELEMENT_GATHER
-    other: Attribute | SSAValue | None = None
-    if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other)
-        if other is None:
-            other = splat_scalar(op.other)
-        if other is None:
-            return None, "`other` is not a splat scalar"
+    other, why = _dma_other(op)
+    if why:
+        return None, why
     exact = _below(form.index, row, analyzer)
     return (
         BlockAccess(form.ptr, form.base, (row, 1), (row_bound, row), (extent, row), other,
@@ -1719,13 +1711,9 @@ def _row_runs_block(
 ) -> tuple[BlockAccess | None, str]:
     """The indexed DMA of `_row_runs_access` for rows of g, the tile's valid lanes below `bound`."""
     assert form.ptr is not None and form.index is not None
-    other: Attribute | SSAValue | None = None
-    if isinstance(op, tt.LoadOp) and op.other is not None:
-        other = constant_other(op.other)
-        if other is None:
-            other = splat_scalar(op.other)
-        if other is None:
-            return None, "`other` is not a splat scalar"
+    other, why = _dma_other(op)
+    if why:
+        return None, why
     k = form.coeffs[0]
     assert not isinstance(k, Digits)
     rows = shape[0] // g
@@ -2156,6 +2144,17 @@ def _rows_only(v: SSAValue, analyzer: _Analyzer, depth: int = _ROWS_DEPTH, inner
     if owner.name.startswith("arith.") and len(owner.results) == 1:
         return all(_rows_only(x, analyzer, depth - 1, inner) for x in owner.operands)
     return False
+
+
+def _dma_other(op: tt.LoadOp | tt.StoreOp) -> tuple[Attribute | SSAValue | None, str]:
+    """A load's `other` as a DMA command takes it (a constant attribute, else a splat scalar's value; None for a
+    store or a load without one), with "" or, when it is neither, the reason the access is not a DMA."""
+    if not isinstance(op, tt.LoadOp) or op.other is None:
+        return None, ""
+    other = constant_other(op.other)  # not `or`: an IntegerAttr of 0 is falsy
+    if other is None:
+        other = splat_scalar(op.other)
+    return (other, "") if other is not None else (None, "`other` is not a splat scalar")
 
 
 def constant_other(other: SSAValue) -> Attribute | None:
