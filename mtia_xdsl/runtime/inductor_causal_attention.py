@@ -23,10 +23,16 @@ matched, and the graph is left as it is. `_rewritable` then requires the key's a
 to the query's (so `tril` of the square is SDPA's top-left causal mask) and a case `inductor_attention.unsupported`
 accepts.
 
-Inference graphs only. The pattern is traced as a forward (`fwd_only`); in a training graph it does not match,
-since its softmax output has users outside it (the backward), which Inductor's matcher refuses. A joint pattern
-(`joint_fwd_bwd`) would match there too, but its backward would be SDPA's, aten's CPU flash-attention backward:
-a host call, where the written-out attention's backward runs on MTIA as Triton kernels.
+Training: each pattern is registered twice, as a forward (inference graphs) and as a joint forward and backward
+(`joint_fwd_bwd`, training graphs: the pattern's gradients of q, k and v are replaced by those of SDPA, autograd's
+formula for `aten._scaled_dot_product_flash_attention_for_cpu`, whose outputs mtia_xdsl's kernel gives exactly).
+In a training graph the forward-only pattern does not match: its softmax output has users outside it (the
+backward), which Inductor's matcher refuses.
+A model called with grad enabled is compiled as a joint graph even when only its forward runs (a model in eval
+mode outside `torch.no_grad`, as benchmarks/inductor.py calls its inference models), so the joint patterns are
+what most calls meet. The price is in a backward that does run: it is SDPA's, aten's CPU flash-attention
+backward, a host call (as for every SDPA in a training step), where the written-out attention's backward ran on
+MTIA as Triton kernels. Inductor's own attention patterns make the same trade for the unmasked form.
 
 Imports torch when loaded: import it only once Inductor has loaded.
 """
@@ -47,6 +53,7 @@ from torch._inductor.pattern_matcher import (
     PatternMatcherPass,
     fwd_only,
     init_once_fakemode,
+    joint_fwd_bwd,
     register_replacement,
 )
 
@@ -111,6 +118,13 @@ def _trace_forward(fn: Any, args: Any, *, get_decomp_fn: Any = select_decomp_tab
     return gm
 
 
+def _trace_joint(fn: Any, args: Any, *, get_decomp_fn: Any = select_decomp_table) -> torch.fx.GraphModule:
+    """`joint_fwd_bwd` (Inductor's trace of a training pattern), then the joint-graph passes as `_trace_forward`."""
+    gm = joint_fwd_bwd(fn, args, get_decomp_fn=get_decomp_fn)
+    constant_fold_uniform_value(gm)
+    return gm
+
+
 PATTERN_DTYPES = (torch.float32, torch.float16)
 """Dtypes the patterns are traced in: the half one (softmax's upcast to f32 and back) matches bf16 as well, since
 the first match ignores dtypes and the exact one is traced in the candidate's."""
@@ -121,13 +135,13 @@ def causal_attention_patterns() -> PatternMatcherPass:
     """The pattern pass of `fuse_causal_attention` (its patterns traced once per process, in a fake mode)."""
     patterns = PatternMatcherPass(pass_name="mtia_xdsl_causal_attention")
     pass_dicts: Any = patterns  # torch's `_PassDictsType` protocol calls `__getitem__`'s parameter `k`, the pass `item`
-    variants = itertools.product(PATTERN_DTYPES, ("contiguous", "heads"), (1, 2))
+    variants = itertools.product(PATTERN_DTYPES, ("contiguous", "heads"), (1, 2), (_trace_joint, _trace_forward))
 
     @init_once_fakemode
     def register() -> None:
-        for dtype, layout, batch in variants:
+        for dtype, layout, batch, trace in variants:
             register_replacement(
-                _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), _trace_forward, pass_dicts,
+                _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), trace, pass_dicts,
                 extra_check=_rewritable, scalar_workaround={"scale": SCALE_MARKER}, skip_duplicates=True,
             )  # fmt: skip
 
@@ -141,7 +155,7 @@ one of them is left alone before the patterns are traced (most models' graphs)."
 
 
 def fuse_causal_attention(graph: torch.fx.Graph) -> int:
-    """Rewrite each hand-written causal attention of `graph` (a forward graph; a joint one is left alone) that
+    """Rewrite each hand-written causal attention of `graph` (a joint or forward graph, before partitioning) that
     `_rewritable` accepts into SDPA; returns how many were rewritten."""
     targets = {node.target for node in graph.nodes}
     if not all(sign in targets for sign in _SIGNS):
