@@ -234,27 +234,35 @@ def run_points(
     if use_ray:
         yield from _run_on_ray(spec_path, points, paths, address, workers)
         return
-    before = set(multiprocessing.active_children())
+    workers_started: list[multiprocessing.process.BaseProcess] = []
     stopped = False
     try:
         with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint) as pool:
             futures = [pool.submit(run_point, spec_path, p, paths) for p in points]
+            workers_started.extend(_pool_workers(pool))
             try:
                 for future in as_completed(futures):
                     yield future.result()
             except BaseException:  # Ctrl-C, a closed iterator or a failed point: stop now, not after every point
                 stopped = True
                 pool.shutdown(wait=False, cancel_futures=True)
-                _end_workers(before)
+                _end_workers(workers_started)
                 raise
     finally:
-        if stopped:  # the pool's manager thread replaces a worker it sees die; it has stopped by now
-            _end_workers(before)
+        if stopped:  # once more after the pool's exit: its manager thread no longer touches the workers
+            _end_workers(workers_started)
 
 
-def _end_workers(before: set[multiprocessing.process.BaseProcess]) -> None:
-    """Terminate and join every child process not in `before` (the local pool's workers)."""
-    for worker in set(multiprocessing.active_children()) - before:
+def _pool_workers(pool: ProcessPoolExecutor) -> list[multiprocessing.process.BaseProcess]:
+    """The worker processes of `pool` (ProcessPoolExecutor's `_processes`, pid -> process; it has no public view of
+    them). Only these are ended: other child processes of the caller (another library's pool) are not ours."""
+    processes: dict[int, multiprocessing.process.BaseProcess] | None = getattr(pool, "_processes", None)
+    return list(processes.values()) if processes else []
+
+
+def _end_workers(workers: list[multiprocessing.process.BaseProcess]) -> None:
+    """Terminate and join `workers` (the local pool's)."""
+    for worker in workers:
         worker.terminate()
         worker.join()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import multiprocessing
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -87,6 +87,7 @@ def test_sweep_in_processes_resumes_without_redoing_points(tmp_path: Path) -> No
 
 
 SLOW_SPEC = """
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,7 +99,7 @@ STARTED = Path(__file__).with_name("started")
 
 
 def slow(machine_overrides, i):
-    (STARTED / str(i)).touch()
+    (STARTED / str(i)).write_text(str(os.getpid()))
     time.sleep(1)
 
 
@@ -113,13 +114,22 @@ def test_an_interrupted_sweep_runs_no_more_points(tmp_path: Path) -> None:
     spec.write_text(SLOW_SPEC)
     (tmp_path / "started").mkdir()
     points = sweep.load_spec(str(spec)).points()
-    before = set(multiprocessing.active_children())
     rows = sweep.run_points(str(spec), points, backend="processes", workers=1)
     assert next(rows)["kernel"] == "slow"
     rows.close()
-    started = len(list((tmp_path / "started").iterdir()))
-    assert started < len(points), "closing the rows waited for every point"
-    assert [p for p in multiprocessing.active_children() if p not in before] == []
+    started = list((tmp_path / "started").iterdir())
+    assert len(started) < len(points), "closing the rows waited for every point"
+    worker_pids = {int(text) for text in (path.read_text() for path in started) if text}
+    assert worker_pids and not [pid for pid in worker_pids if _alive(pid)]
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` exists (a terminated, joined worker does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_ctrl_c_keeps_the_finished_rows_and_says_how_to_resume(
