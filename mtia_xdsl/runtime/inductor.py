@@ -369,22 +369,20 @@ def install() -> None:
             settings["joint_custom_post_pass"] = FuseCausalAttention(user_joint_pass)
         return settings
 
-    @functools.wraps(compile_entry)
-    def compile_with_gemm_templates(*args: Any, **kwargs: Any) -> Any:
-        if not mtia_active():
-            return compile_entry(*args, **kwargs)
-        with inductor_config.patch(mtia_settings()):
-            return compile_entry(*args, **kwargs)
+    def with_mtia_settings(compile_step: Any) -> Any:
+        """`compile_step` run under `mtia_settings()` while our backend is active (else as it is)."""
 
-    @functools.wraps(compile_main)
-    def compile_with_mtia_key(*args: Any, **kwargs: Any) -> Any:
-        if not mtia_active():
-            return compile_main(*args, **kwargs)
-        with inductor_config.patch(mtia_settings()):
-            return compile_main(*args, **kwargs)
+        @functools.wraps(compile_step)
+        def compile_with_mtia_settings(*args: Any, **kwargs: Any) -> Any:
+            if not mtia_active():
+                return compile_step(*args, **kwargs)
+            with inductor_config.patch(mtia_settings()):
+                return compile_step(*args, **kwargs)
 
-    compile_fx._compile_fx_inner = compile_with_gemm_templates
-    compile_fx.compile_fx = compile_with_mtia_key
+        return compile_with_mtia_settings
+
+    compile_fx._compile_fx_inner = with_mtia_settings(compile_entry)  # lowers each graph, forward or backward
+    compile_fx.compile_fx = with_mtia_settings(compile_main)  # where AOTAutograd computes its cache key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
