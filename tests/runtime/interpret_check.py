@@ -60,7 +60,7 @@ def _check() -> Iterator[list[CheckedLaunch]]:
 
     def checked_launch(self: MtiaLauncher, gx: int, gy: int, gz: int, *rest: Any) -> Any:
         args = rest[6:]  # after stream, function, packed/launch metadata and the enter/exit hooks
-        if gx * gy * gz == 0 or not hasattr(self.fn, "fn"):
+        if gx * gy * gz == 0 or not hasattr(self.fn, "arg_names"):
             return launch(self, gx, gy, gz, *rest)
         storages: dict[int, Any] = {}
         copies = [_copy(a, storages) for a in args]
@@ -119,7 +119,7 @@ def _rerun(jit_fn: Any, grid: tuple[int, int, int], args: list[Any], copies: lis
         except AssertionError as e:
             raise InterpreterMismatch(
                 f"{_where(jit_fn)}: kernel {jit_fn.__name__} grid {grid}: the machine model and Triton's "
-                f"interpreter differ in '{name}' (machine model first):\n{e}"
+                f"interpreter differ in '{name}' (machine model first; indices are flat, into its storage):\n{e}"
             ) from None
     return CheckedLaunch(jit_fn.__name__, grid, written)
 
@@ -156,13 +156,12 @@ _REWRITTEN: dict[Any, Any] = {}
 def run_interpreted(jit_fn: Any, grid: tuple[int, int, int], args: list[Any]) -> None:
     """Run the `@triton.jit` function `jit_fn` under Triton's interpreter on `grid` with `args` (every parameter,
     constexprs included, as Triton's launcher passes them); tensors are read and written in place."""
+    import triton.language as tl
     from triton import knobs
     from triton.runtime.interpreter import GridExecutor, _patch_lang
     from triton.runtime.jit import JITFunction
 
-    import triton.language as tl
-
-    fn = _interpretable(jit_fn.fn)
+    fn = _interpretable(_python_function(jit_fn))
     refuse = JITFunction.__call__
     scope = _patch_lang(types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core}))
     _patch_libdevice(scope)
@@ -230,6 +229,33 @@ def _ufunc(ufunc: Any, *args: Any, _semantic: Any = None) -> Any:
         data = data.astype(xs[0].handle.data.dtype)
     ty = xs[0].type.with_element_ty(dtype) if xs[0].type.is_block() else dtype
     return tl.tensor(TensorHandle(data, dtype), ty)
+
+
+def _python_function(jit_fn: Any) -> Any:
+    """The Python function of `jit_fn`. Inductor drops it (`CachingAutotuner.prepare_for_pickle` sets `fn.fn` to
+    None) from a kernel compiled in a worker process; then it is the same-named kernel's of the module at
+    `jit_fn.file_name` (Inductor's generated file), loaded again if no module in sys.modules is that file."""
+    import sys
+
+    if jit_fn.fn is not None:
+        return jit_fn.fn
+    key = (jit_fn.file_name, jit_fn.__name__)
+    if key not in _RELOADED:
+        module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == key[0]), None)
+        if module is None:
+            module = types.ModuleType(f"interpret_check.{jit_fn.__name__}")
+            module.__file__ = key[0]
+            with open(key[0]) as f:
+                exec(compile(f.read(), key[0], "exec", dont_inherit=True), module.__dict__)
+        kernel = getattr(module, key[1])
+        kernel = getattr(kernel, "fn", kernel)  # Inductor's CachingAutotuner holds the JITFunction
+        if kernel.fn is None:
+            raise NotImplementedError(f"interpreter_check: no Python function of kernel {key[1]} in {key[0]}")
+        _RELOADED[key] = kernel.fn
+    return _RELOADED[key]
+
+
+_RELOADED: dict[tuple[str, str], Any] = {}
 
 
 def _call_interpreted(self: Any, *args: Any, **kwargs: Any) -> Any:
