@@ -6,7 +6,7 @@ import pytest
 import torch
 import triton
 import triton.language as tl
-from interpret_check import InterpreterMismatch, interpreter_check
+from interpret_check import InterpreterCheckError, InterpreterMismatch, interpreter_check
 from triton.language.extra import libdevice
 
 
@@ -52,9 +52,55 @@ def test_a_seeded_difference_is_caught(monkeypatch):
 
     impls = getattr(MathFunctions, "__impl_dict")  # xDSL's op -> implementation table (register_impls)
     monkeypatch.setitem(impls, math.ExpOp, impl(math.ExpOp)(_unary(lambda x: np.exp(x) * x.dtype.type(1.01))))
-    with pytest.raises(InterpreterMismatch, match=r"kernel exp_gelu_kernel grid \(5, 1, 1\).* differ in 'out_ptr'"):
-        with interpreter_check():
+    message = r"test_interpret_check.py:\d+:1: kernel exp_gelu_kernel grid \(5, 1, 1\).* differ in 'out_ptr'"
+    caught = []
+    with pytest.raises(InterpreterMismatch, match=message) as at_exit:
+        _launch_and_swallow(caught)
+    assert caught == [at_exit.value]  # raised from the launch, and again when the context exits
+
+
+def _launch_and_swallow(caught: list) -> None:
+    """`_launch(8)` under the check, as a caller that drops a launch that fails (Inductor's autotuning, for most
+    errors) would: the error goes to `caught`."""
+    with interpreter_check():
+        try:
             _launch(8)
+        except InterpreterMismatch as e:
+            caught.append(e)
+
+
+@triton.jit
+def descriptor_tuple_kernel(x_desc, pair, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    """out (BM x BN at block row program_id) = x's tile * pair[0] + pair[1]; pair[1] written back to pair[2]."""
+    pm = tl.program_id(0)
+    t = x_desc.load([pm * BM, 0])
+    idx = (pm * BM + tl.arange(0, BM))[:, None] * BN + tl.arange(0, BN)[None, :]
+    tl.store(out_ptr + idx, t * pair[0] + tl.load(pair[1]))
+    tl.store(pair[2] + tl.arange(0, 2), tl.load(pair[1] + tl.arange(0, 2)))
+
+
+def test_descriptor_and_tuple_arguments():
+    """A host tensor descriptor and a tuple of a scalar and two pointers: the interpreter gets copies of each (its
+    writes do not reach the caller's tensors) and the outputs are named by their place in the argument."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.randn(32, 16, generator=torch.Generator().manual_seed(1))
+    bias, copy, out = torch.tensor([0.5, 2.0]), torch.zeros(2), torch.zeros(32, 16)
+    with interpreter_check() as checked:
+        descriptor_tuple_kernel[(2,)](TensorDescriptor.from_tensor(x, [16, 16]), (3.0, bias, copy), out, 16, 16)
+    torch.testing.assert_close(out, x * 3.0 + 0.5)
+    assert torch.equal(copy, bias)
+    assert [c.written for c in checked] == [["pair[2]", "out_ptr"]]
+
+
+def test_a_pointer_the_check_cannot_copy_is_refused():
+    """A ctypes.Structure argument (examples/tensor_view.py): its pointer fields cannot be copied, so the launch is
+    refused, naming the kernel and the argument's type."""
+    from examples.tensor_view import scale
+
+    with pytest.raises(InterpreterCheckError, match=r"tensor_view.py:\d+:1: kernel scale_view: .*TensorView"):
+        with interpreter_check():
+            scale(torch.ones(4, 4), 2.0, 1.0)
 
 
 class _NormMlp(torch.nn.Module):
