@@ -194,3 +194,16 @@ def test_unsupported_shape_falls_back_to_stock_lowering(mtia_inductor):
     out, codes = run_and_get_code(torch.compile(f), x)
     torch.testing.assert_close(out, f(x), rtol=1e-5, atol=1e-5)
     assert "triton_tem_" not in "\n".join(codes)
+
+
+def test_training_step_reads_the_template_statistics(compile_and_train):
+    """LayerNorm + GELU trained: the forward template also writes mean and rstd (STORE_STATS), which the backward
+    reads; output and gradients match eager."""
+    torch.manual_seed(0)
+    codes = compile_and_train(
+        lambda: torch.nn.Sequential(torch.nn.LayerNorm(48), torch.nn.GELU()),
+        torch.randn(2, 8, 48),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert "'STORE_STATS': True" in codes[0], codes[0]
