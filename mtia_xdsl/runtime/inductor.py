@@ -403,19 +403,23 @@ def install() -> None:
 
 def pass_uuid(user: Any, custom_pass_base: type) -> Any:
     """The uuid of mtia_xdsl's post-grad custom pass run before the user's `user` (None, or Inductor's
-    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash) and
-    `user.uuid()`. Inductor's FX graph and AOTAutograd cache keys include it, so output code cached by another
-    version of mtia_xdsl (its passes, decompositions, kernels and hooks decide that code) is not replayed.
+    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash), the values
+    of mtia_xdsl's settings (`inductor_config`, sorted by name) and `user.uuid()`. Inductor's FX graph and
+    AOTAutograd cache keys include it, so output code cached by another version of mtia_xdsl (its passes,
+    decompositions, kernels and hooks decide that code) or under other settings (`norm_templates` off: the
+    decompositions take Inductor's own lowering) is not replayed.
 
     Returns None (Inductor then bypasses both caches, as for any pass it cannot key) when `user` is a plain
     callable or its uuid is None.
     """
+    from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.triton_backend import compiler
 
+    key = (compiler.package_hash(), tuple(sorted(inductor_config.get_config_copy().items())))
     if user is None:
-        return (compiler.package_hash(), None)
+        return (*key, None)
     user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
-    return None if user_uuid is None else (compiler.package_hash(), user_uuid)
+    return None if user_uuid is None else (*key, user_uuid)
 
 
 SAME_DTYPE_GEMMS = ("mm", "addmm", "bmm", "baddbmm")

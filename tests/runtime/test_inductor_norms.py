@@ -207,3 +207,14 @@ def test_training_step_reads_the_template_statistics(compile_and_train):
         atol=1e-5,
     )
     assert "'STORE_STATS': True" in codes[0], codes[0]
+
+
+def test_cache_key_holds_mtia_xdsl_settings():
+    """The uuid of mtia_xdsl's custom passes (in Inductor's FX graph and AOTAutograd cache keys) changes with
+    `inductor_config`: output code compiled with the templates is not replayed once they are switched off."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    on = inductor.pass_uuid(None, CustomGraphPass)
+    with mtia_config.patch(norm_templates=False):
+        off = inductor.pass_uuid(None, CustomGraphPass)
+    assert on != off and on == inductor.pass_uuid(None, CustomGraphPass)
