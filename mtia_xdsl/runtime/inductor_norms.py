@@ -167,15 +167,21 @@ _LAYER_NORM = (
                 + (["Mean", "Rstd"] if STORE_STATS else [])))}}"""
     + _ROW_BLOCK
     + r"""
-    mean = tl.sum(x, axis=1) / N
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + EPS)
-    y = xc * rstd[:, None]
 {% if HAS_WEIGHT %}
-    y = y * tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
 {% endif %}
 {% if HAS_BIAS %}
-    y = y + tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+{% endif %}
+    mean = tl.sum(x, axis=1) / N
+    xc = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + EPS)
+    y = xc * rstd[:, None]
+{% if HAS_WEIGHT %}
+    y = y * w
+{% endif %}
+{% if HAS_BIAS %}
+    y = y + b
 {% endif %}
 {% if STORE_STATS %}
     tl.store(Mean + rows, mean, mask=rows < M)
@@ -190,10 +196,13 @@ _RMS_NORM = (
 {{def_kernel(*(["X"] + (["W"] if HAS_WEIGHT else []) + (["Rstd"] if STORE_STATS else [])))}}"""
     + _ROW_BLOCK
     + r"""
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + EPS)
+{% if HAS_WEIGHT %}
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+{% endif %}
+    rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + EPS)
     y = x * rstd[:, None]
 {% if HAS_WEIGHT %}
-    y = y * tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    y = y * w
 {% endif %}
 {% if STORE_STATS %}
     tl.store(Rstd + rows, rstd, mask=rows < M)
