@@ -291,11 +291,20 @@ def is_norm_template(buffer: Any) -> bool:
 
 
 def _take_template() -> bool:
-    """Whether the decompositions take the templates: our backend active and `inductor_config.norm_templates` on."""
+    """Whether the decompositions take the templates: our backend active, `inductor_config.norm_templates` on, and
+    the graph traced without grad (inference: `torch.no_grad()`, `torch.inference_mode()`).
+
+    A graph traced with grad enabled (a training step's forward, or a model called with grad enabled) saves the
+    norm's input for the backward. Its producer, most often a residual add or an embedding lookup, then cannot be
+    a prologue of the template (a template writes only its output), so it becomes a kernel of its own, where
+    Inductor's reduction kernel computes it, writes it and normalises it in one: benchmarks/inductor.py's
+    embedding_ln took 1.71 -> 3.91 simulated us with the template (4 launches for 3), bert_layer 6.90 -> 10.49,
+    mlp_mixer 4.15 -> 5.56 (called with grad enabled). Such graphs keep Inductor's own lowering.
+    """
     from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.inductor import mtia_active
 
-    return bool(inductor_config.norm_templates) and mtia_active()
+    return bool(inductor_config.norm_templates) and not torch.is_grad_enabled() and mtia_active()
 
 
 def decompose_layer_norm(
