@@ -55,10 +55,12 @@ choices are then wrong for MTIA, and `install()` hooks both:
   tie for tie.
 - **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
   reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
-  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept into the custom ops
-  `mtia_xdsl::layer_norm` / `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA
-  (row blocks by DMA, row sums on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the
-  pointwise ops that follow fuse into them as an epilogue. Off with `inductor_config.patch(norm_templates=False)`
+  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in graphs traced without grad
+  (inference; `inductor_norms._take_template` says why not with grad), into the custom ops `mtia_xdsl::layer_norm` /
+  `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA (row blocks by DMA, row sums
+  on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the pointwise ops that follow fuse into
+  them as an epilogue, the pointwise producer of their input as a prologue (`_norm_template_prologues` lets it past
+  Inductor's GEMM-minded prologue heuristics). Off with `inductor_config.patch(norm_templates=False)`
   (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
   settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
