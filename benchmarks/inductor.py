@@ -945,11 +945,12 @@ def _norm_row(run: NormRun) -> list[str]:
         what = "; ".join(f"{label} failed: {r.error}" for label, r in (("templates", t), ("stock", s)) if r.error)
         return [*head, "-", "-", "-", "-", "-", "-", "-", "-", what]
     removed = len(s.kernel_times) - len(t.kernel_times)
-    per_pair = "-" if not run.pairs else ("yes" if removed >= run.pairs else "NO")
+    fell = _fell_back(t)
+    per_pair = "-" if not run.pairs else "fell back" if fell != "-" else "yes" if removed >= run.pairs else "NO"
     return [
         *head, f"{'yes' if s.correct else 'NO'}/{'yes' if t.correct else 'NO'}", f"{s.sim_us:.2f}", f"{t.sim_us:.2f}",
         str(len(s.kernel_times)), str(len(t.kernel_times)), str(removed), "yes" if t.sim_us <= s.sim_us else "NO",
-        per_pair, _fell_back(t),
+        per_pair, fell,
     ]  # fmt: skip
 
 
@@ -961,7 +962,8 @@ def norm_report(runs: list[NormRun], markdown: bool) -> str:
     """The `--norm-templates` table, one row per model: norms, norm+activation pairs, correct (stock/templates),
     simulated us per call and kernel launches of the timed call under stock lowering and the templates,
     launches removed, whether the templates are never slower (templates us <= stock us) and remove at least
-    one launch per pair ("-": no pair), and the norms that fell back to stock lowering with the rules'
+    one launch per pair ("-": no pair; "fell back": a norm of the model did not take a template, so the
+    model is not held to it), and the norms that fell back to stock lowering with the rules'
     reasons; then a summary line."""
     headers = ["model", "norms", "norm+act", "correct", "stock us", "templates us", "stock launches",
                "templates launches", "removed", "never slower", ">= 1 per pair",
@@ -969,9 +971,9 @@ def norm_report(runs: list[NormRun], markdown: bool) -> str:
     rows = [_norm_row(run) for run in runs]
     ok = [run for run in runs if not run.templates.error and not run.stock.error]
     slower = [run.name for run in ok if run.templates.sim_us > run.stock.sim_us]
-    paired = [run for run in ok if run.pairs]
-    short = [run.name for run in paired if len(run.stock.kernel_times) - len(run.templates.kernel_times) < run.pairs]
     fell = [run.name for run in ok if _fell_back(run.templates) != "-"]
+    paired = [run for run in ok if run.pairs and run.name not in fell]
+    short = [run.name for run in paired if len(run.stock.kernel_times) - len(run.templates.kernel_times) < run.pairs]
     stock_us, templates_us = sum(r.stock.sim_us for r in ok), sum(r.templates.sim_us for r in ok)
     summary = (
         f"norm templates: {len(ok)}/{len(runs)} models ran both ways; {templates_us:.2f} us per call of them "
