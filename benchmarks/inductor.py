@@ -915,9 +915,17 @@ def run_norm_templates(chosen: list[Case], markdown: bool) -> str:
     (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), each compile afresh (`run_case`:
     TorchDynamo reset, Inductor's caches off); return `norm_report`'s table.
 
-    Raises: SystemExit if the mtia_xdsl on PYTHONPATH has no `inductor_config` (a tree from before issue 18)."""
+    Raises: SystemExit if the mtia_xdsl on PYTHONPATH has no `inductor_config` (a tree from before issue 18), or
+    if the switch does not follow `patch` (MTIA_XDSL_NORM_TEMPLATES set: the variable takes precedence)."""
     if mtia_config is None:
         raise SystemExit("--norm-templates: this mtia_xdsl has no mtia_xdsl.runtime.inductor_config (no norm switch)")
+    with mtia_config.patch(norm_templates=False):
+        off = mtia_config.norm_templates
+    if mtia_config.norm_templates is not True or off is not False:
+        raise SystemExit(
+            "--norm-templates: MTIA_XDSL_NORM_TEMPLATES="
+            f"{os.environ.get('MTIA_XDSL_NORM_TEMPLATES')!r} overrides the switch both runs set; unset it"
+        )
     runs = []
     for case in chosen:
         norms, pairs = count_norms(case)
