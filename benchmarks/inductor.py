@@ -951,12 +951,13 @@ def _norm_row(run: NormRun) -> list[str]:
     head = [run.name, str(run.norms), str(run.pairs)]
     if t.error or s.error:
         what = "; ".join(f"{label} failed: {r.error}" for label, r in (("templates", t), ("stock", s)) if r.error)
-        return [*head, "-", "-", "-", "-", "-", "-", "-", "-", what]
+        return [*head, "-", "-", "-", "-", "-", "-", "-", "-", "-", what]
     removed = len(s.kernel_times) - len(t.kernel_times)
     fell = _fell_back(t)
     per_pair = "-" if not run.pairs else "fell back" if fell != "-" else "yes" if removed >= run.pairs else "NO"
     return [
-        *head, f"{'yes' if s.correct else 'NO'}/{'yes' if t.correct else 'NO'}", f"{s.sim_us:.2f}", f"{t.sim_us:.2f}",
+        *head, f"{'yes' if s.correct else 'NO'}/{'yes' if t.correct else 'NO'}",
+        f"{sum(s.host_ops.values())}/{sum(t.host_ops.values())}", f"{s.sim_us:.2f}", f"{t.sim_us:.2f}",
         str(len(s.kernel_times)), str(len(t.kernel_times)), str(removed), "yes" if t.sim_us <= s.sim_us else "NO",
         per_pair, fell,
     ]  # fmt: skip
@@ -967,13 +968,13 @@ def _named(label: str, names: list[str]) -> str:
 
 
 def norm_report(runs: list[NormRun], markdown: bool) -> str:
-    """The `--norm-templates` table, one row per model: norms, norm+activation pairs, correct (stock/templates),
-    simulated us per call and kernel launches of the timed call under stock lowering and the templates,
-    launches removed, whether the templates are never slower (templates us <= stock us) and remove at least
-    one launch per pair ("-": no pair; "fell back": a norm of the model did not take a template, so the
-    model is not held to it), and the norms that fell back to stock lowering with the rules'
-    reasons; then a summary line."""
-    headers = ["model", "norms", "norm+act", "correct", "stock us", "templates us", "stock launches",
+    """The `--norm-templates` table, one row per model: norms, norm+activation pairs, correct and host ops (calls
+    left to host libraries, not in `us`) as stock/templates, simulated us per call and kernel launches of the
+    timed call under stock lowering and the templates, launches removed, whether the templates are never slower
+    (templates us <= stock us) and remove at least one launch per pair ("-": no pair; "fell back": a norm of
+    the model did not take a template, so the model is not held to it), and the norms that fell back to stock
+    lowering with the rules' reasons; then a summary line."""
+    headers = ["model", "norms", "norm+act", "correct", "host ops", "stock us", "templates us", "stock launches",
                "templates launches", "removed", "never slower", ">= 1 per pair",
                "fell back to stock lowering"]  # fmt: skip
     rows = [_norm_row(run) for run in runs]

@@ -71,11 +71,11 @@ def test_norm_report_from_synthetic_results():
     rows = {
         cells[0]: cells[1:] for cells in ([c.strip() for c in line.split("|")[1:-1]] for line in table.splitlines())
     }
-    assert rows["model"][8:11] == ["never slower", ">= 1 per pair", "fell back to stock lowering"]
-    assert rows["fused"] == ["2", "2", "yes/yes", "3.00", "2.50", "6", "4", "2", "yes", "yes", "-"]
-    assert rows["slower"][7:] == ["1", "NO", "NO", "-"]
-    assert rows["no_pair"][7:] == ["0", "yes", "-", "-"]
-    assert rows["fallback"][7:] == ["0", "yes", "fell back", "native_layer_norm: over 2 dims"]
+    assert rows["model"][9:12] == ["never slower", ">= 1 per pair", "fell back to stock lowering"]
+    assert rows["fused"] == ["2", "2", "yes/yes", "0/0", "3.00", "2.50", "6", "4", "2", "yes", "yes", "-"]
+    assert rows["slower"][8:] == ["1", "NO", "NO", "-"]
+    assert rows["no_pair"][8:] == ["0", "yes", "-", "-"]
+    assert rows["fallback"][8:] == ["0", "yes", "fell back", "native_layer_norm: over 2 dims"]
     assert rows["broken"][-1] == "templates failed: RuntimeError: boom"
     assert summary == (
         "norm templates: 4/5 models ran both ways; 6.60 us per call of them against 7.00 us with stock lowering; "
