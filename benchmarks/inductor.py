@@ -37,14 +37,14 @@ cause. The hash column (of the kernels' sources / of the simulated times of ever
 two runs chose the same kernels and times; `--check-determinism` runs every chosen model twice in one
 process and says so.
 
-`--norm-templates` runs, instead of the suite, the models with normalization layers (NORM_MODELS: GPT-2's block,
-a DLRM-style MLP with LayerNorm, an LLM block with nn.RMSNorm, a training step with LayerNorm, and a LayerNorm
-the templates cannot take) twice each: with mtia_xdsl's LayerNorm/RMSNorm templates (the default) and with
-Inductor's stock lowering of the norms (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), both
-with mtia_xdsl's choices otherwise. Per model it prints the norms and the norm+activation pairs of the model's FX
-graph (`norm_activation_pairs`), the simulated us per call and the kernel launches of the timed call both ways,
-the launches removed, whether the templates are never slower and remove at least one launch per pair, and the
-norms that fell back to stock lowering with the reason their rule gave (`_RULES`).
+`--norm-templates` runs, instead of the suite, the models with normalization layers (NORM_MODELS: GPT-2's block, a
+DLRM-style MLP with LayerNorm, an LLM block with nn.RMSNorm, a training step with LayerNorm, and a LayerNorm the
+templates cannot take) twice each: with mtia_xdsl's LayerNorm/RMSNorm templates (the default) and with Inductor's
+stock lowering of the norms (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), both with
+mtia_xdsl's choices otherwise. Per model it prints the norms and the norm+activation pairs of the model's FX graph
+(`norm_activation_pairs`), correctness and host calls, the simulated us per call and the kernel launches of the
+timed call both ways, the launches removed, whether the templates are never slower and remove at least one launch
+per pair, and the norms that fell back to stock lowering with the reason their rule gave (`_RULES`).
 
 Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
