@@ -156,11 +156,10 @@ _REWRITTEN: dict[Any, Any] = {}
 def run_interpreted(jit_fn: Any, grid: tuple[int, int, int], args: list[Any]) -> None:
     """Run the `@triton.jit` function `jit_fn` under Triton's interpreter on `grid` with `args` (every parameter,
     constexprs included, as Triton's launcher passes them); tensors are read and written in place."""
+    import triton.language as tl
     from triton import knobs
     from triton.runtime.interpreter import GridExecutor, _patch_lang
     from triton.runtime.jit import JITFunction
-
-    import triton.language as tl
 
     fn = _interpretable(jit_fn.fn)
     refuse = JITFunction.__call__
