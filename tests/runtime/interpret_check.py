@@ -36,36 +36,48 @@ class CheckedLaunch:
     written: list[str]
 
 
-class InterpreterMismatch(AssertionError):
+class InterpreterCheckError(AssertionError):
+    """The check could not rerun a launch under Triton's interpreter (the interpreter failed, or an argument holds a
+    pointer the check cannot copy). An AssertionError, as `InterpreterMismatch`: Inductor's autotuning re-raises
+    those where it drops a choice that raised another error."""
+
+
+class InterpreterMismatch(InterpreterCheckError):
     """The machine model and Triton's interpreter left different values in a kernel's output buffer."""
 
 
-def interpreter_check() -> contextlib.AbstractContextManager[list[CheckedLaunch]]:
+def interpreter_check(
+    rtol: float | None = None, atol: float | None = None
+) -> contextlib.AbstractContextManager[list[CheckedLaunch]]:
     """Check every launch through mtia_xdsl's driver against Triton's interpreter while the context is active.
 
-    Yields the list of `CheckedLaunch`es, appended to as kernels run.
-    Raises (from the launch): InterpreterMismatch naming the kernel, its file and the parameter whose memory
-    differs, with assert_close's report of the elements; a launch whose arguments hold a pointer the check cannot
-    copy (anything but tensors, `triton.reinterpret` wrappers and tuples of them) raises NotImplementedError.
+    Yields the list of `CheckedLaunch`es, appended to as kernels run. `rtol`, `atol`: as
+    `torch.testing.assert_close`'s (None: the dtype's defaults).
+    Raises: InterpreterMismatch naming the kernel, its file and the parameter whose memory differs, with
+    assert_close's report of the elements; InterpreterCheckError when the interpreter fails or an argument holds a
+    pointer the check cannot copy (anything but tensors, `triton.reinterpret` wrappers and tuples of them). Each is
+    raised from the launch and again when the context exits, in case the launch's caller swallowed it.
     """
-    return _check()
+    return _check(rtol, atol)
 
 
 @contextlib.contextmanager
-def _check() -> Iterator[list[CheckedLaunch]]:
+def _check(rtol: float | None, atol: float | None) -> Iterator[list[CheckedLaunch]]:
     from mtia_xdsl.runtime.triton_backend.driver import MtiaLauncher
 
     checked: list[CheckedLaunch] = []
+    failures: list[InterpreterCheckError] = []
     launch = MtiaLauncher.__call__
 
     def checked_launch(self: MtiaLauncher, gx: int, gy: int, gz: int, *rest: Any) -> Any:
-        args = rest[6:]  # after stream, function, packed/launch metadata and the enter/exit hooks
-        if gx * gy * gz == 0 or not hasattr(self.fn, "fn"):
+        if gx * gy * gz == 0 or not hasattr(self.fn, "arg_names"):
             return launch(self, gx, gy, gz, *rest)
+        args = list(rest[6:])  # after stream, function, packed/launch metadata and the enter/exit hooks
         storages: dict[int, Any] = {}
-        copies = [_copy(a, storages) for a in args]
+        copies = _guarded(failures, self.fn, lambda: [_copy(a, storages) for a in args])
         result = launch(self, gx, gy, gz, *rest)
-        checked.append(_rerun(self.fn, (gx, gy, gz), list(args), copies, storages))
+        grid = (gx, gy, gz)
+        checked.append(_guarded(failures, self.fn, lambda: _rerun(self.fn, grid, args, copies, storages, rtol, atol)))
         return result
 
     MtiaLauncher.__call__ = checked_launch  # type: ignore[method-assign]
@@ -73,6 +85,21 @@ def _check() -> Iterator[list[CheckedLaunch]]:
         yield checked
     finally:
         MtiaLauncher.__call__ = launch  # type: ignore[method-assign]
+    if failures:
+        raise failures[0]
+
+
+def _guarded(failures: list[InterpreterCheckError], jit_fn: Any, step: Any) -> Any:
+    """`step()`; an exception it raises becomes an InterpreterCheckError naming the kernel, recorded in `failures`."""
+    try:
+        return step()
+    except InterpreterCheckError as e:
+        failures.append(e)
+        raise
+    except Exception as e:
+        error = InterpreterCheckError(f"{_where(jit_fn)}: kernel {jit_fn.__name__}: interpreter_check failed: {e!r}")
+        failures.append(error)
+        raise error from e
 
 
 def _copy(arg: Any, storages: dict[int, Any]) -> Any:
@@ -80,12 +107,17 @@ def _copy(arg: Any, storages: dict[int, Any]) -> Any:
     storage (one copy per storage, so arguments that alias still alias)."""
     import torch
     from triton.runtime.jit import TensorWrapper
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from mtia_xdsl.utils.structs import is_struct
 
     if isinstance(arg, tuple):
         items = [_copy(a, storages) for a in arg]
         return type(arg)(*items) if hasattr(arg, "_fields") else tuple(items)
     if isinstance(arg, TensorWrapper):
         return TensorWrapper(_copy(arg.base, storages), arg.dtype)
+    if isinstance(arg, TensorDescriptor):
+        return dataclasses.replace(arg, base=_copy(arg.base, storages))
     if isinstance(arg, torch.Tensor):
         storage = arg.untyped_storage()
         key = storage.data_ptr()
@@ -93,12 +125,14 @@ def _copy(arg: Any, storages: dict[int, Any]) -> Any:
             storages[key] = (storage, storage.clone())
         view = torch.empty(0, dtype=arg.dtype)
         return view.set_(storages[key][1], arg.storage_offset(), arg.size(), arg.stride())
-    if hasattr(arg, "data_ptr"):
-        raise NotImplementedError(f"interpreter_check cannot copy a pointer argument of type {type(arg).__name__}")
+    if hasattr(arg, "data_ptr") or is_struct(arg):
+        raise TypeError(f"cannot copy an argument of type {type(arg).__name__}, which holds pointers")
     return arg
 
 
-def _rerun(jit_fn: Any, grid: tuple[int, int, int], args: list[Any], copies: list[Any], storages: Any) -> Any:
+def _rerun(
+    jit_fn: Any, grid: tuple[int, int, int], args: list[Any], copies: list[Any], storages: Any, rtol: Any, atol: Any
+) -> CheckedLaunch:
     """Run `jit_fn` under the interpreter on `copies`; compare each storage with the machine model's."""
     import torch
 
@@ -111,29 +145,44 @@ def _rerun(jit_fn: Any, grid: tuple[int, int, int], args: list[Any], copies: lis
             continue
         machine, interp = (_flat(s, arg.dtype) for s in (storages[key][0], storages.pop(key)[1]))
         old = _flat(before.pop(key), arg.dtype)
-        if torch.equal(machine, old) and torch.equal(interp, old):
+        if _same_bits(machine, old) and _same_bits(interp, old):
             continue
         written.append(name)
         try:
-            torch.testing.assert_close(machine, interp, equal_nan=True)
+            torch.testing.assert_close(machine, interp, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as e:
             raise InterpreterMismatch(
                 f"{_where(jit_fn)}: kernel {jit_fn.__name__} grid {grid}: the machine model and Triton's "
-                f"interpreter differ in '{name}' (machine model first):\n{e}"
+                f"interpreter differ in '{name}' (machine model first; indices are flat, into its storage):\n{e}"
             ) from None
     return CheckedLaunch(jit_fn.__name__, grid, written)
 
 
 def _tensor_args(names: list[str], args: list[Any]) -> Iterator[tuple[str, Any]]:
+    """(name, tensor) of each tensor in the arguments: `x`, `x[1]` in a tuple, `x.base` of a descriptor."""
+    for name, arg in zip(names, args, strict=True):
+        yield from _tensors(name, arg)
+
+
+def _tensors(name: str, arg: Any) -> Iterator[tuple[str, Any]]:
     import torch
     from triton.runtime.jit import TensorWrapper
+    from triton.tools.tensor_descriptor import TensorDescriptor
 
-    for name, arg in zip(names, args, strict=True):
-        leaves = list(arg) if isinstance(arg, tuple) else [arg]
-        for i, leaf in enumerate(leaves):
-            leaf = leaf.base if isinstance(leaf, TensorWrapper) else leaf
-            if isinstance(leaf, torch.Tensor):
-                yield (f"{name}[{i}]" if isinstance(arg, tuple) else name), leaf
+    if isinstance(arg, tuple):
+        for i, item in enumerate(arg):
+            yield from _tensors(f"{name}[{i}]", item)
+    elif isinstance(arg, TensorWrapper | TensorDescriptor):
+        yield from _tensors(f"{name}.base" if isinstance(arg, TensorDescriptor) else name, arg.base)
+    elif isinstance(arg, torch.Tensor):
+        yield name, arg
+
+
+def _same_bits(a: Any, b: Any) -> bool:
+    """Whether two tensors of one dtype and shape hold the same bytes (NaNs included)."""
+    import torch
+
+    return torch.equal(a.view(torch.uint8), b.view(torch.uint8))
 
 
 def _flat(storage: Any, dtype: Any) -> Any:
@@ -161,7 +210,7 @@ def run_interpreted(jit_fn: Any, grid: tuple[int, int, int], args: list[Any]) ->
     from triton.runtime.interpreter import GridExecutor, _patch_lang
     from triton.runtime.jit import JITFunction
 
-    fn = _interpretable(jit_fn.fn)
+    fn = _interpretable(_python_function(jit_fn))
     refuse = JITFunction.__call__
     scope = _patch_lang(types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core}))
     _patch_libdevice(scope)
@@ -229,6 +278,33 @@ def _ufunc(ufunc: Any, *args: Any, _semantic: Any = None) -> Any:
         data = data.astype(xs[0].handle.data.dtype)
     ty = xs[0].type.with_element_ty(dtype) if xs[0].type.is_block() else dtype
     return tl.tensor(TensorHandle(data, dtype), ty)
+
+
+def _python_function(jit_fn: Any) -> Any:
+    """The Python function of `jit_fn`. Inductor drops it (`CachingAutotuner.prepare_for_pickle` sets `fn.fn` to
+    None) from a kernel compiled in a worker process; then it is the same-named kernel's of the module at
+    `jit_fn.file_name` (Inductor's generated file), loaded again if no module in sys.modules is that file."""
+    import sys
+
+    if jit_fn.fn is not None:
+        return jit_fn.fn
+    key = (jit_fn.file_name, jit_fn.__name__)
+    if key not in _RELOADED:
+        module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == key[0]), None)
+        if module is None:
+            module = types.ModuleType(f"interpret_check.{jit_fn.__name__}")
+            module.__file__ = key[0]
+            with open(key[0]) as f:
+                exec(compile(f.read(), key[0], "exec", dont_inherit=True), module.__dict__)
+        kernel = getattr(module, key[1])
+        kernel = getattr(kernel, "fn", kernel)  # Inductor's CachingAutotuner holds the JITFunction
+        if kernel.fn is None:
+            raise NotImplementedError(f"interpreter_check: no Python function of kernel {key[1]} in {key[0]}")
+        _RELOADED[key] = kernel.fn
+    return _RELOADED[key]
+
+
+_RELOADED: dict[tuple[str, str], Any] = {}
 
 
 def _call_interpreted(self: Any, *args: Any, **kwargs: Any) -> Any:
