@@ -199,3 +199,29 @@ def test_unsupported_case_falls_back_and_says_why(mtia_inductor, monkeypatch):
     code = _train(lambda: torch.nn.LayerNorm([5, 48]), torch.randn(3, 5, 48))
     assert LN_OP not in code and KERNEL not in launches
     assert reasons and all(r is not None and "normalized_shape [5, 48]" in r for r in reasons), reasons
+
+
+def test_fused_rms_norm_backward_in_a_graph_runs_our_kernel(mtia_inductor, monkeypatch):
+    """A graph calling `aten._fused_rms_norm_backward` (no CPU kernel: eager is the stock decomposition) calls
+    mtia_xdsl::rms_norm_backward in its output code; dx and dw are the stock decomposition's."""
+    from torch._inductor.utils import run_and_get_code
+
+    x, dy, w = _inputs(75, 48, torch.float32)
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+    def backward(dy, x, rstd, w):
+        return torch.ops.aten._fused_rms_norm_backward(dy, x, [48], rstd, w, [True, True])
+
+    launches = _launches(monkeypatch)
+    got, codes = run_and_get_code(torch.compile(backward), dy, x, rstd, w)
+    for g, e in zip(got, stock._fused_rms_norm_backward(dy, x, [48], rstd, w, [True, True]), strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+    assert "torch.ops.mtia_xdsl.rms_norm_backward.default(" in "\n".join(codes)
+    assert KERNEL in launches, launches
+
+
+def test_rms_norm_training_step_matches_eager(mtia_inductor):
+    """nn.RMSNorm's training step gives eager's grads. On CPU, torch 2.13's `torch.rms_norm` and
+    `aten._fused_rms_norm` are CompositeImplicitAutograd, so the graph holds their pow, mean, rsqrt and mul and
+    autograd's backward of those: `aten._fused_rms_norm_backward` is not in it and the stock kernels run."""
+    _train(lambda: torch.nn.RMSNorm(48), torch.randn(75, 48))
