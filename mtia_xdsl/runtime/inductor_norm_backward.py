@@ -161,18 +161,18 @@ def _dx(g, xhat, rstd, N, HAS_MEAN: tl.constexpr):
 @triton.autotune(**_AUTOTUNE)
 @triton.jit
 def _norm_backward_kernel(
-    DY, X, W, Mean, Rstd, DXout, DWpart, DBpart, M, N, stride_dy, stride_x, stride_dx,
+    DY, X, W, Mean, Rstd, DXout, Part, M, N, stride_dy, stride_x, stride_dx, stride_part,
     HAS_MEAN: tl.constexpr, HAS_W: tl.constexpr, DX: tl.constexpr, DW: tl.constexpr, DB: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     """The backward of y = xhat w (+ b), xhat = (x - mean) rstd (HAS_MEAN, LayerNorm) or x rstd (RMSNorm), over
     the rows of x [M, N]: DXout = rstd (g - xhat mean(g xhat) [- mean(g)]) with g = dy w (dy without HAS_W);
-    DWpart[p] and DBpart[p] = program p's column sums of dy xhat and dy, over the row blocks p, p + P, ... it
-    takes (P = `num_programs(0)`).
+    Part[p] = program p's column sums of dy xhat (DW) then of dy (DB), over the row blocks p, p + P, ... it takes
+    (P = `num_programs(0)`).
 
     Shapes: DY, X, DXout [M, N] (rows at the given strides, columns at stride 1), W [N], Mean, Rstd [M],
-    DWpart, DBpart [P, N] (f32); tiles tensor<BLOCK_M x BLOCK_N>. Columns past N and rows past M are masked.
-    DX, DW, DB switch each output off (aten's output_mask).
+    Part [P, DW + DB, N] (f32, rows at stride_part); tiles tensor<BLOCK_M x BLOCK_N>. Columns past N and rows
+    past M are masked. DX, DW, DB switch each output off (aten's output_mask).
     """
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
@@ -205,9 +205,9 @@ def _norm_backward_kernel(
         if DB:
             db_acc += tl.sum(dy, axis=0)
     if DW:
-        tl.store(DWpart + pid * N + cols, dw_acc, mask=col_ok)
+        tl.store(Part + pid * stride_part + cols, dw_acc, mask=col_ok)
     if DB:
-        tl.store(DBpart + pid * N + cols, db_acc, mask=col_ok)
+        tl.store(Part + pid * stride_part + (stride_part - N) + cols, db_acc, mask=col_ok)
 
 
 def _launch(
@@ -217,10 +217,9 @@ def _launch(
     mean: torch.Tensor | None,
     rstd: torch.Tensor,
     mask: list[bool],
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Run the kernel on x, dy [.., N] (mean, rstd: one per row); return (dx of x's shape and dtype, dw partials
-    [P, N] f32, db partials [P, N] f32), each empty ([0]-shaped) when its entry of `mask` is False or missing (dw
-    also without a weight)."""
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run the kernel on x, dy [.., N] (mean, rstd: one per row); return (dx of x's shape and dtype, [0] when
+    mask[0] is False; the partial sums [P, K, N] f32: dw's, if mask[1] and a weight, then db's, if mask[2])."""
     n = x.shape[-1]
     x2, dy2 = (t.reshape(-1, n) for t in (x, dy))
     x2, dy2 = (t if t.stride(-1) == 1 else t.contiguous() for t in (x2, dy2))
@@ -228,17 +227,16 @@ def _launch(
     p = min(programs(), m)
     mask = [mask[0], mask[1] and weight is not None, len(mask) > 2 and mask[2]]
     dx = torch.empty(x.shape if mask[0] else (0,), dtype=x.dtype, device=x.device)
-    dw = x.new_empty((p, n) if mask[1] else (0,), dtype=torch.float32)
-    db = x.new_empty((p, n) if mask[2] else (0,), dtype=torch.float32)
+    part = x.new_empty((p, int(mask[1]) + int(mask[2]), n), dtype=torch.float32)
     rstd = rstd.reshape(m)
     mean_arg = rstd if mean is None else mean.reshape(m)
     wrap_triton(_norm_backward_kernel)[(p,)](
         dy2, x2, x2 if weight is None else weight, mean_arg, rstd, dx.view(m, n) if mask[0] else x2,
-        dw if mask[1] else x2, db if mask[2] else x2, m, n, dy2.stride(0), x2.stride(0), n,
+        part if part.numel() else x2, m, n, dy2.stride(0), x2.stride(0), n, part.shape[1] * n,
         HAS_MEAN=mean is not None, HAS_W=weight is not None, DX=mask[0], DW=mask[1], DB=mask[2],
         BLOCK_N=triton.next_power_of_2(n),
     )  # fmt: skip
-    return dx, dw, db
+    return dx, part
 
 
 @triton_op("mtia_xdsl::layer_norm_backward", mutates_args=())
@@ -249,11 +247,11 @@ def layer_norm_backward(
     rstd: torch.Tensor,
     weight: torch.Tensor | None,
     output_mask: list[bool],
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The LayerNorm backward over the last dimension of input [.., N]: (dx of input's shape and dtype, dw
-    partials [P, N] f32, db partials [P, N] f32; each [0] when output_mask (3 entries) switches it off, dw also
-    when weight is None). Summing
-    the partials over their first dimension gives dw and db; P = min(`programs()`, rows).
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The LayerNorm backward over the last dimension of input [.., N]: (dx of input's shape and dtype, [0] when
+    output_mask[0] is False; partials [P, K, N] f32: dw's if output_mask[1] and weight is given, then db's if
+    output_mask[2]). Summing the partials over their first dimension gives dw and db (one reduction for both);
+    P = min(`programs()`, rows).
 
     mean, rstd: one per row of input, any shape of that many elements (aten's [.., 1]), f32, f16 or bf16.
     Requires: `unsupported_layer_norm_backward` is None (not checked here).
@@ -269,11 +267,10 @@ def rms_norm_backward(
     weight: torch.Tensor | None,
     output_mask: list[bool],
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The RMSNorm backward over the last dimension of input [.., N]: (dx of input's shape and dtype, dw partials
-    [P, N] f32; each [0] when output_mask (2 entries) switches it off or weight is None), as `layer_norm_backward`
-    without mean and bias. Requires: `unsupported_rms_norm_backward` is None (not checked here)."""
-    dx, dw, _ = _launch(grad_out, input, weight, None, rstd, output_mask)
-    return dx, dw
+    """The RMSNorm backward over the last dimension of input [.., N]: (dx, partials [P, K, N] f32 of dw, K = 1 if
+    output_mask[1] and weight is given, else 0), as `layer_norm_backward` without mean and bias. Requires:
+    `unsupported_rms_norm_backward` is None (not checked here)."""
+    return _launch(grad_out, input, weight, None, rstd, [*output_mask, False])
 
 
 def _taken() -> bool:
@@ -305,11 +302,12 @@ def native_layer_norm_backward(
             grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
         )
     mask = [output_mask[0], output_mask[1] and weight is not None, output_mask[2] and bias is not None]
-    dx, dw, db = layer_norm_backward(grad_out, input, mean, rstd, weight, mask)
+    dx, part = layer_norm_backward(grad_out, input, mean, rstd, weight, mask)
+    sums = part.sum(0)
     return (
         dx if mask[0] else None,
-        dw.sum(0).to(weight.dtype) if mask[1] and weight is not None else None,
-        db.sum(0).to(bias.dtype) if mask[2] and bias is not None else None,
+        sums[0].to(weight.dtype) if mask[1] and weight is not None else None,
+        sums[-1].to(bias.dtype) if mask[2] and bias is not None else None,
     )
 
 
@@ -328,5 +326,5 @@ def fused_rms_norm_backward(
     if why is not None or not _taken():
         return stock._fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask)
     mask = [output_mask[0], output_mask[1] and weight is not None]
-    dx, dw = rms_norm_backward(grad_out, input, rstd, weight, mask)
-    return dx if mask[0] else None, dw.sum(0).to(input.dtype) if mask[1] else None
+    dx, part = rms_norm_backward(grad_out, input, rstd, weight, mask)
+    return dx if mask[0] else None, part.sum(0)[0].to(input.dtype) if mask[1] else None
