@@ -53,6 +53,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
+- **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
+  into generic pointwise and reduction kernels; while `inductor_config.norm_templates` is on, the hook's
+  decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
+  kernel (one launch: row blocks as DMA, dx's row sums on the RE, per-program column sums of dw and db, summed by an
+  ordinary Inductor kernel), its BLOCK_M chosen by simulated time.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -391,10 +396,13 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    from mtia_xdsl.runtime import inductor_norm_backward as norm_backward
     from mtia_xdsl.runtime import inductor_norms
 
     table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
     table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
+    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -491,7 +499,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags", "inductor_norms",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
