@@ -344,15 +344,18 @@ def install() -> None:
 
     class FuseCausalAttention(custom_pass_base):  # type: ignore[misc, valid-type]
         """Inductor's joint-graph custom post pass while our backend is active:
-        `inductor_causal_attention.fuse_causal_attention`, then the user's own joint custom post pass (`user`)."""
+        `inductor_causal_attention.fuse_causal_attention`, `inductor_rms_norm_pattern.fuse_rms_norms`, then the
+        user's own joint custom post pass (`user`)."""
 
         def __init__(self, user: Any) -> None:
             self.user = user
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_causal_attention import fuse_causal_attention
+            from mtia_xdsl.runtime.inductor_rms_norm_pattern import fuse_rms_norms
 
             fuse_causal_attention(graph)
+            fuse_rms_norms(graph)
             if self.user is not None:
                 self.user(graph)
 
