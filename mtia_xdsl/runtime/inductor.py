@@ -394,6 +394,10 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    from mtia_xdsl.runtime import inductor_norms
+
+    table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
+    table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -490,7 +494,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags",
+    "inductor_jagged_bags", "inductor_norms",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
