@@ -50,6 +50,13 @@ choices are then wrong for MTIA, and `install()` hooks both:
   then the user's own) to `inductor_causal_attention.fuse_causal_attention`: causal attention written out by hand
   (`masked_fill(~tril(ones(T, T)), -inf)` before the softmax, which none of Inductor's attention patterns matches)
   becomes SDPA with `is_causal=True`, so that kernel, in inference and training graphs alike.
+- **Hand-written RMSNorm.** The same joint custom post pass then runs
+  `inductor_rms_norm_pattern.fuse_rms_norms`: RMSNorm written out by hand, `x * rsqrt(x.pow(2).mean(-1,
+  keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
+  ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
+  multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
+  the template's rstd), while `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm`
+  accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.

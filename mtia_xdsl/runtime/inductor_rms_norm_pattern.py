@@ -206,7 +206,10 @@ def fuse_rms_norms(graph: torch.fx.Graph) -> int:
         return 0
     gm = graph.owning_module
     updater = FakeTensorUpdater(gm) if gm is not None else None
-    count = rms_norm_patterns().apply(graph)
+    # Inductor's register_replacement registers no joint pattern under inference mode: a pass built there (and
+    # cached) would have none, so inference mode gets a forward-only pass of its own
+    traces = (fwd_only,) if torch.is_inference_mode_enabled() else TRACES
+    count = rms_norm_patterns(traces).apply(graph)
     if count:
         stable_topological_sort(graph)  # a joint pattern's replacement sits before the gradient it reads
         if updater is not None:

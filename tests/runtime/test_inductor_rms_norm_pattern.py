@@ -122,6 +122,22 @@ def test_forward_pattern_keeps_what_the_backward_reads(mtia_inductor):
     assert str(gm.graph) == before
 
 
+def test_inference_mode_first_keeps_the_joint_patterns(mtia_inductor):
+    """A first rewrite under `torch.inference_mode()` (where Inductor registers no joint pattern) still rewrites
+    there, and a training graph after it still meets the joint patterns."""
+    from torch._inductor.virtualized import V
+
+    from mtia_xdsl.runtime import inductor_rms_norm_pattern as pattern
+
+    forward, forward_mode = _joint_graph(no_weight, torch.float32, False)
+    joint, joint_mode = _joint_graph(llama, torch.float32, True)
+    pattern.rms_norm_patterns.cache_clear()
+    with V.set_fake_mode(forward_mode), torch.inference_mode():
+        assert pattern.fuse_rms_norms(forward.graph) == 1
+    with V.set_fake_mode(joint_mode):
+        assert pattern.fuse_rms_norms(joint.graph) == 1
+
+
 def test_switch_off_or_inactive_backend_leaves_the_graph(mtia_inductor):
     """`inductor_config.norm_templates` off, or Inductor's C++ CPU backend (ours not active): no rewrite."""
     from torch._inductor.virtualized import V
