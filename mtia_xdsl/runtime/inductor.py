@@ -50,6 +50,13 @@ choices are then wrong for MTIA, and `install()` hooks both:
   then the user's own) to `inductor_causal_attention.fuse_causal_attention`: causal attention written out by hand
   (`masked_fill(~tril(ones(T, T)), -inf)` before the softmax, which none of Inductor's attention patterns matches)
   becomes SDPA with `is_causal=True`, so that kernel, in inference and training graphs alike.
+- **Hand-written RMSNorm.** The same joint custom post pass then runs
+  `inductor_rms_norm_pattern.fuse_rms_norms`: RMSNorm written out by hand, `x * rsqrt(x.pow(2).mean(-1,
+  keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
+  ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
+  multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
+  the template's rstd), while `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm`
+  accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
@@ -349,15 +356,18 @@ def install() -> None:
 
     class FuseCausalAttention(custom_pass_base):  # type: ignore[misc, valid-type]
         """Inductor's joint-graph custom post pass while our backend is active:
-        `inductor_causal_attention.fuse_causal_attention`, then the user's own joint custom post pass (`user`)."""
+        `inductor_causal_attention.fuse_causal_attention`, `inductor_rms_norm_pattern.fuse_rms_norms`, then the
+        user's own joint custom post pass (`user`)."""
 
         def __init__(self, user: Any) -> None:
             self.user = user
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_causal_attention import fuse_causal_attention
+            from mtia_xdsl.runtime.inductor_rms_norm_pattern import fuse_rms_norms
 
             fuse_causal_attention(graph)
+            fuse_rms_norms(graph)
             if self.user is not None:
                 self.user(graph)
 
