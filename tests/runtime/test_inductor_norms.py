@@ -194,3 +194,27 @@ def test_unsupported_shape_falls_back_to_stock_lowering(mtia_inductor):
     out, codes = run_and_get_code(torch.compile(f), x)
     torch.testing.assert_close(out, f(x), rtol=1e-5, atol=1e-5)
     assert "triton_tem_" not in "\n".join(codes)
+
+
+def test_training_step_reads_the_template_statistics(compile_and_train):
+    """LayerNorm + GELU trained: the forward template also writes mean and rstd (STORE_STATS), which the backward
+    reads; output and gradients match eager."""
+    torch.manual_seed(0)
+    codes = compile_and_train(
+        lambda: torch.nn.Sequential(torch.nn.LayerNorm(48), torch.nn.GELU()),
+        torch.randn(2, 8, 48),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    assert "'STORE_STATS': True" in codes[0], codes[0]
+
+
+def test_cache_key_holds_mtia_xdsl_settings():
+    """The uuid of mtia_xdsl's custom passes (in Inductor's FX graph and AOTAutograd cache keys) changes with
+    `inductor_config`: output code compiled with the templates is not replayed once they are switched off."""
+    from torch._inductor.custom_graph_pass import CustomGraphPass
+
+    on = inductor.pass_uuid(None, CustomGraphPass)
+    with mtia_config.patch(norm_templates=False):
+        off = inductor.pass_uuid(None, CustomGraphPass)
+    assert on != off and on == inductor.pass_uuid(None, CustomGraphPass)
