@@ -4,7 +4,7 @@
 driver (`MtiaLauncher`, so every kernel a `torch.compile`'d model runs with `cpu_backend="triton"`, and every
 autotuning run of a choice) is also run by Triton's interpreter on copies of its arguments taken before the
 launch, and the memory of every pointer argument must then agree with what the machine model left there
-(`torch.testing.assert_close` with the dtype's default tolerances; NaN equal to NaN, so memory neither run
+(`torch.testing.assert_close`, by default with the dtype's tolerances; NaN equal to NaN, so memory neither run
 writes agrees whatever it holds).
 
 The interpreter runs in-process, without `TRITON_INTERPRET=1` (which only takes effect for `@triton.jit`
@@ -55,7 +55,8 @@ def interpreter_check(
     `torch.testing.assert_close`'s (None: the dtype's defaults).
     Raises: InterpreterMismatch naming the kernel, its file and the parameter whose memory differs, with
     assert_close's report of the elements; InterpreterCheckError when the interpreter fails or an argument holds a
-    pointer the check cannot copy (anything but tensors, `triton.reinterpret` wrappers and tuples of them). Each is
+    pointer the check cannot copy (anything but tensors, `triton.reinterpret` wrappers, host tensor descriptors and
+    tuples of them: a ctypes.Structure, say). Each is
     raised from the launch and again when the context exits, in case the launch's caller swallowed it.
     """
     return _check(rtol, atol)
@@ -283,25 +284,33 @@ def _ufunc(ufunc: Any, *args: Any, _semantic: Any = None) -> Any:
 def _python_function(jit_fn: Any) -> Any:
     """The Python function of `jit_fn`. Inductor drops it (`CachingAutotuner.prepare_for_pickle` sets `fn.fn` to
     None) from a kernel compiled in a worker process; then it is the same-named kernel's of the module at
-    `jit_fn.file_name` (Inductor's generated file), loaded again if no module in sys.modules is that file."""
+    `jit_fn.file_name` (Inductor's generated file): one in sys.modules, else the file loaded again.
+    Raises: LookupError when neither has it."""
     import sys
 
     if jit_fn.fn is not None:
         return jit_fn.fn
     key = (jit_fn.file_name, jit_fn.__name__)
     if key not in _RELOADED:
-        module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == key[0]), None)
-        if module is None:
-            module = types.ModuleType(f"interpret_check.{jit_fn.__name__}")
-            module.__file__ = key[0]
-            with open(key[0]) as f:
-                exec(compile(f.read(), key[0], "exec", dont_inherit=True), module.__dict__)
-        kernel = getattr(module, key[1])
-        kernel = getattr(kernel, "fn", kernel)  # Inductor's CachingAutotuner holds the JITFunction
-        if kernel.fn is None:
-            raise NotImplementedError(f"interpreter_check: no Python function of kernel {key[1]} in {key[0]}")
-        _RELOADED[key] = kernel.fn
+        loaded = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == key[0]]
+        for module in (*loaded, None):
+            kernel = getattr(module or _load(*key), key[1], None)
+            kernel = getattr(kernel, "fn", kernel)  # Inductor's CachingAutotuner holds the JITFunction
+            if getattr(kernel, "fn", None) is not None:
+                _RELOADED[key] = kernel.fn  # type: ignore[union-attr]
+                break
+        else:
+            raise LookupError(f"no Python function of kernel {key[1]} in {key[0]}")
     return _RELOADED[key]
+
+
+def _load(path: str, name: str) -> Any:
+    """The module of the Python file at `path`, executed anew (not put in sys.modules)."""
+    module = types.ModuleType(f"interpret_check.{name}")
+    module.__file__ = path
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec", dont_inherit=True), module.__dict__)
+    return module
 
 
 _RELOADED: dict[tuple[str, str], Any] = {}
