@@ -140,14 +140,6 @@ def _prune(configs: list[triton.Config], named_args: dict[str, Any], **kwargs: A
     return fitting or configs[:1]
 
 
-_AUTOTUNE = {
-    "configs": [triton.Config({"BLOCK_M": m}) for m in BLOCK_MS],
-    "key": ["M", "N", "HAS_MEAN", "HAS_W", "DX", "DW", "DB"],
-    "prune_configs_by": {"early_config_prune": _prune},
-}
-"""The BLOCK_M autotuning of the kernel: keyed on the sizes and the constexpr switches (Triton adds the dtypes)."""
-
-
 @triton.jit
 def _dx(g, xhat, rstd, N, HAS_MEAN: tl.constexpr):
     """dx = rstd (g - xhat mean(g xhat) [- mean(g)]) of a row block (g = dy w): the row sums on the RE."""
@@ -158,7 +150,11 @@ def _dx(g, xhat, rstd, N, HAS_MEAN: tl.constexpr):
     return (g - xhat * c1[:, None]) * rstd[:, None]
 
 
-@triton.autotune(**_AUTOTUNE)
+@triton.autotune(  # keyed on the sizes and the constexpr switches (Triton adds the dtypes)
+    configs=[triton.Config({"BLOCK_M": m}) for m in BLOCK_MS],
+    key=["M", "N", "HAS_MEAN", "HAS_W", "DX", "DW", "DB"],
+    prune_configs_by={"early_config_prune": _prune},
+)
 @triton.jit
 def _norm_backward_kernel(
     DY, X, W, Mean, Rstd, DXout, Part, M, N, stride_dy, stride_x, stride_dx, stride_part,
@@ -179,6 +175,8 @@ def _norm_backward_kernel(
     col_ok = cols < N
     if HAS_W:
         w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    else:
+        w = tl.full([BLOCK_N], 1.0, tl.float32)  # not read
     dw_acc = tl.zeros([BLOCK_N], dtype=tl.float32)
     db_acc = tl.zeros([BLOCK_N], dtype=tl.float32)
     for m0 in range(pid * BLOCK_M, M, tl.num_programs(0) * BLOCK_M):
@@ -230,7 +228,7 @@ def _launch(
     part = x.new_empty((p, int(mask[1]) + int(mask[2]), n), dtype=torch.float32)
     rstd = rstd.reshape(m)
     mean_arg = rstd if mean is None else mean.reshape(m)
-    wrap_triton(_norm_backward_kernel)[(p,)](
+    wrap_triton(_norm_backward_kernel)[(p,)](  # pyright: ignore[reportArgumentType] (an Autotuner is taken)
         dy2, x2, x2 if weight is None else weight, mean_arg, rstd, dx.view(m, n) if mask[0] else x2,
         part if part.numel() else x2, m, n, dy2.stride(0), x2.stride(0), n, part.shape[1] * n,
         HAS_MEAN=mean is not None, HAS_W=weight is not None, DX=mask[0], DW=mask[1], DB=mask[2],
@@ -324,7 +322,9 @@ def fused_rms_norm_backward(
     Returns aten's (dx, dw); dw in input's dtype, as the stock decomposition's."""
     why = unsupported_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight)
     if why is not None or not _taken():
-        return stock._fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask)
+        return stock._fused_rms_norm_backward(  # pyright: ignore[reportPrivateUsage] (torch's own decomposition)
+            grad_out, input, normalized_shape, rstd, weight, output_mask
+        )
     mask = [output_mask[0], output_mask[1] and weight is not None]
     dx, part = rms_norm_backward(grad_out, input, rstd, weight, mask)
     return dx if mask[0] else None, part.sum(0)[0].to(input.dtype) if mask[1] else None
