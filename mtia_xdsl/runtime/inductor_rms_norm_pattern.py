@@ -121,7 +121,8 @@ class _RmsNormFunction(torch.autograd.Function):
 def _rms_norm_template(x: torch.Tensor, eps: float) -> torch.Tensor:
     """What a matched form is replaced by: `_RmsNormFunction` of x in x's own dtype (the template computes in f32
     and rounds once, as the upcast forms do)."""
-    return _RmsNormFunction.apply(x, eps)
+    function: Any = _RmsNormFunction  # torch's `Function.apply` is typed (...) -> Unknown
+    return function.apply(x, eps)
 
 
 def _rewritable(match: Match) -> bool:
