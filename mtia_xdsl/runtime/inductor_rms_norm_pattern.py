@@ -16,7 +16,7 @@ is decomposed before autograd and no decomposition of it is ever called), which 
 the right, `add.Scalar` for the eps, the mean's dimension as a positive index). Stock Inductor lowers all of them
 into generic reduction kernels. `fuse_rms_norms` (Inductor's joint-graph custom post pass while our backend is
 active, see `mtia_xdsl.runtime.inductor`) rewrites the normalisation, `x * rsqrt(mean(x^2, -1) + eps)` with its
-optional casts, into `mtia_xdsl::rms_norm(x.view(-1, N), None, eps)` (`inductor_norms.rms_norm`, a Triton
+optional casts, into `mtia_xdsl::rms_norm(x.reshape(-1, N), None, eps)` (`inductor_norms.rms_norm`, a Triton
 template whose epilogue takes the pointwise ops that follow): the weight multiply stays as written, after the
 normalisation and its cast, and is such an epilogue. So the rewrite keeps the user's rounding (Hugging Face's
 weight multiply in x's dtype, after the cast); a form without the casts in half precision is computed in f32 by
@@ -27,7 +27,8 @@ The patterns are Inductor's `register_replacement`, traced from `_rms_core` and 
 the square over the last dimension with keepdim, plus a scalar eps; a mean over another dimension, a sum, a
 tensor eps or a missing rsqrt is not matched, and the graph is left as it is. `_rewritable` then requires
 mtia_xdsl's backend active, `inductor_config.norm_templates` on and a case `inductor_norms.unsupported_rms_norm`
-accepts (f32, f16 or bf16, static sizes, a row that fits a PE's LS).
+accepts (f32, f16 or bf16, static sizes, a row that fits a PE's LS). The replacement calls the custom op itself:
+`aten._fused_rms_norm` would be decomposed back into the matched graph on CPU while the replacement is traced.
 
 Training: each pattern is registered as a forward (inference graphs, and training graphs where x does not require
 grad: then the backward reads only the normalisation's output, for the weight's gradient) and as a joint forward
@@ -121,7 +122,8 @@ class _RmsNormFunction(torch.autograd.Function):
 def _rms_norm_template(x: torch.Tensor, eps: float) -> torch.Tensor:
     """What a matched form is replaced by: `_RmsNormFunction` of x in x's own dtype (the template computes in f32
     and rounds once, as the upcast forms do)."""
-    return _RmsNormFunction.apply(x, eps)
+    function: Any = _RmsNormFunction  # torch's `Function.apply` is typed (...) -> Unknown
+    return function.apply(x, eps)
 
 
 def _rewritable(match: Match) -> bool:
