@@ -22,7 +22,7 @@ normalisation and its cast, and is such an epilogue. So the rewrite keeps the us
 weight multiply in x's dtype, after the cast); a form without the casts in half precision is computed in f32 by
 the template, as stock Inductor computes it, and rounded once.
 
-The patterns are Inductor's `register_replacement`, traced from `_rms_core` and its variants and matched exactly
+The patterns are Inductor's `register_replacement`, traced from `_search_fn`'s forms and matched exactly
 (re-traced with the candidate's shapes and dtypes, every literal compared), so the reduction is provably a mean of
 the square over the last dimension with keepdim, plus a scalar eps; a mean over another dimension, a sum, a
 tensor eps or a missing rsqrt is not matched, and the graph is left as it is. `_rewritable` then requires
@@ -30,15 +30,19 @@ mtia_xdsl's backend active, `inductor_config.norm_templates` on and a case `indu
 accepts (f32, f16 or bf16, static sizes, a row that fits a PE's LS). The replacement calls the custom op itself:
 `aten._fused_rms_norm` would be decomposed back into the matched graph on CPU while the replacement is traced.
 
-Training: each pattern is registered as a forward (inference graphs, and training graphs where x does not require
-grad: then the backward reads only the normalisation's output, for the weight's gradient) and as a joint forward
-and backward with x requiring grad (`joint_fwd_bwd`). In a training graph the forward-only pattern does not match
-when x requires grad: the backward reads the pattern's intermediates (the rsqrt), and Inductor's matcher refuses a
-match whose inner nodes have users outside it, so the graph keeps every value its backward reads. The joint
-pattern's replacement is `_RmsNormFunction`: the template forward, and as backward
-`aten._fused_rms_norm_backward(grad, x, [N], rstd, None)` of the template's rstd, which Inductor's decompositions
-turn into a kernel (mtia_xdsl's backward template where `inductor_norm_backward` takes it). The weight's gradient
-(`sum(grad * y)`) stays as written, reading the template's output.
+Training: each form has three patterns (`TRACES`), tried in this order.
+- Joint: its forward and backward traced together with x requiring grad (`joint_fwd_bwd`), replaced by
+  `_RmsNormFunction`: the template forward, and as backward `aten._fused_rms_norm_backward(grad, x, [N], rstd,
+  None)` of the template's rstd, which Inductor's decompositions turn into kernels (mtia_xdsl's backward template
+  where `inductor_norm_backward` takes it). It matches only where x is read by the norm alone: autograd adds the
+  gradients of x's readers term by term, so a residual's term sits inside the norm's sum.
+- Forward: the normalisation alone (inference graphs, and training graphs where x does not require grad: the
+  backward then reads only the normalised output, for the weight's gradient). Inductor's matcher refuses a match
+  whose inner nodes have users outside it, so where the backward reads the rsqrt this pattern does not match.
+- Forward with what the backward reads: the rsqrt (and the upcast forms' f32 x) as outputs too, replaced by the
+  template and its rstd (in the rsqrt's dtype) (and x cast to f32); the stock backward reads those. This is the
+  residual stream of a Llama block.
+The weight's gradient (`sum(grad * y)`) stays as written in all three, reading the template's output.
 
 Imports torch when loaded: import it only once Inductor has loaded.
 """
