@@ -60,6 +60,19 @@ choices are then wrong for MTIA, and `install()` hooks both:
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
+- **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
+  reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
+  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept into the custom ops
+  `mtia_xdsl::layer_norm` / `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA
+  (row blocks by DMA, row sums on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the
+  pointwise ops that follow fuse into them as an epilogue. Off with `inductor_config.patch(norm_templates=False)`
+  (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
+  settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
+- **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
+  into generic pointwise and reduction kernels; while `inductor_config.norm_templates` is on, the hook's
+  decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
+  kernel (one launch: row blocks as DMA, dx's row sums on the RE, per-program column sums of dw and db, summed by an
+  ordinary Inductor kernel), its BLOCK_M chosen by simulated time.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -401,10 +414,13 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    from mtia_xdsl.runtime import inductor_norm_backward as norm_backward
     from mtia_xdsl.runtime import inductor_norms
 
     table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
     table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
+    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -413,19 +429,23 @@ def install() -> None:
 
 def pass_uuid(user: Any, custom_pass_base: type) -> Any:
     """The uuid of mtia_xdsl's post-grad custom pass run before the user's `user` (None, or Inductor's
-    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash) and
-    `user.uuid()`. Inductor's FX graph and AOTAutograd cache keys include it, so output code cached by another
-    version of mtia_xdsl (its passes, decompositions, kernels and hooks decide that code) is not replayed.
+    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash), the values
+    of mtia_xdsl's settings (`inductor_config`, sorted by name) and `user.uuid()`. Inductor's FX graph and
+    AOTAutograd cache keys include it, so output code cached by another version of mtia_xdsl (its passes,
+    decompositions, kernels and hooks decide that code) or under other settings (`norm_templates` off: the
+    decompositions take Inductor's own lowering) is not replayed.
 
     Returns None (Inductor then bypasses both caches, as for any pass it cannot key) when `user` is a plain
     callable or its uuid is None.
     """
+    from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.triton_backend import compiler
 
+    key = (compiler.package_hash(), tuple(sorted(inductor_config.get_config_copy().items())))
     if user is None:
-        return (compiler.package_hash(), None)
+        return (*key, None)
     user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
-    return None if user_uuid is None else (compiler.package_hash(), user_uuid)
+    return None if user_uuid is None else (*key, user_uuid)
 
 
 SAME_DTYPE_GEMMS = ("mm", "addmm", "bmm", "baddbmm")
@@ -501,7 +521,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags", "inductor_norms",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
