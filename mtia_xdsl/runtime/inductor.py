@@ -55,8 +55,8 @@ choices are then wrong for MTIA, and `install()` hooks both:
   keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
   ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
   multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
-  the template's rstd), while `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm`
-  accepts the case.
+  the template's rstd where the norm's input feeds nothing else, else the stock backward reading that rstd), while
+  `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm` accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
