@@ -50,6 +50,13 @@ choices are then wrong for MTIA, and `install()` hooks both:
   then the user's own) to `inductor_causal_attention.fuse_causal_attention`: causal attention written out by hand
   (`masked_fill(~tril(ones(T, T)), -inf)` before the softmax, which none of Inductor's attention patterns matches)
   becomes SDPA with `is_causal=True`, so that kernel, in inference and training graphs alike.
+- **Hand-written RMSNorm.** The same joint custom post pass then runs
+  `inductor_rms_norm_pattern.fuse_rms_norms`: RMSNorm written out by hand, `x * rsqrt(x.pow(2).mean(-1,
+  keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
+  ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
+  multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
+  the template's rstd where the norm's input feeds nothing else, else the stock backward reading that rstd), while
+  `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm` accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
@@ -63,6 +70,11 @@ choices are then wrong for MTIA, and `install()` hooks both:
   Inductor's GEMM-minded prologue heuristics). Off with `inductor_config.patch(norm_templates=False)`
   (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
   settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
+- **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
+  into generic pointwise and reduction kernels; while `inductor_config.norm_templates` is on, the hook's
+  decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
+  kernel (one launch: row blocks as DMA, dx's row sums on the RE, per-program column sums of dw and db, summed by an
+  ordinary Inductor kernel), its BLOCK_M chosen by simulated time.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -354,15 +366,18 @@ def install() -> None:
 
     class FuseCausalAttention(custom_pass_base):  # type: ignore[misc, valid-type]
         """Inductor's joint-graph custom post pass while our backend is active:
-        `inductor_causal_attention.fuse_causal_attention`, then the user's own joint custom post pass (`user`)."""
+        `inductor_causal_attention.fuse_causal_attention`, `inductor_rms_norm_pattern.fuse_rms_norms`, then the
+        user's own joint custom post pass (`user`)."""
 
         def __init__(self, user: Any) -> None:
             self.user = user
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_causal_attention import fuse_causal_attention
+            from mtia_xdsl.runtime.inductor_rms_norm_pattern import fuse_rms_norms
 
             fuse_causal_attention(graph)
+            fuse_rms_norms(graph)
             if self.user is not None:
                 self.user(graph)
 
@@ -405,10 +420,13 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    from mtia_xdsl.runtime import inductor_norm_backward as norm_backward
     from mtia_xdsl.runtime import inductor_norms
 
     table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
     table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
+    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -545,7 +563,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags", "inductor_norms",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
