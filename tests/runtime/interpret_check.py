@@ -14,6 +14,13 @@ would otherwise add names to), `tl`/`tl.core` are patched to the interpreter's s
 `@triton.jit` helpers the kernel calls (`triton_helpers.maximum`, ...) run interpreted in place of
 `JITFunction.__call__`'s refusal. Constexprs come as the launcher gets them: Inductor's pointwise and reduction
 kernels take `XBLOCK` etc. as constexpr arguments, its templates define theirs in the body.
+
+Where Triton 3.9's interpreter is wrong, the check follows it: comparison results are retyped int1 for the run
+(`_patch_comparisons`), libdevice runs as `tl.math` or numpy (`_patch_libdevice`); the interpreter's other known
+errors (tests/conformance/kernels_*.py: fp32 -> bf16/fp8 casts truncate, bf16 arithmetic and tl.dot on raw bits,
+argmin ties, all-NaN rows) are left, so a mismatch in a bf16 or fp8 kernel may be the interpreter's (bf16's
+default tolerance covers one ulp). tests/conformance/runners.py runs the interpreter in-process the same way for
+the language corpus (`_jit_calls_interpreted`).
 """
 
 from __future__ import annotations
