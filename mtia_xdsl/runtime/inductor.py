@@ -407,6 +407,10 @@ def install() -> None:
     compile_fx._compile_fx_inner = with_mtia_settings(compile_entry)  # lowers each graph, forward or backward
     compile_fx.compile_fx = with_mtia_settings(compile_main)  # where AOTAutograd computes its cache key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
+    _norm_template_prologues(
+        _torch_internal("torch._inductor.scheduler.Scheduler"),
+        _torch_internal("torch._inductor.ir.TritonTemplateBuffer"),
+    )
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten()._embedding_bag_forward_only.default] = embedding_bag  # frozen weights: same op, no backward
@@ -504,6 +508,42 @@ def _masked_prologue_loads_read_zero(simd: Any) -> None:
 
     prologue_preserves_zero_mask.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     simd.prologue_preserves_zero_mask = prologue_preserves_zero_mask
+
+
+def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
+    """Let the pointwise producer of a norm template's input (`inductor_norms`) fuse into it as a prologue while our
+    backend is active: a post-norm residual add (`LN(x + h)`), an embedding lookup.
+
+    Inductor's heuristic (`Scheduler.check_prologue_fusion_heuristics_fusable`) takes a prologue only if it reads no
+    more bytes than it writes, for a GEMM's input is read many times; a norm template reads each element of its
+    input once, so a residual add (two reads, one write) is no loss there and saves the round trip through DRAM
+    and a launch. And a template with mutated inputs refuses every prologue
+    (`TritonTemplateBuffer.has_aliasing_or_mutation_for_prologue_fusion`): a norm template's mutated inputs are its
+    mean and rstd, fresh buffers no prologue writes.
+    """
+    from mtia_xdsl.runtime.inductor_norms import is_norm_template
+
+    where = "torch._inductor.scheduler.Scheduler"
+    heuristics = _require(scheduler_cls, "check_prologue_fusion_heuristics_fusable", where)
+    mutation = _require(
+        template_cls, "has_aliasing_or_mutation_for_prologue_fusion", "torch._inductor.ir.TritonTemplateBuffer"
+    )
+
+    @functools.wraps(heuristics)
+    def check_prologue_fusion_heuristics_fusable(self: Any, prologue: Any, template: Any, why: Any) -> bool:
+        if mtia_active() and is_norm_template(template.get_template_node_or_throw()):
+            return True
+        return heuristics(self, prologue, template, why)
+
+    @functools.wraps(mutation)
+    def has_aliasing_or_mutation_for_prologue_fusion(self: Any, scheduler_node: Any) -> bool:
+        if mtia_active() and is_norm_template(self):
+            return False
+        return mutation(self, scheduler_node)
+
+    check_prologue_fusion_heuristics_fusable.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    scheduler_cls.check_prologue_fusion_heuristics_fusable = check_prologue_fusion_heuristics_fusable
+    template_cls.has_aliasing_or_mutation_for_prologue_fusion = has_aliasing_or_mutation_for_prologue_fusion
 
 
 def _flexible_fallback(lowering: Any) -> None:

@@ -18,10 +18,18 @@ benchmarker is mtia_xdsl's driver's (`MtiaDriver.get_benchmarker`: the modelled 
 configurations whose tiles cannot fit a PE's local storage pruned first (`fits_local_storage`). The math is f32;
 dx has x's dtype.
 
-On CPU, torch 2.13's `nn.RMSNorm` never reaches `aten._fused_rms_norm_backward`: `torch.rms_norm` and
-`aten._fused_rms_norm` are CompositeImplicitAutograd for every backend of the CPU build (no CPU kernel, no
+The op is opaque to Inductor's scheduler: a pointwise producer of dy is its own kernel, where the stock backward
+fused it into its first row reduction. When that producer reads per-row values (a loss of y recomputes y from x,
+mean and rstd) Inductor writes it as a flat pointwise kernel whose `index // N` loads are gathers on MTIA, and the
+step is slower than stock (benchmarks/norm_backward.py, model `ln`); where dy is a matmul's gradient (`ln_linear`)
+it is faster.
+
+On CPU, torch 2.13's `nn.RMSNorm` does not reach `aten._fused_rms_norm_backward` by itself: `torch.rms_norm`
+and `aten._fused_rms_norm` are CompositeImplicitAutograd for every backend of the CPU build (no CPU kernel, no
 autograd formula in use), so a training step's graph holds the pow, mean, rsqrt and mul of the composite and
-their autograd backward. `fused_rms_norm_backward` acts where a graph calls the aten op itself.
+their autograd backward. `inductor_rms_norm_pattern` rewrites that joint graph into its `_RmsNormFunction`, whose
+backward is `aten._fused_rms_norm_backward` (without the weight: the weight's gradient stays as written), so the
+backward's dx is this kernel.
 
 This module imports torch and triton when loaded: import it only once Inductor has loaded (see
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).

@@ -221,8 +221,11 @@ def test_fused_rms_norm_backward_in_a_graph_runs_our_kernel(mtia_inductor, monke
     assert KERNEL in launches, launches
 
 
-def test_rms_norm_training_step_matches_eager(mtia_inductor):
-    """nn.RMSNorm's training step gives eager's grads. On CPU, torch 2.13's `torch.rms_norm` and
-    `aten._fused_rms_norm` are CompositeImplicitAutograd, so the graph holds their pow, mean, rsqrt and mul and
-    autograd's backward of those: `aten._fused_rms_norm_backward` is not in it and the stock kernels run."""
-    _train(lambda: torch.nn.RMSNorm(48), torch.randn(75, 48))
+def test_rms_norm_training_step_runs_our_backward(mtia_inductor, monkeypatch):
+    """nn.RMSNorm's training step gives eager's grads, with dx from our kernel. On CPU, torch 2.13's
+    `torch.rms_norm` is a composite (pow, mean, rsqrt, mul); inductor_rms_norm_pattern's joint pattern rewrites it
+    into a function whose backward is `aten._fused_rms_norm_backward`, which our decomposition takes."""
+    launches = _launches(monkeypatch)
+    code = _train(lambda: torch.nn.RMSNorm(48), torch.randn(75, 48))
+    assert "torch.ops.mtia_xdsl.rms_norm_backward.default(" in code
+    assert KERNEL in launches, launches

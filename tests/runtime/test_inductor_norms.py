@@ -107,24 +107,25 @@ def test_decompositions_are_stock_when_our_backend_is_inactive(monkeypatch):
 
 
 def test_layer_norm_and_each_epilogue_are_one_dma_launch(mtia_inductor, monkeypatch):
-    """LayerNorm of [2, 3, 48] rows (N=48: not a power of two; M=6 rows in blocks of 4: the last block partial)
-    followed by GELU, SiLU, ReLU, a residual add, a scale and a cast to bf16: one template launch computes all
-    six, matching eager; its row block is read by DMA with the row sums on the RE, no scalar gather."""
+    """A post-norm residual block, LayerNorm(x + h) of [2, 3, 48] rows (N=48: not a power of two; M=6 rows in
+    blocks of 4: the last block partial), followed by GELU, SiLU, ReLU, a residual add, a scale and a cast to bf16:
+    one template launch computes the add (a prologue) and all six epilogues, matching eager; its row blocks are
+    read by DMA with the row sums on the RE, no scalar gather."""
     from torch._inductor.utils import run_and_get_code
 
     monkeypatch.setattr(inductor_norms, "block_m_choices", lambda *args, **kwargs: [4])
     programs = _recorded_modules(monkeypatch)
     g = torch.Generator().manual_seed(0)
-    x, residual = torch.randn(2, 3, 48, generator=g), torch.randn(2, 3, 48, generator=g)
+    x, h, residual = (torch.randn(2, 3, 48, generator=g) for _ in range(3))
     w, b = torch.randn(48, generator=g), torch.randn(48, generator=g)
 
-    def f(x, residual, w, b):
-        return _epilogues(F.layer_norm(x, (48,), w, b), residual)
+    def f(x, h, residual, w, b):
+        return _epilogues(F.layer_norm(x + h, (48,), w, b), residual)
 
-    out, codes = run_and_get_code(torch.compile(f), x, residual, w, b)  # one choice: no autotuning launch
-    torch.testing.assert_close(out, f(x, residual, w, b), rtol=1e-5, atol=1e-5)
+    out, codes = run_and_get_code(torch.compile(f), x, h, residual, w, b)  # one choice: no autotuning launch
+    torch.testing.assert_close(out, f(x, h, residual, w, b), rtol=1e-5, atol=1e-5)
     code = "\n".join(codes)
-    assert code.count("@triton.jit") == 1 and "triton_tem_" in code, code
+    assert code.count("@triton.jit") == 1 and "triton_tem_" in code, code  # no kernel of its own for x + h
     assert len(programs) == 1, len(programs)
     assert "mtia.dma_load" in programs[0] and "mtia.re_reduce" in programs[0] and "mtia.gather" not in programs[0]
 

@@ -71,11 +71,12 @@ def _launch_and_swallow(caught: list) -> None:
 
 @triton.jit
 def descriptor_tuple_kernel(x_desc, pair, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
-    """out (BM x BN at block row program_id) = x's tile * pair[0] + pair[1]; pair[1] written back to pair[2]."""
+    """out (BM x BN at block row program_id) = x's tile * pair[0] + pair[1]; pair[1] written back to pair[2]. The
+    store's mask has a scalar condition, as Inductor's bmm template's (`_patch_comparisons`)."""
     pm = tl.program_id(0)
     t = x_desc.load([pm * BM, 0])
-    idx = (pm * BM + tl.arange(0, BM))[:, None] * BN + tl.arange(0, BN)[None, :]
-    tl.store(out_ptr + idx, t * pair[0] + tl.load(pair[1]))
+    rows = (pm * BM + tl.arange(0, BM))[:, None]
+    tl.store(out_ptr + rows * BN + tl.arange(0, BN)[None, :], t * pair[0] + tl.load(pair[1]), (rows < 32) & (pm < 2))
     tl.store(pair[2] + tl.arange(0, 2), tl.load(pair[1] + tl.arange(0, 2)))
 
 
