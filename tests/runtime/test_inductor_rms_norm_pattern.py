@@ -261,3 +261,17 @@ def test_near_miss_and_switch_off_stay_stock(mtia_inductor, templates):
         and graph.count("aten.rsqrt.default") == 2 - templates
     )
     assert ("rms_norm" in code) == templates
+
+
+def test_dynamic_rows_stay_stock(mtia_inductor):
+    """Rows marked dynamic: `unsupported_rms_norm` refuses symbolic sizes, the norm stays stock (no op) and matches
+    eager at two row counts."""
+    torch.manual_seed(0)
+    x, weight = torch.randn(8, 48), torch.rand(48) + 0.5
+    torch._dynamo.mark_dynamic(x, 0)
+    with torch.no_grad():
+        out, _, graph = _compile(llama, x, weight)
+        torch.testing.assert_close(out, llama(x, weight), rtol=1e-5, atol=1e-5)
+        x13 = torch.randn(13, 48)
+        torch.testing.assert_close(torch.compile(llama)(x13, weight), llama(x13, weight), rtol=1e-5, atol=1e-5)
+    assert "aten.rsqrt.default" in graph and RMS_OP not in graph
