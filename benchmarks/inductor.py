@@ -37,11 +37,20 @@ cause. The hash column (of the kernels' sources / of the simulated times of ever
 two runs chose the same kernels and times; `--check-determinism` runs every chosen model twice in one
 process and says so.
 
+`--norm-templates` runs, instead of the suite, the models with normalization layers (NORM_MODELS: GPT-2's block, a
+DLRM-style MLP with LayerNorm, an LLM block with nn.RMSNorm, a training step with LayerNorm, and a LayerNorm the
+templates cannot take) twice each: with mtia_xdsl's LayerNorm/RMSNorm templates (the default) and with Inductor's
+stock lowering of the norms (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), both with
+mtia_xdsl's choices otherwise. Per model it prints the norms and the norm+activation pairs of the model's FX graph
+(`norm_activation_pairs`), correctness and host calls, the simulated us per call and the kernel launches of the
+timed call both ways, the launches removed, whether the templates are never slower and remove at least one launch
+per pair, and the norms that fell back to stock lowering with the reason their rule gave (`_RULES`).
+
 Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
 
 Example: python3 benchmarks/inductor.py [--models gpt2_block,dlrm] [--markdown] [--check-determinism] [--no-stock]
-         [--baseline-rev [REV]]
+         [--baseline-rev [REV]] [--norm-templates]
 """
 
 from __future__ import annotations
@@ -98,6 +107,10 @@ except ImportError:  # a tree from before it (--baseline-rev): this checkout's m
     _host_calls = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_host_calls)
     HostCall, HostCalls, host_charge_us = _host_calls.HostCall, _host_calls.HostCalls, _host_calls.host_charge_us
+try:
+    from mtia_xdsl.runtime import inductor_config as mtia_config
+except ImportError:  # a tree from before issue 18's switch (--baseline-rev): no --norm-templates
+    mtia_config = None
 from mtia_xdsl.transforms import convert_tt_to_mtia
 from mtia_xdsl.transforms.analysis.memory_access import analyze_function
 
@@ -352,6 +365,47 @@ class TrainStep(nn.Module):
         return loss.detach()
 
 
+def _randomize_norms(module: nn.Module) -> nn.Module:
+    """Give every LayerNorm/RMSNorm of `module` random affine weights (ones and zeros would hide a kernel that
+    drops them from the comparison with eager)."""
+    with torch.no_grad():
+        for m in module.modules():
+            if isinstance(m, nn.LayerNorm | nn.RMSNorm) and m.weight is not None:
+                m.weight.uniform_(0.5, 1.5)
+            if isinstance(m, nn.LayerNorm) and m.bias is not None:
+                m.bias.uniform_(-0.5, 0.5)
+    return module
+
+
+class LayerNormMlp(nn.Sequential):
+    """A DLRM bottom MLP with LayerNorm: per layer Linear -> LayerNorm -> ReLU, on 13 dense features."""
+
+    def __init__(self, sizes: tuple[int, ...] = (13, 64, 32, 16)) -> None:
+        layers: list[nn.Module] = []
+        for a, b in zip(sizes, sizes[1:], strict=False):
+            layers += [nn.Linear(a, b), nn.LayerNorm(b), nn.ReLU()]
+        super().__init__(*layers)
+        _randomize_norms(self)
+
+
+class RmsNormBlock(nn.Module):
+    """A Llama-style decoder MLP half with torch's nn.RMSNorm: RMSNorm, SwiGLU feed-forward (SiLU), residual.
+
+    LlamaBlock writes the RMSNorm by hand, the form a pattern pass takes."""
+
+    def __init__(self, dim: int = 64, hidden: int = 172) -> None:
+        super().__init__()
+        self.norm = nn.RMSNorm(dim, eps=1e-6)
+        self.gate = nn.Linear(dim, hidden, bias=False)
+        self.up = nn.Linear(dim, hidden, bias=False)
+        self.down = nn.Linear(hidden, dim, bias=False)
+        _randomize_norms(self)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
 @dataclass
 class Case:
     """One model of the suite: a factory for the module and one for its inputs (the same seed each run)."""
@@ -369,6 +423,15 @@ def _dlrm_train() -> nn.Module:
 
 def _mlp_train() -> nn.Module:
     return TrainStep(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 8)), nn.functional.cross_entropy)
+
+
+def _ln_train() -> nn.Module:
+    model = nn.Sequential(nn.Linear(32, 64), nn.LayerNorm(64), nn.GELU(), nn.Linear(64, 8))
+    return TrainStep(_randomize_norms(model), nn.functional.cross_entropy)
+
+
+def _ln_two_dims() -> nn.Module:
+    return _randomize_norms(nn.Sequential(nn.LayerNorm([8, 16]), nn.ReLU()))
 
 
 CASES = [
@@ -389,6 +452,18 @@ CASES = [
     Case("mlp_train", "training", _mlp_train, lambda: (torch.randn(16, 32), torch.randint(0, 8, (16,))),
          training=True),
 ]  # fmt: skip
+
+NORM_CASES = [
+    Case("ln_mlp", "norm", LayerNormMlp, lambda: (torch.randn(16, 13),)),
+    Case("rms_block", "norm", RmsNormBlock, lambda: (torch.randn(2, 16, 64),)),
+    Case("ln_train", "norm", _ln_train, lambda: (torch.randn(16, 32), torch.randint(0, 8, (16,))), training=True),
+    Case("ln_two_dims", "norm", _ln_two_dims, lambda: (torch.randn(4, 8, 16),)),
+]  # fmt: skip
+"""Models for `--norm-templates` beyond the suite's (not in the default run): a DLRM-style MLP with LayerNorm, an
+LLM block with nn.RMSNorm, a training step with LayerNorm, and a norm the templates cannot take (its fallback)."""
+NORM_MODELS = ("gpt2_block", "ln_mlp", "rms_block", "ln_train", "ln_two_dims")
+"""The models `--norm-templates` runs by default: issue 18's transformer block, DLRM-style MLP with LayerNorm,
+RMSNorm LLM block and training step, and a model whose norm falls back to stock lowering."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -472,6 +547,10 @@ _RULES = [
     ("inductor_attention", "unsupported", "_scaled_dot_product_flash_attention_for_cpu"),
     ("inductor_kernels", "backward_unsupported", "_embedding_bag_backward"),
     ("inductor_topk", "unsupported", "topk"),
+    ("inductor_norms", "unsupported_layer_norm", "native_layer_norm"),
+    ("inductor_norms", "unsupported_rms_norm", "_fused_rms_norm"),
+    ("inductor_norm_backward", "unsupported_layer_norm_backward", "native_layer_norm_backward"),
+    ("inductor_norm_backward", "unsupported_rms_norm_backward", "_fused_rms_norm_backward"),
 ]
 """(module of mtia_xdsl.runtime, its rule function, the aten op it decides on): the hooks that leave a case of
 an op to the host say why through the rule, which the coverage table prints."""
@@ -574,6 +653,9 @@ class Result:
     wall_s: float = 0.0
     stock: Result | None = None
     """The same model under Inductor's stock choices (`stock_choices()`), when measured."""
+    unsupported: dict[str, list[str]] = field(default_factory=dict)
+    """Aten ops (as `str` of the op) a hook of `_RULES` did not take in this run, and why: left to the host,
+    or (the norm templates) to Inductor's stock lowering."""
 
 
 def _outputs(case: Case, module: nn.Module, out: Any) -> list[torch.Tensor]:
@@ -626,6 +708,7 @@ def run_case(case: Case, stock: bool = False) -> Result:
             compiled(*inputs)
         res.host_calls = host_calls.calls
         launches, REC.launches = REC.launches, None
+        res.unsupported = {op: sorted(reasons) for op, reasons in REC.unsupported.items()}
     except Exception as exc:
         REC.launches = None
         res.error = _cause(exc)
@@ -750,9 +833,172 @@ def _stock_cells(r: Result) -> list[str]:
     return [f"{r.stock.sim_us:.2f}", f"{r.stock.sim_us / r.sim_us:.1f}" if r.sim_us else "-"]
 
 
+# ----------------------------------------------------------------------------------------------------------
+# --norm-templates: mtia_xdsl's normalization templates against Inductor's stock lowering (issue 18)
+# ----------------------------------------------------------------------------------------------------------
+
+NORM_OPS = frozenset({"layer_norm", "rms_norm", "native_layer_norm", "_fused_rms_norm"})
+"""FX call targets (by name) that are a LayerNorm or an RMSNorm."""
+ACTIVATIONS = frozenset({"gelu", "silu", "relu", "sigmoid", "tanh", "gelu_", "silu_", "relu_"})
+"""FX call targets (by name) of the activations a norm template takes as an epilogue."""
+POINTWISE_BETWEEN = frozenset({"add", "iadd", "sub", "mul", "imul", "truediv", "to", "float", "half", "getitem"})
+"""FX call targets (by name) that may stand between a norm and its activation (a residual add, a scale, a cast,
+a tuple element): pointwise, so they fuse into the epilogue with the activation."""
+
+
+def _target_name(node: torch.fx.Node) -> str:
+    if node.op not in ("call_function", "call_method"):
+        return ""
+    target = node.target
+    return (target if isinstance(target, str) else getattr(target, "__name__", str(target))).split(".")[0]
+
+
+def _reaches_activation(norm: torch.fx.Node) -> bool:
+    frontier, seen = list(norm.users), set()
+    while frontier:
+        node = frontier.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if _target_name(node) in ACTIVATIONS:
+            return True
+        if _target_name(node) in POINTWISE_BETWEEN:
+            frontier.extend(node.users)
+    return False
+
+
+def norm_activation_pairs(graph: torch.fx.Graph) -> tuple[int, int]:
+    """(norms, norm+activation pairs) of an FX graph: the LayerNorm/RMSNorm calls (NORM_OPS), and those of them
+    whose output reaches an activation (ACTIVATIONS) directly or through POINTWISE_BETWEEN ops only, the pairs
+    whose activation a norm template takes as an epilogue. A norm is one pair however many activations follow."""
+    norms = [n for n in graph.nodes if _target_name(n) in NORM_OPS]
+    return len(norms), sum(_reaches_activation(n) for n in norms)
+
+
+def count_norms(case: Case) -> tuple[int, int]:
+    """(norms, norm+activation pairs) of `case`'s model (`norm_activation_pairs`), summed over the FX graphs
+    TorchDynamo captures of one call (a training step: its forward); no Inductor compile."""
+    graphs: list[torch.fx.Graph] = []
+
+    def capture(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable[..., Any]:
+        graphs.append(gm.graph)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = case.make()
+    torch.manual_seed(1)
+    torch.compile(model, backend=capture)(*case.inputs())
+    torch._dynamo.reset()
+    counts = [norm_activation_pairs(g) for g in graphs]
+    return sum(n for n, _ in counts), sum(p for _, p in counts)
+
+
+NORM_RULE_OPS = tuple(str(getattr(torch.ops.aten, op).default) for m, _, op in _RULES if m.startswith("inductor_norm"))
+"""The aten ops whose norm template's rule (`_RULES`) says why a call falls back to stock lowering."""
+
+
+@dataclass
+class NormRun:
+    """One model of `--norm-templates`: its norms and norm+activation pairs (`count_norms`), and its runs with
+    the norm templates (the default) and with Inductor's stock lowering (`norm_templates=False`)."""
+
+    name: str
+    norms: int
+    pairs: int
+    templates: Result
+    stock: Result
+
+
+def run_norm_templates(chosen: list[Case], markdown: bool) -> str:
+    """Run every case twice, with mtia_xdsl's norm templates and with Inductor's stock lowering of the norms
+    (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), each compile afresh (`run_case`:
+    TorchDynamo reset, Inductor's caches off); return `norm_report`'s table.
+
+    Raises: SystemExit if the mtia_xdsl on PYTHONPATH has no `inductor_config` (a tree from before issue 18), or
+    if the switch does not follow `patch` (MTIA_XDSL_NORM_TEMPLATES set: the variable takes precedence)."""
+    if mtia_config is None:
+        raise SystemExit("--norm-templates: this mtia_xdsl has no mtia_xdsl.runtime.inductor_config (no norm switch)")
+    with mtia_config.patch(norm_templates=False):
+        off = mtia_config.norm_templates
+    if mtia_config.norm_templates is not True or off is not False:
+        raise SystemExit(
+            "--norm-templates: MTIA_XDSL_NORM_TEMPLATES="
+            f"{os.environ.get('MTIA_XDSL_NORM_TEMPLATES')!r} overrides the switch both runs set; unset it"
+        )
+    runs = []
+    for case in chosen:
+        norms, pairs = count_norms(case)
+        templates = run_case(case)
+        with mtia_config.patch(norm_templates=False):
+            stock = run_case(case)
+        for label, r in (("templates", templates), ("stock lowering", stock)):
+            print(f"  {r.name} ({label}): {r.wall_s:.0f} s{'  ' + r.error if r.error else ''}", file=sys.stderr,
+                  flush=True)  # fmt: skip
+        runs.append(NormRun(case.name, norms, pairs, templates, stock))
+    return norm_report(runs, markdown)
+
+
+def _fell_back(r: Result) -> str:
+    """The templates run's norms left to stock lowering, with the rule's reasons ("-" if none)."""
+    falls = [f"{op.removeprefix('aten.').removesuffix('.default')}: {'; '.join(r.unsupported[op])}"
+             for op in NORM_RULE_OPS if r.unsupported.get(op)]  # fmt: skip
+    return " | ".join(falls) or "-"
+
+
+def _norm_row(run: NormRun) -> list[str]:
+    t, s = run.templates, run.stock
+    head = [run.name, str(run.norms), str(run.pairs)]
+    if t.error or s.error:
+        what = "; ".join(f"{label} failed: {r.error}" for label, r in (("templates", t), ("stock", s)) if r.error)
+        return [*head, "-", "-", "-", "-", "-", "-", "-", "-", "-", what]
+    removed = len(s.kernel_times) - len(t.kernel_times)
+    fell = _fell_back(t)
+    per_pair = "-" if not run.pairs else "fell back" if fell != "-" else "yes" if removed >= run.pairs else "NO"
+    return [
+        *head, f"{'yes' if s.correct else 'NO'}/{'yes' if t.correct else 'NO'}",
+        f"{sum(s.host_ops.values())}/{sum(t.host_ops.values())}", f"{s.sim_us:.2f}", f"{t.sim_us:.2f}",
+        str(len(s.kernel_times)), str(len(t.kernel_times)), str(removed), "yes" if t.sim_us <= s.sim_us else "NO",
+        per_pair, fell,
+    ]  # fmt: skip
+
+
+def _named(label: str, names: list[str]) -> str:
+    return f" ({label}: {', '.join(names)})" if names else ""
+
+
+def norm_report(runs: list[NormRun], markdown: bool) -> str:
+    """The `--norm-templates` table, one row per model: norms, norm+activation pairs, correct and host ops (calls
+    left to host libraries, not in `us`) as stock/templates, simulated us per call and kernel launches of the
+    timed call under stock lowering and the templates, launches removed, whether the templates are never slower
+    (templates us <= stock us) and remove at least one launch per pair ("-": no pair; "fell back": a norm of
+    the model did not take a template, so the model is not held to it), and the norms that fell back to stock
+    lowering with the rules' reasons; then a summary line."""
+    headers = ["model", "norms", "norm+act", "correct", "host ops", "stock us", "templates us", "stock launches",
+               "templates launches", "removed", "never slower", ">= 1 per pair",
+               "fell back to stock lowering"]  # fmt: skip
+    rows = [_norm_row(run) for run in runs]
+    ok = [run for run in runs if not run.templates.error and not run.stock.error]
+    slower = [run.name for run in ok if run.templates.sim_us > run.stock.sim_us]
+    fell = [run.name for run in ok if _fell_back(run.templates) != "-"]
+    paired = [run for run in ok if run.pairs and run.name not in fell]
+    short = [run.name for run in paired if len(run.stock.kernel_times) - len(run.templates.kernel_times) < run.pairs]
+    stock_us, templates_us = sum(r.stock.sim_us for r in ok), sum(r.templates.sim_us for r in ok)
+    summary = (
+        f"norm templates: {len(ok)}/{len(runs)} models ran both ways; {templates_us:.2f} us per call of them "
+        f"against {stock_us:.2f} us with stock lowering; never slower: {len(ok) - len(slower)}/{len(ok)}"
+        f"{_named('slower', slower)}; at least one launch removed per norm+activation pair: "
+        f"{len(paired) - len(short)}/{len(paired)}{_named('short', short)}; "
+        f"fell back to stock lowering: {', '.join(fell) or 'none'}"
+    )
+    return "\n".join([_table(headers, rows, markdown), "", summary])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--models", help="comma-separated subset of: " + ",".join(c.name for c in CASES))
+    parser.add_argument(
+        "--models", help="comma-separated subset of: " + ",".join(c.name for c in (*CASES, *NORM_CASES))
+    )
     parser.add_argument("--markdown", action="store_true", help="print tables as Markdown")
     parser.add_argument("--per-kernel", action="store_true", help="list every access that is not DMA by kernel")
     parser.add_argument("--hot", action="store_true", help="list every launch of the timed call, slowest first")
@@ -767,17 +1013,25 @@ def main(argv: list[str] | None = None) -> int:
         "was filed) and print its simulated time per call next to this tree's",
     )  # fmt: skip
     parser.add_argument(
+        "--norm-templates", action="store_true",
+        help="instead of the suite, run the norm models (default: " + ",".join(NORM_MODELS) + ") with mtia_xdsl's "
+        "norm templates and with Inductor's stock lowering of the norms, and print the comparison",
+    )  # fmt: skip
+    parser.add_argument(
         "--check-determinism", action="store_true",
         help="run every chosen model a second time and report whether kernels and simulated times are the same",
     )  # fmt: skip
     args = parser.parse_args(argv)
-    chosen = CASES if not args.models else [c for c in CASES if c.name in args.models.split(",")]
+    chosen = _chosen(args.models, NORM_MODELS if args.norm_templates else None)
     print(
         f"mtia_xdsl from {Path(mtia_xdsl.__file__).parent.parent}; torch {torch.__version__}; "
         f"at most {MM_CONFIGS} GEMM template configs per matmul",
         flush=True,
     )
     _install_recording()
+    if args.norm_templates:
+        print(run_norm_templates(chosen, args.markdown))
+        return 0
     baseline = Baseline(args.baseline_rev, [c.name for c in chosen]) if args.baseline_rev else None
     results = []
     for case in chosen:
@@ -812,6 +1066,15 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(determinism([run_case(case) for case in chosen], results))
     return 0
+
+
+def _chosen(models: str | None, default: tuple[str, ...] | None) -> list[Case]:
+    """The cases named in `models` (comma-separated; of CASES and NORM_CASES), else those named in `default`,
+    else CASES (the suite)."""
+    names = models.split(",") if models else default
+    if names is None:
+        return CASES
+    return [c for c in (*CASES, *NORM_CASES) if c.name in names]
 
 
 def result_json(r: Result) -> dict[str, Any]:

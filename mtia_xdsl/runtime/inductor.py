@@ -50,9 +50,31 @@ choices are then wrong for MTIA, and `install()` hooks both:
   then the user's own) to `inductor_causal_attention.fuse_causal_attention`: causal attention written out by hand
   (`masked_fill(~tril(ones(T, T)), -inf)` before the softmax, which none of Inductor's attention patterns matches)
   becomes SDPA with `is_causal=True`, so that kernel, in inference and training graphs alike.
+- **Hand-written RMSNorm.** The same joint custom post pass then runs
+  `inductor_rms_norm_pattern.fuse_rms_norms`: RMSNorm written out by hand, `x * rsqrt(x.pow(2).mean(-1,
+  keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
+  ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
+  multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
+  the template's rstd where the norm's input feeds nothing else, else the stock backward reading that rstd), while
+  `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm` accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
+- **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
+  reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
+  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in graphs traced without grad
+  (inference; `inductor_norms._take_template` says why not with grad), into the custom ops `mtia_xdsl::layer_norm` /
+  `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA (row blocks by DMA, row sums
+  on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the pointwise ops that follow fuse into
+  them as an epilogue, the pointwise producer of their input as a prologue (`_norm_template_prologues` lets it past
+  Inductor's GEMM-minded prologue heuristics). Off with `inductor_config.patch(norm_templates=False)`
+  (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
+  settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
+- **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
+  into generic pointwise and reduction kernels; while `inductor_config.norm_templates` is on, the hook's
+  decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
+  kernel (one launch: row blocks as DMA, dx's row sums on the RE, per-program column sums of dw and db, summed by an
+  ordinary Inductor kernel), its BLOCK_M chosen by simulated time.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -344,15 +366,18 @@ def install() -> None:
 
     class FuseCausalAttention(custom_pass_base):  # type: ignore[misc, valid-type]
         """Inductor's joint-graph custom post pass while our backend is active:
-        `inductor_causal_attention.fuse_causal_attention`, then the user's own joint custom post pass (`user`)."""
+        `inductor_causal_attention.fuse_causal_attention`, `inductor_rms_norm_pattern.fuse_rms_norms`, then the
+        user's own joint custom post pass (`user`)."""
 
         def __init__(self, user: Any) -> None:
             self.user = user
 
         def __call__(self, graph: Any) -> None:
             from mtia_xdsl.runtime.inductor_causal_attention import fuse_causal_attention
+            from mtia_xdsl.runtime.inductor_rms_norm_pattern import fuse_rms_norms
 
             fuse_causal_attention(graph)
+            fuse_rms_norms(graph)
             if self.user is not None:
                 self.user(graph)
 
@@ -384,6 +409,10 @@ def install() -> None:
     compile_fx._compile_fx_inner = with_mtia_settings(compile_entry)  # lowers each graph, forward or backward
     compile_fx.compile_fx = with_mtia_settings(compile_main)  # where AOTAutograd computes its cache key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
+    _norm_template_prologues(
+        _torch_internal("torch._inductor.scheduler.Scheduler"),
+        _torch_internal("torch._inductor.ir.TritonTemplateBuffer"),
+    )
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten()._embedding_bag_forward_only.default] = embedding_bag  # frozen weights: same op, no backward
@@ -391,6 +420,13 @@ def install() -> None:
     table[torch_aten()._scaled_dot_product_flash_attention_for_cpu.default] = scaled_dot_product_attention
     table[torch_aten()._embedding_bag_backward.default] = embedding_bag_backward
     table[torch_aten().topk.default] = topk
+    from mtia_xdsl.runtime import inductor_norm_backward as norm_backward
+    from mtia_xdsl.runtime import inductor_norms
+
+    table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
+    table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
+    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -399,19 +435,23 @@ def install() -> None:
 
 def pass_uuid(user: Any, custom_pass_base: type) -> Any:
     """The uuid of mtia_xdsl's post-grad custom pass run before the user's `user` (None, or Inductor's
-    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash) and
-    `user.uuid()`. Inductor's FX graph and AOTAutograd cache keys include it, so output code cached by another
-    version of mtia_xdsl (its passes, decompositions, kernels and hooks decide that code) is not replayed.
+    `CustomGraphPass`): mtia_xdsl's `package_hash()` (the digest of its sources, Triton's backend hash), the values
+    of mtia_xdsl's settings (`inductor_config`, sorted by name) and `user.uuid()`. Inductor's FX graph and
+    AOTAutograd cache keys include it, so output code cached by another version of mtia_xdsl (its passes,
+    decompositions, kernels and hooks decide that code) or under other settings (`norm_templates` off: the
+    decompositions take Inductor's own lowering) is not replayed.
 
     Returns None (Inductor then bypasses both caches, as for any pass it cannot key) when `user` is a plain
     callable or its uuid is None.
     """
+    from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.triton_backend import compiler
 
+    key = (compiler.package_hash(), tuple(sorted(inductor_config.get_config_copy().items())))
     if user is None:
-        return (compiler.package_hash(), None)
+        return (*key, None)
     user_uuid = user.uuid() if isinstance(user, custom_pass_base) else None
-    return None if user_uuid is None else (compiler.package_hash(), user_uuid)
+    return None if user_uuid is None else (*key, user_uuid)
 
 
 SAME_DTYPE_GEMMS = ("mm", "addmm", "bmm", "baddbmm")
@@ -472,6 +512,42 @@ def _masked_prologue_loads_read_zero(simd: Any) -> None:
     simd.prologue_preserves_zero_mask = prologue_preserves_zero_mask
 
 
+def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
+    """Let the pointwise producer of a norm template's input (`inductor_norms`) fuse into it as a prologue while our
+    backend is active: a post-norm residual add (`LN(x + h)`), an embedding lookup.
+
+    Inductor's heuristic (`Scheduler.check_prologue_fusion_heuristics_fusable`) takes a prologue only if it reads no
+    more bytes than it writes, for a GEMM's input is read many times; a norm template reads each element of its
+    input once, so a residual add (two reads, one write) is no loss there and saves the round trip through DRAM
+    and a launch. And a template with mutated inputs refuses every prologue
+    (`TritonTemplateBuffer.has_aliasing_or_mutation_for_prologue_fusion`): a norm template's mutated inputs are its
+    mean and rstd, fresh buffers no prologue writes.
+    """
+    from mtia_xdsl.runtime.inductor_norms import is_norm_template
+
+    where = "torch._inductor.scheduler.Scheduler"
+    heuristics = _require(scheduler_cls, "check_prologue_fusion_heuristics_fusable", where)
+    mutation = _require(
+        template_cls, "has_aliasing_or_mutation_for_prologue_fusion", "torch._inductor.ir.TritonTemplateBuffer"
+    )
+
+    @functools.wraps(heuristics)
+    def check_prologue_fusion_heuristics_fusable(self: Any, prologue: Any, template: Any, why: Any) -> bool:
+        if mtia_active() and is_norm_template(template.get_template_node_or_throw()):
+            return True
+        return heuristics(self, prologue, template, why)
+
+    @functools.wraps(mutation)
+    def has_aliasing_or_mutation_for_prologue_fusion(self: Any, scheduler_node: Any) -> bool:
+        if mtia_active() and is_norm_template(self):
+            return False
+        return mutation(self, scheduler_node)
+
+    check_prologue_fusion_heuristics_fusable.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    scheduler_cls.check_prologue_fusion_heuristics_fusable = check_prologue_fusion_heuristics_fusable
+    template_cls.has_aliasing_or_mutation_for_prologue_fusion = has_aliasing_or_mutation_for_prologue_fusion
+
+
 def _flexible_fallback(lowering: Any) -> None:
     """Lower `mtia_xdsl::embedding_bag_backward` as a host-side call of the op (what Inductor does for a custom op
     it has no lowering of) without a layout constraint. Inductor's default for a custom op is eager's exact
@@ -487,7 +563,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
