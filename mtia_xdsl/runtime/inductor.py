@@ -522,11 +522,8 @@ def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
     Inductor's heuristic (`Scheduler.check_prologue_fusion_heuristics_fusable`) takes a prologue only if it reads no
     more bytes than it writes, for a GEMM's input is read many times; a norm template reads each element of its
     input once, so a residual add (two reads, one write) is no loss there and saves the round trip through DRAM
-    and a launch. A prologue is taken only if it reads every operand contiguously, as x is read: a gathered or
-    transposed operand in the template is indexed by the flat `xindex` (`(xindex % 2048)` for a position embedding),
-    which mtia_xdsl cannot read as a DMA block, so it became scalar gathers (embedding_ln's template 4.12 us where
-    Inductor's reduction kernel takes 1.11; bert_layer's first LayerNorm, after a transpose, 2.14 for 0.54).
-    And a template with mutated inputs refuses every prologue
+    and a launch. (A producer that gathers or transposes never gets here: `inductor_norms._gathers` keeps Inductor's
+    lowering for it.) And a template with mutated inputs refuses every prologue
     (`TritonTemplateBuffer.has_aliasing_or_mutation_for_prologue_fusion`): a norm template's mutated inputs are its
     mean and rstd, fresh buffers no prologue writes.
     """
@@ -541,7 +538,7 @@ def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
     @functools.wraps(heuristics)
     def check_prologue_fusion_heuristics_fusable(self: Any, prologue: Any, template: Any, why: Any) -> bool:
         if mtia_active() and is_norm_template(template.get_template_node_or_throw()):
-            return all(dep.is_contiguous() for dep in prologue.read_writes.reads)
+            return True
         return heuristics(self, prologue, template, why)
 
     @functools.wraps(mutation)
