@@ -57,6 +57,8 @@ from torch._inductor.pattern_matcher import (
     register_replacement,
 )
 
+from mtia_xdsl.runtime.inductor_patterns import JOINT, traces_now
+
 SCALE_MARKER = 0.0712890625
 """The scale the patterns are traced with, to find it again in the traced graph (Inductor's `scalar_workaround`:
 a float literal is otherwise burnt into the pattern); any scale a model uses is then matched and passed on."""
@@ -130,18 +132,26 @@ PATTERN_DTYPES = (torch.float32, torch.float16)
 the first match ignores dtypes and the exact one is traced in the candidate's."""
 
 
+TRACES = (JOINT, "forward")
+"""The patterns of each variant, tried in this order: traced forward and backward together (`_trace_joint`,
+training graphs) and forward alone (`_trace_forward`, inference graphs)."""
+
+_TRACE_FNS = {JOINT: _trace_joint, "forward": _trace_forward}
+
+
 @functools.cache
-def causal_attention_patterns() -> PatternMatcherPass:
-    """The pattern pass of `fuse_causal_attention` (its patterns traced once per process, in a fake mode)."""
+def causal_attention_patterns(traces: tuple[str, ...] = TRACES) -> PatternMatcherPass:
+    """The pattern pass of `fuse_causal_attention` (its patterns traced once per process, in a fake mode); `traces`
+    (default TRACES) chooses which of them (`inductor_patterns.traces_now`: no joint one under inference mode)."""
     patterns = PatternMatcherPass(pass_name="mtia_xdsl_causal_attention")
     pass_dicts: Any = patterns  # torch's `_PassDictsType` protocol calls `__getitem__`'s parameter `k`, the pass `item`
-    variants = itertools.product(PATTERN_DTYPES, ("contiguous", "heads"), (1, 2), (_trace_joint, _trace_forward))
+    variants = itertools.product(PATTERN_DTYPES, ("contiguous", "heads"), (1, 2), traces)
 
     @init_once_fakemode
     def register() -> None:
         for dtype, layout, batch, trace in variants:
             register_replacement(
-                _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), trace, pass_dicts,
+                _causal_attention, _sdpa_causal, _example_inputs(dtype, layout, batch), _TRACE_FNS[trace], pass_dicts,
                 extra_check=_rewritable, scalar_workaround={"scale": SCALE_MARKER}, skip_duplicates=True,
             )  # fmt: skip
 
@@ -162,7 +172,7 @@ def fuse_causal_attention(graph: torch.fx.Graph) -> int:
         return 0
     gm = graph.owning_module
     updater = FakeTensorUpdater(gm) if gm is not None else None
-    count = causal_attention_patterns().apply(graph)
+    count = causal_attention_patterns(traces_now(TRACES)).apply(graph)  # inference mode: a pass of its own
     if count and updater is not None:
         updater.incremental_update()
     return count

@@ -66,6 +66,8 @@ from torch._inductor.pattern_matcher import (
     stable_topological_sort,
 )
 
+from mtia_xdsl.runtime.inductor_patterns import JOINT, traces_now
+
 EPS_MARKER = 0.0001220703125
 """The eps the patterns are traced with (2^-13), to find it again in the traced graph (Inductor's
 `scalar_workaround`); any eps a model uses is then matched and passed on."""
@@ -175,7 +177,7 @@ def _example_inputs(dtype: torch.dtype) -> list[Any]:
     return [torch.empty(2, 4, 16, dtype=dtype, requires_grad=True), EPS_MARKER]
 
 
-TRACES = ("joint", "forward", "forward_stats")
+TRACES = (JOINT, "forward", "forward_stats")
 """The patterns of each form, tried in this order: its forward and backward traced together (`joint_fwd_bwd`, x
 requiring grad), its forward alone, and its forward with the values a backward reads as outputs."""
 
@@ -190,14 +192,14 @@ def _variants(traces: tuple[str, ...]) -> list[tuple[Any, Any, torch.dtype, Any]
         stats = trace == "forward_stats"
         search = _search_fn(positive_dim, scalar_add, upcast, stats)
         replace = (_rms_norm_template_stats_upcast if upcast else _rms_norm_template_stats) if stats else None
-        variants.append((search, replace or _rms_norm_template, dtype, joint_fwd_bwd if trace == "joint" else fwd_only))
+        variants.append((search, replace or _rms_norm_template, dtype, joint_fwd_bwd if trace == JOINT else fwd_only))
     return variants
 
 
 @functools.cache
 def rms_norm_patterns(traces: tuple[str, ...] = TRACES) -> PatternMatcherPass:
     """The pattern pass of `fuse_rms_norms` (its patterns traced once per process, in a fake mode); `traces`
-    (default TRACES) chooses which of them (a test's forward-only pass)."""
+    (default TRACES) chooses which of them (`inductor_patterns.traces_now`: no joint one under inference mode)."""
     patterns = PatternMatcherPass(pass_name="mtia_xdsl_rms_norm")
     pass_dicts: Any = patterns  # torch's `_PassDictsType` protocol calls `__getitem__`'s parameter `k`, the pass `item`
 
@@ -227,10 +229,7 @@ def fuse_rms_norms(graph: torch.fx.Graph) -> int:
         return 0
     gm = graph.owning_module
     updater = FakeTensorUpdater(gm) if gm is not None else None
-    # Inductor's register_replacement registers no joint pattern under inference mode: a pass built there (and
-    # cached) would have none, so inference mode gets a forward-only pass of its own
-    traces = TRACES[1:] if torch.is_inference_mode_enabled() else TRACES
-    count = rms_norm_patterns(traces).apply(graph)
+    count = rms_norm_patterns(traces_now(TRACES)).apply(graph)  # inference mode: a pass of its own
     if count:
         stable_topological_sort(graph)  # a joint pattern's replacement sits before the gradient it reads
         if updater is not None:

@@ -164,3 +164,45 @@ def test_unsupported_head_dim_is_left_alone(mtia_inductor):
     out, code = _compile(attend, q, k, v)
     torch.testing.assert_close(out, attend(q, k, v), rtol=1e-4, atol=1e-5)
     assert SDPA_OP not in code
+
+
+def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Hand-written causal attention of q, k, v [B, H, T, E] (scale 0.25)."""
+    mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    att = (q @ k.transpose(-2, -1)) * 0.25
+    return att.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+
+
+def _traced(joint: bool) -> tuple[torch.fx.GraphModule, object]:
+    """`_attend`'s graph (q, k, v [2, 4, 16, 16] f32), joint forward and backward if `joint` (q, k, v requiring
+    grad) else forward only, traced in a fake mode as Inductor's joint-graph passes see it
+    (`constant_fold_uniform_value` done), and that mode."""
+    from torch._inductor.fx_passes.joint_graph import constant_fold_uniform_value
+    from torch._inductor.pattern_matcher import fwd_only, joint_fwd_bwd
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode()
+    with mode:
+        qkv = [torch.randn(2, 4, 16, 16, requires_grad=joint) for _ in range(3)]
+        gm = (joint_fwd_bwd if joint else fwd_only)(_attend, qkv)
+    constant_fold_uniform_value(gm)
+    return gm, mode
+
+
+def test_inference_mode_first_keeps_the_joint_patterns(mtia_inductor):
+    """A first rewrite under `torch.inference_mode()` (where Inductor registers no joint pattern) still rewrites
+    there, and a training (joint) graph after it still meets the joint patterns: SDPA, no bmm of the attention
+    left in forward or backward."""
+    from torch._inductor.virtualized import V
+
+    from mtia_xdsl.runtime import inductor_causal_attention as pattern
+
+    forward, forward_mode = _traced(False)
+    joint, joint_mode = _traced(True)
+    pattern.causal_attention_patterns.cache_clear()
+    with V.set_fake_mode(forward_mode), torch.inference_mode():
+        assert pattern.fuse_causal_attention(forward.graph) == 1
+    with V.set_fake_mode(joint_mode):
+        assert pattern.fuse_causal_attention(joint.graph) == 1
+    text = str(joint.graph)
+    assert "scaled_dot_product" in text and "aten.bmm" not in text, text
