@@ -57,7 +57,7 @@ def block_m_choices(kind: str, m: int, n: int, ls_bytes: int | None = None) -> l
     `MachineConfig.ls_bytes` of `inductor.device_machine_config()`, 384 KiB on MTIA-2i, S1/S6). Empty when not
     even one row fits: the one home of the templates' LS arithmetic.
     """
-    from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.inductor_torch import device_machine_config
 
     budget: int = device_machine_config().ls_bytes if ls_bytes is None else ls_bytes
     row_bytes = LIVE_TILES[kind] * next_power_of_2(n) * 4
@@ -334,8 +334,8 @@ def _lower_rms_norm(x: Any, weight: Any, eps: float) -> tuple[Any, ...]:
 
 
 def _torch_internal(path: str) -> Any:
-    """`inductor._torch_internal`: the torch internal `path` names (InductorHookError if torch lacks it)."""
-    from mtia_xdsl.runtime.inductor import _torch_internal as lookup  # pyright: ignore[reportPrivateUsage]
+    """`inductor_torch.torch_internal`: the torch internal `path` names (InductorHookError if torch lacks it)."""
+    from mtia_xdsl.runtime.inductor_torch import torch_internal as lookup
 
     return lookup(path)
 
@@ -359,7 +359,7 @@ def _take_template() -> bool:
     mlp_mixer 4.15 -> 5.56 (called with grad enabled). Such graphs keep Inductor's own lowering.
     """
     from mtia_xdsl.runtime import inductor_config
-    from mtia_xdsl.runtime.inductor import mtia_active
+    from mtia_xdsl.runtime.inductor_torch import mtia_active
 
     return bool(inductor_config.norm_templates) and not torch.is_grad_enabled() and mtia_active()
 
