@@ -25,7 +25,7 @@ This module imports torch and Inductor when loaded: import it only once Inductor
 """
 
 # Inductor's lowering helpers and torch.library's decorators are untyped or partially typed:
-# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false
+# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false, reportUnknownArgumentType=false
 
 from __future__ import annotations
 
@@ -250,15 +250,17 @@ def _gathers(x: Any) -> bool:
 
 def _by_rows(dep: Any) -> bool:
     """Whether a prologue's read `dep` (Inductor's MemoryDep over the [M, N] loop of x) is read along x's rows: no
-    indirect index (an embedding lookup) and the column variable only as `+ col` or not at all (a transposed view
-    has it at another stride)."""
+    indirect index (an embedding lookup), affine in the row and column variables (not a permuted view), the column
+    at stride 1 or 0 (a transposed view has it at another)."""
     index = getattr(dep, "index", None)
     names = list(getattr(dep, "var_names", ()))
     if index is None or not names or not index.free_symbols <= set(names):
         return False
-    col = names[-1]
-    coeff = index.coeff(col)
-    return coeff in (0, 1) and not (index - coeff * col).has(col)
+    index = V.graph.sizevars.simplify_with_ranges(index, dep.ranges)  # joins a reshape's (d // 3, d % 3) again
+    coeffs = [index.coeff(name) for name in names]
+    if any((index - c * name).has(name) for c, name in zip(coeffs, names, strict=True)):
+        return False  # rows or columns permuted (a transpose): the template's flat xindex makes that a gather
+    return coeffs[-1] in (0, 1)
 
 
 def _stock(x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[Any, ...]:
