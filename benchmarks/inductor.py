@@ -41,10 +41,12 @@ process and says so.
 DLRM-style MLP with LayerNorm, an LLM block with nn.RMSNorm, a training step with LayerNorm, and a LayerNorm the
 templates cannot take) twice each: with mtia_xdsl's LayerNorm/RMSNorm templates (the default) and with Inductor's
 stock lowering of the norms (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), both with
-mtia_xdsl's choices otherwise. Per model it prints the norms and the norm+activation pairs of the model's FX graph
-(`norm_activation_pairs`), correctness and host calls, the simulated us per call and the kernel launches of the
-timed call both ways, the launches removed, whether the templates are never slower and remove at least one launch
-per pair, and the norms that fell back to stock lowering with the reason their rule gave (`_RULES`).
+mtia_xdsl's choices otherwise; the inference models under `torch.no_grad()` (the templates take graphs traced
+without grad), the training step with grad. Per model it prints the norms and the norm+activation pairs of the
+model's FX graph (`norm_activation_pairs`), correctness and host calls, the simulated us per call and the kernel
+launches of the timed call both ways, the launches removed, whether the templates are never slower and remove at
+least one launch per pair, and the norms that fell back to stock lowering with the reason their rule gave
+(`_RULES`).
 
 Runs against the mtia_xdsl on PYTHONPATH (the one in the checkout by default), so the same script measures
 an older tree: `PYTHONPATH=/path/to/old/tree python benchmarks/inductor.py`.
@@ -913,7 +915,9 @@ class NormRun:
 def run_norm_templates(chosen: list[Case], markdown: bool) -> str:
     """Run every case twice, with mtia_xdsl's norm templates and with Inductor's stock lowering of the norms
     (`mtia_xdsl.runtime.inductor_config.patch(norm_templates=False)`), each compile afresh (`run_case`:
-    TorchDynamo reset, Inductor's caches off); return `norm_report`'s table.
+    TorchDynamo reset, Inductor's caches off); return `norm_report`'s table. An inference case runs under
+    `torch.no_grad()` (the templates take graphs traced without grad; with grad its norms keep Inductor's
+    lowering, `inductor_norms._take_template`); a training step runs with grad, as in the suite.
 
     Raises: SystemExit if the mtia_xdsl on PYTHONPATH has no `inductor_config` (a tree from before issue 18), or
     if the switch does not follow `patch` (MTIA_XDSL_NORM_TEMPLATES set: the variable takes precedence)."""
@@ -929,9 +933,10 @@ def run_norm_templates(chosen: list[Case], markdown: bool) -> str:
     runs = []
     for case in chosen:
         norms, pairs = count_norms(case)
-        templates = run_case(case)
-        with mtia_config.patch(norm_templates=False):
-            stock = run_case(case)
+        with contextlib.nullcontext() if case.training else torch.no_grad():  # the templates take no-grad graphs
+            templates = run_case(case)
+            with mtia_config.patch(norm_templates=False):
+                stock = run_case(case)
         for label, r in (("templates", templates), ("stock lowering", stock)):
             print(f"  {r.name} ({label}): {r.wall_s:.0f} s{'  ' + r.error if r.error else ''}", file=sys.stderr,
                   flush=True)  # fmt: skip

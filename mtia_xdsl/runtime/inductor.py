@@ -101,62 +101,12 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-PINNED_TORCH = "2.13.0"
-"""The torch release the hooks were written and tested against."""
-
-
-class InductorHookError(RuntimeError):
-    """A torch internal that mtia_xdsl's Inductor hooks need is missing (torch changed)."""
-
-
-def _require(owner: Any, attr: str, where: str) -> Any:
-    """Return `owner.attr`; raise InductorHookError naming torch's version and `where.attr` if missing."""
-    if not hasattr(owner, attr):
-        import torch
-
-        raise InductorHookError(
-            f"mtia_xdsl's Inductor hooks need `{where}.{attr}`, which torch {torch.__version__} does not have "
-            f"(they are tested with torch {PINNED_TORCH}); install torch=={PINNED_TORCH} or update "
-            "mtia_xdsl/runtime/inductor.py"
-        )
-    return getattr(owner, attr)
-
-
-def _torch_internal(path: str) -> Any:
-    """Return the torch internal a dotted `path` names (a module, then attributes: "torch.a.b.Class.attr").
-
-    Raises: InductorHookError naming the first missing piece (see `_require`).
-    """
-    parts = path.split(".")
-    for split in range(len(parts), 0, -1):
-        try:
-            value = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        for i in range(split, len(parts)):
-            value = _require(value, parts[i], ".".join(parts[:i]))
-        return value
-    raise InductorHookError(f"mtia_xdsl's Inductor hooks need `{path}`, which is not importable")
-
-
-def mtia_active() -> bool:
-    """True when Inductor's CPU path generates Triton and mtia_xdsl's driver is Triton's active driver."""
-    inductor_config = sys.modules.get("torch._inductor.config")
-    if inductor_config is None or getattr(inductor_config, "cpu_backend", None) != "triton":
-        return False
-    from triton.runtime import driver
-
-    from mtia_xdsl.runtime.triton_backend.driver import MtiaDriver
-
-    return isinstance(driver.active, MtiaDriver)
-
-
-def device_machine_config() -> Any:
-    """The MachineConfig Inductor's device properties describe: the driver's target preset (as Triton's
-    `get_device_properties` of the driver reports it)."""
-    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
-
-    return target_machine_config()
+from mtia_xdsl.runtime.inductor_torch import PINNED_TORCH as PINNED_TORCH
+from mtia_xdsl.runtime.inductor_torch import InductorHookError as InductorHookError
+from mtia_xdsl.runtime.inductor_torch import device_machine_config as device_machine_config
+from mtia_xdsl.runtime.inductor_torch import mtia_active as mtia_active
+from mtia_xdsl.runtime.inductor_torch import require as _require
+from mtia_xdsl.runtime.inductor_torch import torch_internal as _torch_internal
 
 
 class MtiaDeviceProperties:
@@ -425,8 +375,11 @@ def install() -> None:
 
     table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
     table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
-    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
-    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
+    layer_norm_backward = functools.partial(norm_backward.native_layer_norm_backward, active=mtia_active)
+    table[torch_aten().native_layer_norm_backward.default] = layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = functools.partial(
+        norm_backward.fused_rms_norm_backward, active=mtia_active
+    )
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()
@@ -519,7 +472,8 @@ def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
     Inductor's heuristic (`Scheduler.check_prologue_fusion_heuristics_fusable`) takes a prologue only if it reads no
     more bytes than it writes, for a GEMM's input is read many times; a norm template reads each element of its
     input once, so a residual add (two reads, one write) is no loss there and saves the round trip through DRAM
-    and a launch. And a template with mutated inputs refuses every prologue
+    and a launch. (A producer that gathers or transposes never gets here: `inductor_norms._gathers` keeps Inductor's
+    lowering for it.) And a template with mutated inputs refuses every prologue
     (`TritonTemplateBuffer.has_aliasing_or_mutation_for_prologue_fusion`): a norm template's mutated inputs are its
     mean and rstd, fresh buffers no prologue writes.
     """

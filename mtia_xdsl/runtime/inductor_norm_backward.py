@@ -45,6 +45,7 @@ This module imports torch and triton when loaded: import it only once Inductor h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -66,9 +67,9 @@ LIVE_COLUMN_VECTORS = 3
 
 def programs() -> int:
     """Programs of a launch: one per PE of the driver's target (MachineConfig.n_pes, 64 on MTIA-2i)."""
-    from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
-    return device_machine_config().n_pes
+    return target_machine_config().n_pes
 
 
 def tile_bytes(block_m: int, block_n: int) -> int:
@@ -80,9 +81,9 @@ def tile_bytes(block_m: int, block_n: int) -> int:
 def fits_local_storage(block_m: int, block_n: int) -> bool:
     """True when `tile_bytes(block_m, block_n)` fit one PE's local storage (MachineConfig.ls_bytes of the
     driver's target, 384 KiB on MTIA-2i, S1/S6)."""
-    from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
-    return tile_bytes(block_m, block_n) <= device_machine_config().ls_bytes
+    return tile_bytes(block_m, block_n) <= target_machine_config().ls_bytes
 
 
 def _unsupported(x: torch.Tensor, normalized_shape: Any, others: dict[str, torch.Tensor | None]) -> str | None:
@@ -280,12 +281,11 @@ def rms_norm_backward(
     return _launch(grad_out, input, weight, None, rstd, [*output_mask, False])
 
 
-def _taken() -> bool:
-    """True when mtia_xdsl's backend is active and `inductor_config.norm_templates` is on."""
+def _taken(active: Callable[[], bool]) -> bool:
+    """True when mtia_xdsl's backend is `active()` and `inductor_config.norm_templates` is on."""
     from mtia_xdsl.runtime import inductor_config
-    from mtia_xdsl.runtime.inductor import mtia_active
 
-    return bool(inductor_config.norm_templates) and mtia_active()
+    return bool(inductor_config.norm_templates) and active()
 
 
 def native_layer_norm_backward(
@@ -297,14 +297,17 @@ def native_layer_norm_backward(
     weight: torch.Tensor | None,
     bias: torch.Tensor | None,
     output_mask: list[bool],
+    *,
+    active: Callable[[], bool],
 ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """Inductor's decomposition of `aten.native_layer_norm_backward`: `layer_norm_backward` (one launch of
-    mtia_xdsl's kernel, then the sums of its partials) while mtia_xdsl's backend is active,
+    mtia_xdsl's kernel, then the sums of its partials) while mtia_xdsl's backend is active (`active()`:
+    `mtia_xdsl.runtime.inductor.mtia_active`, which `install()` binds, as this module does not import that one),
     `inductor_config.norm_templates` is on and `unsupported_layer_norm_backward` takes the call; else torch's
     stock decomposition (generic Inductor kernels). Returns aten's (dx, dw, db), None where output_mask is False
     or the parameter is None."""
     why = unsupported_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias)
-    if why is not None or not _taken():
+    if why is not None or not _taken(active):
         return stock.native_layer_norm_backward(
             grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
         )
@@ -325,12 +328,14 @@ def fused_rms_norm_backward(
     rstd: torch.Tensor,
     weight: torch.Tensor | None,
     output_mask: list[bool],
+    *,
+    active: Callable[[], bool],
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """Inductor's decomposition of `aten._fused_rms_norm_backward`: `rms_norm_backward` under the conditions of
     `native_layer_norm_backward` (`unsupported_rms_norm_backward` the rule), else torch's stock decomposition.
     Returns aten's (dx, dw); dw in input's dtype, as the stock decomposition's."""
     why = unsupported_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight)
-    if why is not None or not _taken():
+    if why is not None or not _taken(active):
         return stock._fused_rms_norm_backward(  # pyright: ignore[reportPrivateUsage] (torch's own decomposition)
             grad_out, input, normalized_shape, rstd, weight, output_mask
         )

@@ -57,7 +57,7 @@ def block_m_choices(kind: str, m: int, n: int, ls_bytes: int | None = None) -> l
     `MachineConfig.ls_bytes` of `inductor.device_machine_config()`, 384 KiB on MTIA-2i, S1/S6). Empty when not
     even one row fits: the one home of the templates' LS arithmetic.
     """
-    from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.inductor_torch import device_machine_config
 
     budget: int = device_machine_config().ls_bytes if ls_bytes is None else ls_bytes
     row_bytes = LIVE_TILES[kind] * next_power_of_2(n) * 4
@@ -232,9 +232,66 @@ def _contiguous(node: Any) -> Any:
     return ir.ExternKernel.require_contiguous(ir.ExternKernel.realize_input(node))
 
 
+def _gathers(x: Any) -> bool:
+    """Whether x is a pointwise computation not yet written (a prologue to be) reading some operand other than
+    contiguously (an embedding lookup, a transposed view). In the template such a read is indexed by the flat
+    `xindex` and became scalar gathers (no_grad embedding_ln 4.12 simulated us where Inductor's reduction kernel,
+    which reads it by rows, takes 1.11); as a kernel of its own it is one more launch (3.16 us)."""
+    from torch._inductor.dependencies import extract_read_writes
+
+    data = x.data if isinstance(x, ir.TensorBox) else x
+    while isinstance(data, ir.BaseView):
+        data = data.data
+    if not isinstance(data, ir.StorageBox) or not isinstance(data.data, ir.Pointwise):  # written already, or no loop
+        return False
+    reads = extract_read_writes(x.make_loader(), x.get_size()).reads
+    return not all(_by_rows(dep) for dep in reads)
+
+
+def _by_rows(dep: Any) -> bool:
+    """Whether a prologue's read `dep` (Inductor's MemoryDep over the [M, N] loop of x) is read along x's rows: no
+    indirect index (an embedding lookup) and the column variable only as `+ col` or not at all (a transposed view
+    has it at another stride)."""
+    index = getattr(dep, "index", None)
+    names = list(getattr(dep, "var_names", ()))
+    if index is None or not names or not index.free_symbols <= set(names):
+        return False
+    col = names[-1]
+    coeff = index.coeff(col)
+    return coeff in (0, 1) and not (index - coeff * col).has(col)
+
+
+def _stock(x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[Any, ...]:
+    """The norm in Inductor's own IR (what its decomposition of the aten op lowers to): a reduction kernel that reads
+    x's producer by rows. (y, *statistics [M] f32), as `_lower`'s."""
+    from torch._inductor.lowering import lowerings
+
+    aten, prims = torch.ops.aten, torch.ops.prims
+    xf = lowerings[prims.convert_element_type.default](x, torch.float32)
+    if n_stats == 2:
+        var, mean = lowerings[aten.var_mean.correction](xf, [1], correction=0, keepdim=True)
+        centred = lowerings[aten.sub.Tensor](xf, mean)
+    else:
+        mean = var = lowerings[aten.mean.dim](lowerings[aten.mul.Tensor](xf, xf), [1], True)
+        centred = xf
+    rstd = lowerings[aten.rsqrt.default](lowerings[aten.add.Tensor](var, eps))
+    y = lowerings[aten.mul.Tensor](centred, rstd)
+    if params.get("weight") is not None:
+        y = lowerings[aten.mul.Tensor](y, params["weight"])
+    if params.get("bias") is not None:
+        y = lowerings[aten.add.Tensor](y, params["bias"])
+    y = lowerings[prims.convert_element_type.default](y, x.get_dtype())
+    m = x.get_size()[0]
+    stats = [lowerings[aten.view.default](s, [m]) for s in (mean, rstd)[-n_stats:]]
+    return (y, *stats)
+
+
 def _lower(kind: str, x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[Any, ...]:
     """The template choices for `kind` on x [M, N] with `params` (name -> weight/bias node, None left out),
-    picked by `autotune_select_algorithm`; returns (y, *statistics) as TensorBoxes ([M] f32 each)."""
+    picked by `autotune_select_algorithm`; returns (y, *statistics) as TensorBoxes ([M] f32 each). Inductor's own
+    lowering (`_stock`) instead when x's producer would be a gathering prologue (`_gathers`)."""
+    if _gathers(x):
+        return _stock(x, params, eps, n_stats)
     x = _contiguous(x)
     m, n = (V.graph.sizevars.guard_int(s) for s in x.get_size())
     inputs = [x] + [_contiguous(p) for p in params.values() if p is not None]
@@ -277,8 +334,8 @@ def _lower_rms_norm(x: Any, weight: Any, eps: float) -> tuple[Any, ...]:
 
 
 def _torch_internal(path: str) -> Any:
-    """`inductor._torch_internal`: the torch internal `path` names (InductorHookError if torch lacks it)."""
-    from mtia_xdsl.runtime.inductor import _torch_internal as lookup  # pyright: ignore[reportPrivateUsage]
+    """`inductor_torch.torch_internal`: the torch internal `path` names (InductorHookError if torch lacks it)."""
+    from mtia_xdsl.runtime.inductor_torch import torch_internal as lookup
 
     return lookup(path)
 
@@ -302,7 +359,7 @@ def _take_template() -> bool:
     mlp_mixer 4.15 -> 5.56 (called with grad enabled). Such graphs keep Inductor's own lowering.
     """
     from mtia_xdsl.runtime import inductor_config
-    from mtia_xdsl.runtime.inductor import mtia_active
+    from mtia_xdsl.runtime.inductor_torch import mtia_active
 
     return bool(inductor_config.norm_templates) and not torch.is_grad_enabled() and mtia_active()
 

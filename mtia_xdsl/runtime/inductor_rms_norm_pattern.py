@@ -166,7 +166,7 @@ def _unsupported_rule() -> Any:
 def enabled() -> bool:
     """Whether `fuse_rms_norms` rewrites: mtia_xdsl's backend active and `inductor_config.norm_templates` on."""
     from mtia_xdsl.runtime import inductor_config
-    from mtia_xdsl.runtime.inductor import mtia_active
+    from mtia_xdsl.runtime.inductor_torch import mtia_active
 
     return bool(inductor_config.norm_templates) and mtia_active()
 

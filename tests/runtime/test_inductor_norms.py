@@ -199,6 +199,22 @@ def test_unsupported_shape_falls_back_to_stock_lowering(mtia_inductor):
     assert "triton_tem_" not in "\n".join(codes)
 
 
+def test_gathering_producer_keeps_stock_lowering(mtia_inductor):
+    """LayerNorm of an embedding lookup (inference): the lookup, an indirect read, would be a prologue the template
+    reads by scalar gathers, so Inductor's own reduction kernel (which reads it by rows) computes both: one kernel,
+    no template; matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Embedding(50, 48), torch.nn.LayerNorm(48))
+    ids = torch.randint(0, 50, (2, 8))
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(model), ids)
+        torch.testing.assert_close(out, model(ids), rtol=1e-5, atol=1e-5)
+    code = "\n".join(codes)
+    assert "triton_tem_" not in code and code.count("@triton.jit") == 1, code
+
+
 def test_training_step_keeps_stock_lowering(compile_and_train):
     """A LayerNorm + GELU training step (its graph traced with grad enabled) keeps Inductor's own lowering
     (`_take_template`: the norm's input is saved for the backward, so its producer cannot be a prologue); output and
