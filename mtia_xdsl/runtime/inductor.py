@@ -62,8 +62,8 @@ choices are then wrong for MTIA, and `install()` hooks both:
   tie for tie.
 - **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
   reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
-  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in graphs traced without grad
-  (inference; `inductor_norms._take_template` says why not with grad), into the custom ops `mtia_xdsl::layer_norm` /
+  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in inference and training
+  graphs (the lowering keeps Inductor's own where the template cannot fuse the norm's producer or consumer), into the custom ops `mtia_xdsl::layer_norm` /
   `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA (row blocks by DMA, row sums
   on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the pointwise ops that follow fuse into
   them as an epilogue, the pointwise producer of their input as a prologue (`_norm_template_prologues` lets it past

@@ -263,6 +263,51 @@ def _by_rows(dep: Any) -> bool:
     return coeffs[-1] in (0, 1)
 
 
+def _shared_prologue(x: Any) -> bool:
+    """Whether x is a pointwise computation not yet written (a prologue to be) that the graph also outputs: in a
+    graph traced with grad, the backward saves the norm's input, most often a residual add's result. A template
+    writes only its own output, so such a producer becomes a kernel of its own, where Inductor's reduction kernel
+    computes it, writes it and normalises it in one launch (with grad, benchmarks/inductor.py's embedding_ln took
+    1.71 -> 3.91 simulated us with the template, bert_layer 6.90 -> 10.49, mlp_mixer 4.15 -> 5.56)."""
+    data = x.data if isinstance(x, ir.TensorBox) else x
+    while isinstance(data, ir.BaseView):
+        data = data.data
+    loop = data.data if isinstance(data, ir.StorageBox) else None
+    if isinstance(loop, ir.ComputedBuffer):  # realized already (it has several users), still a fusable loop
+        loop = loop.data
+    if not isinstance(loop, ir.Pointwise):  # a graph input, a template's or a library call's result
+        return False
+    node = V.graph.current_node.args[0] if V.graph.current_node is not None else None
+    while isinstance(node, torch.fx.Node) and node.target in _VIEWS and len(node.users) == 1:
+        node = node.args[0]
+    return not isinstance(node, torch.fx.Node) or any(user.op == "output" for user in node.users)
+
+
+_VIEWS = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
+"""FX targets between a norm's input and its producer (or its output and its consumers) that `_shared_prologue`
+and `_permuted_consumer` look through."""
+_PERMUTES = (torch.ops.aten.permute.default, torch.ops.aten.transpose.int, torch.ops.aten.t.default)
+
+
+def _permuted_consumer() -> bool:
+    """Whether the norm's output y is read through a permutation (MLP-Mixer's token mixing transposes it): that
+    consumer cannot be the template's epilogue, and as a kernel of its own it reads the template's y across rows,
+    where Inductor's kernel recomputes it from the statistics (mlp_mixer called with grad: 4.15 -> 5.18 simulated
+    us with the template)."""
+    node = V.graph.current_node
+    if node is None:
+        return False
+    ys = [user for user in node.users if user.target is operator.getitem and user.args[1] == 0]
+    while ys:
+        user = ys.pop()
+        for consumer in user.users:
+            if consumer.target in _PERMUTES:
+                return True
+            if consumer.target in _VIEWS:
+                ys.append(consumer)
+    return False
+
+
 def _stock(x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[Any, ...]:
     """The norm in Inductor's own IR (what its decomposition of the aten op lowers to): a reduction kernel that reads
     x's producer by rows. (y, *statistics [M] f32), as `_lower`'s."""
@@ -291,8 +336,9 @@ def _stock(x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[An
 def _lower(kind: str, x: Any, params: dict[str, Any], eps: float, n_stats: int) -> tuple[Any, ...]:
     """The template choices for `kind` on x [M, N] with `params` (name -> weight/bias node, None left out),
     picked by `autotune_select_algorithm`; returns (y, *statistics) as TensorBoxes ([M] f32 each). Inductor's own
-    lowering (`_stock`) instead when x's producer would be a gathering prologue (`_gathers`)."""
-    if _gathers(x):
+    lowering (`_stock`) instead when x's producer would be a gathering prologue (`_gathers`), is also an output of
+    the graph (`_shared_prologue`), or y is read through a permutation (`_permuted_consumer`)."""
+    if _gathers(x) or _shared_prologue(x) or _permuted_consumer():
         return _stock(x, params, eps, n_stats)
     x = _contiguous(x)
     m, n = (V.graph.sizevars.guard_int(s) for s in x.get_size())
@@ -350,20 +396,13 @@ def is_norm_template(buffer: Any) -> bool:
 
 
 def _take_template() -> bool:
-    """Whether the decompositions take the templates: our backend active, `inductor_config.norm_templates` on, and
-    the graph traced without grad (inference: `torch.no_grad()`, `torch.inference_mode()`).
-
-    A graph traced with grad enabled (a training step's forward, or a model called with grad enabled) saves the
-    norm's input for the backward. Its producer, most often a residual add or an embedding lookup, then cannot be
-    a prologue of the template (a template writes only its output), so it becomes a kernel of its own, where
-    Inductor's reduction kernel computes it, writes it and normalises it in one: benchmarks/inductor.py's
-    embedding_ln took 1.71 -> 3.91 simulated us with the template (4 launches for 3), bert_layer 6.90 -> 10.49,
-    mlp_mixer 4.15 -> 5.56 (called with grad enabled). Such graphs keep Inductor's own lowering.
-    """
+    """Whether the decompositions take the templates: our backend active and `inductor_config.norm_templates` on.
+    In inference and training graphs alike; the lowering (`_lower`) still keeps Inductor's own for the inputs and
+    consumers a template cannot fuse (`_gathers`, `_shared_prologue`, `_permuted_consumer`)."""
     from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.inductor_torch import mtia_active
 
-    return bool(inductor_config.norm_templates) and not torch.is_grad_enabled() and mtia_active()
+    return bool(inductor_config.norm_templates) and mtia_active()
 
 
 def decompose_layer_norm(

@@ -215,11 +215,11 @@ def test_gathering_producer_keeps_stock_lowering(mtia_inductor):
     assert "triton_tem_" not in code and code.count("@triton.jit") == 1, code
 
 
-def test_training_step_keeps_stock_lowering(compile_and_train):
-    """A LayerNorm + GELU training step (its graph traced with grad enabled) keeps Inductor's own lowering
-    (`_take_template`: the norm's input is saved for the backward, so its producer cannot be a prologue); output and
-    gradients match eager. 16 rows: Inductor unrolls the weight-gradient reduction of 8 rows or fewer into a kernel
-    with more CBs than the CP has IDs."""
+def test_training_step_takes_the_template(compile_and_train):
+    """A LayerNorm + GELU training step (its graph traced with grad enabled): the forward's norm, whose input is a
+    graph input (no producer to fuse), is the template with GELU as its epilogue, writing the statistics the
+    backward reads; output and gradients match eager. 16 rows: Inductor unrolls the weight-gradient reduction of 8
+    rows or fewer into a kernel with more CBs than the CP has IDs."""
     torch.manual_seed(0)
     codes = compile_and_train(
         lambda: torch.nn.Sequential(torch.nn.LayerNorm(48), torch.nn.GELU()),
@@ -227,7 +227,24 @@ def test_training_step_keeps_stock_lowering(compile_and_train):
         rtol=1e-5,
         atol=1e-5,
     )
-    assert "triton_tem_" not in codes[0] and "triton_per_" in codes[0], codes[0]
+    assert "triton_tem_" in codes[0] and "'STORE_STATS': True" in codes[0], codes[0]
+
+
+def test_norm_read_through_a_permutation_keeps_stock_lowering(mtia_inductor):
+    """A norm whose output is read through a transpose (MLP-Mixer's token mixing) keeps Inductor's own lowering
+    (`_permuted_consumer`: the transpose cannot be the template's epilogue); the result matches eager."""
+    from torch._inductor.utils import run_and_get_code
+
+    g = torch.Generator().manual_seed(0)
+    x, w, b = torch.randn(2, 8, 48, generator=g), torch.randn(48, generator=g), torch.randn(48, generator=g)
+
+    def f(x, w, b):
+        return F.layer_norm(x, (48,), w, b).transpose(1, 2) * 2.0
+
+    with torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(f), x, w, b)
+    torch.testing.assert_close(out, f(x, w, b), rtol=1e-5, atol=1e-5)
+    assert "triton_tem_" not in "\n".join(codes), codes
 
 
 def test_statistics_are_written_when_read(mtia_inductor):
