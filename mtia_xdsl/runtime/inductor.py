@@ -63,13 +63,14 @@ choices are then wrong for MTIA, and `install()` hooks both:
 - **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
   reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
   the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in inference and training
-  graphs (the lowering keeps Inductor's own where the template cannot fuse the norm's producer or consumer), into the custom ops `mtia_xdsl::layer_norm` /
-  `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA (row blocks by DMA, row sums
-  on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the pointwise ops that follow fuse into
-  them as an epilogue, the pointwise producer of their input as a prologue (`_norm_template_prologues` lets it past
-  Inductor's GEMM-minded prologue heuristics). Off with `inductor_config.patch(norm_templates=False)`
-  (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
-  settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
+  graphs (the lowering keeps Inductor's own where the template cannot fuse the norm's producer or consumer), into
+  the custom ops `mtia_xdsl::layer_norm` / `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates
+  written for MTIA (row blocks by DMA, row sums on the RE, the normalisation on the SE), BLOCK_M chosen by simulated
+  time; the pointwise ops that follow fuse into them as an epilogue, the pointwise producer of their input as a
+  prologue (`_norm_template_prologues` lets it past Inductor's GEMM-minded prologue heuristics). Off with
+  `inductor_config.patch(norm_templates=False)` (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0:
+  Inductor's own decompositions again. The settings' values are part of `pass_uuid`, so cached output code of the
+  other setting is not replayed.
 - **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
   into generic pointwise and reduction kernels; while `inductor_config.norm_templates` is on, the hook's
   decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
