@@ -55,17 +55,19 @@ choices are then wrong for MTIA, and `install()` hooks both:
   keepdim=True) + eps)` (Llama's; Hugging Face's in f32 with casts around it; on "cpu" also `nn.RMSNorm`, whose
   ATen composite is that graph), becomes mtia_xdsl's RMSNorm template (`inductor_norms.rms_norm`), the weight
   multiply after it as its epilogue, in inference and training graphs (the backward is aten's RMSNorm backward of
-  the template's rstd), while `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm`
-  accepts the case.
+  the template's rstd where the norm's input feeds nothing else, else the stock backward reading that rstd), while
+  `inductor_config.norm_templates` is on and `inductor_norms.unsupported_rms_norm` accepts the case.
 - **topk.** Inductor keeps `aten.topk` as a host call; the hook's decomposition (`topk`) turns the short rows
   `inductor_topk.unsupported` accepts (an MoE router's) into mtia_xdsl's topk kernel, with aten's CPU results
   tie for tie.
 - **LayerNorm and RMSNorm.** Inductor lowers `aten.native_layer_norm` and `aten._fused_rms_norm` into generic
   reduction kernels; the hook's decompositions (`inductor_norms.decompose_layer_norm`, `decompose_rms_norm`) turn
-  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept into the custom ops
-  `mtia_xdsl::layer_norm` / `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA
-  (row blocks by DMA, row sums on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the
-  pointwise ops that follow fuse into them as an epilogue. Off with `inductor_config.patch(norm_templates=False)`
+  the cases `inductor_norms.unsupported_layer_norm` / `unsupported_rms_norm` accept, in graphs traced without grad
+  (inference; `inductor_norms._take_template` says why not with grad), into the custom ops `mtia_xdsl::layer_norm` /
+  `mtia_xdsl::rms_norm`, whose Inductor lowerings are Triton templates written for MTIA (row blocks by DMA, row sums
+  on the RE, the normalisation on the SE), BLOCK_M chosen by simulated time; the pointwise ops that follow fuse into
+  them as an epilogue, the pointwise producer of their input as a prologue (`_norm_template_prologues` lets it past
+  Inductor's GEMM-minded prologue heuristics). Off with `inductor_config.patch(norm_templates=False)`
   (mtia_xdsl.runtime.inductor_config) or MTIA_XDSL_NORM_TEMPLATES=0: Inductor's own decompositions again. The
   settings' values are part of `pass_uuid`, so cached output code of the other setting is not replayed.
 - **Norm backwards.** Inductor decomposes `aten.native_layer_norm_backward` and `aten._fused_rms_norm_backward`
@@ -407,6 +409,10 @@ def install() -> None:
     compile_fx._compile_fx_inner = with_mtia_settings(compile_entry)  # lowers each graph, forward or backward
     compile_fx.compile_fx = with_mtia_settings(compile_main)  # where AOTAutograd computes its cache key
     _masked_prologue_loads_read_zero(_torch_internal("torch._inductor.codegen.simd"))
+    _norm_template_prologues(
+        _torch_internal("torch._inductor.scheduler.Scheduler"),
+        _torch_internal("torch._inductor.ir.TritonTemplateBuffer"),
+    )
     table = _torch_internal("torch._inductor.decomposition.decompositions")
     table[torch_aten()._embedding_bag.default] = embedding_bag
     table[torch_aten()._embedding_bag_forward_only.default] = embedding_bag  # frozen weights: same op, no backward
@@ -507,6 +513,46 @@ def _masked_prologue_loads_read_zero(simd: Any) -> None:
 
     prologue_preserves_zero_mask.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
     simd.prologue_preserves_zero_mask = prologue_preserves_zero_mask
+
+
+def _norm_template_prologues(scheduler_cls: Any, template_cls: Any) -> None:
+    """Let the pointwise producer of a norm template's input (`inductor_norms`) fuse into it as a prologue while our
+    backend is active: a post-norm residual add (`LN(x + h)`), an embedding lookup.
+
+    Inductor's heuristic (`Scheduler.check_prologue_fusion_heuristics_fusable`) takes a prologue only if it reads no
+    more bytes than it writes, for a GEMM's input is read many times; a norm template reads each element of its
+    input once, so a residual add (two reads, one write) is no loss there and saves the round trip through DRAM
+    and a launch. A prologue is taken only if it reads every operand contiguously, as x is read: a gathered or
+    transposed operand in the template is indexed by the flat `xindex` (`(xindex % 2048)` for a position embedding),
+    which mtia_xdsl cannot read as a DMA block, so it became scalar gathers (embedding_ln's template 4.12 us where
+    Inductor's reduction kernel takes 1.11; bert_layer's first LayerNorm, after a transpose, 2.14 for 0.54).
+    And a template with mutated inputs refuses every prologue
+    (`TritonTemplateBuffer.has_aliasing_or_mutation_for_prologue_fusion`): a norm template's mutated inputs are its
+    mean and rstd, fresh buffers no prologue writes.
+    """
+    from mtia_xdsl.runtime.inductor_norms import is_norm_template
+
+    where = "torch._inductor.scheduler.Scheduler"
+    heuristics = _require(scheduler_cls, "check_prologue_fusion_heuristics_fusable", where)
+    mutation = _require(
+        template_cls, "has_aliasing_or_mutation_for_prologue_fusion", "torch._inductor.ir.TritonTemplateBuffer"
+    )
+
+    @functools.wraps(heuristics)
+    def check_prologue_fusion_heuristics_fusable(self: Any, prologue: Any, template: Any, why: Any) -> bool:
+        if mtia_active() and is_norm_template(template.get_template_node_or_throw()):
+            return all(dep.is_contiguous() for dep in prologue.read_writes.reads)
+        return heuristics(self, prologue, template, why)
+
+    @functools.wraps(mutation)
+    def has_aliasing_or_mutation_for_prologue_fusion(self: Any, scheduler_node: Any) -> bool:
+        if mtia_active() and is_norm_template(self):
+            return False
+        return mutation(self, scheduler_node)
+
+    check_prologue_fusion_heuristics_fusable.__mtia_xdsl_hook__ = True  # type: ignore[attr-defined]
+    scheduler_cls.check_prologue_fusion_heuristics_fusable = check_prologue_fusion_heuristics_fusable
+    template_cls.has_aliasing_or_mutation_for_prologue_fusion = has_aliasing_or_mutation_for_prologue_fusion
 
 
 def _flexible_fallback(lowering: Any) -> None:

@@ -24,6 +24,9 @@ This module imports torch and Inductor when loaded: import it only once Inductor
 `mtia_xdsl.runtime.inductor.HOOK_AFTER`).
 """
 
+# Inductor's lowering helpers and torch.library's decorators are untyped or partially typed:
+# pyright: reportUnknownVariableType=false, reportUnknownMemberType=false
+
 from __future__ import annotations
 
 import functools
@@ -54,13 +57,12 @@ def block_m_choices(kind: str, m: int, n: int, ls_bytes: int | None = None) -> l
     `MachineConfig.ls_bytes` of `inductor.device_machine_config()`, 384 KiB on MTIA-2i, S1/S6). Empty when not
     even one row fits: the one home of the templates' LS arithmetic.
     """
-    if ls_bytes is None:
-        from mtia_xdsl.runtime.inductor import device_machine_config
+    from mtia_xdsl.runtime.inductor import device_machine_config
 
-        ls_bytes = device_machine_config().ls_bytes
+    budget: int = device_machine_config().ls_bytes if ls_bytes is None else ls_bytes
     row_bytes = LIVE_TILES[kind] * next_power_of_2(n) * 4
     top = min(MAX_BLOCK_M, next_power_of_2(max(m, 1)))
-    return [1 << i for i in range(top.bit_length()) if (1 << i) * row_bytes <= ls_bytes]
+    return [1 << i for i in range(top.bit_length()) if (1 << i) * row_bytes <= budget]
 
 
 def _unsupported(kind: str, x: torch.Tensor, normalized_shape: Any, params: tuple[Any, ...]) -> str | None:
@@ -147,16 +149,17 @@ def _rows_grid(m: Any, n: Any, meta: dict[str, Any], *, cdiv: Any) -> tuple[Any,
 _ROW_BLOCK = r"""
     M = {{size("X", 0)}}
     N = {{size("X", 1)}}
-    stride_xm = {{stride("X", 0)}}
     rows = tl.program_id(0).to(INDEX_DTYPE) * BLOCK_M + tl.arange(0, BLOCK_M).to(INDEX_DTYPE)
     cols = tl.arange(0, BLOCK_N).to(INDEX_DTYPE)
     idx_m = rows[:, None]
     idx_n = cols[None, :]
     col_ok = cols < N
     mask = (idx_m < M) & (idx_n < N)
-    x = tl.load(X + idx_m * stride_xm + idx_n, mask=mask, other=0.0).to(tl.float32)
+    {{load_input("X", "x", ("idx_m", "idx_n"), mask="mask", other=0.0, index_shape=("BLOCK_M", "BLOCK_N"))}}
+    x = x.to(tl.float32)
 """
-"""Template lines shared by both norms: the [BLOCK_M, BLOCK_N] row block of x, one box-masked load (a DMA)."""
+"""Template lines shared by both norms: the [BLOCK_M, BLOCK_N] row block of x, one box-masked load (a DMA).
+`load_input` lets Inductor fuse x's pointwise producer (a residual add, an embedding lookup) in as a prologue."""
 
 _LAYER_NORM = (
     r"""
@@ -164,15 +167,21 @@ _LAYER_NORM = (
                 + (["Mean", "Rstd"] if STORE_STATS else [])))}}"""
     + _ROW_BLOCK
     + r"""
-    mean = tl.sum(x, axis=1) / N
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + EPS)
-    y = xc * rstd[:, None]
 {% if HAS_WEIGHT %}
-    y = y * tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
 {% endif %}
 {% if HAS_BIAS %}
-    y = y + tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+{% endif %}
+    mean = tl.sum(x, axis=1) / N
+    xc = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + EPS)
+    y = xc * rstd[:, None]
+{% if HAS_WEIGHT %}
+    y = y * w
+{% endif %}
+{% if HAS_BIAS %}
+    y = y + b
 {% endif %}
 {% if STORE_STATS %}
     tl.store(Mean + rows, mean, mask=rows < M)
@@ -187,10 +196,13 @@ _RMS_NORM = (
 {{def_kernel(*(["X"] + (["W"] if HAS_WEIGHT else []) + (["Rstd"] if STORE_STATS else [])))}}"""
     + _ROW_BLOCK
     + r"""
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + EPS)
+{% if HAS_WEIGHT %}
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+{% endif %}
+    rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + EPS)
     y = x * rstd[:, None]
 {% if HAS_WEIGHT %}
-    y = y * tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    y = y * w
 {% endif %}
 {% if STORE_STATS %}
     tl.store(Rstd + rows, rstd, mask=rows < M)
@@ -211,7 +223,7 @@ def _stats_read(indices: tuple[int, ...]) -> bool:
     """Whether the FX graph being lowered reads any of the op's outputs `indices` (its statistics): not in an
     inference graph, where only y is used."""
     node = V.graph.current_node
-    return node is None or any(user.target is not operator.getitem or user.args[1] in indices for user in node.users)
+    return any(user.target is not operator.getitem or user.args[1] in indices for user in node.users)
 
 
 def _contiguous(node: Any) -> Any:
@@ -234,7 +246,7 @@ def _lower(kind: str, x: Any, params: dict[str, Any], eps: float, n_stats: int) 
         "STORE_STATS": store_stats,
         **{f"HAS_{name.upper()}": params[name] is not None for name in params},
     }
-    layout = ir.FixedLayout(x.get_device(), x.get_dtype(), [m, n], [n, 1])
+    layout = ir.FixedLayout(x.get_device(), x.get_dtype(), [m, n], ir.FlexibleLayout.contiguous_strides([m, n]))
     kernel_inputs = inputs + (stats if store_stats else [])
     choices: list[Any] = []
     for block_m in block_m_choices(kind, m, n):
@@ -264,12 +276,35 @@ def _lower_rms_norm(x: Any, weight: Any, eps: float) -> tuple[Any, ...]:
     return _lower("rms_norm", x, {"weight": weight}, eps, 1)
 
 
+def _torch_internal(path: str) -> Any:
+    """`inductor._torch_internal`: the torch internal `path` names (InductorHookError if torch lacks it)."""
+    from mtia_xdsl.runtime.inductor import _torch_internal as lookup  # pyright: ignore[reportPrivateUsage]
+
+    return lookup(path)
+
+
+def is_norm_template(buffer: Any) -> bool:
+    """Whether Inductor's template buffer `buffer` is one of this module's templates (its origins, the FX nodes it
+    was lowered from, hold `mtia_xdsl::layer_norm` or `mtia_xdsl::rms_norm`)."""
+    ops = (torch.ops.mtia_xdsl.layer_norm.default, torch.ops.mtia_xdsl.rms_norm.default)
+    return any(getattr(origin, "target", None) in ops for origin in buffer.get_origins())
+
+
 def _take_template() -> bool:
-    """Whether the decompositions take the templates: our backend active and `inductor_config.norm_templates` on."""
+    """Whether the decompositions take the templates: our backend active, `inductor_config.norm_templates` on, and
+    the graph traced without grad (inference: `torch.no_grad()`, `torch.inference_mode()`).
+
+    A graph traced with grad enabled (a training step's forward, or a model called with grad enabled) saves the
+    norm's input for the backward. Its producer, most often a residual add or an embedding lookup, then cannot be
+    a prologue of the template (a template writes only its output), so it becomes a kernel of its own, where
+    Inductor's reduction kernel computes it, writes it and normalises it in one: benchmarks/inductor.py's
+    embedding_ln took 1.71 -> 3.91 simulated us with the template (4 launches for 3), bert_layer 6.90 -> 10.49,
+    mlp_mixer 4.15 -> 5.56 (called with grad enabled). Such graphs keep Inductor's own lowering.
+    """
     from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.inductor import mtia_active
 
-    return bool(inductor_config.norm_templates) and mtia_active()
+    return bool(inductor_config.norm_templates) and not torch.is_grad_enabled() and mtia_active()
 
 
 def decompose_layer_norm(
@@ -279,10 +314,10 @@ def decompose_layer_norm(
     `_take_template()` and `unsupported_layer_norm` accepts, with aten's outputs (y of x's shape and dtype; mean
     and rstd of shape x.shape[:-1] + [1] in x's dtype, as aten's CPU kernel); otherwise Inductor's own
     decomposition (`torch._inductor.decomposition._native_layer_norm`, generic reduction kernels)."""
-    from torch._inductor.decomposition import _native_layer_norm
-
     if not _take_template() or unsupported_layer_norm(x, normalized_shape, weight, bias) is not None:
-        return _native_layer_norm(x, normalized_shape, weight, bias, eps)
+        return _torch_internal("torch._inductor.decomposition._native_layer_norm")(
+            x, normalized_shape, weight, bias, eps
+        )
     stats_shape = (*x.shape[:-1], 1)
     y, mean, rstd = layer_norm(x.reshape(-1, x.shape[-1]), weight, bias, eps)
     return y.view(x.shape), mean.view(stats_shape).to(x.dtype), rstd.view(stats_shape).to(x.dtype)
@@ -297,9 +332,7 @@ def decompose_rms_norm(x: torch.Tensor, normalized_shape: Any, weight: torch.Ten
     On "cpu", `F.rms_norm` and `nn.RMSNorm` (torch 2.13) do not reach `aten._fused_rms_norm`: their
     CompositeImplicit kernel writes pow, mean, rsqrt and mul, which `inductor_rms_norm_pattern` rewrites into
     `mtia_xdsl::rms_norm`."""
-    from torch._decomp.decompositions import _fused_rms_norm
-
     if not _take_template() or unsupported_rms_norm(x, normalized_shape, weight) is not None:
-        return _fused_rms_norm(x, normalized_shape, weight, eps)
+        return _torch_internal("torch._decomp.decompositions._fused_rms_norm")(x, normalized_shape, weight, eps)
     y, rstd = rms_norm(x.reshape(-1, x.shape[-1]), weight, torch.finfo(torch.float32).eps if eps is None else eps)
     return y.view(x.shape), rstd.view(*x.shape[:-1], 1)

@@ -22,7 +22,7 @@ normalisation and its cast, and is such an epilogue. So the rewrite keeps the us
 weight multiply in x's dtype, after the cast); a form without the casts in half precision is computed in f32 by
 the template, as stock Inductor computes it, and rounded once.
 
-The patterns are Inductor's `register_replacement`, traced from `_rms_core` and its variants and matched exactly
+The patterns are Inductor's `register_replacement`, traced from `_search_fn`'s forms and matched exactly
 (re-traced with the candidate's shapes and dtypes, every literal compared), so the reduction is provably a mean of
 the square over the last dimension with keepdim, plus a scalar eps; a mean over another dimension, a sum, a
 tensor eps or a missing rsqrt is not matched, and the graph is left as it is. `_rewritable` then requires
@@ -30,15 +30,19 @@ mtia_xdsl's backend active, `inductor_config.norm_templates` on and a case `indu
 accepts (f32, f16 or bf16, static sizes, a row that fits a PE's LS). The replacement calls the custom op itself:
 `aten._fused_rms_norm` would be decomposed back into the matched graph on CPU while the replacement is traced.
 
-Training: each pattern is registered as a forward (inference graphs, and training graphs where x does not require
-grad: then the backward reads only the normalisation's output, for the weight's gradient) and as a joint forward
-and backward with x requiring grad (`joint_fwd_bwd`). In a training graph the forward-only pattern does not match
-when x requires grad: the backward reads the pattern's intermediates (the rsqrt), and Inductor's matcher refuses a
-match whose inner nodes have users outside it, so the graph keeps every value its backward reads. The joint
-pattern's replacement is `_RmsNormFunction`: the template forward, and as backward
-`aten._fused_rms_norm_backward(grad, x, [N], rstd, None)` of the template's rstd, which Inductor's decompositions
-turn into a kernel (mtia_xdsl's backward template where `inductor_norm_backward` takes it). The weight's gradient
-(`sum(grad * y)`) stays as written, reading the template's output.
+Training: each form has three patterns (`TRACES`), tried in this order.
+- Joint: its forward and backward traced together with x requiring grad (`joint_fwd_bwd`), replaced by
+  `_RmsNormFunction`: the template forward, and as backward `aten._fused_rms_norm_backward(grad, x, [N], rstd,
+  None)` of the template's rstd, which Inductor's decompositions turn into kernels (mtia_xdsl's backward template
+  where `inductor_norm_backward` takes it). It matches only where x is read by the norm alone: autograd adds the
+  gradients of x's readers term by term, so a residual's term sits inside the norm's sum.
+- Forward: the normalisation alone (inference graphs, and training graphs where x does not require grad: the
+  backward then reads only the normalised output, for the weight's gradient). Inductor's matcher refuses a match
+  whose inner nodes have users outside it, so where the backward reads the rsqrt this pattern does not match.
+- Forward with what the backward reads: the rsqrt (and the upcast forms' f32 x) as outputs too, replaced by the
+  template and its rstd (in the rsqrt's dtype) (and x cast to f32); the stock backward reads those. This is the
+  residual stream of a Llama block.
+The weight's gradient (`sum(grad * y)`) stays as written in all three, reading the template's output.
 
 Imports torch when loaded: import it only once Inductor has loaded.
 """
@@ -69,36 +73,30 @@ EPS_MARKER = 0.0001220703125
 _aten = torch.ops.aten
 
 
-def _rms_core(x: torch.Tensor, eps: float) -> torch.Tensor:
-    """The normalisation of hand-written RMSNorm: `x * rsqrt(mean(x^2, -1, keepdim) + eps)` (x [..., N])."""
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+FORMS = ((False, False), (True, False), (True, True))
+"""The spellings matched, as (positive_dim, scalar_add): `mean(-1)` and `+ eps` (Llama's, Hugging Face's), the
+mean's dimension written as a positive index (`mean(x.dim() - 1)`), and ATen's CPU composite `rms_norm`
+(`nn.RMSNorm`, `F.rms_norm`: a positive dimension, `add.Scalar` for the eps)."""
 
 
-def _rms_core_positive_dim(x: torch.Tensor, eps: float) -> torch.Tensor:
-    """`_rms_core` with the mean's dimension written as a positive index (`mean(x.dim() - 1)`)."""
-    return x * torch.rsqrt(x.pow(2).mean(x.dim() - 1, keepdim=True) + eps)
+def _search_fn(positive_dim: bool, scalar_add: bool, upcast: bool, stats: bool) -> Any:
+    """The normalisation of hand-written RMSNorm, `x * rsqrt(mean(x^2, -1, keepdim) + eps)` (x [..., N]), in the
+    spelling (`FORMS`) `positive_dim`, `scalar_add`; if `upcast`, in f32 and cast back to x's dtype (Hugging Face's
+    `LlamaRMSNorm`, ATen's composite for a half-precision x). Returns the normalised x, and if `stats` also the
+    values a backward reads: the rsqrt (and for `upcast` x in f32)."""
 
+    def search(x: torch.Tensor, eps: float) -> Any:
+        h = x.to(torch.float32) if upcast else x
+        mean = h.pow(2).mean(h.dim() - 1 if positive_dim else -1, keepdim=True)
+        rstd = torch.rsqrt(_aten.add.Scalar(mean, eps) if scalar_add else mean + eps)
+        y = h * rstd
+        y = y.to(x.dtype) if upcast else y
+        if not stats:
+            return y
+        return (y, rstd, h) if upcast else (y, rstd)
 
-def _rms_core_aten(x: torch.Tensor, eps: float) -> torch.Tensor:
-    """`_rms_core` as ATen's CPU composite `rms_norm` (`nn.RMSNorm`, `F.rms_norm`) writes it: the eps added with
-    `add.Scalar`, the mean's dimension positive."""
-    mean = x.pow(2).mean(x.dim() - 1, keepdim=True)
-    return x * torch.rsqrt(_aten.add.Scalar(mean, eps))
-
-
-def _upcast(core: Any) -> Any:
-    """`core` in f32 for a half-precision x, cast back to x's dtype (Hugging Face's `LlamaRMSNorm`, ATen's
-    composite)."""
-
-    def upcast_core(x: torch.Tensor, eps: float) -> torch.Tensor:
-        return core(x.to(torch.float32), eps).to(x.dtype)
-
-    upcast_core.__name__ = f"{core.__name__}_upcast"
-    return upcast_core
-
-
-SEARCH_FNS = (_rms_core, _rms_core_positive_dim, _rms_core_aten)
-"""The forms matched, each also within an f32 upcast (`_upcast`)."""
+    search.__name__ = f"rms_norm_{int(positive_dim)}{int(scalar_add)}{int(upcast)}{int(stats)}"
+    return search
 
 
 class _RmsNormFunction(torch.autograd.Function):
@@ -120,10 +118,24 @@ class _RmsNormFunction(torch.autograd.Function):
 
 
 def _rms_norm_template(x: torch.Tensor, eps: float) -> torch.Tensor:
-    """What a matched form is replaced by: `_RmsNormFunction` of x in x's own dtype (the template computes in f32
-    and rounds once, as the upcast forms do)."""
+    """What a matched form (its output only) is replaced by: `_RmsNormFunction` of x in x's own dtype (the template
+    computes in f32 and rounds once, as the upcast forms do)."""
     function: Any = _RmsNormFunction  # torch's `Function.apply` is typed (...) -> Unknown
     return function.apply(x, eps)
+
+
+def _rms_norm_template_stats(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """What a matched form with its rsqrt (`_search_fn`'s `stats`, no upcast) is replaced by: the template's y, and
+    its rstd [..., 1] in x's dtype for the backward that read the rsqrt."""
+    y, rstd = torch.ops.mtia_xdsl.rms_norm(x.reshape(-1, x.shape[-1]), None, eps)
+    return y.view(x.shape), rstd.view(*x.shape[:-1], 1).to(x.dtype)
+
+
+def _rms_norm_template_stats_upcast(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`_rms_norm_template_stats` for an upcast form: y, rstd [..., 1] in f32 and x in f32 (what its backward
+    reads)."""
+    y, rstd = torch.ops.mtia_xdsl.rms_norm(x.reshape(-1, x.shape[-1]), None, eps)
+    return y.view(x.shape), rstd.view(*x.shape[:-1], 1), x.to(torch.float32)
 
 
 def _rewritable(match: Match) -> bool:
@@ -163,20 +175,27 @@ def _example_inputs(dtype: torch.dtype) -> list[Any]:
     return [torch.empty(2, 4, 16, dtype=dtype, requires_grad=True), EPS_MARKER]
 
 
-TRACES = (joint_fwd_bwd, fwd_only)
-"""How each form is traced into a pattern: a joint forward and backward (x requires grad), then forward only."""
+TRACES = ("joint", "forward", "forward_stats")
+"""The patterns of each form, tried in this order: its forward and backward traced together (`joint_fwd_bwd`, x
+requiring grad), its forward alone, and its forward with the values a backward reads as outputs."""
 
 
-def _variants(traces: tuple[Any, ...]) -> list[tuple[Any, torch.dtype, Any]]:
-    """(search function, example dtype, trace) of every pattern: each form plain (f32) and upcast (bf16: the
-    casts are in the graph only for a half-precision x; the exact match is traced in the candidate's dtype), once
-    per trace of `traces`."""
-    forms = [(fn, torch.float32) for fn in SEARCH_FNS] + [(_upcast(fn), torch.bfloat16) for fn in SEARCH_FNS]
-    return [(fn, dtype, trace) for (fn, dtype), trace in itertools.product(forms, traces)]
+def _variants(traces: tuple[str, ...]) -> list[tuple[Any, Any, torch.dtype, Any]]:
+    """(search function, replacement, example dtype, trace function) of every pattern of `traces` (of TRACES):
+    each form of FORMS plain (f32) and upcast (bf16: the casts are in the graph only for a half-precision x; the
+    exact match is traced in the candidate's dtype)."""
+    variants: list[tuple[Any, Any, torch.dtype, Any]] = []
+    for (positive_dim, scalar_add), upcast, trace in itertools.product(FORMS, (False, True), traces):
+        dtype = torch.bfloat16 if upcast else torch.float32
+        stats = trace == "forward_stats"
+        search = _search_fn(positive_dim, scalar_add, upcast, stats)
+        replace = (_rms_norm_template_stats_upcast if upcast else _rms_norm_template_stats) if stats else None
+        variants.append((search, replace or _rms_norm_template, dtype, joint_fwd_bwd if trace == "joint" else fwd_only))
+    return variants
 
 
 @functools.cache
-def rms_norm_patterns(traces: tuple[Any, ...] = TRACES) -> PatternMatcherPass:
+def rms_norm_patterns(traces: tuple[str, ...] = TRACES) -> PatternMatcherPass:
     """The pattern pass of `fuse_rms_norms` (its patterns traced once per process, in a fake mode); `traces`
     (default TRACES) chooses which of them (a test's forward-only pass)."""
     patterns = PatternMatcherPass(pass_name="mtia_xdsl_rms_norm")
@@ -184,9 +203,9 @@ def rms_norm_patterns(traces: tuple[Any, ...] = TRACES) -> PatternMatcherPass:
 
     @init_once_fakemode
     def register() -> None:
-        for search_fn, dtype, trace in _variants(traces):
+        for search_fn, replace_fn, dtype, trace in _variants(traces):
             register_replacement(
-                search_fn, _rms_norm_template, _example_inputs(dtype), trace, pass_dicts,
+                search_fn, replace_fn, _example_inputs(dtype), trace, pass_dicts,
                 extra_check=_rewritable, scalar_workaround={"eps": EPS_MARKER}, skip_duplicates=True,
             )  # fmt: skip
 
@@ -210,7 +229,7 @@ def fuse_rms_norms(graph: torch.fx.Graph) -> int:
     updater = FakeTensorUpdater(gm) if gm is not None else None
     # Inductor's register_replacement registers no joint pattern under inference mode: a pass built there (and
     # cached) would have none, so inference mode gets a forward-only pass of its own
-    traces = (fwd_only,) if torch.is_inference_mode_enabled() else TRACES
+    traces = TRACES[1:] if torch.is_inference_mode_enabled() else TRACES
     count = rms_norm_patterns(traces).apply(graph)
     if count:
         stable_topological_sort(graph)  # a joint pattern's replacement sits before the gradient it reads

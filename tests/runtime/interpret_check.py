@@ -14,6 +14,13 @@ would otherwise add names to), `tl`/`tl.core` are patched to the interpreter's s
 `@triton.jit` helpers the kernel calls (`triton_helpers.maximum`, ...) run interpreted in place of
 `JITFunction.__call__`'s refusal. Constexprs come as the launcher gets them: Inductor's pointwise and reduction
 kernels take `XBLOCK` etc. as constexpr arguments, its templates define theirs in the body.
+
+Where Triton 3.9's interpreter is wrong, the check follows it: comparison results are retyped int1 for the run
+(`_patch_comparisons`), libdevice runs as `tl.math` or numpy (`_patch_libdevice`); the interpreter's other known
+errors (tests/conformance/kernels_*.py: fp32 -> bf16/fp8 casts truncate, bf16 arithmetic and tl.dot on raw bits,
+argmin ties, all-NaN rows) are left, so a mismatch in a bf16 or fp8 kernel may be the interpreter's (bf16's
+default tolerance covers one ulp). tests/conformance/runners.py runs the interpreter in-process the same way for
+the language corpus (`_jit_calls_interpreted`).
 """
 
 from __future__ import annotations
@@ -215,6 +222,7 @@ def run_interpreted(jit_fn: Any, grid: tuple[int, int, int], args: list[Any]) ->
     refuse = JITFunction.__call__
     scope = _patch_lang(types.SimpleNamespace(__globals__={"tl": tl, "core": tl.core}))
     _patch_libdevice(scope)
+    _patch_comparisons(scope)
     JITFunction.__call__ = _call_interpreted  # type: ignore[method-assign]
     try:
         with knobs.runtime.scope():
@@ -253,6 +261,29 @@ def _patch_libdevice(scope: Any) -> None:
                 scope.set_attr(module, name, functools.partial(_math, name))
             elif isinstance(ufunc, np.ufunc) and ufunc.nin in (1, 2):
                 scope.set_attr(module, name, functools.partial(_ufunc, ufunc))
+
+
+def _patch_comparisons(scope: Any) -> None:
+    """Give a comparison's result handle the dtype int1 for the run. Triton 3.9's interpreter gives it its operands'
+    (`InterpreterBuilder.binary_op`'s `lhs.dtype.scalar`), so a splat of a scalar condition (Inductor's bmm
+    template: `(idx_m < M) & (idx_n < N) & (idx_q < BATCH)`) has the operands' numpy dtype, the `&` too, and the
+    store refuses that mask ("mask has unsupported dtype")."""
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    for name in dir(InterpreterBuilder):
+        if name.startswith(("create_icmp", "create_fcmp")):
+            scope.set_attr(InterpreterBuilder, name, _int1_result(getattr(InterpreterBuilder, name)))
+
+
+def _int1_result(compare: Any) -> Any:
+    """The builder method `compare` with its result's handle typed int1 (a function: bound as a method)."""
+    import triton.language as tl
+    from triton.runtime.interpreter import TensorHandle
+
+    def run(builder: Any, lhs: Any, rhs: Any) -> Any:
+        return TensorHandle(compare(builder, lhs, rhs).data, tl.int1)
+
+    return run
 
 
 def _math(name: str, *args: Any, _semantic: Any = None) -> Any:

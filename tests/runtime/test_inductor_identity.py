@@ -52,8 +52,7 @@ def test_two_fresh_processes_generate_the_same_kernels(tmp_path: Path) -> None:
         assert proc.returncode == 0
         results.append(json.loads(stdout.strip().splitlines()[-1]))
     first, second = results
-    # a GEMM template and mtia_xdsl's LayerNorm template (inductor_norms), both autotuned by simulated time
-    assert "BLOCK_K" in first["code"] and "STORE_STATS" in first["code"]
+    assert "triton_tem_" in first["code"] and "triton_per_" in first["code"]  # a GEMM template and a reduction
     assert first["code"] == second["code"]
     assert first["us"] == second["us"]
 

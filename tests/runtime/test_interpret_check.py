@@ -71,11 +71,12 @@ def _launch_and_swallow(caught: list) -> None:
 
 @triton.jit
 def descriptor_tuple_kernel(x_desc, pair, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
-    """out (BM x BN at block row program_id) = x's tile * pair[0] + pair[1]; pair[1] written back to pair[2]."""
+    """out (BM x BN at block row program_id) = x's tile * pair[0] + pair[1]; pair[1] written back to pair[2]. The
+    store's mask has a scalar condition, as Inductor's bmm template's (`_patch_comparisons`)."""
     pm = tl.program_id(0)
     t = x_desc.load([pm * BM, 0])
-    idx = (pm * BM + tl.arange(0, BM))[:, None] * BN + tl.arange(0, BN)[None, :]
-    tl.store(out_ptr + idx, t * pair[0] + tl.load(pair[1]))
+    rows = (pm * BM + tl.arange(0, BM))[:, None]
+    tl.store(out_ptr + rows * BN + tl.arange(0, BN)[None, :], t * pair[0] + tl.load(pair[1]), (rows < 32) & (pm < 2))
     tl.store(pair[2] + tl.arange(0, 2), tl.load(pair[1] + tl.arange(0, 2)))
 
 
@@ -114,20 +115,44 @@ class _NormMlp(torch.nn.Module):
         return torch.relu(self.fc(torch.nn.functional.gelu(self.norm(x))))
 
 
-def test_a_compiled_training_step_agrees_with_the_interpreter(compile_and_train):
-    """Every kernel of a training step of LayerNorm -> GELU -> Linear -> ReLU (forward and backward, and every
-    choice autotuning ran) agrees with the interpreter, as the step's output and gradients agree with eager's.
-    Whatever lowers the LayerNorm (Inductor's reduction kernel, or mtia_xdsl's template with the GELU as its
-    epilogue) is checked: every kernel the forward's code defines was rerun. Autotuning launches a kernel
-    repeatedly on the same buffers, so only some launches of each change its outputs."""
+def _defined(codes: list[str]) -> set[str]:
+    """The Triton kernels a compile's generated code defines (`run_and_get_code`'s strings)."""
     import re
 
+    return set(re.findall(r"^def (triton_\w+)\(", "\n".join(codes), re.MULTILINE))
+
+
+def test_a_compiled_inference_agrees_with_the_interpreter(mtia_inductor):
+    """LayerNorm -> GELU -> Linear -> ReLU compiled without grad: mtia_xdsl's LayerNorm template with the GELU as
+    its epilogue (mtia_xdsl/runtime/inductor_norms.py) and Inductor's mm template with bias and ReLU, each launch
+    (autotuning's runs of every choice too) agreeing with the interpreter, the output with eager's."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model, x = _NormMlp(), torch.randn(8, 48)
+    with interpreter_check() as checked, torch.no_grad():
+        out, codes = run_and_get_code(torch.compile(model), x)
+    torch.testing.assert_close(out, model(x))
+    defined, names = _defined(codes), {c.kernel for c in checked}
+    assert defined and defined <= names, (defined, names)
+    assert names == {c.kernel for c in checked if c.written}, checked  # a rerun of one output may change nothing
+    templates = [n for n in defined if n.startswith("triton_tem_")]
+    assert any("layer_norm" in n and "gelu" in n for n in templates), defined  # the norm template + GELU
+    assert any("addmm" in n and "relu" in n for n in templates), defined  # mm + bias + ReLU
+
+
+def test_a_compiled_training_step_agrees_with_the_interpreter(compile_and_train):
+    """Every kernel of a training step of the same model (forward and backward, and every choice autotuning ran)
+    agrees with the interpreter, as the step's output and gradients agree with eager's. The LayerNorm is whatever
+    lowers it with grad enabled (Inductor's reduction kernel, the GELU fused in, at the time of writing): every
+    kernel the forward's code defines was rerun. Autotuning launches a kernel repeatedly on the same buffers, so
+    only some launches of each change its outputs."""
     torch.manual_seed(0)
     with interpreter_check() as checked:
         codes = compile_and_train(_NormMlp, torch.randn(8, 48))
-    names = {c.kernel for c in checked}
-    assert names == {c.kernel for c in checked if c.written}, checked  # a rerun of one output may change nothing
-    defined = set(re.findall(r"^def (triton_\w+)\(", "\n".join(codes), re.MULTILINE))
+    defined, names = _defined(codes), {c.kernel for c in checked}
     assert defined and defined <= names, (defined, names)
-    assert any("gelu" in n for n in defined), defined  # the normalization's kernel, the GELU fused in
+    assert names == {c.kernel for c in checked if c.written}, checked
+    assert any("gelu" in n and "layer_norm" in n for n in defined), defined  # the normalization + GELU
     assert any(n.startswith("triton_tem_") and "relu" in n for n in defined), defined  # mm + bias + ReLU
+    assert any("backward" in n for n in names), names
