@@ -8,15 +8,15 @@ active, `inductor_config.norm_templates` is on and the rule (`unsupported_layer_
 `mtia_xdsl::layer_norm_backward` and `mtia_xdsl::rms_norm_backward` (`torch.library.triton_op`), so Inductor's
 output code calls them and the kernel runs on MTIA through mtia_xdsl's driver like every generated kernel.
 
-The kernel is written for MTIA's engines. `PROGRAMS` programs (one per PE) each take BLOCK_M whole rows at a
-time ([BLOCK_M, BLOCK_N] row blocks of dy and x, which become DMA; BLOCK_N the row's next power of two), read the
-saved mean and rstd, compute dx (the row reductions sum(dy w) and sum(dy w xhat) on the RE, `tl.sum(axis=1)`) and
-add each block's column sums of dy xhat (dw) and dy (db) into the program's own row of a [programs, N] f32 buffer
-of partial sums. The decomposition sums those rows (an ordinary `.sum(0)`, which Inductor lowers to a kernel of
-its own): no atomics. BLOCK_M is chosen by simulated time: the kernel is a `triton.autotune` over BLOCK_M, whose
-benchmarker is mtia_xdsl's driver's (`MtiaDriver.get_benchmarker`: the modelled time of the launch), with the
-configurations whose tiles cannot fit a PE's local storage pruned first (`fits_local_storage`). The math is f32;
-dx has x's dtype.
+The kernel is written for MTIA's engines. Its programs (`programs`: one per PE, or one for a few rows) each take
+BLOCK_M whole rows at a time ([BLOCK_M, BLOCK_N] row blocks of dy and x, which become DMA; BLOCK_N the row's next
+power of two), read the saved mean and rstd, compute dx (the row reductions sum(dy w) and sum(dy w xhat) on the
+RE, `tl.sum(axis=1)`) and add each block's column sums of dy xhat (dw) and dy (db) into the program's own row of a
+[programs, K, N] f32 buffer of partial sums. The decomposition sums those rows (an ordinary `.sum(0)`, which
+Inductor lowers to a kernel of its own; none for one program): no atomics. BLOCK_M is chosen by simulated time:
+the kernel is a `triton.autotune` over BLOCK_M, whose benchmarker is mtia_xdsl's driver's
+(`MtiaDriver.get_benchmarker`: the modelled time of the launch), with the configurations whose tiles cannot fit a
+PE's local storage pruned first (`fits_local_storage`). The math is f32; dx has x's dtype.
 
 The op is opaque to Inductor's scheduler: a pointwise producer of dy (a loss of y: `2 y` for `y.pow(2).sum()`) is a
 kernel of its own, a read and a write of dy's size more, where the stock backward fused it into its first row
@@ -65,11 +65,18 @@ LIVE_COLUMN_VECTORS = 3
 """[BLOCK_N] f32 vectors a program holds through its loop: the weight, and dw's and db's partial sums."""
 
 
-def programs() -> int:
-    """Programs of a launch: one per PE of the driver's target (MachineConfig.n_pes, 64 on MTIA-2i)."""
+SINGLE_PROGRAM_ROWS = 16
+"""At most this many rows are one program's: its partial sums are then dw and db themselves, and no reduction
+launch follows. A LayerNorm backward of 16 rows of 64 (benchmarks/inductor.py's ln_train) took 0.91 us in one
+program against 0.64 us in 16 programs and 0.46 us for the launch summing their partials."""
+
+
+def programs(rows: int) -> int:
+    """Programs of a launch over `rows` rows: one when rows <= SINGLE_PROGRAM_ROWS, else one per PE of the
+    driver's target (MachineConfig.n_pes, 64 on MTIA-2i), at most one per row."""
     from mtia_xdsl.runtime.triton_backend.driver import target_machine_config
 
-    return target_machine_config().n_pes
+    return 1 if rows <= SINGLE_PROGRAM_ROWS else min(target_machine_config().n_pes, rows)
 
 
 def tile_bytes(block_m: int, block_n: int) -> int:
@@ -145,7 +152,7 @@ def _prune(configs: list[triton.Config], named_args: dict[str, Any], **kwargs: A
     the rows needs (at least the one-row block, which the rule checked)."""
     block_n = kwargs["BLOCK_N"]
     rows = named_args["M"]
-    share = triton.next_power_of_2(triton.cdiv(rows, min(programs(), rows)))
+    share = triton.next_power_of_2(triton.cdiv(rows, programs(rows)))
     fitting = [c for c in configs if c.kwargs["BLOCK_M"] <= share and fits_local_storage(c.kwargs["BLOCK_M"], block_n)]
     return fitting or configs[:1]
 
@@ -232,7 +239,7 @@ def _launch(
     x2, dy2 = (t.reshape(-1, n) for t in (x, dy))
     x2, dy2 = (t if t.stride(-1) == 1 else t.contiguous() for t in (x2, dy2))
     m = x2.shape[0]
-    p = min(programs(), m)
+    p = programs(m)
     mask = [mask[0], mask[1] and weight is not None, len(mask) > 2 and mask[2]]
     dx = torch.empty(x.shape if mask[0] else (0,), dtype=x.dtype, device=x.device)
     part = x.new_empty((p, int(mask[1]) + int(mask[2]), n), dtype=torch.float32)
@@ -259,7 +266,7 @@ def layer_norm_backward(
     """The LayerNorm backward over the last dimension of input [.., N]: (dx of input's shape and dtype, [0] when
     output_mask[0] is False; partials [P, K, N] f32: dw's if output_mask[1] and weight is given, then db's if
     output_mask[2]). Summing the partials over their first dimension gives dw and db (one reduction for both);
-    P = min(`programs()`, rows).
+    P = `programs(rows)`.
 
     mean, rstd: one per row of input, any shape of that many elements (aten's [.., 1]), f32, f16 or bf16.
     Requires: `unsupported_layer_norm_backward` is None (not checked here).
@@ -313,7 +320,7 @@ def native_layer_norm_backward(
         )
     mask = [output_mask[0], output_mask[1] and weight is not None, output_mask[2] and bias is not None]
     dx, part = layer_norm_backward(grad_out, input, mean, rstd, weight, mask)
-    sums = part.sum(0)
+    sums = part[0] if part.shape[0] == 1 else part.sum(0)
     return (
         dx if mask[0] else None,
         sums[0].to(weight.dtype) if mask[1] and weight is not None else None,
@@ -341,4 +348,5 @@ def fused_rms_norm_backward(
         )
     mask = [output_mask[0], output_mask[1] and weight is not None]
     dx, part = rms_norm_backward(grad_out, input, rstd, weight, mask)
-    return dx if mask[0] else None, part.sum(0)[0].to(input.dtype) if mask[1] else None
+    sums = part[0] if part.shape[0] == 1 else part.sum(0)
+    return dx if mask[0] else None, sums[0].to(input.dtype) if mask[1] else None

@@ -77,6 +77,18 @@ def test_rms_norm_backward_matches_stock(one_block_m, dtype, block_m, weighted, 
         torch.testing.assert_close(part.sum(0)[0].to(dtype), expected[1], rtol=tol, atol=tol * 4)
 
 
+def test_a_few_rows_are_one_program_whose_partials_are_the_sums():
+    """16 rows (SINGLE_PROGRAM_ROWS): one program, so the partials [1, 2, N] are dw and db, no reduction needed."""
+    x, dy, w = _inputs(nb.SINGLE_PROGRAM_ROWS, 48, torch.float32)
+    b = torch.randn(48)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [48], w, b, 1e-5)
+    dx, part = nb.layer_norm_backward(dy, x, mean, rstd, w, [True, True, True])
+    expected = stock.native_layer_norm_backward(dy, x, [48], mean, rstd, w, b, [True, True, True])
+    assert part.shape == (1, 2, 48)
+    for g, e in zip([dx, part[0, 0], part[0, 1]], expected, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-5, atol=1e-5)
+
+
 def test_block_m_is_chosen_by_simulated_time():
     """Triton's autotuner times each BLOCK_M that fits with mtia_xdsl's driver's benchmarker (the launch's modelled
     time), the same every run, and launches the fastest."""
