@@ -301,9 +301,11 @@ def install() -> None:
             from mtia_xdsl.runtime.inductor_bag_mlps import fuse_bag_mlps
             from mtia_xdsl.runtime.inductor_jagged_bags import fuse_jagged_bags
             from mtia_xdsl.runtime.inductor_linear_groups import group_linears
+            from mtia_xdsl.runtime.inductor_linear_norms import fuse_linear_norms
 
             group_embedding_bags(graph)
             group_linears(graph)
+            fuse_linear_norms(graph)
             fuse_bag_mlps(graph)
             fuse_jagged_bags(graph)
             if self.user is not None:
@@ -517,7 +519,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward", "inductor_linear_norms",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""
