@@ -98,3 +98,34 @@ def test_product_with_another_user_is_not_fused(mtia_inductor):
         out, codes = run_and_get_code(torch.compile(f), x)
         torch.testing.assert_close(out, f(x), rtol=1e-4, atol=1e-4)
     assert _kernels(codes) == 2 and _fused(codes) == 0, "\n".join(codes)
+
+
+def _traced(k: int, extra_user: bool = False):
+    """An FX graph (meta["val"] set, as Inductor's post-grad graph) of addmm -> view -> mtia_xdsl::layer_norm."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def f(x, w, b, nw):
+        h = torch.ops.aten.addmm.default(b, x, w)
+        y = torch.ops.mtia_xdsl.layer_norm.default(torch.ops.aten.view.default(h, [16, 48]), nw, None, 1e-5)[0]
+        return (y, h) if extra_user else (y,)
+
+    return make_fx(f, tracing_mode="fake")(torch.zeros(16, k), torch.zeros(k, 48), torch.zeros(48), torch.zeros(48))
+
+
+def _targets(gm) -> list[str]:
+    """The targets of the graph's calls, as strings."""
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_fuse_linear_norms_rewrites_only_a_sole_use_of_a_small_product():
+    """The pass replaces addmm, the view and layer_norm by one linear_layer_norm; a product with another user, or a
+    K past MAX_K, is left as it is."""
+    gm = _traced(32)
+    assert lln.fuse_linear_norms(gm.graph) == 1
+    assert "mtia_xdsl.linear_layer_norm.default" in _targets(gm) and "aten.addmm.default" not in _targets(gm)
+    gm.recompile()
+    x, w, b, nw = torch.randn(16, 32), torch.randn(32, 48), torch.randn(48), torch.randn(48)
+    torch.testing.assert_close(gm(x, w, b, nw)[0], F.layer_norm(torch.addmm(b, x, w), (48,), nw, None, 1e-5))
+    for unfused in (_traced(32, extra_user=True), _traced(lln.MAX_K + 16)):
+        assert lln.fuse_linear_norms(unfused.graph) == 0
+        assert "aten.addmm.default" in _targets(unfused) and "mtia_xdsl.layer_norm.default" in _targets(unfused)
