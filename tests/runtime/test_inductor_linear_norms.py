@@ -3,8 +3,11 @@
 (one launch per Linear + norm + activation, matching eager; a product with another user, and the off switch,
 keep the layers apart)."""
 
+import re
+
 import torch
 import torch.nn.functional as F
+from interpret_check import interpreter_check
 from torch import nn
 
 from mtia_xdsl.runtime import inductor_config as mtia_config
@@ -67,15 +70,19 @@ def _model() -> nn.Module:
 
 
 def test_linear_norm_activation_is_one_launch_per_layer(mtia_inductor):
-    """Each Linear + norm + activation is one template launch matching eager (two layers: 2 kernels); stock
+    """Each Linear + norm + activation is one template launch matching eager and Triton's interpreter (two layers:
+    2 kernels); stock
     lowering (the switch off) takes 2 a layer (a GEMM template and the norm kernel)."""
     from torch._inductor.utils import run_and_get_code
 
     model, x = _model(), torch.randn(16, 32)
     with torch.no_grad():
-        out, codes = run_and_get_code(torch.compile(model), x)
+        with interpreter_check() as checked:  # every launch (autotuning's too) rerun under Triton's interpreter
+            out, codes = run_and_get_code(torch.compile(model), x)
         torch.testing.assert_close(out, model(x), rtol=1e-4, atol=1e-4)
         assert _kernels(codes) == 2 and _fused(codes) == 2, "\n".join(codes)
+        defined = set(re.findall(r"^def (triton_\w+)\(", "\n".join(codes), re.M))
+        assert len(defined) == 2 and defined <= {c.kernel for c in checked if c.written}, (defined, checked)
         torch._dynamo.reset()
         with mtia_config.patch(norm_templates=False):
             out, codes = run_and_get_code(torch.compile(model), x)
