@@ -44,6 +44,11 @@ MAX_BLOCK_K = 128
 MAX_K = 4 * MAX_BLOCK_K
 """K fused at most (at most four steps of the K loop); beyond, the GEMM is more than its launch's latency and
 Inductor's autotuned GEMM template is the better kernel."""
+MAX_KN = 4096
+"""K x N (the weight's elements) fused at most. Each program computes whole rows, so the product's columns are not
+spread over the PEs as in Inductor's GEMM template; past this the fused kernel was slower than the GEMM template
+and the norm kernel (simulated us, Linear -> LayerNorm -> ReLU, stock -> fused: 16x32x48 and 16x64x64 faster fused,
+16x256x256 2.82 -> 9.44, 64x512x128 3.68 -> 9.63; /tmp script timing `toolchain.run_kernel` reports)."""
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
 
 
@@ -68,7 +73,7 @@ def block_choices(kind: str, m: int, k: int, n: int) -> list[tuple[int, int]]:
 def unsupported_linear_norm(kind: str, x: Any, w: Any, bias: Any) -> str | None:
     """Why x [M, K] @ w [K, N] (+ bias [N]) followed by the norm `kind` ("layer_norm" or "rms_norm") of its rows
     cannot be one `mtia_xdsl::linear_<kind>` launch, or None if it can: 2-D x and w of one dtype of DTYPES, static
-    sizes, K <= MAX_K, and a (BLOCK_M, BLOCK_K) whose tiles fit a PE's LS (`block_choices`)."""
+    sizes, K <= MAX_K, K x N <= MAX_KN, and a (BLOCK_M, BLOCK_K) whose tiles fit a PE's LS (`block_choices`)."""
     tensors = [t for t in (x, w, bias) if t is not None]
     if x.dim() != 2 or w.dim() != 2 or (bias is not None and bias.dim() != 1):
         return f"operands of {[list(t.shape) for t in tensors]} (2-D x and w, 1-D bias)"
@@ -82,6 +87,8 @@ def unsupported_linear_norm(kind: str, x: Any, w: Any, bias: Any) -> str | None:
         return f"empty product {m} x {k} x {n}"
     if k > MAX_K:
         return f"K of {k} (at most {MAX_K}: a larger GEMM is left to Inductor's GEMM template)"
+    if k * n > MAX_KN:
+        return f"K x N of {k} x {n} (above {MAX_KN}: whole rows a program is slower than the GEMM template)"
     if not block_choices(f"linear_{kind}", m, k, n):
         return f"rows of {n} (a row block and the K blocks do not fit a PE's LS)"
     return None

@@ -37,14 +37,17 @@ def test_ops_match_linear_then_norm():
 
 
 def test_unsupported_linear_norm_names_the_case():
-    """A K past MAX_K, mixed dtypes and a row too long for LS each name why; a small Linear is accepted."""
+    """A K past MAX_K, mixed dtypes, K x N past MAX_KN and a row too long for LS each name why; a small Linear is
+    accepted."""
     x, w = torch.zeros(16, 32), torch.zeros(32, 48)
     assert lln.unsupported_linear_norm("layer_norm", x, w, torch.zeros(48)) is None
     big_k = lln.unsupported_linear_norm("rms_norm", torch.zeros(16, 4096), torch.zeros(4096, 48), None)
     assert big_k is not None and "K of 4096" in big_k
     mixed = lln.unsupported_linear_norm("layer_norm", x, w.bfloat16(), None)
     assert mixed is not None and "dtypes" in mixed
-    wide = lln.unsupported_linear_norm("layer_norm", x, torch.zeros(32, 1 << 18), None)
+    big_kn = lln.unsupported_linear_norm("layer_norm", torch.zeros(16, 256), torch.zeros(256, 256), None)
+    assert big_kn is not None and "K x N of 256 x 256" in big_kn
+    wide = lln.unsupported_linear_norm("layer_norm", torch.zeros(16, 1), torch.zeros(1, 4096), None)
     assert wide is not None and "fit a PE's LS" in wide
 
 
