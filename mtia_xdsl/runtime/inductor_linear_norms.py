@@ -45,10 +45,14 @@ MAX_K = 4 * MAX_BLOCK_K
 """K fused at most (at most four steps of the K loop); beyond, the GEMM is more than its launch's latency and
 Inductor's autotuned GEMM template is the better kernel."""
 MAX_KN = 4096
-"""K x N (the weight's elements) fused at most. Each program computes whole rows, so the product's columns are not
-spread over the PEs as in Inductor's GEMM template; past this the fused kernel was slower than the GEMM template
-and the norm kernel (simulated us, Linear -> LayerNorm -> ReLU, stock -> fused: 16x32x48 and 16x64x64 faster fused,
-16x256x256 2.82 -> 9.44, 64x512x128 3.68 -> 9.63; /tmp script timing `toolchain.run_kernel` reports)."""
+"""K x N (the weight's elements) fused at most, with N at most MAX_N. A program computes whole rows, so the
+product's columns are not spread over the PEs as in Inductor's GEMM template. Simulated us of Linear -> LayerNorm
+-> ReLU, M=16, stock (GEMM template + norm kernel) -> fused (a script timing `toolchain.run_kernel`'s reports):
+KxN 64x32 1.06 -> 0.92, 32x32 1.01 -> 0.82, 128x32 1.17 -> 1.17; 13x64 1.01 -> 1.03, 32x64 1.04 -> 1.13, 64x64
+1.12 -> 1.34 (slower by less than the launch removed, `MachineConfig.kernel_launch_cycles`, not in simulated us);
+32x128 1.17 -> 1.74, 128x128 1.52 -> 3.02, 256x256 2.82 -> 9.44 (not fused)."""
+MAX_N = 64
+"""N (the row a program normalises) fused at most; see MAX_KN."""
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten.reshape.default, torch.ops.aten._unsafe_view.default)
 
 
@@ -73,7 +77,8 @@ def block_choices(kind: str, m: int, k: int, n: int) -> list[tuple[int, int]]:
 def unsupported_linear_norm(kind: str, x: Any, w: Any, bias: Any) -> str | None:
     """Why x [M, K] @ w [K, N] (+ bias [N]) followed by the norm `kind` ("layer_norm" or "rms_norm") of its rows
     cannot be one `mtia_xdsl::linear_<kind>` launch, or None if it can: 2-D x and w of one dtype of DTYPES, static
-    sizes, K <= MAX_K, K x N <= MAX_KN, and a (BLOCK_M, BLOCK_K) whose tiles fit a PE's LS (`block_choices`)."""
+    sizes, K <= MAX_K, K x N <= MAX_KN, N <= MAX_N, and a (BLOCK_M, BLOCK_K) whose tiles fit a PE's LS
+    (`block_choices`)."""
     tensors = [t for t in (x, w, bias) if t is not None]
     if x.dim() != 2 or w.dim() != 2 or (bias is not None and bias.dim() != 1):
         return f"operands of {[list(t.shape) for t in tensors]} (2-D x and w, 1-D bias)"
@@ -89,6 +94,8 @@ def unsupported_linear_norm(kind: str, x: Any, w: Any, bias: Any) -> str | None:
         return f"K of {k} (at most {MAX_K}: a larger GEMM is left to Inductor's GEMM template)"
     if k * n > MAX_KN:
         return f"K x N of {k} x {n} (above {MAX_KN}: whole rows a program is slower than the GEMM template)"
+    if n > MAX_N:
+        return f"N of {n} (above {MAX_N}: whole rows a program is slower than the GEMM template)"
     if not block_choices(f"linear_{kind}", m, k, n):
         return f"rows of {n} (a row block and the K blocks do not fit a PE's LS)"
     return None

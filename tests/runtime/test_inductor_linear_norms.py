@@ -37,7 +37,7 @@ def test_ops_match_linear_then_norm():
 
 
 def test_unsupported_linear_norm_names_the_case():
-    """A K past MAX_K, mixed dtypes, K x N past MAX_KN and a row too long for LS each name why; a small Linear is
+    """A K past MAX_K, mixed dtypes, K x N past MAX_KN and N past MAX_N each name why; a small Linear is
     accepted."""
     x, w = torch.zeros(16, 32), torch.zeros(32, 48)
     assert lln.unsupported_linear_norm("layer_norm", x, w, torch.zeros(48)) is None
@@ -47,8 +47,11 @@ def test_unsupported_linear_norm_names_the_case():
     assert mixed is not None and "dtypes" in mixed
     big_kn = lln.unsupported_linear_norm("layer_norm", torch.zeros(16, 256), torch.zeros(256, 256), None)
     assert big_kn is not None and "K x N of 256 x 256" in big_kn
-    wide = lln.unsupported_linear_norm("layer_norm", torch.zeros(16, 1), torch.zeros(1, 4096), None)
-    assert wide is not None and "fit a PE's LS" in wide
+    wide = lln.unsupported_linear_norm("layer_norm", torch.zeros(16, 1), torch.zeros(1, 128), None)
+    assert wide is not None and "N of 128" in wide
+    # BLOCK_M >= 16 rows of 4096 columns do not fit LS; BLOCK_K runs up to K (32):
+    too_big = lln.block_choices("linear_layer_norm", 16, 16, 4096)
+    assert not too_big and lln.block_choices("linear_layer_norm", 16, 32, 64) == [(16, 16), (16, 32)]
 
 
 class _Rms(nn.Module):
