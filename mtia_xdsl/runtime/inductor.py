@@ -76,6 +76,12 @@ choices are then wrong for MTIA, and `install()` hooks both:
   decompositions (`inductor_norm_backward`) turn the cases its rules accept into mtia_xdsl's norm-backward Triton
   kernel (one launch: row blocks as DMA, dx's row sums on the RE, per-program column sums of dw and db, summed by an
   ordinary Inductor kernel), its BLOCK_M chosen by simulated time.
+- **Linear + norm.** The post-grad custom pass then runs `inductor_linear_norms.fuse_linear_norms`: an addmm or
+  mm (through views) whose output's only user is `mtia_xdsl::layer_norm` / `rms_norm` becomes
+  `mtia_xdsl::linear_layer_norm` / `linear_rms_norm`, one Triton template launch (a K loop of `tl.dot`, the bias,
+  the norm on the whole row block, the activation after it fused as an epilogue), BLOCK_M and BLOCK_K chosen by
+  simulated time; shapes `inductor_linear_norms.unsupported_linear_norm` refuses stay two launches. The norm ops
+  exist only while `inductor_config.norm_templates` is on, so the switch turns this off too.
 - **Device properties.** `DeviceProperties.create(torch.device("cpu"))` reads
   `CpuInterface.Worker.get_device_properties`, the host's core count; Inductor's heuristics (grid sizes,
   persistent reductions, split reductions) read it as the number of SMs. The hook answers with the PE
@@ -302,9 +308,11 @@ def install() -> None:
             from mtia_xdsl.runtime.inductor_bag_mlps import fuse_bag_mlps
             from mtia_xdsl.runtime.inductor_jagged_bags import fuse_jagged_bags
             from mtia_xdsl.runtime.inductor_linear_groups import group_linears
+            from mtia_xdsl.runtime.inductor_linear_norms import fuse_linear_norms
 
             group_embedding_bags(graph)
             group_linears(graph)
+            fuse_linear_norms(graph)
             fuse_bag_mlps(graph)
             fuse_jagged_bags(graph)
             if self.user is not None:
@@ -518,7 +526,7 @@ def _flexible_fallback(lowering: Any) -> None:
 
 CUSTOM_OP_MODULES = (
     "inductor_kernels", "inductor_attention", "inductor_topk", "inductor_linear_groups", "inductor_bag_mlps",
-    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward",
+    "inductor_jagged_bags", "inductor_norms", "inductor_norm_backward", "inductor_linear_norms",
 )  # fmt: skip
 """The modules of mtia_xdsl.runtime defining the custom ops (`torch.ops.mtia_xdsl.*`) that the decompositions above
 put into Inductor's output code."""

@@ -42,27 +42,30 @@ from torch._inductor.virtualized import V
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 """Element types the templates take (the math is f32 for all; the output is stored in x's dtype)."""
-LIVE_TILES = {"layer_norm": 6, "rms_norm": 5}
+LIVE_TILES = {"layer_norm": 6, "rms_norm": 5, "linear_layer_norm": 7, "linear_rms_norm": 6}
 """[BLOCK_M, BLOCK_N] tiles live at once in a program, each counted at 4 bytes (f32) per element: the loaded row
 block, its f32 copy, (LayerNorm: the centred rows,) the normalised rows, the rows after weight and bias, and one
-tile for a fused epilogue's operand (a residual). The LS budget of `block_m_choices`."""
+tile for a fused epilogue's operand (a residual); the `inductor_linear_norms` kinds one more, the matmul's
+accumulator. The LS budget of `block_m_choices`."""
 MAX_BLOCK_M = 32
 """Most rows per program offered: more rows amortise each DMA's fixed cost, fewer give more programs for the
 64 PEs; the choice between is the simulated time's."""
 
 
-def block_m_choices(kind: str, m: int, n: int, ls_bytes: int | None = None) -> list[int]:
+def block_m_choices(kind: str, m: int, n: int, ls_bytes: int | None = None, block_k: int = 0) -> list[int]:
     """BLOCK_M values (rows per program, powers of two from 1 to min(MAX_BLOCK_M, next_power_of_2(m))) whose
     LIVE_TILES[kind] tiles of [BLOCK_M, next_power_of_2(n)] f32 elements fit `ls_bytes` (default: a PE's LS,
-    `MachineConfig.ls_bytes` of `inductor.device_machine_config()`, 384 KiB on MTIA-2i, S1/S6). Empty when not
-    even one row fits: the one home of the templates' LS arithmetic.
+    `MachineConfig.ls_bytes` of `inductor.device_machine_config()`, 384 KiB on MTIA-2i, S1/S6), with, when
+    `block_k` > 0 (a fused matmul's K step), the K blocks [BLOCK_M, block_k] and [block_k, next_power_of_2(n)]
+    too. Empty when not even one row fits: the one home of the templates' LS arithmetic.
     """
     from mtia_xdsl.runtime.inductor_torch import device_machine_config
 
     budget: int = device_machine_config().ls_bytes if ls_bytes is None else ls_bytes
-    row_bytes = LIVE_TILES[kind] * next_power_of_2(n) * 4
+    row_bytes = (LIVE_TILES[kind] * next_power_of_2(n) + block_k) * 4
+    fixed = block_k * next_power_of_2(n) * 4
     top = min(MAX_BLOCK_M, next_power_of_2(max(m, 1)))
-    return [1 << i for i in range(top.bit_length()) if (1 << i) * row_bytes <= budget]
+    return [1 << i for i in range(top.bit_length()) if (1 << i) * row_bytes + fixed <= budget]
 
 
 def _unsupported(kind: str, x: torch.Tensor, normalized_shape: Any, params: tuple[Any, ...]) -> str | None:
