@@ -34,7 +34,7 @@ from torch._inductor.select_algorithm import TritonTemplate, autotune_select_alg
 from torch._inductor.virtualized import V
 
 from mtia_xdsl.runtime import inductor_norms
-from mtia_xdsl.runtime.inductor_norms import DTYPES, block_m_choices, layer_norm, rms_norm
+from mtia_xdsl.runtime.inductor_norms import DTYPES, ROW_INDICES, block_m_choices, layer_norm, rms_norm
 
 DOT_MIN = 16
 """Least size of a `tl.dot` operand dimension mtia_xdsl's frontend takes (the DPE's tile): BLOCK_M, BLOCK_K and
@@ -145,17 +145,13 @@ _NORM_TAIL = {
 """The norm lines of `inductor_norms`' templates (after their row-block load): they normalise `x`, the f32 row
 block, and store y through `store_output`. One home for the norm's math."""
 
-_LINEAR_ROW_BLOCK = r"""
+_LINEAR_ROW_BLOCK = (
+    r"""
     M = {{size("X", 0)}}
     K = {{size("X", 1)}}
-    N = {{size("WT", 1)}}
-    rows = tl.program_id(0).to(INDEX_DTYPE) * BLOCK_M + tl.arange(0, BLOCK_M).to(INDEX_DTYPE)
-    cols = tl.arange(0, BLOCK_N).to(INDEX_DTYPE)
-    idx_m = rows[:, None]
-    idx_n = cols[None, :]
-    col_ok = cols < N
-    mask = (idx_m < M) & (idx_n < N)
-    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    N = {{size("WT", 1)}}"""
+    + ROW_INDICES
+    + r"""    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         rk = k0 + tl.arange(0, BLOCK_K).to(INDEX_DTYPE)
         a = tl.load(X + idx_m * {{stride("X", 0)}} + rk[None, :] * {{stride("X", 1)}},
@@ -172,6 +168,7 @@ _LINEAR_ROW_BLOCK = r"""
 {% endif %}
     x = tl.where(mask, acc, 0.0)
 """
+)
 """The product's row block: BLOCK_M rows x BLOCK_N columns of x @ w (+ bias) in f32, named `x` as the norm lines
 expect (zero outside the box)."""
 

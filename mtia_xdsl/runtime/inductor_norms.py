@@ -149,18 +149,26 @@ def _rows_grid(m: Any, n: Any, meta: dict[str, Any], *, cdiv: Any) -> tuple[Any,
     return (cdiv(m, meta["BLOCK_M"]), 1, 1)
 
 
-_ROW_BLOCK = r"""
-    M = {{size("X", 0)}}
-    N = {{size("X", 1)}}
+ROW_INDICES = r"""
     rows = tl.program_id(0).to(INDEX_DTYPE) * BLOCK_M + tl.arange(0, BLOCK_M).to(INDEX_DTYPE)
     cols = tl.arange(0, BLOCK_N).to(INDEX_DTYPE)
     idx_m = rows[:, None]
     idx_n = cols[None, :]
     col_ok = cols < N
     mask = (idx_m < M) & (idx_n < N)
-    {{load_input("X", "x", ("idx_m", "idx_n"), mask="mask", other=0.0, index_shape=("BLOCK_M", "BLOCK_N"))}}
+"""
+"""Template lines of every norm template (also `inductor_linear_norms`'): a program's BLOCK_M rows and BLOCK_N
+columns of the [M, N] output, with their masks (M and N defined before)."""
+
+_ROW_BLOCK = (
+    r"""
+    M = {{size("X", 0)}}
+    N = {{size("X", 1)}}"""
+    + ROW_INDICES
+    + r"""    {{load_input("X", "x", ("idx_m", "idx_n"), mask="mask", other=0.0, index_shape=("BLOCK_M", "BLOCK_N"))}}
     x = x.to(tl.float32)
 """
+)
 """Template lines shared by both norms: the [BLOCK_M, BLOCK_N] row block of x, one box-masked load (a DMA).
 `load_input` lets Inductor fuse x's pointwise producer (a residual add, an embedding lookup) in as a prologue."""
 
