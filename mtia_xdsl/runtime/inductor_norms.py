@@ -42,10 +42,11 @@ from torch._inductor.virtualized import V
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 """Element types the templates take (the math is f32 for all; the output is stored in x's dtype)."""
-LIVE_TILES = {"layer_norm": 6, "rms_norm": 5, "linear_layer_norm": 7, "linear_rms_norm": 6}
+LIVE_TILES = {"layer_norm": 7, "rms_norm": 6, "linear_layer_norm": 8, "linear_rms_norm": 7}
 """[BLOCK_M, BLOCK_N] tiles live at once in a program, each counted at 4 bytes (f32) per element: the loaded row
-block, its f32 copy, (LayerNorm: the centred rows,) the normalised rows, the rows after weight and bias, and one
-tile for a fused epilogue's operand (a residual); the `inductor_linear_norms` kinds one more, the matmul's
+block, its f32 copy, (LayerNorm: the centred rows,) the normalised rows, the rows after weight and bias, and two
+tiles for a fused epilogue (an operand such as a residual, and an intermediate: `gelu(y) + r * y` took 6 tiles plus
+a scalar, 4 bytes over a PE's LS at one fewer); the `inductor_linear_norms` kinds one more, the matmul's
 accumulator. The LS budget of `block_m_choices`."""
 MAX_BLOCK_M = 32
 """Most rows per program offered: more rows amortise each DMA's fixed cost, fewer give more programs for the
@@ -280,15 +281,16 @@ def _shared_prologue(x: Any) -> bool:
     writes only its own output, so such a producer becomes a kernel of its own, where Inductor's reduction kernel
     computes it, writes it and normalises it in one launch (with grad, benchmarks/inductor.py's embedding_ln took
     1.71 -> 3.91 simulated us with the template, bert_layer 6.90 -> 10.49, mlp_mixer 4.15 -> 5.56)."""
-    data = x.data if isinstance(x, ir.TensorBox) else x
+    data: Any = x.data if isinstance(x, ir.TensorBox) else x
     while isinstance(data, ir.BaseView):
         data = data.data
-    loop = data.data if isinstance(data, ir.StorageBox) else None
+    loop: Any = data.data if isinstance(data, ir.StorageBox) else None
     if isinstance(loop, ir.ComputedBuffer):  # realized already (it has several users), still a fusable loop
         loop = loop.data
     if not isinstance(loop, ir.Pointwise):  # a graph input, a template's or a library call's result
         return False
-    node = V.graph.current_node.args[0] if V.graph.current_node is not None else None
+    current: Any = V.graph.current_node  # None outside an FX node's lowering
+    node = current.args[0] if current is not None else None
     while isinstance(node, torch.fx.Node) and node.target in _VIEWS and len(node.users) == 1:
         node = node.args[0]
     return not isinstance(node, torch.fx.Node) or any(user.op == "output" for user in node.users)
@@ -305,7 +307,7 @@ def _permuted_consumer() -> bool:
     consumer cannot be the template's epilogue, and as a kernel of its own it reads the template's y across rows,
     where Inductor's kernel recomputes it from the statistics (mlp_mixer called with grad: 4.15 -> 5.18 simulated
     us with the template)."""
-    node = V.graph.current_node
+    node: Any = V.graph.current_node  # None outside an FX node's lowering
     if node is None:
         return False
     ys = [user for user in node.users if user.target is operator.getitem and user.args[1] == 0]

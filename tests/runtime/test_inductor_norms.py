@@ -275,3 +275,19 @@ def test_cache_key_holds_mtia_xdsl_settings():
     with mtia_config.patch(norm_templates=False):
         off = inductor.pass_uuid(None, CustomGraphPass)
     assert on != off and on == inductor.pass_uuid(None, CustomGraphPass)
+
+
+def test_wide_rows_with_a_two_operand_epilogue_fit_ls(mtia_inductor):
+    """A LayerNorm of 16384 columns whose output is read twice with another operand (`gelu(y) + r * y`, all fused
+    into the template): the template's tiles plus its epilogue's must fit a PE's LS, else the norm keeps
+    Inductor's lowering. A BLOCK_M whose norm tiles alone filled LS exactly (6 x 64 KiB) used to fail to compile
+    (LocalStorageOutOfResources, 4 bytes over) once the epilogue fused in."""
+    g = torch.Generator().manual_seed(0)
+    ln = torch.nn.LayerNorm(16384).eval()
+    x, r = torch.randn(2, 16384, generator=g), torch.randn(2, 16384, generator=g)
+
+    def f(x, r):
+        return F.gelu(ln(x)) + r * ln(x)
+
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(f)(x, r), f(x, r), rtol=1e-5, atol=1e-5)
