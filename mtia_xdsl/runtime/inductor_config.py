@@ -14,6 +14,7 @@ over an assignment in code, as with Inductor's `env_name_force` settings. Its va
 This module imports torch when loaded.
 """
 
+import os
 import sys
 
 from torch.utils._config_module import Config, install_config_module
@@ -24,3 +25,10 @@ MTIA's engines. Pointwise ops that follow a norm fuse into the template as an ep
 stock lowering: generic reduction kernels. Environment variable: MTIA_XDSL_NORM_TEMPLATES."""
 
 install_config_module(sys.modules[__name__])
+
+# torch keeps an environment value other than "0", "1", "True" or "False" as a string, which is truthy
+if not isinstance(sys.modules[__name__].norm_templates, bool):
+    raise ValueError(
+        f"MTIA_XDSL_NORM_TEMPLATES={os.environ.get('MTIA_XDSL_NORM_TEMPLATES')!r}: set it to 1 (mtia_xdsl's norm "
+        "templates on) or 0 (Inductor's stock lowering), or unset it"
+    )
