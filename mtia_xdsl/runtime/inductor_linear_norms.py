@@ -30,11 +30,18 @@ import torch
 from torch._inductor import ir
 from torch._inductor.lowering import empty_strided, register_lowering
 from torch._inductor.runtime.runtime_utils import next_power_of_2
-from torch._inductor.select_algorithm import TritonTemplate, autotune_select_algorithm
+from torch._inductor.select_algorithm import TritonTemplate
 from torch._inductor.virtualized import V
 
 from mtia_xdsl.runtime import inductor_norms
-from mtia_xdsl.runtime.inductor_norms import DTYPES, ROW_INDICES, block_m_choices, layer_norm, rms_norm
+from mtia_xdsl.runtime.inductor_norms import (
+    DTYPES,
+    ROW_INDICES,
+    autotune_template,
+    block_m_choices,
+    layer_norm,
+    rms_norm,
+)
 
 DOT_MIN = 16
 """Least size of a `tl.dot` operand dimension mtia_xdsl's frontend takes (the DPE's tile): BLOCK_M, BLOCK_K and
@@ -207,22 +214,8 @@ def _lower(kind: str, x: Any, w: Any, bias: Any, params: dict[str, Any], eps: fl
         "HAS_LINEAR_BIAS": bias is not None,
         **{f"HAS_{name.upper()}": params[name] is not None for name in params},
     }
-    layout = ir.FixedLayout(x.get_device(), x.get_dtype(), [m, n], ir.FlexibleLayout.contiguous_strides([m, n]))
-    kernel_inputs = inputs + (stats if store_stats else [])
-    choices: list[Any] = []
-    for block_m, block_k in block_choices(f"linear_{kind}", m, k, n):
-        _template(kind).maybe_append_choice(
-            choices,
-            input_nodes=kernel_inputs,
-            layout=layout,
-            mutated_inputs=stats if store_stats else None,
-            num_stages=1,
-            num_warps=1,
-            BLOCK_M=block_m,
-            BLOCK_K=block_k,
-            **options,
-        )
-    y, _ = autotune_select_algorithm(f"mtia_xdsl_linear_{kind}", choices, kernel_inputs, layout)
+    configs = [{"BLOCK_M": bm, "BLOCK_K": bk, **options} for bm, bk in block_choices(f"linear_{kind}", m, k, n)]
+    y = autotune_template(_template(kind), configs, (m, n), inputs, stats if store_stats else [])
     return (y, *stats)
 
 

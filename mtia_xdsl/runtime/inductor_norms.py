@@ -364,22 +364,34 @@ def _lower(kind: str, x: Any, params: dict[str, Any], eps: float, n_stats: int) 
         "STORE_STATS": store_stats,
         **{f"HAS_{name.upper()}": params[name] is not None for name in params},
     }
+    configs = [{"BLOCK_M": block_m, **options} for block_m in block_m_choices(kind, m, n)]
+    y = autotune_template(_template(kind), configs, (m, n), inputs, stats if store_stats else [])
+    return (y, *stats)
+
+
+def autotune_template(
+    template: TritonTemplate, configs: list[dict[str, Any]], shape: tuple[int, int], inputs: list[Any], stats: list[Any]
+) -> Any:
+    """The output y of `shape` [M, N] (contiguous, of the first input's device and dtype) of `template`, the best of
+    its `configs` (template options, one choice each) by `autotune_select_algorithm`, which mtia_xdsl's hooks make
+    time by simulated MTIA time. Kernel parameters: `inputs`, then `stats` (buffers the kernel writes, passed as
+    `mutated_inputs`; [] when none). The one home of the norm templates' choice."""
+    x, (m, n) = inputs[0], shape
     layout = ir.FixedLayout(x.get_device(), x.get_dtype(), [m, n], ir.FlexibleLayout.contiguous_strides([m, n]))
-    kernel_inputs = inputs + (stats if store_stats else [])
+    kernel_inputs = inputs + stats
     choices: list[Any] = []
-    for block_m in block_m_choices(kind, m, n):
-        _template(kind).maybe_append_choice(
+    for config in configs:
+        template.maybe_append_choice(
             choices,
             input_nodes=kernel_inputs,
             layout=layout,
-            mutated_inputs=stats if store_stats else None,
+            mutated_inputs=stats or None,
             num_stages=1,
             num_warps=1,
-            BLOCK_M=block_m,
-            **options,
+            **config,
         )
-    y, _ = autotune_select_algorithm(f"mtia_xdsl_{kind}", choices, kernel_inputs, layout)
-    return (y, *stats)
+    y, _ = autotune_select_algorithm(template.name, choices, kernel_inputs, layout)
+    return y
 
 
 @register_lowering(torch.ops.mtia_xdsl.layer_norm.default, type_promotion_kind=None)
