@@ -384,11 +384,8 @@ def install() -> None:
 
     table[torch_aten().native_layer_norm.default] = inductor_norms.decompose_layer_norm
     table[torch_aten()._fused_rms_norm.default] = inductor_norms.decompose_rms_norm
-    layer_norm_backward = functools.partial(norm_backward.native_layer_norm_backward, active=mtia_active)
-    table[torch_aten().native_layer_norm_backward.default] = layer_norm_backward
-    table[torch_aten()._fused_rms_norm_backward.default] = functools.partial(
-        norm_backward.fused_rms_norm_backward, active=mtia_active
-    )
+    table[torch_aten().native_layer_norm_backward.default] = norm_backward.native_layer_norm_backward
+    table[torch_aten()._fused_rms_norm_backward.default] = norm_backward.fused_rms_norm_backward
     _flexible_fallback(_torch_internal("torch._inductor.lowering"))
     cache_clear()  # properties cached before the hook described the host
     register_custom_ops()

@@ -45,7 +45,6 @@ This module imports torch and triton when loaded: import it only once Inductor h
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -288,11 +287,11 @@ def rms_norm_backward(
     return _launch(grad_out, input, weight, None, rstd, [*output_mask, False])
 
 
-def _taken(active: Callable[[], bool]) -> bool:
-    """True when mtia_xdsl's backend is `active()` and `inductor_config.norm_templates` is on."""
-    from mtia_xdsl.runtime import inductor_config
+def _taken() -> bool:
+    """`inductor_norms.take_templates()`: our backend active and `inductor_config.norm_templates` on."""
+    from mtia_xdsl.runtime.inductor_norms import take_templates
 
-    return bool(inductor_config.norm_templates) and active()
+    return take_templates()
 
 
 def native_layer_norm_backward(
@@ -304,17 +303,14 @@ def native_layer_norm_backward(
     weight: torch.Tensor | None,
     bias: torch.Tensor | None,
     output_mask: list[bool],
-    *,
-    active: Callable[[], bool],
 ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """Inductor's decomposition of `aten.native_layer_norm_backward`: `layer_norm_backward` (one launch of
-    mtia_xdsl's kernel, then the sums of its partials) while mtia_xdsl's backend is active (`active()`:
-    `mtia_xdsl.runtime.inductor.mtia_active`, which `install()` binds, as this module does not import that one),
-    `inductor_config.norm_templates` is on and `unsupported_layer_norm_backward` takes the call; else torch's
+    mtia_xdsl's kernel, then the sums of its partials) while `inductor_norms.take_templates()` (our backend active,
+    `inductor_config.norm_templates` on) and `unsupported_layer_norm_backward` takes the call; else torch's
     stock decomposition (generic Inductor kernels). Returns aten's (dx, dw, db), None where output_mask is False
     or the parameter is None."""
     why = unsupported_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias)
-    if why is not None or not _taken(active):
+    if why is not None or not _taken():
         return stock.native_layer_norm_backward(
             grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask
         )
@@ -335,14 +331,12 @@ def fused_rms_norm_backward(
     rstd: torch.Tensor,
     weight: torch.Tensor | None,
     output_mask: list[bool],
-    *,
-    active: Callable[[], bool],
 ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """Inductor's decomposition of `aten._fused_rms_norm_backward`: `rms_norm_backward` under the conditions of
     `native_layer_norm_backward` (`unsupported_rms_norm_backward` the rule), else torch's stock decomposition.
     Returns aten's (dx, dw); dw in input's dtype, as the stock decomposition's."""
     why = unsupported_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight)
-    if why is not None or not _taken(active):
+    if why is not None or not _taken():
         return stock._fused_rms_norm_backward(  # pyright: ignore[reportPrivateUsage] (torch's own decomposition)
             grad_out, input, normalized_shape, rstd, weight, output_mask
         )

@@ -420,10 +420,12 @@ def is_norm_template(buffer: Any) -> bool:
     return any(getattr(origin, "target", None) in ops for origin in buffer.get_origins())
 
 
-def _take_template() -> bool:
-    """Whether the decompositions take the templates: our backend active and `inductor_config.norm_templates` on.
-    In inference and training graphs alike; the lowering (`_lower`) still keeps Inductor's own for the inputs and
-    consumers a template cannot fuse (`_gathers`, `_shared_prologue`, `_permuted_consumer`)."""
+def take_templates() -> bool:
+    """Whether mtia_xdsl's norm templates are taken: our backend active and `inductor_config.norm_templates` on.
+    The one condition of every norm hook (these decompositions, `inductor_norm_backward`'s and
+    `inductor_rms_norm_pattern`'s rewrite). In inference and training graphs alike; the lowering (`_lower`) still
+    keeps Inductor's own for the inputs and consumers a template cannot fuse (`_gathers`, `_shared_prologue`,
+    `_permuted_consumer`)."""
     from mtia_xdsl.runtime import inductor_config
     from mtia_xdsl.runtime.inductor_torch import mtia_active
 
@@ -434,10 +436,10 @@ def decompose_layer_norm(
     x: torch.Tensor, normalized_shape: Any, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float
 ) -> Any:
     """`aten.native_layer_norm` in Inductor's decomposition table: `mtia_xdsl::layer_norm` on x's rows [M, N] when
-    `_take_template()` and `unsupported_layer_norm` accepts, with aten's outputs (y of x's shape and dtype; mean
+    `take_templates()` and `unsupported_layer_norm` accepts, with aten's outputs (y of x's shape and dtype; mean
     and rstd of shape x.shape[:-1] + [1] in x's dtype, as aten's CPU kernel); otherwise Inductor's own
     decomposition (`torch._inductor.decomposition._native_layer_norm`, generic reduction kernels)."""
-    if not _take_template() or unsupported_layer_norm(x, normalized_shape, weight, bias) is not None:
+    if not take_templates() or unsupported_layer_norm(x, normalized_shape, weight, bias) is not None:
         return _torch_internal("torch._inductor.decomposition._native_layer_norm")(
             x, normalized_shape, weight, bias, eps
         )
@@ -448,14 +450,14 @@ def decompose_layer_norm(
 
 def decompose_rms_norm(x: torch.Tensor, normalized_shape: Any, weight: torch.Tensor | None, eps: float | None) -> Any:
     """`aten._fused_rms_norm` in Inductor's decomposition table: `mtia_xdsl::rms_norm` on x's rows [M, N] when
-    `_take_template()` and `unsupported_rms_norm` accepts, with aten's outputs (y of x's shape and dtype; rstd of
+    `take_templates()` and `unsupported_rms_norm` accepts, with aten's outputs (y of x's shape and dtype; rstd of
     shape x.shape[:-1] + [1] in f32; eps None is f32's machine epsilon, as aten's); otherwise torch's own
     decomposition (`torch._decomp.decompositions._fused_rms_norm`).
 
     On "cpu", `F.rms_norm` and `nn.RMSNorm` (torch 2.13) do not reach `aten._fused_rms_norm`: their
     CompositeImplicit kernel writes pow, mean, rsqrt and mul, which `inductor_rms_norm_pattern` rewrites into
     `mtia_xdsl::rms_norm`."""
-    if not _take_template() or unsupported_rms_norm(x, normalized_shape, weight) is not None:
+    if not take_templates() or unsupported_rms_norm(x, normalized_shape, weight) is not None:
         return _torch_internal("torch._decomp.decompositions._fused_rms_norm")(x, normalized_shape, weight, eps)
     y, rstd = rms_norm(x.reshape(-1, x.shape[-1]), weight, torch.finfo(torch.float32).eps if eps is None else eps)
     return y.view(x.shape), rstd.view(*x.shape[:-1], 1)

@@ -164,11 +164,10 @@ def _unsupported_rule() -> Any:
 
 
 def enabled() -> bool:
-    """Whether `fuse_rms_norms` rewrites: mtia_xdsl's backend active and `inductor_config.norm_templates` on."""
-    from mtia_xdsl.runtime import inductor_config
-    from mtia_xdsl.runtime.inductor_torch import mtia_active
+    """Whether `fuse_rms_norms` rewrites: `inductor_norms.take_templates()`."""
+    from mtia_xdsl.runtime.inductor_norms import take_templates
 
-    return bool(inductor_config.norm_templates) and mtia_active()
+    return take_templates()
 
 
 def _example_inputs(dtype: torch.dtype) -> list[Any]:

@@ -122,7 +122,7 @@ def test_layer_norm_and_each_epilogue_are_one_dma_launch(mtia_inductor, monkeypa
     def f(x, h, residual, w, b):
         return _epilogues(F.layer_norm(x + h, (48,), w, b), residual)
 
-    with torch.no_grad():  # an inference graph (`_take_template`)
+    with torch.no_grad():  # an inference graph (`take_templates`)
         out, codes = run_and_get_code(torch.compile(f), x, h, residual, w, b)  # one choice: no autotuning launch
     torch.testing.assert_close(out, f(x, h, residual, w, b), rtol=1e-5, atol=1e-5)
     code = "\n".join(codes)
